@@ -1,0 +1,67 @@
+# slowstart-lab entry points.  Every target installs what it needs.
+#
+#   make vm-check          boot the testbed VM and print its self-check (JSON)
+#   make test              unit and integration tests (boots the VM)
+#   make image             build the testbed image (cached by recipe hash)
+#   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
+#
+# SUBSTRATE=vm (default) or native; ACCEL=auto (default), kvm or tcg.
+
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+SUBSTRATE ?= vm
+ACCEL ?= auto
+
+# Host programs and the Debian packages that provide them.
+HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \
+              mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
+              ethtool:ethtool tcpdump:tcpdump gcc:gcc
+
+.PHONY: deps host-deps python-deps image image-repin vm-check test test-unit test-vm kernel-test clean-venv
+
+deps: host-deps python-deps
+
+host-deps:
+	@missing=""; for pair in $(HOST_TOOLS); do tool=$${pair%%:*}; pkg=$${pair##*:}; \
+	  command -v $$tool >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing host packages:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install$$missing" >&2; exit 1; fi; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+$(VENV)/.stamp: pyproject.toml
+	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "error: Python >= 3.11 needed" >&2; exit 1; }
+	@$(PY) -m venv $(VENV) 2>/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv && $(PY) -m venv $(VENV); }
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -e '.[test]'
+	@touch $@
+
+python-deps: $(VENV)/.stamp
+
+image: deps
+	$(VPY) -m sslab image build
+
+image-repin: deps
+	$(VPY) -m sslab image repin
+
+vm-check: deps
+	$(VPY) -m sslab vm-check --substrate $(SUBSTRATE) --accel $(ACCEL)
+
+kernel-test:
+	@if [ -f kernel/Makefile ] && grep -q '^test:' kernel/Makefile; then $(MAKE) -C kernel test; \
+	else echo "kernel/: no user-space tests yet"; fi
+
+test-unit: deps
+	$(VPY) -m pytest -q tests/unit
+
+test-vm: deps
+	$(VPY) -m pytest -q tests/integration
+
+test: deps kernel-test
+	$(VPY) -m pytest -q tests
+
+clean-venv:
+	rm -rf $(VENV)

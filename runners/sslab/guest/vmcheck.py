@@ -1,0 +1,146 @@
+"""The substrate self-check behind `make vm-check`.  Runs on the substrate.
+
+It reports what experiments depend on: the kernel release, which qdiscs can
+be instantiated, which congestion controls are available once our module is
+loaded, how fast the job share writes, and a link self-test: two namespaces
+joined by a veth pair with netem (50 Mbit/s, 50 ms) on both ends, so a
+100 ms round trip through a 50 Mbit/s bottleneck, measured by ping (idle
+minimum RTT) and iperf3 (throughput).
+
+Throughput is reported at two layers.  netem's rate limit counts whole
+frames (IP packet plus 14-byte Ethernet header), so the rate to compare with
+the configured 50 Mbit/s is the sender device's transmitted bytes over the
+steady part of the transfer.  iperf3's goodput counts TCP payload only and
+is lower by the header share (1448/1514 with timestamps, ~47.8 Mbit/s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..native import probe_qdiscs
+from .netns import in_ns, parse_ping, sh, tx_bytes
+
+RATE_MBIT = 50
+ONE_WAY_DELAY_MS = 50
+#: netem queue limit: far above the path's BDP (~420 frames), so the
+#: self-test measures the rate limit, not drops at a short queue.
+NETEM_LIMIT = 10000
+IPERF_SECONDS = 14
+#: Throughput is read over [STEADY_FROM_S, IPERF_SECONDS - 1]: slow start
+#: at a 100 ms RTT is over in about 1.5 s.
+STEADY_FROM_S = 4
+PING_COUNT = 20
+
+RTT_TOLERANCE_MS = 1.0
+RATE_TOLERANCE = 0.03
+
+
+def load_our_module(manifest: dict) -> dict:
+    mod = manifest.get("module") or {}
+    if not mod.get("present"):
+        return {"present": False, "reason": mod.get("reason", "no module in this image")}
+    loaded = {}
+    for name in mod.get("modules", {}):
+        res = subprocess.run(["modprobe", name], capture_output=True, text=True)
+        loaded[name] = True if res.returncode == 0 else res.stderr.strip()
+    return {"present": True, "loaded": loaded}
+
+
+def share_write_rate(out: Path, megabytes: int = 64) -> float:
+    """MB/s for writing a file to the job share (fsync'd), then removing it."""
+    path = out / ".share-probe.bin"
+    block = os.urandom(1 << 20)
+    t0 = time.monotonic()
+    with open(path, "wb") as f:
+        for _ in range(megabytes):
+            f.write(block)
+        f.flush()
+        os.fsync(f.fileno())
+    dt = time.monotonic() - t0
+    path.unlink()
+    return round(megabytes / dt, 1)
+
+
+def link_selftest() -> dict:
+    a, b = "sslab-st-a", "sslab-st-b"
+    for ns in (a, b):
+        sh("ip", "netns", "del", ns, check=False)
+        sh("ip", "netns", "add", ns)
+    try:
+        sh("ip", "link", "add", "va", "netns", a, "type", "veth", "peer", "name", "vb", "netns", b)
+        for ns, dev, addr in ((a, "va", "10.201.0.1/30"), (b, "vb", "10.201.0.2/30")):
+            in_ns(ns, "ip", "addr", "add", addr, "dev", dev)
+            in_ns(ns, "ip", "link", "set", dev, "up")
+            in_ns(ns, "ip", "link", "set", "lo", "up")
+            # Segmentation offloads would hand netem 64 KB super-packets.
+            in_ns(ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
+            in_ns(ns, "tc", "qdisc", "add", "dev", dev, "root", "netem",
+                  "delay", f"{ONE_WAY_DELAY_MS}ms", "rate", f"{RATE_MBIT}mbit", "limit", str(NETEM_LIMIT))
+        ping = parse_ping(in_ns(a, "ping", "-n", "-q", "-c", str(PING_COUNT), "-i", "0.2", "10.201.0.2"))
+
+        server = subprocess.Popen(["ip", "netns", "exec", b, "iperf3", "-s", "-1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.0)
+        client = subprocess.Popen(["ip", "netns", "exec", a, "iperf3", "-c", "10.201.0.2", "-J",
+                                   "-t", str(IPERF_SECONDS)], stdout=subprocess.PIPE, text=True)
+        t_start = time.monotonic()
+        time.sleep(STEADY_FROM_S)
+        bytes0, t0 = tx_bytes(a, "va"), time.monotonic()
+        time.sleep(IPERF_SECONDS - 1 - STEADY_FROM_S)
+        bytes1, t1 = tx_bytes(a, "va"), time.monotonic()
+        report = json.loads(client.communicate(timeout=IPERF_SECONDS + 60)[0])
+        server.wait(timeout=30)
+        intervals = report["intervals"]
+        steady = [iv["sum"]["bits_per_second"] for iv in intervals[STEADY_FROM_S:IPERF_SECONDS - 1]]
+        wire_mbps = (bytes1 - bytes0) * 8 / (t1 - t0) / 1e6
+        return {
+            "configured": {"rate_mbit": RATE_MBIT, "one_way_delay_ms": ONE_WAY_DELAY_MS,
+                           "netem_limit": NETEM_LIMIT, "rtt_ms": 2 * ONE_WAY_DELAY_MS},
+            "ping_ms": ping,
+            "min_rtt_ms": ping["min"],
+            "wire_rate_mbps": round(wire_mbps, 3),
+            "wire_window_s": [round(t0 - t_start, 2), round(t1 - t_start, 2)],
+            "iperf3_goodput_steady_mbps": round(sum(steady) / len(steady) / 1e6, 3),
+            "iperf3_goodput_total_mbps": round(report["end"]["sum_received"]["bits_per_second"] / 1e6, 3),
+            "iperf3_retransmits": report["end"]["sum_sent"].get("retransmits"),
+        }
+    finally:
+        for ns in (a, b):
+            sh("ip", "netns", "del", ns, check=False)
+
+
+def verdict(result: dict) -> dict:
+    st = result["link_selftest"]
+    cfg = st["configured"]
+    return {
+        "qdiscs_present": all(result["qdiscs"].values()),
+        "min_rtt_within_1ms": abs(st["min_rtt_ms"] - cfg["rtt_ms"]) <= RTT_TOLERANCE_MS,
+        "rate_within_3pct": abs(st["wire_rate_mbps"] - cfg["rate_mbit"]) <= RATE_TOLERANCE * cfg["rate_mbit"],
+    }
+
+
+def main() -> int:
+    out = Path(os.environ.get("SSLAB_OUT_DIR", "."))
+    manifest_path = Path("/etc/sslab/image.json")
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
+    result: dict = {"kernel_release": os.uname().release}
+    result["module"] = load_our_module(manifest)
+    result["tcp_available_congestion_control"] = (
+        Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
+    result["qdiscs"] = probe_qdiscs()
+    result["share_write_mb_per_s"] = share_write_rate(out)
+    result["link_selftest"] = link_selftest()
+    result["checks"] = verdict(result)
+    (out / "vmcheck.json").write_text(json.dumps(result, indent=2, sort_keys=True))
+    print(json.dumps(result["checks"]))
+    return 0 if all(result["checks"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

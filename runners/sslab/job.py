@@ -1,0 +1,73 @@
+"""A job: one command run on a substrate (the testbed VM or the native host).
+
+The host writes ``job.json`` into a fresh job directory; the substrate runs
+the command with the agent (runners/sslab/agent.py) and leaves ``out/`` in the
+same directory.  Job directories are never reused: a run that would write
+into an existing, non-empty directory is refused, so nothing recorded earlier
+is overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+class JobError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    argv: list[str]
+    timeout_s: float
+    name: str = "job"
+    env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.argv or not all(isinstance(a, str) and a for a in self.argv):
+            raise JobError("job argv must be a non-empty list of non-empty strings")
+        if not self.timeout_s > 0:
+            raise JobError(f"job timeout_s must be positive, got {self.timeout_s!r}")
+
+    def write(self, job_dir: Path) -> None:
+        job_dir.mkdir(parents=True, exist_ok=True)
+        if any(job_dir.iterdir()):
+            raise JobError(f"job directory {job_dir} is not empty; refusing to overwrite earlier results")
+        (job_dir / "job.json").write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
+
+
+@dataclass
+class JobResult:
+    job_dir: Path
+    exit_code: int | None
+    timed_out: bool
+    substrate: str
+    accelerator: str | None = None
+    seconds_to_userspace: float | None = None
+    seconds_total: float | None = None
+    status: dict = field(default_factory=dict)
+
+    @property
+    def out_dir(self) -> Path:
+        return self.job_dir / "out"
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    def stdout(self) -> str:
+        p = self.out_dir / "stdout.log"
+        return p.read_text(errors="replace") if p.exists() else ""
+
+    def stderr(self) -> str:
+        p = self.out_dir / "stderr.log"
+        return p.read_text(errors="replace") if p.exists() else ""
+
+
+def read_status(job_dir: Path) -> dict:
+    p = job_dir / "out" / "status.json"
+    if not p.exists():
+        raise JobError(f"the job left no status ({p} missing)")
+    return json.loads(p.read_text())

@@ -1,0 +1,121 @@
+"""Native mode: run a job directly on a Linux host that has what we need.
+
+Experiments need packet delay (sch_netem), fq, and a kernel that loads our
+module.  Before a native run, :func:`probe_host` checks each of them without
+touching the host's own network: qdiscs are tried on the loopback device of
+a scratch network namespace that the probe creates and deletes.  A host that
+lacks anything is refused before the job starts, with the list of what is
+missing and a pointer to the VM substrate.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import agent, paths
+from .job import JobResult, JobSpec
+
+#: Programs a job may call on the substrate.
+REQUIRED_TOOLS = ("ip", "tc", "iperf3", "ping", "ethtool", "tcpdump")
+
+#: qdisc -> arguments that make a minimal valid instance of it.
+QDISC_PROBES = {
+    "netem": ["delay", "1ms"],
+    "fq": [],
+    "tbf": ["rate", "1mbit", "burst", "32kbit", "latency", "50ms"],
+    "htb": ["default", "1"],
+}
+
+
+class NativeUnavailable(RuntimeError):
+    def __init__(self, missing: list[str]):
+        self.missing = missing
+        super().__init__(
+            "native mode is not possible on this host; missing:\n  - "
+            + "\n  - ".join(missing)
+            + "\nUse the VM substrate instead (the default; SUBSTRATE=vm), which boots a kernel that has them."
+        )
+
+
+@dataclass
+class HostCapabilities:
+    root: bool
+    tools: dict[str, bool] = field(default_factory=dict)
+    qdiscs: dict[str, bool] = field(default_factory=dict)
+    module_loading: bool = False
+    module_loading_reason: str = ""
+
+    def missing(self) -> list[str]:
+        out = []
+        if not self.root:
+            out.append("root privileges (network namespaces, tc and module loading need them)")
+        out += [f"program '{t}'" for t, ok in self.tools.items() if not ok]
+        out += [f"qdisc sch_{q} (tc qdisc add ... {q} fails in a scratch namespace)"
+                for q, ok in self.qdiscs.items() if not ok]
+        if not self.module_loading:
+            out.append(f"kernel module loading ({self.module_loading_reason})")
+        return out
+
+
+def module_loading_status(proc: Path = Path("/proc")) -> tuple[bool, str]:
+    """Can this kernel load modules?  Decided from /proc, without loading one."""
+    if not (proc / "modules").exists():
+        return False, "the kernel was built without module support: /proc/modules does not exist"
+    disabled = proc / "sys/kernel/modules_disabled"
+    if disabled.exists() and disabled.read_text().strip() == "1":
+        return False, "module loading is disabled: kernel.modules_disabled = 1"
+    return True, "ok"
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def probe_qdiscs() -> dict[str, bool]:
+    """Try each qdisc on lo of a scratch namespace (never on the host's own devices)."""
+    ns = f"sslab-probe-{uuid.uuid4().hex[:8]}"
+    if _run(["ip", "netns", "add", ns]).returncode != 0:
+        return {q: False for q in QDISC_PROBES}
+    try:
+        found = {}
+        for qdisc, args in QDISC_PROBES.items():
+            res = _run(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", "lo", "root", qdisc, *args])
+            found[qdisc] = res.returncode == 0
+        return found
+    finally:
+        _run(["ip", "netns", "del", ns])
+
+
+def probe_host() -> HostCapabilities:
+    caps = HostCapabilities(root=os.geteuid() == 0)
+    caps.tools = {t: shutil.which(t) is not None for t in REQUIRED_TOOLS}
+    if caps.root and caps.tools.get("ip") and caps.tools.get("tc"):
+        caps.qdiscs = probe_qdiscs()
+    else:
+        caps.qdiscs = {q: False for q in QDISC_PROBES}
+    caps.module_loading, caps.module_loading_reason = module_loading_status()
+    return caps
+
+
+class NativeHost:
+    """Runs a job on this host, after checking that the host can run experiments."""
+
+    name = "native"
+
+    def __init__(self) -> None:
+        self.capabilities = probe_host()
+        missing = self.capabilities.missing()
+        if missing:
+            raise NativeUnavailable(missing)
+
+    def run(self, job: JobSpec, job_dir: Path) -> JobResult:
+        job.write(job_dir)
+        status = agent.run_job(str(job_dir), {"PYTHONPATH": str(paths.REPO_ROOT / "runners")})
+        return JobResult(job_dir=job_dir, exit_code=status.get("exit_code"),
+                         timed_out=bool(status.get("timed_out")), substrate=self.name,
+                         accelerator=None, seconds_total=status.get("seconds"), status=status)

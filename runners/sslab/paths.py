@@ -1,0 +1,24 @@
+"""Where things live: the source tree, the image cache, the results tree."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: Root of the source tree (the directory holding Makefile and images/).
+REPO_ROOT = Path(__file__).resolve().parents[2]
+IMAGES_DIR = REPO_ROOT / "images"
+KERNEL_DIR = REPO_ROOT / "kernel"
+RESULTS_DIR = REPO_ROOT / "results"
+
+
+def cache_dir() -> Path:
+    """The image cache: $SSLAB_CACHE, else $XDG_CACHE_HOME/sslab, else ~/.cache/sslab.
+
+    It lives outside the work tree so that a fresh clone on the same machine
+    reuses an image built earlier (images are keyed by their recipe's hash).
+    """
+    if env := os.environ.get("SSLAB_CACHE"):
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "sslab"

@@ -1,0 +1,97 @@
+"""Boot the real testbed image and check what the harness promises of it."""
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from sslab.image import Recipe, sha256_file
+from sslab.job import JobSpec
+from sslab.paths import REPO_ROOT
+from sslab.vm import TestbedVM, VMConfig, VMHangError
+
+pytestmark = pytest.mark.vm
+
+
+@pytest.fixture(scope="module")
+def vm_check():
+    """`python -m sslab vm-check` as `make vm-check` runs it: one JSON object on stdout."""
+    res = subprocess.run([sys.executable, "-m", "sslab", "vm-check"], capture_output=True, text=True,
+                         cwd=REPO_ROOT, timeout=900)
+    lines = res.stdout.strip().splitlines()
+    assert lines, f"vm-check printed nothing; stderr:\n{res.stderr[-3000:]}"
+    report = json.loads(lines[-1])
+    report["_returncode"] = res.returncode
+    return report
+
+
+def test_vm_check_link_selftest(vm_check):
+    st = vm_check["link_selftest"]
+    assert abs(st["min_rtt_ms"] - 100.0) <= 1.0, st
+    assert abs(st["wire_rate_mbps"] - 50.0) <= 0.03 * 50.0, st
+    # Goodput is the wire rate less TCP/IP/Ethernet headers (1448 of 1514 bytes).
+    assert st["iperf3_goodput_steady_mbps"] == pytest.approx(st["wire_rate_mbps"] * 1448 / 1514, rel=0.03)
+    assert vm_check["_returncode"] == 0 and all(vm_check["checks"].values())
+
+
+def test_vm_check_substrate_facts(vm_check, image):
+    assert vm_check["substrate"] == "vm"
+    assert vm_check["accelerator"] in ("kvm", "tcg")
+    assert vm_check["qdiscs"] == {"netem": True, "fq": True, "tbf": True, "htb": True}
+    assert vm_check["kernel_release"] == Recipe.load().kernel.abi
+    assert "cubic" in vm_check["tcp_available_congestion_control"]
+    module = image.manifest()["module"]
+    if module["present"]:
+        assert all(v is True for v in vm_check["module"]["loaded"].values()), vm_check["module"]
+    # Warm start: the image is cached by now; the issue asks for < 15 s under TCG.
+    assert vm_check["seconds_to_userspace"] < 15
+    assert vm_check["seconds_total"] > vm_check["seconds_to_userspace"]
+
+
+def test_image_manifest_matches_the_image(image):
+    m = image.manifest()
+    recipe = Recipe.load()
+    assert image.root.name == m["image_hash"] == m["recipe_hash"]
+    assert m["kernel"]["package"] == recipe.kernel.image_package
+    assert m["kernel"]["version"] == recipe.kernel.version
+    assert m["packages"][recipe.kernel.image_package] == recipe.kernel.version
+    for pkg in recipe.packages:
+        assert pkg in m["packages"], f"{pkg} missing from the image"
+    assert m["files"]["vmlinuz"] == sha256_file(image.kernel)
+    assert m["files"]["initrd.img"] == sha256_file(image.initrd)
+    if m["module"]["present"]:
+        assert all(len(v["sha256"]) == 64 for v in m["module"]["modules"].values())
+
+
+@pytest.fixture(scope="module")
+def vm(image):
+    return TestbedVM(image, VMConfig())
+
+
+def test_job_exit_status_and_output_come_back(vm, tmp_path):
+    res = vm.run(JobSpec(argv=["sh", "-c", "uname -r; echo err >&2; exit 7"], timeout_s=30), tmp_path / "j")
+    assert res.exit_code == 7 and not res.timed_out
+    assert res.stdout().strip() == Recipe.load().kernel.abi
+    assert res.stderr().strip() == "err"
+    assert res.accelerator == vm.accelerator
+
+
+def test_job_past_its_timeout_is_killed_and_vm_powers_off(vm, tmp_path):
+    t0 = time.monotonic()
+    res = vm.run(JobSpec(argv=["sleep", "600"], timeout_s=3), tmp_path / "j")
+    assert res.timed_out and "timeout of 3 s" in res.status["error"]
+    assert time.monotonic() - t0 < 60
+
+
+def test_hung_vm_is_killed_naming_the_phase(image, tmp_path):
+    # The job panics the guest kernel; with panic=0 the VM stays down and only
+    # the host's deadline can end the run.
+    vm = TestbedVM(image, VMConfig(job_grace_s=5))
+    t0 = time.monotonic()
+    with pytest.raises(VMHangError) as err:
+        vm.run(JobSpec(argv=["sh", "-c", "echo c > /proc/sysrq-trigger"], timeout_s=5), tmp_path / "j")
+    assert err.value.phase == "job"
+    assert time.monotonic() - t0 < 60
+    assert "Kernel panic" in err.value.serial_log.read_text()

@@ -1,0 +1,140 @@
+"""Recipe loading, the stage hashes and the cache."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sslab import image as img
+from sslab.paths import REPO_ROOT
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A copy of the parts of the source tree that feed the image hashes."""
+    for rel in ("images", "runners/sslab/agent.py"):
+        src, dst = REPO_ROOT / rel, tmp_path / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dst)
+    (tmp_path / "kernel").mkdir()
+    return tmp_path
+
+
+def hashes(repo: Path) -> tuple[str, str]:
+    base = img.hash_inputs(img.base_inputs(repo / "images"))
+    return base, img.hash_inputs(img.final_inputs(base, repo, repo / "kernel"))
+
+
+def test_the_real_recipe_loads():
+    r = img.Recipe.load()
+    assert r.kernel.image_package == f"linux-image-{r.kernel.abi}"
+    assert r.kernel.headers_package == f"linux-headers-{r.kernel.abi}"
+    assert "iperf3" in r.packages and "mininet" in r.packages
+
+
+def test_hashes_follow_their_inputs(repo):
+    base0, final0 = hashes(repo)
+    assert hashes(repo) == (base0, final0)
+    # A module source change rebuilds only the final stage.
+    (repo / "kernel/Kbuild").write_text("obj-m += x.o\n")
+    base1, final1 = hashes(repo)
+    assert base1 == base0 and final1 != final0
+    # Build products in kernel/ are not inputs.
+    (repo / "kernel/x.o").write_bytes(b"\0")
+    (repo / "kernel/.x.o.cmd").write_text("")
+    assert hashes(repo) == (base1, final1)
+    # The init script is baked in: final stage only.
+    (repo / "images/guest/sslab-init").write_text("#!/bin/sh\n# changed\n")
+    base2, final2 = hashes(repo)
+    assert base2 == base0 and final2 not in (final0, final1)
+    # A recipe change rebuilds everything.
+    recipe = repo / "images/recipe.yaml"
+    recipe.write_text(recipe.read_text().replace("  - zstd\n", "  - zstd\n  - strace\n"))
+    base3, final3 = hashes(repo)
+    assert base3 != base0 and final3 != final2
+
+
+def test_recipe_errors_name_the_problem(repo):
+    recipe = repo / "images/recipe.yaml"
+    text = recipe.read_text()
+    recipe.write_text(text + "colour: blue\n")
+    with pytest.raises(img.ImageError, match="unknown keys.*colour"):
+        img.Recipe.load(repo / "images")
+    recipe.write_text(text.replace("disk_size_gb: 4", "disk_size_gb: 1"))
+    with pytest.raises(img.ImageError, match="disk_size_gb"):
+        img.Recipe.load(repo / "images")
+    recipe.write_text(text)
+    (repo / "images/kernel.lock").unlink()
+    with pytest.raises(img.ImageError, match="image-repin"):
+        img.Recipe.load(repo / "images")
+
+
+def fake_base(cache: Path, repo: Path) -> str:
+    base_hash = img.hash_inputs(img.base_inputs(repo / "images"))
+    d = cache / "base" / base_hash
+    d.mkdir(parents=True)
+    (d / "base.json").write_text(json.dumps({"base_hash": base_hash}))
+    return base_hash
+
+
+def test_cached_image_is_returned_without_building(repo, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    base_hash = fake_base(cache, repo)
+    image_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel"))
+    root = cache / "images" / image_hash
+    root.mkdir(parents=True)
+    for name in ("root.img", "vmlinuz", "initrd.img", "manifest.json"):
+        (root / name).write_text("{}")
+
+    def no_build(*a, **k):
+        raise AssertionError("a cached image must not be rebuilt")
+
+    monkeypatch.setattr(img, "build_final", no_build)
+    monkeypatch.setattr(img, "build_base", no_build)
+    assert img.ensure_image(cache=cache, repo=repo).root == root
+
+
+def test_incomplete_or_interrupted_builds_do_not_count(repo, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    base_hash = fake_base(cache, repo)
+    image_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel"))
+    # A leftover temporary directory from an interrupted build, and nothing else.
+    (cache / "images" / f".{image_hash}.tmp-1").mkdir(parents=True)
+    monkeypatch.setattr(img, "require_host_tools", lambda: None)
+
+    def interrupted(base_dir, base_info, inputs, h, recipe, repo_, kdir, dest):
+        (dest / "root.img").write_text("half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(img, "build_final", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        img.ensure_image(cache=cache, repo=repo)
+    assert not (cache / "images" / image_hash).exists()
+    assert [p.name for p in (cache / "images").iterdir()] == [f".{image_hash}.tmp-1"]
+
+    def complete(base_dir, base_info, inputs, h, recipe, repo_, kdir, dest):
+        for name in ("root.img", "vmlinuz", "initrd.img"):
+            (dest / name).write_text("x")
+        return {"image_hash": h}
+
+    monkeypatch.setattr(img, "build_final", complete)
+    built = img.ensure_image(cache=cache, repo=repo)
+    assert built.is_complete() and built.manifest()["image_hash"] == image_hash
+
+
+def test_manifest_records_what_the_image_is_made_of(repo):
+    recipe = img.Recipe.load(repo / "images")
+    base_info = {"base_hash": "b" * 64, "inputs": {"images/recipe.yaml": "r"},
+                 "kernel": {"package": recipe.kernel.image_package, "version": recipe.kernel.version,
+                            "release": recipe.kernel.abi},
+                 "packages": {"iperf3": "3.12-1"}, "mirrors": {"debian": "http://m/debian", "security": None},
+                 "debootstrap": "1.0.128", "built": "2026-01-01T00:00:00+00:00"}
+    inputs = img.final_inputs("b" * 64, repo, repo / "kernel")
+    h = img.hash_inputs(inputs)
+    m = img.make_manifest(base_info, inputs, h, recipe, {"present": False, "reason": "none"})
+    assert m["recipe_hash"] == h == img.hash_inputs(m["recipe"]["inputs"])
+    assert m["kernel"]["package"] == recipe.kernel.image_package
+    assert m["packages"] == {"iperf3": "3.12-1"}
+    assert m["build_date"] and m["module"]["present"] is False
+    json.dumps(m)  # serialisable as is
