@@ -1,0 +1,746 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sscore.c: CUBIC congestion avoidance and four slow-start exits
+ * (traditional, HyStart, HyStart++, SUSS).  See sscore.h for the model.
+ *
+ * Per ACK the kernel calls, in order:
+ *   ss_on_ack()      RTT sample, round bookkeeping, exit tests, SUSS plans;
+ *   ss_cong_avoid()  cwnd growth (not called in Recovery/CWR).
+ * On loss: ss_ssthresh(); on RTO additionally ss_on_rto().
+ */
+#include "sscore.h"
+
+const struct ss_params ss_default_params = SS_DEFAULT_PARAMS;
+
+static inline u32 ss_min(u32 a, u32 b) { return a < b ? a : b; }
+static inline u32 ss_max(u32 a, u32 b) { return a > b ? a : b; }
+static inline u32 ss_clamp(u32 v, u32 lo, u32 hi) { return ss_max(lo, ss_min(v, hi)); }
+static inline u32 ss_sat32(u64 v) { return v > 0xffffffffULL ? 0xffffffffU : (u32)v; }
+
+static void trace(const struct ss_state *st, enum ss_event_type type,
+		  u32 a, u32 b, u32 c, const struct ss_pacing_plan *plan)
+{
+	struct ss_event ev = { .type = type, .a = a, .b = b, .c = c, .plan = plan };
+
+	ss_trace_event(st, &ev);
+}
+
+/* ------------------------------------------------------------------------
+ * CUBIC (RFC 9438)
+ *
+ * After a reduction the window follows W(t) = C (t - K)^3 + W_max: it rises
+ * quickly back towards W_max, stays near it (the plateau) and then probes
+ * beyond.  K is when the curve reaches W_max again.  In the "Reno-friendly"
+ * region, where a Reno flow would be ahead (short RTTs, small windows), the
+ * window follows the Reno estimate W_est instead.
+ */
+
+/* beta_cubic = 0.7: the share of the window kept after a loss. */
+#define CUBIC_BETA_NUM 7ULL
+#define CUBIC_BETA_DEN 10ULL
+/* C = 0.4 packets/s^3, in packets/ms^3: 4 / 10^10. */
+#define CUBIC_C_NUM 4ULL
+#define CUBIC_C_DEN 10000000000ULL
+/* alpha_cubic = 3 (1 - beta) / (1 + beta) = 9/17 of a packet per RTT. */
+#define CUBIC_ALPHA_NUM 9ULL
+#define CUBIC_ALPHA_DEN 17ULL
+/* |t - K| is clamped here (17 minutes): the cube of it times C_NUM still fits in u64. */
+#define CUBIC_MAX_DT_MS (1U << 20)
+/* RTT samples this soon after an epoch starts are ignored (post-recovery ACKs are distorted). */
+#define CUBIC_QUIET_MS 1000U
+
+/* Largest r with r^3 <= x. */
+u32 ss_cbrt64(u64 x)
+{
+	u32 lo = 0, hi = 2642246;	/* 2642246^3 > 2^64 - 1 >= 2642245^3 */
+
+	while (hi - lo > 1) {
+		u32 mid = lo + (hi - lo) / 2;
+		u64 cube = (u64)mid * mid * mid;
+
+		if (cube <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+u32 ss_cubic_window(const struct ss_cubic *c, u32 t_ms)
+{
+	s64 dt = (s64)t_ms - (s64)c->k_ms;
+	u64 adt = dt < 0 ? (u64)-dt : (u64)dt;
+	u64 delta;
+
+	if (adt > CUBIC_MAX_DT_MS)
+		adt = CUBIC_MAX_DT_MS;
+	/* rounded to the nearest packet */
+	delta = ss_div64(adt * adt * adt * CUBIC_C_NUM + CUBIC_C_DEN / 2, CUBIC_C_DEN);
+	if (dt < 0)
+		return delta >= c->origin ? 0 : c->origin - (u32)delta;
+	return ss_sat32((u64)c->origin + delta);
+}
+
+static void cubic_start_epoch(struct ss_cubic *c, u32 cwnd, u32 now_ms)
+{
+	c->epoch_ms = now_ms ? now_ms : 1;	/* 0 means "no epoch" */
+	c->ack_credit = 0;
+	c->w_est = cwnd;
+	c->w_est_acks = 0;
+	if (c->w_max > cwnd) {
+		/* K = cbrt((W_max - cwnd_epoch) / C), here in ms */
+		c->k_ms = ss_cbrt64(ss_div64((u64)(c->w_max - cwnd) * CUBIC_C_DEN, CUBIC_C_NUM));
+		c->origin = c->w_max;
+	} else {
+		c->k_ms = 0;
+		c->origin = cwnd;
+	}
+}
+
+/* W_est grows by alpha per RTT, i.e. by alpha * acked / cwnd per ACK (RFC 9438 4.3). */
+static void cubic_update_w_est(struct ss_cubic *c, u32 acked, u32 cwnd)
+{
+	/* alpha becomes 1 once W_est has reached the window before the reduction. */
+	u64 den = c->w_est >= c->w_max ? CUBIC_ALPHA_NUM : CUBIC_ALPHA_DEN;
+	u64 step = (u64)ss_max(cwnd, 1) * den;	/* in ACKs x ALPHA_NUM */
+	u64 acks = (u64)c->w_est_acks + (u64)acked * CUBIC_ALPHA_NUM;
+
+	if (acks >= step) {
+		u64 inc = ss_div64(acks, step);
+
+		c->w_est = ss_sat32((u64)c->w_est + inc);
+		acks -= inc * step;
+	}
+	c->w_est_acks = ss_sat32(acks);
+}
+
+static void cubic_avoid(struct ss_state *st, u32 now_ms, u32 acked, struct ss_win *w)
+{
+	struct ss_cubic *c = &st->cubic;
+	u32 rtt_ms = st->rnd.min_rtt_us == SS_RTT_UNKNOWN ? 0 : st->rnd.min_rtt_us / SS_USEC_PER_MSEC;
+	u32 t_ms, now_w, target, cnt;
+	u64 inc;
+
+	if (!acked)
+		return;
+	if (!c->epoch_ms)
+		cubic_start_epoch(c, w->cwnd, now_ms);
+	t_ms = ss_elapsed(now_ms, c->epoch_ms);
+
+	/* Aim for where the curve will be one RTT from now ... */
+	target = ss_cubic_window(c, t_ms + rtt_ms);
+	/* ... but never shrink, and grow at most 1.5x per RTT (RFC 9438 4.2). */
+	target = ss_clamp(target, w->cwnd, w->cwnd + w->cwnd / 2);
+
+	/* Reno-friendly region: W_est ahead of the cubic curve. */
+	cubic_update_w_est(c, acked, w->cwnd);
+	now_w = ss_cubic_window(c, t_ms);
+	if (c->w_est > now_w && c->w_est > target)
+		target = c->w_est;
+
+	if (target <= w->cwnd)
+		return;
+	/* cwnd += (target - cwnd) / cwnd per acked packet: +1 every cnt ACKs. */
+	cnt = ss_max(w->cwnd / (target - w->cwnd), 1);
+	c->ack_credit = ss_sat32((u64)c->ack_credit + acked);
+	if (c->ack_credit >= cnt) {
+		inc = c->ack_credit / cnt;
+		c->ack_credit -= (u32)inc * cnt;
+		w->cwnd = ss_sat32((u64)w->cwnd + inc);
+	}
+}
+
+static u32 cubic_reduce(struct ss_cubic *c, u32 cwnd)
+{
+	c->epoch_ms = 0;
+	/* Fast convergence: a flow that lost before reaching its last W_max
+	 * yields bandwidth by remembering a lower plateau, (1 + beta) / 2. */
+	if (cwnd < c->w_max)
+		c->w_max = ss_sat32(ss_div64((u64)cwnd * (CUBIC_BETA_DEN + CUBIC_BETA_NUM),
+					     2 * CUBIC_BETA_DEN));
+	else
+		c->w_max = cwnd;
+	return ss_max(ss_sat32(ss_div64((u64)cwnd * CUBIC_BETA_NUM, CUBIC_BETA_DEN)), 2);
+}
+
+/* ------------------------------------------------------------------------
+ * Rounds and RTT samples
+ */
+
+static bool rtt_valid(const struct ss_ack *ack)
+{
+	return ack->rtt_us != SS_RTT_UNKNOWN;
+}
+
+static void take_rtt_sample(struct ss_state *st, const struct ss_ack *ack)
+{
+	struct ss_round *r = &st->rnd;
+	u32 rtt = ack->rtt_us ? ack->rtt_us : 1;
+
+	if (r->min_rtt_us == SS_RTT_UNKNOWN || rtt < r->min_rtt_us) {
+		r->min_rtt_us = rtt;
+		r->min_rtt_round = r->round;
+	}
+}
+
+static bool rtt_quiet(const struct ss_state *st, const struct ss_ack *ack)
+{
+	return st->cubic.epoch_ms && ss_elapsed(ack->now_ms, st->cubic.epoch_ms) < CUBIC_QUIET_MS;
+}
+
+static void exit_slow_start(struct ss_state *st, struct ss_win *w, enum ss_exit_cause cause)
+{
+	st->rnd.found = 1;
+	st->rnd.exit_cause = cause;
+	w->ssthresh = w->cwnd;
+	trace(st, SS_EV_EXIT, cause, w->cwnd, w->ssthresh, 0);
+}
+
+/* ------------------------------------------------------------------------
+ * HyStart
+ *
+ * Two signs that the pipe is full, checked every round:
+ *  - ACK train: ACKs arriving back to back (within hs_ack_delta) for longer
+ *    than half the min RTT mean the bottleneck is already busy for half an
+ *    RTT per round; doubling again would overflow its queue.
+ *  - delay: the smallest RTT among the round's first samples exceeds the
+ *    connection's minimum by minRTT/8 (clamped to 4..16 ms): a queue builds.
+ */
+
+/* Extra slack for ACK trains when the sender paces: ACKs may be held for
+ * up to four maximal bursts at the pacing rate, at most 1 ms. */
+static u32 hystart_ack_delay(const struct ss_ack *ack)
+{
+	u64 us;
+
+	if (!ack->pacing_rate)
+		return 0;
+	us = ss_div64((u64)ack->gso_max_bytes * 4 * SS_USEC_PER_SEC, ack->pacing_rate);
+	return ss_min(ss_sat32(us), SS_USEC_PER_MSEC);
+}
+
+/* Length of the ACK train so far, scaled by 2^scale (SUSS: whole train from its blue part). */
+static bool hystart_train_too_long(struct ss_state *st, const struct ss_params *p,
+				   const struct ss_ack *ack, u32 scale)
+{
+	struct ss_round *r = &st->rnd;
+	u64 thresh, train;
+
+	if ((s32)(ack->now_us - r->last_ack_us) > (s32)p->hs_ack_delta_us)
+		return false;	/* not part of the train */
+	r->last_ack_us = ack->now_us;
+	thresh = (u64)r->min_rtt_us + hystart_ack_delay(ack);
+	if (!ack->paced)
+		thresh >>= 1;	/* a paced train is legitimately spread up to RTT/2 */
+	train = (u64)ss_elapsed(ack->now_us, r->start_us) << scale;
+	return train > thresh;
+}
+
+static bool hystart_delay_increased(struct ss_state *st, const struct ss_params *p,
+				    const struct ss_ack *ack)
+{
+	struct ss_round *r = &st->rnd;
+	u32 thresh;
+
+	if (!rtt_valid(ack))
+		return false;
+	if (r->samples < p->hs_min_samples) {
+		r->round_min_rtt_us = ss_min(r->round_min_rtt_us, ack->rtt_us ? ack->rtt_us : 1);
+		r->samples++;
+		return false;
+	}
+	thresh = ss_clamp(r->min_rtt_us >> 3, p->hs_delay_min_us, p->hs_delay_max_us);
+	return r->round_min_rtt_us > r->min_rtt_us + thresh;
+}
+
+static void hystart_update(struct ss_state *st, const struct ss_params *p,
+			   const struct ss_ack *ack, struct ss_win *w)
+{
+	if (w->cwnd < p->hs_low_window)
+		return;
+	if (hystart_train_too_long(st, p, ack, 0))
+		exit_slow_start(st, w, SS_EXIT_ACK_TRAIN);
+	else if (hystart_delay_increased(st, p, ack))
+		exit_slow_start(st, w, SS_EXIT_DELAY);
+}
+
+/* ------------------------------------------------------------------------
+ * HyStart++ (RFC 9406)
+ *
+ * Compares each round's min RTT with the previous round's.  A rise of
+ * RttThresh moves to Conservative Slow Start (growth / 4); if the min RTT
+ * falls back below the CSS baseline, slow start resumes; after CSS_ROUNDS
+ * rounds of CSS, slow start ends.  Growth per ACK is limited to L packets
+ * (8) unless the sender paces.
+ */
+
+static void hspp_round_end(struct ss_state *st, const struct ss_params *p, struct ss_win *w)
+{
+	struct ss_hspp *h = &st->hspp;
+
+	h->last_round_min_rtt_us = st->rnd.round_min_rtt_us;
+	if (h->in_css && ++h->css_rounds >= p->hspp_css_rounds)
+		exit_slow_start(st, w, SS_EXIT_CSS_DONE);
+}
+
+static void hspp_update(struct ss_state *st, const struct ss_params *p,
+			const struct ss_ack *ack)
+{
+	struct ss_round *r = &st->rnd;
+	struct ss_hspp *h = &st->hspp;
+	u32 thresh;
+
+	if (!rtt_valid(ack))
+		return;
+	r->round_min_rtt_us = ss_min(r->round_min_rtt_us, ack->rtt_us ? ack->rtt_us : 1);
+	if (r->samples < 0xff)
+		r->samples++;
+	if (r->samples < p->hspp_n_rtt_sample)
+		return;
+	if (!h->in_css) {
+		if (h->last_round_min_rtt_us == SS_RTT_UNKNOWN ||
+		    r->round_min_rtt_us == SS_RTT_UNKNOWN)
+			return;
+		thresh = ss_clamp(h->last_round_min_rtt_us / p->hspp_min_rtt_divisor,
+				  p->hspp_min_rtt_thresh_us, p->hspp_max_rtt_thresh_us);
+		if ((u64)r->round_min_rtt_us >= (u64)h->last_round_min_rtt_us + thresh) {
+			h->in_css = 1;
+			h->css_rounds = 0;
+			h->css_baseline_us = r->round_min_rtt_us;
+			trace(st, SS_EV_CSS, 1, r->round, h->css_baseline_us, 0);
+		}
+	} else if (r->round_min_rtt_us < h->css_baseline_us) {
+		/* The RTT rise was a spurious: back to slow start. */
+		h->in_css = 0;
+		h->css_baseline_us = SS_RTT_UNKNOWN;
+		trace(st, SS_EV_CSS, 0, r->round, r->round_min_rtt_us, 0);
+	}
+}
+
+static u32 hspp_grow(struct ss_state *st, const struct ss_params *p,
+		     const struct ss_ack *ack, struct ss_win *w)
+{
+	struct ss_hspp *h = &st->hspp;
+	u32 limit = ack->paced ? ack->acked : ss_min(ack->acked, p->hspp_l_unpaced);
+	u32 room = w->ssthresh - w->cwnd;
+	u32 inc, credit;
+
+	if (h->in_css) {
+		credit = h->css_credit + limit;
+		inc = credit / p->hspp_css_growth_divisor;
+		h->css_credit = credit % p->hspp_css_growth_divisor;
+	} else {
+		inc = limit;
+	}
+	if (inc >= room) {
+		/* Reached ssthresh: the rest of the ACK feeds congestion avoidance. */
+		w->cwnd = w->ssthresh;
+		return ack->acked > room ? ack->acked - room : 0;
+	}
+	w->cwnd += inc;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * SUSS
+ *
+ * Each round's data train has an ACK-clocked "blue" part, which doubles
+ * every round (iw << (round - 1) packets) as in plain slow start, and, in
+ * accelerated rounds, a paced "red" part.  When the ACKs of the previous
+ * round's blue part are all in, the time they took (dtB) tells how long the
+ * whole train takes to cross the bottleneck.  If that, and the RTT trend,
+ * say that doubling could continue into the next round, this round's cwnd
+ * is quadrupled instead: the extra packets are paced over the part of the
+ * RTT that ACK clocking leaves empty, starting after a guard interval.
+ */
+
+static u32 suss_blue_pkts(const struct ss_suss *s, u32 round)
+{
+	/* Blue packets sent in @round; the shift is bounded long before it
+	 * matters, because acceleration stops after suss_max rounds. */
+	u32 shift = round > 1 ? round - 1 : 0;
+
+	if (shift > 24)
+		shift = 24;
+	return ss_sat32((u64)s->iw << shift);
+}
+
+static void suss_new_round(struct ss_state *st, const struct ss_ack *ack, struct ss_win *w)
+{
+	struct ss_suss *s = &st->suss;
+
+	if (s->state == SUSS_PACING || s->state == SUSS_CLOCKING)
+		s->state = SUSS_CLOCKING;
+	s->blue_open = s->state == SUSS_CLOCKING;
+	s->blue_cnt = 0;
+	s->cwnd_round_start = w->cwnd;
+}
+
+/* Condition 2 (Eq. 8 with r = rounds since minRTT last fell):
+ * (r + 1) moRTT <= (r + 1) minRTT + r minRTT / 8. */
+static bool suss_rtt_flat(const struct ss_round *r)
+{
+	u64 rounds = (u16)(r->round - r->min_rtt_round);
+
+	if (r->round_min_rtt_us == SS_RTT_UNKNOWN)
+		return false;
+	return (rounds + 1) * r->round_min_rtt_us <=
+	       (rounds + 1) * r->min_rtt_us + rounds * (r->min_rtt_us / 8);
+}
+
+/* Appendix A, line 3 of Algorithm 1, for looking k rounds ahead. */
+static bool suss_ahead_ok(const struct ss_round *r, u32 train_us, u32 k)
+{
+	u64 rounds = (u16)(r->round - r->min_rtt_round);
+	u64 mo = r->round_min_rtt_us, min = r->min_rtt_us;
+
+	if (k >= 31 || (u64)train_us > (min >> (k + 1)))
+		return false;
+	if (!rounds)
+		return true;
+	if (mo == SS_RTT_UNKNOWN)
+		return false;
+	/* moRTT + k (moRTT - minRTT) / r <= 1.125 minRTT, multiplied by 8 r */
+	return 8 * rounds * mo + 8 * k * (mo > min ? mo - min : 0) <= 9 * rounds * min;
+}
+
+/* The growth factor for this round: 2, or 4 (2^(k+1) with Appendix A). */
+static u32 suss_growth(struct ss_state *st, const struct ss_params *p,
+		       u32 dtb_us, u32 train_us, u32 *why)
+{
+	struct ss_suss *s = &st->suss;
+	struct ss_round *r = &st->rnd;
+	u32 k = 1;
+
+	*why = 0;
+	if (!s->growth_allowed) {
+		*why = SUSS_NO_DISALLOWED;
+		return 2;
+	}
+	if (r->round >= p->suss_max + 2)
+		*why |= SUSS_NO_ROUNDS;
+	if (r->round == 2) {
+		/* Eq. 6: the next round's train, twice this one, fits in minRTT/2. */
+		if (r->min_rtt_us <= p->suss_min_rtt_us)
+			*why |= SUSS_NO_SHORT_PATH;
+		if ((u64)dtb_us * 4 >= r->min_rtt_us)
+			*why |= SUSS_NO_TRAIN;
+	} else {
+		/* Project the next train from this round's and the previous
+		 * round's: train^2 / previous must fit in minRTT. */
+		if (!s->prev_train_us)
+			*why |= SUSS_NO_SAMPLE;
+		else if (ss_div64((u64)train_us * train_us, s->prev_train_us) > r->min_rtt_us)
+			*why |= SUSS_NO_TRAIN;
+		if (!suss_rtt_flat(r))
+			*why |= SUSS_NO_DELAY;
+	}
+	if (*why) {
+		s->growth_allowed = 0;
+		if (r->round == 2)
+			s->state = SUSS_OFF;	/* plain HyStart from here on */
+		return 2;
+	}
+	while (k < p->suss_k_max && suss_ahead_ok(r, train_us, k + 1))
+		k++;
+	return 2U << k;
+}
+
+/* Plan the red part of an accelerated round (Eq. 10-12). */
+static bool suss_plan_pacing(struct ss_state *st, const struct ss_ack *ack,
+			     u32 growth, u32 dtb_us, struct ss_pacing_plan *plan)
+{
+	struct ss_suss *s = &st->suss;
+	u64 min_rtt = st->rnd.min_rtt_us;
+	u64 limit = (u64)s->cwnd_round_start * growth;
+	u64 blue = suss_blue_pkts(s, st->rnd.round);
+	u64 blue_share_us, red, duration, bytes;
+	s64 guard;
+
+	if (limit <= blue || limit > 0xffffffffULL)
+		return false;
+	red = limit - blue;
+	/* The red share of the RTT (Eq. 11: the rate is then cwnd_i / minRTT). */
+	duration = ss_div64(min_rtt * red, limit);
+	blue_share_us = ss_div64(min_rtt * blue, limit);
+	/* Eq. 12: split the idle time around the red part into two guards. */
+	guard = ((s64)blue_share_us - (s64)dtb_us) / 2;
+	if (guard <= 0 || !duration)
+		return false;
+	plan->start = true;
+	plan->red_pkts = (u32)red;
+	plan->duration_us = (u32)duration;
+	bytes = red * ack->mss;		/* < 2^32 * 2^16 */
+	if (bytes <= ~0ULL / SS_USEC_PER_SEC)
+		plan->rate = ss_div64(bytes * SS_USEC_PER_SEC, duration);
+	else
+		plan->rate = ss_div64(bytes, duration) * SS_USEC_PER_SEC;
+	plan->guard_us = (u32)guard;
+	plan->limit = (u32)limit;
+	plan->growth = growth;
+	return true;
+}
+
+/* The ACK that completes the blue part of the round. */
+static void suss_blue_done(struct ss_state *st, const struct ss_params *p,
+			   const struct ss_ack *ack, struct ss_win *w,
+			   struct ss_pacing_plan *plan)
+{
+	struct ss_suss *s = &st->suss;
+	struct ss_round *r = &st->rnd;
+	u32 expected = suss_blue_pkts(s, r->round - 1);
+	u32 elapsed = ss_elapsed(ack->now_us, r->start_us);
+	u32 dtb = 0, train = 0, growth, why = 0, shift;
+	bool measurable;
+
+	/* The next round's blue part: what the ACK clock sends in this one. */
+	s->blue_tail = r->end_seq + suss_blue_pkts(s, r->round) * ack->mss;
+	if (s->state == SUSS_OFF || r->found)
+		return;
+
+	s->blue_cnt = ss_min(s->blue_cnt, expected);
+	measurable = s->blue_cnt && elapsed;
+	if (measurable) {
+		/* Scale the time of the ACKs seen to the whole blue train. */
+		dtb = ss_sat32(ss_div64((u64)elapsed * expected, s->blue_cnt));
+		shift = ss_min(s->jumps, 16);
+		train = ss_sat32((u64)dtb << shift);	/* Eq. 9 */
+	}
+	trace(st, SS_EV_BLUE_TRAIN, r->round, dtb, train, 0);
+	if (!measurable) {
+		/* One (stretch) ACK for the whole blue part: no spacing to
+		 * measure, so no basis for acceleration this round. */
+		growth = 2;
+		why = SUSS_NO_SAMPLE;
+	} else {
+		growth = suss_growth(st, p, dtb, train, &why);
+	}
+	s->prev_train_us = train;
+	if (growth > 2 && !suss_plan_pacing(st, ack, growth, dtb, plan)) {
+		growth = 2;
+		why |= SUSS_NO_GUARD;
+	}
+	trace(st, SS_EV_GROWTH, r->round, growth, why, 0);
+	if (growth <= 2)
+		return;
+
+	/* G = 2^(k+1) multiplies the ratio of a train to its blue part by 2^k. */
+	for (shift = 1; (2U << shift) < growth; shift++)
+		;
+	s->jumps += shift;
+	s->limit = plan->limit;
+	s->state = SUSS_PACING;
+	w->cwnd = ss_max(w->cwnd, plan->limit);
+	trace(st, SS_EV_PACING, plan->red_pkts, plan->duration_us, plan->guard_us, plan);
+}
+
+/* Leave slow start, SUSS style: after several jumps cwnd may exceed what
+ * was really sent, so it is cut to what is in flight. */
+static void suss_exit(struct ss_state *st, const struct ss_ack *ack, struct ss_win *w,
+		      enum ss_suss_state why, enum ss_exit_cause cause)
+{
+	st->suss.state = why;
+	if (st->suss.jumps > 1)
+		w->cwnd = ss_max(ss_min(w->cwnd, ack->in_flight), 2);
+	exit_slow_start(st, w, cause);
+}
+
+static void suss_update(struct ss_state *st, const struct ss_params *p,
+			const struct ss_ack *ack, struct ss_win *w,
+			struct ss_pacing_plan *plan)
+{
+	struct ss_suss *s = &st->suss;
+	bool blue = s->blue_open;
+
+	if (s->state == SUSS_OFF) {
+		hystart_update(st, p, ack, w);
+		return;
+	}
+	if (blue)
+		s->blue_cnt = ss_sat32((u64)s->blue_cnt + ack->acked);
+
+	if (w->cwnd >= p->hs_low_window) {
+		/* HyStart on blue ACKs only, the train scaled to its full length. */
+		if (blue && hystart_train_too_long(st, p, ack, ss_min(s->jumps, 16))) {
+			if (!s->jumps) {
+				exit_slow_start(st, w, SS_EXIT_ACK_TRAIN);
+			} else if (!s->cap_set) {
+				/* The red part of the train is still to come: let
+				 * cwnd grow by what it will add, then stop. */
+				u64 red = (u64)s->blue_cnt * ((1ULL << ss_min(s->jumps, 16)) - 1);
+
+				s->cap = ss_sat32((u64)w->cwnd + red);
+				s->cap_set = 1;
+				trace(st, SS_EV_CAP, s->cap, w->cwnd, s->blue_cnt, 0);
+			}
+		} else if (hystart_delay_increased(st, p, ack)) {
+			suss_exit(st, ack, w, SUSS_EXIT_DELAY, SS_EXIT_DELAY);
+		}
+	}
+	if (blue && !ss_before(ack->snd_una, s->blue_tail)) {
+		s->blue_open = 0;
+		if (!st->rnd.found)
+			suss_blue_done(st, p, ack, w, plan);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Entry points
+ */
+
+void ss_init(struct ss_state *st, enum ss_variant v, u32 now_us, u32 snd_nxt, u32 cwnd,
+	     u32 mss)
+{
+	*st = (struct ss_state){ 0 };
+	st->variant = v;
+	st->rnd.end_seq = snd_nxt;
+	st->rnd.start_us = now_us;
+	st->rnd.last_ack_us = now_us;
+	st->rnd.round = 1;
+	st->rnd.min_rtt_us = SS_RTT_UNKNOWN;
+	st->rnd.round_min_rtt_us = SS_RTT_UNKNOWN;
+	if (v == SS_HYSTARTPP) {
+		st->hspp.last_round_min_rtt_us = SS_RTT_UNKNOWN;
+		st->hspp.css_baseline_us = SS_RTT_UNKNOWN;
+	} else if (v == SS_SUSS) {
+		st->suss.iw = (u16)ss_clamp(cwnd, 1, 0xffff);
+		st->suss.state = SUSS_CLOCKING;
+		st->suss.growth_allowed = 1;
+		st->suss.cwnd_round_start = cwnd;
+		/* Round 1's blue part is the whole initial window. */
+		st->suss.blue_tail = snd_nxt + st->suss.iw * mss;
+	}
+}
+
+static void start_round(struct ss_state *st, const struct ss_params *p,
+			const struct ss_ack *ack, struct ss_win *w)
+{
+	struct ss_round *r = &st->rnd;
+
+	if (st->variant == SS_HYSTARTPP && !r->found)
+		hspp_round_end(st, p, w);
+	if (r->round < 0xffff)
+		r->round++;
+	r->end_seq = ack->snd_nxt;
+	r->start_us = ack->now_us;
+	r->last_ack_us = ack->now_us;
+	r->round_min_rtt_us = SS_RTT_UNKNOWN;
+	r->samples = 0;
+	if (st->variant == SS_SUSS)
+		suss_new_round(st, ack, w);
+	trace(st, SS_EV_NEW_ROUND, r->round, r->end_seq, w->cwnd, 0);
+}
+
+void ss_on_ack(struct ss_state *st, const struct ss_params *p,
+	       const struct ss_ack *ack, struct ss_win *w,
+	       struct ss_pacing_plan *plan)
+{
+	struct ss_round *r = &st->rnd;
+	bool in_slow_start;
+
+	plan->start = false;
+	in_slow_start = !r->found && w->cwnd < w->ssthresh;
+
+	/* The round check runs before any low-window test (the 2025 fix to
+	 * Linux's HyStart: otherwise a round that starts below the low window
+	 * is never closed, and the first detection uses a stale start).  It
+	 * also runs before the RTT sample, which belongs to the new round. */
+	if (in_slow_start && ss_after(ack->snd_una, r->end_seq))
+		start_round(st, p, ack, w);
+	if (rtt_valid(ack) && !rtt_quiet(st, ack))
+		take_rtt_sample(st, ack);
+	if (r->found || w->cwnd >= w->ssthresh)
+		return;
+
+	switch (st->variant) {
+	case SS_HYSTART:
+		hystart_update(st, p, ack, w);
+		break;
+	case SS_HYSTARTPP:
+		hspp_update(st, p, ack);
+		break;
+	case SS_SUSS:
+		suss_update(st, p, ack, w, plan);
+		break;
+	default:
+		break;
+	}
+}
+
+static u32 slow_start(struct ss_win *w, u32 acked)
+{
+	u32 room = w->ssthresh > w->cwnd ? w->ssthresh - w->cwnd : 0;
+	u32 inc = ss_min(acked, room);
+
+	w->cwnd += inc;
+	return acked - inc;
+}
+
+void ss_cong_avoid(struct ss_state *st, const struct ss_params *p,
+		   const struct ss_ack *ack, struct ss_win *w)
+{
+	struct ss_suss *s = &st->suss;
+	u32 left = ack->acked;
+
+	if (w->cwnd < w->ssthresh) {
+		if (st->variant == SS_SUSS && s->state == SUSS_PACING)
+			return;	/* red ACKs release one packet each: no growth */
+		if (st->variant == SS_HYSTARTPP && !st->rnd.found)
+			left = hspp_grow(st, p, ack, w);
+		else
+			left = slow_start(w, ack->acked);
+		if (st->variant == SS_SUSS && s->cap_set && !st->rnd.found && w->cwnd > s->cap)
+			suss_exit(st, ack, w, SUSS_EXIT_CAP, SS_EXIT_SUSS_CAP);
+		if (!left)
+			return;
+	}
+	cubic_avoid(st, ack->now_ms, left, w);
+}
+
+u32 ss_ssthresh(struct ss_state *st, u32 in_flight, struct ss_win *w)
+{
+	struct ss_suss *s = &st->suss;
+	u32 before = w->cwnd;
+
+	if (st->variant == SS_SUSS && !st->rnd.found &&
+	    (s->state == SUSS_CLOCKING || s->state == SUSS_PACING)) {
+		/* A jump may have raised cwnd above what was sent: reduce from
+		 * what was really in flight. */
+		w->cwnd = ss_max(ss_min(w->cwnd, in_flight), 2);
+		s->state = SUSS_REDUCED;
+	}
+	if (!st->rnd.found) {
+		st->rnd.found = 1;
+		st->rnd.exit_cause = SS_EXIT_LOSS;
+	}
+	w->ssthresh = cubic_reduce(&st->cubic, w->cwnd);
+	trace(st, SS_EV_LOSS, before, in_flight, w->ssthresh, 0);
+	return w->ssthresh;
+}
+
+/* SUSS is not worth re-arming for a tiny window after a timeout. */
+#define SUSS_RTO_MIN_CWND 40
+
+void ss_on_rto(struct ss_state *st, const struct ss_win *w)
+{
+	st->cubic.epoch_ms = 0;
+	if (st->variant == SS_SUSS && w->cwnd < SUSS_RTO_MIN_CWND)
+		st->suss.state = SUSS_OFF;
+	if (st->variant == SS_HYSTARTPP)
+		return;	/* RFC 9406 4.3: plain slow start after an RTO */
+	/* HyStart re-arms for the slow start that follows a timeout. */
+	st->rnd.found = 0;
+	st->rnd.exit_cause = SS_EXIT_NONE;
+}
+
+void ss_on_idle_restart(struct ss_state *st, u32 now_ms, u32 idle_ms)
+{
+	struct ss_cubic *c = &st->cubic;
+
+	/* Idle time is not congestion-avoidance time (RFC 9438 5.8). */
+	if (!c->epoch_ms)
+		return;
+	c->epoch_ms += idle_ms;
+	if (ss_after(c->epoch_ms, now_ms))
+		c->epoch_ms = now_ms ? now_ms : 1;
+}

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sscore: the algorithm core of slowstart-lab's congestion controls.
+ *
+ * One congestion-avoidance algorithm, CUBIC (RFC 9438), behind four ways of
+ * leaving slow start:
+ *
+ *   SS_TRADITIONAL  double cwnd every round until loss;
+ *   SS_HYSTART      HyStart: leave when an ACK train gets long (the
+ *                   bottleneck is spreading the train out) or when the RTT
+ *                   of a round rises above the connection's minimum;
+ *   SS_HYSTARTPP    HyStart++ (RFC 9406): on an RTT rise, first slow down
+ *                   (Conservative Slow Start, CSS) and leave only if the
+ *                   rise persists for CSS_ROUNDS rounds;
+ *   SS_SUSS         SUSS (SIGCOMM'24) on top of HyStart: when a round's ACK
+ *                   train shows the pipe is far from full, grow cwnd four-
+ *                   fold instead of two-fold in that round, sending the
+ *                   extra ("red") packets paced over the idle part of the
+ *                   RTT while the ACK-clocked ("blue") packets keep
+ *                   measuring the path for HyStart.
+ *
+ * A "round" is one RTT's worth of data: it starts when the cumulative ACK
+ * passes the first sequence sent after the previous round started.
+ *
+ * The core is plain C without kernel headers, floating point or hidden
+ * state: the kernel glue (../sslab_tcp.c) and the user-space tests
+ * (../tests/) call the same functions with the same numbers.
+ *
+ *   time      u32 microseconds of a monotonic clock; only differences are
+ *             used, through signed 32-bit subtraction, so wraparound is safe
+ *             for intervals up to 35 minutes;
+ *   windows   u32 packets;
+ *   sequence  u32 TCP sequence numbers, compared with ss_before/ss_after.
+ *
+ * Products of packets and microseconds are done in u64.
+ */
+#ifndef SSCORE_H
+#define SSCORE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/math64.h>
+#define ss_div64(a, b) div64_u64((a), (b))
+#else
+#include <stdbool.h>
+#include <stdint.h>
+typedef uint8_t u8;
+typedef uint16_t u16;
+typedef uint32_t u32;
+typedef uint64_t u64;
+typedef int32_t s32;
+typedef int64_t s64;
+#define ss_div64(a, b) ((u64)(a) / (u64)(b))
+#endif
+
+static inline bool ss_before(u32 seq1, u32 seq2)
+{
+	return (s32)(seq1 - seq2) < 0;
+}
+
+static inline bool ss_after(u32 seq1, u32 seq2)
+{
+	return ss_before(seq2, seq1);
+}
+
+/* Time from @then to @now in microseconds; 0 if @then is in the future. */
+static inline u32 ss_elapsed(u32 now, u32 then)
+{
+	s32 d = (s32)(now - then);
+
+	return d > 0 ? (u32)d : 0;
+}
+
+#define SS_USEC_PER_MSEC 1000U
+#define SS_USEC_PER_SEC 1000000U
+#define SS_RTT_UNKNOWN 0xffffffffU
+
+enum ss_variant {
+	SS_TRADITIONAL,
+	SS_HYSTART,
+	SS_HYSTARTPP,
+	SS_SUSS,
+};
+
+/* SUSS state, numbered as in the authors' traces so plots can be compared. */
+enum ss_suss_state {
+	SUSS_CLOCKING = 1,	/* ACK-clocked part of a round (or no jump) */
+	SUSS_PACING = 2,	/* red packets of an accelerated round */
+	SUSS_EXIT_CAP = 3,	/* left slow start at the cap set by HyStart */
+	SUSS_EXIT_DELAY = 4,	/* left slow start on HyStart's delay test */
+	SUSS_REDUCED = 9,	/* entered Recovery/CWR during SUSS */
+	SUSS_OFF = 10,		/* not accelerating: plain HyStart */
+};
+
+/* Why slow start ended (trace and tests). */
+enum ss_exit_cause {
+	SS_EXIT_NONE,
+	SS_EXIT_ACK_TRAIN,	/* HyStart: ACK train longer than threshold */
+	SS_EXIT_DELAY,		/* HyStart: round min RTT above threshold */
+	SS_EXIT_CSS_DONE,	/* HyStart++: CSS lasted CSS_ROUNDS rounds */
+	SS_EXIT_SUSS_CAP,	/* SUSS: cwnd passed the cap */
+	SS_EXIT_LOSS,		/* loss or ECN (Recovery/CWR/RTO) */
+};
+
+/* Tunables (module parameters in the kernel; defaults in sscore.c). */
+struct ss_params {
+	/* HyStart */
+	u32 hs_low_window;	/* no detection below this cwnd, packets */
+	u32 hs_ack_delta_us;	/* ACKs closer than this form a train */
+	u32 hs_delay_min_us;	/* delay threshold clamp, lower */
+	u32 hs_delay_max_us;	/* delay threshold clamp, upper */
+	u32 hs_min_samples;	/* RTT samples per round before the delay test */
+	/* HyStart++ (RFC 9406 names) */
+	u32 hspp_min_rtt_thresh_us;
+	u32 hspp_max_rtt_thresh_us;
+	u32 hspp_min_rtt_divisor;
+	u32 hspp_n_rtt_sample;
+	u32 hspp_css_growth_divisor;
+	u32 hspp_css_rounds;
+	u32 hspp_l_unpaced;	/* L when not paced; unlimited when paced */
+	/* SUSS */
+	u32 suss_max;		/* accelerated rounds allowed: round < suss_max + 2 */
+	u32 suss_k_max;		/* Appendix A: G up to 2^(k_max+1); 1 => G in {2,4} */
+	u32 suss_min_rtt_us;	/* no acceleration on paths shorter than this */
+};
+
+/* Defaults: HyStart as in the HyStart paper and Linux's CUBIC; RFC 9406
+ * section 4.3 for HyStart++; the SUSS authors' defaults (3 accelerated
+ * rounds, G in {2, 4}). */
+#define SS_DEFAULT_PARAMS {				\
+	.hs_low_window = 16,				\
+	.hs_ack_delta_us = 2000,			\
+	.hs_delay_min_us = 4000,			\
+	.hs_delay_max_us = 16000,			\
+	.hs_min_samples = 8,				\
+	.hspp_min_rtt_thresh_us = 4000,			\
+	.hspp_max_rtt_thresh_us = 16000,		\
+	.hspp_min_rtt_divisor = 8,			\
+	.hspp_n_rtt_sample = 8,				\
+	.hspp_css_growth_divisor = 4,			\
+	.hspp_css_rounds = 5,				\
+	.hspp_l_unpaced = 8,				\
+	.suss_max = 3,					\
+	.suss_k_max = 1,				\
+	.suss_min_rtt_us = 10000,			\
+}
+
+extern const struct ss_params ss_default_params;
+
+/*
+ * Per-connection state.  It lives in the kernel's icsk_ca_priv area, which
+ * is 104 bytes on 6.x kernels; the glue checks the size at build time.
+ */
+struct ss_cubic {
+	u32 w_max;		/* cwnd just before the last reduction */
+	u32 origin;		/* plateau of the cubic curve (W_max or more) */
+	u32 k_ms;		/* time from epoch start to the plateau */
+	u32 epoch_ms;		/* start of the current epoch; 0 = none */
+	u32 ack_credit;		/* ACKs counted towards the next +1 of cwnd */
+	u32 w_est;		/* RFC 9438 Reno-friendly estimate, packets */
+	u32 w_est_acks;		/* ACKs counted towards the next +1 of w_est */
+};
+
+struct ss_round {
+	u32 end_seq;		/* round ends when snd_una passes this */
+	u32 start_us;		/* when the round started */
+	u32 last_ack_us;	/* HyStart: last ACK of the current ACK train */
+	u32 round_min_rtt_us;	/* moRTT: min of the round's first samples */
+	u32 min_rtt_us;		/* min RTT of the connection (minRTT) */
+	u16 round;		/* 1 = the initial window's round */
+	u16 min_rtt_round;	/* round in which min_rtt last decreased */
+	u8 samples;		/* RTT samples taken this round */
+	u8 found;		/* slow start exit decided */
+	u8 exit_cause;		/* enum ss_exit_cause */
+	u8 pad;
+};
+
+struct ss_hspp {
+	u32 last_round_min_rtt_us;
+	u32 css_baseline_us;
+	u8 in_css;
+	u8 css_rounds;
+	u8 css_credit;		/* growth credit, divided by css_growth_divisor */
+	u8 pad;
+};
+
+struct ss_suss {
+	u32 blue_tail;		/* this round's blue part ends at this sequence */
+	u32 blue_cnt;		/* blue packets acked this round */
+	u32 prev_train_us;	/* previous round's estimated full ACK-train time */
+	u32 cwnd_round_start;	/* cwnd when the round started */
+	u32 limit;		/* cwnd target of the current pacing period */
+	u32 cap;		/* HyStart's deferred exit point, packets */
+	u16 iw;			/* initial window, packets */
+	u8 state;		/* enum ss_suss_state */
+	u8 jumps;		/* accelerated rounds so far */
+	u8 growth_allowed;	/* cleared for good once G falls to 2 */
+	u8 cap_set;
+	u8 blue_open;		/* this round's blue ACKs are still arriving */
+	u8 pad;
+};
+
+struct ss_state {
+	struct ss_cubic cubic;
+	struct ss_round rnd;
+	union {
+		struct ss_hspp hspp;
+		struct ss_suss suss;
+	};
+	u8 variant;		/* enum ss_variant */
+	u8 pad[3];
+};
+
+/* What the connection looks like at an ACK (filled by the glue). */
+struct ss_ack {
+	u32 now_us;
+	u32 now_ms;		/* a millisecond clock (CUBIC epochs outlast u32 us) */
+	u32 snd_una;		/* after this ACK */
+	u32 snd_nxt;
+	u32 acked;		/* packets newly acked by this ACK */
+	u32 rtt_us;		/* RTT sample; SS_RTT_UNKNOWN if none */
+	u32 in_flight;		/* packets in flight after this ACK */
+	u32 mss;		/* bytes */
+	u64 pacing_rate;	/* current pacing rate, bytes/s (0 = none) */
+	u32 gso_max_bytes;	/* largest burst the stack may send at once */
+	bool paced;		/* the socket paces on its own (not SUSS's pacing) */
+};
+
+/* The connection's windows, updated in place by the core. */
+struct ss_win {
+	u32 cwnd;
+	u32 ssthresh;
+};
+
+/* A pacing period planned by SUSS, for the glue to carry out. */
+struct ss_pacing_plan {
+	bool start;		/* start pacing now */
+	u32 red_pkts;		/* packets to pace */
+	u32 duration_us;	/* over this long */
+	u64 rate;		/* bytes per second */
+	u32 guard_us;		/* delay before the first paced packet */
+	u32 limit;		/* cwnd at the end of the period */
+	u32 growth;		/* G */
+};
+
+/* Events, for tracing.  The glue (or a test) provides ss_trace_event(). */
+enum ss_event_type {
+	SS_EV_NEW_ROUND,	/* a = round, b = end_seq, c = cwnd */
+	SS_EV_BLUE_TRAIN,	/* a = round, b = blue train us, c = full train us (est.) */
+	SS_EV_GROWTH,		/* a = round, b = G, c = reason bits */
+	SS_EV_PACING,		/* plan */
+	SS_EV_CAP,		/* a = cap, b = cwnd, c = blue_cnt */
+	SS_EV_EXIT,		/* a = cause, b = cwnd, c = ssthresh */
+	SS_EV_LOSS,		/* a = cwnd before, b = in flight, c = ssthresh */
+	SS_EV_CSS,		/* a = 1 enter / 0 leave, b = round, c = baseline us */
+};
+
+struct ss_event {
+	enum ss_event_type type;
+	u32 a, b, c;
+	const struct ss_pacing_plan *plan;
+};
+
+void ss_trace_event(const struct ss_state *st, const struct ss_event *ev);
+
+/* Reasons a SUSS round was not accelerated (SS_EV_GROWTH c bits). */
+#define SUSS_NO_SHORT_PATH	0x01	/* minRTT <= suss_min_rtt */
+#define SUSS_NO_TRAIN		0x02	/* ACK train too long (condition 1) */
+#define SUSS_NO_DELAY		0x04	/* RTT rising (condition 2) */
+#define SUSS_NO_ROUNDS		0x08	/* suss_max rounds used */
+#define SUSS_NO_GUARD		0x10	/* guard interval not positive */
+#define SUSS_NO_SAMPLE		0x20	/* blue train not measurable */
+#define SUSS_NO_DISALLOWED	0x40	/* growth already fell to 2 */
+
+/* API, in the order the kernel calls it. */
+void ss_init(struct ss_state *st, enum ss_variant v, u32 now_us, u32 snd_nxt,
+	     u32 cwnd, u32 mss);
+
+/* Every ACK that acks new data: RTT samples, rounds, exit tests, SUSS. */
+void ss_on_ack(struct ss_state *st, const struct ss_params *p,
+	       const struct ss_ack *ack, struct ss_win *w,
+	       struct ss_pacing_plan *plan);
+
+/* cwnd growth for an ACK outside Recovery/CWR (slow start or CUBIC). */
+void ss_cong_avoid(struct ss_state *st, const struct ss_params *p,
+		   const struct ss_ack *ack, struct ss_win *w);
+
+/* Loss or ECN: returns the new ssthresh; may cut w->cwnd first (SUSS). */
+u32 ss_ssthresh(struct ss_state *st, u32 in_flight, struct ss_win *w);
+
+/* RTO (the kernel's Loss state). */
+void ss_on_rto(struct ss_state *st, const struct ss_win *w);
+
+/* Sending restarts after an idle period of @idle_us. */
+void ss_on_idle_restart(struct ss_state *st, u32 now_ms, u32 idle_ms);
+
+/* Is SUSS pacing right now (the glue must keep its rate)? */
+static inline bool ss_suss_pacing(const struct ss_state *st)
+{
+	return st->variant == SS_SUSS && st->suss.state == SUSS_PACING;
+}
+
+/* CUBIC's window function (exposed for tests): W_cubic at @t_ms into the epoch. */
+u32 ss_cubic_window(const struct ss_cubic *c, u32 t_ms);
+u32 ss_cbrt64(u64 x);
+
+#endif /* SSCORE_H */

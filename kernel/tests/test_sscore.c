@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User-space tests of the algorithm core, driven by synthetic ACK sequences.
+ *
+ * Every expected number below is worked out by hand from the specifications
+ * (RFC 9438, RFC 9406, the HyStart paper, the SUSS paper and
+ * shared/design/suss-behaviour.md); the working is in the comments.
+ *
+ * Model: a sender with unlimited data, MSS 1000 bytes, initial window 10.
+ * Every ACK acks the next packet in order (acked = 1) unless a test says
+ * otherwise.  After each ACK the sender fills cwnd at once; when packets
+ * leave does not matter to the core, only the ACK times and RTT samples
+ * the tests choose.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "../core/sscore.h"
+
+static int passed, failed;
+
+#define CHECK(cond) check((cond), #cond, __FILE__, __LINE__)
+#define CHECK_EQ(a, b) check_eq((long long)(a), (long long)(b), #a, #b, __FILE__, __LINE__)
+
+static void check(int ok, const char *what, const char *file, int line)
+{
+	if (ok) {
+		passed++;
+	} else {
+		failed++;
+		printf("FAIL %s:%d: %s\n", file, line, what);
+	}
+}
+
+static void check_eq(long long a, long long b, const char *sa, const char *sb,
+		     const char *file, int line)
+{
+	if (a == b) {
+		passed++;
+	} else {
+		failed++;
+		printf("FAIL %s:%d: %s == %s (%lld != %lld)\n", file, line, sa, sb, a, b);
+	}
+}
+
+/* ---- event recorder (the core's trace hook) ---------------------------- */
+
+#define MAX_EVENTS 4096
+static struct ss_event events[MAX_EVENTS];
+static struct ss_pacing_plan plans[MAX_EVENTS];
+static int n_events;
+
+void ss_trace_event(const struct ss_state *st, const struct ss_event *ev)
+{
+	(void)st;
+	if (n_events >= MAX_EVENTS)
+		return;
+	events[n_events] = *ev;
+	if (ev->plan)
+		plans[n_events] = *ev->plan;
+	n_events++;
+}
+
+/* The @nth event (0-based) of @type, or NULL. */
+static const struct ss_event *find_event(enum ss_event_type type, int nth, int *index)
+{
+	for (int i = 0; i < n_events; i++) {
+		if (events[i].type == type && nth-- == 0) {
+			if (index)
+				*index = i;
+			return &events[i];
+		}
+	}
+	return NULL;
+}
+
+static int count_events(enum ss_event_type type)
+{
+	int n = 0;
+
+	for (int i = 0; i < n_events; i++)
+		n += events[i].type == type;
+	return n;
+}
+
+/* ---- a sender ---------------------------------------------------------- */
+
+#define MSS 1000U
+#define IW 10U
+
+struct flow {
+	struct ss_state st;
+	struct ss_params p;
+	struct ss_win w;
+	u32 snd_una, snd_nxt;
+	u32 t0_us;		/* clock offset (wraparound tests) */
+	u32 now_us;
+	u64 pacing_rate;
+	bool paced;
+	struct ss_pacing_plan last_plan;
+	int plans_started;
+};
+
+static void flow_init(struct flow *f, enum ss_variant v, u32 isn, u32 t0_us)
+{
+	memset(f, 0, sizeof(*f));
+	n_events = 0;
+	f->p = ss_default_params;
+	f->snd_una = f->snd_nxt = isn;
+	f->t0_us = t0_us;
+	f->w.cwnd = IW;
+	f->w.ssthresh = 0x7fffffff;
+	ss_init(&f->st, v, t0_us, isn, IW, MSS);
+	f->snd_nxt += IW * MSS;	/* the initial window leaves at once */
+}
+
+static u32 in_flight(const struct flow *f)
+{
+	return (f->snd_nxt - f->snd_una) / MSS;
+}
+
+/* One ACK at time @t_us (relative) acking @pkts packets, with an RTT sample. */
+static void ack_n(struct flow *f, u32 t_us, u32 pkts, u32 rtt_us)
+{
+	struct ss_ack a;
+
+	f->now_us = f->t0_us + t_us;
+	f->snd_una += pkts * MSS;
+	a = (struct ss_ack){
+		.now_us = f->now_us,
+		.now_ms = f->now_us / 1000,
+		.snd_una = f->snd_una,
+		.snd_nxt = f->snd_nxt,
+		.acked = pkts,
+		.rtt_us = rtt_us,
+		.in_flight = in_flight(f),
+		.mss = MSS,
+		.pacing_rate = f->pacing_rate,
+		.gso_max_bytes = 65536,
+		.paced = f->paced,
+	};
+	ss_on_ack(&f->st, &f->p, &a, &f->w, &f->last_plan);
+	if (f->last_plan.start)
+		f->plans_started++;
+	ss_cong_avoid(&f->st, &f->p, &a, &f->w);
+	while (in_flight(f) < f->w.cwnd)
+		f->snd_nxt += MSS;
+}
+
+static void ack(struct flow *f, u32 t_us, u32 rtt_us)
+{
+	ack_n(f, t_us, 1, rtt_us);
+}
+
+/* Ack everything sent before the round in progress ends: @n ACKs spaced by
+ * @gap_us from @start_us, all with RTT @rtt_us.  Returns the next time. */
+static u32 ack_burst(struct flow *f, u32 start_us, u32 n, u32 gap_us, u32 rtt_us)
+{
+	for (u32 j = 0; j < n; j++)
+		ack(f, start_us + j * gap_us, rtt_us);
+	return start_us + n * gap_us;
+}
+
+/* ======================================================================
+ * CUBIC: window function against RFC 9438 equations 1 and 2.
+ *   W_cubic(t) = C (t - K)^3 + W_max,  K = cbrt((W_max - cwnd_epoch) / C),
+ *   C = 0.4, beta = 0.7.
+ */
+static void test_cbrt(void)
+{
+	CHECK_EQ(ss_cbrt64(0), 0);
+	CHECK_EQ(ss_cbrt64(26), 2);
+	CHECK_EQ(ss_cbrt64(27), 3);
+	CHECK_EQ(ss_cbrt64(1ULL << 63), 2097152);	/* 2^21 */
+	CHECK_EQ(ss_cbrt64(~0ULL), 2642245);
+	CHECK_EQ(ss_cbrt64(75000000000ULL), 4217);	/* 4217.163... */
+}
+
+static void test_cubic_window(void)
+{
+	struct ss_cubic c = { .w_max = 100, .origin = 100 };
+
+	/* W_max = 100, cwnd_epoch = 70 (= 0.7 W_max):
+	 * K = cbrt(30 / 0.4) s = cbrt(75) s = 4.2172 s -> 4217 ms. */
+	c.k_ms = ss_cbrt64(30ULL * 10000000000ULL / 4);
+	CHECK_EQ(c.k_ms, 4217);
+	/* W(0) = 100 - 0.4 * 4.217^3 = 100 - 29.996 = 70.004 -> 70 */
+	CHECK_EQ(ss_cubic_window(&c, 0), 70);
+	/* W(K) = W_max */
+	CHECK_EQ(ss_cubic_window(&c, 4217), 100);
+	/* W(K + 5 s) = 100 + 0.4 * 125 = 150 */
+	CHECK_EQ(ss_cubic_window(&c, 4217 + 5000), 150);
+	/* W(K + 10 s) = 100 + 0.4 * 1000 = 500 */
+	CHECK_EQ(ss_cubic_window(&c, 4217 + 10000), 500);
+	/* W(K - 2 s) = 100 - 0.4 * 8 = 96.8 -> 97 */
+	CHECK_EQ(ss_cubic_window(&c, 4217 - 2000), 97);
+	/* Far past the plateau |t - K| is clamped to 2^20 ms (so the cube
+	 * fits in u64): W = 100 + 0.4e-9 * 2^60 = 100 + 461168602, no wrap. */
+	CHECK_EQ(ss_cubic_window(&c, 0xffffffffU), 461168702);
+	CHECK_EQ(ss_cubic_window(&c, 4217 + (1U << 20)), 461168702);
+}
+
+static void test_cubic_reduction_and_growth(void)
+{
+	struct flow f;
+	u32 t = 0;
+
+	flow_init(&f, SS_TRADITIONAL, 1000, 0);
+	f.w.cwnd = 100;
+	/* First loss: W_max = 100, ssthresh = 0.7 * 100 = 70. */
+	CHECK_EQ(ss_ssthresh(&f.st, 100, &f.w), 70);
+	CHECK_EQ(f.st.cubic.w_max, 100);
+	/* Second loss below W_max: fast convergence, W_max = 80 * 1.7 / 2 = 68;
+	 * ssthresh = 0.7 * 80 = 56. */
+	f.w.cwnd = 80;
+	CHECK_EQ(ss_ssthresh(&f.st, 80, &f.w), 56);
+	CHECK_EQ(f.st.cubic.w_max, 68);
+
+	/* Congestion avoidance from cwnd 70 after a loss at 100, minRTT 100 ms.
+	 * At the epoch start the target is W(t + RTT) = W(0.1 s):
+	 * 100 - 0.4 * (4.217 - 0.1)^3 = 100 - 27.91 = 72.09 -> 72, so
+	 * cwnd grows by (72 - 70) / 70 per ACK: +1 after 35 ACKs. */
+	flow_init(&f, SS_TRADITIONAL, 1000, 0);
+	f.st.cubic.w_max = 100;
+	f.st.rnd.min_rtt_us = 100000;
+	f.st.rnd.found = 1;
+	f.w.cwnd = 70;
+	f.w.ssthresh = 70;
+	f.snd_nxt = f.snd_una + 70 * MSS;
+	for (int i = 0; i < 34; i++)
+		ack(&f, t += 100, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.w.cwnd, 70);
+	CHECK_EQ(f.st.cubic.k_ms, 4217);
+	CHECK_EQ(f.st.cubic.origin, 100);
+	ack(&f, t += 100, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.w.cwnd, 71);
+
+	/* After K + 10 s the target is clamped to 1.5 cwnd: with cwnd 200,
+	 * target 300, cnt = 200 / 100 = 2: +1 every two ACKs. */
+	f.w.cwnd = 200;
+	f.st.cubic.ack_credit = 0;
+	f.snd_nxt = f.snd_una + 200 * MSS;
+	t = 4217 * 1000 + 10000 * 1000;
+	ack(&f, t, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.w.cwnd, 200);
+	ack(&f, t + 1, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.w.cwnd, 201);
+}
+
+static void test_cubic_reno_friendly(void)
+{
+	struct flow f;
+
+	/* RFC 9438 4.3: W_est grows by alpha = 3 (1 - 0.7) / (1 + 0.7) = 9/17
+	 * per cwnd of ACKs.  With cwnd 17 and W_max 1000 (so the curve is far
+	 * below W_est and alpha stays 9/17): W_est +1 after 17 * 17 / 9 = 32.1,
+	 * i.e. on the 33rd ACK, and cwnd follows it. */
+	flow_init(&f, SS_TRADITIONAL, 1000, 0);
+	f.st.rnd.found = 1;
+	f.st.rnd.min_rtt_us = 1000;
+	f.w.cwnd = 17;
+	f.w.ssthresh = 17;
+	f.st.cubic.w_max = 1000;
+	/* Pretend the epoch began at 17 with a plateau far away: K ~ 13.4 s,
+	 * so in the first second W_cubic stays at ~17 and the target is W_est. */
+	f.snd_nxt = f.snd_una + 17 * MSS;
+	for (int i = 1; i <= 32; i++)
+		ack(&f, i * 10, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.cubic.w_est, 17);
+	ack(&f, 330, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.cubic.w_est, 18);
+	/* Until now the target was the cubic curve, 17 = cwnd: no growth.
+	 * From this ACK the target is W_est = 18: cwnd += 1/17 per ACK, so
+	 * cwnd reaches 18 on the 17th such ACK (ACK 49). */
+	CHECK_EQ(f.w.cwnd, 17);
+	for (int i = 34; i <= 48; i++)
+		ack(&f, i * 10, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.w.cwnd, 17);
+	ack(&f, 490, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.w.cwnd, 18);
+}
+
+/* ======================================================================
+ * Traditional slow start: cwnd += acked, up to ssthresh.
+ */
+static void test_traditional(void)
+{
+	struct flow f;
+
+	flow_init(&f, SS_TRADITIONAL, 5000, 0);
+	ack_burst(&f, 100000, 10, 1000, 100000);
+	CHECK_EQ(f.w.cwnd, 20);
+	CHECK_EQ(f.st.rnd.round, 2);
+	/* Long trains and RTT rises do not stop it. */
+	ack_burst(&f, 200000, 20, 1000, 200000);
+	CHECK_EQ(f.w.cwnd, 40);
+	CHECK(!f.st.rnd.found);
+	/* At ssthresh the rest of an ACK goes to congestion avoidance. */
+	f.w.ssthresh = 42;
+	ack_n(&f, 300000, 5, 100000);
+	CHECK_EQ(f.w.cwnd, 42);
+}
+
+/* ======================================================================
+ * HyStart
+ */
+
+/* Rounds of ACKs spaced by @gap_us, round r starting at (r - 1) * 100 ms,
+ * each round acking what the previous one sent. */
+static void hystart_rounds(struct flow *f, u32 rounds, u32 gap_us, u32 rtt_us)
+{
+	for (u32 r = 2; r <= rounds && !f->st.rnd.found; r++) {
+		u32 n = in_flight(f);
+		u32 start = (r - 1) * 100000;
+
+		for (u32 j = 0; j < n && !f->st.rnd.found; j++)
+			ack(f, start + j * gap_us, rtt_us);
+	}
+}
+
+static void test_hystart_ack_train(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	/* minRTT 100 ms, no pacing: the train threshold is 100 / 2 = 50 ms.
+	 * ACKs 1 ms apart.  Rounds 2, 3, 4 have 10, 20, 40 ACKs (trains of
+	 * 9, 19, 39 ms).  Round 5 has 80 ACKs; the ACK at j = 51 is the first
+	 * more than 50 ms after the round start.  cwnd at round 5 start is 80
+	 * and each earlier ACK added 1: cwnd = 80 + 51 = 131 = ssthresh. */
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	hystart_rounds(&f, 10, 1000, 100000);
+	CHECK(f.st.rnd.found);
+	CHECK_EQ(f.st.rnd.exit_cause, SS_EXIT_ACK_TRAIN);
+	CHECK_EQ(f.st.rnd.round, 5);
+	CHECK_EQ(f.w.ssthresh, 131);
+	ev = find_event(SS_EV_EXIT, 0, NULL);
+	CHECK(ev && ev->a == SS_EXIT_ACK_TRAIN && ev->c == 131);
+
+	/* With a pacing rate the threshold gains the ACK delay allowance:
+	 * min(1 ms, 4 * 65536 B / rate) = 1 ms at 1 MB/s, so 101 / 2 = 50.5 ms:
+	 * the exit moves to j = 51 still (51 ms > 50.5 ms) ... */
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	f.pacing_rate = 1000000;
+	hystart_rounds(&f, 10, 1000, 100000);
+	CHECK_EQ(f.w.ssthresh, 131);
+	/* ... and when the socket itself paces, the threshold is not halved:
+	 * 101 ms is never reached by an 80 ms train, nor by round 6's 160
+	 * ACKs spaced 1 ms within a 100 ms round (the driver starts a round
+	 * every 100 ms, so round 6 ends at j = 100 > 101?  no: the round's
+	 * ACKs stop being a train after 2 ms gaps only).  We check the
+	 * threshold through round 5 alone. */
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	f.pacing_rate = 1000000;
+	f.paced = true;
+	hystart_rounds(&f, 5, 1000, 100000);
+	CHECK(!f.st.rnd.found);
+}
+
+static void test_hystart_delay(void)
+{
+	struct flow f;
+
+	/* Rounds 2 and 3 at 100 ms; round 4 at 113 ms.  Delay threshold:
+	 * clamp(100 / 8, 4, 16) = 12.5 ms; 113 > 112.5.  The first 8 samples
+	 * of round 4 set its min RTT, the 9th ACK (j = 8) tests it: cwnd at
+	 * round 4 start is 40, so cwnd = ssthresh = 48.  Gaps of 3 ms keep
+	 * the ACK-train test out of it (ACKs more than 2 ms apart). */
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	ack_burst(&f, 100000, 10, 3000, 100000);
+	ack_burst(&f, 200000, 20, 3000, 100000);
+	CHECK_EQ(f.w.cwnd, 40);
+	ack_burst(&f, 300000, 40, 3000, 113000);
+	CHECK(f.st.rnd.found);
+	CHECK_EQ(f.st.rnd.exit_cause, SS_EXIT_DELAY);
+	CHECK_EQ(f.w.ssthresh, 48);
+
+	/* 112 ms is below the threshold: no exit. */
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	ack_burst(&f, 100000, 10, 3000, 100000);
+	ack_burst(&f, 200000, 20, 3000, 100000);
+	ack_burst(&f, 300000, 40, 3000, 112000);
+	CHECK(!f.st.rnd.found);
+	CHECK_EQ(f.w.cwnd, 80);
+
+	/* Threshold clamp: minRTT 200 ms -> 200/8 = 25 ms, clamped to 16 ms:
+	 * 216.5 ms exits, 215 ms does not. */
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	ack_burst(&f, 200000, 10, 3000, 200000);
+	ack_burst(&f, 400000, 20, 3000, 200000);
+	ack_burst(&f, 600000, 40, 3000, 215000);
+	CHECK(!f.st.rnd.found);
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	ack_burst(&f, 200000, 10, 3000, 200000);
+	ack_burst(&f, 400000, 20, 3000, 200000);
+	ack_burst(&f, 600000, 40, 3000, 216500);
+	CHECK(f.st.rnd.found);
+}
+
+static void test_hystart_low_window_and_round_reset(void)
+{
+	struct flow f;
+
+	/* Below the low window (16) nothing exits, however long the train or
+	 * high the RTT ... */
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	f.w.cwnd = 4;
+	f.snd_nxt = f.snd_una + 4 * MSS;
+	ss_init(&f.st, SS_HYSTART, 0, f.snd_una, 4, MSS);
+	ack_burst(&f, 100000, 4, 1000, 100000);
+	ack_burst(&f, 200000, 8, 1000, 500000);
+	CHECK(!f.st.rnd.found);
+	/* ... but rounds are still counted and restarted (the 2025 fix): the
+	 * round that begins at 200 ms, with cwnd 8, has round number 3 and
+	 * starts at 200 ms, so the round starting at 300 ms is round 4 and
+	 * its train is measured from 300 ms, not from a stale start. */
+	CHECK_EQ(f.st.rnd.round, 3);
+	CHECK_EQ(f.st.rnd.start_us, 200000);
+	ack(&f, 300000, 100000);
+	CHECK_EQ(f.st.rnd.round, 4);
+	CHECK_EQ(f.st.rnd.start_us, 300000);
+	CHECK(!f.st.rnd.found);
+}
+
+/* ======================================================================
+ * HyStart++ (RFC 9406)
+ */
+static void test_hspp_css_and_exit(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+	u32 cwnd_before;
+
+	/* Round 2 at 100 ms RTT.  Round 3 at 113 ms: after N_RTT_SAMPLE = 8
+	 * samples, currentRoundMinRTT 113 >= lastRoundMinRTT 100 + RttThresh
+	 * where RttThresh = clamp(100 / 8, 4, 16) = 12.5 ms: CSS. */
+	flow_init(&f, SS_HYSTARTPP, 7000, 0);
+	ack_burst(&f, 100000, 10, 3000, 100000);
+	CHECK_EQ(f.w.cwnd, 20);
+	/* Round 3: 7 ACKs in slow start (+1 each), then the 8th enters CSS
+	 * (the growth of that ACK already counts at a quarter). */
+	ack_burst(&f, 200000, 7, 3000, 113000);
+	CHECK_EQ(f.w.cwnd, 27);
+	CHECK(!f.st.hspp.in_css);
+	ack(&f, 221000, 113000);
+	CHECK(f.st.hspp.in_css);
+	CHECK_EQ(f.st.hspp.css_baseline_us, 113000);
+	ev = find_event(SS_EV_CSS, 0, NULL);
+	CHECK(ev && ev->a == 1 && ev->b == 3);
+	/* In CSS, growth is acked / CSS_GROWTH_DIVISOR (4): the 8th ACK left
+	 * credit 1; 12 more ACKs give credit 13 -> +3, remainder 1. */
+	cwnd_before = f.w.cwnd;
+	CHECK_EQ(cwnd_before, 27);
+	ack_burst(&f, 224000, 12, 3000, 113000);
+	CHECK_EQ(f.w.cwnd, 30);
+	CHECK_EQ(f.st.hspp.css_credit, 1);
+
+	/* CSS_ROUNDS = 5 rounds in CSS (rounds 3..7) end slow start when round
+	 * 8 starts, with ssthresh = cwnd. */
+	for (u32 r = 4; r <= 8 && !f.st.rnd.found; r++)
+		ack_burst(&f, r * 100000, in_flight(&f), 1000, 113000);
+	CHECK(f.st.rnd.found);
+	CHECK_EQ(f.st.rnd.exit_cause, SS_EXIT_CSS_DONE);
+	CHECK_EQ(f.st.rnd.round, 8);
+	CHECK_EQ(f.w.ssthresh, find_event(SS_EV_EXIT, 0, NULL)->b);
+}
+
+static void test_hspp_spurious_css(void)
+{
+	struct flow f;
+
+	/* As above into CSS in round 3; round 4's RTTs fall back to 100 ms <
+	 * baseline 113 ms: after 8 samples, slow start resumes. */
+	flow_init(&f, SS_HYSTARTPP, 7000, 0);
+	ack_burst(&f, 100000, 10, 3000, 100000);
+	ack_burst(&f, 200000, in_flight(&f), 3000, 113000);
+	CHECK(f.st.hspp.in_css);
+	ack_burst(&f, 300000, 7, 3000, 100000);
+	CHECK(f.st.hspp.in_css);
+	ack(&f, 321000, 100000);
+	CHECK(!f.st.hspp.in_css);
+	CHECK_EQ(count_events(SS_EV_CSS), 2);
+	CHECK(!f.st.rnd.found);
+}
+
+static void test_hspp_limit_l(void)
+{
+	struct flow f;
+
+	/* One ACK for 20 packets grows cwnd by L = 8 unpaced ... */
+	flow_init(&f, SS_HYSTARTPP, 7000, 0);
+	f.snd_nxt = f.snd_una + 20 * MSS;
+	ack_n(&f, 100000, 20, 100000);
+	CHECK_EQ(f.w.cwnd, 18);
+	/* ... and by all 20 when paced (L unlimited). */
+	flow_init(&f, SS_HYSTARTPP, 7000, 0);
+	f.paced = true;
+	f.snd_nxt = f.snd_una + 20 * MSS;
+	ack_n(&f, 100000, 20, 100000);
+	CHECK_EQ(f.w.cwnd, 30);
+}
+
+/* ======================================================================
+ * SUSS, worked example: minRTT 50 ms, iw 10, MSS 1000 B, no pacing rate
+ * (so HyStart's ACK-delay allowance is 0).
+ *
+ * Round 2: the 10 ACKs of the initial window arrive 0.4 ms apart from
+ *   t = 50 ms: dtB = 9 * 0.4 = 3.6 ms (10 of 10 blue packets seen).
+ *   minRTT 50 > 10 ms and 4 dtB = 14.4 ms < 50 ms: G = 4.
+ *   cwnd at round start 10 -> limit 40; blue packets of round 2:
+ *   10 << 1 = 20; red = 40 - 20 = 20;
+ *   duration = 50 ms * 20 / 40 = 25 ms; rate = 20 * 1000 B / 25 ms
+ *   = 800000 B/s; guard = (50 ms * 20/40 - 3.6 ms) / 2 = 10.7 ms.
+ * Round 3: 20 blue ACKs 0.3 ms apart from t = 100 ms: dtB = 5.7 ms;
+ *   full train = dtB * 2^1 = 11.4 ms; projection 11.4^2 / 3.6 = 36.1 ms
+ *   <= 50 ms; r = 3 - 2 = 1 round since minRTT fell, moRTT 50:
+ *   2 * 50 <= 2 * 50 + 50/8: G = 4.  limit = 40 * 4 = 160; blue 40;
+ *   red 120; duration = 50 * 120 / 160 = 37.5 ms; rate = 120 000 B /
+ *   37.5 ms = 3 200 000 B/s (= cwnd_3 / minRTT); guard = (12.5 - 5.7) / 2
+ *   = 3.4 ms.  Then round 2's 20 red ACKs: one-for-one, cwnd stays 160.
+ * Round 4: 40 blue ACKs 0.3 ms apart from t = 150 ms.  HyStart's train
+ *   test on blue ACKs scales by 2^jumps = 4: it fires when 4 * elapsed >
+ *   25 ms, i.e. at j = 21 (6.3 ms).  cwnd then is 160 + 21 = 181 and
+ *   22 blue packets are in: cap = 181 + 22 * (4 - 1) = 247.
+ *   At the blue tail: dtB = 39 * 0.3 = 11.7 ms, train 46.8 ms,
+ *   projection 46.8^2 / 11.4 = 192.1 ms > 50 ms: G = 2 (back to doubling).
+ *   cwnd = 200 after the blue ACKs; each red ACK of round 3 adds 1; the
+ *   48th makes cwnd 248 > 247: exit (state 3).  Two jumps, so cwnd is cut
+ *   to what is in flight: 247 before that ACK, 246 after it.
+ */
+static void suss_example(struct flow *f, u32 isn, u32 t0)
+{
+	u32 t;
+
+	flow_init(f, SS_SUSS, isn, t0);
+	ack_burst(f, 50000, 10, 400, 50000);		/* round 2 */
+	ack_burst(f, 100000, 20, 300, 50000);		/* round 3: blue */
+	t = ack_burst(f, 114000, 20, 1250, 50500);	/* round 3: red of round 2 */
+	(void)t;
+	ack_burst(f, 150000, 40, 300, 50000);		/* round 4: blue */
+	ack_burst(f, 170000, 60, 250, 50500);		/* round 4: red of round 3 */
+}
+
+static void check_suss_example(struct flow *f)
+{
+	const struct ss_event *ev;
+	int i;
+
+	/* Round 2 */
+	ev = find_event(SS_EV_BLUE_TRAIN, 0, NULL);
+	CHECK(ev && ev->a == 2 && ev->b == 3600 && ev->c == 3600);
+	ev = find_event(SS_EV_GROWTH, 0, NULL);
+	CHECK(ev && ev->a == 2 && ev->b == 4 && ev->c == 0);
+	ev = find_event(SS_EV_PACING, 0, &i);
+	CHECK(ev != NULL);
+	if (ev) {
+		CHECK_EQ(plans[i].red_pkts, 20);
+		CHECK_EQ(plans[i].duration_us, 25000);
+		CHECK_EQ(plans[i].rate, 800000);
+		CHECK_EQ(plans[i].guard_us, 10700);
+		CHECK_EQ(plans[i].limit, 40);
+		CHECK_EQ(plans[i].growth, 4);
+	}
+	/* Round 3 */
+	ev = find_event(SS_EV_BLUE_TRAIN, 1, NULL);
+	CHECK(ev && ev->a == 3 && ev->b == 5700 && ev->c == 11400);
+	ev = find_event(SS_EV_GROWTH, 1, NULL);
+	CHECK(ev && ev->a == 3 && ev->b == 4 && ev->c == 0);
+	ev = find_event(SS_EV_PACING, 1, &i);
+	CHECK(ev != NULL);
+	if (ev) {
+		CHECK_EQ(plans[i].red_pkts, 120);
+		CHECK_EQ(plans[i].duration_us, 37500);
+		CHECK_EQ(plans[i].rate, 3200000);
+		CHECK_EQ(plans[i].guard_us, 3400);
+		CHECK_EQ(plans[i].limit, 160);
+	}
+	/* Round 4: cap, then G = 2, then exit at the cap. */
+	ev = find_event(SS_EV_CAP, 0, NULL);
+	CHECK(ev && ev->a == 247 && ev->b == 181 && ev->c == 22);
+	ev = find_event(SS_EV_BLUE_TRAIN, 2, NULL);
+	CHECK(ev && ev->a == 4 && ev->b == 11700 && ev->c == 46800);
+	ev = find_event(SS_EV_GROWTH, 2, NULL);
+	CHECK(ev && ev->a == 4 && ev->b == 2 && ev->c == SUSS_NO_TRAIN);
+	CHECK_EQ(count_events(SS_EV_PACING), 2);
+	CHECK_EQ(f->plans_started, 2);
+	CHECK_EQ(f->st.suss.jumps, 2);
+	CHECK(f->st.rnd.found);
+	CHECK_EQ(f->st.suss.state, SUSS_EXIT_CAP);
+	CHECK_EQ(f->st.rnd.exit_cause, SS_EXIT_SUSS_CAP);
+	ev = find_event(SS_EV_EXIT, 0, NULL);
+	CHECK(ev && ev->a == SS_EXIT_SUSS_CAP && ev->b == 246 && ev->c == 246);
+}
+
+static void test_suss_example(void)
+{
+	struct flow f;
+
+	suss_example(&f, 1000, 0);
+	check_suss_example(&f);
+}
+
+static void test_suss_wraparound(void)
+{
+	struct flow f;
+
+	/* The same flow with sequence numbers and the us clock wrapping in
+	 * the middle: the same decisions. */
+	suss_example(&f, 0xffffffffU - 40 * MSS, 0xffffffffU - 120000);
+	check_suss_example(&f);
+}
+
+static void test_suss_round2_refusals(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	/* dtB = 9 * 1.4 = 12.6 ms >= 50 / 4 = 12.5 ms: SUSS off, plain HyStart. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	ack_burst(&f, 50000, 10, 1400, 50000);
+	ev = find_event(SS_EV_GROWTH, 0, NULL);
+	CHECK(ev && ev->b == 2 && ev->c == SUSS_NO_TRAIN);
+	CHECK_EQ(f.st.suss.state, SUSS_OFF);
+	CHECK_EQ(f.w.cwnd, 20);
+
+	/* minRTT 10 ms is not above 10 ms: off. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	ack_burst(&f, 10000, 10, 100, 10000);
+	ev = find_event(SS_EV_GROWTH, 0, NULL);
+	CHECK(ev && ev->b == 2 && (ev->c & SUSS_NO_SHORT_PATH));
+	CHECK_EQ(f.st.suss.state, SUSS_OFF);
+
+	/* suss_max = 0: no round may accelerate (round 2 < 0 + 2 fails). */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	f.p.suss_max = 0;
+	ack_burst(&f, 50000, 10, 400, 50000);
+	ev = find_event(SS_EV_GROWTH, 0, NULL);
+	CHECK(ev && ev->b == 2 && (ev->c & SUSS_NO_ROUNDS));
+}
+
+static void test_suss_stretch_ack(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	/* One stretch ACK for the whole initial window is both head and tail
+	 * of the blue part: no spacing, no division by zero, no jump. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	ack_n(&f, 50000, 10, 50000);
+	ev = find_event(SS_EV_GROWTH, 0, NULL);
+	CHECK(ev && ev->b == 2 && ev->c == SUSS_NO_SAMPLE);
+	CHECK_EQ(f.w.cwnd, 20);
+	CHECK_EQ(f.st.suss.state, SUSS_CLOCKING);
+}
+
+static void test_suss_condition2(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	/* Round 3's moRTT 55 ms with minRTT 50 ms set in round 2 (r = 1):
+	 * 2 * 55 = 110 > 2 * 50 + 6.25 = 106.25: condition 2 fails, G = 2.
+	 * (HyStart's own delay exit needs > 50 + 6.25 = 56.25 ms, so it
+	 * stays quiet: condition 2 is the stricter test.) */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	ack_burst(&f, 50000, 10, 400, 50000);
+	ack_burst(&f, 100000, 20, 300, 55000);
+	ev = find_event(SS_EV_GROWTH, 1, NULL);
+	CHECK(ev && ev->b == 2 && ev->c == SUSS_NO_DELAY);
+	CHECK(!f.st.suss.growth_allowed);
+	/* 53 ms passes: 106 <= 106.25. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	ack_burst(&f, 50000, 10, 400, 50000);
+	ack_burst(&f, 100000, 20, 300, 53000);
+	ev = find_event(SS_EV_GROWTH, 1, NULL);
+	CHECK(ev && ev->b == 4);
+}
+
+static void test_suss_loss_cuts_to_in_flight(void)
+{
+	struct flow f;
+	u32 ssthresh;
+
+	/* Loss right after round 2's jump: cwnd 40 but only 20 + 2 ... in
+	 * flight.  The model sent up to cwnd at once, so emulate a pacing
+	 * period that has sent nothing yet: in_flight = 20.  cwnd is cut to
+	 * 20 before CUBIC's reduction: ssthresh = 0.7 * 20 = 14. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	ack_burst(&f, 50000, 10, 400, 50000);
+	CHECK_EQ(f.w.cwnd, 40);
+	CHECK_EQ(f.st.suss.state, SUSS_PACING);
+	ssthresh = ss_ssthresh(&f.st, 20, &f.w);
+	CHECK_EQ(ssthresh, 14);
+	CHECK_EQ(f.w.cwnd, 20);
+	CHECK_EQ(f.st.suss.state, SUSS_REDUCED);
+	CHECK_EQ(f.st.cubic.w_max, 20);
+	/* RTO with cwnd < 40: SUSS off. */
+	ss_on_rto(&f.st, &f.w);
+	CHECK_EQ(f.st.suss.state, SUSS_OFF);
+}
+
+static void test_suss_k_max(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+	int i;
+
+	/* Appendix A with k_max = 2: round 2's dtB 3.6 ms <= 50 / 2^3 =
+	 * 6.25 ms, and r = 0 (minRTT set this round): G = 2^3 = 8.
+	 * limit = 10 * 8 = 80; blue 20; red 60; duration = 50 * 60/80 =
+	 * 37.5 ms; guard = (12.5 - 3.6) / 2 = 4.45 ms. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	f.p.suss_k_max = 2;
+	ack_burst(&f, 50000, 10, 400, 50000);
+	ev = find_event(SS_EV_GROWTH, 0, NULL);
+	CHECK(ev && ev->b == 8);
+	ev = find_event(SS_EV_PACING, 0, &i);
+	CHECK(ev != NULL);
+	if (ev) {
+		CHECK_EQ(plans[i].limit, 80);
+		CHECK_EQ(plans[i].red_pkts, 60);
+		CHECK_EQ(plans[i].duration_us, 37500);
+		CHECK_EQ(plans[i].guard_us, 4450);
+	}
+	CHECK_EQ(f.st.suss.jumps, 2);
+	/* Default k_max = 1 never exceeds 4 on the same ACKs. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	ack_burst(&f, 50000, 10, 400, 50000);
+	CHECK_EQ(find_event(SS_EV_GROWTH, 0, NULL)->b, 4);
+}
+
+static void test_state_fits_kernel_area(void)
+{
+	/* icsk_ca_priv is 104 bytes on Linux 6.x. */
+	CHECK(sizeof(struct ss_state) <= 104);
+}
+
+int main(void)
+{
+	test_cbrt();
+	test_cubic_window();
+	test_cubic_reduction_and_growth();
+	test_cubic_reno_friendly();
+	test_traditional();
+	test_hystart_ack_train();
+	test_hystart_delay();
+	test_hystart_low_window_and_round_reset();
+	test_hspp_css_and_exit();
+	test_hspp_spurious_css();
+	test_hspp_limit_l();
+	test_suss_example();
+	test_suss_wraparound();
+	test_suss_round2_refusals();
+	test_suss_stretch_ack();
+	test_suss_condition2();
+	test_suss_loss_cuts_to_in_flight();
+	test_suss_k_max();
+	test_state_fits_kernel_area();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
