@@ -17,7 +17,7 @@ static inline u32 ss_max(u32 a, u32 b) { return a > b ? a : b; }
 static inline u32 ss_clamp(u32 v, u32 lo, u32 hi) { return ss_max(lo, ss_min(v, hi)); }
 static inline u32 ss_sat32(u64 v) { return v > 0xffffffffULL ? 0xffffffffU : (u32)v; }
 
-static void trace(const struct ss_state *st, enum ss_event_type type,
+static void trace(const struct sscore_state *st, enum ss_event_type type,
 		  u32 a, u32 b, u32 c, const struct ss_pacing_plan *plan)
 {
 	struct ss_event ev = { .type = type, .a = a, .b = b, .c = c, .plan = plan };
@@ -114,7 +114,7 @@ static void cubic_update_w_est(struct ss_cubic *c, u32 acked, u32 cwnd)
 	c->w_est_acks = ss_sat32(acks);
 }
 
-static void cubic_avoid(struct ss_state *st, u32 now_ms, u32 acked, struct ss_win *w)
+static void cubic_avoid(struct sscore_state *st, u32 now_ms, u32 acked, struct ss_win *w)
 {
 	struct ss_cubic *c = &st->cubic;
 	u32 rtt_ms = st->rnd.min_rtt_us == SS_RTT_UNKNOWN ? 0 : st->rnd.min_rtt_us / SS_USEC_PER_MSEC;
@@ -172,7 +172,7 @@ static bool rtt_valid(const struct ss_ack *ack)
 	return ack->rtt_us != SS_RTT_UNKNOWN;
 }
 
-static void take_rtt_sample(struct ss_state *st, const struct ss_ack *ack)
+static void take_rtt_sample(struct sscore_state *st, const struct ss_ack *ack)
 {
 	struct ss_round *r = &st->rnd;
 	u32 rtt = ack->rtt_us ? ack->rtt_us : 1;
@@ -183,12 +183,12 @@ static void take_rtt_sample(struct ss_state *st, const struct ss_ack *ack)
 	}
 }
 
-static bool rtt_quiet(const struct ss_state *st, const struct ss_ack *ack)
+static bool rtt_quiet(const struct sscore_state *st, const struct ss_ack *ack)
 {
 	return st->cubic.epoch_ms && ss_elapsed(ack->now_ms, st->cubic.epoch_ms) < CUBIC_QUIET_MS;
 }
 
-static void exit_slow_start(struct ss_state *st, struct ss_win *w, enum ss_exit_cause cause)
+static void exit_slow_start(struct sscore_state *st, struct ss_win *w, enum ss_exit_cause cause)
 {
 	st->rnd.found = 1;
 	st->rnd.exit_cause = cause;
@@ -220,7 +220,7 @@ static u32 hystart_ack_delay(const struct ss_ack *ack)
 }
 
 /* Length of the ACK train so far, scaled by 2^scale (SUSS: whole train from its blue part). */
-static bool hystart_train_too_long(struct ss_state *st, const struct ss_params *p,
+static bool hystart_train_too_long(struct sscore_state *st, const struct ss_params *p,
 				   const struct ss_ack *ack, u32 scale)
 {
 	struct ss_round *r = &st->rnd;
@@ -236,7 +236,7 @@ static bool hystart_train_too_long(struct ss_state *st, const struct ss_params *
 	return train > thresh;
 }
 
-static bool hystart_delay_increased(struct ss_state *st, const struct ss_params *p,
+static bool hystart_delay_increased(struct sscore_state *st, const struct ss_params *p,
 				    const struct ss_ack *ack)
 {
 	struct ss_round *r = &st->rnd;
@@ -253,7 +253,7 @@ static bool hystart_delay_increased(struct ss_state *st, const struct ss_params 
 	return r->round_min_rtt_us > r->min_rtt_us + thresh;
 }
 
-static void hystart_update(struct ss_state *st, const struct ss_params *p,
+static void hystart_update(struct sscore_state *st, const struct ss_params *p,
 			   const struct ss_ack *ack, struct ss_win *w)
 {
 	if (w->cwnd < p->hs_low_window)
@@ -274,7 +274,7 @@ static void hystart_update(struct ss_state *st, const struct ss_params *p,
  * (8) unless the sender paces.
  */
 
-static void hspp_round_end(struct ss_state *st, const struct ss_params *p, struct ss_win *w)
+static void hspp_round_end(struct sscore_state *st, const struct ss_params *p, struct ss_win *w)
 {
 	struct ss_hspp *h = &st->hspp;
 
@@ -283,7 +283,7 @@ static void hspp_round_end(struct ss_state *st, const struct ss_params *p, struc
 		exit_slow_start(st, w, SS_EXIT_CSS_DONE);
 }
 
-static void hspp_update(struct ss_state *st, const struct ss_params *p,
+static void hspp_update(struct sscore_state *st, const struct ss_params *p,
 			const struct ss_ack *ack)
 {
 	struct ss_round *r = &st->rnd;
@@ -317,7 +317,7 @@ static void hspp_update(struct ss_state *st, const struct ss_params *p,
 	}
 }
 
-static u32 hspp_grow(struct ss_state *st, const struct ss_params *p,
+static u32 hspp_grow(struct sscore_state *st, const struct ss_params *p,
 		     const struct ss_ack *ack, struct ss_win *w)
 {
 	struct ss_hspp *h = &st->hspp;
@@ -365,7 +365,7 @@ static u32 suss_blue_pkts(const struct ss_suss *s, u32 round)
 	return ss_sat32((u64)s->iw << shift);
 }
 
-static void suss_new_round(struct ss_state *st, const struct ss_ack *ack, struct ss_win *w)
+static void suss_new_round(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w)
 {
 	struct ss_suss *s = &st->suss;
 
@@ -405,7 +405,7 @@ static bool suss_ahead_ok(const struct ss_round *r, u32 train_us, u32 k)
 }
 
 /* The growth factor for this round: 2, or 4 (2^(k+1) with Appendix A). */
-static u32 suss_growth(struct ss_state *st, const struct ss_params *p,
+static u32 suss_growth(struct sscore_state *st, const struct ss_params *p,
 		       u32 dtb_us, u32 train_us, u32 *why)
 {
 	struct ss_suss *s = &st->suss;
@@ -447,7 +447,7 @@ static u32 suss_growth(struct ss_state *st, const struct ss_params *p,
 }
 
 /* Plan the red part of an accelerated round (Eq. 10-12). */
-static bool suss_plan_pacing(struct ss_state *st, const struct ss_ack *ack,
+static bool suss_plan_pacing(struct sscore_state *st, const struct ss_ack *ack,
 			     u32 growth, u32 dtb_us, struct ss_pacing_plan *plan)
 {
 	struct ss_suss *s = &st->suss;
@@ -482,7 +482,7 @@ static bool suss_plan_pacing(struct ss_state *st, const struct ss_ack *ack,
 }
 
 /* The ACK that completes the blue part of the round. */
-static void suss_blue_done(struct ss_state *st, const struct ss_params *p,
+static void suss_blue_done(struct sscore_state *st, const struct ss_params *p,
 			   const struct ss_ack *ack, struct ss_win *w,
 			   struct ss_pacing_plan *plan)
 {
@@ -536,7 +536,7 @@ static void suss_blue_done(struct ss_state *st, const struct ss_params *p,
 
 /* Leave slow start, SUSS style: after several jumps cwnd may exceed what
  * was really sent, so it is cut to what is in flight. */
-static void suss_exit(struct ss_state *st, const struct ss_ack *ack, struct ss_win *w,
+static void suss_exit(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w,
 		      enum ss_suss_state why, enum ss_exit_cause cause)
 {
 	st->suss.state = why;
@@ -545,7 +545,7 @@ static void suss_exit(struct ss_state *st, const struct ss_ack *ack, struct ss_w
 	exit_slow_start(st, w, cause);
 }
 
-static void suss_update(struct ss_state *st, const struct ss_params *p,
+static void suss_update(struct sscore_state *st, const struct ss_params *p,
 			const struct ss_ack *ack, struct ss_win *w,
 			struct ss_pacing_plan *plan)
 {
@@ -588,10 +588,10 @@ static void suss_update(struct ss_state *st, const struct ss_params *p,
  * Entry points
  */
 
-void ss_init(struct ss_state *st, enum ss_variant v, u32 now_us, u32 snd_nxt, u32 cwnd,
+void ss_init(struct sscore_state *st, enum ss_variant v, u32 now_us, u32 snd_nxt, u32 cwnd,
 	     u32 mss)
 {
-	*st = (struct ss_state){ 0 };
+	*st = (struct sscore_state){ 0 };
 	st->variant = v;
 	st->rnd.end_seq = snd_nxt;
 	st->rnd.start_us = now_us;
@@ -612,7 +612,7 @@ void ss_init(struct ss_state *st, enum ss_variant v, u32 now_us, u32 snd_nxt, u3
 	}
 }
 
-static void start_round(struct ss_state *st, const struct ss_params *p,
+static void start_round(struct sscore_state *st, const struct ss_params *p,
 			const struct ss_ack *ack, struct ss_win *w)
 {
 	struct ss_round *r = &st->rnd;
@@ -631,7 +631,7 @@ static void start_round(struct ss_state *st, const struct ss_params *p,
 	trace(st, SS_EV_NEW_ROUND, r->round, r->end_seq, w->cwnd, 0);
 }
 
-void ss_on_ack(struct ss_state *st, const struct ss_params *p,
+void ss_on_ack(struct sscore_state *st, const struct ss_params *p,
 	       const struct ss_ack *ack, struct ss_win *w,
 	       struct ss_pacing_plan *plan)
 {
@@ -676,7 +676,7 @@ static u32 slow_start(struct ss_win *w, u32 acked)
 	return acked - inc;
 }
 
-void ss_cong_avoid(struct ss_state *st, const struct ss_params *p,
+void ss_cong_avoid(struct sscore_state *st, const struct ss_params *p,
 		   const struct ss_ack *ack, struct ss_win *w)
 {
 	struct ss_suss *s = &st->suss;
@@ -697,7 +697,7 @@ void ss_cong_avoid(struct ss_state *st, const struct ss_params *p,
 	cubic_avoid(st, ack->now_ms, left, w);
 }
 
-u32 ss_ssthresh(struct ss_state *st, u32 in_flight, struct ss_win *w)
+u32 ss_ssthresh(struct sscore_state *st, u32 in_flight, struct ss_win *w)
 {
 	struct ss_suss *s = &st->suss;
 	u32 before = w->cwnd;
@@ -721,7 +721,7 @@ u32 ss_ssthresh(struct ss_state *st, u32 in_flight, struct ss_win *w)
 /* SUSS is not worth re-arming for a tiny window after a timeout. */
 #define SUSS_RTO_MIN_CWND 40
 
-void ss_on_rto(struct ss_state *st, const struct ss_win *w)
+void ss_on_rto(struct sscore_state *st, const struct ss_win *w)
 {
 	st->cubic.epoch_ms = 0;
 	if (st->variant == SS_SUSS && w->cwnd < SUSS_RTO_MIN_CWND)
@@ -733,7 +733,7 @@ void ss_on_rto(struct ss_state *st, const struct ss_win *w)
 	st->rnd.exit_cause = SS_EXIT_NONE;
 }
 
-void ss_on_idle_restart(struct ss_state *st, u32 now_ms, u32 idle_ms)
+void ss_on_idle_restart(struct sscore_state *st, u32 now_ms, u32 idle_ms)
 {
 	struct ss_cubic *c = &st->cubic;
 

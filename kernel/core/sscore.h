@@ -200,7 +200,7 @@ struct ss_suss {
 	u8 pad;
 };
 
-struct ss_state {
+struct sscore_state {
 	struct ss_cubic cubic;
 	struct ss_round rnd;
 	union {
@@ -261,7 +261,7 @@ struct ss_event {
 	const struct ss_pacing_plan *plan;
 };
 
-void ss_trace_event(const struct ss_state *st, const struct ss_event *ev);
+void ss_trace_event(const struct sscore_state *st, const struct ss_event *ev);
 
 /* Reasons a SUSS round was not accelerated (SS_EV_GROWTH c bits). */
 #define SUSS_NO_SHORT_PATH	0x01	/* minRTT <= suss_min_rtt */
@@ -273,29 +273,29 @@ void ss_trace_event(const struct ss_state *st, const struct ss_event *ev);
 #define SUSS_NO_DISALLOWED	0x40	/* growth already fell to 2 */
 
 /* API, in the order the kernel calls it. */
-void ss_init(struct ss_state *st, enum ss_variant v, u32 now_us, u32 snd_nxt,
+void ss_init(struct sscore_state *st, enum ss_variant v, u32 now_us, u32 snd_nxt,
 	     u32 cwnd, u32 mss);
 
 /* Every ACK that acks new data: RTT samples, rounds, exit tests, SUSS. */
-void ss_on_ack(struct ss_state *st, const struct ss_params *p,
+void ss_on_ack(struct sscore_state *st, const struct ss_params *p,
 	       const struct ss_ack *ack, struct ss_win *w,
 	       struct ss_pacing_plan *plan);
 
 /* cwnd growth for an ACK outside Recovery/CWR (slow start or CUBIC). */
-void ss_cong_avoid(struct ss_state *st, const struct ss_params *p,
+void ss_cong_avoid(struct sscore_state *st, const struct ss_params *p,
 		   const struct ss_ack *ack, struct ss_win *w);
 
 /* Loss or ECN: returns the new ssthresh; may cut w->cwnd first (SUSS). */
-u32 ss_ssthresh(struct ss_state *st, u32 in_flight, struct ss_win *w);
+u32 ss_ssthresh(struct sscore_state *st, u32 in_flight, struct ss_win *w);
 
 /* RTO (the kernel's Loss state). */
-void ss_on_rto(struct ss_state *st, const struct ss_win *w);
+void ss_on_rto(struct sscore_state *st, const struct ss_win *w);
 
 /* Sending restarts after an idle period of @idle_us. */
-void ss_on_idle_restart(struct ss_state *st, u32 now_ms, u32 idle_ms);
+void ss_on_idle_restart(struct sscore_state *st, u32 now_ms, u32 idle_ms);
 
 /* Is SUSS pacing right now (the glue must keep its rate)? */
-static inline bool ss_suss_pacing(const struct ss_state *st)
+static inline bool ss_suss_pacing(const struct sscore_state *st)
 {
 	return st->variant == SS_SUSS && st->suss.state == SUSS_PACING;
 }

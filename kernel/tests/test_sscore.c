@@ -49,7 +49,7 @@ static struct ss_event events[MAX_EVENTS];
 static struct ss_pacing_plan plans[MAX_EVENTS];
 static int n_events;
 
-void ss_trace_event(const struct ss_state *st, const struct ss_event *ev)
+void ss_trace_event(const struct sscore_state *st, const struct ss_event *ev)
 {
 	(void)st;
 	if (n_events >= MAX_EVENTS)
@@ -88,7 +88,7 @@ static int count_events(enum ss_event_type type)
 #define IW 10U
 
 struct flow {
-	struct ss_state st;
+	struct sscore_state st;
 	struct ss_params p;
 	struct ss_win w;
 	u32 snd_una, snd_nxt;
@@ -731,7 +731,7 @@ static void test_suss_k_max(void)
 static void test_state_fits_kernel_area(void)
 {
 	/* icsk_ca_priv is 104 bytes on Linux 6.x. */
-	CHECK(sizeof(struct ss_state) <= 104);
+	CHECK(sizeof(struct sscore_state) <= 104);
 }
 
 int main(void)

@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tcp_sslab: slowstart-lab's congestion controls.
+ *
+ * One module, four congestion-control names, so that every socket picks its
+ * slow-start variant by name (setsockopt TCP_CONGESTION, or a namespace's
+ * net.ipv4.tcp_congestion_control) and one experiment can mix them:
+ *
+ *   cubic_ss    CUBIC, traditional slow start (no HyStart)
+ *   cubic_hs    CUBIC + HyStart (meant to behave like the built-in "cubic")
+ *   cubic_hspp  CUBIC + HyStart++ (RFC 9406)
+ *   cubic_suss  CUBIC + HyStart + SUSS
+ *
+ * The algorithms live in core/sscore.c, shared with the user-space tests;
+ * this file only moves numbers between struct tcp_sock and the core, and
+ * carries out SUSS's pacing periods with TCP's internal pacing:
+ *
+ *  - a period starts when the core plans one: the socket's pacing rate and
+ *    its cap (sk_max_pacing_rate) are set to the planned rate, internal
+ *    pacing is switched on if nothing paced the socket before, and the
+ *    next departure time (tcp_wstamp_ns) is pushed out by the guard;
+ *  - while it lasts, the stack's per-ACK pacing update cannot exceed the
+ *    cap, so it cannot overwrite the SUSS rate with a faster one;
+ *  - it ends at the next round, an exit or a loss: the socket's own cap and
+ *    pacing status are restored, and the stack paces (or not) as it would.
+ */
+#include <linux/module.h>
+#include <net/tcp.h>
+
+#include "core/sscore.h"
+
+#define CREATE_TRACE_POINTS
+#include "sslab_trace.h"
+
+static struct ss_params sslab_params = SS_DEFAULT_PARAMS;
+
+#define SSLAB_PARAM(name, desc)						\
+	module_param_named(name, sslab_params.name, uint, 0644);	\
+	MODULE_PARM_DESC(name, desc)
+
+SSLAB_PARAM(hs_low_window, "HyStart: no exit test below this cwnd (packets)");
+SSLAB_PARAM(hs_ack_delta_us, "HyStart: ACKs closer than this (us) form a train");
+SSLAB_PARAM(hs_delay_min_us, "HyStart: lower clamp of the delay threshold (us)");
+SSLAB_PARAM(hs_delay_max_us, "HyStart: upper clamp of the delay threshold (us)");
+SSLAB_PARAM(hs_min_samples, "HyStart: RTT samples per round before the delay test");
+SSLAB_PARAM(hspp_min_rtt_thresh_us, "HyStart++ MIN_RTT_THRESH (us)");
+SSLAB_PARAM(hspp_max_rtt_thresh_us, "HyStart++ MAX_RTT_THRESH (us)");
+SSLAB_PARAM(hspp_min_rtt_divisor, "HyStart++ MIN_RTT_DIVISOR");
+SSLAB_PARAM(hspp_n_rtt_sample, "HyStart++ N_RTT_SAMPLE");
+SSLAB_PARAM(hspp_css_growth_divisor, "HyStart++ CSS_GROWTH_DIVISOR");
+SSLAB_PARAM(hspp_css_rounds, "HyStart++ CSS_ROUNDS");
+SSLAB_PARAM(hspp_l_unpaced, "HyStart++ L when not paced (packets)");
+SSLAB_PARAM(suss_max, "SUSS: accelerated rounds allowed (round < suss_max + 2)");
+SSLAB_PARAM(suss_k_max, "SUSS: Appendix A k_max; G up to 2^(k_max+1); 1 keeps G in {2,4}");
+SSLAB_PARAM(suss_min_rtt_us, "SUSS: no acceleration when minRTT is at most this (us)");
+
+/* The module's per-socket area: the core's state and what the glue restores. */
+struct sslab_sock {
+	struct sscore_state st;
+	u32 saved_max_rate;	/* socket's own cap, bytes/s; ~0U = none */
+};
+
+#define SSLAB_WE_PACE 0x1	/* st.pad[0]: we switched internal pacing on */
+
+static struct sslab_sock *sslab_of(const struct sock *sk)
+{
+	return inet_csk_ca(sk);
+}
+
+static struct sock *sk_of(const struct sscore_state *st)
+{
+	return (struct sock *)container_of((const u64 *)st, struct inet_connection_sock,
+					   icsk_ca_priv[0]);
+}
+
+static u64 now_us(const struct tcp_sock *tp)
+{
+	return tp->tcp_mstamp;
+}
+
+void ss_trace_event(const struct sscore_state *st, const struct ss_event *ev)
+{
+	trace_sslab_event(sk_of(st), st, ev);
+}
+
+static u8 trace_state(const struct sscore_state *st)
+{
+	if (st->variant == SS_SUSS)
+		return st->suss.state;
+	if (st->variant == SS_HYSTARTPP && st->hspp.in_css)
+		return 2;
+	return st->rnd.found ? 1 : 0;
+}
+
+static void trace_ack(struct sock *sk)
+{
+	const struct sscore_state *st = &sslab_of(sk)->st;
+
+	trace_sslab_ack(sk, st, trace_state(st));
+}
+
+/* ---- SUSS pacing periods ------------------------------------------------ */
+
+static void suss_start_pacing(struct sock *sk, const struct ss_pacing_plan *plan)
+{
+	struct sslab_sock *ss = sslab_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	unsigned long own = READ_ONCE(sk->sk_max_pacing_rate);
+
+	ss->saved_max_rate = own >= U32_MAX ? U32_MAX : (u32)own;
+	WRITE_ONCE(sk->sk_max_pacing_rate, (unsigned long)plan->rate);
+	WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)plan->rate);
+	if (cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED) == SK_PACING_NONE)
+		ss->st.pad[0] |= SSLAB_WE_PACE;
+	/* The guard: hold the first red packet until guard_us from now. */
+	tp->tcp_wstamp_ns = max(tp->tcp_wstamp_ns,
+				tp->tcp_clock_cache + (u64)plan->guard_us * NSEC_PER_USEC);
+}
+
+static void suss_stop_pacing(struct sock *sk)
+{
+	struct sslab_sock *ss = sslab_of(sk);
+	unsigned long own = ss->saved_max_rate == U32_MAX ? ~0UL : ss->saved_max_rate;
+
+	WRITE_ONCE(sk->sk_max_pacing_rate, own);
+	if (ss->st.pad[0] & SSLAB_WE_PACE) {
+		cmpxchg(&sk->sk_pacing_status, SK_PACING_NEEDED, SK_PACING_NONE);
+		ss->st.pad[0] &= ~SSLAB_WE_PACE;
+	}
+}
+
+/* ---- numbers in and out of the core ------------------------------------- */
+
+static void fill_ack(struct sock *sk, struct ss_ack *a, u32 acked, s32 rtt_us)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	const struct sscore_state *st = &sslab_of(sk)->st;
+	u64 us = now_us(tp);
+
+	a->now_us = (u32)us;
+	a->now_ms = (u32)div_u64(us, USEC_PER_MSEC);
+	a->snd_una = tp->snd_una;
+	a->snd_nxt = tp->snd_nxt;
+	a->acked = acked;
+	a->rtt_us = rtt_us > 0 ? (u32)rtt_us : (rtt_us == 0 ? 1 : SS_RTT_UNKNOWN);
+	a->in_flight = tcp_packets_in_flight(tp);
+	a->mss = tp->mss_cache;
+	a->pacing_rate = READ_ONCE(sk->sk_pacing_rate);
+	a->gso_max_bytes = sk->sk_gso_max_size;
+	/* Pacing that SUSS switched on itself does not count as the socket's. */
+	a->paced = READ_ONCE(sk->sk_pacing_status) != SK_PACING_NONE &&
+		   !(st->pad[0] & SSLAB_WE_PACE);
+}
+
+static void read_win(const struct tcp_sock *tp, struct ss_win *w)
+{
+	w->cwnd = tcp_snd_cwnd(tp);
+	w->ssthresh = tp->snd_ssthresh;
+}
+
+static void write_win(struct tcp_sock *tp, const struct ss_win *w)
+{
+	tcp_snd_cwnd_set(tp, max(min(w->cwnd, tp->snd_cwnd_clamp), 1U));
+	tp->snd_ssthresh = w->ssthresh;
+}
+
+/* Stop pacing when the core has left its pacing state. */
+static void sync_pacing(struct sock *sk, bool was_pacing)
+{
+	if (was_pacing && !ss_suss_pacing(&sslab_of(sk)->st))
+		suss_stop_pacing(sk);
+}
+
+/* ---- tcp_congestion_ops ------------------------------------------------- */
+
+static void sslab_init(struct sock *sk, enum ss_variant v)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct sslab_sock *ss = sslab_of(sk);
+
+	BUILD_BUG_ON(sizeof(struct sslab_sock) > ICSK_CA_PRIV_SIZE);
+	ss_init(&ss->st, v, (u32)now_us(tp), tp->snd_nxt, tcp_snd_cwnd(tp), tp->mss_cache);
+	ss->saved_max_rate = U32_MAX;
+}
+
+static void sslab_init_ss(struct sock *sk) { sslab_init(sk, SS_TRADITIONAL); }
+static void sslab_init_hs(struct sock *sk) { sslab_init(sk, SS_HYSTART); }
+static void sslab_init_hspp(struct sock *sk) { sslab_init(sk, SS_HYSTARTPP); }
+static void sslab_init_suss(struct sock *sk) { sslab_init(sk, SS_SUSS); }
+
+static void sslab_release(struct sock *sk)
+{
+	if (ss_suss_pacing(&sslab_of(sk)->st))
+		suss_stop_pacing(sk);
+}
+
+static void sslab_pkts_acked(struct sock *sk, const struct ack_sample *sample)
+{
+	const struct inet_connection_sock *icsk = inet_csk(sk);
+	struct sscore_state *st = &sslab_of(sk)->st;
+	struct tcp_sock *tp = tcp_sk(sk);
+	bool was_pacing = ss_suss_pacing(st);
+	struct ss_pacing_plan plan;
+	struct ss_win w;
+	struct ss_ack a;
+
+	/* RTT samples taken while recovering from a timeout are unreliable. */
+	if (icsk->icsk_ca_state == TCP_CA_Loss)
+		return;
+	fill_ack(sk, &a, sample->pkts_acked, sample->rtt_us);
+	read_win(tp, &w);
+	ss_on_ack(st, &sslab_params, &a, &w, &plan);
+	write_win(tp, &w);
+	sync_pacing(sk, was_pacing);
+	if (plan.start)
+		suss_start_pacing(sk, &plan);
+	/* cong_avoid, which traces the other ACKs, is skipped in Recovery/CWR. */
+	if (icsk->icsk_ca_state >= TCP_CA_CWR)
+		trace_ack(sk);
+}
+
+static void sslab_cong_avoid(struct sock *sk, u32 ack, u32 acked)
+{
+	struct sscore_state *st = &sslab_of(sk)->st;
+	struct tcp_sock *tp = tcp_sk(sk);
+	bool was_pacing = ss_suss_pacing(st);
+	struct ss_win w;
+	struct ss_ack a;
+
+	if (tcp_is_cwnd_limited(sk)) {
+		fill_ack(sk, &a, acked, -1);
+		read_win(tp, &w);
+		ss_cong_avoid(st, &sslab_params, &a, &w);
+		write_win(tp, &w);
+		sync_pacing(sk, was_pacing);
+	}
+	trace_ack(sk);
+}
+
+static u32 sslab_ssthresh(struct sock *sk)
+{
+	struct sscore_state *st = &sslab_of(sk)->st;
+	struct tcp_sock *tp = tcp_sk(sk);
+	bool was_pacing = ss_suss_pacing(st);
+	struct ss_win w;
+	u32 ssthresh;
+
+	read_win(tp, &w);
+	ssthresh = ss_ssthresh(st, tcp_packets_in_flight(tp), &w);
+	/* SUSS may cut cwnd to what is in flight before the reduction. */
+	tcp_snd_cwnd_set(tp, max(w.cwnd, 1U));
+	sync_pacing(sk, was_pacing);
+	return ssthresh;
+}
+
+static void sslab_set_state(struct sock *sk, u8 new_state)
+{
+	struct sscore_state *st = &sslab_of(sk)->st;
+	struct ss_win w;
+
+	if (new_state != TCP_CA_Loss)
+		return;
+	if (ss_suss_pacing(st))
+		suss_stop_pacing(sk);
+	read_win(tcp_sk(sk), &w);
+	ss_on_rto(st, &w);
+}
+
+static void sslab_cwnd_event(struct sock *sk, enum tcp_ca_event event)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (event == CA_EVENT_TX_START) {
+		s32 idle = (s32)(tcp_jiffies32 - tp->lsndtime);
+
+		if (idle > 0)
+			ss_on_idle_restart(&sslab_of(sk)->st,
+					   (u32)div_u64(now_us(tp), USEC_PER_MSEC),
+					   jiffies_to_msecs(idle));
+	}
+}
+
+#define SSLAB_OPS(ident, cc_name, init_fn)			\
+static struct tcp_congestion_ops ident __read_mostly = {	\
+	.init		= init_fn,				\
+	.release	= sslab_release,			\
+	.ssthresh	= sslab_ssthresh,			\
+	.cong_avoid	= sslab_cong_avoid,			\
+	.set_state	= sslab_set_state,			\
+	.undo_cwnd	= tcp_reno_undo_cwnd,			\
+	.cwnd_event	= sslab_cwnd_event,			\
+	.pkts_acked	= sslab_pkts_acked,			\
+	.flags		= TCP_CONG_NON_RESTRICTED,		\
+	.owner		= THIS_MODULE,				\
+	.name		= cc_name,				\
+}
+
+SSLAB_OPS(sslab_ss_ops, "cubic_ss", sslab_init_ss);
+SSLAB_OPS(sslab_hs_ops, "cubic_hs", sslab_init_hs);
+SSLAB_OPS(sslab_hspp_ops, "cubic_hspp", sslab_init_hspp);
+SSLAB_OPS(sslab_suss_ops, "cubic_suss", sslab_init_suss);
+
+static struct tcp_congestion_ops *sslab_all[] = {
+	&sslab_ss_ops, &sslab_hs_ops, &sslab_hspp_ops, &sslab_suss_ops,
+};
+
+static int __init sslab_register(void)
+{
+	int i, err;
+
+	for (i = 0; i < ARRAY_SIZE(sslab_all); i++) {
+		err = tcp_register_congestion_control(sslab_all[i]);
+		if (err) {
+			while (--i >= 0)
+				tcp_unregister_congestion_control(sslab_all[i]);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void __exit sslab_unregister(void)
+{
+	int i;
+
+	for (i = ARRAY_SIZE(sslab_all) - 1; i >= 0; i--)
+		tcp_unregister_congestion_control(sslab_all[i]);
+}
+
+module_init(sslab_register);
+module_exit(sslab_unregister);
+
+MODULE_AUTHOR("slowstart-lab");
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("CUBIC with traditional slow start, HyStart, HyStart++ and SUSS");
