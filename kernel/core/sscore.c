@@ -552,7 +552,8 @@ static void suss_update(struct sscore_state *st, const struct ss_params *p,
 	struct ss_suss *s = &st->suss;
 	bool blue = s->blue_open;
 
-	if (s->state == SUSS_OFF) {
+	if (s->state == SUSS_OFF || s->state == SUSS_REDUCED) {
+		/* No more acceleration: plain HyStart. */
 		hystart_update(st, p, ack, w);
 		return;
 	}
@@ -709,10 +710,9 @@ u32 ss_ssthresh(struct sscore_state *st, u32 in_flight, struct ss_win *w)
 		w->cwnd = ss_max(ss_min(w->cwnd, in_flight), 2);
 		s->state = SUSS_REDUCED;
 	}
-	if (!st->rnd.found) {
-		st->rnd.found = 1;
-		st->rnd.exit_cause = SS_EXIT_LOSS;
-	}
+	/* Slow start now ends because cwnd >= ssthresh, not because an exit
+	 * test fired: if the kernel undoes a spurious reduction (restoring an
+	 * infinite ssthresh), slow start resumes with its exit tests armed. */
 	w->ssthresh = cubic_reduce(&st->cubic, w->cwnd);
 	trace(st, SS_EV_LOSS, before, in_flight, w->ssthresh, 0);
 	return w->ssthresh;

@@ -396,6 +396,32 @@ static void test_hystart_delay(void)
 	CHECK(f.st.rnd.found);
 }
 
+static void test_hystart_survives_undone_loss(void)
+{
+	struct flow f;
+
+	/* A spurious loss in round 4 at cwnd 52, undone by the kernel (which
+	 * restores ssthresh to infinity and cwnd to its prior value): slow
+	 * start resumes and HyStart must still end it.  Same ACK trains as
+	 * test_hystart_ack_train, which exits in round 5 at cwnd 131. */
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	hystart_rounds(&f, 3, 1000, 100000);
+	ack_burst(&f, 300000, 12, 1000, 100000);
+	CHECK_EQ(f.w.cwnd, 52);
+	ss_ssthresh(&f.st, in_flight(&f), &f.w);
+	CHECK_EQ(f.w.ssthresh, 36);
+	f.w.ssthresh = 0x7fffffff;	/* the kernel's undo */
+	f.w.cwnd = 52;
+	CHECK(!f.st.rnd.found);
+	ack_burst(&f, 312000, in_flight(&f), 1000, 100000);
+	for (u32 r = 5; r <= 6 && !f.st.rnd.found; r++)
+		ack_burst(&f, (r - 1) * 100000, in_flight(&f), 1000, 100000);
+	CHECK(f.st.rnd.found);
+	CHECK_EQ(f.st.rnd.exit_cause, SS_EXIT_ACK_TRAIN);
+	/* ... long before a traditional slow start would have stopped. */
+	CHECK(f.w.ssthresh < 300);
+}
+
 static void test_hystart_low_window_and_round_reset(void)
 {
 	struct flow f;
@@ -744,6 +770,7 @@ int main(void)
 	test_hystart_ack_train();
 	test_hystart_delay();
 	test_hystart_low_window_and_round_reset();
+	test_hystart_survives_undone_loss();
 	test_hspp_css_and_exit();
 	test_hspp_spurious_css();
 	test_hspp_limit_l();

@@ -1,0 +1,157 @@
+"""The dumbbell, built from network namespaces on the substrate.
+
+    s1 ─┐                          ┌─ c1
+    s2 ─┤                          ├─ c2
+    ... ├─ r1 ══ bottleneck ══> r2 ┤  ...
+    sN ─┘                          └─ cN
+
+Servers s_i (the senders, running the algorithm under test) sit behind
+router r1, clients c_i (the receivers) behind r2.  The only queue on the
+data path is the bottleneck: r1's egress towards r2, an HTB class at the
+bottleneck rate with a packet FIFO of the buffer size.  Each pair's base
+RTT is two netem delays of RTT/2 on links that never queue: r2's egress
+towards c_i (data) and r1's egress towards s_i (ACKs).  The senders' own
+interfaces keep the veth default (no queue), so TCP Small Queues never
+holds a sender back.
+
+Segmentation offloads are off everywhere: the bottleneck and the traces
+see real 1500-byte packets, as on a wire.  Receivers advertise a large
+initial window and have large buffers, so a flow is never receiver-limited
+(the traces record snd_wnd so that a run which was is flagged).  Every
+namespace has tcp_no_metrics_save, so one run's ssthresh never leaks into
+the next through the route metrics cache.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .netns import in_ns, sh
+
+#: netem delay-line limit: far above anything in flight, so it never drops.
+DELAY_LIMIT_PKTS = 100000
+#: Receive buffer ceiling for clients (bytes): never the limit here.
+CLIENT_RMEM_MAX = 64 << 20
+SERVER_WMEM_MAX = 64 << 20
+#: Initial receive window clients advertise (packets), see module docstring.
+CLIENT_INITRWND = 1000
+#: HTB burst: 10 full frames.  HTB refills tokens on high-resolution timers,
+#: so a small burst does not cap the rate; a much larger one would let
+#: bursts through above the bottleneck rate.
+BOTTLENECK_BURST_BYTES = 15140
+FRAME_BYTES = 1514
+
+
+@dataclass(frozen=True)
+class PairSpec:
+    rtt_ms: float
+
+
+@dataclass
+class DumbbellSpec:
+    rate_mbit: float
+    buffer_pkts: int
+    pairs: list[PairSpec] = field(default_factory=list)
+    prefix: str = "sl"
+
+
+def bdp_packets(rate_mbit: float, rtt_ms: float) -> int:
+    """Bandwidth-delay product in full frames (rounded to nearest)."""
+    return round(rate_mbit * 1e6 * rtt_ms / 1e3 / 8 / FRAME_BYTES)
+
+
+class Dumbbell:
+    def __init__(self, spec: DumbbellSpec):
+        if not spec.pairs:
+            raise ValueError("a dumbbell needs at least one pair")
+        self.spec = spec
+        p = spec.prefix
+        self.r1, self.r2 = f"{p}-r1", f"{p}-r2"
+        self.servers = [f"{p}-s{i}" for i in range(1, len(spec.pairs) + 1)]
+        self.clients = [f"{p}-c{i}" for i in range(1, len(spec.pairs) + 1)]
+        self.bottleneck_dev = "r1-r2"
+
+    @property
+    def namespaces(self) -> list[str]:
+        return [self.r1, self.r2] + self.servers + self.clients
+
+    def server_addr(self, i: int) -> str:
+        return f"10.1.{i}.2"
+
+    def client_addr(self, i: int) -> str:
+        return f"10.2.{i}.2"
+
+    # -- building -------------------------------------------------------
+
+    def _veth(self, ns_a: str, dev_a: str, ns_b: str, dev_b: str) -> None:
+        sh("ip", "link", "add", dev_a, "netns", ns_a, "type", "veth", "peer", "name", dev_b, "netns", ns_b)
+        for ns, dev in ((ns_a, dev_a), (ns_b, dev_b)):
+            in_ns(ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
+            in_ns(ns, "ip", "link", "set", dev, "up")
+
+    def build(self) -> "Dumbbell":
+        self.teardown()
+        for ns in self.namespaces:
+            sh("ip", "netns", "add", ns)
+            in_ns(ns, "ip", "link", "set", "lo", "up")
+            in_ns(ns, "sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1")
+        for r in (self.r1, self.r2):
+            in_ns(r, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+
+        self._veth(self.r1, "r1-r2", self.r2, "r2-r1")
+        in_ns(self.r1, "ip", "addr", "add", "10.0.0.1/30", "dev", "r1-r2")
+        in_ns(self.r2, "ip", "addr", "add", "10.0.0.2/30", "dev", "r2-r1")
+        self._shape_bottleneck()
+
+        for i, (srv, cli, pair) in enumerate(zip(self.servers, self.clients, self.spec.pairs), start=1):
+            half = f"{pair.rtt_ms / 2:g}ms"
+            self._veth(srv, "eth0", self.r1, f"r1-s{i}")
+            in_ns(srv, "ip", "addr", "add", f"10.1.{i}.2/24", "dev", "eth0")
+            in_ns(self.r1, "ip", "addr", "add", f"10.1.{i}.1/24", "dev", f"r1-s{i}")
+            in_ns(srv, "ip", "route", "add", "default", "via", f"10.1.{i}.1")
+            in_ns(srv, "sysctl", "-qw", f"net.ipv4.tcp_wmem=4096 65536 {SERVER_WMEM_MAX}")
+            # ACK direction: r1 -> server.
+            in_ns(self.r1, "tc", "qdisc", "add", "dev", f"r1-s{i}", "root", "netem",
+                  "delay", half, "limit", str(DELAY_LIMIT_PKTS))
+
+            self._veth(cli, "eth0", self.r2, f"r2-c{i}")
+            in_ns(cli, "ip", "addr", "add", f"10.2.{i}.2/24", "dev", "eth0")
+            in_ns(self.r2, "ip", "addr", "add", f"10.2.{i}.1/24", "dev", f"r2-c{i}")
+            in_ns(cli, "ip", "route", "add", "default", "via", f"10.2.{i}.1",
+                  "initrwnd", str(CLIENT_INITRWND))
+            in_ns(cli, "sysctl", "-qw", f"net.ipv4.tcp_rmem=4096 1048576 {CLIENT_RMEM_MAX}")
+            # Data direction: r2 -> client.
+            in_ns(self.r2, "tc", "qdisc", "add", "dev", f"r2-c{i}", "root", "netem",
+                  "delay", half, "limit", str(DELAY_LIMIT_PKTS))
+        in_ns(self.r1, "ip", "route", "add", "10.2.0.0/16", "via", "10.0.0.2")
+        in_ns(self.r2, "ip", "route", "add", "10.1.0.0/16", "via", "10.0.0.1")
+        return self
+
+    def _shape_bottleneck(self) -> None:
+        dev, rate = self.bottleneck_dev, f"{self.spec.rate_mbit:g}mbit"
+        burst = str(BOTTLENECK_BURST_BYTES)
+        in_ns(self.r1, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1")
+        in_ns(self.r1, "tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
+              "rate", rate, "ceil", rate, "burst", burst, "cburst", burst)
+        in_ns(self.r1, "tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:",
+              "pfifo", "limit", str(self.spec.buffer_pkts))
+
+    def teardown(self) -> None:
+        for ns in self.namespaces:
+            sh("ip", "netns", "del", ns, check=False)
+
+    # -- measuring ------------------------------------------------------
+
+    def bottleneck_counters(self) -> dict[str, int]:
+        """Packets sent, dropped and queued at the bottleneck FIFO so far."""
+        qdiscs = json.loads(in_ns(self.r1, "tc", "-s", "-j", "qdisc", "show", "dev", self.bottleneck_dev))
+        fifo = next(q for q in qdiscs if q.get("kind") == "pfifo")
+        return {"packets": fifo.get("packets", 0), "drops": fifo.get("drops", 0),
+                "backlog_pkts": fifo.get("qlen", 0)}
+
+    def retrans_segs(self, server_index: int) -> int:
+        """The server namespace's TCP RetransSegs counter."""
+        text = in_ns(self.servers[server_index - 1], "cat", "/proc/net/snmp")
+        lines = [ln.split() for ln in text.splitlines() if ln.startswith("Tcp:")]
+        return int(lines[1][lines[0].index("RetransSegs")])

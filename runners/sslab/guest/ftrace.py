@@ -1,0 +1,111 @@
+"""Record kernel tracepoints with ftrace, and read the records back.
+
+Two sources are recorded per flow:
+  tcp:tcp_probe       the stack's per-ACK view, for any congestion control
+                      (including the kernel's own cubic and bbr);
+  sslab:sslab_ack     our module's per-ACK view (round, min RTTs, state);
+  sslab:sslab_event   our module's algorithm events.
+Records are filtered to the flow's server port at the source.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+TRACEFS = Path("/sys/kernel/tracing")
+#: Per-CPU ring buffer (KiB).  A 20 MB flow makes ~30k records of ~250 B.
+BUFFER_KB = 32768
+INFINITE_SSTHRESH = 0x7FFFFFFF
+
+LINE = re.compile(r"^\s*(?P<task>.+?)\s+\[(?P<cpu>\d+)\]\s+\S+\s+(?P<ts>[0-9.]+):\s+(?P<event>\w+):\s+(?P<body>.*)$")
+FIELD = re.compile(r"(\w+)=(\S+)")
+
+
+@dataclass
+class Record:
+    ts: float
+    event: str
+    fields: dict[str, str]
+
+    def int(self, key: str) -> int:
+        v = self.fields[key]
+        return int(v, 16) if v.startswith("0x") else int(v)
+
+
+def parse(text: str) -> list[Record]:
+    out = []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        m = LINE.match(line)
+        if m:
+            out.append(Record(float(m["ts"]), m["event"], dict(FIELD.findall(m["body"]))))
+    return out
+
+
+class Ftrace:
+    def __init__(self, root: Path = TRACEFS):
+        self.root = root
+        self.enabled: list[Path] = []
+
+    def _w(self, rel: str, value: str) -> None:
+        (self.root / rel).write_text(value)
+
+    def available(self, system: str) -> bool:
+        return (self.root / "events" / system).is_dir()
+
+    def start(self, port: int, systems: tuple[str, ...] = ("tcp/tcp_probe", "sslab")) -> None:
+        self._w("tracing_on", "0")
+        self._w("buffer_size_kb", str(BUFFER_KB))
+        self._w("trace", "")
+        for sysname in systems:
+            d = self.root / "events" / sysname
+            if not d.is_dir():
+                continue
+            events = [d] if (d / "enable").is_file() and (d / "filter").is_file() else \
+                [e for e in d.iterdir() if (e / "filter").is_file()]
+            for ev in events:
+                (ev / "filter").write_text(f"sport == {port}")
+                (ev / "enable").write_text("1")
+                self.enabled.append(ev)
+        self._w("tracing_on", "1")
+
+    def stop(self) -> str:
+        self._w("tracing_on", "0")
+        for ev in self.enabled:
+            (ev / "enable").write_text("0")
+            (ev / "filter").write_text("0")
+        self.enabled.clear()
+        text = (self.root / "trace").read_text()
+        self._w("trace", "")
+        return text
+
+
+def slow_start_exit(probes: list[Record]) -> dict | None:
+    """The end of the first slow start, from tcp_probe records.
+
+    exit_cwnd is the largest cwnd seen while ssthresh was still infinite,
+    i.e. the window slow start reached; ssthresh is the first finite value.
+    """
+    peak = None
+    for r in probes:
+        ssthresh, cwnd = r.int("ssthresh"), r.int("snd_cwnd")
+        if ssthresh >= INFINITE_SSTHRESH:
+            peak = cwnd if peak is None else max(peak, cwnd)
+            continue
+        if peak is None:
+            return None
+        return {"exit_cwnd": peak, "ssthresh": ssthresh, "exit_time_s": r.ts - probes[0].ts}
+    return None
+
+
+def receiver_limited_samples(probes: list[Record], mss: int = 1448) -> int:
+    """ACKs at which the peer's window, not cwnd, bounded what could be sent."""
+    n = 0
+    for r in probes:
+        in_flight = (r.int("snd_nxt") - r.int("snd_una")) & 0xFFFFFFFF
+        if r.int("snd_wnd") - in_flight < mss and r.int("snd_cwnd") * mss > r.int("snd_wnd"):
+            n += 1
+    return n

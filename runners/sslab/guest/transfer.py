@@ -1,0 +1,97 @@
+"""An FCT-accurate transfer: the server sends N bytes, the client times them.
+
+The congestion control is set on the listening socket before any client
+connects, so the accepted connection starts with it: its init runs once,
+at connection establishment, and no other algorithm's init has touched the
+connection (iperf3 sets it only after connect, so the namespace default's
+init runs first).
+
+The client's flow completion time runs from just before connect() to the
+arrival of the last byte.
+
+    python3 -m sslab.guest.transfer serve --port P --bytes N --cc NAME
+    python3 -m sslab.guest.transfer fetch --host H --port P --bytes N
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+import time
+
+CHUNK = 1 << 16
+
+
+def serve(port: int, nbytes: int, cc: str, ready_file: str | None = None) -> dict:
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+    except OSError as e:
+        raise SystemExit(f"congestion control {cc!r} is not available here: {e}")
+    ls.bind(("0.0.0.0", port))
+    ls.listen(1)
+    if ready_file:
+        open(ready_file, "w").close()
+    conn, peer = ls.accept()
+    used = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
+    payload = memoryview(bytes(CHUNK))
+    sent = 0
+    t0 = time.monotonic()
+    while sent < nbytes:
+        sent += conn.send(payload[: min(CHUNK, nbytes - sent)])
+    conn.shutdown(socket.SHUT_WR)
+    conn.recv(1)  # wait for the client to close
+    conn.close()
+    ls.close()
+    return {"role": "server", "cc": used, "bytes": sent, "peer": peer[0],
+            "send_seconds": time.monotonic() - t0}
+
+
+def fetch(host: str, port: int, nbytes: int, connect_timeout: float = 10.0) -> dict:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(connect_timeout)
+    t0 = time.monotonic()
+    s.connect((host, port))
+    t_conn = time.monotonic()
+    s.settimeout(None)
+    got = 0
+    buf = bytearray(CHUNK)
+    while got < nbytes:
+        n = s.recv_into(buf)
+        if n == 0:
+            break
+        got += n
+    t_last = time.monotonic()
+    s.close()
+    if got != nbytes:
+        raise SystemExit(f"received {got} of {nbytes} bytes")
+    return {"role": "client", "bytes": got, "fct_s": t_last - t0, "connect_s": t_conn - t0,
+            "local_port": None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="transfer")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("serve")
+    s.add_argument("--port", type=int, required=True)
+    s.add_argument("--bytes", type=int, required=True)
+    s.add_argument("--cc", required=True)
+    s.add_argument("--ready-file")
+    f = sub.add_parser("fetch")
+    f.add_argument("--host", required=True)
+    f.add_argument("--port", type=int, required=True)
+    f.add_argument("--bytes", type=int, required=True)
+    a = ap.parse_args(argv)
+    if a.cmd == "serve":
+        out = serve(a.port, a.bytes, a.cc, a.ready_file)
+    else:
+        out = fetch(a.host, a.port, a.bytes)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
