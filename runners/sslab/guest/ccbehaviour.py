@@ -43,8 +43,11 @@ def alternate(db: Dumbbell, ccs: list[str], reps: int, nbytes: int, out: Path, p
             r["rep"] = rep
             runs.append(r)
             ss = r["slow_start"] or {}
+            c = r["tcp_counters"]
             print(f"{part} {cc} rep {rep}: fct {r['fct_s']:.3f} s, exit cwnd {ss.get('exit_cwnd')}, "
-                  f"drops {r['bottleneck_drops']}, retrans {r['retrans_segs']}", flush=True)
+                  f"undone {ss.get('undone_reductions')}, drops {r['bottleneck_drops']}, "
+                  f"retrans {r['retrans_segs']}, reorder {c['TCPSACKReorder'] + c['TCPTSReorder']}, "
+                  f"dsack {c['TCPDSACKRecv']}", flush=True)
     return runs
 
 

@@ -41,6 +41,8 @@ CLIENT_INITRWND = 1000
 #: bursts through above the bottleneck rate.
 BOTTLENECK_BURST_BYTES = 15140
 FRAME_BYTES = 1514
+#: CPUs that process packets received on the dumbbell's veths (hex mask).
+RPS_CPU_MASK = "1"
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,10 @@ class Dumbbell:
         sh("ip", "link", "add", dev_a, "netns", ns_a, "type", "veth", "peer", "name", dev_b, "netns", ns_b)
         for ns, dev in ((ns_a, dev_a), (ns_b, dev_b)):
             in_ns(ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
+            # veth hands each packet to the backlog of the CPU that sent it;
+            # a sender that moves between CPUs then reorders its own flow.
+            # Steering every veth's receive work to one CPU keeps links FIFO.
+            in_ns(ns, "sh", "-c", f"echo {RPS_CPU_MASK} > /sys/class/net/{dev}/queues/rx-0/rps_cpus")
             in_ns(ns, "ip", "link", "set", dev, "up")
 
     def build(self) -> "Dumbbell":
@@ -152,6 +158,15 @@ class Dumbbell:
 
     def retrans_segs(self, server_index: int) -> int:
         """The server namespace's TCP RetransSegs counter."""
-        text = in_ns(self.servers[server_index - 1], "cat", "/proc/net/snmp")
-        lines = [ln.split() for ln in text.splitlines() if ln.startswith("Tcp:")]
-        return int(lines[1][lines[0].index("RetransSegs")])
+        return self.tcp_counters(server_index)["RetransSegs"]
+
+    def tcp_counters(self, server_index: int) -> dict[str, int]:
+        """The server namespace's Tcp: and TcpExt: counters (snmp, netstat)."""
+        ns = self.servers[server_index - 1]
+        out: dict[str, int] = {}
+        for f in ("/proc/net/snmp", "/proc/net/netstat"):
+            lines = [ln.split() for ln in in_ns(ns, "cat", f).splitlines()]
+            for head, vals in zip(lines[::2], lines[1::2]):
+                if head[0] in ("Tcp:", "TcpExt:"):
+                    out.update({k: int(v) for k, v in zip(head[1:], vals[1:])})
+        return out

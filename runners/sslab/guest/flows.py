@@ -13,6 +13,11 @@ from .dumbbell import Dumbbell
 from .ftrace import Ftrace, parse, receiver_limited_samples, slow_start_exit
 
 SERVER_PORT = 5201
+#: Kernel counters recorded per flow: retransmissions, and the reordering
+#: and undo events that reveal spurious loss detection on the path.
+COUNTERS = ("RetransSegs", "TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder", "TCPDSACKRecv",
+            "TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo", "TCPLossUndo", "TCPSpuriousRTOs",
+            "TCPLostRetransmit", "TCPTimeouts")
 
 
 def run_flow(db: Dumbbell, pair: int, cc: str, nbytes: int, out_dir: Path, tag: str,
@@ -21,7 +26,7 @@ def run_flow(db: Dumbbell, pair: int, cc: str, nbytes: int, out_dir: Path, tag: 
     tracer = tracer or Ftrace()
     out_dir.mkdir(parents=True, exist_ok=True)
     ready = out_dir / f".ready-{tag}"
-    bn0, rt0 = db.bottleneck_counters(), db.retrans_segs(pair)
+    bn0, tc0 = db.bottleneck_counters(), db.tcp_counters(pair)
     tracer.start(port)
     py = [sys.executable, "-m", "sslab.guest.transfer"]
     server = subprocess.Popen(["ip", "netns", "exec", db.servers[pair - 1], *py, "serve", "--port", str(port),
@@ -49,7 +54,7 @@ def run_flow(db: Dumbbell, pair: int, cc: str, nbytes: int, out_dir: Path, tag: 
     text = tracer.stop()
     with gzip.open(out_dir / f"{tag}.trace.gz", "wt") as f:
         f.write(text)
-    bn1, rt1 = db.bottleneck_counters(), db.retrans_segs(pair)
+    bn1, tc1 = db.bottleneck_counters(), db.tcp_counters(pair)
     records = parse(text)
     probes = [r for r in records if r.event == "tcp_probe"]
     events = [{"ts": r.ts, **r.fields} for r in records if r.event == "sslab_event"]
@@ -62,7 +67,8 @@ def run_flow(db: Dumbbell, pair: int, cc: str, nbytes: int, out_dir: Path, tag: 
         "fct_s": round(cli["fct_s"], 4),
         "bottleneck_drops": bn1["drops"] - bn0["drops"],
         "bottleneck_packets": bn1["packets"] - bn0["packets"],
-        "retrans_segs": rt1 - rt0,
+        "retrans_segs": tc1["RetransSegs"] - tc0["RetransSegs"],
+        "tcp_counters": {k: tc1.get(k, 0) - tc0.get(k, 0) for k in COUNTERS},
         "slow_start": slow_start_exit(probes),
         "probe_records": len(probes),
         "receiver_limited_acks": receiver_limited_samples(probes),

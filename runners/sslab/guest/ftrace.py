@@ -84,21 +84,31 @@ class Ftrace:
 
 
 def slow_start_exit(probes: list[Record]) -> dict | None:
-    """The end of the first slow start, from tcp_probe records.
+    """The end of the initial slow start, from tcp_probe records.
 
-    exit_cwnd is the largest cwnd seen while ssthresh was still infinite,
-    i.e. the window slow start reached; ssthresh is the first finite value.
+    exit_cwnd is the largest cwnd seen while ssthresh was infinite, over the
+    whole flow: a reduction the kernel later undoes (a spurious loss, with
+    ssthresh restored to infinity) does not end slow start.  ssthresh is
+    the first finite value after the last infinite one; undone_reductions
+    counts returns from a finite ssthresh to an infinite one.
     """
-    peak = None
-    for r in probes:
-        ssthresh, cwnd = r.int("ssthresh"), r.int("snd_cwnd")
-        if ssthresh >= INFINITE_SSTHRESH:
+    peak = last_inf = None
+    undone = 0
+    prev_finite = False
+    for i, r in enumerate(probes):
+        if r.int("ssthresh") >= INFINITE_SSTHRESH:
+            cwnd = r.int("snd_cwnd")
             peak = cwnd if peak is None else max(peak, cwnd)
-            continue
-        if peak is None:
-            return None
-        return {"exit_cwnd": peak, "ssthresh": ssthresh, "exit_time_s": r.ts - probes[0].ts}
-    return None
+            last_inf = i
+            undone += prev_finite
+            prev_finite = False
+        else:
+            prev_finite = True
+    if peak is None or last_inf is None or last_inf + 1 >= len(probes):
+        return None
+    after = probes[last_inf + 1]
+    return {"exit_cwnd": peak, "ssthresh": after.int("ssthresh"),
+            "exit_time_s": round(after.ts - probes[0].ts, 4), "undone_reductions": undone}
 
 
 def receiver_limited_samples(probes: list[Record], mss: int = 1448) -> int:
