@@ -354,17 +354,6 @@ static u32 hspp_grow(struct sscore_state *st, const struct ss_params *p,
  * RTT that ACK clocking leaves empty, starting after a guard interval.
  */
 
-static u32 suss_blue_pkts(const struct ss_suss *s, u32 round)
-{
-	/* Blue packets sent in @round; the shift is bounded long before it
-	 * matters, because acceleration stops after suss_max rounds. */
-	u32 shift = round > 1 ? round - 1 : 0;
-
-	if (shift > 24)
-		shift = 24;
-	return ss_sat32((u64)s->iw << shift);
-}
-
 static void suss_new_round(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w)
 {
 	struct ss_suss *s = &st->suss;
@@ -446,14 +435,14 @@ static u32 suss_growth(struct sscore_state *st, const struct ss_params *p,
 	return 2U << k;
 }
 
-/* Plan the red part of an accelerated round (Eq. 10-12). */
+/* Plan the red part of an accelerated round (Eq. 10-12), given the @blue
+ * packets the ACK clock has sent in it. */
 static bool suss_plan_pacing(struct sscore_state *st, const struct ss_ack *ack,
-			     u32 growth, u32 dtb_us, struct ss_pacing_plan *plan)
+			     u32 growth, u32 dtb_us, u64 blue, struct ss_pacing_plan *plan)
 {
 	struct ss_suss *s = &st->suss;
 	u64 min_rtt = st->rnd.min_rtt_us;
 	u64 limit = (u64)s->cwnd_round_start * growth;
-	u64 blue = suss_blue_pkts(s, st->rnd.round);
 	u64 blue_share_us, red, duration, bytes;
 	s64 guard;
 
@@ -488,13 +477,20 @@ static void suss_blue_done(struct sscore_state *st, const struct ss_params *p,
 {
 	struct ss_suss *s = &st->suss;
 	struct ss_round *r = &st->rnd;
-	u32 expected = suss_blue_pkts(s, r->round - 1);
+	u32 expected = ss_max(s->blue_expected, 1);
 	u32 elapsed = ss_elapsed(ack->now_us, r->start_us);
+	/* What the ACK clock has sent in this round so far (not counting what
+	 * this ACK releases), and what it sends once this ACK is processed:
+	 * two packets for each blue packet acked. */
+	u32 sent_blue = ss_before(ack->snd_nxt, r->end_seq) ? 0 :
+			(ack->snd_nxt - r->end_seq) / ss_max(ack->mss, 1);
+	u32 clock_blue = ss_sat32(2ULL * expected);
 	u32 dtb = 0, train = 0, growth, why = 0, shift;
 	bool measurable;
 
 	/* The next round's blue part: what the ACK clock sends in this one. */
-	s->blue_tail = r->end_seq + suss_blue_pkts(s, r->round) * ack->mss;
+	s->blue_tail = r->end_seq + clock_blue * ack->mss;
+	s->blue_expected = clock_blue;
 	if (s->state == SUSS_OFF || r->found)
 		return;
 
@@ -516,13 +512,20 @@ static void suss_blue_done(struct sscore_state *st, const struct ss_params *p,
 		growth = suss_growth(st, p, dtb, train, &why);
 	}
 	s->prev_train_us = train;
-	if (growth > 2 && !suss_plan_pacing(st, ack, growth, dtb, plan)) {
+	if (growth > 2 && !suss_plan_pacing(st, ack, growth, dtb, sent_blue, plan)) {
 		growth = 2;
 		why |= SUSS_NO_GUARD;
 	}
 	trace(st, SS_EV_GROWTH, r->round, growth, why, 0);
 	if (growth <= 2)
 		return;
+
+	/* Pacing starts with this ACK, so the packets it releases are paced
+	 * (red) too: the next round's blue part is what was sent before it.
+	 * (The authors' patch sends them ACK-clocked first; a module has no
+	 * hook between this ACK's transmissions and the guard.) */
+	s->blue_tail = ack->snd_nxt;
+	s->blue_expected = sent_blue;
 
 	/* G = 2^(k+1) multiplies the ratio of a train to its blue part by 2^k. */
 	for (shift = 1; (2U << shift) < growth; shift++)
@@ -610,6 +613,7 @@ void ss_init(struct sscore_state *st, enum ss_variant v, u32 now_us, u32 snd_nxt
 		st->suss.cwnd_round_start = cwnd;
 		/* Round 1's blue part is the whole initial window. */
 		st->suss.blue_tail = snd_nxt + st->suss.iw * mss;
+		st->suss.blue_expected = st->suss.iw;
 	}
 }
 

@@ -187,6 +187,7 @@ struct ss_hspp {
 struct ss_suss {
 	u32 blue_tail;		/* this round's blue part ends at this sequence */
 	u32 blue_cnt;		/* blue packets acked this round */
+	u32 blue_expected;	/* packets in the blue part being acked */
 	u32 prev_train_us;	/* previous round's estimated full ACK-train time */
 	u32 cwnd_round_start;	/* cwnd when the round started */
 	u32 limit;		/* cwnd target of the current pacing period */
@@ -197,7 +198,6 @@ struct ss_suss {
 	u8 growth_allowed;	/* cleared for good once G falls to 2 */
 	u8 cap_set;
 	u8 blue_open;		/* this round's blue ACKs are still arriving */
-	u8 pad;
 };
 
 struct sscore_state {

@@ -36,10 +36,12 @@ CLIENT_RMEM_MAX = 64 << 20
 SERVER_WMEM_MAX = 64 << 20
 #: Initial receive window clients advertise (packets), see module docstring.
 CLIENT_INITRWND = 1000
-#: HTB burst: 10 full frames.  HTB refills tokens on high-resolution timers,
-#: so a small burst does not cap the rate; a much larger one would let
-#: bursts through above the bottleneck rate.
-BOTTLENECK_BURST_BYTES = 15140
+#: HTB burst: 2 full frames.  HTB refills tokens on high-resolution timers,
+#: so a small burst does not cap the rate (the saturating-flow check
+#: verifies it); a large one lets a burst through at line rate after an
+#: idle period (10 frames let a whole initial window through unspread,
+#: which hides the bottleneck from SUSS's first ACK-train measurement).
+BOTTLENECK_BURST_BYTES = 2 * 1514
 FRAME_BYTES = 1514
 #: CPUs that process packets received on the dumbbell's veths (hex mask).
 RPS_CPU_MASK = "1"
