@@ -87,6 +87,14 @@ def main(argv: list[str] | None = None) -> int:
             result["parts"]["overshoot"] = {"path": spec, "runs": runs}
         db.teardown()
 
+    if "smoke" in parts:
+        # A quick look at every variant (the integration tests use it).
+        db = path(50, 50)
+        spec = {"rate_mbit": 50, "rtt_ms": 50, "buffer_pkts": db.spec.buffer_pkts}
+        runs = alternate(db, ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"], 1, 3 * MB, out, "smoke")
+        result["parts"]["smoke"] = {"path": spec, "runs": runs}
+        db.teardown()
+
     if "suss" in parts:
         db = path(50, 50)
         spec = {"rate_mbit": 50, "rtt_ms": 50, "buffer_pkts": db.spec.buffer_pkts}

@@ -7,7 +7,8 @@ connection (iperf3 sets it only after connect, so the namespace default's
 init runs first).
 
 The client's flow completion time runs from just before connect() to the
-arrival of the last byte.
+arrival of the last byte; the client then closes, and the server, which
+never half-closes, sees the close and exits.
 
     python3 -m sslab.guest.transfer serve --port P --bytes N --cc NAME
     python3 -m sslab.guest.transfer fetch --host H --port P --bytes N
@@ -42,8 +43,11 @@ def serve(port: int, nbytes: int, cc: str, ready_file: str | None = None) -> dic
     t0 = time.monotonic()
     while sent < nbytes:
         sent += conn.send(payload[: min(CHUNK, nbytes - sent)])
-    conn.shutdown(socket.SHUT_WR)
-    conn.recv(1)  # wait for the client to close
+    # No shutdown(SHUT_WR) here: a FIN queued behind unsent data would move
+    # the socket out of ESTABLISHED (to FIN_WAIT1) long before the last
+    # byte leaves, and the stack's per-ACK tracepoint (tcp:tcp_probe) only
+    # fires in ESTABLISHED.  The client knows the size and closes first.
+    conn.recv(1)
     conn.close()
     ls.close()
     return {"role": "server", "cc": used, "bytes": sent, "peer": peer[0],

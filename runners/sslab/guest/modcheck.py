@@ -1,0 +1,61 @@
+"""Module lifecycle check (runs on the substrate): load, select, unload.
+
+Prints one JSON object: the congestion controls available after loading
+tcp_sslab, which of our names a socket can select, whether unloading is
+refused while a socket uses the module and works once none does.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+NAMES = ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss")
+MODULE = "tcp_sslab"
+
+
+def available() -> list[str]:
+    with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+        return f.read().split()
+
+
+def selectable(name: str) -> bool:
+    s = socket.socket()
+    try:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, name.encode())
+        got = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\0").decode()
+        return got == name
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def rmmod() -> tuple[bool, str]:
+    res = subprocess.run(["rmmod", MODULE], capture_output=True, text=True)
+    return res.returncode == 0, res.stderr.strip()
+
+
+def main() -> int:
+    out: dict = {}
+    subprocess.run(["modprobe", MODULE], check=True)
+    out["available_after_load"] = available()
+    out["selectable"] = {n: selectable(n) for n in NAMES}
+    holder = socket.socket()
+    holder.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"cubic_suss")
+    out["rmmod_while_in_use"] = rmmod()
+    holder.close()
+    out["rmmod_when_unused"] = rmmod()
+    out["available_after_unload"] = available()
+    subprocess.run(["modprobe", MODULE], check=True)
+    out["reloaded"] = all(n in available() for n in NAMES)
+    with open("/sys/module/tcp_sslab/parameters/suss_max") as f:
+        out["param_suss_max"] = int(f.read())
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
