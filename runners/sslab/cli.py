@@ -116,6 +116,34 @@ def cmd_run(args) -> int:
     return 124 if res.timed_out else (res.exit_code if isinstance(res.exit_code, int) else 1)
 
 
+def cmd_startup(args) -> int:
+    from .experiment import print_table, run_scenario
+    from .native import NativeUnavailable
+    from .scenario import ScenarioError, load_scenario
+    try:
+        load_scenario(args.scenario)  # refuse a bad file before building or booting anything
+    except ScenarioError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    try:
+        substrate = make_substrate(args.substrate, args.accel)
+    except NativeUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    run_dir = run_scenario(Path(args.scenario), args.kind, substrate, reps=args.reps)
+    print_table(run_dir)
+    print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .experiment import rebuild_report
+    dest = rebuild_report(Path(args.run_dir))
+    print(f"rebuilt: {dest / 'report.md'}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="sslab")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -130,6 +158,16 @@ def main(argv: list[str] | None = None) -> int:
         if name == "run":
             sp.add_argument("argv", nargs=argparse.REMAINDER)
         sp.set_defaults(func=func)
+    ps = sub.add_parser("startup", help="run a scenario (E1 by default) and write its report")
+    ps.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
+    ps.add_argument("--reps", type=int, help="repetitions (default: the scenario's)")
+    ps.add_argument("--kind", default="startup", help="results/<kind>/ directory")
+    ps.add_argument("--substrate", default="vm", choices=["vm", "native"])
+    ps.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"])
+    ps.set_defaults(func=cmd_startup)
+    pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
+    pr.add_argument("run_dir")
+    pr.set_defaults(func=cmd_report)
     args = p.parse_args(argv)
     if getattr(args, "argv", None) and args.argv[0] == "--":
         args.argv = args.argv[1:]

@@ -24,6 +24,8 @@ class JobSpec:
     timeout_s: float
     name: str = "job"
     env: dict[str, str] = field(default_factory=dict)
+    #: Input files written next to job.json (name -> text), e.g. a run plan.
+    files: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.argv or not all(isinstance(a, str) and a for a in self.argv):
@@ -35,7 +37,13 @@ class JobSpec:
         job_dir.mkdir(parents=True, exist_ok=True)
         if any(job_dir.iterdir()):
             raise JobError(f"job directory {job_dir} is not empty; refusing to overwrite earlier results")
-        (job_dir / "job.json").write_text(json.dumps(asdict(self), indent=2, sort_keys=True))
+        spec = asdict(self)
+        files = spec.pop("files")
+        for name, text in files.items():
+            if "/" in name or name in ("job.json", "out", "vm"):
+                raise JobError(f"job input file name {name!r} is not allowed")
+            (job_dir / name).write_text(text)
+        (job_dir / "job.json").write_text(json.dumps(spec, indent=2, sort_keys=True))
 
 
 @dataclass

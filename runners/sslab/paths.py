@@ -9,7 +9,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 IMAGES_DIR = REPO_ROOT / "images"
 KERNEL_DIR = REPO_ROOT / "kernel"
-RESULTS_DIR = REPO_ROOT / "results"
+RESULTS_DIR = Path(os.environ.get("SSLAB_RESULTS", REPO_ROOT / "results"))
 
 
 def cache_dir() -> Path:

@@ -7,8 +7,13 @@
 
 Servers s_i (the senders, running the algorithm under test) sit behind
 router r1, clients c_i (the receivers) behind r2.  The only queue on the
-data path is the bottleneck: r1's egress towards r2, an HTB class at the
-bottleneck rate with a packet FIFO of the buffer size.  Each pair's base
+data path is the bottleneck: r1's egress towards r2, a netem rate limiter
+(delay 0) whose queue limit is the buffer size.  netem computes each
+packet's departure time from the previous one's, so a late timer (common
+under TCG) does not lose rate and no burst ever passes at line rate; an HTB
+class with a packet FIFO is available as the alternative shaper, but under
+TCG a small HTB burst loses rate (48.9 of 50 Mbit/s measured) and a large
+one lets the initial window through unspread.  Each pair's base
 RTT is two netem delays of RTT/2 on links that never queue: r2's egress
 towards c_i (data) and r1's egress towards s_i (ACKs).  The senders' own
 interfaces keep the veth default (no queue), so TCP Small Queues never
@@ -24,6 +29,7 @@ the next through the route metrics cache.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from dataclasses import dataclass, field
 
@@ -58,6 +64,23 @@ class DumbbellSpec:
     buffer_pkts: int
     pairs: list[PairSpec] = field(default_factory=list)
     prefix: str = "sl"
+    servers_net: str = "10.1.0.0/16"
+    clients_net: str = "10.2.0.0/16"
+    core_net: str = "10.0.0.0/30"
+    #: "netem": a netem rate limiter (exact per-packet serialization, no
+    #: burst) with the buffer as its queue limit; "htb": HTB class + pfifo.
+    shaper: str = "netem"
+    #: Extra one-way delay taken off every netem delay line, ms: the
+    #: substrate's own per-path latency, measured by calibrate_delay().
+    delay_offset_ms: float = 0.0
+
+    @classmethod
+    def from_plan(cls, plan: dict) -> "DumbbellSpec":
+        a = plan.get("addresses", {})
+        return cls(rate_mbit=plan["bottleneck"]["rate_mbit"], buffer_pkts=plan["bottleneck"]["buffer_pkts"],
+                   pairs=[PairSpec(rtt_ms=p["rtt_ms"]) for p in plan["pairs"]],
+                   servers_net=a.get("servers", cls.servers_net), clients_net=a.get("clients", cls.clients_net),
+                   core_net=a.get("core", cls.core_net))
 
 
 def bdp_packets(rate_mbit: float, rtt_ms: float) -> int:
@@ -80,11 +103,20 @@ class Dumbbell:
     def namespaces(self) -> list[str]:
         return [self.r1, self.r2] + self.servers + self.clients
 
+    @staticmethod
+    def _host(net: str, pair: int, host: int) -> str:
+        """Address .host of the /24 for @pair inside @net."""
+        base = ipaddress.IPv4Network(net).network_address
+        return str(base + (pair << 8) + host)
+
     def server_addr(self, i: int) -> str:
-        return f"10.1.{i}.2"
+        return self._host(self.spec.servers_net, i, 2)
 
     def client_addr(self, i: int) -> str:
-        return f"10.2.{i}.2"
+        return self._host(self.spec.clients_net, i, 2)
+
+    def _core(self, host: int) -> str:
+        return str(ipaddress.IPv4Network(self.spec.core_net).network_address + host)
 
     # -- building -------------------------------------------------------
 
@@ -108,36 +140,66 @@ class Dumbbell:
             in_ns(r, "sysctl", "-qw", "net.ipv4.ip_forward=1")
 
         self._veth(self.r1, "r1-r2", self.r2, "r2-r1")
-        in_ns(self.r1, "ip", "addr", "add", "10.0.0.1/30", "dev", "r1-r2")
-        in_ns(self.r2, "ip", "addr", "add", "10.0.0.2/30", "dev", "r2-r1")
+        core_len = ipaddress.IPv4Network(self.spec.core_net).prefixlen
+        in_ns(self.r1, "ip", "addr", "add", f"{self._core(1)}/{core_len}", "dev", "r1-r2")
+        in_ns(self.r2, "ip", "addr", "add", f"{self._core(2)}/{core_len}", "dev", "r2-r1")
         self._shape_bottleneck()
 
         for i, (srv, cli, pair) in enumerate(zip(self.servers, self.clients, self.spec.pairs), start=1):
-            half = f"{pair.rtt_ms / 2:g}ms"
+            half = self.one_way_delay(i)
+            srv_gw, cli_gw = self._host(self.spec.servers_net, i, 1), self._host(self.spec.clients_net, i, 1)
             self._veth(srv, "eth0", self.r1, f"r1-s{i}")
-            in_ns(srv, "ip", "addr", "add", f"10.1.{i}.2/24", "dev", "eth0")
-            in_ns(self.r1, "ip", "addr", "add", f"10.1.{i}.1/24", "dev", f"r1-s{i}")
-            in_ns(srv, "ip", "route", "add", "default", "via", f"10.1.{i}.1")
+            in_ns(srv, "ip", "addr", "add", f"{self.server_addr(i)}/24", "dev", "eth0")
+            in_ns(self.r1, "ip", "addr", "add", f"{srv_gw}/24", "dev", f"r1-s{i}")
+            in_ns(srv, "ip", "route", "add", "default", "via", srv_gw)
             in_ns(srv, "sysctl", "-qw", f"net.ipv4.tcp_wmem=4096 65536 {SERVER_WMEM_MAX}")
             # ACK direction: r1 -> server.
             in_ns(self.r1, "tc", "qdisc", "add", "dev", f"r1-s{i}", "root", "netem",
                   "delay", half, "limit", str(DELAY_LIMIT_PKTS))
 
             self._veth(cli, "eth0", self.r2, f"r2-c{i}")
-            in_ns(cli, "ip", "addr", "add", f"10.2.{i}.2/24", "dev", "eth0")
-            in_ns(self.r2, "ip", "addr", "add", f"10.2.{i}.1/24", "dev", f"r2-c{i}")
-            in_ns(cli, "ip", "route", "add", "default", "via", f"10.2.{i}.1",
+            in_ns(cli, "ip", "addr", "add", f"{self.client_addr(i)}/24", "dev", "eth0")
+            in_ns(self.r2, "ip", "addr", "add", f"{cli_gw}/24", "dev", f"r2-c{i}")
+            in_ns(cli, "ip", "route", "add", "default", "via", cli_gw,
                   "initrwnd", str(CLIENT_INITRWND))
             in_ns(cli, "sysctl", "-qw", f"net.ipv4.tcp_rmem=4096 1048576 {CLIENT_RMEM_MAX}")
             # Data direction: r2 -> client.
             in_ns(self.r2, "tc", "qdisc", "add", "dev", f"r2-c{i}", "root", "netem",
                   "delay", half, "limit", str(DELAY_LIMIT_PKTS))
-        in_ns(self.r1, "ip", "route", "add", "10.2.0.0/16", "via", "10.0.0.2")
-        in_ns(self.r2, "ip", "route", "add", "10.1.0.0/16", "via", "10.0.0.1")
+        in_ns(self.r1, "ip", "route", "add", self.spec.clients_net, "via", self._core(2))
+        in_ns(self.r2, "ip", "route", "add", self.spec.servers_net, "via", self._core(1))
         return self
+
+    def one_way_delay(self, i: int) -> str:
+        rtt = self.spec.pairs[i - 1].rtt_ms
+        return f"{max(rtt / 2 - self.spec.delay_offset_ms, 0):.3f}ms"
+
+    def set_delays(self) -> None:
+        """Apply the pairs' delays again (after delay_offset_ms changed)."""
+        for i in range(1, len(self.spec.pairs) + 1):
+            half = self.one_way_delay(i)
+            for ns, dev in ((self.r1, f"r1-s{i}"), (self.r2, f"r2-c{i}")):
+                in_ns(ns, "tc", "qdisc", "change", "dev", dev, "root", "netem",
+                      "delay", half, "limit", str(DELAY_LIMIT_PKTS))
+
+    def base_rtt_ms(self, i: int, count: int = 10, interval: float = 0.2) -> float:
+        """Minimum ping RTT from server @i to its client over the idle path."""
+        from .netns import parse_ping
+        out = in_ns(self.servers[i - 1], "ping", "-n", "-q", "-c", str(count), "-i", str(interval),
+                    self.client_addr(i))
+        return parse_ping(out)["min"]
+
+    def bottleneck_bytes(self) -> int:
+        """Bytes the bottleneck class has sent (frames, link-layer headers included)."""
+        qdiscs = json.loads(in_ns(self.r1, "tc", "-s", "-j", "qdisc", "show", "dev", self.bottleneck_dev))
+        return next(q for q in qdiscs if q.get("kind") == self.spec.shaper)["bytes"]
 
     def _shape_bottleneck(self) -> None:
         dev, rate = self.bottleneck_dev, f"{self.spec.rate_mbit:g}mbit"
+        if self.spec.shaper == "netem":
+            in_ns(self.r1, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "netem",
+                  "rate", rate, "limit", str(self.spec.buffer_pkts))
+            return
         burst = str(BOTTLENECK_BURST_BYTES)
         in_ns(self.r1, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1")
         in_ns(self.r1, "tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
@@ -154,7 +216,7 @@ class Dumbbell:
     def bottleneck_counters(self) -> dict[str, int]:
         """Packets sent, dropped and queued at the bottleneck FIFO so far."""
         qdiscs = json.loads(in_ns(self.r1, "tc", "-s", "-j", "qdisc", "show", "dev", self.bottleneck_dev))
-        fifo = next(q for q in qdiscs if q.get("kind") == "pfifo")
+        fifo = next(q for q in qdiscs if q.get("kind") == ("netem" if self.spec.shaper == "netem" else "pfifo"))
         return {"packets": fifo.get("packets", 0), "drops": fifo.get("drops", 0),
                 "backlog_pkts": fifo.get("qlen", 0)}
 

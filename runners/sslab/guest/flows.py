@@ -1,11 +1,13 @@
-"""Run one measured flow through a dumbbell and collect what it did."""
+"""Run a case (one or more flows) through a dumbbell and collect what it did."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -13,64 +15,138 @@ from .dumbbell import Dumbbell
 from .ftrace import Ftrace, parse, receiver_limited_samples, slow_start_exit
 
 SERVER_PORT = 5201
-#: Kernel counters recorded per flow: retransmissions, and the reordering
+#: Kernel counters recorded per run: retransmissions, and the reordering
 #: and undo events that reveal spurious loss detection on the path.
 COUNTERS = ("RetransSegs", "TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder", "TCPDSACKRecv",
             "TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo", "TCPLossUndo", "TCPSpuriousRTOs",
             "TCPLostRetransmit", "TCPTimeouts")
+PY = [sys.executable, "-m", "sslab.guest.transfer"]
+
+
+class Pcap:
+    """tcpdump on the bottleneck device (inside r1), headers only."""
+
+    def __init__(self, db: Dumbbell, path: Path, snaplen: int):
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", db.r1, "tcpdump", "-i", db.bottleneck_dev, "-n", "-U", "-s", str(snaplen),
+             "-w", str(path), "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()  # "listening on ..." once capturing
+        if "listening" not in line:
+            raise RuntimeError(f"tcpdump did not start: {line.strip()} {self.proc.stderr.read()[-300:]}")
+
+    def stop(self) -> str:
+        self.proc.send_signal(signal.SIGINT)
+        _, err = self.proc.communicate(timeout=30)
+        return err.strip()
+
+
+def _start_server(db: Dumbbell, flow: dict, port: int, ready: Path) -> subprocess.Popen:
+    args = ["serve", "--port", str(port), "--cc", flow["cc"], "--ready-file", str(ready)]
+    args += ["--duration", str(flow["duration"])] if flow.get("duration") else ["--bytes", str(flow["size"])]
+    return subprocess.Popen(["ip", "netns", "exec", db.servers[flow["pair"] - 1], *PY, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _client(db: Dumbbell, flow: dict, port: int, t0: float, out: dict) -> None:
+    delay = flow.get("start", 0.0) - (time.monotonic() - t0)
+    if delay > 0:
+        time.sleep(delay)
+    out["started_s"] = time.monotonic() - t0
+    res = subprocess.run(["ip", "netns", "exec", db.clients[flow["pair"] - 1], *PY, "fetch",
+                          "--host", db.server_addr(flow["pair"]), "--port", str(port),
+                          "--bytes", str(flow.get("size") or 0)],
+                         capture_output=True, text=True, timeout=3600)
+    out["returncode"] = res.returncode
+    out["stdout"], out["stderr"] = res.stdout, res.stderr
+
+
+def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: dict | None = None,
+             tracer: Ftrace | None = None) -> dict:
+    """Run @flows together (each from its start time); return per-flow results and run counters."""
+    capture = capture or {"pcap": False, "snaplen": 96, "traces": True}
+    tracer = tracer or Ftrace()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ports = [SERVER_PORT + k for k in range(len(flows))]
+    pairs = sorted({f["pair"] for f in flows})
+    counters0 = {p: db.tcp_counters(p) for p in pairs}
+    bn0 = db.bottleneck_counters()
+    pcap = Pcap(db, out_dir / f"{tag}.pcap", capture.get("snaplen", 96)) if capture.get("pcap") else None
+    if capture.get("traces", True):
+        tracer.start(ports[0], last_port=ports[-1])
+    servers, clients, threads = [], [], []
+    try:
+        for flow, port in zip(flows, ports):
+            ready = out_dir / f".ready-{tag}-{port}"
+            servers.append((_start_server(db, flow, port, ready), ready))
+        deadline = time.monotonic() + 30
+        for proc, ready in servers:
+            while not ready.exists():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"server did not start: {proc.communicate()[1].strip()}")
+                time.sleep(0.05)
+            ready.unlink()
+        t0 = time.monotonic()
+        for flow, port in zip(flows, ports):
+            rec: dict = {}
+            th = threading.Thread(target=_client, args=(db, flow, port, t0, rec))
+            th.start()
+            clients.append(rec)
+            threads.append(th)
+        for th in threads:
+            th.join()
+        results = []
+        for (proc, _), rec, flow, port in zip(servers, clients, flows, ports):
+            srv_out, srv_err = proc.communicate(timeout=60)
+            if rec.get("returncode") != 0 or proc.returncode != 0:
+                raise RuntimeError(f"flow on port {port} failed: client {rec.get('stderr', '').strip()} "
+                                   f"server {srv_err.strip()}")
+            results.append((flow, port, rec, json.loads(rec["stdout"]), json.loads(srv_out)))
+    finally:
+        for proc, _ in servers:
+            if proc.poll() is None:
+                proc.kill()
+        time.sleep(0.2)
+        text = tracer.stop() if capture.get("traces", True) else ""
+        pcap_note = pcap.stop() if pcap else None
+    if text:
+        with gzip.open(out_dir / f"{tag}.trace.gz", "wt") as f:
+            f.write(text)
+    bn1 = db.bottleneck_counters()
+    records = parse(text)
+    flows_out = []
+    for flow, port, rec, cli, srv in results:
+        mine = [r for r in records if r.fields.get("sport") == str(port)
+                or r.fields.get("src", "").endswith(f":{port}")]
+        probes = [r for r in mine if r.event == "tcp_probe"]
+        flows_out.append({
+            **flow, "port": port, "cc_used": srv["cc"], "bytes_received": cli["bytes"],
+            "fct_s": round(cli["fct_s"], 6), "started_s": round(rec["started_s"], 4),
+            "slow_start": slow_start_exit(probes), "probe_records": len(probes),
+            "receiver_limited_acks": receiver_limited_samples(probes),
+            "events": [{"ts": r.ts, **r.fields} for r in mine if r.event == "sslab_event"],
+        })
+    return {
+        "tag": tag,
+        "flows": flows_out,
+        "bottleneck": {k: bn1[k] - bn0[k] for k in ("packets", "drops")},
+        "tcp_counters": {p: {k: db.tcp_counters(p).get(k, 0) - counters0[p].get(k, 0) for k in COUNTERS}
+                         for p in pairs},
+        "pcap": f"{tag}.pcap" if pcap else None,
+        "pcap_note": pcap_note,
+        "trace": f"{tag}.trace.gz" if text else None,
+    }
 
 
 def run_flow(db: Dumbbell, pair: int, cc: str, nbytes: int, out_dir: Path, tag: str,
-             tracer: Ftrace | None = None, port: int = SERVER_PORT) -> dict:
-    """One transfer of @nbytes from server @pair to its client with @cc."""
-    tracer = tracer or Ftrace()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    ready = out_dir / f".ready-{tag}"
-    bn0, tc0 = db.bottleneck_counters(), db.tcp_counters(pair)
-    tracer.start(port)
-    py = [sys.executable, "-m", "sslab.guest.transfer"]
-    server = subprocess.Popen(["ip", "netns", "exec", db.servers[pair - 1], *py, "serve", "--port", str(port),
-                               "--bytes", str(nbytes), "--cc", cc, "--ready-file", str(ready)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 20
-        while not ready.exists():
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start: {server.communicate()[1].strip()}")
-            time.sleep(0.05)
-        ready.unlink()
-        client = subprocess.run(["ip", "netns", "exec", db.clients[pair - 1], *py, "fetch",
-                                 "--host", db.server_addr(pair), "--port", str(port), "--bytes", str(nbytes)],
-                                capture_output=True, text=True, timeout=600)
-        if client.returncode != 0:
-            raise RuntimeError(f"client failed: {client.stderr.strip()}")
-        srv_out, srv_err = server.communicate(timeout=60)
-        if server.returncode != 0:
-            raise RuntimeError(f"server failed: {srv_err.strip()}")
-    finally:
-        if server.poll() is None:
-            server.kill()
-    time.sleep(0.2)
-    text = tracer.stop()
-    with gzip.open(out_dir / f"{tag}.trace.gz", "wt") as f:
-        f.write(text)
-    bn1, tc1 = db.bottleneck_counters(), db.tcp_counters(pair)
-    records = parse(text)
-    probes = [r for r in records if r.event == "tcp_probe"]
-    events = [{"ts": r.ts, **r.fields} for r in records if r.event == "sslab_event"]
-    cli, srv = json.loads(client.stdout), json.loads(srv_out)
+             tracer: Ftrace | None = None) -> dict:
+    """One transfer of @nbytes from server @pair to its client with @cc (no pcap)."""
+    res = run_case(db, [{"pair": pair, "cc": cc, "size": nbytes, "start": 0.0}], out_dir, tag, tracer=tracer)
+    flow = res["flows"][0]
+    counters = res["tcp_counters"][pair]
     return {
-        "tag": tag,
-        "cc": cc,
-        "cc_used": srv["cc"],
-        "bytes": nbytes,
-        "fct_s": round(cli["fct_s"], 4),
-        "bottleneck_drops": bn1["drops"] - bn0["drops"],
-        "bottleneck_packets": bn1["packets"] - bn0["packets"],
-        "retrans_segs": tc1["RetransSegs"] - tc0["RetransSegs"],
-        "tcp_counters": {k: tc1.get(k, 0) - tc0.get(k, 0) for k in COUNTERS},
-        "slow_start": slow_start_exit(probes),
-        "probe_records": len(probes),
-        "receiver_limited_acks": receiver_limited_samples(probes),
-        "events": events,
+        "tag": tag, "cc": cc, "cc_used": flow["cc_used"], "bytes": nbytes, "fct_s": round(flow["fct_s"], 4),
+        "bottleneck_drops": res["bottleneck"]["drops"], "bottleneck_packets": res["bottleneck"]["packets"],
+        "retrans_segs": counters["RetransSegs"], "tcp_counters": counters,
+        "slow_start": flow["slow_start"], "probe_records": flow["probe_records"],
+        "receiver_limited_acks": flow["receiver_limited_acks"], "events": flow["events"],
     }

@@ -56,7 +56,10 @@ class Ftrace:
     def available(self, system: str) -> bool:
         return (self.root / "events" / system).is_dir()
 
-    def start(self, port: int, systems: tuple[str, ...] = ("tcp/tcp_probe", "sslab")) -> None:
+    def start(self, port: int, systems: tuple[str, ...] = ("tcp/tcp_probe", "sslab"),
+              last_port: int | None = None) -> None:
+        """Record @systems for connections whose local port is in [port, last_port]."""
+        filt = f"sport == {port}" if last_port is None else f"sport >= {port} && sport <= {last_port}"
         self._w("tracing_on", "0")
         self._w("buffer_size_kb", str(BUFFER_KB))
         self._w("trace", "")
@@ -67,7 +70,7 @@ class Ftrace:
             events = [d] if (d / "enable").is_file() and (d / "filter").is_file() else \
                 [e for e in d.iterdir() if (e / "filter").is_file()]
             for ev in events:
-                (ev / "filter").write_text(f"sport == {port}")
+                (ev / "filter").write_text(filt)
                 (ev / "enable").write_text("1")
                 self.enabled.append(ev)
         self._w("tracing_on", "1")

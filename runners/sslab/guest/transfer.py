@@ -25,7 +25,9 @@ import time
 CHUNK = 1 << 16
 
 
-def serve(port: int, nbytes: int, cc: str, ready_file: str | None = None) -> dict:
+def serve(port: int, nbytes: int, cc: str, ready_file: str | None = None,
+          duration: float | None = None) -> dict:
+    """Send @nbytes (or, with @duration, as much as possible for that long)."""
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -41,9 +43,14 @@ def serve(port: int, nbytes: int, cc: str, ready_file: str | None = None) -> dic
     payload = memoryview(bytes(CHUNK))
     sent = 0
     t0 = time.monotonic()
+    if duration is not None:
+        while time.monotonic() - t0 < duration:
+            sent += conn.send(payload)
+        # A timed flow ends when the server says so: the FIN tells the client.
+        conn.shutdown(socket.SHUT_WR)
     while sent < nbytes:
         sent += conn.send(payload[: min(CHUNK, nbytes - sent)])
-    # No shutdown(SHUT_WR) here: a FIN queued behind unsent data would move
+    # No shutdown(SHUT_WR) for sized flows: a FIN queued behind unsent data would move
     # the socket out of ESTABLISHED (to FIN_WAIT1) long before the last
     # byte leaves, and the stack's per-ACK tracepoint (tcp:tcp_probe) only
     # fires in ESTABLISHED.  The client knows the size and closes first.
@@ -55,6 +62,7 @@ def serve(port: int, nbytes: int, cc: str, ready_file: str | None = None) -> dic
 
 
 def fetch(host: str, port: int, nbytes: int, connect_timeout: float = 10.0) -> dict:
+    """Receive @nbytes (0: until the server closes) and time it."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.settimeout(connect_timeout)
     t0 = time.monotonic()
@@ -63,14 +71,14 @@ def fetch(host: str, port: int, nbytes: int, connect_timeout: float = 10.0) -> d
     s.settimeout(None)
     got = 0
     buf = bytearray(CHUNK)
-    while got < nbytes:
+    while nbytes == 0 or got < nbytes:
         n = s.recv_into(buf)
         if n == 0:
             break
         got += n
     t_last = time.monotonic()
     s.close()
-    if got != nbytes:
+    if nbytes and got != nbytes:
         raise SystemExit(f"received {got} of {nbytes} bytes")
     return {"role": "client", "bytes": got, "fct_s": t_last - t0, "connect_s": t_conn - t0,
             "local_port": None}
@@ -81,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("serve")
     s.add_argument("--port", type=int, required=True)
-    s.add_argument("--bytes", type=int, required=True)
+    s.add_argument("--bytes", type=int, default=0)
+    s.add_argument("--duration", type=float)
     s.add_argument("--cc", required=True)
     s.add_argument("--ready-file")
     f = sub.add_parser("fetch")
@@ -90,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--bytes", type=int, required=True)
     a = ap.parse_args(argv)
     if a.cmd == "serve":
-        out = serve(a.port, a.bytes, a.cc, a.ready_file)
+        out = serve(a.port, a.bytes, a.cc, a.ready_file, a.duration)
     else:
         out = fetch(a.host, a.port, a.bytes)
     print(json.dumps(out))

@@ -1,0 +1,122 @@
+"""Run a scenario's plan on the substrate (inside the VM, or natively).
+
+Input: $SSLAB_JOB_DIR/plan.json, written by the host from the validated
+scenario (sslab.scenario.to_plan).  Output, under $SSLAB_OUT_DIR:
+
+  fidelity.json            the topology check: base RTT per pair (and the
+                           delay calibration), saturating rate
+  runs/NNN-<case>-r<rep>/  run.json, <tag>.pcap, <tag>.trace.gz per run
+  runs.json                the index of runs, in the order they ran
+
+Fidelity.  Before the runs, each pair's idle base RTT is measured with ping.
+The substrate adds latency of its own (under TCG about 0.2 ms per hop); the
+median excess over all pairs is taken off the netem delay lines
+(delay_offset_ms) and the RTT measured again.  Then one CUBIC flow saturates
+the bottleneck for SATURATE_S seconds and the rate of frames leaving it is
+measured.  Each run re-measures the base RTT of the pairs it uses.  The
+check flags an RTT off by more than 0.5 ms and a rate off by more than 1%.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .dumbbell import Dumbbell, DumbbellSpec
+from .flows import run_case
+
+RTT_TOLERANCE_MS = 0.5
+RATE_TOLERANCE = 0.01
+SATURATE_S = 8.0
+#: The rate is read over [SATURATE_FROM_S, SATURATE_S - 1]: after slow start.
+SATURATE_FROM_S = 3.0
+#: Calibrate only a consistent excess (smaller differences are noise).
+CALIBRATE_MIN_MS = 0.05
+
+
+def measure_base_rtts(db: Dumbbell, pairs: list[int], count: int = 10) -> dict[int, float]:
+    return {i: db.base_rtt_ms(i, count=count, interval=0.1) for i in pairs}
+
+
+def calibrate(db: Dumbbell) -> dict:
+    pairs = list(range(1, len(db.spec.pairs) + 1))
+    configured = {i: db.spec.pairs[i - 1].rtt_ms for i in pairs}
+    before = measure_base_rtts(db, pairs)
+    excess = statistics.median(before[i] - configured[i] for i in pairs)
+    after = before
+    if excess > CALIBRATE_MIN_MS:
+        db.spec.delay_offset_ms = excess / 2
+        db.set_delays()
+        after = measure_base_rtts(db, pairs)
+    return {"configured_ms": configured, "measured_before_ms": before, "substrate_excess_ms": round(excess, 3),
+            "delay_offset_ms": round(db.spec.delay_offset_ms, 3), "measured_ms": after,
+            "ok": all(abs(after[i] - configured[i]) <= RTT_TOLERANCE_MS for i in pairs)}
+
+
+def saturating_rate(db: Dumbbell, out: Path) -> dict:
+    """Run a CUBIC flow for SATURATE_S s and measure the rate leaving the bottleneck."""
+    import threading
+    samples: dict = {}
+
+    def sample() -> None:
+        time.sleep(SATURATE_FROM_S)
+        samples["b0"], samples["t0"] = db.bottleneck_bytes(), time.monotonic()
+        time.sleep(SATURATE_S - 1 - SATURATE_FROM_S)
+        samples["b1"], samples["t1"] = db.bottleneck_bytes(), time.monotonic()
+
+    th = threading.Thread(target=sample)
+    th.start()
+    run_case(db, [{"pair": 1, "cc": "cubic", "duration": SATURATE_S, "start": 0.0}], out, "saturate",
+             capture={"pcap": False, "traces": False})
+    th.join()
+    rate = (samples["b1"] - samples["b0"]) * 8 / (samples["t1"] - samples["t0"]) / 1e6
+    configured = db.spec.rate_mbit
+    return {"configured_mbit": configured, "measured_mbit": round(rate, 3),
+            "window_s": [SATURATE_FROM_S, SATURATE_S - 1],
+            "ok": abs(rate - configured) <= RATE_TOLERANCE * configured}
+
+
+def main() -> int:
+    job = Path(os.environ["SSLAB_JOB_DIR"])
+    out = Path(os.environ["SSLAB_OUT_DIR"])
+    plan = json.loads((job / "plan.json").read_text())
+    subprocess.run(["modprobe", "tcp_sslab"], check=True)
+    db = Dumbbell(DumbbellSpec.from_plan(plan)).build()
+    try:
+        fidelity = {"rtt": calibrate(db)}
+        fidelity["rate"] = saturating_rate(db, out / "fidelity")
+        (out / "fidelity.json").write_text(json.dumps(fidelity, indent=1))
+        print(f"fidelity: rtt {fidelity['rtt']['measured_ms']} (offset {fidelity['rtt']['delay_offset_ms']} ms), "
+              f"rate {fidelity['rate']['measured_mbit']} Mbit/s", flush=True)
+        index = []
+        for run in plan["runs"]:
+            tag = f"{run['index']:03d}-{run['case']}-r{run['rep']}"
+            rdir = out / "runs" / tag
+            pairs = sorted({f["pair"] for f in run["flows"]})
+            rtts = measure_base_rtts(db, pairs, count=10)
+            t = time.time()
+            res = run_case(db, run["flows"], rdir, "flow", capture=plan["capture"])
+            res.update(run=run, started_unix=t, seconds=round(time.time() - t, 3))
+            res["fidelity"] = {
+                "base_rtt_ms": rtts,
+                "base_rtt_ok": all(abs(rtts[p] - plan["pairs"][p - 1]["rtt_ms"]) <= RTT_TOLERANCE_MS for p in pairs),
+                "rate_ok": fidelity["rate"]["ok"],
+            }
+            (rdir / "run.json").write_text(json.dumps(res, indent=1))
+            index.append({"tag": tag, "case": run["case"], "rep": run["rep"]})
+            f0 = res["flows"][0]
+            print(f"{tag}: fct {f0['fct_s']:.3f} s, drops {res['bottleneck']['drops']}, "
+                  f"rtt {rtts}, ok {res['fidelity']['base_rtt_ok'] and res['fidelity']['rate_ok']}", flush=True)
+            (out / "runs.json").write_text(json.dumps(index, indent=1))
+    finally:
+        db.teardown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

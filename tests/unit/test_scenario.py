@@ -1,0 +1,97 @@
+"""Scenario files are validated before anything runs, and errors name the field."""
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sslab.paths import REPO_ROOT
+from sslab.scenario import (ScenarioError, load_scenario, parse_scenario, parse_rate_mbit,
+                            parse_seconds, parse_size, to_plan)
+
+E1 = REPO_ROOT / "topologies/e1-startup.yaml"
+
+
+def e1_data() -> dict:
+    base = yaml.safe_load((REPO_ROOT / "topologies/dumbbell5.yaml").read_text())
+    data = yaml.safe_load(E1.read_text())
+    data.pop("extends")
+    return {**base, **data}
+
+
+def test_units():
+    assert parse_size("5MB") == 5_000_000 and parse_size("64KiB") == 65536 and parse_size(1500) == 1500
+    assert parse_rate_mbit("50mbit") == 50 and parse_rate_mbit("1gbit") == 1000
+    assert parse_seconds("100ms") == pytest.approx(0.1) and parse_seconds("2s") == 2
+    for bad in ("5 parsecs", "fast", "-3MB"):
+        with pytest.raises(ValueError):
+            parse_size(bad)
+
+
+def test_e1_scenario():
+    s = load_scenario(E1)
+    assert s.name == "e1-startup" and s.topology.pairs == 5
+    # 1 BDP of 50 Mbit/s x 100 ms in 1514-byte frames: 412.8 -> 413 (experiments.md)
+    assert s.buffer_packets == 413
+    assert [c.name for c in s.cases] == [f"{cc}-{sz}" for cc in ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss")
+                                         for sz in ("5MB", "20MB")]
+    assert s.cases[1].flows[0].size == 20_000_000 and s.cases[1].flows[0].cc == "cubic_ss"
+    order = s.run_order()
+    assert len(order) == 8 * 5
+    # alternate: every case once per repetition, repetitions in turn
+    assert [r for r, _ in order[:8]] == [0] * 8 and [c.name for _, c in order[:8]] == [c.name for c in s.cases]
+    plan = to_plan(s)
+    assert plan["bottleneck"] == {"rate_mbit": 50.0, "buffer_pkts": 413}
+    assert plan["runs"][9]["rep"] == 1 and plan["runs"][9]["flows"][0]["cc"] == "cubic_ss"
+
+
+def test_orders():
+    data = e1_data()
+    data["order"] = "sequential"
+    seq = parse_scenario(data).run_order()
+    assert [c.name for _, c in seq[:5]] == ["cubic_ss-5MB"] * 5
+    data["order"] = "shuffled"
+    a, b = parse_scenario(data).run_order(), parse_scenario(data).run_order()
+    assert [(r, c.name) for r, c in a] == [(r, c.name) for r, c in b]  # seeded
+    assert sorted((r, c.name) for r, c in a) == sorted((r, c.name) for r, c in seq)
+
+
+@pytest.mark.parametrize("mutate,field,words", [
+    (lambda d: d["bottleneck"].update(buffer={"bdp": -1, "rtt": "100ms"}), "bottleneck.buffer", "bdp must be positive"),
+    (lambda d: d["bottleneck"].update(buffer={"bdp": 1}), "bottleneck.buffer", "needs the rtt"),
+    (lambda d: d["bottleneck"].update(buffer={"packets": 0}), "bottleneck.buffer", "at least 1"),
+    (lambda d: d["bottleneck"].update(buffer={"packets": 10, "bdp": 1, "rtt": "1ms"}), "bottleneck.buffer", "exactly one"),
+    (lambda d: d["bottleneck"].update(rate="fast"), "bottleneck.rate", "cannot read rate"),
+    (lambda d: d["cases"]["matrix"].update(cc=["cubic_hs", "cubic_sus"]), "cases[2].flows[0].cc", "unknown congestion control 'cubic_sus'"),
+    (lambda d: d["cases"]["matrix"].update(cc=["bbr2"]), "cases[0].flows[0].cc", "unknown congestion control 'bbr2'"),
+    (lambda d: d.update(colour="blue"), "colour", "unknown field"),
+    (lambda d: d["bottleneck"].update(burst="10k"), "bottleneck.burst", "unknown field"),
+    (lambda d: d["cases"]["flows"][0].update(pair=7), "(top level)", "pair is 7, but there are 5 pairs"),
+    (lambda d: d["cases"]["flows"][0].update(duration="10s"), "cases[0].flows[0]", "exactly one of size or duration"),
+    (lambda d: d["pairs"].pop(), "(top level)", "topology.pairs is 5 but 4 pairs"),
+    (lambda d: d["pairs"][0].update(rtt="-5ms"), "pairs[0].rtt", "cannot read time"),
+    (lambda d: d["topology"].update(addresses={"servers": "10.1.0.0/16", "clients": "10.1.128.0/17"}),
+     "topology.addresses", "servers (10.1.0.0/16) and clients (10.1.128.0/17) overlap"),
+    (lambda d: d.update(repetitions=0), "repetitions", "greater than or equal to 1"),
+])
+def test_bad_scenarios_are_refused_naming_the_field(mutate, field, words):
+    data = copy.deepcopy(e1_data())
+    mutate(data)
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(data, "bad.yaml")
+    text = str(err.value)
+    assert f"  {field}: " in text, text
+    assert words in text, text
+
+
+def test_extends_loops_and_missing_files(tmp_path: Path):
+    (tmp_path / "a.yaml").write_text("extends: b.yaml\nname: a\n")
+    (tmp_path / "b.yaml").write_text("extends: a.yaml\n")
+    with pytest.raises(ScenarioError, match="extends itself"):
+        load_scenario(tmp_path / "a.yaml")
+    with pytest.raises(ScenarioError, match="no such scenario file"):
+        load_scenario(tmp_path / "missing.yaml")
+    (tmp_path / "c.yaml").write_text("name: [unclosed\n")
+    with pytest.raises(ScenarioError, match="not valid YAML"):
+        load_scenario(tmp_path / "c.yaml")
