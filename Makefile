@@ -4,6 +4,8 @@
 #   make test              unit and integration tests (boots the VM)
 #   make image             build the testbed image (cached by recipe hash)
 #   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
+#   make startup           E1: the four slow starts through 50 Mbit/s, 100 ms (REPS=5)
+#   make report RUN=DIR    rebuild a run's tables and plots from its archive
 #
 # SUBSTRATE=vm (default) or native; ACCEL=auto (default), kvm or tcg.
 
@@ -13,13 +15,15 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 SUBSTRATE ?= vm
 ACCEL ?= auto
+REPS ?=
+SCENARIO ?= topologies/e1-startup.yaml
 
 # Host programs and the Debian packages that provide them.
 HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
-              ethtool:ethtool tcpdump:tcpdump gcc:gcc
+              ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git
 
-.PHONY: deps host-deps python-deps image image-repin vm-check test test-unit test-vm kernel-test clean-venv
+.PHONY: deps host-deps python-deps image image-repin vm-check startup report test test-unit test-vm kernel-test clean-venv
 
 deps: host-deps python-deps
 
@@ -49,6 +53,13 @@ image-repin: deps
 
 vm-check: deps
 	$(VPY) -m sslab vm-check --substrate $(SUBSTRATE) --accel $(ACCEL)
+
+startup: deps
+	$(VPY) -m sslab startup --scenario $(SCENARIO) --substrate $(SUBSTRATE) --accel $(ACCEL) $(if $(REPS),--reps $(REPS))
+
+report: deps
+	@test -n "$(RUN)" || { echo "usage: make report RUN=results/startup/<run-id>" >&2; exit 2; }
+	$(VPY) -m sslab report $(RUN)
 
 kernel-test:
 	@if [ -f kernel/Makefile ] && grep -q '^test:' kernel/Makefile; then $(MAKE) -C kernel test; \

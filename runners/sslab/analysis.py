@@ -210,8 +210,20 @@ def _fmt(d: dict, scale: float = 1.0, digits: int = 2) -> str:
     return med
 
 
+def _size_bytes(label: str) -> int:
+    from .scenario import parse_size
+    return parse_size(label)
+
+
+def matrix_sizes(cases: dict) -> tuple[str | None, str | None]:
+    """The smallest and largest transfer sizes among the cases (E1: 5MB, 20MB)."""
+    sizes = sorted({c["params"]["size"] for c in cases.values() if "size" in c["params"]}, key=_size_bytes)
+    return (sizes[0], sizes[-1]) if sizes else (None, None)
+
+
 def startup_table(cases: dict) -> tuple[list[dict], str]:
-    """E1's table: per variant, FCT of the 5 MB transfer and packets lost in the 20 MB one."""
+    """E1's table: per variant, FCT of the small transfer and packets lost in the large one."""
+    small_size, large_size = matrix_sizes(cases)
     rows = []
     variants = []
     for c in cases.values():
@@ -219,19 +231,21 @@ def startup_table(cases: dict) -> tuple[list[dict], str]:
         if cc and cc not in variants:
             variants.append(cc)
     for cc in variants:
-        small = next((c for c in cases.values() if c["params"] == {"cc": cc, "size": "5MB"}), None)
-        large = next((c for c in cases.values() if c["params"] == {"cc": cc, "size": "20MB"}), None)
-        rows.append({"cc": cc, "fct_5mb": small and small["fct_app_s"], "fct_5mb_pcap": small and small["fct_pcap_s"],
-                     "lost_20mb": large and large["lost_packets"], "retrans_20mb": large and large["retransmissions"],
-                     "exit_cwnd_20mb": large and large["slow_start_exit_cwnd"],
-                     "fidelity": f"{(small or {}).get('fidelity_ok_runs', 0) + (large or {}).get('fidelity_ok_runs', 0)}"
-                                 f"/{(small or {}).get('runs', 0) + (large or {}).get('runs', 0)}"})
-    lines = ["| variant | FCT 5 MB, s (app) | FCT 5 MB, s (pcap) | lost packets, 20 MB | retransmissions, 20 MB | slow-start exit cwnd, 20 MB | runs passing fidelity |",
+        small = next((c for c in cases.values() if c["params"] == {"cc": cc, "size": small_size}), None)
+        large = next((c for c in cases.values() if c["params"] == {"cc": cc, "size": large_size}), None)
+        ok = sum(c["fidelity_ok_runs"] for c in (small, large) if c)
+        n = sum(c["runs"] for c in (small, large) if c)
+        rows.append({"cc": cc, "small_size": small_size, "large_size": large_size,
+                     "fct_small": small and small["fct_app_s"], "fct_small_pcap": small and small["fct_pcap_s"],
+                     "lost_large": large and large["lost_packets"], "retrans_large": large and large["retransmissions"],
+                     "exit_cwnd_large": large and large["slow_start_exit_cwnd"], "fidelity_ok": ok, "runs": n})
+    lines = [f"| variant | FCT {small_size}, s (app) | FCT {small_size}, s (pcap) | lost packets, {large_size} | "
+             f"retransmissions, {large_size} | slow-start exit cwnd, {large_size} | runs passing fidelity |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['cc']} | {_fmt(r['fct_5mb'], digits=3)} | {_fmt(r['fct_5mb_pcap'], digits=3)} | "
-                     f"{_fmt(r['lost_20mb'], digits=0)} | {_fmt(r['retrans_20mb'], digits=0)} | "
-                     f"{_fmt(r['exit_cwnd_20mb'], digits=0)} | {r['fidelity']} |")
+        lines.append(f"| {r['cc']} | {_fmt(r['fct_small'], digits=3)} | {_fmt(r['fct_small_pcap'], digits=3)} | "
+                     f"{_fmt(r['lost_large'], digits=0)} | {_fmt(r['retrans_large'], digits=0)} | "
+                     f"{_fmt(r['exit_cwnd_large'], digits=0)} | {r['fidelity_ok']}/{r['runs']} |")
     return rows, "\n".join(lines)
 
 

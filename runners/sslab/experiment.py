@@ -56,6 +56,8 @@ def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = N
     if reps is not None:
         s = Scenario.model_validate({**s.model_dump(by_alias=True), "repetitions": reps})
     plan = to_plan(s)
+    if plan["topology"]["backend"] == "auto":
+        plan["topology"]["backend"] = "mininet" if substrate.name == "vm" else "netns"
     eta = estimate_seconds(s)
     print(f"{s.name}: {len(plan['runs'])} runs on {substrate.name}; expected about {eta / 60:.0f} min",
           flush=True)
@@ -94,9 +96,11 @@ def write_report(run_dir: Path, dest: Path) -> dict:
     runs = analysis.load_runs(out)
     cases = analysis.summarise(runs)
     rows, table = analysis.startup_table(cases)
-    plots = [p for p in (analysis.plot_dynamics(runs, dest, "20MB"), analysis.plot_delivered_overlay(runs, dest, "5MB"),
-                         analysis.plot_dynamics(runs, dest, "5MB")) if p]
+    small, large = analysis.matrix_sizes(cases)
+    plots = [p for p in (analysis.plot_dynamics(runs, dest, large), analysis.plot_delivered_overlay(runs, dest, small),
+                         analysis.plot_dynamics(runs, dest, small)) if p] if small else []
     summary = {"scenario": meta["scenario"]["model"]["name"], "cases": cases, "startup": rows,
+               "startup_table_md": table,
                "fidelity": fidelity,
                "runs": [{"tag": r["dir"].name, "fct_s": r["flows"][0]["fct_s"], "lost": r["bottleneck"]["drops"],
                          "fidelity": r["fidelity"]} for r in runs]}
@@ -121,7 +125,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         f" = {json.loads((run_dir / 'plan.json').read_text())['bottleneck']['buffer_pkts']} packets;"
         f" pair RTTs {pair_rtts} ms",
         f"- {s['repetitions']} repetitions, order {s['order']}; substrate {meta['substrate']}"
-        f" ({meta.get('accelerator') or 'native'}); kernel {meta.get('image', {}).get('kernel', {}).get('release', '?')};"
+        f" ({meta.get('accelerator') or 'native'}), topology built with {fidelity.get('backend', 'netns')}; kernel {meta.get('image', {}).get('kernel', {}).get('release', '?')};"
         f" image {meta.get('image', {}).get('hash', '?')[:12]}; code {meta['code']['commit'][:12]}"
         f"{' (dirty)' if meta['code']['dirty'] else ''}",
         f"- fidelity: idle base RTT per pair {rtts} ms after calibration (the substrate added"
@@ -174,6 +178,5 @@ def rebuild_report(run_dir: Path) -> Path:
 
 def print_table(run_dir: Path) -> None:
     summary = json.loads((run_dir / "summary.json").read_text())
-    _, table = analysis.startup_table(summary["cases"])
-    print(table)
+    print(summary["startup_table_md"])
     sys.stdout.flush()

@@ -184,6 +184,9 @@ class AddressPlan(Strict):
 
 class Topology(Strict):
     kind: Literal["dumbbell", "single-path"] = "dumbbell"
+    #: Who builds it: Mininet (in the VM), plain network namespaces (native
+    #: hosts, which need no Mininet), or auto: Mininet in the VM, netns natively.
+    backend: Literal["auto", "mininet", "netns"] = "auto"
     pairs: int = Field(default=1, ge=1, le=64)
     addresses: AddressPlan = AddressPlan()
 
@@ -399,7 +402,7 @@ def to_plan(s: Scenario) -> dict:
     """The scenario as plain data for the substrate (no pydantic there)."""
     return {
         "name": s.name,
-        "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs},
+        "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs, "backend": s.topology.backend},
         "bottleneck": {"rate_mbit": s.bottleneck.rate_mbit, "buffer_pkts": s.buffer_packets},
         "pairs": [{"rtt_ms": p.rtt * 1e3} for p in s.pairs],
         "addresses": {k: str(v) for k, v in s.topology.addresses.model_dump().items()},

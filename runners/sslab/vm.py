@@ -103,11 +103,13 @@ def kernel_cmdline(extra: str = "") -> str:
         "console=ttyS0",
         "root=/dev/vda", "rw", "rootfstype=ext4",
         "init=/usr/local/sbin/sslab-init",
-        # Kernel messages on a serial console slow a TCG boot; errors still show.
-        "quiet", "loglevel=3",
-        # On a panic stay down (the host's deadline then reports the phase)
-        # rather than reboot into a loop.
-        "panic=0",
+        # Kernel messages on a serial console slow a TCG boot; warnings (with
+        # their backtraces) still show.
+        "quiet", "loglevel=5",
+        # A soft lockup panics, a panic reboots at once, and QEMU (-no-reboot)
+        # exits: the host reports it with the console log instead of waiting
+        # for the job's deadline.
+        "softlockup_panic=1", "panic=-1",
         "i8042.noaux", "i8042.nokbd",
     ]
     return " ".join(words + extra.split())

@@ -10,7 +10,7 @@ import pytest
 from sslab.image import Recipe, sha256_file
 from sslab.job import JobSpec
 from sslab.paths import REPO_ROOT
-from sslab.vm import TestbedVM, VMConfig, VMHangError
+from sslab.vm import TestbedVM, VMConfig, VMError, VMHangError
 
 pytestmark = pytest.mark.vm
 
@@ -86,12 +86,25 @@ def test_job_past_its_timeout_is_killed_and_vm_powers_off(vm, tmp_path):
 
 
 def test_hung_vm_is_killed_naming_the_phase(image, tmp_path):
-    # The job panics the guest kernel; with panic=0 the VM stays down and only
-    # the host's deadline can end the run.
+    # The job freezes the agent that would report its end (SIGSTOP to its
+    # parent), so the guest never finishes the job phase: only the host's
+    # deadline can end the run.
     vm = TestbedVM(image, VMConfig(job_grace_s=5))
     t0 = time.monotonic()
     with pytest.raises(VMHangError) as err:
-        vm.run(JobSpec(argv=["sh", "-c", "echo c > /proc/sysrq-trigger"], timeout_s=5), tmp_path / "j")
+        vm.run(JobSpec(argv=["sh", "-c", "kill -STOP $PPID; sleep 600"], timeout_s=5), tmp_path / "j")
     assert err.value.phase == "job"
+    assert 10 <= time.monotonic() - t0 < 60
+    assert "SSLAB:agent-exit" not in err.value.serial_log.read_text()
+
+
+def test_kernel_panic_ends_the_run_at_once(image, tmp_path):
+    # A panic (as a soft lockup now causes) reboots, and QEMU exits: the run
+    # fails at once, naming the phase, with the console log.
+    vm = TestbedVM(image, VMConfig())
+    t0 = time.monotonic()
+    with pytest.raises(VMError, match="during phase 'job'") as err:
+        vm.run(JobSpec(argv=["sh", "-c", "echo c > /proc/sysrq-trigger"], timeout_s=300), tmp_path / "j")
+    assert not isinstance(err.value, VMHangError)
     assert time.monotonic() - t0 < 60
-    assert "Kernel panic" in err.value.serial_log.read_text()
+    assert "Kernel panic" in (tmp_path / "j/vm/serial.log").read_text()

@@ -25,7 +25,11 @@ import sys
 from pathlib import Path
 
 from .dumbbell import Dumbbell, DumbbellSpec, PairSpec, bdp_packets
-from .flows import run_flow
+from .flows import MAX_FLOWS, SERVER_PORT, run_flow
+from .ftrace import Ftrace
+
+#: One tracer for the job: events are enabled once (see Ftrace).
+TRACER = Ftrace()
 
 MB = 1_000_000
 
@@ -39,7 +43,7 @@ def alternate(db: Dumbbell, ccs: list[str], reps: int, nbytes: int, out: Path, p
     runs = []
     for rep in range(reps):
         for cc in ccs:
-            r = run_flow(db, 1, cc, nbytes, out / "traces", f"{part}-{cc}-{rep}")
+            r = run_flow(db, 1, cc, nbytes, out / "traces", f"{part}-{cc}-{rep}", tracer=TRACER)
             r["rep"] = rep
             runs.append(r)
             ss = r["slow_start"] or {}
@@ -71,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     out = Path(os.environ.get("SSLAB_OUT_DIR", "."))
     subprocess.run(["modprobe", "tcp_sslab"], check=True)
+    TRACER.setup(SERVER_PORT, SERVER_PORT + MAX_FLOWS - 1)
     parts = a.parts.split(",")
     result: dict = {"kernel_release": os.uname().release, "bytes": a.bytes, "parts": {}}
 

@@ -89,6 +89,10 @@ def bdp_packets(rate_mbit: float, rtt_ms: float) -> int:
 
 
 class Dumbbell:
+    """The dumbbell from plain network namespaces (`ip netns`, veth)."""
+
+    backend = "netns"
+
     def __init__(self, spec: DumbbellSpec):
         if not spec.pairs:
             raise ValueError("a dumbbell needs at least one pair")
@@ -120,8 +124,23 @@ class Dumbbell:
 
     # -- building -------------------------------------------------------
 
-    def _veth(self, ns_a: str, dev_a: str, ns_b: str, dev_b: str) -> None:
+    # -- the parts a backend provides: namespaces and the links between them --
+
+    def _create_namespaces(self) -> None:
+        for ns in self.namespaces:
+            sh("ip", "netns", "add", ns)
+
+    def _create_link(self, ns_a: str, dev_a: str, ns_b: str, dev_b: str) -> None:
         sh("ip", "link", "add", dev_a, "netns", ns_a, "type", "veth", "peer", "name", dev_b, "netns", ns_b)
+
+    def links(self) -> list[tuple[str, str, str, str]]:
+        """(namespace, device, peer namespace, peer device) for every link."""
+        out = [(self.r1, "r1-r2", self.r2, "r2-r1")]
+        for i, (srv, cli) in enumerate(zip(self.servers, self.clients), start=1):
+            out += [(srv, "eth0", self.r1, f"r1-s{i}"), (cli, "eth0", self.r2, f"r2-c{i}")]
+        return out
+
+    def _veth(self, ns_a: str, dev_a: str, ns_b: str, dev_b: str) -> None:
         for ns, dev in ((ns_a, dev_a), (ns_b, dev_b)):
             in_ns(ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
             # veth hands each packet to the backlog of the CPU that sent it;
@@ -132,14 +151,21 @@ class Dumbbell:
 
     def build(self) -> "Dumbbell":
         self.teardown()
+        self._create_namespaces()
+        for link in self.links():
+            self._create_link(*link)
+        self._configure()
+        return self
+
+    def _configure(self) -> None:
         for ns in self.namespaces:
-            sh("ip", "netns", "add", ns)
             in_ns(ns, "ip", "link", "set", "lo", "up")
             in_ns(ns, "sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1")
         for r in (self.r1, self.r2):
             in_ns(r, "sysctl", "-qw", "net.ipv4.ip_forward=1")
 
-        self._veth(self.r1, "r1-r2", self.r2, "r2-r1")
+        for link in self.links():
+            self._veth(*link)
         core_len = ipaddress.IPv4Network(self.spec.core_net).prefixlen
         in_ns(self.r1, "ip", "addr", "add", f"{self._core(1)}/{core_len}", "dev", "r1-r2")
         in_ns(self.r2, "ip", "addr", "add", f"{self._core(2)}/{core_len}", "dev", "r2-r1")
@@ -148,7 +174,6 @@ class Dumbbell:
         for i, (srv, cli, pair) in enumerate(zip(self.servers, self.clients, self.spec.pairs), start=1):
             half = self.one_way_delay(i)
             srv_gw, cli_gw = self._host(self.spec.servers_net, i, 1), self._host(self.spec.clients_net, i, 1)
-            self._veth(srv, "eth0", self.r1, f"r1-s{i}")
             in_ns(srv, "ip", "addr", "add", f"{self.server_addr(i)}/24", "dev", "eth0")
             in_ns(self.r1, "ip", "addr", "add", f"{srv_gw}/24", "dev", f"r1-s{i}")
             in_ns(srv, "ip", "route", "add", "default", "via", srv_gw)
@@ -157,7 +182,6 @@ class Dumbbell:
             in_ns(self.r1, "tc", "qdisc", "add", "dev", f"r1-s{i}", "root", "netem",
                   "delay", half, "limit", str(DELAY_LIMIT_PKTS))
 
-            self._veth(cli, "eth0", self.r2, f"r2-c{i}")
             in_ns(cli, "ip", "addr", "add", f"{self.client_addr(i)}/24", "dev", "eth0")
             in_ns(self.r2, "ip", "addr", "add", f"{cli_gw}/24", "dev", f"r2-c{i}")
             in_ns(cli, "ip", "route", "add", "default", "via", cli_gw,
@@ -168,7 +192,6 @@ class Dumbbell:
                   "delay", half, "limit", str(DELAY_LIMIT_PKTS))
         in_ns(self.r1, "ip", "route", "add", self.spec.clients_net, "via", self._core(2))
         in_ns(self.r2, "ip", "route", "add", self.spec.servers_net, "via", self._core(1))
-        return self
 
     def one_way_delay(self, i: int) -> str:
         rtt = self.spec.pairs[i - 1].rtt_ms
@@ -211,6 +234,7 @@ class Dumbbell:
         for ns in self.namespaces:
             sh("ip", "netns", "del", ns, check=False)
 
+
     # -- measuring ------------------------------------------------------
 
     def bottleneck_counters(self) -> dict[str, int]:
@@ -234,3 +258,50 @@ class Dumbbell:
                 if head[0] in ("Tcp:", "TcpExt:"):
                     out.update({k: int(v) for k, v in zip(head[1:], vals[1:])})
         return out
+
+
+class MininetDumbbell(Dumbbell):
+    """The same dumbbell, with Mininet creating the hosts and links.
+
+    Mininet (Debian's python3 mininet, in the image) makes one host per
+    namespace and a veth pair per link, without switches or controllers:
+    the routers are hosts with forwarding on.  Each host's namespace is then
+    given the name the configuration code uses (`ip netns attach`), so the
+    addresses, routes, netem lines, bottleneck and sysctls are applied by
+    exactly the same code as for the plain-namespace backend.
+    """
+
+    backend = "mininet"
+
+    def _create_namespaces(self) -> None:
+        from mininet.net import Mininet
+        from mininet.node import Host
+
+        self.net = Mininet(controller=None, build=False, autoSetMacs=False, autoStaticArp=False)
+        self.hosts = {ns: self.net.addHost(ns.replace(self.spec.prefix + "-", ""), cls=Host, inNamespace=True)
+                      for ns in self.namespaces}
+
+    def _create_link(self, ns_a: str, dev_a: str, ns_b: str, dev_b: str) -> None:
+        self.net.addLink(self.hosts[ns_a], self.hosts[ns_b], intfName1=dev_a, intfName2=dev_b)
+
+    def build(self) -> "Dumbbell":
+        self.teardown()
+        self._create_namespaces()
+        for link in self.links():
+            self._create_link(*link)
+        self.net.build()
+        for ns, host in self.hosts.items():
+            sh("ip", "netns", "attach", ns, str(host.pid))
+            # Mininet configures interfaces its own way; start from a clean slate.
+            for intf in host.intfList():
+                if intf.name != "lo":
+                    in_ns(ns, "ip", "addr", "flush", "dev", intf.name)
+        self._configure()
+        return self
+
+    def teardown(self) -> None:
+        net = getattr(self, "net", None)
+        if net is not None:
+            net.stop()
+            self.net = None
+        super().teardown()

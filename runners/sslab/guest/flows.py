@@ -21,6 +21,8 @@ COUNTERS = ("RetransSegs", "TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder", "
             "TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo", "TCPLossUndo", "TCPSpuriousRTOs",
             "TCPLostRetransmit", "TCPTimeouts")
 PY = [sys.executable, "-m", "sslab.guest.transfer"]
+#: Flows per run: ports SERVER_PORT .. SERVER_PORT + MAX_FLOWS - 1 (one trace filter for all).
+MAX_FLOWS = 64
 
 
 class Pcap:
@@ -28,8 +30,11 @@ class Pcap:
 
     def __init__(self, db: Dumbbell, path: Path, snaplen: int):
         self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", db.r1, "tcpdump", "-i", db.bottleneck_dev, "-n", "-U", "-s", str(snaplen),
-             "-w", str(path), "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            # --immediate-mode: without it libpcap hands packets over in ring
+            # blocks (when full or after a timeout), and a flow shorter than
+            # the timeout is lost when tcpdump is stopped.
+            ["ip", "netns", "exec", db.r1, "tcpdump", "-i", db.bottleneck_dev, "-n", "-U", "--immediate-mode",
+             "-s", str(snaplen), "-w", str(path), "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()  # "listening on ..." once capturing
         if "listening" not in line:
             raise RuntimeError(f"tcpdump did not start: {line.strip()} {self.proc.stderr.read()[-300:]}")
@@ -66,13 +71,15 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     capture = capture or {"pcap": False, "snaplen": 96, "traces": True}
     tracer = tracer or Ftrace()
     out_dir.mkdir(parents=True, exist_ok=True)
+    if len(flows) > MAX_FLOWS:
+        raise ValueError(f"at most {MAX_FLOWS} flows per run")
     ports = [SERVER_PORT + k for k in range(len(flows))]
     pairs = sorted({f["pair"] for f in flows})
     counters0 = {p: db.tcp_counters(p) for p in pairs}
     bn0 = db.bottleneck_counters()
     pcap = Pcap(db, out_dir / f"{tag}.pcap", capture.get("snaplen", 96)) if capture.get("pcap") else None
     if capture.get("traces", True):
-        tracer.start(ports[0], last_port=ports[-1])
+        tracer.start(SERVER_PORT, last_port=SERVER_PORT + MAX_FLOWS - 1)
     servers, clients, threads = [], [], []
     try:
         for flow, port in zip(flows, ports):

@@ -46,6 +46,15 @@ def parse(text: str) -> list[Record]:
 
 
 class Ftrace:
+    """Tracepoint recording for a job: set up once, then start/stop per run.
+
+    Enabling or disabling a trace event patches kernel text (static calls),
+    which waits for every CPU to acknowledge an IPI.  Under multi-threaded
+    TCG that wait sometimes never ends: the guest locks up (we saw it in E1
+    runs).  So events are enabled once per job, for a range of ports, and a
+    run only flips `tracing_on` and clears the buffer, which patch nothing.
+    """
+
     def __init__(self, root: Path = TRACEFS):
         self.root = root
         self.enabled: list[Path] = []
@@ -56,13 +65,14 @@ class Ftrace:
     def available(self, system: str) -> bool:
         return (self.root / "events" / system).is_dir()
 
-    def start(self, port: int, systems: tuple[str, ...] = ("tcp/tcp_probe", "sslab"),
-              last_port: int | None = None) -> None:
-        """Record @systems for connections whose local port is in [port, last_port]."""
+    def setup(self, port: int, last_port: int | None = None,
+              systems: tuple[str, ...] = ("tcp/tcp_probe", "sslab")) -> None:
+        """Enable @systems for connections whose local port is in [port, last_port]."""
+        if self.enabled:
+            return
         filt = f"sport == {port}" if last_port is None else f"sport >= {port} && sport <= {last_port}"
         self._w("tracing_on", "0")
         self._w("buffer_size_kb", str(BUFFER_KB))
-        self._w("trace", "")
         for sysname in systems:
             d = self.root / "events" / sysname
             if not d.is_dir():
@@ -73,17 +83,25 @@ class Ftrace:
                 (ev / "filter").write_text(filt)
                 (ev / "enable").write_text("1")
                 self.enabled.append(ev)
+
+    def start(self, port: int | None = None, last_port: int | None = None) -> None:
+        """Start recording a run (setting up on first use, for the given ports)."""
+        if not self.enabled:
+            self.setup(port if port is not None else 5201, last_port)
+        self._w("trace", "")
         self._w("tracing_on", "1")
 
     def stop(self) -> str:
         self._w("tracing_on", "0")
-        for ev in self.enabled:
-            (ev / "enable").write_text("0")
-            (ev / "filter").write_text("0")
-        self.enabled.clear()
         text = (self.root / "trace").read_text()
         self._w("trace", "")
         return text
+
+    def close(self) -> None:
+        """Disable the events (once, at the end of the job)."""
+        for ev in self.enabled:
+            (ev / "enable").write_text("0")
+        self.enabled.clear()
 
 
 def slow_start_exit(probes: list[Record]) -> dict | None:

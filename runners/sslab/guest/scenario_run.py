@@ -27,8 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-from .dumbbell import Dumbbell, DumbbellSpec
-from .flows import run_case
+from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
+from .flows import MAX_FLOWS, SERVER_PORT, run_case
+from .ftrace import Ftrace
 
 RTT_TOLERANCE_MS = 0.5
 RATE_TOLERANCE = 0.01
@@ -86,21 +87,24 @@ def main() -> int:
     out = Path(os.environ["SSLAB_OUT_DIR"])
     plan = json.loads((job / "plan.json").read_text())
     subprocess.run(["modprobe", "tcp_sslab"], check=True)
-    db = Dumbbell(DumbbellSpec.from_plan(plan)).build()
+    backend = MininetDumbbell if plan["topology"].get("backend") == "mininet" else Dumbbell
+    db = backend(DumbbellSpec.from_plan(plan)).build()
     try:
-        fidelity = {"rtt": calibrate(db)}
+        fidelity = {"backend": db.backend, "rtt": calibrate(db)}
         fidelity["rate"] = saturating_rate(db, out / "fidelity")
         (out / "fidelity.json").write_text(json.dumps(fidelity, indent=1))
         print(f"fidelity: rtt {fidelity['rtt']['measured_ms']} (offset {fidelity['rtt']['delay_offset_ms']} ms), "
               f"rate {fidelity['rate']['measured_mbit']} Mbit/s", flush=True)
         index = []
+        tracer = Ftrace()
+        tracer.setup(SERVER_PORT, SERVER_PORT + MAX_FLOWS - 1)
         for run in plan["runs"]:
             tag = f"{run['index']:03d}-{run['case']}-r{run['rep']}"
             rdir = out / "runs" / tag
             pairs = sorted({f["pair"] for f in run["flows"]})
             rtts = measure_base_rtts(db, pairs, count=10)
             t = time.time()
-            res = run_case(db, run["flows"], rdir, "flow", capture=plan["capture"])
+            res = run_case(db, run["flows"], rdir, "flow", capture=plan["capture"], tracer=tracer)
             res.update(run=run, started_unix=t, seconds=round(time.time() - t, 3))
             res["fidelity"] = {
                 "base_rtt_ms": rtts,
@@ -113,6 +117,7 @@ def main() -> int:
             print(f"{tag}: fct {f0['fct_s']:.3f} s, drops {res['bottleneck']['drops']}, "
                   f"rtt {rtts}, ok {res['fidelity']['base_rtt_ok'] and res['fidelity']['rate_ok']}", flush=True)
             (out / "runs.json").write_text(json.dumps(index, indent=1))
+        tracer.close()
     finally:
         db.teardown()
     return 0

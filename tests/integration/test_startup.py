@@ -1,0 +1,90 @@
+"""E1's pipeline end to end on real stacks: scenario -> VM -> pcaps, traces -> report."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sslab.experiment import sha256
+from sslab.paths import REPO_ROOT
+
+pytestmark = pytest.mark.vm
+SMOKE = REPO_ROOT / "tests/data/e1-smoke.yaml"
+
+
+def sslab(args, results: Path, timeout=1800):
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    return subprocess.run([sys.executable, "-m", "sslab", *args], capture_output=True, text=True,
+                          cwd=REPO_ROOT, env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory, image):
+    results = tmp_path_factory.mktemp("results")
+    res = sslab(["startup", "--scenario", str(SMOKE)], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    run_dir = (results / "startup" / "latest").resolve()
+    return run_dir, res.stdout
+
+
+def test_report_table_and_artifacts(smoke_run):
+    run_dir, stdout = smoke_run
+    summary = json.loads((run_dir / "summary.json").read_text())
+    rows = {r["cc"]: r for r in summary["startup"]}
+    assert set(rows) == {"cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"}
+    for row in rows.values():
+        assert row["fct_small"]["n"] == 1 and 0.1 < row["fct_small"]["median"] < 30
+        # The pcap's FCT (SYN to last new data at the bottleneck) is shorter than the
+        # application's, but not by more than about one RTT plus the handshake.
+        assert 0 < row["fct_small"]["median"] - row["fct_small_pcap"]["median"] < 0.5
+        assert row["lost_large"]["n"] == 1
+    assert "| cubic_suss |" in stdout and "FCT 500KB" in stdout
+    report = (run_dir / "report.md").read_text()
+    assert "dynamics-2MB.png" in report and (run_dir / "dynamics-2MB.png").stat().st_size > 10_000
+    fid = summary["fidelity"]
+    assert abs(fid["rate"]["measured_mbit"] - 50) < 2.5, fid["rate"]
+    assert all(abs(v - 100) < 2 for v in fid["rtt"]["measured_ms"].values()), fid["rtt"]
+
+
+def test_runs_archive_pcaps_traces_and_manifest(smoke_run):
+    run_dir, _ = smoke_run
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["scenario"]["sha256"] == sha256(SMOKE)
+    assert len(manifest["run_order"]) == 8 and manifest["image"]["module"]["present"]
+    pcaps = [k for k in manifest["artifacts"] if k.endswith(".pcap")]
+    traces = [k for k in manifest["artifacts"] if k.endswith(".trace.gz")]
+    assert len(pcaps) == 8 and len(traces) >= 8
+    for rel, digest in manifest["artifacts"].items():
+        assert sha256(run_dir / rel) == digest, rel
+    run = json.loads((run_dir / "job/out/runs" / manifest["run_order"][1] / "run.json").read_text())
+    flow = run["flows"][0]
+    assert flow["cc_used"] == flow["cc"] and flow["receiver_limited_acks"] == 0
+    assert run["fidelity"]["base_rtt_ms"]
+
+
+def test_report_rebuilds_from_the_archive(smoke_run, tmp_path):
+    run_dir, _ = smoke_run
+    res = sslab(["report", str(run_dir)], tmp_path, timeout=300)
+    assert res.returncode == 0, res.stderr
+    rebuilt = Path(res.stdout.split("rebuilt: ")[1].strip()).parent
+    assert rebuilt.parent == run_dir
+    a = json.loads((run_dir / "summary.json").read_text())
+    b = json.loads((rebuilt / "summary.json").read_text())
+    assert a == b
+
+
+def test_bad_scenario_is_refused_before_anything_starts(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((SMOKE.read_text().replace("extends: ../../topologies/e1-startup.yaml",
+                                              f"extends: {REPO_ROOT}/topologies/e1-startup.yaml")
+                    + "bottleneck: {buffer: {bdp: -1, rtt: 100ms}}\n"))
+    res = sslab(["startup", "--scenario", str(bad)], tmp_path / "results", timeout=60)
+    assert res.returncode == 2
+    assert "bottleneck.buffer: bdp must be positive" in res.stderr
+    assert not (tmp_path / "results").exists()
+    bad.write_text(bad.read_text().replace("bdp: -1", "bdp: 1").replace("cubic_hspp", "cubic_hsp"))
+    res = sslab(["startup", "--scenario", str(bad)], tmp_path / "results", timeout=60)
+    assert res.returncode == 2 and "unknown congestion control 'cubic_hsp'" in res.stderr
