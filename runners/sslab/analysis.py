@@ -201,11 +201,14 @@ def summarise(runs: list[dict]) -> dict:
 
 
 def _fmt(d: dict, scale: float = 1.0, digits: int = 2) -> str:
+    """median [CI], the CI's lower end shown no lower than 0: every metric here is non-negative
+    (a symmetric t interval on a skewed count can reach below zero)."""
     if not d or d["n"] == 0:
         return "–"
     med = f"{d['median'] * scale:.{digits}f}"
     if d["ci95"]:
         lo, hi = (x * scale for x in d["ci95"])
+        lo = max(lo, 0.0)
         return f"{med} [{lo:.{digits}f}, {hi:.{digits}f}]"
     return med
 
@@ -320,6 +323,32 @@ def plot_delivered_overlay(runs: list[dict], dest: Path, size: str = "5MB", rep:
     ax.legend(fontsize=8)
     fig.tight_layout()
     out = dest / f"delivered-{size}.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def plot_goodput(runs: list[dict], dest: Path, size: str, rep: int = 0) -> Path | None:
+    """Goodput over time (new data leaving the bottleneck, from the pcap), one line per variant."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    chosen = [r for r in runs if r["run"].get("params", {}).get("size") == size and r["run"]["rep"] == rep]
+    lines = [(r["flows"][0]["cc"], r["flows"][0].get("goodput_mbit")) for r in chosen]
+    lines = [(cc, g) for cc, g in lines if g]
+    if not lines:
+        return None
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for cc, g in lines:
+        ax.step(list(g), list(g.values()), where="post", label=cc, lw=1)
+    ax.set_xlabel("time since the client's SYN at the bottleneck (s)")
+    ax.set_ylabel(f"goodput, {GOODPUT_BIN_S:g} s bins (Mbit/s)")
+    ax.set_title(f"{size} transfer, repetition {rep}: new data leaving the bottleneck")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = dest / f"goodput-{size}.png"
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out

@@ -97,7 +97,8 @@ def write_report(run_dir: Path, dest: Path) -> dict:
     cases = analysis.summarise(runs)
     rows, table = analysis.startup_table(cases)
     small, large = analysis.matrix_sizes(cases)
-    plots = [p for p in (analysis.plot_dynamics(runs, dest, large), analysis.plot_delivered_overlay(runs, dest, small),
+    plots = [p for p in (analysis.plot_dynamics(runs, dest, large), analysis.plot_goodput(runs, dest, large),
+                         analysis.plot_delivered_overlay(runs, dest, small),
                          analysis.plot_dynamics(runs, dest, small)) if p] if small else []
     summary = {"scenario": meta["scenario"]["model"]["name"], "cases": cases, "startup": rows,
                "startup_table_md": table,
@@ -134,7 +135,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         f" {fidelity['rate']['measured_mbit']} Mbit/s of {fidelity['rate']['configured_mbit']:g}"
         f" ({'ok' if fidelity['rate']['ok'] else 'OFF BY MORE THAN 1%'})",
         "",
-        "Median [95% CI of the mean] over repetitions.",
+        "Median [95% CI of the mean, Student t; lower ends below zero shown as 0] over repetitions.",
         "",
         table,
         "",
@@ -147,12 +148,18 @@ def write_report(run_dir: Path, dest: Path) -> dict:
     ]
     for p in plots:
         lines += [f"![{p.stem}]({p.name})", ""]
-    lines += ["## Runs", "", "| run | FCT (s) | lost | base RTT (ms) | fidelity |", "|---|---|---|---|---|"]
+    lines += ["## Runs", "",
+              "| run | FCT (s) | lost | max queue (pkts) | base RTT (ms) | receiver-limited ACKs | fidelity |",
+              "|---|---|---|---|---|---|---|"]
     for r in runs:
         fid = r["fidelity"]
         ok = fid["base_rtt_ok"] and fid["rate_ok"]
+        rwnd = sum(f["receiver_limited_acks"] for f in r["flows"])
+        qmax = max((b[1] for b in r.get("bottleneck_backlog") or []), default=None)
         lines.append(f"| {r['dir'].name} | {r['flows'][0]['fct_s']:.3f} | {r['bottleneck']['drops']} | "
-                     f"{', '.join(f'{v:.2f}' for v in fid['base_rtt_ms'].values())} | {'ok' if ok else 'FLAGGED'} |")
+                     f"{'–' if qmax is None else qmax} | "
+                     f"{', '.join(f'{v:.2f}' for v in fid['base_rtt_ms'].values())} | "
+                     f"{rwnd if rwnd else 0}{' (FLAGGED)' if rwnd else ''} | {'ok' if ok else 'FLAGGED'} |")
     (dest / "report.md").write_text("\n".join(lines) + "\n")
     return summary
 

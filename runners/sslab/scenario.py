@@ -205,6 +205,10 @@ class Topology(Strict):
 class Flow(Strict):
     pair: int = Field(ge=1)
     cc: str
+    #: transfer: our FCT-accurate tool (congestion control set before any
+    #: client connects); iperf3: JSON report, for long timed flows (it sets
+    #: the congestion control only after connect, so the default's init runs first).
+    tool: Literal["transfer", "iperf3"] = "transfer"
     size: int | None = None
     duration: float | None = None
     start: float = 0.0
@@ -236,6 +240,8 @@ class Flow(Strict):
             raise ValueError(f"duration must be positive, got {self.duration}")
         if self.start < 0:
             raise ValueError(f"start must not be negative, got {self.start}")
+        if self.tool == "iperf3" and self.duration is None:
+            raise ValueError("iperf3 flows are timed: give a duration, not a size")
         return self
 
 

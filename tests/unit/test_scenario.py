@@ -95,3 +95,16 @@ def test_extends_loops_and_missing_files(tmp_path: Path):
     (tmp_path / "c.yaml").write_text("name: [unclosed\n")
     with pytest.raises(ScenarioError, match="not valid YAML"):
         load_scenario(tmp_path / "c.yaml")
+
+
+def test_iperf3_flows_are_timed():
+    data = e1_data()
+    data["cases"]["flows"][0].update(tool="iperf3")
+    with pytest.raises(ScenarioError, match="iperf3 flows are timed"):
+        parse_scenario(data)
+    data["cases"]["flows"][0].pop("size")
+    data["cases"]["flows"][0]["duration"] = "10s"
+    data["cases"]["matrix"].pop("size")
+    data["cases"]["name"] = "{cc}"
+    s = parse_scenario(data)
+    assert s.cases[0].flows[0].tool == "iperf3" and s.cases[0].flows[0].duration == 10

@@ -23,6 +23,32 @@ COUNTERS = ("RetransSegs", "TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder", "
 PY = [sys.executable, "-m", "sslab.guest.transfer"]
 #: Flows per run: ports SERVER_PORT .. SERVER_PORT + MAX_FLOWS - 1 (one trace filter for all).
 MAX_FLOWS = 64
+#: Bottleneck queue sampling period (s).  Each sample runs tc in the guest,
+#: which under TCG costs a few ms of CPU: slow enough not to disturb a run.
+BACKLOG_PERIOD_S = 0.5
+
+
+class BacklogSampler(threading.Thread):
+    """Samples the bottleneck's queue length and drop counter during a run."""
+
+    def __init__(self, db: Dumbbell, t0: float):
+        super().__init__(daemon=True)
+        self.db, self.t0 = db, t0
+        self.samples: list[list[float]] = []
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.wait(BACKLOG_PERIOD_S):
+            try:
+                c = self.db.bottleneck_counters()
+            except Exception:  # the topology is going away
+                return
+            self.samples.append([round(time.monotonic() - self.t0, 3), c["backlog_pkts"], c["drops"]])
+
+    def stop(self) -> list[list[float]]:
+        self.halt.set()
+        self.join(timeout=10)
+        return self.samples
 
 
 class Pcap:
@@ -46,10 +72,39 @@ class Pcap:
 
 
 def _start_server(db: Dumbbell, flow: dict, port: int, ready: Path) -> subprocess.Popen:
+    ns = db.servers[flow["pair"] - 1]
+    if flow.get("tool") == "iperf3":
+        # One test, then exit; the client runs in reverse mode so this side sends.
+        proc = subprocess.Popen(["ip", "netns", "exec", ns, "iperf3", "-s", "-1", "-p", str(port)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _wait_listening(ns, port)
+        ready.touch()
+        return proc
     args = ["serve", "--port", str(port), "--cc", flow["cc"], "--ready-file", str(ready)]
     args += ["--duration", str(flow["duration"])] if flow.get("duration") else ["--bytes", str(flow["size"])]
     return subprocess.Popen(["ip", "netns", "exec", db.servers[flow["pair"] - 1], *PY, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_listening(ns: str, port: int, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-Hltn", f"sport = :{port}"],
+                             capture_output=True, text=True).stdout
+        if out.strip():
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port} in {ns}")
+
+
+def _iperf3_result(report: dict) -> dict:
+    """The client-side numbers of an iperf3 -J -R report, as the transfer tool reports them."""
+    end = report["end"]
+    return {"role": "client", "bytes": end["sum_received"]["bytes"],
+            "fct_s": end["sum_received"]["seconds"], "connect_s": None,
+            "iperf3": {"receiver_mbit": end["sum_received"]["bits_per_second"] / 1e6,
+                       "sender_retransmits": end["sum_sent"].get("retransmits"),
+                       "cc": end.get("sender_tcp_congestion")}}
 
 
 def _client(db: Dumbbell, flow: dict, port: int, t0: float, out: dict) -> None:
@@ -57,7 +112,16 @@ def _client(db: Dumbbell, flow: dict, port: int, t0: float, out: dict) -> None:
     if delay > 0:
         time.sleep(delay)
     out["started_s"] = time.monotonic() - t0
-    res = subprocess.run(["ip", "netns", "exec", db.clients[flow["pair"] - 1], *PY, "fetch",
+    ns = db.clients[flow["pair"] - 1]
+    if flow.get("tool") == "iperf3":
+        res = subprocess.run(["ip", "netns", "exec", ns, "iperf3", "-c", db.server_addr(flow["pair"]),
+                              "-p", str(port), "-R", "-J", "-t", f"{flow['duration']:g}", "-C", flow["cc"]],
+                             capture_output=True, text=True, timeout=3600)
+        out["returncode"] = res.returncode
+        out["stdout"] = json.dumps(_iperf3_result(json.loads(res.stdout))) if res.returncode == 0 else ""
+        out["stderr"] = res.stderr or res.stdout[-500:]
+        return
+    res = subprocess.run(["ip", "netns", "exec", ns, *PY, "fetch",
                           "--host", db.server_addr(flow["pair"]), "--port", str(port),
                           "--bytes", str(flow.get("size") or 0)],
                          capture_output=True, text=True, timeout=3600)
@@ -93,6 +157,8 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
                 time.sleep(0.05)
             ready.unlink()
         t0 = time.monotonic()
+        sampler = BacklogSampler(db, t0)
+        sampler.start()
         for flow, port in zip(flows, ports):
             rec: dict = {}
             th = threading.Thread(target=_client, args=(db, flow, port, t0, rec))
@@ -101,13 +167,16 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
             threads.append(th)
         for th in threads:
             th.join()
+        backlog = sampler.stop()
         results = []
         for (proc, _), rec, flow, port in zip(servers, clients, flows, ports):
             srv_out, srv_err = proc.communicate(timeout=60)
             if rec.get("returncode") != 0 or proc.returncode != 0:
                 raise RuntimeError(f"flow on port {port} failed: client {rec.get('stderr', '').strip()} "
                                    f"server {srv_err.strip()}")
-            results.append((flow, port, rec, json.loads(rec["stdout"]), json.loads(srv_out)))
+            cli = json.loads(rec["stdout"])
+            srv = {"cc": cli["iperf3"]["cc"] or flow["cc"]} if flow.get("tool") == "iperf3" else json.loads(srv_out)
+            results.append((flow, port, rec, cli, srv))
     finally:
         for proc, _ in servers:
             if proc.poll() is None:
@@ -128,6 +197,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         flows_out.append({
             **flow, "port": port, "cc_used": srv["cc"], "bytes_received": cli["bytes"],
             "fct_s": round(cli["fct_s"], 6), "started_s": round(rec["started_s"], 4),
+            "iperf3": cli.get("iperf3"),
             "slow_start": slow_start_exit(probes), "probe_records": len(probes),
             "receiver_limited_acks": receiver_limited_samples(probes),
             "events": [{"ts": r.ts, **r.fields} for r in mine if r.event == "sslab_event"],
@@ -136,6 +206,8 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         "tag": tag,
         "flows": flows_out,
         "bottleneck": {k: bn1[k] - bn0[k] for k in ("packets", "drops")},
+        # [seconds since the first flow was due, queued packets, drops so far (cumulative counter)]
+        "bottleneck_backlog": backlog,
         "tcp_counters": {p: {k: db.tcp_counters(p).get(k, 0) - counters0[p].get(k, 0) for k in COUNTERS}
                          for p in pairs},
         "pcap": f"{tag}.pcap" if pcap else None,

@@ -1,0 +1,35 @@
+"""Several flows in one run: start times, iperf3 for a timed flow, two RTTs."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sslab.paths import REPO_ROOT
+
+pytestmark = pytest.mark.vm
+
+
+def test_two_flows_with_iperf3_and_a_late_start(tmp_path, image):
+    env = {**os.environ, "SSLAB_RESULTS": str(tmp_path)}
+    res = subprocess.run([sys.executable, "-m", "sslab", "startup", "--kind", "flows", "--scenario",
+                          str(REPO_ROOT / "tests/data/two-flows.yaml")],
+                         capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=900)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+    run_dir = (tmp_path / "flows" / "latest").resolve()
+    fid = json.loads((run_dir / "job/out/fidelity.json").read_text())
+    assert abs(fid["rtt"]["measured_ms"]["1"] - 40) < 1 and abs(fid["rtt"]["measured_ms"]["2"] - 80) < 1
+    assert abs(fid["rate"]["measured_mbit"] - 20) < 1
+    (tag,) = [e["tag"] for e in json.loads((run_dir / "job/out/runs.json").read_text())]
+    run = json.loads((run_dir / "job/out/runs" / tag / "run.json").read_text())
+    big, small = run["flows"]
+    assert big["iperf3"] and big["iperf3"]["cc"] == "cubic"
+    # the iperf3 flow shares the bottleneck with the other one for a while
+    assert 8 < big["iperf3"]["receiver_mbit"] <= 20.5
+    assert abs(big["fct_s"] - 6) < 1.5
+    assert small["cc_used"] == "cubic_suss" and small["bytes_received"] == 1_000_000
+    assert 1.8 < small["started_s"] < 2.8
+    assert any(e["type"] == "new_round" for e in small["events"])
+    assert run["bottleneck_backlog"] and max(b[1] for b in run["bottleneck_backlog"]) <= 100
