@@ -70,6 +70,15 @@ class VMHangError(VMError):
 @dataclass
 class VMConfig:
     memory_mb: int = 2048
+    #: Two vCPUs.  One vCPU avoids a TCG hazard (patching kernel text, which
+    #: enabling or disabling a trace event does, waits on an IPI to the other
+    #: vCPUs that sometimes never arrives: two soft lockups in E1 runs, both
+    #: when events were disabled after traffic), but it adds latency: vm-check
+    #: measured a 101.06 ms idle RTT on a 100 ms path with one vCPU against
+    #: 100.77-100.82 ms with two.  So: two vCPUs, trace events enabled once
+    #: per job while the guest is idle and never disabled (guest/ftrace.py),
+    #: and a lockup that happens anyway panics the guest and fails the run at
+    #: once (softlockup_panic in kernel_cmdline).
     cpus: int = 2
     #: "auto" (probe KVM, fall back to TCG), "kvm" or "tcg".
     accel: str = "auto"

@@ -51,8 +51,9 @@ class Ftrace:
     Enabling or disabling a trace event patches kernel text (static calls),
     which waits for every CPU to acknowledge an IPI.  Under multi-threaded
     TCG that wait sometimes never ends: the guest locks up (we saw it in E1
-    runs).  So events are enabled once per job, for a range of ports, and a
-    run only flips `tracing_on` and clears the buffer, which patch nothing.
+    runs).  So events are enabled once per job, for a range of ports, never
+    disabled, and a run only flips `tracing_on` and clears the buffer, which
+    patch nothing.  (See VMConfig.cpus for the whole story.)
     """
 
     def __init__(self, root: Path = TRACEFS):
@@ -98,10 +99,13 @@ class Ftrace:
         return text
 
     def close(self) -> None:
-        """Disable the events (once, at the end of the job)."""
-        for ev in self.enabled:
-            (ev / "enable").write_text("0")
-        self.enabled.clear()
+        """Stop recording at the end of a job.
+
+        The events stay enabled: disabling patches kernel text too, and the
+        VM powers off after the job anyway (on a native host the events stay
+        on, filtered to the experiment ports, until tracing is reset).
+        """
+        self._w("tracing_on", "0")
 
 
 def slow_start_exit(probes: list[Record]) -> dict | None:
