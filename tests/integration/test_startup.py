@@ -59,10 +59,19 @@ def test_runs_archive_pcaps_traces_and_manifest(smoke_run):
     assert len(pcaps) == 8 and len(traces) >= 8
     for rel, digest in manifest["artifacts"].items():
         assert sha256(run_dir / rel) == digest, rel
-    run = json.loads((run_dir / "job/out/runs" / manifest["run_order"][1] / "run.json").read_text())
-    flow = run["flows"][0]
-    assert flow["cc_used"] == flow["cc"] and flow["receiver_limited_acks"] == 0
-    assert run["fidelity"]["base_rtt_ms"]
+    report = (run_dir / "report.md").read_text()
+    for tag in manifest["run_order"]:
+        run = json.loads((run_dir / "job/out/runs" / tag / "run.json").read_text())
+        flow = run["flows"][0]
+        assert flow["cc_used"] == flow["cc"]
+        assert run["fidelity"]["base_rtt_ms"] and run["bottleneck_backlog"]
+        if flow["cc"] != "cubic_suss":
+            # Large buffers: the receiver never limits a doubling slow start.
+            assert flow["receiver_limited_acks"] == 0, (tag, flow["receiver_limited_acks"])
+        elif flow["receiver_limited_acks"]:
+            # A stock receiver's window (64 KB at first, about x3 per round)
+            # can fall behind SUSS's x4 rounds: such a run must be flagged.
+            assert f"| {flow['receiver_limited_acks']} (FLAGGED) |" in report
 
 
 def test_report_rebuilds_from_the_archive(smoke_run, tmp_path):

@@ -37,11 +37,16 @@ from .netns import in_ns, sh
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
 DELAY_LIMIT_PKTS = 100000
-#: Receive buffer ceiling for clients (bytes): never the limit here.
+#: Client receive buffers (bytes), far beyond any window here.  They cannot
+#: lift Linux's cap on the first advertised window (64 KB, whatever the
+#: buffers or initrwnd), after which the window grows by about two segments
+#: per segment received (x3 per round): enough for slow start's x2, not for
+#: SUSS's x4 rounds, which the harness flags as receiver-limited.
+CLIENT_RMEM_DEFAULT = 32 << 20
 CLIENT_RMEM_MAX = 64 << 20
 SERVER_WMEM_MAX = 64 << 20
 #: Initial receive window clients advertise (packets), see module docstring.
-CLIENT_INITRWND = 1000
+CLIENT_INITRWND = 10000
 #: HTB burst: 2 full frames.  HTB refills tokens on high-resolution timers,
 #: so a small burst does not cap the rate (the saturating-flow check
 #: verifies it); a large one lets a burst through at line rate after an
@@ -186,7 +191,7 @@ class Dumbbell:
             in_ns(self.r2, "ip", "addr", "add", f"{cli_gw}/24", "dev", f"r2-c{i}")
             in_ns(cli, "ip", "route", "add", "default", "via", cli_gw,
                   "initrwnd", str(CLIENT_INITRWND))
-            in_ns(cli, "sysctl", "-qw", f"net.ipv4.tcp_rmem=4096 1048576 {CLIENT_RMEM_MAX}")
+            in_ns(cli, "sysctl", "-qw", f"net.ipv4.tcp_rmem=4096 {CLIENT_RMEM_DEFAULT} {CLIENT_RMEM_MAX}")
             # Data direction: r2 -> client.
             in_ns(self.r2, "tc", "qdisc", "add", "dev", f"r2-c{i}", "root", "netem",
                   "delay", half, "limit", str(DELAY_LIMIT_PKTS))
