@@ -31,8 +31,11 @@ def test_vm_check_link_selftest(vm_check):
     st = vm_check["link_selftest"]
     assert abs(st["min_rtt_ms"] - 100.0) <= 1.0, st
     assert abs(st["wire_rate_mbps"] - 50.0) <= 0.03 * 50.0, st
-    # Goodput is the wire rate less TCP/IP/Ethernet headers (1448 of 1514 bytes).
-    assert st["iperf3_goodput_steady_mbps"] == pytest.approx(st["wire_rate_mbps"] * 1448 / 1514, rel=0.03)
+    # The payload the receiver got cannot exceed the link's payload capacity
+    # (1448 of every 1514 bytes on the wire); iperf3's per-interval numbers are
+    # the sender's (bytes written to the socket), so they are not compared.
+    assert st["iperf3_goodput_total_mbps"] <= st["wire_rate_mbps"] * 1448 / 1514 * 1.01
+    assert st["iperf3_goodput_total_mbps"] > 0.85 * st["wire_rate_mbps"] * 1448 / 1514
     assert vm_check["_returncode"] == 0 and all(vm_check["checks"].values())
 
 

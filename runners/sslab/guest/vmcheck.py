@@ -10,8 +10,9 @@ minimum RTT) and iperf3 (throughput).
 Throughput is reported at two layers.  netem's rate limit counts whole
 frames (IP packet plus 14-byte Ethernet header), so the rate to compare with
 the configured 50 Mbit/s is the sender device's transmitted bytes over the
-steady part of the transfer.  iperf3's goodput counts TCP payload only and
-is lower by the header share (1448/1514 with timestamps, ~47.8 Mbit/s).
+steady part of the transfer.  The receiver's goodput counts TCP payload only
+and is lower by the header share (1448/1514 with timestamps, ~47.8 Mbit/s);
+iperf3's per-interval figures are the sender's (bytes written to the socket).
 """
 
 from __future__ import annotations
