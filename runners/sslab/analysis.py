@@ -263,7 +263,7 @@ def plot_dynamics(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    chosen = [r for r in runs if r["run"].get("params", {}).get("size") == size and r["run"]["rep"] == rep]
+    chosen = _chosen(runs, size, rep)
     if not chosen:
         return None
     n = len(chosen)
@@ -302,53 +302,54 @@ def plot_dynamics(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
     return out
 
 
-def plot_delivered_overlay(runs: list[dict], dest: Path, size: str = "5MB", rep: int = 0) -> Path | None:
+def _chosen(runs: list[dict], size: str, rep: int) -> list[dict]:
+    return [r for r in runs if r["run"].get("params", {}).get("size") == size and r["run"]["rep"] == rep]
+
+
+def _line_plot(lines: list[tuple[str, list, list]], dest: Path, name: str, xlabel: str, ylabel: str,
+               title: str, step: bool = False) -> Path | None:
+    """One axis, one line per variant: (label, x, y)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    chosen = [r for r in runs if r["run"].get("params", {}).get("size") == size and r["run"]["rep"] == rep]
-    if not chosen:
+    lines = [ln for ln in lines if ln[1]]
+    if not lines:
         return None
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for r in chosen:
-        flow = r["flows"][0]
-        s = trace_series(r["dir"] / r["trace"], flow["port"]) if r.get("trace") else None
-        if s and s["t"]:
-            ax.plot(s["t"], s["delivered_mb"], label=f"{flow['cc']} ({flow['fct_s']:.2f} s)", lw=1)
-    ax.set_xlabel("time since first ACK (s)")
-    ax.set_ylabel("data delivered (MB)")
-    ax.set_title(f"{size} transfer, repetition {rep}")
+    for label, x, y in lines:
+        (ax.step(x, y, where="post", label=label, lw=1) if step else ax.plot(x, y, label=label, lw=1))
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    out = dest / f"delivered-{size}.png"
+    out = dest / name
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def plot_delivered_overlay(runs: list[dict], dest: Path, size: str = "5MB", rep: int = 0) -> Path | None:
+    """Data delivered against time, one line per variant."""
+    lines = []
+    for r in _chosen(runs, size, rep):
+        flow = r["flows"][0]
+        s = trace_series(r["dir"] / r["trace"], flow["port"]) if r.get("trace") else None
+        if s:
+            lines.append((f"{flow['cc']} ({flow['fct_s']:.2f} s)", s["t"], s["delivered_mb"]))
+    return _line_plot(lines, dest, f"delivered-{size}.png", "time since first ACK (s)", "data delivered (MB)",
+                      f"{size} transfer, repetition {rep}")
 
 
 def plot_goodput(runs: list[dict], dest: Path, size: str, rep: int = 0) -> Path | None:
     """Goodput over time (new data leaving the bottleneck, from the pcap), one line per variant."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    chosen = [r for r in runs if r["run"].get("params", {}).get("size") == size and r["run"]["rep"] == rep]
-    lines = [(r["flows"][0]["cc"], r["flows"][0].get("goodput_mbit")) for r in chosen]
-    lines = [(cc, g) for cc, g in lines if g]
-    if not lines:
-        return None
-    fig, ax = plt.subplots(figsize=(6.5, 4))
-    for cc, g in lines:
-        ax.step(list(g), list(g.values()), where="post", label=cc, lw=1)
-    ax.set_xlabel("time since the client's SYN at the bottleneck (s)")
-    ax.set_ylabel(f"goodput, {GOODPUT_BIN_S:g} s bins (Mbit/s)")
-    ax.set_title(f"{size} transfer, repetition {rep}: new data leaving the bottleneck")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    out = dest / f"goodput-{size}.png"
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    lines = []
+    for r in _chosen(runs, size, rep):
+        g = r["flows"][0].get("goodput_mbit")
+        if g:
+            lines.append((r["flows"][0]["cc"], list(g), list(g.values())))
+    return _line_plot(lines, dest, f"goodput-{size}.png", "time since the client's SYN at the bottleneck (s)",
+                      f"goodput, {GOODPUT_BIN_S:g} s bins (Mbit/s)",
+                      f"{size} transfer, repetition {rep}: new data leaving the bottleneck", step=True)

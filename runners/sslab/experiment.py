@@ -11,7 +11,6 @@ tables and plots from DIR's archive into a new directory under DIR.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 import subprocess
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 from . import analysis, paths
+from .image import sha256_file as sha256
 from .scenario import Scenario, load_scenario, to_plan
 
 
@@ -28,14 +28,6 @@ def code_version() -> dict:
         res = subprocess.run(["git", "-C", str(paths.REPO_ROOT), *args], capture_output=True, text=True)
         return res.stdout.strip() if res.returncode == 0 else ""
     return {"commit": git("rev-parse", "HEAD") or "unknown", "dirty": bool(git("status", "--porcelain"))}
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def estimate_seconds(s: Scenario) -> float:
