@@ -252,6 +252,17 @@ def startup_table(cases: dict) -> tuple[list[dict], str]:
     return rows, "\n".join(lines)
 
 
+def case_table(cases: dict) -> str:
+    """A per-case table, for scenarios that are not a size x variant matrix."""
+    lines = ["| case | FCT, s (app, first flow) | FCT, s (pcap) | lost packets | retransmissions | runs passing fidelity |",
+             "|---|---|---|---|---|---|"]
+    for name, c in cases.items():
+        lines.append(f"| {name} | {_fmt(c['fct_app_s'], digits=3)} | {_fmt(c['fct_pcap_s'], digits=3)} | "
+                     f"{_fmt(c['lost_packets'], digits=0)} | {_fmt(c['retransmissions'], digits=0)} | "
+                     f"{c['fidelity_ok_runs']}/{c['runs']} |")
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------
 # plots
 # --------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def estimate_seconds(s: Scenario) -> float:
 
 def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None) -> Path:
     from .cli import new_run_dir
-    from .job import JobSpec
+    from .job import JobError, JobSpec
 
     s = load_scenario(scenario_path)
     if reps is not None:
@@ -73,7 +73,7 @@ def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = N
         meta["accel_probe"] = substrate.accel_probe
     (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
     if not res.ok:
-        raise RuntimeError(f"the scenario job failed (exit {res.exit_code}, timed out {res.timed_out}); "
+        raise JobError(f"the scenario job failed (exit {res.exit_code}, timed out {res.timed_out}); "
                            f"see {res.out_dir}/stderr.log:\n{res.stderr()[-2000:]}")
     write_report(run_dir, run_dir)
     write_manifest(run_dir)
@@ -87,8 +87,8 @@ def write_report(run_dir: Path, dest: Path) -> dict:
     fidelity = json.loads((out / "fidelity.json").read_text())
     runs = analysis.load_runs(out)
     cases = analysis.summarise(runs)
-    rows, table = analysis.startup_table(cases)
     small, large = analysis.matrix_sizes(cases)
+    rows, table = analysis.startup_table(cases) if small else ([], analysis.case_table(cases))
     plots = [p for p in (analysis.plot_dynamics(runs, dest, large), analysis.plot_goodput(runs, dest, large),
                          analysis.plot_delivered_overlay(runs, dest, small),
                          analysis.plot_dynamics(runs, dest, small)) if p] if small else []
