@@ -54,12 +54,7 @@ def cmd_image(args) -> int:
 
 def cmd_vm_check(args) -> int:
     from .job import JobSpec
-    from .native import NativeUnavailable
-    try:
-        substrate = make_substrate(args.substrate, args.accel)
-    except NativeUnavailable as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    substrate = make_substrate(args.substrate, args.accel)
     run_dir = new_run_dir("vm-check")
     job = JobSpec(argv=["python3", "-m", "sslab.guest.vmcheck"], timeout_s=args.timeout, name="vm-check")
     t0 = time.monotonic()
@@ -99,12 +94,7 @@ def cmd_vm_check(args) -> int:
 
 def cmd_run(args) -> int:
     from .job import JobSpec
-    from .native import NativeUnavailable
-    try:
-        substrate = make_substrate(args.substrate, args.accel)
-    except NativeUnavailable as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    substrate = make_substrate(args.substrate, args.accel)
     if not args.argv:
         raise SystemExit("give the command to run after --")
     run_dir = new_run_dir("jobs")
@@ -118,18 +108,9 @@ def cmd_run(args) -> int:
 
 def cmd_startup(args) -> int:
     from .experiment import print_table, run_scenario
-    from .native import NativeUnavailable
-    from .scenario import ScenarioError, load_scenario
-    try:
-        load_scenario(args.scenario)  # refuse a bad file before building or booting anything
-    except ScenarioError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    try:
-        substrate = make_substrate(args.substrate, args.accel)
-    except NativeUnavailable as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    from .scenario import load_scenario
+    load_scenario(args.scenario)  # refuse a bad file before building or booting anything
+    substrate = make_substrate(args.substrate, args.accel)
     t0 = time.monotonic()
     run_dir = run_scenario(Path(args.scenario), args.kind, substrate, reps=args.reps)
     print_table(run_dir)
@@ -174,9 +155,15 @@ def main(argv: list[str] | None = None) -> int:
     from .image import ImageError
     from .job import JobError
     from .mirrors import MirrorError
+    from .native import NativeUnavailable
+    from .scenario import ScenarioError
     from .vm import VMError
     try:
         return args.func(args)
+    except (ScenarioError, NativeUnavailable) as e:
+        # Refused before anything started.
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except (ImageError, MirrorError, VMError, JobError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -529,16 +529,6 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
         return image
 
 
-def current_image_hash(cache: Path | None = None, repo: Path = paths.REPO_ROOT) -> str | None:
-    """The hash the current sources would build, if its base is cached (else None)."""
-    cache = cache or paths.cache_dir()
-    recipe = Recipe.load(repo / "images")
-    base_hash = hash_inputs(base_inputs(recipe.images_dir))
-    if not (cache / "base" / base_hash / "base.json").is_file():
-        return None
-    return hash_inputs(final_inputs(base_hash, repo, repo / "kernel"))
-
-
 # --------------------------------------------------------------------------
 # Repin: resolve the kernel metapackage to a concrete package and version
 # --------------------------------------------------------------------------

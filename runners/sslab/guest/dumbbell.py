@@ -249,10 +249,6 @@ class Dumbbell:
         return {"packets": fifo.get("packets", 0), "drops": fifo.get("drops", 0),
                 "backlog_pkts": fifo.get("qlen", 0)}
 
-    def retrans_segs(self, server_index: int) -> int:
-        """The server namespace's TCP RetransSegs counter."""
-        return self.tcp_counters(server_index)["RetransSegs"]
-
     def tcp_counters(self, server_index: int) -> dict[str, int]:
         """The server namespace's Tcp: and TcpExt: counters (snmp, netstat)."""
         ns = self.servers[server_index - 1]

@@ -63,9 +63,6 @@ class Ftrace:
     def _w(self, rel: str, value: str) -> None:
         (self.root / rel).write_text(value)
 
-    def available(self, system: str) -> bool:
-        return (self.root / "events" / system).is_dir()
-
     def setup(self, port: int, last_port: int | None = None,
               systems: tuple[str, ...] = ("tcp/tcp_probe", "sslab")) -> None:
         """Enable @systems for connections whose local port is in [port, last_port]."""
