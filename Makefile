@@ -6,6 +6,13 @@
 #   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
 #   make startup           E1: the four slow starts through 50 Mbit/s, 100 ms (REPS=5)
 #   make report RUN=DIR    rebuild a run's tables and plots from its archive
+#   make reproduce-table1  E7 stability matrix (SUSS Table 1) through Ansible; ITER= CCA= BUF= RTT=
+#   make fairness          E6 fairness matrix (SUSS Fig. 15); BUF= RTT= ITER=
+#   make matrix MATRIX=smoke   any matrix in playbooks/matrices/
+#   make report ARTIFACT=results/<matrix>/<id>   rebuild a matrix's tables and plots from its archive
+#
+# Matrices run on the hosts of INVENTORY (default: this machine); SERIAL=1
+# runs the hosts one after another.  Rerunning a matrix runs only missing cells.
 #
 # SUBSTRATE=vm (default) or native; ACCEL=auto (default), kvm or tcg.
 
@@ -17,13 +24,18 @@ SUBSTRATE ?= vm
 ACCEL ?= auto
 REPS ?=
 SCENARIO ?= topologies/e1-startup.yaml
+INVENTORY ?= playbooks/inventory/localhost.ini
+MATRIX ?= smoke
+MATRIX_ARGS = $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
+              $(if $(RTT),--set RTT=$(RTT)) --inventory $(INVENTORY) $(if $(SERIAL),--serial $(SERIAL))
 
 # Host programs and the Debian packages that provide them.
 HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
               ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git
 
-.PHONY: deps host-deps python-deps image image-repin vm-check startup report test test-unit test-vm kernel-test clean-venv
+.PHONY: deps host-deps python-deps image image-repin vm-check startup report test test-unit test-vm kernel-test clean-venv \
+        reproduce-table1 fairness matrix
 
 deps: host-deps python-deps
 
@@ -58,8 +70,19 @@ startup: deps
 	$(VPY) -m sslab startup --scenario $(SCENARIO) --substrate $(SUBSTRATE) --accel $(ACCEL) $(if $(REPS),--reps $(REPS))
 
 report: deps
-	@test -n "$(RUN)" || { echo "usage: make report RUN=results/startup/<run-id>" >&2; exit 2; }
-	$(VPY) -m sslab report $(RUN)
+	@if [ -n "$(ARTIFACT)" ]; then $(VPY) -m sslab matrix report $(ARTIFACT); \
+	elif [ -n "$(RUN)" ]; then $(VPY) -m sslab report $(RUN); \
+	else echo "usage: make report ARTIFACT=results/<matrix>/<id>  or  make report RUN=results/startup/<run-id>" >&2; exit 2; fi
+
+# Matrices through Ansible (ansible-core comes with the Python deps).
+reproduce-table1: deps
+	$(VPY) -m sslab matrix run table1 $(MATRIX_ARGS)
+
+fairness: deps
+	$(VPY) -m sslab matrix run fairness $(MATRIX_ARGS)
+
+matrix: deps
+	$(VPY) -m sslab matrix run $(MATRIX) $(MATRIX_ARGS)
 
 kernel-test:
 	@if [ -f kernel/Makefile ] && grep -q '^test:' kernel/Makefile; then $(MAKE) -C kernel test; \

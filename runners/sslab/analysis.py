@@ -82,22 +82,38 @@ def _u32_ahead(a: int, b: int) -> bool:
     return ((a - b) & 0xFFFFFFFF) < 0x80000000 and a != b
 
 
-def analyse_pcap(path: Path, server_port: int) -> PcapFlow:
-    """One flow's view at the bottleneck (data from @server_port, SYN towards it)."""
-    flow = PcapFlow(new_bytes_by_bin={})
-    highest = None
-    with open(path, "rb") as f:
+def open_pcap(path: Path):
+    """A pcap file, or its gzip-compressed archive copy (path + '.gz')."""
+    path = Path(path)
+    if not path.exists() and path.with_name(path.name + ".gz").exists():
+        path = path.with_name(path.name + ".gz")
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
+def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODPUT_BIN_S,
+                       absolute_t0: float | None = None) -> dict[int, PcapFlow]:
+    """Every listed flow's view at the bottleneck, in one pass over the capture.
+
+    A flow is the data from a server port and the SYN towards it.  New bytes
+    are binned by @bin_s seconds from the flow's own SYN, or from
+    @absolute_t0 (one clock for all flows, for fairness over time).
+    """
+    flows = {p: PcapFlow(new_bytes_by_bin={}) for p in server_ports}
+    highest: dict[int, int] = {}
+    with open_pcap(path) as f:
         for ts, buf in dpkt.pcap.Reader(f):
             eth = dpkt.ethernet.Ethernet(buf)
             ip = eth.data
             if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP):
                 continue
             tcp = ip.data
-            if tcp.dport == server_port and tcp.flags & dpkt.tcp.TH_SYN and not tcp.flags & dpkt.tcp.TH_ACK:
-                if flow.syn_ts is None:
+            if tcp.flags & dpkt.tcp.TH_SYN and not tcp.flags & dpkt.tcp.TH_ACK:
+                flow = flows.get(tcp.dport)
+                if flow is not None and flow.syn_ts is None:
                     flow.syn_ts = ts
                 continue
-            if tcp.sport != server_port:
+            flow = flows.get(tcp.sport)
+            if flow is None:
                 continue
             payload = ip.len - ip.hl * 4 - tcp.off * 4
             if payload <= 0:
@@ -106,15 +122,22 @@ def analyse_pcap(path: Path, server_port: int) -> PcapFlow:
             flow.data_segments += 1
             if flow.first_data_ts is None:
                 flow.first_data_ts = ts
-            if highest is None or _u32_ahead(end, highest):
-                new = payload if highest is None else min(payload, (end - highest) & 0xFFFFFFFF)
-                highest = end
+            top = highest.get(tcp.sport)
+            if top is None or _u32_ahead(end, top):
+                new = payload if top is None else min(payload, (end - top) & 0xFFFFFFFF)
+                highest[tcp.sport] = end
                 flow.last_new_data_ts = ts
-                b = int((ts - (flow.syn_ts or ts)) / GOODPUT_BIN_S)
+                origin = absolute_t0 if absolute_t0 is not None else (flow.syn_ts or ts)
+                b = int((ts - origin) / bin_s)
                 flow.new_bytes_by_bin[b] = flow.new_bytes_by_bin.get(b, 0) + new
             else:
                 flow.retransmitted_segments += 1
-    return flow
+    return flows
+
+
+def analyse_pcap(path: Path, server_port: int) -> PcapFlow:
+    """One flow's view at the bottleneck (data from @server_port, SYN towards it)."""
+    return analyse_pcap_ports(path, [server_port])[server_port]
 
 
 # --------------------------------------------------------------------------
@@ -166,9 +189,10 @@ def load_runs(out_dir: Path) -> list[dict]:
         rdir = out_dir / "runs" / entry["tag"]
         run = json.loads((rdir / "run.json").read_text())
         run["dir"] = rdir
+        views = analyse_pcap_ports(rdir / run["pcap"], [f["port"] for f in run["flows"]]) if run.get("pcap") else {}
         for flow in run["flows"]:
             if run.get("pcap"):
-                pf = analyse_pcap(rdir / run["pcap"], flow["port"])
+                pf = views[flow["port"]]
                 flow["fct_pcap_s"] = (pf.last_new_data_ts - pf.syn_ts
                                       if pf.syn_ts and pf.last_new_data_ts else None)
                 flow["pcap_retransmitted_segments"] = pf.retransmitted_segments

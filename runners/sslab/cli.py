@@ -125,6 +125,45 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_matrix(args) -> int:
+    from . import matrix as mx
+    if args.action == "run":
+        from .orchestrate import run_matrix
+        m = mx.load_matrix(args.name)
+        options = mx.validate_options(args.set or [])
+        return run_matrix(m, options, args.iter, Path(args.inventory), serial=args.serial)
+    if args.action == "run-cells":
+        from .image import ensure_image
+        plan = json.loads(Path(args.plan).read_text())
+        keys = plan["deal"].get(args.host)
+        if keys is None:
+            raise mx.MatrixError(f"the plan deals no cells to host {args.host!r}")
+        substrate = make_substrate(args.substrate, args.accel)
+        image_hash = substrate.image.manifest()["image_hash"] if args.substrate == "vm" else plan["image_hash"]
+        mx.check_host_matches(plan, image_hash, mx.traffic_code_version())
+        counts = mx.run_cells(Path(args.matrix_dir), plan, args.host, keys, substrate,
+                              log=lambda m: print(m, flush=True))
+        print(json.dumps(counts))
+        return 1 if counts["failed"] else 0
+    if args.action == "pack":
+        from .orchestrate import pack_cells
+        plan = json.loads(Path(args.plan).read_text())
+        n = pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.out))
+        print(json.dumps({"packed_cells": n}))
+        return 0
+    if args.action == "merge":
+        from .orchestrate import merge_cells
+        print(json.dumps(merge_cells(Path(args.matrix_dir), Path(args.tar))))
+        return 0
+    if args.action == "report":
+        from .matrix_report import write_matrix_report
+        dest = write_matrix_report(Path(args.matrix_dir))
+        print((dest / "table.md").read_text())
+        print(f"report: {dest / 'table.md'}")
+        return 0
+    raise SystemExit(f"unknown matrix action {args.action}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="sslab")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -149,18 +188,44 @@ def main(argv: list[str] | None = None) -> int:
     pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
     pr.add_argument("run_dir")
     pr.set_defaults(func=cmd_report)
+    pm = sub.add_parser("matrix", help="matrices (E7 table1, E6 fairness): run, resume, report")
+    msub = pm.add_subparsers(dest="action", required=True)
+    mr = msub.add_parser("run", help="plan, deal to the inventory's hosts, run missing cells, report")
+    mr.add_argument("name", help="matrix name (playbooks/matrices/NAME.yaml) or a path")
+    mr.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="narrow an axis, e.g. CCA=cubic")
+    mr.add_argument("--iter", type=int, help="repetitions per setting (default: the matrix's)")
+    mr.add_argument("--inventory", default=str(paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"))
+    mr.add_argument("--serial", help="hosts at a time (default: all at once)")
+    mc = msub.add_parser("run-cells", help="(on a host) run the cells the plan deals to HOST")
+    mc.add_argument("--matrix-dir", required=True)
+    mc.add_argument("--plan", required=True)
+    mc.add_argument("--host", required=True)
+    mc.add_argument("--substrate", default="vm", choices=["vm", "native"])
+    mc.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"])
+    mp = msub.add_parser("pack", help="(on a host) tar its finished cells for the controller")
+    mp.add_argument("--matrix-dir", required=True)
+    mp.add_argument("--plan", required=True)
+    mp.add_argument("--host", required=True)
+    mp.add_argument("--out", required=True)
+    mg = msub.add_parser("merge", help="(on the controller) merge a host's tar of cells")
+    mg.add_argument("--matrix-dir", required=True)
+    mg.add_argument("--tar", required=True)
+    mrep = msub.add_parser("report", help="rebuild a matrix's tables and plots from its archive")
+    mrep.add_argument("matrix_dir")
+    pm.set_defaults(func=cmd_matrix)
     args = p.parse_args(argv)
     if getattr(args, "argv", None) and args.argv[0] == "--":
         args.argv = args.argv[1:]
     from .image import ImageError
     from .job import JobError
+    from .matrix import MatrixError
     from .mirrors import MirrorError
     from .native import NativeUnavailable
     from .scenario import ScenarioError
     from .vm import VMError
     try:
         return args.func(args)
-    except (ScenarioError, NativeUnavailable) as e:
+    except (ScenarioError, NativeUnavailable, MatrixError) as e:
         # Refused before anything started.
         print(f"error: {e}", file=sys.stderr)
         return 2

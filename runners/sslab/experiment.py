@@ -20,7 +20,7 @@ from pathlib import Path
 
 from . import analysis, paths
 from .image import sha256_file as sha256
-from .scenario import Scenario, load_scenario, to_plan
+from .scenario import Scenario, load_scenario, scenario_from_dump, to_plan
 
 
 def code_version() -> dict:
@@ -41,22 +41,32 @@ def estimate_seconds(s: Scenario) -> float:
 
 
 def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None) -> Path:
+    """`sslab startup`: run a scenario file into a new results/<kind>/<run-id>/."""
     from .cli import new_run_dir
-    from .job import JobError, JobSpec
 
     s = load_scenario(scenario_path)
     if reps is not None:
-        s = Scenario.model_validate({**s.model_dump(by_alias=True), "repetitions": reps})
+        s = scenario_from_dump({**s.model_dump(by_alias=True), "repetitions": reps})
+    print(f"{s.name}: {len(s.run_order())} runs on {substrate.name}; expected about "
+          f"{estimate_seconds(s) / 60:.0f} min", flush=True)
+    run_dir = new_run_dir(kind)
+    run_scenario_into(s, run_dir, substrate,
+                      source={"path": str(scenario_path), "sha256": sha256(Path(scenario_path))})
+    write_manifest(run_dir)
+    return run_dir
+
+
+def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> None:
+    """Run @s on @substrate into the (new, empty) @run_dir and write its report."""
+    from .job import JobError, JobSpec
+
     plan = to_plan(s)
     if plan["topology"]["backend"] == "auto":
         plan["topology"]["backend"] = "mininet" if substrate.name == "vm" else "netns"
     eta = estimate_seconds(s)
-    print(f"{s.name}: {len(plan['runs'])} runs on {substrate.name}; expected about {eta / 60:.0f} min",
-          flush=True)
-    run_dir = new_run_dir(kind)
-    meta = {"scenario": {"path": str(scenario_path), "sha256": sha256(Path(scenario_path)),
-                         "model": s.model_dump(mode="json", by_alias=True)},
-            "code": code_version(), "substrate": substrate.name, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    meta = {"scenario": {**source, "model": s.model_dump(mode="json", by_alias=True)},
+            "code": code_version(), "substrate": substrate.name,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "run_order": [f"{r['index']:03d}-{r['case']}-r{r['rep']}" for r in plan["runs"]]}
     if substrate.name == "vm":
         m = substrate.image.manifest()
@@ -74,10 +84,8 @@ def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = N
     (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
     if not res.ok:
         raise JobError(f"the scenario job failed (exit {res.exit_code}, timed out {res.timed_out}); "
-                           f"see {res.out_dir}/stderr.log:\n{res.stderr()[-2000:]}")
+                       f"see {res.out_dir}/stderr.log:\n{res.stderr()[-2000:]}")
     write_report(run_dir, run_dir)
-    write_manifest(run_dir)
-    return run_dir
 
 
 def write_report(run_dir: Path, dest: Path) -> dict:

@@ -42,7 +42,7 @@ from .mirrors import Mirrors, resolve_mirrors
 #: Bump when the base stage's procedure changes in a way that changes its output.
 BASE_BUILDER_VERSION = 1
 #: Bump when the final stage's procedure changes.
-FINAL_BUILDER_VERSION = 1
+FINAL_BUILDER_VERSION = 2  # 2: the manifest lists the kernel's congestion controls
 
 #: Files of the source tree baked into the final image (host path -> guest path).
 GUEST_FILES = {
@@ -462,6 +462,7 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
     module = build_module(staging, kernel_dir, release)
 
     manifest = make_manifest(base_info, inputs, image_hash, recipe, module)
+    manifest["tcp_congestion_controls"] = kernel_congestion_controls(staging, release, module)
     etc = staging / "etc/sslab"
     etc.mkdir(parents=True, exist_ok=True)
     (etc / "image.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
@@ -474,6 +475,34 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
     shutil.rmtree(staging)
     manifest["files"] = {name: sha256_file(dest / name) for name in ("vmlinuz", "initrd.img")}
     return manifest
+
+
+def kernel_congestion_controls(rootfs: Path, release: str, module: dict) -> dict[str, str]:
+    """Congestion controls the image's kernel offers: name -> where it comes from.
+
+    Read from the kernel's files (modules.builtin and net/ipv4/tcp_*.ko*),
+    plus our module's names, so a matrix can say before any run that a
+    control (BBRv2, say) is not in the kernel under test.  A kernel module
+    tcp_<name> registers congestion control <name> (Linux's naming rule
+    for congestion-control modules; `reno` is always built in).
+    """
+    from .scenario import OUR_CCAS
+    mods = rootfs / f"lib/modules/{release}"
+    found = {"reno": "built in"}
+    builtin = mods / "modules.builtin"
+    if builtin.exists():
+        for line in builtin.read_text().splitlines():
+            name = line.rsplit("/", 1)[-1].removesuffix(".ko")
+            if "/net/ipv4/" in line and name.startswith("tcp_") and name != "tcp_diag":
+                found[name[4:]] = "built in"
+    for ko in sorted((mods / "kernel/net/ipv4").glob("tcp_*.ko*")):
+        name = ko.name.split(".ko")[0]
+        if name != "tcp_diag":
+            found.setdefault(name[4:], f"module {name}")
+    if module.get("present"):
+        for cc in OUR_CCAS:
+            found[cc] = "module tcp_sslab"
+    return dict(sorted(found.items()))
 
 
 def make_manifest(base_info: dict, inputs: dict, image_hash: str, recipe: Recipe, module: dict) -> dict:

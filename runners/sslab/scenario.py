@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 FRAME_BYTES = 1514  # a full-sized Ethernet frame carrying a 1500-byte IP packet
 
@@ -69,6 +70,12 @@ def _parse(value: Any, units: dict[str, float], what: str, default_unit: str | N
     if not m or m["u"].lower() not in units:
         raise ValueError(f"cannot read {what} {value!r}; units: {', '.join(units)}")
     return float(m["n"]) * units[m["u"].lower()]
+
+
+def _canonical(v: Any, info: ValidationInfo | None) -> bool:
+    """A plain number in the model's own units (seconds, Mbit/s), from a model dump."""
+    return bool(info and info.context and info.context.get("canonical")) and isinstance(v, (int, float)) \
+        and not isinstance(v, bool)
 
 
 def parse_size(value: Any) -> int:
@@ -110,8 +117,19 @@ class Buffer(Strict):
 
     @field_validator("rtt", mode="before")
     @classmethod
-    def _rtt(cls, v):
-        return None if v is None else parse_seconds(v)
+    def _rtt(cls, v, info: ValidationInfo):
+        return None if v is None else float(v) if _canonical(v, info) else parse_seconds(v)
+
+    @field_validator("bdp", mode="before")
+    @classmethod
+    def _bdp(cls, v):
+        """A number, or the form the matrices use: '1.5BDP'."""
+        if isinstance(v, str):
+            m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(?:bdp)?\s*", v, re.IGNORECASE)
+            if not m:
+                raise ValueError(f"cannot read bdp {v!r}; give a number or e.g. '2BDP'")
+            return float(m[1])
+        return v
 
     @model_validator(mode="after")
     def _one_form(self):
@@ -147,8 +165,8 @@ class Bottleneck(Strict):
 
     @field_validator("rate_mbit", mode="before")
     @classmethod
-    def _rate(cls, v):
-        rate = parse_rate_mbit(v)
+    def _rate(cls, v, info: ValidationInfo):
+        rate = float(v) if _canonical(v, info) else parse_rate_mbit(v)
         if rate <= 0:
             raise ValueError(f"rate must be positive, got {v!r}")
         return rate
@@ -159,8 +177,8 @@ class Pair(Strict):
 
     @field_validator("rtt", mode="before")
     @classmethod
-    def _rtt(cls, v):
-        rtt = parse_seconds(v)
+    def _rtt(cls, v, info: ValidationInfo):
+        rtt = float(v) if _canonical(v, info) else parse_seconds(v)
         if not 0 < rtt <= 10:
             raise ValueError(f"rtt must be in (0, 10 s], got {v!r}")
         return rtt
@@ -220,8 +238,8 @@ class Flow(Strict):
 
     @field_validator("duration", "start", mode="before")
     @classmethod
-    def _time(cls, v):
-        return None if v is None else parse_seconds(v)
+    def _time(cls, v, info: ValidationInfo):
+        return None if v is None else float(v) if _canonical(v, info) else parse_seconds(v)
 
     @field_validator("cc")
     @classmethod
@@ -397,6 +415,11 @@ def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict:
     if parent is None:
         return data
     return _merge(_read_yaml(path.parent / parent, seen + (path.resolve(),)), data)
+
+
+def scenario_from_dump(data: dict) -> Scenario:
+    """A Scenario from its own model_dump (numbers already in seconds and Mbit/s)."""
+    return Scenario.model_validate(data, context={"canonical": True})
 
 
 def load_scenario(path: Path | str) -> Scenario:

@@ -1,0 +1,369 @@
+"""The controller side of a matrix: plan, deal, run Ansible, watch, report.
+
+    sslab matrix run table1 --set CCA=cubic --iter 1 --inventory INV
+
+1. Validate the request (unknown options or values: refused, exit 2).
+2. Build or reuse the image; read which congestion controls its kernel
+   offers; plan every cell of the selection (matrix.plan_matrix).
+3. Leave out cells already done; deal the rest round-robin to the
+   inventory's hosts; write the plan (with the dealing) to plans/.
+4. Announce what will run, the chosen defaults and the expected time.
+5. Run playbooks/matrix.yml (its output goes to logs/ansible-*.log) while
+   drawing a progress bar per host from the hosts' progress files.
+6. Write the report (reports/<stamp>/table.md) and print it.
+
+A host whose inventory entry has no `sslab_workdir` runs its cells in the
+controller's own tree and results directory (localhost).  Any other host
+gets the controller's tree shipped to its workdir, runs `make deps image`
+there, and its finished cells are fetched back and merged (a cell already
+on the controller is never replaced).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+from . import paths
+from .matrix import (CellStore, Matrix, MatrixError, deal, latest_plan, plan_matrix, resolve_selection,
+                     selection_id, stamp, traffic_code_version)
+
+PLAYBOOK = paths.REPO_ROOT / "playbooks" / "matrix.yml"
+DEFAULT_INVENTORY = paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"
+ANSIBLE_CFG = paths.REPO_ROOT / "playbooks" / "ansible.cfg"
+HOST_GROUP = "testbeds"
+
+
+def venv_bin(name: str) -> str:
+    """An executable next to this Python (the venv's ansible), else on PATH."""
+    cand = Path(sys.executable).parent / name
+    if cand.exists():
+        return str(cand)
+    found = shutil.which(name)
+    if not found:
+        raise MatrixError(f"{name} not found: run `make deps` (it installs ansible-core into .venv)")
+    return found
+
+
+def inventory_hosts(inventory: Path) -> dict[str, dict]:
+    """Hosts of the inventory's `testbeds` group with their variables."""
+    if not Path(inventory).exists():
+        raise MatrixError(f"no inventory {inventory}")
+    res = subprocess.run([venv_bin("ansible-inventory"), "-i", str(inventory), "--list"],
+                         capture_output=True, text=True, env=ansible_env())
+    if res.returncode != 0:
+        raise MatrixError(f"cannot read inventory {inventory}: {res.stderr.strip()[-500:]}")
+    data = json.loads(res.stdout)
+    hosts = data.get(HOST_GROUP, {}).get("hosts", [])
+    if not hosts:
+        raise MatrixError(f"inventory {inventory} has no hosts in group [{HOST_GROUP}]")
+    hostvars = data.get("_meta", {}).get("hostvars", {})
+    return {h: hostvars.get(h, {}) for h in hosts}
+
+
+def ansible_env() -> dict:
+    return {**os.environ, "ANSIBLE_CONFIG": str(ANSIBLE_CFG), "ANSIBLE_NOCOLOR": "1"}
+
+
+def host_matrix_dir(hostvars: dict, matrix_rel: str) -> Path | None:
+    """Where a host keeps this matrix, if it can be read from here (a local host); None otherwise."""
+    if "sslab_workdir" not in hostvars:
+        return paths.RESULTS_DIR / matrix_rel
+    if hostvars.get("ansible_connection") == "local":
+        return Path(hostvars["sslab_workdir"]) / "results" / matrix_rel
+    return None
+
+
+def code_tarball(dest: Path) -> Path:
+    """The controller's tree as the hosts need it: tracked and new files, not results or caches."""
+    res = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "ls-files", "-co", "--exclude-standard", "-z"],
+                         capture_output=True, check=True)
+    names = [n for n in res.stdout.decode().split("\0") if n and not n.startswith("results/")
+             and (paths.REPO_ROOT / n).is_file()]
+    with tarfile.open(dest, "w:gz") as tar:
+        for n in sorted(names):
+            tar.add(paths.REPO_ROOT / n, arcname=n, recursive=False)
+    return dest
+
+
+def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
+    """Seconds per cell: the mean of this matrix's finished cells, else the scenario estimate."""
+    walls = []
+    for c in plan["cells"]:
+        info = store.cell_dir(c["key"]) / "cell.json"
+        if info.exists():
+            walls.append(json.loads(info.read_text())["wall_s"])
+    if walls:
+        return statistics.fmean(walls)
+    from .experiment import estimate_seconds
+    from .scenario import scenario_from_dump
+    return statistics.fmean(estimate_seconds(scenario_from_dump(c["scenario"])) for c in plan["cells"][:8])
+
+
+# --------------------------------------------------------------------------
+# Progress
+# --------------------------------------------------------------------------
+
+
+def _mmss(s: float) -> str:
+    s = max(0, int(s))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+class ProgressBoard:
+    """Per-host bars with ETA, from progress/<host>.json files."""
+
+    WIDTH = 24
+
+    def __init__(self, hosts: dict[str, dict], matrix_rel: str, dealt: dict[str, list[str]], est_cell_s: float):
+        self.files = {h: (d / "progress" / f"{h}.json" if (d := host_matrix_dir(v, matrix_rel)) else None)
+                      for h, v in hosts.items()}
+        self.dealt, self.est = dealt, est_cell_s
+        self.t0 = time.time()
+        self.tty = sys.stdout.isatty()
+        self.last_text = ""
+        self.last_print = 0.0
+
+    def _state(self, host: str) -> dict | None:
+        f = self.files[host]
+        if not f or not f.exists():
+            return None
+        try:
+            st = json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError):
+            return None
+        return st if st.get("updated", 0) >= self.t0 - 5 else None  # not a previous invocation's file
+
+    def lines(self) -> list[str]:
+        out, etas, done_all, total_all = [], [], 0, 0
+        for host, keys in self.dealt.items():
+            total = len(keys)
+            total_all += total
+            st = self._state(host)
+            if self.files[host] is None:
+                out.append(f"  {host:<12} {total} cells (remote: results arrive when it finishes)")
+                continue
+            if st is None:
+                out.append(f"  {host:<12} [{'.' * self.WIDTH}] 0/{total} preparing "
+                           f"(ETA {_mmss(total * self.est)})")
+                etas.append(total * self.est)
+                continue
+            finished = st["done"] + st["skipped"] + st["failed"]
+            done_all += finished
+            per = statistics.fmean(st["cell_seconds"]) if st["cell_seconds"] else self.est
+            running = ""
+            into = 0.0
+            if st.get("running"):
+                into = time.time() - (st.get("running_since") or time.time())
+                running = f", running {st['running']} ({_mmss(into)})"
+            eta = 0.0 if st.get("finished") else max(0.0, (total - finished) * per - into)
+            etas.append(eta)
+            fill = int(self.WIDTH * finished / total) if total else self.WIDTH
+            fail = f", {st['failed']} failed" if st["failed"] else ""
+            out.append(f"  {host:<12} [{'#' * fill}{'.' * (self.WIDTH - fill)}] {finished}/{total}{fail}{running}"
+                       f"{'' if st.get('finished') else f', ETA {_mmss(eta)}'}")
+        head = (f"matrix: {done_all}/{total_all} cells, elapsed {_mmss(time.time() - self.t0)}"
+                f", ETA {_mmss(max(etas, default=0))}")
+        return [head] + out
+
+    def draw(self, force: bool = False) -> None:
+        lines = self.lines()
+        text = "\n".join(lines)
+        if self.tty:
+            if self.last_text:
+                sys.stdout.write(f"\x1b[{self.last_text.count(chr(10)) + 1}F\x1b[J")
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+            self.last_text = text
+            return
+        # Not a terminal (CI, a log): a new block when something finished, else every 2 minutes.
+        changed = [ln.split(", running")[0].split(", ETA")[0] for ln in lines[1:]] != self.last_text
+        if force or changed or time.time() - self.last_print > 120:
+            print(text, flush=True)
+            self.last_text = [ln.split(", running")[0].split(", ETA")[0] for ln in lines[1:]]
+            self.last_print = time.time()
+
+
+# --------------------------------------------------------------------------
+# Run
+# --------------------------------------------------------------------------
+
+
+def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
+               serial: str | None = None) -> int:
+    from .image import ensure_image
+    from .matrix_report import write_matrix_report
+
+    chosen = resolve_selection(m.spec, options)
+    iterations = iterations or m.spec.iterations
+    if iterations < 1:
+        raise MatrixError(f"ITER must be at least 1, got {iterations}")
+    hosts = inventory_hosts(inventory)
+    image = ensure_image()
+    manifest = image.manifest()
+    ccas = manifest.get("tcp_congestion_controls")
+    if ccas is None:
+        raise MatrixError("the image manifest lists no congestion controls (an image from before they were "
+                          "recorded): rebuild with `make image`")
+    plan = plan_matrix(m, chosen, iterations, manifest["image_hash"], ccas, traffic_code_version())
+    matrix_rel = f"{m.spec.name}/{selection_id(m.spec, chosen)}"
+    matrix_dir = paths.RESULTS_DIR / matrix_rel
+    store = CellStore(matrix_dir)
+    missing = [c for c in plan["cells"] if not store.done(c["key"])]
+    plan["deal"] = deal(missing, list(hosts))
+    plan["inventory"] = {"path": str(inventory), "hosts": list(hosts)}
+    plan_stamp = stamp()
+    plan_path = matrix_dir / "plans" / f"plan-{plan_stamp}.json"
+    plan_path.parent.mkdir(parents=True, exist_ok=True)
+    plan_path.write_text(json.dumps(plan, indent=1, sort_keys=True))
+
+    est = estimate_cell_seconds(m, plan, store)
+    print(f"{m.spec.title}: {matrix_dir}")
+    for u in plan["unavailable"]:
+        print(f"  unavailable, not run and never substituted: {u['setting']}: {u['reason']}")
+    print("  parameters the paper leaves unstated, as chosen here:")
+    for k, v in m.spec.defaults.items():
+        print(f"    {k}: {v}")
+    runnable = len(plan["cells"]) // iterations if iterations else 0
+    print(f"  {runnable} settings x {iterations} iteration(s) = {len(plan['cells'])} cells; "
+          f"{len(plan['cells']) - len(missing)} already done, {len(missing)} to run on "
+          f"{len(hosts)} host(s): {', '.join(f'{h} {len(k)}' for h, k in plan['deal'].items())}")
+    if missing:
+        per_host = max(len(k) for k in plan["deal"].values())
+        print(f"  expected time: about {per_host * est / 60:.0f} min ({est:.0f} s per cell"
+              f"{' measured on this matrix' if len(plan['cells']) > len(missing) else ', estimated'};"
+              f" the paper ran 50 iterations, this runs {iterations})", flush=True)
+    rc = 0
+    if missing:
+        rc = _run_playbook(plan_path, matrix_dir, matrix_rel, hosts, plan["deal"], est, serial)
+    report = write_matrix_report(matrix_dir)
+    print((report / "table.md").read_text())
+    print(f"report: {report / 'table.md'}")
+    failed = [c for c in plan["cells"] if not store.done(c["key"])]
+    if failed:
+        print(f"{len(failed)} cell(s) not done (failed or interrupted): rerun the same command to run only "
+              f"those; logs of failed attempts are under {matrix_dir / 'failed'}", file=sys.stderr)
+        return rc or 1
+    return rc
+
+
+def _run_playbook(plan_path: Path, matrix_dir: Path, matrix_rel: str, hosts: dict[str, dict],
+                  dealt: dict[str, list[str]], est: float, serial: str | None) -> int:
+    logs = matrix_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    extra = {"plan_file": str(plan_path), "matrix_rel": matrix_rel, "controller_repo": str(paths.REPO_ROOT),
+             "controller_results": str(paths.RESULTS_DIR), "controller_matrix_dir": str(matrix_dir),
+             "controller_python": sys.executable}
+    if any("sslab_workdir" in v for v in hosts.values()):
+        extra["code_tar"] = str(code_tarball(matrix_dir / "plans" / f"code-{plan_path.stem.removeprefix('plan-')}.tar.gz"))
+    if serial:
+        extra["sslab_serial"] = serial
+    extra_path = matrix_dir / "plans" / f"vars-{plan_path.stem.removeprefix('plan-')}.json"
+    extra_path.write_text(json.dumps(extra, indent=1))
+    log_path = logs / f"ansible-{plan_path.stem}.log"
+    cmd = [venv_bin("ansible-playbook"), "-i", str(plan_inventory(plan_path)), str(PLAYBOOK),
+           "-e", f"@{extra_path}", "--limit", ",".join(h for h, k in dealt.items() if k)]
+    board = ProgressBoard(hosts, matrix_rel, {h: k for h, k in dealt.items() if k}, est)
+    with open(log_path, "w") as log:
+        # Own session: a Ctrl-C here is forwarded to the whole Ansible tree
+        # (and from it to the cell runners and their VMs) once, deliberately.
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=ansible_env(),
+                                start_new_session=True)
+        try:
+            while proc.poll() is None:
+                board.draw()
+                time.sleep(1.0 if board.tty else 5.0)
+        except KeyboardInterrupt:
+            print("\ninterrupted: stopping the hosts' runs (finished cells are kept)", file=sys.stderr)
+            _stop(proc)
+            board.draw(force=True)
+            raise
+    board.draw(force=True)
+    if proc.returncode != 0:
+        tail = log_path.read_text(errors="replace").splitlines()[-25:]
+        print(f"ansible-playbook exited {proc.returncode}; log {log_path}:\n" + "\n".join(tail), file=sys.stderr)
+    return proc.returncode
+
+
+def plan_inventory(plan_path: Path) -> Path:
+    plan = json.loads(plan_path.read_text())
+    return Path(plan["inventory"]["path"])
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    for sig, wait in ((signal.SIGINT, 60), (signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+# --------------------------------------------------------------------------
+# Host side helpers: pack finished cells, merge them on the controller
+# --------------------------------------------------------------------------
+
+
+def pack_cells(matrix_dir: Path, plan: dict, host: str, out: Path) -> int:
+    """A tar of this host's finished cells and failure logs (for fetching)."""
+    store = CellStore(matrix_dir)
+    keys = plan["deal"].get(host, [])
+    n = 0
+    with tarfile.open(out, "w") as tar:
+        for k in keys:
+            if store.done(k):
+                tar.add(store.cell_dir(k), arcname=f"cells/{k}")
+                n += 1
+            for f in store.failures(k):
+                tar.add(f, arcname=f"failed/{f.name}")
+        prog = matrix_dir / "progress" / f"{host}.json"
+        if prog.exists():
+            tar.add(prog, arcname=f"progress/{host}.json")
+    return n
+
+
+def merge_cells(matrix_dir: Path, tar_path: Path) -> dict:
+    """Unpack a host's tar next to the store, then move in each cell that is not
+    here yet (one rename each); never replace one that is."""
+    store = CellStore(matrix_dir)
+    counts = {"merged": 0, "already_here": 0, "failure_logs": 0}
+    with tempfile.TemporaryDirectory(dir=matrix_dir, prefix=".merge-") as tmp:
+        with tarfile.open(tar_path) as tar:
+            tar.extractall(tmp, filter="data")
+        tmp = Path(tmp)
+        store.cells.mkdir(parents=True, exist_ok=True)
+        for cell in sorted((tmp / "cells").glob("*")) if (tmp / "cells").exists() else []:
+            if not (cell / "cell.json").is_file():
+                continue
+            if store.done(cell.name):
+                counts["already_here"] += 1
+                continue
+            os.rename(cell, store.cells / cell.name)
+            counts["merged"] += 1
+        for f in sorted((tmp / "failed").glob("*")) if (tmp / "failed").exists() else []:
+            store.failed.mkdir(parents=True, exist_ok=True)
+            if not (store.failed / f.name).exists():
+                os.rename(f, store.failed / f.name)
+                counts["failure_logs"] += 1
+        for p in sorted((tmp / "progress").glob("*.json")) if (tmp / "progress").exists() else []:
+            dest = matrix_dir / "progress" / f"{p.stem}.remote.json"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(p, dest)
+    return counts
+
+
+def latest_plan_for(matrix_dir: Path) -> dict:
+    return latest_plan(matrix_dir)[1]
