@@ -138,6 +138,13 @@ def cmd_matrix(args) -> int:
         keys = plan["deal"].get(args.host)
         if keys is None:
             raise mx.MatrixError(f"the plan deals no cells to host {args.host!r}")
+        import signal
+
+        def stop(signum, frame):
+            # Unwind: the VM's QEMU is killed on the way out; the cell in
+            # progress stays a .partial directory, which never counts.
+            raise SystemExit(128 + signum)
+        signal.signal(signal.SIGTERM, stop)
         substrate = make_substrate(args.substrate, args.accel)
         image_hash = substrate.image.manifest()["image_hash"] if args.substrate == "vm" else plan["image_hash"]
         mx.check_host_matches(plan, image_hash, mx.traffic_code_version())
@@ -225,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     from .vm import VMError
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
     except (ScenarioError, NativeUnavailable, MatrixError) as e:
         # Refused before anything started.
         print(f"error: {e}", file=sys.stderr)

@@ -40,6 +40,8 @@ replaced, a report goes to a new directory.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import gzip
 import hashlib
 import itertools
@@ -395,6 +397,31 @@ def run_cells(matrix_dir: Path, plan: dict, host: str, keys: list[str], substrat
     unknown = [k for k in keys if k not in by_key]
     if unknown:
         raise MatrixError(f"cells not in the plan: {unknown[:3]}")
+    with host_lock(store, host):
+        return _run_cells_locked(store, by_key, host, keys, substrate, log, runner)
+
+
+@contextlib.contextmanager
+def host_lock(store: CellStore, host: str):
+    """One runner per host and matrix: a second would boot a second VM on the same cores."""
+    path = store.dir / "progress" / f"{host}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            raise MatrixError(f"another runner for host {host} is working on {store.dir} "
+                              f"(pid {f.read().strip() or '?'}); wait for it or stop it") from None
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        yield
+
+
+def _run_cells_locked(store: CellStore, by_key: dict, host: str, keys: list[str], substrate, log,
+                      runner) -> dict:
     progress = Progress(store, host, keys)
     progress.update()
     counts = {"ran": 0, "skipped": 0, "failed": 0}

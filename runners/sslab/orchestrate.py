@@ -244,7 +244,11 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
               f" the paper ran 50 iterations, this runs {iterations})", flush=True)
     rc = 0
     if missing:
-        rc = _run_playbook(plan_path, matrix_dir, matrix_rel, hosts, plan["deal"], est, serial)
+        try:
+            rc = _run_playbook(plan_path, matrix_dir, matrix_rel, hosts, plan["deal"], est, serial)
+        except KeyboardInterrupt:
+            rc = 130
+        rc = rc if rc >= 0 else 128 - rc  # killed by a signal: the shell's convention
     report = write_matrix_report(matrix_dir)
     print((report / "table.md").read_text())
     print(f"report: {report / 'table.md'}")
@@ -274,10 +278,12 @@ def _run_playbook(plan_path: Path, matrix_dir: Path, matrix_rel: str, hosts: dic
            "-e", f"@{extra_path}", "--limit", ",".join(h for h, k in dealt.items() if k)]
     board = ProgressBoard(hosts, matrix_rel, {h: k for h, k in dealt.items() if k}, est)
     with open(log_path, "w") as log:
-        # Own session: a Ctrl-C here is forwarded to the whole Ansible tree
-        # (and from it to the cell runners and their VMs) once, deliberately.
+        # Own session: a Ctrl-C (or SIGTERM, SIGHUP: a closed terminal, a
+        # CI timeout) here is forwarded to the whole Ansible tree, and with
+        # it to the cell runners and their VMs, once and deliberately.
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=ansible_env(),
                                 start_new_session=True)
+        previous = {sig: signal.signal(sig, _as_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
         try:
             while proc.poll() is None:
                 board.draw()
@@ -287,6 +293,9 @@ def _run_playbook(plan_path: Path, matrix_dir: Path, matrix_rel: str, hosts: dic
             _stop(proc)
             board.draw(force=True)
             raise
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     board.draw(force=True)
     if proc.returncode != 0:
         tail = log_path.read_text(errors="replace").splitlines()[-25:]
@@ -299,8 +308,15 @@ def plan_inventory(plan_path: Path) -> Path:
     return Path(plan["inventory"]["path"])
 
 
+def _as_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def _stop(proc: subprocess.Popen) -> None:
-    for sig, wait in ((signal.SIGINT, 60), (signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+    """End the Ansible tree: SIGTERM (cell runners then stop their VMs and
+    leave the cell in progress unfinished), SIGKILL if that is not enough.
+    Not SIGINT: a tree started in the background ignores it."""
+    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:

@@ -1,0 +1,105 @@
+"""A matrix through Ansible on this machine: cells run in the VM, resume, survive Ctrl-C, report."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sslab.paths import REPO_ROOT
+
+pytestmark = pytest.mark.vm
+TINY = REPO_ROOT / "tests/data/matrix-tiny.yaml"
+
+
+def matrix_cmd(*args):
+    return [sys.executable, "-m", "sslab", "matrix", *args]
+
+
+def run(args, results: Path, timeout=1200):
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    return subprocess.run(matrix_cmd(*args), capture_output=True, text=True, cwd=REPO_ROOT, env=env,
+                          timeout=timeout)
+
+
+def done_cells(mdir: Path) -> set[str]:
+    return {p.name for p in (mdir / "cells").iterdir() if (p / "cell.json").is_file()} \
+        if (mdir / "cells").exists() else set()
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory, image):
+    results = tmp_path_factory.mktemp("results")
+    res = run(["run", str(TINY)], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return results, results / "tiny" / "all", res.stdout
+
+
+def test_cells_run_and_report(first_run):
+    results, mdir, out = first_run
+    assert "1 cells; 0 already done, 1 to run on 1 host(s): localhost 1" in out
+    assert "unavailable, not run and never substituted" in out and "bbr2" in out
+    (key,) = done_cells(mdir)
+    cell = mdir / "cells" / key
+    info = json.loads((cell / "cell.json").read_text())
+    assert info["host"] == "localhost" and info["wall_s"] > info["traffic_s"] > 0
+    # pcaps are archived compressed; the manifest covers them
+    pcaps = list(cell.rglob("*.pcap.gz"))
+    assert len(pcaps) == 2 and not list(cell.rglob("*.pcap"))
+    manifest = json.loads((cell / "manifest.json").read_text())
+    assert any(k.endswith(".pcap.gz") for k in manifest["artifacts"])
+    summary = json.loads((mdir / "reports" / "latest" / "summary.json").read_text())
+    (row,) = summary["rows"]
+    assert row["n"] == 1 and 0.2 < row["off_small"]["mean"] < 20 and 0.2 < row["on_small"]["mean"] < 20
+    assert "| CUBIC | 1BDP | 20ms | 1 |" in out and "BBRv2" in out
+
+
+def test_rerun_runs_nothing_and_report_is_byte_identical(first_run):
+    results, mdir, _ = first_run
+    before = done_cells(mdir)
+    res = run(["run", str(TINY)], results)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "1 already done, 0 to run" in res.stdout
+    assert done_cells(mdir) == before
+    reports = sorted(p for p in (mdir / "reports").iterdir() if not p.is_symlink())
+    res = run(["report", str(mdir)], results)
+    assert res.returncode == 0, res.stderr[-2000:]
+    new = sorted(p for p in (mdir / "reports").iterdir() if not p.is_symlink())
+    assert len(new) == len(reports) + 1
+    assert (new[-1] / "table.md").read_bytes() == (reports[-1] / "table.md").read_bytes()
+
+
+def test_ctrl_c_keeps_finished_cells_and_the_rerun_runs_only_the_missing(first_run):
+    results, mdir, _ = first_run
+    before = done_cells(mdir)
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    proc = subprocess.Popen(matrix_cmd("run", str(TINY), "--iter", "2"), cwd=REPO_ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Wait until the second repetition's VM is up, then press Ctrl-C.
+    deadline = time.monotonic() + 300
+    serial = None
+    while time.monotonic() < deadline and serial is None:
+        time.sleep(1)
+        logs = list((mdir / "cells").glob(".partial-*/job/vm/serial.log"))
+        if logs and "SSLAB:shares-mounted" in logs[0].read_text(errors="replace"):
+            serial = logs[0]
+    assert serial is not None, "the second cell never started"
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=180)
+    assert proc.returncode != 0
+    assert "interrupted" in out
+    # Nothing half-done counts, nothing finished is lost, no VM is left behind.
+    assert done_cells(mdir) == before
+    assert list((mdir / "cells").glob(".partial-*"))
+    time.sleep(2)
+    left = subprocess.run(["pgrep", "-f", str(results)], capture_output=True, text=True).stdout.split()
+    assert not left, f"processes left running: {left}"
+    res = run(["run", str(TINY), "--iter", "2"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "2 cells; 1 already done, 1 to run" in res.stdout
+    after = done_cells(mdir)
+    assert before < after and len(after) == 2

@@ -1,0 +1,228 @@
+"""Matrices: selection, cell keys, dealing, the cell store, resuming and merging."""
+
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from sslab import matrix as mx
+from sslab.orchestrate import merge_cells, pack_cells
+from sslab.scenario import load_scenario, parse_scenario, scenario_from_dump
+
+KERNEL = {"reno": "built in", "cubic": "built in", "bbr": "module tcp_bbr", "cubic_hs": "module tcp_sslab",
+          "cubic_suss": "module tcp_sslab"}
+
+
+@pytest.fixture(scope="module")
+def table1():
+    return mx.load_matrix("table1")
+
+
+def plan_of(m, options=None, iterations=1, image="img1", code="code1"):
+    chosen = mx.resolve_selection(m.spec, options or {})
+    return mx.plan_matrix(m, chosen, iterations, image, KERNEL, code)
+
+
+def test_selection_matches_make_style_values(table1):
+    spec = table1.spec
+    assert mx.resolve_selection(spec, {"CCA": "cubic"}) == {"large_cc": ["cubic"]}
+    assert mx.resolve_selection(spec, {"RTT": "100"}) == {"large_rtt": ["100ms"]}
+    assert mx.resolve_selection(spec, {"BUF": "2bdp", "RTT": "25ms,200"}) == {
+        "buffer": ["2BDP"], "large_rtt": ["25ms", "200ms"]}
+    with pytest.raises(mx.MatrixError, match="CCA=bbr3: not a value of table1's large_cc"):
+        mx.resolve_selection(spec, {"CCA": "bbr3"})
+    with pytest.raises(mx.MatrixError, match="no option FOO"):
+        mx.resolve_selection(spec, {"FOO": "1"})
+    with pytest.raises(mx.MatrixError, match="RTT=30: not a value"):
+        mx.resolve_selection(spec, {"RTT": "30"})
+    assert mx.selection_id(spec, {"large_cc": ["cubic"]}) == "cca-cubic"
+    assert mx.selection_id(spec, {}) == "all"
+
+
+def test_table1_cells_and_unavailable_cca(table1):
+    plan = plan_of(table1, iterations=2)
+    # bbr2 is not in the kernel: its 8 settings are reported, not run, not substituted.
+    assert len(plan["unavailable"]) == 8
+    assert all(u["setting"]["large_cc"] == "bbr2" and "not offered" in u["reason"] for u in plan["unavailable"])
+    assert len(plan["cells"]) == 2 * 16
+    # Repetition-major: every setting once before any repeats.
+    assert [c["rep"] for c in plan["cells"]] == [0] * 16 + [1] * 16
+    cell = next(c for c in plan["cells"] if c["setting"] == {"large_cc": "bbr", "buffer": "2BDP",
+                                                             "large_rtt": "50ms"} and c["rep"] == 0)
+    s = scenario_from_dump(cell["scenario"])
+    assert s.pairs[0].rtt == pytest.approx(0.05)
+    assert s.bottleneck.buffer.bdp == 2 and s.bottleneck.buffer.rtt == pytest.approx(0.05)
+    # 2 BDP of 50 ms at 50 Mbit/s in 1514-byte frames
+    assert s.buffer_packets == round(2 * 50e6 * 0.05 / 8 / 1514)
+    assert [f.cc for f in s.cases[0].flows[:2]] == ["bbr", "cubic_hs"]
+    assert len(s.cases[0].flows) == 13 and s.cases[0].flows[-1].start == 24
+
+
+def test_cases_alternate_in_pairs(table1):
+    plan = plan_of(table1, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25"}, iterations=3)
+    orders = [[c["params"]["small"] for c in cell["scenario"]["cases"]] for cell in plan["cells"]]
+    assert orders == [["cubic_hs", "cubic_suss"], ["cubic_suss", "cubic_hs"], ["cubic_hs", "cubic_suss"]]
+
+
+def test_cell_keys_are_stable_and_change_with_their_inputs(table1):
+    a = [c["key"] for c in plan_of(table1)["cells"]]
+    assert a == [c["key"] for c in plan_of(table1)["cells"]]
+    assert len(set(a)) == len(a)
+    assert set(a).isdisjoint(c["key"] for c in plan_of(table1, image="img2")["cells"])
+    assert set(a).isdisjoint(c["key"] for c in plan_of(table1, code="code2")["cells"])
+    # Asking for a subset or more iterations keeps the keys of the cells in common.
+    sub = plan_of(table1, {"CCA": "cubic"}, iterations=2)
+    assert {c["key"] for c in sub["cells"] if c["rep"] == 0} <= set(a)
+
+
+def test_traffic_code_version_follows_guest_code(tmp_path):
+    (tmp_path / "runners/sslab/guest").mkdir(parents=True)
+    for f in ("runners/sslab/guest/flows.py", "runners/sslab/scenario.py", "runners/sslab/analysis.py"):
+        (tmp_path / f).write_text("x = 1\n")
+    v1 = mx.traffic_code_version(tmp_path)
+    (tmp_path / "runners/sslab/analysis.py").write_text("x = 2\n")  # reports rebuild: not traffic
+    assert mx.traffic_code_version(tmp_path) == v1
+    (tmp_path / "runners/sslab/guest/flows.py").write_text("x = 2\n")
+    assert mx.traffic_code_version(tmp_path) != v1
+
+
+def test_deal_round_robin():
+    cells = [{"key": str(i)} for i in range(5)]
+    assert mx.deal(cells, ["a", "b"]) == {"a": ["0", "2", "4"], "b": ["1", "3"]}
+    assert mx.deal([], ["a", "b"]) == {"a": [], "b": []}
+
+
+def test_bdp_form_and_dump_round_trip():
+    s = load_scenario(mx.MATRICES_DIR.parent.parent / "topologies" / "e7-cell.yaml")
+    assert scenario_from_dump(s.model_dump(by_alias=True)) == s
+    data = {"name": "x", "bottleneck": {"rate": "10mbit", "buffer": {"bdp": "1.5BDP", "rtt": "40ms"}},
+            "pairs": [{"rtt": "40ms"}], "cases": [{"name": "a", "flows": [{"pair": 1, "cc": "cubic", "size": "1MB"}]}]}
+    assert parse_scenario(data).bottleneck.buffer.bdp == 1.5
+    data["bottleneck"]["buffer"]["bdp"] = "lots"
+    with pytest.raises(Exception, match="cannot read bdp"):
+        parse_scenario(data)
+
+
+# --------------------------------------------------------------------------
+# The store and the per-host loop, with a stand-in for the VM run
+# --------------------------------------------------------------------------
+
+
+def fake_plan(n=3):
+    return {"cells": [{"key": f"k{i}", "name": f"cell{i}", "rep": 0, "setting": {}, "scenario": {}}
+                      for i in range(n)]}
+
+
+def finishing_runner(calls):
+    def run(cell, dest, substrate, host):
+        calls.append(cell["key"])
+        (dest / "data.txt").write_text(cell["key"])
+        info = {"key": cell["key"], "wall_s": 1.0, "traffic_s": 0.5}
+        (dest / "cell.json").write_text(json.dumps(info))
+        return info
+    return run
+
+
+def test_run_cells_skips_done_and_never_overwrites(tmp_path):
+    plan, calls = fake_plan(), []
+    counts = mx.run_cells(tmp_path, plan, "h", ["k0", "k1", "k2"], None, log=lambda m: None,
+                          runner=finishing_runner(calls))
+    assert counts == {"ran": 3, "skipped": 0, "failed": 0} and calls == ["k0", "k1", "k2"]
+    store = mx.CellStore(tmp_path)
+    assert all(store.done(k) for k in ("k0", "k1", "k2")) and not store.stale_partials()
+    calls.clear()
+    counts = mx.run_cells(tmp_path, plan, "h", ["k0", "k1", "k2"], None, log=lambda m: None,
+                          runner=finishing_runner(calls))
+    assert counts == {"ran": 0, "skipped": 3, "failed": 0} and calls == []
+    partial = store.new_partial("k0")
+    with pytest.raises(FileExistsError):
+        store.commit(partial, "k0")
+    assert (store.cell_dir("k0") / "data.txt").read_text() == "k0"
+    progress = json.loads((tmp_path / "progress" / "h.json").read_text())
+    assert progress["finished"] and progress["skipped"] == 3
+
+
+def test_a_failing_cell_is_retried_once_then_recorded(tmp_path):
+    attempts = []
+
+    def flaky(cell, dest, substrate, host):
+        attempts.append(cell["key"])
+        (dest / "half-written.txt").write_text("x")
+        if cell["key"] == "k1":
+            raise RuntimeError("VM hung in phase job")
+        return finishing_runner([])(cell, dest, substrate, host)
+
+    counts = mx.run_cells(tmp_path, fake_plan(), "h", ["k0", "k1", "k2"], None, log=lambda m: None, runner=flaky)
+    assert counts == {"ran": 2, "skipped": 0, "failed": 1}
+    assert attempts == ["k0", "k1", "k1", "k2"]
+    store = mx.CellStore(tmp_path)
+    assert not store.done("k1")
+    fails = store.failures("k1")
+    assert sorted(f.name[-3:] for f in fails) == ["-a1", "-a2"]
+    assert all("VM hung in phase job" in (f / "error.txt").read_text() for f in fails)
+    # A rerun tries the failed cell again (and keeps the old failure logs).
+    counts = mx.run_cells(tmp_path, fake_plan(), "h", ["k0", "k1", "k2"], None, log=lambda m: None,
+                          runner=finishing_runner([]))
+    assert counts == {"ran": 1, "skipped": 2, "failed": 0} and store.done("k1") and len(store.failures("k1")) == 2
+
+
+def test_an_interrupted_cell_does_not_count(tmp_path):
+    def interrupted(cell, dest, substrate, host):
+        if cell["key"] == "k1":
+            (dest / "cell.json").write_text("{}")  # even a cell.json inside a partial does not count
+            raise KeyboardInterrupt
+        return finishing_runner([])(cell, dest, substrate, host)
+
+    with pytest.raises(KeyboardInterrupt):
+        mx.run_cells(tmp_path, fake_plan(), "h", ["k0", "k1", "k2"], None, log=lambda m: None, runner=interrupted)
+    store = mx.CellStore(tmp_path)
+    assert store.done("k0") and not store.done("k1") and not store.done("k2")
+    assert len(store.stale_partials()) == 1
+    calls = []
+    counts = mx.run_cells(tmp_path, fake_plan(), "h", ["k0", "k1", "k2"], None, log=lambda m: None,
+                          runner=finishing_runner(calls))
+    assert calls == ["k1", "k2"] and counts["skipped"] == 1
+
+
+def test_pack_and_merge_never_replace_a_cell(tmp_path):
+    host_dir, ctl_dir = tmp_path / "host", tmp_path / "ctl"
+    plan = {**fake_plan(), "deal": {"b": ["k0", "k1", "k2"]}}
+    mx.run_cells(host_dir, plan, "b", ["k0", "k1"], None, log=lambda m: None, runner=finishing_runner([]))
+    # The controller already holds k0, made elsewhere: it must stay as it is.
+    mx.run_cells(ctl_dir, plan, "a", ["k0"], None, log=lambda m: None, runner=finishing_runner([]))
+    (ctl_dir / "cells" / "k0" / "data.txt").write_text("controller's own")
+    tar = tmp_path / "b.tar"
+    assert pack_cells(host_dir, plan, "b", tar) == 2
+    with tarfile.open(tar) as t:
+        assert "cells/k1/cell.json" in t.getnames()
+    assert merge_cells(ctl_dir, tar) == {"merged": 1, "already_here": 1, "failure_logs": 0}
+    assert (ctl_dir / "cells" / "k0" / "data.txt").read_text() == "controller's own"
+    assert (ctl_dir / "cells" / "k1" / "data.txt").read_text() == "k1"
+    assert not list(ctl_dir.glob(".merge-*"))
+
+
+def test_host_must_match_the_plan():
+    plan = {"image_hash": "a" * 64, "code_version": "c" * 64}
+    mx.check_host_matches(plan, "a" * 64, "c" * 64)
+    with pytest.raises(mx.MatrixError, match="image"):
+        mx.check_host_matches(plan, "b" * 64, "c" * 64)
+    with pytest.raises(mx.MatrixError, match="traffic code"):
+        mx.check_host_matches(plan, "a" * 64, "d" * 64)
+
+
+def test_every_matrix_file_loads():
+    for path in sorted(mx.MATRICES_DIR.glob("*.yaml")):
+        m = mx.load_matrix(str(path))
+        assert m.spec.name == path.stem
+        assert all(isinstance(v, str) for v in m.spec.defaults.values())
+
+
+def test_bad_matrix_file_is_refused(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text("matrix: {name: bad}\n")
+    with pytest.raises(mx.MatrixError, match="two sections"):
+        mx.load_matrix(str(p))
+    with pytest.raises(mx.MatrixError, match="no matrix 'nope'"):
+        mx.load_matrix("nope")
+    assert Path(mx.matrix_path("table1")).exists()

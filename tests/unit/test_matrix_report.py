@@ -1,0 +1,163 @@
+"""Matrix reports on archives made here: Jain's index, recovery time, Table 1's layout."""
+
+import gzip
+import json
+import math
+
+import dpkt
+import pytest
+
+from sslab import matrix_report as mr
+
+SERVER, CLIENT = b"\x0a\x01\x01\x02", b"\x0a\x02\x01\x02"
+
+
+def frame(sport, dport, seq, flags, payload=0, src=SERVER, dst=CLIENT):
+    tcp = dpkt.tcp.TCP(sport=sport, dport=dport, seq=seq, flags=flags, off=5)
+    tcp.data = b"\0" * payload
+    ip = dpkt.ip.IP(src=src, dst=dst, p=dpkt.ip.IP_PROTO_TCP, data=tcp)
+    ip.len = 40 + payload
+    return bytes(dpkt.ethernet.Ethernet(src=b"\x02" * 6, dst=b"\x04" * 6, data=ip))
+
+
+def test_jain_index():
+    assert mr.jain([5, 5, 5, 5]) == pytest.approx(1.0)
+    # A fifth flow with nothing yet, beside four equal ones: 16 / 20
+    assert mr.jain([5, 5, 5, 5, 0]) == pytest.approx(0.8)
+    assert mr.jain([1, 3]) == pytest.approx(16 / 20)
+    assert math.isnan(mr.jain([]))
+
+
+def test_recovery_needs_a_held_stretch_above_095():
+    t = [float(i) for i in range(1, 31)]
+    f = [1.0] * 10 + [0.8, 0.9, 0.96, 0.9, 0.96, 0.97, 0.98, 0.99, 0.99, 0.99] + [1.0] * 10
+    n = [4] * 10 + [5] * 20
+    rec = mr.recovery({"t": t, "F": f, "n": n}, start=10.0)
+    # windows end at 11..30 after the start; the first held stretch starts in the window ending at 15
+    assert rec["recovery_s"] == pytest.approx(5.0)
+    assert rec["min_F_after"] == pytest.approx(0.8)
+    assert rec["mean_F_before"] == pytest.approx(1.0)
+    never = mr.recovery({"t": t, "F": [1.0] * 10 + [0.9] * 20, "n": n}, start=10.0)
+    assert never["recovery_s"] is None and never["observed_s"] == pytest.approx(20.0)
+
+
+def write_two_flow_pcap(path, t0=1000.0):
+    """Flow A (port 5201) from t0 sends 1000 B per 0.1 s for 10 s; flow B (5202)
+    from t0+4 s sends 500 B per 0.1 s, then 1000 B per 0.1 s from t0+6 s."""
+    with gzip.open(path, "wb") as f:
+        w = dpkt.pcap.Writer(f)
+        w.writepkt(frame(40000, 5201, 1, dpkt.tcp.TH_SYN, src=CLIENT, dst=SERVER), ts=t0)
+        w.writepkt(frame(40001, 5202, 1, dpkt.tcp.TH_SYN, src=CLIENT, dst=SERVER), ts=t0 + 4.0)
+        seq = {5201: 0, 5202: 0}
+        for i in range(1, 100):
+            ts = t0 + i * 0.1
+            w.writepkt(frame(5201, 40000, seq[5201], dpkt.tcp.TH_ACK, 1000), ts=ts)
+            seq[5201] += 1000
+            if ts > t0 + 4.0 + 1e-9:
+                size = 500 if ts < t0 + 6.0 - 1e-9 else 1000
+                w.writepkt(frame(5202, 40001, seq[5202], dpkt.tcp.TH_ACK, size), ts=ts + 0.001)
+                seq[5202] += size
+
+
+def test_jain_series_from_a_capture(tmp_path):
+    write_two_flow_pcap(tmp_path / "flow.pcap.gz", t0=1000.25)
+    run = {"pcap": "flow.pcap", "flows": [{"port": 5201}, {"port": 5202}]}
+    ser = mr.jain_series(run, tmp_path)
+    assert ser["starts"][5202] == pytest.approx(4.0)
+    by_t = dict(zip(ser["t"], zip(ser["F"], ser["n"])))
+    # Before flow B: one flow, F = 1.  With B at half of A's rate: (1.5)^2 / (2 * 1.25) = 0.9.  Then equal: 1.
+    ones = [f for t, (f, n) in by_t.items() if t <= 4.0]
+    assert ones and all(n == 1 for t, (f, n) in by_t.items() if t <= 4.0) and all(f == 1.0 for f in ones)
+    half = [f for t, (f, n) in by_t.items() if 5.0 <= t <= 6.0 and n == 2]
+    assert half and all(f == pytest.approx(0.9) for f in half)
+    equal = [f for t, (f, n) in by_t.items() if 7.0 <= t <= 9.0 and n == 2]
+    assert equal and all(f == pytest.approx(1.0) for f in equal)
+
+
+# --------------------------------------------------------------------------
+# Table 1 on a synthetic archive
+# --------------------------------------------------------------------------
+
+
+def make_cell(matrix_dir, key, setting, rep, values):
+    """values: side -> (large FCT, [small FCTs])"""
+    cdir = matrix_dir / "cells" / key
+    out = cdir / "job" / "out"
+    index = []
+    for i, (side, (large, smalls)) in enumerate(values.items()):
+        cc = {"off": "cubic_hs", "on": "cubic_suss"}[side]
+        tag = f"{i:03d}-suss-{cc}-r{rep}"
+        flows = [{"port": 5201, "cc": setting["large_cc"], "cc_used": setting["large_cc"], "fct_s": large,
+                  "started_s": 0.0}]
+        flows += [{"port": 5202 + k, "cc": cc, "cc_used": cc, "fct_s": s, "started_s": 2.0 * (k + 1)}
+                  for k, s in enumerate(smalls)]
+        run = {"tag": tag, "run": {"params": {"small": cc}, "case": f"suss-{cc}", "rep": rep}, "flows": flows,
+               "fidelity": {"base_rtt_ok": True, "rate_ok": True}, "bottleneck": {"drops": 10}}
+        (out / "runs" / tag).mkdir(parents=True)
+        (out / "runs" / tag / "run.json").write_text(json.dumps(run))
+        index.append({"tag": tag})
+    (out / "runs.json").write_text(json.dumps(index))
+    (cdir / "cell.json").write_text(json.dumps({"key": key, "host": "h", "wall_s": 100.0, "traffic_s": 60.0}))
+    return {"key": key, "setting": setting, "rep": rep, "name": f"c-{key}"}
+
+
+def synthetic_matrix(tmp_path):
+    d = tmp_path / "table1" / "cca-cubic"
+    s25 = {"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "25ms"}
+    s50 = {"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "50ms"}
+    cells = [
+        make_cell(d, "a0", s25, 0, {"off": (30.0, [1.0, 2.0]), "on": (31.0, [0.5, 1.0])}),
+        make_cell(d, "a1", s25, 1, {"on": (29.0, [0.7, 0.9]), "off": (30.5, [1.2, 1.8])}),
+        make_cell(d, "a2", s25, 2, {"off": (29.5, [1.1, 1.9]), "on": (30.0, [0.6, 1.0])}),
+        # SUSS slower here: disagrees with the paper's sign
+        make_cell(d, "b0", s50, 0, {"off": (36.0, [1.0, 1.0]), "on": (36.5, [1.5, 1.5])}),
+    ]
+    plan = {"matrix": "table1", "title": "E7", "report": "table1", "matrix_file": "playbooks/matrices/table1.yaml",
+            "selection": {"large_cc": ["cubic"]}, "iterations": 3, "image_hash": "i" * 64, "code_version": "c" * 64,
+            "defaults": {"bottleneck rate": "50 Mbit/s"}, "labels": {"cubic": "CUBIC"},
+            "compare": {"param": "small", "off": "cubic_hs", "on": "cubic_suss"},
+            "unavailable": [{"setting": {"large_cc": "bbr2"}, "reason": "bbr2 is not offered by the kernel under test"}],
+            "cells": cells + [{"key": "missing", "setting": s50, "rep": 1, "name": "c-missing"}]}
+    (d / "plans").mkdir(parents=True)
+    (d / "plans" / "plan-20260101T000000Z-0000.json").write_text(json.dumps(plan))
+    return d, plan
+
+
+def test_table1_numbers_claims_and_paper_values(tmp_path):
+    d, plan = synthetic_matrix(tmp_path)
+    table, extra = mr.table1(d, plan)
+    rows = {r["large_rtt"]: r for r in extra["rows"]}
+    r25 = rows["25ms"]
+    assert r25["n"] == 3
+    assert r25["off_small"]["mean"] == pytest.approx((1.5 + 1.5 + 1.5) / 3)
+    assert r25["on_small"]["mean"] == pytest.approx((0.75 + 0.8 + 0.8) / 3)
+    assert r25["improvement_pct"] == pytest.approx((1 - (2.35 / 3) / 1.5) * 100, abs=0.01)
+    assert r25["claims"]["small_faster"] == "yes"
+    assert r25["claims"]["large_within_ci"].startswith("yes")
+    assert r25["sign_vs_paper"] == "agrees" and r25["paper"]["improvement_pct"] == 29
+    r50 = rows["50ms"]
+    assert r50["n"] == 1 and r50["claims"]["small_faster"] == "NO (n=1)" and r50["sign_vs_paper"] == "DISAGREES"
+    assert "| CUBIC | 1BDP | 25ms | 3 |" in table and "| 30.4 / 1.33 | 31.2 / 0.94 | 29% |" in table
+    assert "**unavailable**, not run and not substituted" in extra["notes"][0]
+    assert extra["cells_done"] == 4 and extra["cells_planned"] == 5
+
+
+def test_report_rebuilds_byte_identical(tmp_path):
+    d, _ = synthetic_matrix(tmp_path)
+    first = mr.write_matrix_report(d)
+    second = mr.write_matrix_report(d)
+    assert first != second  # a new directory each time: nothing overwritten
+    assert (first / "table.md").read_bytes() == (second / "table.md").read_bytes()
+    assert (d / "reports" / "latest").resolve() == second.resolve()
+    text = (first / "table.md").read_text()
+    assert "4 of 5 cells done" in text and "| all 4 cells | | | 400 | 240 | 252 | 148 | 1.58 |" in text
+
+
+def test_a_substituted_cca_is_refused(tmp_path):
+    d, plan = synthetic_matrix(tmp_path)
+    run_json = d / "cells" / "b0" / "job" / "out" / "runs" / "000-suss-cubic_hs-r0" / "run.json"
+    run = json.loads(run_json.read_text())
+    run["flows"][0]["cc_used"] = "reno"
+    run_json.write_text(json.dumps(run))
+    with pytest.raises(ValueError, match="asked for cubic but ran reno"):
+        mr.table1(d, plan)
