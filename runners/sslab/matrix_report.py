@@ -86,8 +86,16 @@ def table1_cell(plan: dict, cell_dir: Path) -> dict:
             "small_fct_s": [f["fct_s"] for f in flows[1:]],
             "fidelity_ok": bool(run["fidelity"]["base_rtt_ok"] and run["fidelity"]["rate_ok"]),
             "drops": run["bottleneck"]["drops"],
+            # small flows whose sender was held by the receiver's advertised window (per-ACK trace)
+            "small_rwnd_limited": sum(1 for f in flows[1:] if f.get("receiver_limited_acks")),
+            "small_count": len(flows) - 1,
         }
     return out
+
+
+def n_small(reps: list[dict]) -> int:
+    """Small flows per side over the repetitions."""
+    return sum(r["off"]["small_count"] for r in reps)
 
 
 def _reference(name: str) -> dict:
@@ -135,15 +143,16 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
     rows, lines = [], []
     lines += ["| large CCA | buffer | minRTT | n | off: large / small (s) | on: large / small (s) | "
               "small-flow improvement | paper off: large / small | paper on: large / small | paper improvement | "
-              "small flows faster with SUSS? | large flow within its CI? | sign vs paper |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "small flows faster with SUSS? | large flow within its CI? | sign vs paper | "
+              "drops off / on | small flows rwnd-limited off / on | runs passing fidelity |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     per_cca: dict[str, list[dict]] = {}
     for key in order:
         reps = [r for r in by_setting.get(key, []) if "off" in r and "on" in r]
         cca, buf, rtt = key
         label = labels.get(cca, cca)
         if not reps:
-            lines.append(f"| {label} | {buf} | {rtt} | 0 | not run yet | | | | | | | | |")
+            lines.append(f"| {label} | {buf} | {rtt} | 0 | not run yet | | | | | | | | | | | |")
             continue
         vals = {f"{side}_{what}": [r[side][f"{what}_fct_s" if what == "large" else "small_mean_fct_s"]
                                    for r in reps]
@@ -159,6 +168,8 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
         else:
             sign, paper = "no paper value", ("–", "–", "–")
         fid = sum(r[s]["fidelity_ok"] for r in reps for s in ("off", "on"))
+        drops = " / ".join(f"{statistics.fmean(r[s]['drops'] for r in reps):.0f}" for s in ("off", "on"))
+        rwnd = " / ".join(f"{sum(r[s]['small_rwnd_limited'] for r in reps)}" for s in ("off", "on"))
         row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps),
                **{k: _clean(v) for k, v in d.items()}, "improvement_pct": round(impr, 2), "claims": claims,
                "paper": p, "sign_vs_paper": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps)}
@@ -166,7 +177,9 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
         per_cca.setdefault(cca, []).append(row)
         lines.append(f"| {label} | {buf} | {rtt} | {len(reps)} | {_pm(d['off_large'], 1)} / {_pm(d['off_small'], 2)} | "
                      f"{_pm(d['on_large'], 1)} / {_pm(d['on_small'], 2)} | {impr:.0f}% | {paper[0]} | {paper[1]} | "
-                     f"{paper[2]} | {claims['small_faster']} | {claims['large_within_ci']} | {sign} |")
+                     f"{paper[2]} | {claims['small_faster']} | {claims['large_within_ci']} | {sign} | {drops} | "
+                     f"{rwnd} of {n_small(reps)} | "
+                     f"{fid}/{2 * len(reps)} |")
     for cca, rs in per_cca.items():
         m = {k: statistics.fmean(r[k]["mean"] for r in rs) for k in ("off_large", "off_small", "on_large", "on_small")}
         impr = (1 - m["on_small"] / m["off_small"]) * 100
@@ -178,7 +191,7 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
         lines.append(f"| {labels.get(cca, cca)} | average ({', '.join(bufs)}) | {len(rs)} settings | "
                      f"{sum(r['n'] for r in rs)} | {m['off_large']:.1f} / {m['off_small']:.2f} | "
                      f"{m['on_large']:.1f} / {m['on_small']:.2f} | {impr:.0f}% | {paper[0]} | {paper[1]} | "
-                     f"{paper[2]} | | | {sign} |")
+                     f"{paper[2]} | | | {sign} | | | |")
     notes = [f"- {labels.get(u['setting'].get('large_cc'), u['setting'].get('large_cc'))} "
              f"({', '.join(f'{k}={v}' for k, v in u['setting'].items())}): **unavailable**, not run and not "
              f"substituted: {u['reason']}." for u in plan.get("unavailable", [])]
