@@ -99,6 +99,8 @@ class MatrixSpec(BaseModel):
     title: str
     report: Literal["table1", "fairness"]
     iterations: int = Field(ge=1, le=1000)
+    #: How many the paper ran, when it says (printed beside ours).
+    paper_iterations: int | None = None
     axes: dict[str, Axis] = Field(min_length=1)
     labels: dict[str, str] = Field(default_factory=dict)
     alternate_cases: bool = True

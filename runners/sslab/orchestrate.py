@@ -241,7 +241,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         per_host = max(len(k) for k in plan["deal"].values())
         print(f"  expected time: about {per_host * est / 60:.0f} min ({est:.0f} s per cell"
               f"{' measured on this matrix' if len(plan['cells']) > len(missing) else ', estimated'};"
-              f" the paper ran 50 iterations, this runs {iterations})", flush=True)
+              f" {iterations} iteration(s)"
+              f"{f', the paper ran {m.spec.paper_iterations}' if m.spec.paper_iterations else ''})", flush=True)
     rc = 0
     if missing:
         try:
