@@ -240,23 +240,47 @@ def jain(xs: list[float]) -> float:
     return sum(xs) ** 2 / (n * sq)
 
 
-def jain_series(run: dict, run_dir: Path, window_s: float = JAIN_WINDOW_S) -> dict:
-    """F over time for one run, from the bottleneck capture.
+def _bytes_at(series: list, t: float) -> float:
+    """Bytes received by time @t, interpolated between the client's samples."""
+    if t <= series[0][0]:
+        return 0.0
+    for (t0, b0), (t1, b1) in zip(series, series[1:]):
+        if t <= t1:
+            return b0 + (b1 - b0) * ((t - t0) / (t1 - t0) if t1 > t0 else 1.0)
+    return float(series[-1][1])
 
-    Time 0 is the first flow's SYN at the bottleneck.  A flow takes part in
-    a window when its SYN came before the window began and it was still
-    sending after the window ended; its goodput is the new bytes it put
-    through the bottleneck in the window.
+
+def jain_series(run: dict, run_dir: Path, window_s: float = JAIN_WINDOW_S) -> dict:
+    """F over time for one run.
+
+    Goodput per flow and window comes from the client's received-bytes
+    series (run.json, rx_series; time 0 = when the first flow was due), or,
+    for runs recorded without it, from the bottleneck capture (time 0 = the
+    first flow's SYN).  A flow takes part in a window when it had connected
+    before the window began and was still receiving after it ended.
     """
     ports = [f["port"] for f in run["flows"]]
-    views = analysis.analyse_pcap_ports(run_dir / run["pcap"], ports, bin_s=window_s, absolute_t0=0.0)
-    t0 = views[ports[0]].syn_ts
-    starts = {p: views[p].syn_ts - t0 for p in ports}
-    ends = {p: views[p].last_new_data_ts - t0 for p in ports}
-    # Re-bin on the run's clock (the pcap bins are on absolute capture time).
-    base_bin = int(math.floor(t0 / window_s))
-    goodput = {p: {b - base_bin: v for b, v in views[p].new_bytes_by_bin.items()} for p in ports}
-    offset = t0 - base_bin * window_s  # t0 sits this far into its capture bin
+    if all(f.get("rx_series") for f in run["flows"]):
+        series = {f["port"]: f["rx_series"] for f in run["flows"]}
+        starts = {p: series[p][0][0] for p in ports}
+        ends = {p: series[p][-1][0] for p in ports}
+
+        def goodput(p: int, lo: float, hi: float) -> float:
+            return _bytes_at(series[p], hi) - _bytes_at(series[p], lo)
+        offset, source = 0.0, "client"
+    else:
+        views = analysis.analyse_pcap_ports(run_dir / run["pcap"], ports, bin_s=window_s, absolute_t0=0.0)
+        t0 = views[ports[0]].syn_ts
+        starts = {p: views[p].syn_ts - t0 for p in ports}
+        ends = {p: views[p].last_new_data_ts - t0 for p in ports}
+        # The capture's bins are on absolute capture time; t0 sits this far into its bin.
+        base_bin = int(math.floor(t0 / window_s))
+        offset = t0 - base_bin * window_s
+        binned = {p: {b - base_bin: v for b, v in views[p].new_bytes_by_bin.items()} for p in ports}
+
+        def goodput(p: int, lo: float, hi: float) -> float:
+            return binned[p].get(int(round((lo + offset) / window_s)), 0)
+        source = "pcap"
     n_bins = int(max(ends.values()) / window_s) + 1
     t, f, n = [], [], []
     for b in range(n_bins):
@@ -265,9 +289,9 @@ def jain_series(run: dict, run_dir: Path, window_s: float = JAIN_WINDOW_S) -> di
         if not active:
             continue
         t.append(round(hi, 3))
-        f.append(jain([goodput[p].get(b, 0) * 8 / window_s / 1e6 for p in active]))
+        f.append(jain([goodput(p, lo, hi) * 8 / window_s / 1e6 for p in active]))
         n.append(len(active))
-    return {"t": t, "F": f, "n": n, "starts": starts, "ends": ends}
+    return {"t": t, "F": f, "n": n, "starts": starts, "ends": ends, "source": source}
 
 
 def recovery(series: dict, start: float) -> dict:
@@ -300,7 +324,8 @@ def fairness(matrix_dir: Path, plan: dict, dest: Path) -> tuple[str, dict]:
             last = max(ser["starts"].values())
             rec = recovery(ser, last)
             results.append({"buffer": s["buffer"], "rtt": s["rtt"], "rep": cell["rep"], "side": side,
-                            "fifth_start_s": round(last, 3), **rec,
+                            "fifth_start_s": round(last, 3), **rec, "goodput_source": ser["source"],
+                            "pcap_dropped_by_kernel": run.get("pcap_dropped_by_kernel"),
                             "fidelity_ok": bool(run["fidelity"]["base_rtt_ok"] and run["fidelity"]["rate_ok"])})
             series_by_setting.setdefault((s["buffer"], s["rtt"]), []).append((side, cell["rep"], ser, last))
     order = list(dict.fromkeys((c["setting"]["buffer"], c["setting"]["rtt"]) for c in plan["cells"]))
@@ -398,10 +423,11 @@ def write_matrix_report(matrix_dir: Path) -> Path:
                  "improvement has the paper's sign.")
     else:
         table, extra = fairness(matrix_dir, plan, dest)
-        intro = (f"Jain's index F over {JAIN_WINDOW_S:g} s windows of goodput (new bytes leaving the bottleneck, "
-                 f"from the capture) among the flows sending throughout the window. Time to F ≥ {JAIN_FAIR}: from "
-                 f"the fifth flow's SYN to the first window that begins {JAIN_HOLD_WINDOWS} consecutive windows "
-                 f"with F ≥ {JAIN_FAIR}. Mean ±95% CI half-width over repetitions.")
+        intro = (f"Jain's index F over {JAIN_WINDOW_S:g} s windows of goodput (the bytes each client received, "
+                 f"from its own byte counts; the packet capture cannot keep up at this rate under TCG) among "
+                 f"the flows receiving throughout the window. Time to F ≥ {JAIN_FAIR}: from the fifth flow's "
+                 f"start to the end of the first of {JAIN_HOLD_WINDOWS} consecutive windows with F ≥ {JAIN_FAIR}. "
+                 f"Mean ±95% CI half-width over repetitions.")
     done = len(current_cells(matrix_dir, plan))
     lines = [f"# {plan['title']}", "",
              f"Matrix {plan['matrix']} ({plan['matrix_file']}), selection "

@@ -161,3 +161,26 @@ def test_a_substituted_cca_is_refused(tmp_path):
     run_json.write_text(json.dumps(run))
     with pytest.raises(ValueError, match="asked for cubic but ran reno"):
         mr.table1(d, plan)
+
+
+def test_jain_series_from_the_clients_byte_counts(tmp_path):
+    # Four flows at 10 Mbit/s each from t = 0; a fifth from t = 10 s that gets
+    # 2 Mbit/s for 3 s, then its share (the others drop to 8 Mbit/s).
+    def series(start, rate_at, end=20.0):
+        out, t, b = [[start, 0]], start, 0.0
+        while t < end - 1e-9:
+            b += rate_at(t) * 1e6 / 8 * 0.05
+            t = round(t + 0.05, 4)
+            out.append([t, int(b)])
+        return out
+    old = [series(0.0, lambda t: 10 if t < 10 else 8) for _ in range(4)]
+    new = series(10.0, lambda t: 2 if t < 13 else 8)
+    run = {"flows": [{"port": 5201 + i, "rx_series": s} for i, s in enumerate(old + [new])]}
+    ser = mr.jain_series(run, tmp_path)
+    assert ser["source"] == "client" and ser["starts"][5205] == 10.0
+    by_t = dict(zip(ser["t"], ser["F"]))
+    assert by_t[5.0] == pytest.approx(1.0)
+    # window (11, 12]: 4 x 8 and 1 x 2 Mbit/s
+    assert by_t[12.0] == pytest.approx(34 ** 2 / (5 * (4 * 64 + 4)), rel=1e-3)
+    rec = mr.recovery(ser, 10.0)
+    assert rec["recovery_s"] == pytest.approx(4.0, abs=0.05)  # window (13, 14] starts the fair stretch

@@ -197,6 +197,8 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         flows_out.append({
             **flow, "port": port, "cc_used": srv["cc"], "bytes_received": cli["bytes"],
             "fct_s": round(cli["fct_s"], 6), "started_s": round(rec["started_s"], 4),
+            # [seconds since the run's t0, bytes received so far], from the client
+            "rx_series": [[round(t - t0, 4), b] for t, b in cli.get("rx", [])],
             "iperf3": cli.get("iperf3"),
             "slow_start": slow_start_exit(probes), "probe_records": len(probes),
             "receiver_limited_acks": receiver_limited_samples(probes),
@@ -212,8 +214,17 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
                          for p in pairs},
         "pcap": f"{tag}.pcap" if pcap else None,
         "pcap_note": pcap_note,
+        "pcap_dropped_by_kernel": _dropped(pcap_note),
         "trace": f"{tag}.trace.gz" if text else None,
     }
+
+
+def _dropped(note: str | None) -> int | None:
+    """tcpdump's own count of packets it could not keep up with."""
+    for line in (note or "").splitlines():
+        if line.endswith("packets dropped by kernel"):
+            return int(line.split()[0])
+    return None
 
 
 def run_flow(db: Dumbbell, pair: int, cc: str, nbytes: int, out_dir: Path, tag: str,

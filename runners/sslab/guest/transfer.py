@@ -61,8 +61,18 @@ def serve(port: int, nbytes: int, cc: str, ready_file: str | None = None,
             "send_seconds": time.monotonic() - t0}
 
 
+#: The client's received-bytes series: one sample per this many seconds at
+#: most.  It gives goodput over time without a packet capture (which, in
+#: the TCG guest, drops most packets of a busy 50 Mbit/s link).
+RX_SAMPLE_S = 0.05
+
+
 def fetch(host: str, port: int, nbytes: int, connect_timeout: float = 10.0) -> dict:
-    """Receive @nbytes (0: until the server closes) and time it."""
+    """Receive @nbytes (0: until the server closes) and time it.
+
+    rx: [CLOCK_MONOTONIC seconds, bytes received so far] samples, the same
+    clock for every process on the machine, so flows can be lined up.
+    """
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.settimeout(connect_timeout)
     t0 = time.monotonic()
@@ -71,17 +81,24 @@ def fetch(host: str, port: int, nbytes: int, connect_timeout: float = 10.0) -> d
     s.settimeout(None)
     got = 0
     buf = bytearray(CHUNK)
+    rx = [[round(t_conn, 4), 0]]
+    next_sample = t_conn + RX_SAMPLE_S
     while nbytes == 0 or got < nbytes:
         n = s.recv_into(buf)
         if n == 0:
             break
         got += n
+        now = time.monotonic()
+        if now >= next_sample:
+            rx.append([round(now, 4), got])
+            next_sample = now + RX_SAMPLE_S
     t_last = time.monotonic()
+    rx.append([round(t_last, 4), got])
     s.close()
     if nbytes and got != nbytes:
         raise SystemExit(f"received {got} of {nbytes} bytes")
     return {"role": "client", "bytes": got, "fct_s": t_last - t0, "connect_s": t_conn - t0,
-            "local_port": None}
+            "local_port": None, "rx": rx}
 
 
 def main(argv: list[str] | None = None) -> int:
