@@ -393,7 +393,8 @@ def plot_jain(series_by_setting: dict, order: list[tuple], dest: Path) -> Path |
         ax.set_title(f"buffer {key[0]}, minRTT {key[1]}", fontsize=9)
         ax.set_ylim(0.5, 1.02)
         ax.grid(alpha=0.3)
-        ax.set_xlabel("time since the first flow's SYN (s)")
+        ax.set_xlabel("time since the first flow was due (s)" if ser["source"] == "client"
+                      else "time since the first flow's SYN (s)")
         ax.set_ylabel(f"Jain's F ({JAIN_WINDOW_S:g} s goodput)")
         ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
