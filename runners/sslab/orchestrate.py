@@ -238,7 +238,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
           f"{len(plan['cells']) - len(missing)} already done, {len(missing)} to run on "
           f"{len(hosts)} host(s): {', '.join(f'{h} {len(k)}' for h, k in plan['deal'].items())}")
     if missing:
-        per_host = max(len(k) for k in plan["deal"].values())
+        # Hosts run side by side, unless one at a time (SERIAL=1).
+        per_host = len(missing) if serial == "1" else max(len(k) for k in plan["deal"].values())
         print(f"  expected time: about {per_host * est / 60:.0f} min ({est:.0f} s per cell"
               f"{' measured on this matrix' if len(plan['cells']) > len(missing) else ', estimated'};"
               f" {iterations} iteration(s)"
