@@ -69,7 +69,7 @@ vm-check: deps
 startup: deps
 	$(VPY) -m sslab startup --scenario $(SCENARIO) --substrate $(SUBSTRATE) --accel $(ACCEL) $(if $(REPS),--reps $(REPS))
 
-report: deps
+report: python-deps
 	@if [ -n "$(ARTIFACT)" ]; then $(VPY) -m sslab matrix report $(ARTIFACT); \
 	elif [ -n "$(RUN)" ]; then $(VPY) -m sslab report $(RUN); \
 	else echo "usage: make report ARTIFACT=results/<matrix>/<id>  or  make report RUN=results/startup/<run-id>" >&2; exit 2; fi
