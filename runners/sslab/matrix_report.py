@@ -98,6 +98,12 @@ def n_small(reps: list[dict]) -> int:
     return sum(r["off"]["small_count"] for r in reps)
 
 
+def _paper_cells(p: dict) -> tuple[str, str, str]:
+    """The paper's off, on and improvement cells, in the digits the paper prints."""
+    return (f"{p['off_large']:.1f} / {p['off_small']:.2f}", f"{p['on_large']:.1f} / {p['on_small']:.2f}",
+            f"{p['improvement_pct']}%")
+
+
 def _reference(name: str) -> dict:
     p = REFERENCE_DIR / f"{name}.yaml"
     return yaml.safe_load(p.read_text()) if p.exists() else {}
@@ -163,8 +169,7 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
         p = ref_rows.get(key)
         if p:
             sign = "agrees" if (impr > 0) == (p["improvement_pct"] > 0) else "DISAGREES"
-            paper = (f"{p['off_large']} / {p['off_small']}", f"{p['on_large']} / {p['on_small']}",
-                     f"{p['improvement_pct']}%")
+            paper = _paper_cells(p)
         else:
             sign, paper = "no paper value", ("–", "–", "–")
         fid = sum(r[s]["fidelity_ok"] for r in reps for s in ("off", "on"))
@@ -184,8 +189,7 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
         m = {k: statistics.fmean(r[k]["mean"] for r in rs) for k in ("off_large", "off_small", "on_large", "on_small")}
         impr = (1 - m["on_small"] / m["off_small"]) * 100
         p = ref_avg.get(cca)
-        paper = (f"{p['off_large']} / {p['off_small']}", f"{p['on_large']} / {p['on_small']}",
-                 f"{p['improvement_pct']}%") if p else ("–", "–", "–")
+        paper = _paper_cells(p) if p else ("–", "–", "–")
         sign = ("agrees" if (impr > 0) == (p["improvement_pct"] > 0) else "DISAGREES") if p else "no paper value"
         bufs = sorted({r["buffer"] for r in rs})
         lines.append(f"| {labels.get(cca, cca)} | average ({', '.join(bufs)}) | {len(rs)} settings | "
