@@ -317,17 +317,10 @@ def _as_interrupt(signum, frame):
 def _stop(proc: subprocess.Popen) -> None:
     """End the Ansible tree: SIGTERM (cell runners then stop their VMs and
     leave the cell in progress unfinished), SIGKILL if that is not enough.
-    Not SIGINT: a tree started in the background ignores it."""
-    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, 10)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+    Not SIGINT: a tree started in the background ignores it.  The same
+    escalation the guest agent uses for a job past its timeout."""
+    from .agent import _kill_group
+    _kill_group(proc)
 
 
 # --------------------------------------------------------------------------
