@@ -237,6 +237,12 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     print(f"  {runnable} settings x {iterations} iteration(s) = {len(plan['cells'])} cells; "
           f"{len(plan['cells']) - len(missing)} already done, {len(missing)} to run on "
           f"{len(hosts)} host(s): {', '.join(f'{h} {len(k)}' for h, k in plan['deal'].items())}")
+    current = {c["key"] for c in plan["cells"]}
+    stale = [d for d in (store.cells.iterdir() if store.cells.exists() else [])
+             if not d.name.startswith(".") and d.name not in current]
+    if stale:
+        print(f"  {len(stale)} cell(s) in {store.cells} are from other plans (another image, traffic code or "
+              f"repetition count): kept, not used in this report")
     if missing:
         # Hosts run side by side, unless one at a time (SERIAL=1).
         per_host = len(missing) if serial == "1" else max(len(k) for k in plan["deal"].values())
