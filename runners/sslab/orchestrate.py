@@ -241,8 +241,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     stale = [d for d in (store.cells.iterdir() if store.cells.exists() else [])
              if not d.name.startswith(".") and d.name not in current]
     if stale:
-        print(f"  {len(stale)} cell(s) in {store.cells} are from other plans (another image, traffic code or "
-              f"repetition count): kept, not used in this report")
+        print(f"  {len(stale)} cell(s) in {store.cells} are not in this plan (another image or traffic code, "
+              f"or a repetition beyond ITER): kept, not used in this report")
     if missing:
         # Hosts run side by side, unless one at a time (SERIAL=1).
         per_host = len(missing) if serial == "1" else max(len(k) for k in plan["deal"].values())
