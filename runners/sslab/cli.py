@@ -133,7 +133,6 @@ def cmd_matrix(args) -> int:
         options = mx.validate_options(args.set or [])
         return run_matrix(m, options, args.iter, Path(args.inventory), serial=args.serial)
     if args.action == "run-cells":
-        from .image import ensure_image
         plan = json.loads(Path(args.plan).read_text())
         keys = plan["deal"].get(args.host)
         if keys is None:

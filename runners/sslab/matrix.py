@@ -59,7 +59,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from . import paths
-from .scenario import KNOWN_CCAS, ScenarioError, _substitute, parse_scenario, scenario_from_dump
+from .scenario import KNOWN_CCAS, Scenario, _substitute, parse_scenario, scenario_from_dump
 
 MATRICES_DIR = paths.REPO_ROOT / "playbooks" / "matrices"
 #: Files whose content decides what traffic a cell runs (besides the image).
@@ -489,6 +489,3 @@ def validate_options(pairs: list[str]) -> dict[str, str]:
         out[k.strip().upper()] = v.strip()
     return out
 
-
-def scenario_error_to_matrix(e: ScenarioError) -> MatrixError:
-    return MatrixError(str(e))

@@ -34,8 +34,8 @@ import time
 from pathlib import Path
 
 from . import paths
-from .matrix import (CellStore, Matrix, MatrixError, deal, latest_plan, plan_matrix, resolve_selection,
-                     selection_id, stamp, traffic_code_version)
+from .matrix import (CellStore, Matrix, MatrixError, deal, plan_matrix, resolve_selection, selection_id,
+                     stamp, traffic_code_version)
 
 PLAYBOOK = paths.REPO_ROOT / "playbooks" / "matrix.yml"
 DEFAULT_INVENTORY = paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"
@@ -253,7 +253,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     rc = 0
     if missing:
         try:
-            rc = _run_playbook(plan_path, matrix_dir, matrix_rel, hosts, plan["deal"], est, serial)
+            rc = _run_playbook(plan_path, inventory, matrix_dir, matrix_rel, hosts, plan["deal"], est, serial)
         except KeyboardInterrupt:
             rc = 130
         rc = rc if rc >= 0 else 128 - rc  # killed by a signal: the shell's convention
@@ -268,7 +268,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     return rc
 
 
-def _run_playbook(plan_path: Path, matrix_dir: Path, matrix_rel: str, hosts: dict[str, dict],
+def _run_playbook(plan_path: Path, inventory: Path, matrix_dir: Path, matrix_rel: str, hosts: dict[str, dict],
                   dealt: dict[str, list[str]], est: float, serial: str | None) -> int:
     logs = matrix_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -282,7 +282,7 @@ def _run_playbook(plan_path: Path, matrix_dir: Path, matrix_rel: str, hosts: dic
     extra_path = matrix_dir / "plans" / f"vars-{plan_path.stem.removeprefix('plan-')}.json"
     extra_path.write_text(json.dumps(extra, indent=1))
     log_path = logs / f"ansible-{plan_path.stem}.log"
-    cmd = [venv_bin("ansible-playbook"), "-i", str(plan_inventory(plan_path)), str(PLAYBOOK),
+    cmd = [venv_bin("ansible-playbook"), "-i", str(inventory), str(PLAYBOOK),
            "-e", f"@{extra_path}", "--limit", ",".join(h for h, k in dealt.items() if k)]
     board = ProgressBoard(hosts, matrix_rel, {h: k for h, k in dealt.items() if k}, est)
     with open(log_path, "w") as log:
@@ -309,11 +309,6 @@ def _run_playbook(plan_path: Path, matrix_dir: Path, matrix_rel: str, hosts: dic
         tail = log_path.read_text(errors="replace").splitlines()[-25:]
         print(f"ansible-playbook exited {proc.returncode}; log {log_path}:\n" + "\n".join(tail), file=sys.stderr)
     return proc.returncode
-
-
-def plan_inventory(plan_path: Path) -> Path:
-    plan = json.loads(plan_path.read_text())
-    return Path(plan["inventory"]["path"])
 
 
 def _as_interrupt(signum, frame):
@@ -381,6 +376,3 @@ def merge_cells(matrix_dir: Path, tar_path: Path) -> dict:
             os.replace(p, dest)
     return counts
 
-
-def latest_plan_for(matrix_dir: Path) -> dict:
-    return latest_plan(matrix_dir)[1]
