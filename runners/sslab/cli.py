@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import secrets
 import sys
 import time
 from pathlib import Path
@@ -14,16 +13,9 @@ from . import paths
 
 def new_run_dir(kind: str) -> Path:
     """A fresh results directory results/<kind>/<run-id>; never an existing one."""
-    run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(2)
-    d = paths.RESULTS_DIR / kind / run_id
+    d = paths.RESULTS_DIR / kind / paths.stamp()
     d.mkdir(parents=True, exist_ok=False)
-    latest = paths.RESULTS_DIR / kind / "latest"
-    if latest.is_symlink() or not latest.exists():
-        tmp = latest.with_name(".latest.tmp")
-        if tmp.is_symlink():
-            tmp.unlink()
-        tmp.symlink_to(run_id)
-        tmp.replace(latest)
+    paths.point_latest(d)
     return d
 
 

@@ -12,7 +12,6 @@ tables and plots from DIR's archive into a new directory under DIR.
 from __future__ import annotations
 
 import json
-import secrets
 import subprocess
 import sys
 import time
@@ -186,7 +185,7 @@ def write_manifest(run_dir: Path) -> Path:
 
 
 def rebuild_report(run_dir: Path) -> Path:
-    dest = run_dir / f"rebuilt-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(2)}"
+    dest = run_dir / f"rebuilt-{paths.stamp()}"
     dest.mkdir()
     write_report(run_dir, dest)
     return dest

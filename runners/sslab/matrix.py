@@ -277,10 +277,6 @@ def deal(cells: list[dict], hosts: list[str]) -> dict[str, list[str]]:
     return out
 
 
-def stamp() -> str:
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(2)
-
-
 # --------------------------------------------------------------------------
 # The cell store
 # --------------------------------------------------------------------------
@@ -319,7 +315,7 @@ class CellStore:
 
     def record_failure(self, partial: Path, key: str, attempt: int, error: str) -> Path:
         self.failed.mkdir(parents=True, exist_ok=True)
-        dest = self.failed / f"{key}-{stamp()}-a{attempt}"
+        dest = self.failed / f"{key}-{paths.stamp()}-a{attempt}"
         (partial / "error.txt").write_text(error)
         os.rename(partial, dest)
         return dest

@@ -24,7 +24,7 @@ import yaml
 
 from . import analysis, paths
 from .analysis import describe
-from .matrix import current_cells, latest_plan, stamp
+from .matrix import current_cells, latest_plan
 
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 #: Jain's index is taken over goodput in windows of this many seconds.
@@ -417,7 +417,7 @@ def write_matrix_report(matrix_dir: Path) -> Path:
     """Tables and plots of the matrix's current cells, into a new reports/<stamp>/."""
     matrix_dir = Path(matrix_dir)
     plan_path, plan = latest_plan(matrix_dir)
-    dest = matrix_dir / "reports" / stamp()
+    dest = matrix_dir / "reports" / paths.stamp()
     dest.mkdir(parents=True)
     if plan["report"] == "table1":
         table, extra = table1(matrix_dir, plan)
@@ -451,10 +451,5 @@ def write_matrix_report(matrix_dir: Path) -> Path:
     (dest / "table.md").write_text("\n".join(lines))
     (dest / "summary.json").write_text(json.dumps({"plan": plan_path.name, **extra}, indent=1, sort_keys=True,
                                                   default=str))
-    latest = matrix_dir / "reports" / "latest"
-    tmp = matrix_dir / "reports" / ".latest.tmp"
-    if tmp.is_symlink():
-        tmp.unlink()
-    tmp.symlink_to(dest.name)
-    tmp.replace(latest)
+    paths.point_latest(dest)
     return dest

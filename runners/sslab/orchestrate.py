@@ -35,7 +35,7 @@ from pathlib import Path
 
 from . import paths
 from .matrix import (CellStore, Matrix, MatrixError, deal, plan_matrix, resolve_selection, selection_id,
-                     stamp, traffic_code_version)
+                     traffic_code_version)
 
 PLAYBOOK = paths.REPO_ROOT / "playbooks" / "matrix.yml"
 DEFAULT_INVENTORY = paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"
@@ -221,7 +221,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     missing = [c for c in plan["cells"] if not store.done(c["key"])]
     plan["deal"] = deal(missing, list(hosts))
     plan["inventory"] = {"path": str(inventory), "hosts": list(hosts)}
-    plan_stamp = stamp()
+    plan_stamp = paths.stamp()
     plan_path = matrix_dir / "plans" / f"plan-{plan_stamp}.json"
     plan_path.parent.mkdir(parents=True, exist_ok=True)
     plan_path.write_text(json.dumps(plan, indent=1, sort_keys=True))

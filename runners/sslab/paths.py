@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import secrets
+import time
 from pathlib import Path
 
 #: Root of the source tree (the directory holding Makefile and images/).
@@ -22,3 +24,20 @@ def cache_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "sslab"
+
+
+def stamp() -> str:
+    """A new directory name for a run or report: UTC time plus a random suffix."""
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(2)
+
+
+def point_latest(target: Path) -> None:
+    """Make <target's parent>/latest point at @target, in one rename (never a half-made link)."""
+    latest = target.parent / "latest"
+    if latest.exists() and not latest.is_symlink():
+        return  # something of the user's: left alone
+    tmp = target.parent / ".latest.tmp"
+    if tmp.is_symlink():
+        tmp.unlink()
+    tmp.symlink_to(target.name)
+    tmp.replace(latest)
