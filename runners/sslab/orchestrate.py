@@ -130,7 +130,8 @@ class ProgressBoard:
         self.dealt, self.est = dealt, est_cell_s
         self.t0 = time.time()
         self.tty = sys.stdout.isatty()
-        self.last_text = ""
+        self.last_text = ""  # terminal: the block drawn last, to draw over
+        self.last_counts: list[str] = []  # log: the per-host counts printed last
         self.last_print = 0.0
 
     def _state(self, host: str) -> dict | None:
@@ -186,10 +187,10 @@ class ProgressBoard:
             self.last_text = text
             return
         # Not a terminal (CI, a log): a new block when something finished, else every 2 minutes.
-        changed = [ln.split(", running")[0].split(", ETA")[0] for ln in lines[1:]] != self.last_text
-        if force or changed or time.time() - self.last_print > 120:
+        counts = [ln.split(", running")[0].split(", ETA")[0] for ln in lines[1:]]
+        if force or counts != self.last_counts or time.time() - self.last_print > 120:
             print(text, flush=True)
-            self.last_text = [ln.split(", running")[0].split(", ETA")[0] for ln in lines[1:]]
+            self.last_counts = counts
             self.last_print = time.time()
 
 
