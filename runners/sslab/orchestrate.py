@@ -234,7 +234,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     print("  parameters the paper leaves unstated, as chosen here:")
     for k, v in m.spec.defaults.items():
         print(f"    {k}: {v}")
-    runnable = len(plan["cells"]) // iterations if iterations else 0
+    runnable = len(plan["cells"]) // iterations  # iterations >= 1, checked above
     print(f"  {runnable} settings x {iterations} iteration(s) = {len(plan['cells'])} cells; "
           f"{len(plan['cells']) - len(missing)} already done, {len(missing)} to run on "
           f"{len(hosts)} host(s): {', '.join(f'{h} {len(k)}' for h, k in plan['deal'].items())}")
