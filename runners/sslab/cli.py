@@ -1,4 +1,8 @@
-"""Command line: `python -m sslab ...` (the Makefile's targets call this)."""
+"""Command line: `python -m sslab ...` (the Makefile's targets call this).
+
+Thin: it parses arguments and calls one function per command; errors that
+refuse a request before anything starts exit 2, failures during a run exit 1.
+"""
 
 from __future__ import annotations
 
@@ -9,29 +13,11 @@ import time
 from pathlib import Path
 
 from . import paths
-
-
-def new_run_dir(kind: str) -> Path:
-    """A fresh results directory results/<kind>/<run-id>; never an existing one."""
-    d = paths.RESULTS_DIR / kind / paths.stamp()
-    d.mkdir(parents=True, exist_ok=False)
-    paths.point_latest(d)
-    return d
-
-
-def make_substrate(name: str, accel: str):
-    if name == "native":
-        from .native import NativeHost
-        return NativeHost()
-    if name == "vm":
-        from .image import ensure_image
-        from .vm import TestbedVM, VMConfig
-        return TestbedVM(ensure_image(), VMConfig(accel=accel))
-    raise SystemExit(f"unknown substrate {name!r}: use vm or native")
+from .substrate import make_substrate
 
 
 def cmd_image(args) -> int:
-    from .image import ensure_image, repin
+    from .substrate.image import ensure_image, repin
     if args.action == "repin":
         pin = repin()
         print(json.dumps(pin.__dict__, indent=2))
@@ -45,9 +31,9 @@ def cmd_image(args) -> int:
 
 
 def cmd_vm_check(args) -> int:
-    from .job import JobSpec
+    from .substrate.job import JobSpec
     substrate = make_substrate(args.substrate, args.accel)
-    run_dir = new_run_dir("vm-check")
+    run_dir = paths.new_run_dir("vm-check")
     job = JobSpec(argv=["python3", "-m", "sslab.guest.vmcheck"], timeout_s=args.timeout, name="vm-check")
     t0 = time.monotonic()
     res = substrate.run(job, run_dir / "job")
@@ -85,11 +71,11 @@ def cmd_vm_check(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .job import JobSpec
+    from .substrate.job import JobSpec
     substrate = make_substrate(args.substrate, args.accel)
     if not args.argv:
         raise SystemExit("give the command to run after --")
-    run_dir = new_run_dir("jobs")
+    run_dir = paths.new_run_dir("jobs")
     res = substrate.run(JobSpec(argv=args.argv, timeout_s=args.timeout, name="adhoc"), run_dir / "job")
     sys.stdout.write(res.stdout())
     sys.stderr.write(res.stderr())
@@ -99,7 +85,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_startup(args) -> int:
-    from .experiment import print_table, run_scenario
+    from .analysis.startup import print_table
+    from .experiment import run_scenario
     from .scenario import load_scenario
     load_scenario(args.scenario)  # refuse a bad file before building or booting anything
     substrate = make_substrate(args.substrate, args.accel)
@@ -111,7 +98,7 @@ def cmd_startup(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .experiment import rebuild_report
+    from .analysis.startup import rebuild_report
     dest = rebuild_report(Path(args.run_dir))
     print(f"rebuilt: {dest / 'report.md'}")
     return 0
@@ -120,7 +107,7 @@ def cmd_report(args) -> int:
 def cmd_matrix(args) -> int:
     from . import matrix as mx
     if args.action == "run":
-        from .orchestrate import run_matrix
+        from .matrix.orchestrate import run_matrix
         m = mx.load_matrix(args.name)
         options = mx.validate_options(args.set or [])
         return run_matrix(m, options, args.iter, Path(args.inventory), serial=args.serial)
@@ -144,17 +131,17 @@ def cmd_matrix(args) -> int:
         print(json.dumps(counts))
         return 1 if counts["failed"] else 0
     if args.action == "pack":
-        from .orchestrate import pack_cells
+        from .matrix.orchestrate import pack_cells
         plan = json.loads(Path(args.plan).read_text())
         n = pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.out))
         print(json.dumps({"packed_cells": n}))
         return 0
     if args.action == "merge":
-        from .orchestrate import merge_cells
+        from .matrix.orchestrate import merge_cells
         print(json.dumps(merge_cells(Path(args.matrix_dir), Path(args.tar))))
         return 0
     if args.action == "report":
-        from .matrix_report import write_matrix_report
+        from .analysis.matrix_report import write_matrix_report
         dest = write_matrix_report(Path(args.matrix_dir))
         print((dest / "table.md").read_text())
         print(f"report: {dest / 'table.md'}")
@@ -214,19 +201,20 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if getattr(args, "argv", None) and args.argv[0] == "--":
         args.argv = args.argv[1:]
-    from .image import ImageError
-    from .job import JobError
+    from .analysis.archive import ArchiveError
     from .matrix import MatrixError
-    from .mirrors import MirrorError
-    from .native import NativeUnavailable
     from .scenario import ScenarioError
-    from .vm import VMError
+    from .substrate.image import ImageError
+    from .substrate.job import JobError
+    from .substrate.mirrors import MirrorError
+    from .substrate.native import NativeUnavailable
+    from .substrate.qemu import VMError
     try:
         return args.func(args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (ScenarioError, NativeUnavailable, MatrixError) as e:
+    except (ScenarioError, NativeUnavailable, MatrixError, ArchiveError) as e:
         # Refused before anything started.
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -1,4 +1,7 @@
-"""Where things live: the source tree, the image cache, the results tree."""
+"""Where things live: the source tree, the image cache, the results tree, new run directories.
+
+A leaf module (standard library only), imported from every layer.
+"""
 
 from __future__ import annotations
 
@@ -29,6 +32,14 @@ def cache_dir() -> Path:
 def stamp() -> str:
     """A new directory name for a run or report: UTC time plus a random suffix."""
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(2)
+
+
+def new_run_dir(kind: str) -> Path:
+    """A fresh results directory results/<kind>/<run-id>; never an existing one."""
+    d = RESULTS_DIR / kind / stamp()
+    d.mkdir(parents=True, exist_ok=False)
+    point_latest(d)
+    return d
 
 
 def point_latest(target: Path) -> None:

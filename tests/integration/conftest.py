@@ -1,6 +1,6 @@
 import pytest
 
-from sslab.image import ensure_image
+from sslab.substrate.image import ensure_image
 
 
 @pytest.fixture(scope="session")

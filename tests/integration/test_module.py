@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from sslab.job import JobSpec
-from sslab.vm import TestbedVM
+from sslab.substrate.job import JobSpec
+from sslab.substrate.qemu import TestbedVM
 
 pytestmark = pytest.mark.vm
 NAMES = ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]

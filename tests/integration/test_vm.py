@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from sslab.image import Recipe, sha256_file
-from sslab.job import JobSpec
+from sslab.substrate.image import Recipe, sha256_file
+from sslab.substrate.job import JobSpec
 from sslab.paths import REPO_ROOT
-from sslab.vm import TestbedVM, VMConfig, VMError, VMHangError
+from sslab.substrate.qemu import TestbedVM, VMConfig, VMError, VMHangError
 
 pytestmark = pytest.mark.vm
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sslab import agent
-from sslab.job import JobError, JobSpec
+from sslab.substrate import agent
+from sslab.substrate.job import JobError, JobSpec
 
 
 def run(tmp_path: Path, argv, timeout=10.0):

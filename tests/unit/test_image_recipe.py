@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from sslab import image as img
+from sslab.substrate import image as img
 from sslab.paths import REPO_ROOT
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A copy of the parts of the source tree that feed the image hashes."""
-    for rel in ("images", "runners/sslab/agent.py"):
+    for rel in ("images", "runners/sslab/substrate/agent.py"):
         src, dst = REPO_ROOT / rel, tmp_path / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         (shutil.copytree if src.is_dir() else shutil.copy2)(src, dst)

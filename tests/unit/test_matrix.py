@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sslab import matrix as mx
-from sslab.orchestrate import merge_cells, pack_cells
+from sslab.matrix.orchestrate import merge_cells, pack_cells
 from sslab.scenario import load_scenario, parse_scenario, scenario_from_dump
 
 KERNEL = {"reno": "built in", "cubic": "built in", "bbr": "module tcp_bbr", "cubic_hs": "module tcp_sslab",

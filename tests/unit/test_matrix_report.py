@@ -7,7 +7,7 @@ import math
 import dpkt
 import pytest
 
-from sslab import matrix_report as mr
+from sslab.analysis import matrix_report as mr
 
 SERVER, CLIENT = b"\x0a\x01\x01\x02", b"\x0a\x02\x01\x02"
 

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from sslab.mirrors import MirrorError, parse_deb822, parse_one_line, pick_mirrors, resolve_mirrors
+from sslab.substrate.mirrors import MirrorError, parse_deb822, parse_one_line, pick_mirrors, resolve_mirrors
 
 DEB822 = """\
 Types: deb

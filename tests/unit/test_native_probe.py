@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sslab.native import HostCapabilities, NativeHost, NativeUnavailable, module_loading_status, probe_host
+from sslab.substrate.native import HostCapabilities, NativeHost, NativeUnavailable, module_loading_status, probe_host
 from sslab.paths import REPO_ROOT
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from sslab.image import Image
-from sslab.vm import MARKER, VMConfig, VMError, VMHangError, boot_and_run
+from sslab.substrate.image import Image
+from sslab.substrate.qemu import MARKER, VMConfig, VMError, VMHangError, boot_and_run
 
 STAND_IN = """#!/bin/sh
 for m in {markers}; do echo "SSLAB:$m uptime=1.00"; done

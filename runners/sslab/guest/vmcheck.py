@@ -32,8 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-from ..native import probe_qdiscs
 from .netns import in_ns, parse_ping, sh, tx_bytes
+from .qdiscs import probe_qdiscs
 
 RATE_MBIT = 50
 ONE_WAY_DELAY_MS = 50

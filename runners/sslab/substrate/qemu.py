@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
+from .. import paths
 from .image import Image
 from .job import JobError, JobResult, JobSpec, read_status
 

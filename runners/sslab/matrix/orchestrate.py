@@ -33,9 +33,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import paths
-from .matrix import (CellStore, Matrix, MatrixError, deal, plan_matrix, resolve_selection, selection_id,
-                     traffic_code_version)
+from .. import paths
+from ..analysis.matrix_report import write_matrix_report
+from ..experiment import estimate_seconds
+from ..scenario import scenario_from_dump
+from ..substrate.agent import kill_group
+from ..substrate.image import ensure_image
+from .plan import deal, plan_matrix, traffic_code_version
+from .selection import resolve_selection, selection_id
+from .spec import Matrix, MatrixError
+from .store import CellStore
 
 PLAYBOOK = paths.REPO_ROOT / "playbooks" / "matrix.yml"
 DEFAULT_INVENTORY = paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"
@@ -104,8 +111,6 @@ def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
             walls.append(json.loads(info.read_text())["wall_s"])
     if walls:
         return statistics.fmean(walls)
-    from .experiment import estimate_seconds
-    from .scenario import scenario_from_dump
     return statistics.fmean(estimate_seconds(scenario_from_dump(c["scenario"])) for c in plan["cells"][:8])
 
 
@@ -201,9 +206,6 @@ class ProgressBoard:
 
 def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
                serial: str | None = None) -> int:
-    from .image import ensure_image
-    from .matrix_report import write_matrix_report
-
     chosen = resolve_selection(m.spec, options)
     iterations = iterations or m.spec.iterations
     if iterations < 1:
@@ -321,8 +323,7 @@ def _stop(proc: subprocess.Popen) -> None:
     leave the cell in progress unfinished), SIGKILL if that is not enough.
     Not SIGINT: a tree started in the background ignores it.  The same
     escalation the guest agent uses for a job past its timeout."""
-    from .agent import _kill_group
-    _kill_group(proc)
+    kill_group(proc)
 
 
 # --------------------------------------------------------------------------

@@ -3,34 +3,30 @@
 Experiments need packet delay (sch_netem), fq, and a kernel that loads our
 module.  Before a native run, :func:`probe_host` checks each of them without
 touching the host's own network: qdiscs are tried on the loopback device of
-a scratch network namespace that the probe creates and deletes.  A host that
+a scratch network namespace that the probe creates and deletes
+(sslab.guest.qdiscs, the same probe the testbed guests run).  A host that
 lacks anything is refused before the job starts, with the list of what is
 missing and a pointer to the VM substrate.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
-import uuid
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import agent, paths
+from .. import paths
+from . import agent
 from .job import JobResult, JobSpec
 
+#: The qdiscs experiments use (probed by sslab.guest.qdiscs).
+QDISCS = ("netem", "fq", "tbf", "htb")
 #: Programs a job may call on the substrate.
 REQUIRED_TOOLS = ("ip", "tc", "iperf3", "ping", "ethtool", "tcpdump")
-
-#: qdisc -> arguments that make a minimal valid instance of it.
-QDISC_PROBES = {
-    "netem": ["delay", "1ms"],
-    "fq": [],
-    "tbf": ["rate", "1mbit", "burst", "32kbit", "latency", "50ms"],
-    "htb": ["default", "1"],
-}
-
 
 class NativeUnavailable(RuntimeError):
     def __init__(self, missing: list[str]):
@@ -72,23 +68,15 @@ def module_loading_status(proc: Path = Path("/proc")) -> tuple[bool, str]:
     return True, "ok"
 
 
-def _run(cmd: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True)
-
-
 def probe_qdiscs() -> dict[str, bool]:
-    """Try each qdisc on lo of a scratch namespace (never on the host's own devices)."""
-    ns = f"sslab-probe-{uuid.uuid4().hex[:8]}"
-    if _run(["ip", "netns", "add", ns]).returncode != 0:
-        return {q: False for q in QDISC_PROBES}
+    """The qdiscs this host can instantiate, probed by the same code the testbed guests run
+    (sslab.guest.qdiscs, started as a program: guest code is shipped, not imported)."""
+    res = subprocess.run([sys.executable, "-m", "sslab.guest.qdiscs"], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(paths.REPO_ROOT / "runners")}, timeout=60)
     try:
-        found = {}
-        for qdisc, args in QDISC_PROBES.items():
-            res = _run(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", "lo", "root", qdisc, *args])
-            found[qdisc] = res.returncode == 0
-        return found
-    finally:
-        _run(["ip", "netns", "del", ns])
+        return json.loads(res.stdout)
+    except json.JSONDecodeError:
+        return {q: False for q in QDISCS}
 
 
 def probe_host() -> HostCapabilities:
@@ -97,7 +85,7 @@ def probe_host() -> HostCapabilities:
     if caps.root and caps.tools.get("ip") and caps.tools.get("tc"):
         caps.qdiscs = probe_qdiscs()
     else:
-        caps.qdiscs = {q: False for q in QDISC_PROBES}
+        caps.qdiscs = {q: False for q in QDISCS}
     caps.module_loading, caps.module_loading_reason = module_loading_status()
     return caps
 

@@ -26,7 +26,7 @@ import time
 KILL_GRACE_S = 5.0
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
     for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 10.0)):
         try:
             os.killpg(proc.pid, sig)
@@ -66,7 +66,7 @@ def run_job(job_dir: str, extra_env: dict | None = None) -> dict:
             code = proc.wait(timeout=timeout)
             status.update(exit_code=code, timed_out=False)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
+            kill_group(proc)
             status.update(exit_code=proc.returncode, timed_out=True,
                           error=f"job exceeded its timeout of {timeout:g} s and was killed")
     status["seconds"] = round(time.monotonic() - started, 3)

@@ -1,7 +1,7 @@
 """A job: one command run on a substrate (the testbed VM or the native host).
 
 The host writes ``job.json`` into a fresh job directory; the substrate runs
-the command with the agent (runners/sslab/agent.py) and leaves ``out/`` in the
+the command with the agent (runners/sslab/substrate/agent.py) and leaves ``out/`` in the
 same directory.  Job directories are never reused: a run that would write
 into an existing, non-empty directory is refused, so nothing recorded earlier
 is overwritten.

@@ -16,7 +16,7 @@ A scenario says what network to build and what traffic to run over it:
     order: alternate               # or: sequential, shuffled (with seed)
     capture: {pcap: true, snaplen: 96, traces: true}
 
-`load_scenario()` validates everything before anything runs; errors name the
+`load_scenario()` (scenario.load) validates everything before anything runs; errors name the
 field (`bottleneck.buffer.bdp`, `cases[3].flows[0].cc`, ...).  Sizes use SI
 units (5MB = 5 000 000 bytes; MiB for powers of two); rates accept kbit,
 mbit, gbit; times accept us, ms, s.
@@ -28,48 +28,16 @@ import ipaddress
 import itertools
 import random
 import re
-from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-FRAME_BYTES = 1514  # a full-sized Ethernet frame carrying a 1500-byte IP packet
-
-#: Our module's congestion controls.
-OUR_CCAS = ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss")
-#: The kernel's own, as built into or shipped as modules with Debian's 6.1 kernel.
-KERNEL_CCAS = ("reno", "cubic", "bbr", "bic", "cdg", "dctcp", "highspeed", "htcp", "hybla",
-               "illinois", "lp", "nv", "scalable", "vegas", "veno", "westwood", "yeah")
-KNOWN_CCAS = OUR_CCAS + KERNEL_CCAS
+from ..ccas import KNOWN_CCAS
+from .units import FRAME_BYTES, parse_rate_mbit, parse_seconds, parse_size
 
 
 class ScenarioError(ValueError):
     """A scenario file that cannot run; the message names the field."""
-
-
-# --------------------------------------------------------------------------
-# Units
-# --------------------------------------------------------------------------
-
-_NUM = r"(?P<n>[0-9]+(?:\.[0-9]+)?)\s*"
-_SIZE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
-_RATE_UNITS = {"bit": 1e-6, "kbit": 1e-3, "mbit": 1.0, "gbit": 1e3}
-_TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
-
-
-def _parse(value: Any, units: dict[str, float], what: str, default_unit: str | None = None) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if default_unit is None:
-            raise ValueError(f"{what} needs a unit ({', '.join(units)}), got {value!r}")
-        return float(value) * units[default_unit]
-    if not isinstance(value, str):
-        raise ValueError(f"{what} must be a string like '50mbit', got {value!r}")
-    m = re.fullmatch(_NUM + r"(?P<u>[a-zA-Z]+)", value.strip())
-    if not m or m["u"].lower() not in units:
-        raise ValueError(f"cannot read {what} {value!r}; units: {', '.join(units)}")
-    return float(m["n"]) * units[m["u"].lower()]
 
 
 def _canonical(v: Any, info: ValidationInfo | None) -> bool:
@@ -77,25 +45,6 @@ def _canonical(v: Any, info: ValidationInfo | None) -> bool:
     return bool(info and info.context and info.context.get("canonical")) and isinstance(v, (int, float)) \
         and not isinstance(v, bool)
 
-
-def parse_size(value: Any) -> int:
-    """Bytes from '5MB', '64KiB', or a plain integer number of bytes."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return int(round(_parse(value, _SIZE_UNITS, "size")))
-
-
-def parse_rate_mbit(value: Any) -> float:
-    return _parse(value, _RATE_UNITS, "rate")
-
-
-def parse_seconds(value: Any) -> float:
-    return _parse(value, _TIME_UNITS, "time")
-
-
-# --------------------------------------------------------------------------
-# Model
-# --------------------------------------------------------------------------
 
 
 class Strict(BaseModel):
@@ -322,123 +271,3 @@ class Scenario(Strict):
         if self.order == "shuffled":
             random.Random(self.seed).shuffle(runs)
         return runs
-
-
-# --------------------------------------------------------------------------
-# Loading
-# --------------------------------------------------------------------------
-
-_PLACEHOLDER = re.compile(r"\{(\w+)\}")
-
-
-def _substitute(value: Any, params: dict[str, Any]) -> Any:
-    if isinstance(value, str):
-        whole = _PLACEHOLDER.fullmatch(value)
-        if whole and whole[1] in params:
-            return params[whole[1]]
-        return _PLACEHOLDER.sub(lambda m: str(params.get(m[1], m[0])), value)
-    if isinstance(value, list):
-        return [_substitute(v, params) for v in value]
-    if isinstance(value, dict):
-        return {k: _substitute(v, params) for k, v in value.items()}
-    return value
-
-
-def expand_cases(raw: Any) -> list[dict]:
-    """`cases` may be a list of cases, or one template with a `matrix`."""
-    if isinstance(raw, list):
-        return raw
-    if not isinstance(raw, dict):
-        raise ScenarioError("cases: must be a list of cases or a template with a matrix")
-    matrix = raw.get("matrix") or {}
-    extra = set(raw) - {"flows", "matrix", "name"}
-    if extra:
-        raise ScenarioError(f"cases: unknown keys {sorted(extra)}")
-    if not isinstance(matrix, dict) or not all(isinstance(v, list) and v for v in matrix.values()):
-        raise ScenarioError("cases.matrix: each entry must be a non-empty list")
-    keys = list(matrix)
-    out = []
-    for combo in itertools.product(*(matrix[k] for k in keys)):
-        params = dict(zip(keys, combo))
-        name = raw.get("name") or "-".join(str(params[k]) for k in keys) or "case"
-        out.append({"name": _substitute(name, params), "flows": _substitute(raw.get("flows"), params),
-                    "params": params})
-    return out
-
-
-def _loc(loc: tuple) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (("." if out else "") + str(part))
-    return out
-
-
-def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{source}: a scenario is a mapping of fields")
-    data = dict(data)
-    if "cases" in data:
-        data["cases"] = expand_cases(data["cases"])
-    try:
-        return Scenario.model_validate(data)
-    except ValidationError as e:
-        lines = []
-        for err in e.errors():
-            where = _loc(err["loc"]) or "(top level)"
-            msg = err["msg"].removeprefix("Value error, ")
-            if err["type"] == "extra_forbidden":
-                msg = "unknown field"
-            lines.append(f"  {where}: {msg}")
-        raise ScenarioError(f"{source}: invalid scenario\n" + "\n".join(lines)) from None
-
-
-def _merge(base: dict, over: dict) -> dict:
-    out = dict(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
-
-
-def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict:
-    """Read a scenario file, following `extends: other.yaml` (relative to it)."""
-    if path.resolve() in seen:
-        raise ScenarioError(f"{path}: extends itself (through {', '.join(map(str, seen))})")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such scenario file") from None
-    except yaml.YAMLError as e:
-        raise ScenarioError(f"{path}: not valid YAML: {e}") from None
-    if not isinstance(data, dict):
-        raise ScenarioError(f"{path}: a scenario is a mapping of fields")
-    parent = data.pop("extends", None)
-    if parent is None:
-        return data
-    return _merge(_read_yaml(path.parent / parent, seen + (path.resolve(),)), data)
-
-
-def scenario_from_dump(data: dict) -> Scenario:
-    """A Scenario from its own model_dump (numbers already in seconds and Mbit/s)."""
-    return Scenario.model_validate(data, context={"canonical": True})
-
-
-def load_scenario(path: Path | str) -> Scenario:
-    path = Path(path)
-    return parse_scenario(_read_yaml(path), str(path))
-
-
-def to_plan(s: Scenario) -> dict:
-    """The scenario as plain data for the substrate (no pydantic there)."""
-    return {
-        "name": s.name,
-        "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs, "backend": s.topology.backend},
-        "bottleneck": {"rate_mbit": s.bottleneck.rate_mbit, "buffer_pkts": s.buffer_packets},
-        "pairs": [{"rtt_ms": p.rtt * 1e3} for p in s.pairs],
-        "addresses": {k: str(v) for k, v in s.topology.addresses.model_dump().items()},
-        "capture": s.capture.model_dump(),
-        "runs": [
-            {"index": i, "rep": rep, "case": case.name, "params": case.params,
-             "flows": [f.model_dump() for f in case.flows]}
-            for i, (rep, case) in enumerate(s.run_order())
-        ],
-    }

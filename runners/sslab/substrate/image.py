@@ -36,7 +36,8 @@ from typing import Iterator
 
 import yaml
 
-from . import paths
+from .. import paths
+from ..ccas import OUR_CCAS
 from .mirrors import Mirrors, resolve_mirrors
 
 #: Bump when the base stage's procedure changes in a way that changes its output.
@@ -47,7 +48,7 @@ FINAL_BUILDER_VERSION = 2  # 2: the manifest lists the kernel's congestion contr
 #: Files of the source tree baked into the final image (host path -> guest path).
 GUEST_FILES = {
     "images/guest/sslab-init": "usr/local/sbin/sslab-init",
-    "runners/sslab/agent.py": "usr/local/lib/sslab/agent.py",
+    "runners/sslab/substrate/agent.py": "usr/local/lib/sslab/agent.py",
 }
 
 
@@ -486,7 +487,6 @@ def kernel_congestion_controls(rootfs: Path, release: str, module: dict) -> dict
     tcp_<name> registers congestion control <name> (Linux's naming rule
     for congestion-control modules; `reno` is always built in).
     """
-    from .scenario import OUR_CCAS
     mods = rootfs / f"lib/modules/{release}"
     found = {"reno": "built in"}
     builtin = mods / "modules.builtin"

@@ -1,0 +1,15 @@
+"""Analysis: reading archives into tables and plots.  Nothing here needs a substrate.
+
+    stats          describe(): n, median, mean, 95% CI of the mean
+    pcap           a flow's view at the bottleneck from a capture
+    traces         per-ACK series (cwnd, in flight, delivered) from kernel traces
+    plots          plots of one run's flows
+    startup        the report of a scenario run (E1 and any scenario)
+    archive        reading a matrix directory (plans, finished cells, their runs)
+    table1         E7 (SUSS Table 1) beside the paper's values
+    fairness       E6 (SUSS Fig. 15): Jain's index over time, recovery time
+    matrix_report  a matrix's report, into a new reports/<stamp>/
+
+May import: scenario (units and names) and the leaves (paths, ccas).  Not
+substrate, experiment, matrix or cli: reports are a function of the archive.
+"""

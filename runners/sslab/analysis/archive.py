@@ -1,0 +1,85 @@
+"""Reading a matrix directory: its plans, its finished cells and their runs.
+
+    results/<matrix>/<selection>/plans/plan-<stamp>.json   each invocation's plan
+    results/<matrix>/<selection>/cells/<key>/cell.json     a finished cell (written last)
+
+The matrix package writes this layout (sslab.matrix.store); everything that
+reads it, the reports and the resuming runner alike, reads it through here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+class ArchiveError(ValueError):
+    """A directory that is not the archive it is said to be."""
+
+
+#: A cell counts as finished when this file exists in cells/<key>/ (it is written last).
+CELL_RECORD = "cell.json"
+
+
+def cell_dir(matrix_dir: Path, key: str) -> Path:
+    return Path(matrix_dir) / "cells" / key
+
+
+def cell_done(matrix_dir: Path, key: str) -> bool:
+    return (cell_dir(matrix_dir, key) / CELL_RECORD).is_file()
+
+
+def current_cells(matrix_dir: Path, plan: dict) -> list[tuple[dict, Path]]:
+    """(cell, its directory) for every finished cell of @plan, in the plan's order."""
+    return [(c, cell_dir(matrix_dir, c["key"])) for c in plan["cells"] if cell_done(matrix_dir, c["key"])]
+
+
+def latest_plan(matrix_dir: Path) -> tuple[Path, dict]:
+    plans = sorted((Path(matrix_dir) / "plans").glob("plan-*.json"))
+    if not plans:
+        raise ArchiveError(f"{matrix_dir} holds no plan (plans/plan-*.json): not a matrix directory")
+    return plans[-1], json.loads(plans[-1].read_text())
+
+
+def runs_of(cell_dir: Path) -> list[tuple[dict, Path]]:
+    out = cell_dir / "job" / "out"
+    index = json.loads((out / "runs.json").read_text())
+    return [(json.loads((out / "runs" / e["tag"] / "run.json").read_text()), out / "runs" / e["tag"])
+            for e in index]
+
+
+def side_of(plan: dict, run: dict) -> str:
+    """'off' or 'on': which side of the comparison a run is."""
+    cmp = plan["compare"]
+    v = run["run"]["params"][cmp["param"]]
+    if v == cmp["off"]:
+        return "off"
+    if v == cmp["on"]:
+        return "on"
+    raise ValueError(f"run {run['tag']}: {cmp['param']}={v} is neither side of the comparison")
+
+
+def cell_timing(cell: dict, cell_dir: Path) -> tuple:
+    """(name, rep, host, wall s, runs s, traffic s) of a finished cell.
+
+    wall: the host's time for the whole cell (boot, fidelity checks, runs,
+    analysis, archiving); runs: the guest's time inside run_case (servers,
+    captures and trace read-out included); traffic: time on the wire, each
+    run's first flow start to its last flow's last byte.
+    """
+    info = json.loads((cell_dir / "cell.json").read_text())
+    wire = sum(max(f.get("started_s", 0.0) + f["fct_s"] for f in run["flows"]) for run, _ in runs_of(cell_dir))
+    return cell["name"], cell["rep"], info["host"], info["wall_s"], info["traffic_s"], wire
+
+
+def overhead_table(walls: list[tuple]) -> str:
+    if not walls:
+        return ""
+    lines = ["| cell | rep | host | wall (s) | runs in the guest (s) | traffic on the wire (s) | overhead: wall − traffic (s) | wall / traffic |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, rep, host, wall, runs, wire in walls:
+        lines.append(f"| {name} | {rep} | {host} | {wall:.0f} | {runs:.0f} | {wire:.0f} | {wall - wire:.0f} | "
+                     f"{wall / wire:.2f} |")
+    tw, tr, tt = (sum(w[i] for w in walls) for i in (3, 4, 5))
+    lines.append(f"| all {len(walls)} cells | | | {tw:.0f} | {tr:.0f} | {tt:.0f} | {tw - tt:.0f} | {tw / tt:.2f} |")
+    return "\n".join(lines)

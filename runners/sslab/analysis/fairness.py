@@ -1,0 +1,192 @@
+"""E6, the SUSS paper's Fig. 15: Jain's index F of goodput over time, SUSS off and on, and the
+time F takes to return to 0.95 after the fifth flow starts."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+
+from .archive import overhead_table, runs_of, side_of, cell_timing, current_cells
+from .pcap import analyse_pcap_ports
+from .stats import fmt_mean_ci, describe
+
+#: Jain's index is taken over goodput in windows of this many seconds.
+JAIN_WINDOW_S = 1.0
+#: "Fair again": F at or above this ...
+JAIN_FAIR = 0.95
+#: ... for this many consecutive windows (one window above 0.95 is noise in a CUBIC sawtooth).
+JAIN_HOLD_WINDOWS = 5
+
+
+def jain(xs: list[float]) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2); 1 when all are equal."""
+    n = len(xs)
+    sq = sum(x * x for x in xs)
+    if n == 0 or sq == 0:
+        return math.nan
+    return sum(xs) ** 2 / (n * sq)
+
+
+def _bytes_at(series: list, t: float) -> float:
+    """Bytes received by time @t, interpolated between the client's samples."""
+    if t <= series[0][0]:
+        return 0.0
+    for (t0, b0), (t1, b1) in zip(series, series[1:]):
+        if t <= t1:
+            return b0 + (b1 - b0) * ((t - t0) / (t1 - t0) if t1 > t0 else 1.0)
+    return float(series[-1][1])
+
+
+def jain_series(run: dict, run_dir: Path, window_s: float = JAIN_WINDOW_S) -> dict:
+    """F over time for one run.
+
+    Goodput per flow and window comes from the client's received-bytes
+    series (run.json, rx_series; time 0 = when the first flow was due), or,
+    for runs recorded without it, from the bottleneck capture (time 0 = the
+    first flow's SYN).  A flow takes part in a window when it had connected
+    before the window began and was still receiving after it ended.
+    """
+    ports = [f["port"] for f in run["flows"]]
+    if all(f.get("rx_series") for f in run["flows"]):
+        series = {f["port"]: f["rx_series"] for f in run["flows"]}
+        starts = {p: series[p][0][0] for p in ports}
+        ends = {p: series[p][-1][0] for p in ports}
+
+        def goodput(p: int, lo: float, hi: float) -> float:
+            return _bytes_at(series[p], hi) - _bytes_at(series[p], lo)
+        offset, source = 0.0, "client"
+    else:
+        views = analyse_pcap_ports(run_dir / run["pcap"], ports, bin_s=window_s, absolute_t0=0.0)
+        t0 = views[ports[0]].syn_ts
+        starts = {p: views[p].syn_ts - t0 for p in ports}
+        ends = {p: views[p].last_new_data_ts - t0 for p in ports}
+        # The capture's bins are on absolute capture time; t0 sits this far into its bin.
+        base_bin = int(math.floor(t0 / window_s))
+        offset = t0 - base_bin * window_s
+        binned = {p: {b - base_bin: v for b, v in views[p].new_bytes_by_bin.items()} for p in ports}
+
+        def goodput(p: int, lo: float, hi: float) -> float:
+            return binned[p].get(int(round((lo + offset) / window_s)), 0)
+        source = "pcap"
+    n_bins = int(max(ends.values()) / window_s) + 1
+    t, f, n = [], [], []
+    for b in range(n_bins):
+        lo, hi = b * window_s - offset, (b + 1) * window_s - offset
+        active = [p for p in ports if starts[p] <= lo and ends[p] >= hi]
+        if not active:
+            continue
+        t.append(round(hi, 3))
+        f.append(jain([goodput(p, lo, hi) * 8 / window_s / 1e6 for p in active]))
+        n.append(len(active))
+    return {"t": t, "F": f, "n": n, "starts": starts, "ends": ends, "source": source}
+
+
+def recovery(series: dict, start: float) -> dict:
+    """From @start (the last flow's SYN): the first window that begins a run of
+    JAIN_HOLD_WINDOWS windows with F >= JAIN_FAIR (None if none), F's minimum
+    after @start, and F's mean over the 10 s before @start."""
+    pts = [(t, f, n) for t, f, n in zip(series["t"], series["F"], series["n"])]
+    after = [(t, f) for t, f, n in pts if t - JAIN_WINDOW_S >= start and n == max(series["n"])]
+    before = [f for t, f, _ in pts if start - 10 <= t - JAIN_WINDOW_S and t <= start]
+    rec = None
+    for i in range(len(after) - JAIN_HOLD_WINDOWS + 1):
+        if all(f >= JAIN_FAIR for _, f in after[i:i + JAIN_HOLD_WINDOWS]):
+            rec = after[i][0] - start
+            break
+    return {"recovery_s": None if rec is None else round(rec, 2),
+            "observed_s": round(after[-1][0] - start, 2) if after else 0.0,
+            "min_F_after": round(min((f for _, f in after), default=math.nan), 4),
+            "mean_F_before": round(statistics.fmean(before), 4) if before else None}
+
+
+def fairness(matrix_dir: Path, plan: dict, dest: Path) -> tuple[str, dict]:
+    cells = current_cells(matrix_dir, plan)
+    results = []
+    series_by_setting: dict[tuple, list] = {}
+    for cell, cdir in cells:
+        s = cell["setting"]
+        for run, rdir in runs_of(cdir):
+            side = side_of(plan, run)
+            ser = jain_series(run, rdir)
+            last = max(ser["starts"].values())
+            rec = recovery(ser, last)
+            results.append({"buffer": s["buffer"], "rtt": s["rtt"], "rep": cell["rep"], "side": side,
+                            "fifth_start_s": round(last, 3), **rec, "goodput_source": ser["source"],
+                            "pcap_dropped_by_kernel": run.get("pcap_dropped_by_kernel"),
+                            "fidelity_ok": bool(run["fidelity"]["base_rtt_ok"] and run["fidelity"]["rate_ok"])})
+            series_by_setting.setdefault((s["buffer"], s["rtt"]), []).append((side, cell["rep"], ser, last))
+    order = list(dict.fromkeys((c["setting"]["buffer"], c["setting"]["rtt"]) for c in plan["cells"]))
+    lines = ["| buffer | minRTT | n | F before the fifth flow (10 s), off / on | min F after, off / on | "
+             "time to F ≥ 0.95 (s), off | on | on − off (s) |", "|---|---|---|---|---|---|---|---|"]
+
+    def fmt_rec(vals: list, observed: list) -> str:
+        got = [v for v in vals if v is not None]
+        miss = len(vals) - len(got)
+        text = fmt_mean_ci(describe(got), 1) if got else ""
+        if miss:
+            text += f"{' + ' if got else ''}{miss}× not within {min(observed):.0f} s"
+        return text
+
+    summary_rows = []
+    for key in order:
+        rs = [r for r in results if (r["buffer"], r["rtt"]) == key]
+        if not rs:
+            lines.append(f"| {key[0]} | {key[1]} | 0 | not run yet | | | | |")
+            continue
+        off = [r for r in rs if r["side"] == "off"]
+        on = [r for r in rs if r["side"] == "on"]
+        before = " / ".join(fmt_mean_ci(describe([r["mean_F_before"] for r in x if r["mean_F_before"] is not None]), 3)
+                            for x in (off, on))
+        mins = " / ".join(fmt_mean_ci(describe([r["min_F_after"] for r in x]), 3) for x in (off, on))
+        pairs = {(r["rep"]): {} for r in rs}
+        for r in rs:
+            pairs[r["rep"]][r["side"]] = r["recovery_s"]
+        diffs = [p["on"] - p["off"] for p in pairs.values()
+                 if p.get("on") is not None and p.get("off") is not None]
+        lines.append(f"| {key[0]} | {key[1]} | {len(pairs)} | {before} | {mins} | "
+                     f"{fmt_rec([r['recovery_s'] for r in off], [r['observed_s'] for r in off])} | "
+                     f"{fmt_rec([r['recovery_s'] for r in on], [r['observed_s'] for r in on])} | "
+                     f"{fmt_mean_ci(describe(diffs), 1) if diffs else '–'} |")
+        summary_rows.append({"buffer": key[0], "rtt": key[1], "runs": rs, "on_minus_off_s": diffs})
+    plot = plot_jain(series_by_setting, order, dest)
+    walls = [cell_timing(cell, cdir) for cell, cdir in cells]
+    return "\n".join(lines), {"rows": summary_rows, "plot": plot.name if plot else None,
+                               "overhead_md": overhead_table(walls)}
+
+
+def plot_jain(series_by_setting: dict, order: list[tuple], dest: Path) -> Path | None:
+    """F against time, off and on, one panel per setting (buffers as rows, minRTTs as columns)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = [k for k in order if k in series_by_setting]
+    if not keys:
+        return None
+    bufs = list(dict.fromkeys(k[0] for k in keys))
+    rtts = list(dict.fromkeys(k[1] for k in keys))
+    fig, axes = plt.subplots(len(bufs), len(rtts), figsize=(4.2 * len(rtts), 3.2 * len(bufs)),
+                             squeeze=False, sharey=True)
+    colours = {"off": "tab:blue", "on": "tab:red"}
+    for key in keys:
+        ax = axes[bufs.index(key[0])][rtts.index(key[1])]
+        seen = set()
+        for side, rep, ser, last in sorted(series_by_setting[key], key=lambda x: (x[0], x[1])):
+            label = f"SUSS {side}" if side not in seen else None
+            seen.add(side)
+            ax.plot(ser["t"], ser["F"], color=colours[side], lw=0.9, alpha=0.9 if rep == 0 else 0.4, label=label)
+            ax.axvline(last, color=colours[side], lw=0.6, ls=":")
+        ax.axhline(JAIN_FAIR, color="grey", lw=0.6, ls="--")
+        ax.set_title(f"buffer {key[0]}, minRTT {key[1]}", fontsize=9)
+        ax.set_ylim(0.5, 1.02)
+        ax.grid(alpha=0.3)
+        ax.set_xlabel("time since the first flow was due (s)" if ser["source"] == "client"
+                      else "time since the first flow's SYN (s)")
+        ax.set_ylabel(f"Jain's F ({JAIN_WINDOW_S:g} s goodput)")
+        ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    out = dest / "jain.png"
+    fig.savefig(out, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return out

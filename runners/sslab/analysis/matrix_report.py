@@ -1,0 +1,69 @@
+"""Matrix reports, from a matrix directory's archive alone.
+
+    table1    E7: per setting, the large flow's FCT and the mean FCT of the
+              small flows, SUSS off and on, the improvement, 95% CIs over
+              repetitions, claim checks, and the paper's values beside ours
+              (results/reference/table1.yaml).
+    fairness  E6: Jain's index F of goodput over time, SUSS off and on; the
+              time F takes to return to 0.95 after the fifth flow starts.
+
+Inputs are the cells' run.json files and compressed pcaps; outputs go to a
+new reports/<stamp>/ directory.  The tables are a pure function of the
+archive (no clock, no host facts), so `sslab matrix report DIR` rebuilds
+them byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .. import paths
+from .archive import ArchiveError, current_cells, latest_plan
+from .fairness import JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
+from .table1 import table1, table1_cell
+
+__all__ = ["ArchiveError", "JAIN_FAIR", "JAIN_HOLD_WINDOWS", "JAIN_WINDOW_S", "fairness", "jain", "jain_series",
+           "recovery", "table1", "table1_cell", "write_matrix_report"]
+
+
+def write_matrix_report(matrix_dir: Path) -> Path:
+    """Tables and plots of the matrix's current cells, into a new reports/<stamp>/."""
+    matrix_dir = Path(matrix_dir)
+    plan_path, plan = latest_plan(matrix_dir)
+    dest = matrix_dir / "reports" / paths.stamp()
+    dest.mkdir(parents=True)
+    if plan["report"] == "table1":
+        table, extra = table1(matrix_dir, plan)
+        intro = ("Mean ±95% CI half-width (Student t) over repetitions; SUSS off = cubic_hs (CUBIC's default "
+                 "HyStart), on = cubic_suss; FCT from the client (connect() to last byte). Improvement = 1 − "
+                 "mean small FCT on / off. *Small flows faster*: the paired difference off − on, with its CI. "
+                 "*Large flow within its CI*: the on mean inside the off 95% CI. *Sign vs paper*: whether our "
+                 "improvement has the paper's sign.")
+    else:
+        table, extra = fairness(matrix_dir, plan, dest)
+        intro = (f"Jain's index F over {JAIN_WINDOW_S:g} s windows of goodput (the bytes each client received, "
+                 f"from its own byte counts; the packet capture cannot keep up at this rate under TCG) among "
+                 f"the flows receiving throughout the window. Time to F ≥ {JAIN_FAIR}: from the fifth flow's "
+                 f"start to the end of the first of {JAIN_HOLD_WINDOWS} consecutive windows with F ≥ {JAIN_FAIR}. "
+                 f"Mean ±95% CI half-width over repetitions.")
+    done = len(current_cells(matrix_dir, plan))
+    lines = [f"# {plan['title']}", "",
+             f"Matrix {plan['matrix']} ({plan['matrix_file']}), selection "
+             f"{json.dumps(plan['selection'], sort_keys=True)}, {plan['iterations']} iteration(s): "
+             f"{done} of {len(plan['cells'])} cells done. Image {plan['image_hash'][:12]}, traffic code "
+             f"{plan['code_version'][:12]}; plan {plan_path.name}.", "",
+             "Parameters the paper leaves unstated, as chosen here:", ""]
+    lines += [f"- {k}: {v}" for k, v in plan["defaults"].items()]
+    lines += ["", intro, "", table, ""]
+    if extra.get("notes"):
+        lines += extra["notes"] + [""]
+    if extra.get("plot"):
+        lines += [f"![Jain's index]({extra['plot']})", ""]
+    if extra.get("overhead_md"):
+        lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
+    (dest / "table.md").write_text("\n".join(lines))
+    (dest / "summary.json").write_text(json.dumps({"plan": plan_path.name, **extra}, indent=1, sort_keys=True,
+                                                  default=str))
+    paths.point_latest(dest)
+    return dest

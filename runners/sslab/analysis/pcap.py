@@ -1,0 +1,83 @@
+"""A flow's view at the bottleneck, from a packet capture (pcap or its .gz archive copy)."""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass
+from pathlib import Path
+
+import dpkt
+
+GOODPUT_BIN_S = 0.1
+
+
+@dataclass
+class PcapFlow:
+    syn_ts: float | None = None
+    first_data_ts: float | None = None
+    last_new_data_ts: float | None = None
+    data_segments: int = 0
+    retransmitted_segments: int = 0
+    new_bytes_by_bin: dict | None = None
+
+
+def _u32_ahead(a: int, b: int) -> bool:
+    return ((a - b) & 0xFFFFFFFF) < 0x80000000 and a != b
+
+
+def open_pcap(path: Path):
+    """A pcap file, or its gzip-compressed archive copy (path + '.gz')."""
+    path = Path(path)
+    if not path.exists() and path.with_name(path.name + ".gz").exists():
+        path = path.with_name(path.name + ".gz")
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
+def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODPUT_BIN_S,
+                       absolute_t0: float | None = None) -> dict[int, PcapFlow]:
+    """Every listed flow's view at the bottleneck, in one pass over the capture.
+
+    A flow is the data from a server port and the SYN towards it.  New bytes
+    are binned by @bin_s seconds from the flow's own SYN, or from
+    @absolute_t0 (one clock for all flows, for fairness over time).
+    """
+    flows = {p: PcapFlow(new_bytes_by_bin={}) for p in server_ports}
+    highest: dict[int, int] = {}
+    with open_pcap(path) as f:
+        for ts, buf in dpkt.pcap.Reader(f):
+            eth = dpkt.ethernet.Ethernet(buf)
+            ip = eth.data
+            if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP):
+                continue
+            tcp = ip.data
+            if tcp.flags & dpkt.tcp.TH_SYN and not tcp.flags & dpkt.tcp.TH_ACK:
+                flow = flows.get(tcp.dport)
+                if flow is not None and flow.syn_ts is None:
+                    flow.syn_ts = ts
+                continue
+            flow = flows.get(tcp.sport)
+            if flow is None:
+                continue
+            payload = ip.len - ip.hl * 4 - tcp.off * 4
+            if payload <= 0:
+                continue
+            end = (tcp.seq + payload) & 0xFFFFFFFF
+            flow.data_segments += 1
+            if flow.first_data_ts is None:
+                flow.first_data_ts = ts
+            top = highest.get(tcp.sport)
+            if top is None or _u32_ahead(end, top):
+                new = payload if top is None else min(payload, (end - top) & 0xFFFFFFFF)
+                highest[tcp.sport] = end
+                flow.last_new_data_ts = ts
+                origin = absolute_t0 if absolute_t0 is not None else (flow.syn_ts or ts)
+                b = int((ts - origin) / bin_s)
+                flow.new_bytes_by_bin[b] = flow.new_bytes_by_bin.get(b, 0) + new
+            else:
+                flow.retransmitted_segments += 1
+    return flows
+
+
+def analyse_pcap(path: Path, server_port: int) -> PcapFlow:
+    """One flow's view at the bottleneck (data from @server_port, SYN towards it)."""
+    return analyse_pcap_ports(path, [server_port])[server_port]

@@ -1,0 +1,224 @@
+"""The report of a scenario run (E1 `make startup` and any scenario), from its archive alone.
+
+Input: a run directory written by `sslab startup` (or any scenario run):
+job/out/fidelity.json, job/out/runs/<tag>/run.json, <tag>/flow.pcap and
+<tag>/flow.trace.gz.  Output: summary.json, report.md and PNG plots in the
+run directory.  Nothing here needs the substrate, so `sslab report DIR`
+rebuilds every table and plot from the archive, into a new directory.
+
+Definitions:
+  FCT (app)   client: just before connect() to the last byte received.
+  FCT (pcap)  at the bottleneck: the client's SYN to the last new data
+              segment of the flow leaving r1 (the rest of the path, about
+              RTT/2 plus the client's processing, is not in it).
+  lost        packets dropped by the bottleneck queue during the run.
+  retrans     the sender's retransmitted segments (kernel counter).
+  cwnd, in flight, delivered   per ACK from tcp:tcp_probe (packets of
+              TRACE_MSS bytes; delivered = bytes cumulatively acked).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .. import paths
+from ..scenario import parse_size
+from .plots import plot_delivered_overlay, plot_dynamics, plot_goodput
+from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
+from .stats import describe
+
+
+def load_runs(out_dir: Path) -> list[dict]:
+    index = json.loads((out_dir / "runs.json").read_text())
+    runs = []
+    for entry in index:
+        rdir = out_dir / "runs" / entry["tag"]
+        run = json.loads((rdir / "run.json").read_text())
+        run["dir"] = rdir
+        views = analyse_pcap_ports(rdir / run["pcap"], [f["port"] for f in run["flows"]]) if run.get("pcap") else {}
+        for flow in run["flows"]:
+            if run.get("pcap"):
+                pf = views[flow["port"]]
+                flow["fct_pcap_s"] = (pf.last_new_data_ts - pf.syn_ts
+                                      if pf.syn_ts and pf.last_new_data_ts else None)
+                flow["pcap_retransmitted_segments"] = pf.retransmitted_segments
+                flow["pcap_data_segments"] = pf.data_segments
+                flow["goodput_mbit"] = {k * GOODPUT_BIN_S: v * 8 / GOODPUT_BIN_S / 1e6
+                                        for k, v in sorted(pf.new_bytes_by_bin.items())}
+        runs.append(run)
+    return runs
+
+
+def summarise(runs: list[dict]) -> dict:
+    by_case: dict[str, list[dict]] = {}
+    for run in runs:
+        by_case.setdefault(run["run"]["case"], []).append(run)
+    cases = {}
+    for name, rs in by_case.items():
+        first = [r["flows"][0] for r in rs]
+        cases[name] = {
+            "params": rs[0]["run"].get("params", {}),
+            "fct_app_s": describe([f["fct_s"] for f in first]),
+            "fct_pcap_s": describe([f.get("fct_pcap_s") for f in first]),
+            "lost_packets": describe([r["bottleneck"]["drops"] for r in rs]),
+            "retransmissions": describe([sum(c["RetransSegs"] for c in r["tcp_counters"].values()) for r in rs]),
+            "slow_start_exit_cwnd": describe([(f["slow_start"] or {}).get("exit_cwnd") for f in first]),
+            "receiver_limited_runs": sum(1 for f in first if f["receiver_limited_acks"]),
+            "fidelity_ok_runs": sum(1 for r in rs if r["fidelity"]["base_rtt_ok"] and r["fidelity"]["rate_ok"]),
+            "runs": len(rs),
+        }
+    return cases
+
+
+def _fmt(d: dict, scale: float = 1.0, digits: int = 2) -> str:
+    """median [CI], the CI's lower end shown no lower than 0: every metric here is non-negative
+    (a symmetric t interval on a skewed count can reach below zero)."""
+    if not d or d["n"] == 0:
+        return "–"
+    med = f"{d['median'] * scale:.{digits}f}"
+    if d["ci95"]:
+        lo, hi = (x * scale for x in d["ci95"])
+        lo = max(lo, 0.0)
+        return f"{med} [{lo:.{digits}f}, {hi:.{digits}f}]"
+    return med
+
+
+def matrix_sizes(cases: dict) -> tuple[str | None, str | None]:
+    """The smallest and largest transfer sizes among the cases (E1: 5MB, 20MB)."""
+    sizes = sorted({c["params"]["size"] for c in cases.values() if "size" in c["params"]}, key=parse_size)
+    return (sizes[0], sizes[-1]) if sizes else (None, None)
+
+
+def startup_table(cases: dict) -> tuple[list[dict], str]:
+    """E1's table: per variant, FCT of the small transfer and packets lost in the large one."""
+    small_size, large_size = matrix_sizes(cases)
+    rows = []
+    variants = []
+    for c in cases.values():
+        cc = c["params"].get("cc")
+        if cc and cc not in variants:
+            variants.append(cc)
+    for cc in variants:
+        small = next((c for c in cases.values() if c["params"] == {"cc": cc, "size": small_size}), None)
+        large = next((c for c in cases.values() if c["params"] == {"cc": cc, "size": large_size}), None)
+        ok = sum(c["fidelity_ok_runs"] for c in (small, large) if c)
+        n = sum(c["runs"] for c in (small, large) if c)
+        rows.append({"cc": cc, "small_size": small_size, "large_size": large_size,
+                     "fct_small": small and small["fct_app_s"], "fct_small_pcap": small and small["fct_pcap_s"],
+                     "lost_large": large and large["lost_packets"], "retrans_large": large and large["retransmissions"],
+                     "exit_cwnd_large": large and large["slow_start_exit_cwnd"], "fidelity_ok": ok, "runs": n})
+    lines = [f"| variant | FCT {small_size}, s (app) | FCT {small_size}, s (pcap) | lost packets, {large_size} | "
+             f"retransmissions, {large_size} | slow-start exit cwnd, {large_size} | runs passing fidelity |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['cc']} | {_fmt(r['fct_small'], digits=3)} | {_fmt(r['fct_small_pcap'], digits=3)} | "
+                     f"{_fmt(r['lost_large'], digits=0)} | {_fmt(r['retrans_large'], digits=0)} | "
+                     f"{_fmt(r['exit_cwnd_large'], digits=0)} | {r['fidelity_ok']}/{r['runs']} |")
+    return rows, "\n".join(lines)
+
+
+def case_table(cases: dict) -> str:
+    """A per-case table, for scenarios that are not a size x variant matrix."""
+    lines = ["| case | FCT, s (app, first flow) | FCT, s (pcap) | lost packets | retransmissions | runs passing fidelity |",
+             "|---|---|---|---|---|---|"]
+    for name, c in cases.items():
+        lines.append(f"| {name} | {_fmt(c['fct_app_s'], digits=3)} | {_fmt(c['fct_pcap_s'], digits=3)} | "
+                     f"{_fmt(c['lost_packets'], digits=0)} | {_fmt(c['retransmissions'], digits=0)} | "
+                     f"{c['fidelity_ok_runs']}/{c['runs']} |")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# the report of a run
+# --------------------------------------------------------------------------
+
+
+def write_report(run_dir: Path, dest: Path) -> dict:
+    """summary.json, report.md and plots in @dest, from @run_dir's archive only."""
+    out = run_dir / "job" / "out"
+    meta = json.loads((run_dir / "meta.json").read_text())
+    fidelity = json.loads((out / "fidelity.json").read_text())
+    runs = load_runs(out)
+    cases = summarise(runs)
+    small, large = matrix_sizes(cases)
+    rows, table = startup_table(cases) if small else ([], case_table(cases))
+    plots = [p for p in (plot_dynamics(runs, dest, large), plot_goodput(runs, dest, large),
+                         plot_delivered_overlay(runs, dest, small),
+                         plot_dynamics(runs, dest, small)) if p] if small else []
+    summary = {"scenario": meta["scenario"]["model"]["name"], "cases": cases, "startup": rows,
+               "startup_table_md": table,
+               "fidelity": fidelity,
+               "runs": [{"tag": r["dir"].name, "fct_s": r["flows"][0]["fct_s"], "lost": r["bottleneck"]["drops"],
+                         "fidelity": r["fidelity"]} for r in runs]}
+    for c in summary["cases"].values():
+        for v in c.values():
+            if isinstance(v, dict):
+                v.pop("values", None)
+    (dest / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
+    s = meta["scenario"]["model"]
+    rtt = fidelity["rtt"]
+    buf = s["bottleneck"]["buffer"]
+    buf_text = (f"{buf['bdp']:g} BDP at {buf['rtt'] * 1e3:g} ms" if buf.get("bdp") is not None
+                else f"{buf['packets']} packets" if buf.get("packets") is not None else f"{buf['bytes']} bytes")
+    rtts = ", ".join(f"{v:.2f}" for v in rtt["measured_ms"].values())
+    pair_rtts = ", ".join(f"{p['rtt'] * 1e3:g}" for p in s["pairs"])
+    lines = [
+        f"# {s['name']}",
+        "",
+        s.get("description", ""),
+        "",
+        f"- bottleneck {s['bottleneck']['rate']:g} Mbit/s, buffer {buf_text}"
+        f" = {json.loads((run_dir / 'plan.json').read_text())['bottleneck']['buffer_pkts']} packets;"
+        f" pair RTTs {pair_rtts} ms",
+        f"- {s['repetitions']} repetitions, order {s['order']}; substrate {meta['substrate']}"
+        f" ({meta.get('accelerator') or 'native'}), topology built with {fidelity.get('backend', 'netns')}; kernel {meta.get('image', {}).get('kernel', {}).get('release', '?')};"
+        f" image {meta.get('image', {}).get('hash', '?')[:12]}; code {meta['code']['commit'][:12]}"
+        f"{' (dirty)' if meta['code']['dirty'] else ''}",
+        f"- fidelity: idle base RTT per pair {rtts} ms after calibration (the substrate added"
+        f" {rtt['substrate_excess_ms']} ms, taken off the delay lines: {rtt['delay_offset_ms']} ms each way);"
+        f" saturating rate"
+        f" {fidelity['rate']['measured_mbit']} Mbit/s of {fidelity['rate']['configured_mbit']:g}"
+        f" ({'ok' if fidelity['rate']['ok'] else 'OFF BY MORE THAN 1%'})",
+        "",
+        "Median [95% CI of the mean, Student t; lower ends below zero shown as 0] over repetitions.",
+        "",
+        table,
+        "",
+        "FCT (app): client, connect() to last byte. FCT (pcap): at the bottleneck, client SYN to the last new"
+        " data segment. Lost: packets dropped at the bottleneck queue. Exit cwnd: largest cwnd while ssthresh"
+        " was infinite (tcp:tcp_probe). A run passes fidelity when its measured base RTT is within 0.5 ms of"
+        " the configured one and the saturating rate within 1%. In-flight plots: the kernel's packets in"
+        " flight from our module's trace (sslab_ack) for our congestion controls.",
+        "",
+    ]
+    for p in plots:
+        lines += [f"![{p.stem}]({p.name})", ""]
+    lines += ["## Runs", "",
+              "| run | FCT (s) | lost | max queue (pkts) | base RTT (ms) | receiver-limited ACKs | fidelity |",
+              "|---|---|---|---|---|---|---|"]
+    for r in runs:
+        fid = r["fidelity"]
+        ok = fid["base_rtt_ok"] and fid["rate_ok"]
+        rwnd = sum(f["receiver_limited_acks"] for f in r["flows"])
+        qmax = max((b[1] for b in r.get("bottleneck_backlog") or []), default=None)
+        lines.append(f"| {r['dir'].name} | {r['flows'][0]['fct_s']:.3f} | {r['bottleneck']['drops']} | "
+                     f"{'–' if qmax is None else qmax} | "
+                     f"{', '.join(f'{v:.2f}' for v in fid['base_rtt_ms'].values())} | "
+                     f"{rwnd if rwnd else 0}{' (FLAGGED)' if rwnd else ''} | {'ok' if ok else 'FLAGGED'} |")
+    (dest / "report.md").write_text("\n".join(lines) + "\n")
+    return summary
+
+
+def rebuild_report(run_dir: Path) -> Path:
+    dest = run_dir / f"rebuilt-{paths.stamp()}"
+    dest.mkdir()
+    write_report(run_dir, dest)
+    return dest
+
+
+def print_table(run_dir: Path) -> None:
+    summary = json.loads((run_dir / "summary.json").read_text())
+    print(summary["startup_table_md"])
+    sys.stdout.flush()

@@ -1,0 +1,148 @@
+"""E7, the SUSS paper's Table 1: per setting, the large flow's FCT and the small flows' mean FCT,
+SUSS off and on, the improvement, 95% CIs over repetitions, claim checks, and the paper's values
+beside ours (results/reference/table1.yaml)."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import yaml
+
+from .. import paths
+from .archive import overhead_table, runs_of, side_of, cell_timing, current_cells
+from .stats import without_values, fmt_mean_ci, describe
+
+REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
+
+
+def table1_cell(plan: dict, cell_dir: Path) -> dict:
+    """One cell's numbers: large FCT and mean small FCT for off and on."""
+    out = {}
+    for run, _ in runs_of(cell_dir):
+        flows = run["flows"]
+        for f in flows:
+            if f["cc_used"] != f["cc"]:
+                raise ValueError(f"{cell_dir}: flow on port {f['port']} asked for {f['cc']} but ran {f['cc_used']}")
+        out[side_of(plan, run)] = {
+            "large_fct_s": flows[0]["fct_s"],
+            "small_mean_fct_s": statistics.fmean(f["fct_s"] for f in flows[1:]),
+            "small_fct_s": [f["fct_s"] for f in flows[1:]],
+            "fidelity_ok": bool(run["fidelity"]["base_rtt_ok"] and run["fidelity"]["rate_ok"]),
+            "drops": run["bottleneck"]["drops"],
+            # small flows whose sender was held by the receiver's advertised window (per-ACK trace)
+            "small_rwnd_limited": sum(1 for f in flows[1:] if f.get("receiver_limited_acks")),
+            "small_count": len(flows) - 1,
+        }
+    return out
+
+
+def n_small(reps: list[dict]) -> int:
+    """Small flows per side over the repetitions."""
+    return sum(r["off"]["small_count"] for r in reps)
+
+
+def _paper_cells(p: dict) -> tuple[str, str, str]:
+    """The paper's off, on and improvement cells, in the digits the paper prints."""
+    return (f"{p['off_large']:.1f} / {p['off_small']:.2f}", f"{p['on_large']:.1f} / {p['on_small']:.2f}",
+            f"{p['improvement_pct']}%")
+
+
+def _reference(name: str) -> dict:
+    p = REFERENCE_DIR / f"{name}.yaml"
+    return yaml.safe_load(p.read_text()) if p.exists() else {}
+
+
+def _claims(off_small: list[float], on_small: list[float], off_large: list[float],
+            on_large: list[float]) -> dict:
+    n = len(off_small)
+    diffs = [a - b for a, b in zip(off_small, on_small)]
+    dd = describe(diffs)
+    if n >= 2 and dd["ci95"]:
+        lo, hi = dd["ci95"]
+        small = "yes" if lo > 0 else ("NO: slower" if hi < 0 else "not significant")
+    else:
+        small = "yes (n=1)" if dd["mean"] > 0 else "NO (n=1)"
+    dl = describe(off_large)
+    change = (statistics.fmean(on_large) / statistics.fmean(off_large) - 1) * 100
+    if n >= 2 and dl["ci95"]:
+        inside = dl["ci95"][0] <= statistics.fmean(on_large) <= dl["ci95"][1]
+        large = f"{'yes' if inside else 'NO'} ({change:+.1f}%)"
+    else:
+        large = f"n=1: {change:+.1f}%"
+    return {"small_faster": small, "large_within_ci": large, "small_diff_s": without_values(dd),
+            "large_change_pct": round(change, 2)}
+
+
+def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
+    ref = _reference(plan["matrix"])  # the paper's values belong to the paper's matrix only
+    ref_rows = {(r["large_cc"], r["buffer"], r["large_rtt"]): r for r in ref.get("rows", [])}
+    ref_avg = {r["large_cc"]: r for r in ref.get("averages", [])}
+    labels = plan.get("labels", {})
+    cells = current_cells(matrix_dir, plan)
+    by_setting: dict[tuple, list[dict]] = {}
+    walls = []
+    for cell, cdir in cells:
+        s = cell["setting"]
+        key = (s["large_cc"], s["buffer"], s["large_rtt"])
+        by_setting.setdefault(key, []).append(table1_cell(plan, cdir))
+        walls.append(cell_timing(cell, cdir))
+    order = [(c["setting"]["large_cc"], c["setting"]["buffer"], c["setting"]["large_rtt"])
+             for c in plan["cells"]]
+    order = list(dict.fromkeys(order))
+    rows, lines = [], []
+    lines += ["| large CCA | buffer | minRTT | n | off: large / small (s) | on: large / small (s) | "
+              "small-flow improvement | paper off: large / small | paper on: large / small | paper improvement | "
+              "small flows faster with SUSS? | large flow within its CI? | sign vs paper | "
+              "drops off / on | small flows rwnd-limited off / on | runs passing fidelity |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    per_cca: dict[str, list[dict]] = {}
+    for key in order:
+        reps = [r for r in by_setting.get(key, []) if "off" in r and "on" in r]
+        cca, buf, rtt = key
+        label = labels.get(cca, cca)
+        if not reps:
+            lines.append(f"| {label} | {buf} | {rtt} | 0 | not run yet | | | | | | | | | | | |")
+            continue
+        vals = {f"{side}_{what}": [r[side][f"{what}_fct_s" if what == "large" else "small_mean_fct_s"]
+                                   for r in reps]
+                for side in ("off", "on") for what in ("large", "small")}
+        d = {k: describe(v) for k, v in vals.items()}
+        impr = (1 - d["on_small"]["mean"] / d["off_small"]["mean"]) * 100
+        claims = _claims(vals["off_small"], vals["on_small"], vals["off_large"], vals["on_large"])
+        p = ref_rows.get(key)
+        if p:
+            sign = "agrees" if (impr > 0) == (p["improvement_pct"] > 0) else "DISAGREES"
+            paper = _paper_cells(p)
+        else:
+            sign, paper = "no paper value", ("–", "–", "–")
+        fid = sum(r[s]["fidelity_ok"] for r in reps for s in ("off", "on"))
+        drops = " / ".join(f"{statistics.fmean(r[s]['drops'] for r in reps):.0f}" for s in ("off", "on"))
+        rwnd = " / ".join(f"{sum(r[s]['small_rwnd_limited'] for r in reps)}" for s in ("off", "on"))
+        row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps),
+               **{k: without_values(v) for k, v in d.items()}, "improvement_pct": round(impr, 2), "claims": claims,
+               "paper": p, "sign_vs_paper": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps)}
+        rows.append(row)
+        per_cca.setdefault(cca, []).append(row)
+        lines.append(f"| {label} | {buf} | {rtt} | {len(reps)} | {fmt_mean_ci(d['off_large'], 1)} / {fmt_mean_ci(d['off_small'], 2)} | "
+                     f"{fmt_mean_ci(d['on_large'], 1)} / {fmt_mean_ci(d['on_small'], 2)} | {impr:.0f}% | {paper[0]} | {paper[1]} | "
+                     f"{paper[2]} | {claims['small_faster']} | {claims['large_within_ci']} | {sign} | {drops} | "
+                     f"{rwnd} of {n_small(reps)} | "
+                     f"{fid}/{2 * len(reps)} |")
+    for cca, rs in per_cca.items():
+        m = {k: statistics.fmean(r[k]["mean"] for r in rs) for k in ("off_large", "off_small", "on_large", "on_small")}
+        impr = (1 - m["on_small"] / m["off_small"]) * 100
+        p = ref_avg.get(cca)
+        paper = _paper_cells(p) if p else ("–", "–", "–")
+        sign = ("agrees" if (impr > 0) == (p["improvement_pct"] > 0) else "DISAGREES") if p else "no paper value"
+        bufs = sorted({r["buffer"] for r in rs})
+        lines.append(f"| {labels.get(cca, cca)} | average ({', '.join(bufs)}) | {len(rs)} settings | "
+                     f"{sum(r['n'] for r in rs)} | {m['off_large']:.1f} / {m['off_small']:.2f} | "
+                     f"{m['on_large']:.1f} / {m['on_small']:.2f} | {impr:.0f}% | {paper[0]} | {paper[1]} | "
+                     f"{paper[2]} | | | {sign} | | | |")
+    notes = [f"- {labels.get(u['setting'].get('large_cc'), u['setting'].get('large_cc'))} "
+             f"({', '.join(f'{k}={v}' for k, v in u['setting'].items())}): **unavailable**, not run and not "
+             f"substituted: {u['reason']}." for u in plan.get("unavailable", [])]
+    overhead = overhead_table(walls)
+    return "\n".join(lines), {"rows": rows, "unavailable": plan.get("unavailable", []), "notes": notes,
+                              "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan["cells"])}

@@ -1,0 +1,62 @@
+"""Matrices: many scenarios, split into cells, run resumably and archived.
+
+A matrix file (playbooks/matrices/*.yaml) is a scenario template plus axes:
+
+    matrix:
+      name: table1
+      axes:                               # make variable that narrows each
+        large_cc: {option: CCA, values: [cubic, bbr, bbr2], cca: true}
+        buffer:   {option: BUF, values: [1BDP, 2BDP]}
+      iterations: 2                       # ITER=
+      compare: {param: small, "off": cubic_hs, "on": cubic_suss}
+    scenario: {... "{large_cc}" ... "{buffer}" ...}
+
+A *setting* is one value per axis; a *cell* is one setting x one
+repetition: one scenario, run in one boot of the testbed, holding the
+compared cases (SUSS off and on) back to back.  Cells are what get dealt to
+hosts, retried, archived and resumed.
+
+Cell key = sha256 of (the cell's scenario, its repetition, the image hash,
+the traffic code's version).  The traffic code is the code that decides what
+runs on the wire (runners/sslab/guest/, scenario/, substrate/qemu.py and job.py); the
+image hash covers the kernel, our module and the guest agent.  Analysis
+code is left out on purpose: reports rebuild from the archive, so a change
+in a table does not make any traffic stale.
+
+On disk, results/<matrix>/<selection>/:
+
+    plans/plan-<stamp>.json   each invocation's plan (cells, keys, dealing)
+    cells/<key>/              a finished cell; cell.json is written last and
+                              the directory appears by one rename, so a cell
+                              is either complete or absent
+    cells/.partial-<key>-*    a cell being run (never counted as done)
+    failed/<key>-<stamp>-a<N>/  a failed attempt, with its log (error.txt)
+    progress/<host>.json      the running host's progress
+    reports/<stamp>/          tables and plots (reports/latest -> newest)
+
+Nothing is ever overwritten: a cell directory that exists is never
+replaced, a report goes to a new directory.
+
+The package:
+
+    spec         the matrix file (axes, compare, defaults) and its loader
+    selection    make variables (CCA=, BUF=, RTT=) to axis values
+    plan         cell keys, the plan, dealing cells to hosts
+    store        the resumable cell store (writing; reading is analysis.archive)
+    cells        running one host's cells (retry, record failures, progress)
+    orchestrate  the controller: plan, deal, run Ansible, progress, report
+
+May import: experiment, analysis, substrate, scenario and the leaves.  Not cli.
+"""
+
+from .cells import ATTEMPTS, Progress, check_host_matches, compress_pcaps, run_cells, run_one_cell
+from .plan import TRAFFIC_CODE, cell_key, deal, plan_matrix, traffic_code_version
+from .selection import resolve_selection, selection_id, settings, validate_options
+from .spec import MATRICES_DIR, Axis, Compare, Matrix, MatrixError, MatrixSpec, load_matrix, matrix_path
+from .store import CellStore, current_cells, latest_plan, write_json_atomic
+
+__all__ = ["ATTEMPTS", "Progress", "check_host_matches", "compress_pcaps", "run_cells", "run_one_cell",
+           "TRAFFIC_CODE", "cell_key", "deal", "plan_matrix", "traffic_code_version", "resolve_selection",
+           "selection_id", "settings", "validate_options", "MATRICES_DIR", "Axis", "Compare", "Matrix",
+           "MatrixError", "MatrixSpec", "load_matrix", "matrix_path", "CellStore", "current_cells",
+           "latest_plan", "write_json_atomic"]

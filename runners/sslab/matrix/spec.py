@@ -1,0 +1,108 @@
+"""The matrix file: a scenario template plus axes (playbooks/matrices/*.yaml)."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .. import paths
+from ..scenario import KNOWN_CCAS, Scenario, parse_scenario, scenario_from_dump, substitute
+
+MATRICES_DIR = paths.REPO_ROOT / "playbooks" / "matrices"
+
+
+class MatrixError(ValueError):
+    """A matrix request that cannot run (refused before anything starts)."""
+
+
+class Axis(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    option: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
+    values: list[str] = Field(min_length=1)
+    #: The values name congestion controls: checked against the kernel under test.
+    cca: bool = False
+
+
+class Compare(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    param: str
+    off: str
+    on: str
+
+
+class MatrixSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    title: str
+    report: Literal["table1", "fairness"]
+    iterations: int = Field(ge=1, le=1000)
+    #: How many the paper ran, when it says (printed beside ours).
+    paper_iterations: int | None = None
+    axes: dict[str, Axis] = Field(min_length=1)
+    labels: dict[str, str] = Field(default_factory=dict)
+    alternate_cases: bool = True
+    compare: Compare
+    defaults: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _options_unique(self):
+        opts = [a.option for a in self.axes.values()]
+        if len(set(opts)) != len(opts):
+            raise ValueError(f"axes share a make option: {opts}")
+        return self
+
+
+class Matrix:
+    """A loaded matrix file: its spec and its scenario template."""
+
+    def __init__(self, spec: MatrixSpec, template: dict, path: Path):
+        self.spec, self.template, self.path = spec, template, path
+
+    def scenario_for(self, setting: dict[str, str], rep: int) -> Scenario:
+        data = substitute(self.template, setting)
+        s = parse_scenario(data, f"{self.path} {setting}")
+        if self.spec.alternate_cases and rep % 2 == 1:
+            # Alternate in pairs: off-on in even repetitions, on-off in odd ones.
+            s = scenario_from_dump({**s.model_dump(by_alias=True), "cases": [
+                c.model_dump(by_alias=True) for c in reversed(s.cases)]})
+        return s
+
+
+def settings(spec: MatrixSpec, chosen: dict[str, list[str]]) -> list[dict[str, str]]:
+    names = list(spec.axes)
+    lists = [chosen.get(n, spec.axes[n].values) for n in names]
+    # Keep the file's order of values, whatever order they were asked in.
+    lists = [[v for v in spec.axes[n].values if v in lst] for n, lst in zip(names, lists)]
+    return [dict(zip(names, combo)) for combo in itertools.product(*lists)]
+
+
+def matrix_path(name_or_path: str) -> Path:
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml"):
+        return p
+    return MATRICES_DIR / f"{name_or_path}.yaml"
+
+
+def load_matrix(name_or_path: str) -> Matrix:
+    path = matrix_path(name_or_path)
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in MATRICES_DIR.glob("*.yaml")))
+        raise MatrixError(f"no matrix {name_or_path!r} (known: {known})")
+    data = yaml.safe_load(path.read_text())
+    if not isinstance(data, dict) or set(data) != {"matrix", "scenario"}:
+        raise MatrixError(f"{path}: a matrix file has exactly two sections, matrix and scenario")
+    try:
+        spec = MatrixSpec.model_validate(data["matrix"])
+    except ValidationError as e:
+        raise MatrixError(f"{path}: invalid matrix: {e}") from None
+    m = Matrix(spec, data["scenario"], path)
+    # Every setting must make a valid scenario (CCA axes aside: their
+    # availability is the kernel's business, checked when planning).
+    for setting in settings(spec, {}):
+        probe = {k: ("cubic" if spec.axes[k].cca and v not in KNOWN_CCAS else v) for k, v in setting.items()}
+        m.scenario_for(probe, 0)
+    return m

@@ -1,0 +1,68 @@
+"""The resumable cell store of one matrix directory: cells/, failed/, progress/.
+
+A cell counts as done only once its directory cells/<key>/ holds cell.json,
+and that directory appears by one rename of a finished .partial directory.
+Reading the store (plans, finished cells) is sslab.analysis.archive's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..analysis.archive import cell_dir, cell_done, current_cells, latest_plan
+
+__all__ = ["CellStore", "current_cells", "latest_plan", "write_json_atomic"]
+
+
+class CellStore:
+    """cells/, failed/ and progress/ of one matrix directory."""
+
+    def __init__(self, matrix_dir: Path):
+        self.dir = Path(matrix_dir)
+        self.cells = self.dir / "cells"
+        self.failed = self.dir / "failed"
+
+    def done(self, key: str) -> bool:
+        return cell_done(self.dir, key)
+
+    def cell_dir(self, key: str) -> Path:
+        return cell_dir(self.dir, key)
+
+    def failures(self, key: str) -> list[Path]:
+        return sorted(self.failed.glob(f"{key}-*")) if self.failed.exists() else []
+
+    def new_partial(self, key: str) -> Path:
+        self.cells.mkdir(parents=True, exist_ok=True)
+        d = self.cells / f".partial-{key}-{secrets.token_hex(3)}"
+        d.mkdir()
+        return d
+
+    def commit(self, partial: Path, key: str) -> Path:
+        """Make a finished cell count: one rename.  Refuses to replace an existing cell."""
+        final = self.cells / key
+        if final.exists():
+            raise FileExistsError(f"cell {key} already exists; not overwritten ({partial} kept)")
+        os.rename(partial, final)  # atomic; fails if @final appeared meanwhile and is non-empty
+        return final
+
+    def record_failure(self, partial: Path, key: str, attempt: int, error: str) -> Path:
+        self.failed.mkdir(parents=True, exist_ok=True)
+        dest = self.failed / f"{key}-{paths.stamp()}-a{attempt}"
+        (partial / "error.txt").write_text(error)
+        os.rename(partial, dest)
+        return dest
+
+    def stale_partials(self) -> list[Path]:
+        return sorted(self.cells.glob(".partial-*")) if self.cells.exists() else []
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    os.replace(tmp, path)

@@ -1,0 +1,21 @@
+"""Scenarios: the YAML a person writes, validated into one typed model.
+
+    units   sizes, rates and times as written ('5MB', '50mbit', '100ms')
+    model   the pydantic model (Scenario, Bottleneck, Flow, ...)
+    load    YAML files (`extends:`), case templates, the plan for a substrate
+
+May import: the standard library, pydantic, PyYAML, and the leaves
+sslab.ccas and sslab.paths.  Nothing else of sslab: every backend and
+report is fed from here, never the other way round.
+"""
+
+from ..ccas import KERNEL_CCAS, KNOWN_CCAS, OUR_CCAS
+from .load import expand_cases, load_scenario, parse_scenario, scenario_from_dump, substitute, to_plan
+from .model import (AddressPlan, Bottleneck, Buffer, Capture, Case, Flow, Pair, Scenario, ScenarioError,
+                    Topology)
+from .units import FRAME_BYTES, parse_rate_mbit, parse_seconds, parse_size
+
+__all__ = ["KERNEL_CCAS", "KNOWN_CCAS", "OUR_CCAS", "expand_cases", "load_scenario", "parse_scenario",
+           "scenario_from_dump", "substitute", "to_plan", "AddressPlan", "Bottleneck", "Buffer", "Capture",
+           "Case", "Flow", "Pair", "Scenario", "ScenarioError", "Topology", "FRAME_BYTES", "parse_rate_mbit",
+           "parse_seconds", "parse_size"]

@@ -1,0 +1,128 @@
+"""Reading scenarios: YAML files (with `extends:`), case templates, and the plan handed to a substrate."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from .model import Scenario, ScenarioError
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def substitute(value: Any, params: dict[str, Any]) -> Any:
+    if isinstance(value, str):
+        whole = _PLACEHOLDER.fullmatch(value)
+        if whole and whole[1] in params:
+            return params[whole[1]]
+        return _PLACEHOLDER.sub(lambda m: str(params.get(m[1], m[0])), value)
+    if isinstance(value, list):
+        return [substitute(v, params) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, params) for k, v in value.items()}
+    return value
+
+
+def expand_cases(raw: Any) -> list[dict]:
+    """`cases` may be a list of cases, or one template with a `matrix`."""
+    if isinstance(raw, list):
+        return raw
+    if not isinstance(raw, dict):
+        raise ScenarioError("cases: must be a list of cases or a template with a matrix")
+    matrix = raw.get("matrix") or {}
+    extra = set(raw) - {"flows", "matrix", "name"}
+    if extra:
+        raise ScenarioError(f"cases: unknown keys {sorted(extra)}")
+    if not isinstance(matrix, dict) or not all(isinstance(v, list) and v for v in matrix.values()):
+        raise ScenarioError("cases.matrix: each entry must be a non-empty list")
+    keys = list(matrix)
+    out = []
+    for combo in itertools.product(*(matrix[k] for k in keys)):
+        params = dict(zip(keys, combo))
+        name = raw.get("name") or "-".join(str(params[k]) for k in keys) or "case"
+        out.append({"name": substitute(name, params), "flows": substitute(raw.get("flows"), params),
+                    "params": params})
+    return out
+
+
+def _loc(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (("." if out else "") + str(part))
+    return out
+
+
+def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: a scenario is a mapping of fields")
+    data = dict(data)
+    if "cases" in data:
+        data["cases"] = expand_cases(data["cases"])
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as e:
+        lines = []
+        for err in e.errors():
+            where = _loc(err["loc"]) or "(top level)"
+            msg = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "extra_forbidden":
+                msg = "unknown field"
+            lines.append(f"  {where}: {msg}")
+        raise ScenarioError(f"{source}: invalid scenario\n" + "\n".join(lines)) from None
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict:
+    """Read a scenario file, following `extends: other.yaml` (relative to it)."""
+    if path.resolve() in seen:
+        raise ScenarioError(f"{path}: extends itself (through {', '.join(map(str, seen))})")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such scenario file") from None
+    except yaml.YAMLError as e:
+        raise ScenarioError(f"{path}: not valid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{path}: a scenario is a mapping of fields")
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    return _merge(_read_yaml(path.parent / parent, seen + (path.resolve(),)), data)
+
+
+def scenario_from_dump(data: dict) -> Scenario:
+    """A Scenario from its own model_dump (numbers already in seconds and Mbit/s)."""
+    return Scenario.model_validate(data, context={"canonical": True})
+
+
+def load_scenario(path: Path | str) -> Scenario:
+    path = Path(path)
+    return parse_scenario(_read_yaml(path), str(path))
+
+
+def to_plan(s: Scenario) -> dict:
+    """The scenario as plain data for the substrate (no pydantic there)."""
+    return {
+        "name": s.name,
+        "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs, "backend": s.topology.backend},
+        "bottleneck": {"rate_mbit": s.bottleneck.rate_mbit, "buffer_pkts": s.buffer_packets},
+        "pairs": [{"rtt_ms": p.rtt * 1e3} for p in s.pairs],
+        "addresses": {k: str(v) for k, v in s.topology.addresses.model_dump().items()},
+        "capture": s.capture.model_dump(),
+        "runs": [
+            {"index": i, "rep": rep, "case": case.name, "params": case.params,
+             "flows": [f.model_dump() for f in case.flows]}
+            for i, (rep, case) in enumerate(s.run_order())
+        ],
+    }

@@ -1,0 +1,48 @@
+"""Units of the scenario language: sizes, rates and times as people write them.
+
+Sizes use SI units (5MB = 5 000 000 bytes; KiB, MiB, GiB for powers of two);
+rates accept bit, kbit, mbit, gbit (per second); times accept us, ms, s.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+FRAME_BYTES = 1514  # a full-sized Ethernet frame carrying a 1500-byte IP packet
+
+_NUM = r"(?P<n>[0-9]+(?:\.[0-9]+)?)\s*"
+_SIZE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+_RATE_UNITS = {"bit": 1e-6, "kbit": 1e-3, "mbit": 1.0, "gbit": 1e3}
+_TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _parse(value: Any, units: dict[str, float], what: str, default_unit: str | None = None) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if default_unit is None:
+            raise ValueError(f"{what} needs a unit ({', '.join(units)}), got {value!r}")
+        return float(value) * units[default_unit]
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a string like '50mbit', got {value!r}")
+    m = re.fullmatch(_NUM + r"(?P<u>[a-zA-Z]+)", value.strip())
+    if not m or m["u"].lower() not in units:
+        raise ValueError(f"cannot read {what} {value!r}; units: {', '.join(units)}")
+    return float(m["n"]) * units[m["u"].lower()]
+
+
+
+def parse_size(value: Any) -> int:
+    """Bytes from '5MB', '64KiB', or a plain integer number of bytes."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return int(round(_parse(value, _SIZE_UNITS, "size")))
+
+
+def parse_rate_mbit(value: Any) -> float:
+    return _parse(value, _RATE_UNITS, "rate")
+
+
+def parse_seconds(value: Any) -> float:
+    return _parse(value, _TIME_UNITS, "time")
+
