@@ -1,7 +1,8 @@
 # slowstart-lab entry points.  Every target installs what it needs.
 #
 #   make vm-check          boot the testbed VM and print its self-check (JSON)
-#   make test              unit and integration tests (boots the VM)
+#   make test              import contracts, kernel-core, unit and integration tests (boots the VM)
+#   make lint-imports      check that imports flow one way (pyproject.toml's contracts)
 #   make image             build the testbed image (cached by recipe hash)
 #   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
 #   make startup           E1: the four slow starts through 50 Mbit/s, 100 ms (REPS=5)
@@ -34,7 +35,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
               ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git
 
-.PHONY: deps host-deps python-deps image image-repin vm-check startup report test test-unit test-vm kernel-test clean-venv \
+.PHONY: deps host-deps python-deps image image-repin vm-check startup report test test-unit test-vm kernel-test clean-venv lint-imports \
         reproduce-table1 fairness matrix
 
 deps: host-deps python-deps
@@ -88,13 +89,17 @@ kernel-test:
 	@if [ -f kernel/Makefile ] && grep -q '^test:' kernel/Makefile; then $(MAKE) -C kernel test; \
 	else echo "kernel/: no user-space tests yet"; fi
 
-test-unit: deps
+test-unit: deps lint-imports
 	$(VPY) -m pytest -q tests/unit
 
 test-vm: deps
 	$(VPY) -m pytest -q tests/integration
 
-test: deps kernel-test
+# Imports flow one way (pyproject.toml's contracts): a back-import or a cycle fails here.
+lint-imports: python-deps
+	$(VENV)/bin/lint-imports --no-cache
+
+test: deps kernel-test lint-imports
 	$(VPY) -m pytest -q tests
 
 clean-venv:
