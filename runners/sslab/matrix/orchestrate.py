@@ -40,6 +40,7 @@ from ..scenario import scenario_from_dump
 from ..substrate.agent import kill_group
 from ..substrate.image import ensure_image
 from .plan import deal, plan_matrix, traffic_code_version
+from .progress import ProgressBoard
 from .selection import resolve_selection, selection_id
 from .spec import Matrix, MatrixError
 from .store import CellStore
@@ -112,91 +113,6 @@ def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
     if walls:
         return statistics.fmean(walls)
     return statistics.fmean(estimate_seconds(scenario_from_dump(c["scenario"])) for c in plan["cells"][:8])
-
-
-# --------------------------------------------------------------------------
-# Progress
-# --------------------------------------------------------------------------
-
-
-def _mmss(s: float) -> str:
-    s = max(0, int(s))
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
-
-
-class ProgressBoard:
-    """Per-host bars with ETA, from progress/<host>.json files."""
-
-    WIDTH = 24
-
-    def __init__(self, hosts: dict[str, dict], matrix_rel: str, dealt: dict[str, list[str]], est_cell_s: float):
-        self.files = {h: (d / "progress" / f"{h}.json" if (d := host_matrix_dir(v, matrix_rel)) else None)
-                      for h, v in hosts.items()}
-        self.dealt, self.est = dealt, est_cell_s
-        self.t0 = time.time()
-        self.tty = sys.stdout.isatty()
-        self.last_text = ""  # terminal: the block drawn last, to draw over
-        self.last_counts: list[str] = []  # log: the per-host counts printed last
-        self.last_print = 0.0
-
-    def _state(self, host: str) -> dict | None:
-        f = self.files[host]
-        if not f or not f.exists():
-            return None
-        try:
-            st = json.loads(f.read_text())
-        except (OSError, json.JSONDecodeError):
-            return None
-        return st if st.get("updated", 0) >= self.t0 - 5 else None  # not a previous invocation's file
-
-    def lines(self) -> list[str]:
-        out, etas, done_all, total_all = [], [], 0, 0
-        for host, keys in self.dealt.items():
-            total = len(keys)
-            total_all += total
-            st = self._state(host)
-            if self.files[host] is None:
-                out.append(f"  {host:<12} {total} cells (remote: results arrive when it finishes)")
-                continue
-            if st is None:
-                out.append(f"  {host:<12} [{'.' * self.WIDTH}] 0/{total} preparing "
-                           f"(ETA {_mmss(total * self.est)})")
-                etas.append(total * self.est)
-                continue
-            finished = st["done"] + st["skipped"] + st["failed"]
-            done_all += finished
-            per = statistics.fmean(st["cell_seconds"]) if st["cell_seconds"] else self.est
-            running = ""
-            into = 0.0
-            if st.get("running"):
-                into = time.time() - (st.get("running_since") or time.time())
-                running = f", running {st['running']} ({_mmss(into)})"
-            eta = 0.0 if st.get("finished") else max(0.0, (total - finished) * per - into)
-            etas.append(eta)
-            fill = int(self.WIDTH * finished / total) if total else self.WIDTH
-            fail = f", {st['failed']} failed" if st["failed"] else ""
-            out.append(f"  {host:<12} [{'#' * fill}{'.' * (self.WIDTH - fill)}] {finished}/{total}{fail}{running}"
-                       f"{'' if st.get('finished') else f', ETA {_mmss(eta)}'}")
-        head = (f"matrix: {done_all}/{total_all} cells, elapsed {_mmss(time.time() - self.t0)}"
-                f", ETA {_mmss(max(etas, default=0))}")
-        return [head] + out
-
-    def draw(self, force: bool = False) -> None:
-        lines = self.lines()
-        text = "\n".join(lines)
-        if self.tty:
-            if self.last_text:
-                sys.stdout.write(f"\x1b[{self.last_text.count(chr(10)) + 1}F\x1b[J")
-            sys.stdout.write(text + "\n")
-            sys.stdout.flush()
-            self.last_text = text
-            return
-        # Not a terminal (CI, a log): a new block when something finished, else every 2 minutes.
-        counts = [ln.split(", running")[0].split(", ETA")[0] for ln in lines[1:]]
-        if force or counts != self.last_counts or time.time() - self.last_print > 120:
-            print(text, flush=True)
-            self.last_counts = counts
-            self.last_print = time.time()
 
 
 # --------------------------------------------------------------------------
@@ -287,7 +203,9 @@ def _run_playbook(plan_path: Path, inventory: Path, matrix_dir: Path, matrix_rel
     log_path = logs / f"ansible-{plan_path.stem}.log"
     cmd = [venv_bin("ansible-playbook"), "-i", str(inventory), str(PLAYBOOK),
            "-e", f"@{extra_path}", "--limit", ",".join(h for h, k in dealt.items() if k)]
-    board = ProgressBoard(hosts, matrix_rel, {h: k for h, k in dealt.items() if k}, est)
+    files = {h: (d / "progress" / f"{h}.json" if (d := host_matrix_dir(v, matrix_rel)) else None)
+             for h, v in hosts.items()}
+    board = ProgressBoard(files, {h: k for h, k in dealt.items() if k}, est)
     with open(log_path, "w") as log:
         # Own session: a Ctrl-C (or SIGTERM, SIGHUP: a closed terminal, a
         # CI timeout) here is forwarded to the whole Ansible tree, and with
@@ -295,6 +213,7 @@ def _run_playbook(plan_path: Path, inventory: Path, matrix_dir: Path, matrix_rel
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=ansible_env(),
                                 start_new_session=True)
         previous = {sig: signal.signal(sig, _as_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+        board.start()
         try:
             while proc.poll() is None:
                 board.draw()
@@ -302,12 +221,11 @@ def _run_playbook(plan_path: Path, inventory: Path, matrix_dir: Path, matrix_rel
         except KeyboardInterrupt:
             print("\ninterrupted: stopping the hosts' runs (finished cells are kept)", file=sys.stderr)
             _stop(proc)
-            board.draw(force=True)
             raise
         finally:
+            board.stop()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-    board.draw(force=True)
     if proc.returncode != 0:
         tail = log_path.read_text(errors="replace").splitlines()[-25:]
         print(f"ansible-playbook exited {proc.returncode}; log {log_path}:\n" + "\n".join(tail), file=sys.stderr)
