@@ -5,19 +5,14 @@ from __future__ import annotations
 import math
 import statistics
 
-#: Two-sided 95% Student t quantiles by degrees of freedom (standard table).
-_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
-        10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
-        18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
+from scipy.stats import t as student_t
 
 
 def t95(df: int) -> float:
+    """The two-sided 95% quantile of Student's t with @df degrees of freedom (scipy.stats.t)."""
     if df <= 0:
         return math.nan
-    for k in sorted(_T95):
-        if df <= k:
-            return _T95[k]
-    return 1.960
+    return float(student_t.ppf(0.975, df))
 
 
 def describe(values: list[float]) -> dict:
