@@ -226,3 +226,18 @@ def test_bad_matrix_file_is_refused(tmp_path):
     with pytest.raises(mx.MatrixError, match="no matrix 'nope'"):
         mx.load_matrix("nope")
     assert Path(mx.matrix_path("table1")).exists()
+
+
+def test_matrix_file_errors_name_line_column_and_every_field(tmp_path):
+    p = tmp_path / "m.yaml"
+    p.write_text("matrix:\n  name: m\n  axes: {x: {option: X, values: [1]}\nscenario: {}\n")
+    with pytest.raises(mx.MatrixError, match=rf"^{p}:4:1: not valid YAML"):
+        mx.load_matrix(str(p))
+    p.write_text("matrix: {name: M!, title: t, report: table9, iterations: 0, axes: {}, compare: {param: p, 'off': a, 'on': b}}\n"
+                 "scenario: {}\n")
+    with pytest.raises(mx.MatrixError) as err:
+        mx.load_matrix(str(p))
+    lines = str(err.value).splitlines()
+    assert lines[0] == f"{p}: invalid matrix (4 errors)"
+    assert [ln.split(":")[0].strip() for ln in lines[1:]] == ["matrix.name", "matrix.report", "matrix.iterations",
+                                                              "matrix.axes"]

@@ -108,3 +108,26 @@ def test_iperf3_flows_are_timed():
     data["cases"]["name"] = "{cc}"
     s = parse_scenario(data)
     assert s.cases[0].flows[0].tool == "iperf3" and s.cases[0].flows[0].duration == 10
+
+
+def test_yaml_syntax_error_names_file_line_and_column(tmp_path: Path):
+    p = tmp_path / "syntax.yaml"
+    p.write_text("name: x\nbottleneck: {rate: 50mbit, buffer: {bdp: 1, rtt: 100ms}\npairs: [{rtt: 100ms}]\n")
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(p)
+    text = str(err.value)
+    # The flow mapping opened on line 2 is not closed when line 3 begins.
+    assert text.startswith(f"{p}:3:1: not valid YAML: expected ',' or '}}'"), text
+    assert "line 2, column 13" in text and "\n  pairs: [{rtt: 100ms}]\n  ^" in text
+
+
+def test_every_field_error_is_listed_at_once(tmp_path: Path):
+    p = tmp_path / "fields.yaml"
+    p.write_text('name: "bad name!"\nbottleneck: {rate: fast, buffer: {bdp: 1, rtt: 100ms}}\npairs: [{rtt: 100ms}]\n'
+                 "cases:\n  - name: a\n    flows: [{pair: 1, cc: cubic_hsp, size: 1MB}]\n")
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(p)
+    lines = str(err.value).splitlines()
+    assert lines[0] == f"{p}: invalid scenario (3 errors)"
+    assert [ln.split(":")[0].strip() for ln in lines[1:]] == ["name", "bottleneck.rate", "cases[0].flows[0].cc"]
+    assert "(got 'bad name!')" in lines[1] and "'fast'" in lines[2] and "'cubic_hsp'" in lines[3]

@@ -57,6 +57,47 @@ def _loc(loc: tuple) -> str:
     return out
 
 
+def field_errors(e: ValidationError) -> list[str]:
+    """Every error pydantic collected, one line each: the field's path, the message, what was given."""
+    lines = []
+    for err in e.errors():
+        where = _loc(err["loc"]) or "(top level)"
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        elif not err["type"].startswith("value_error") and "input" in err:
+            given = repr(err["input"])
+            msg += f" (got {given if len(given) <= 60 else given[:57] + '...'})"
+        lines.append(f"  {where}: {msg}")
+    return lines
+
+
+def yaml_error(path: Path, e: yaml.YAMLError) -> str:
+    """A YAML syntax error as an editor's location: FILE:LINE:COLUMN: what is wrong."""
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    problem = getattr(e, "problem", None) or str(e)
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    context = getattr(e, "context", None)
+    text = f"{where}: not valid YAML: {problem}"
+    if context and getattr(e, "context_mark", None) is not None:
+        cm = e.context_mark
+        text += f" ({context} at line {cm.line + 1}, column {cm.column + 1})"
+    if mark is not None and getattr(mark, "buffer", None):
+        line = mark.buffer.splitlines()[mark.line] if mark.line < len(mark.buffer.splitlines()) else ""
+        text += f"\n  {line}\n  {' ' * mark.column}^"
+    return text
+
+
+def read_yaml_file(path: Path, error: type[Exception]) -> Any:
+    """YAML from @path; a missing file or a syntax error raises @error naming file, line and column."""
+    try:
+        return yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except yaml.YAMLError as e:
+        raise error(yaml_error(path, e)) from None
+
+
 def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: a scenario is a mapping of fields")
@@ -66,14 +107,9 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as e:
-        lines = []
-        for err in e.errors():
-            where = _loc(err["loc"]) or "(top level)"
-            msg = err["msg"].removeprefix("Value error, ")
-            if err["type"] == "extra_forbidden":
-                msg = "unknown field"
-            lines.append(f"  {where}: {msg}")
-        raise ScenarioError(f"{source}: invalid scenario\n" + "\n".join(lines)) from None
+        lines = field_errors(e)
+        raise ScenarioError(f"{source}: invalid scenario ({len(lines)} error{'s' if len(lines) > 1 else ''})\n"
+                            + "\n".join(lines)) from None
 
 
 def _merge(base: dict, over: dict) -> dict:
@@ -87,12 +123,9 @@ def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict:
     """Read a scenario file, following `extends: other.yaml` (relative to it)."""
     if path.resolve() in seen:
         raise ScenarioError(f"{path}: extends itself (through {', '.join(map(str, seen))})")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such scenario file") from None
-    except yaml.YAMLError as e:
-        raise ScenarioError(f"{path}: not valid YAML: {e}") from None
+    if not path.exists():
+        raise ScenarioError(f"{path}: no such scenario file")
+    data = read_yaml_file(path, ScenarioError)
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a mapping of fields")
     parent = data.pop("extends", None)
