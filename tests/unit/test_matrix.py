@@ -20,22 +20,20 @@ def table1():
 
 
 def plan_of(m, options=None, iterations=1, image="img1", code="code1"):
-    chosen = mx.resolve_selection(m.spec, options or {})
+    chosen = mx.resolve_selection(m, options or {})
     return mx.plan_matrix(m, chosen, iterations, image, KERNEL, code)
 
 
 def test_selection_matches_make_style_values(table1):
     spec = table1.spec
-    assert mx.resolve_selection(spec, {"CCA": "cubic"}) == {"large_cc": ["cubic"]}
-    assert mx.resolve_selection(spec, {"RTT": "100"}) == {"large_rtt": ["100ms"]}
-    assert mx.resolve_selection(spec, {"BUF": "2bdp", "RTT": "25ms,200"}) == {
+    assert mx.resolve_selection(table1, {"CCA": "cubic"}) == {"large_cc": ["cubic"]}
+    assert mx.resolve_selection(table1, {"RTT": "100"}) == {"large_rtt": ["100ms"]}
+    assert mx.resolve_selection(table1, {"BUF": "2bdp", "RTT": "25ms,200"}) == {
         "buffer": ["2BDP"], "large_rtt": ["25ms", "200ms"]}
-    with pytest.raises(mx.MatrixError, match="CCA=bbr3: not a value of table1's large_cc"):
-        mx.resolve_selection(spec, {"CCA": "bbr3"})
+    with pytest.raises(mx.MatrixError, match="CCA=bbr3: not a congestion control the harness knows"):
+        mx.resolve_selection(table1, {"CCA": "bbr3"})
     with pytest.raises(mx.MatrixError, match="no option FOO"):
-        mx.resolve_selection(spec, {"FOO": "1"})
-    with pytest.raises(mx.MatrixError, match="RTT=30: not a value"):
-        mx.resolve_selection(spec, {"RTT": "30"})
+        mx.resolve_selection(table1, {"FOO": "1"})
     assert mx.selection_id(spec, {"large_cc": ["cubic"]}) == "cca-cubic"
     assert mx.selection_id(spec, {}) == "all"
 
@@ -57,6 +55,38 @@ def test_table1_cells_and_unavailable_cca(table1):
     assert s.buffer_packets == round(2 * 50e6 * 0.05 / 8 / 1514)
     assert [f.cc for f in s.cases[0].flows[:2]] == ["bbr", "cubic_hs"]
     assert len(s.cases[0].flows) == 13 and s.cases[0].flows[-1].start == 24
+
+
+def test_any_valid_value_beside_the_papers(table1):
+    chosen = mx.resolve_selection(table1, {"BUF": "0.5BDP,3bdp,2BDP", "RTT": "30,300ms", "CCA": "cubic,vegas"})
+    # Written the axis's way (unit and spelling); the file's values first, in the file's order.
+    assert chosen == {"buffer": ["0.5BDP", "3BDP", "2BDP"], "large_rtt": ["30ms", "300ms"],
+                      "large_cc": ["cubic", "vegas"]}
+    plan = mx.plan_matrix(table1, chosen, 1, "img", {**KERNEL, "vegas": "module tcp_vegas"}, "code")
+    got = [(c["setting"]["large_cc"], c["setting"]["buffer"], c["setting"]["large_rtt"]) for c in plan["cells"]]
+    assert got[:3] == [("cubic", "2BDP", "30ms"), ("cubic", "2BDP", "300ms"), ("cubic", "0.5BDP", "30ms")]
+    assert len(got) == 2 * 3 * 2 and not plan["unavailable"]
+    s = scenario_from_dump(next(c for c in plan["cells"] if c["setting"]["buffer"] == "0.5BDP"
+                                and c["setting"]["large_rtt"] == "300ms")["scenario"])
+    assert s.pairs[0].rtt == pytest.approx(0.3) and s.buffer_packets == round(0.5 * 50e6 * 0.3 / 8 / 1514)
+    assert plan["axis_values"]["buffer"] == ["1BDP", "2BDP"]
+    assert mx.selection_id(table1.spec, chosen) == "buf-0.5bdp+3bdp+2bdp_rtt-30ms+300ms_cca-cubic+vegas"
+    # Keys of the paper's cells do not depend on what else was asked.
+    both = {c["key"] for c in plan_of(table1, {"CCA": "cubic", "BUF": "2BDP", "RTT": "25"})["cells"]}
+    assert both <= {c["key"] for c in plan_of(table1, {"CCA": "cubic", "BUF": "2BDP,3BDP", "RTT": "25,30"})["cells"]}
+
+
+@pytest.mark.parametrize("option, value, words", [
+    ("RTT", "0", "pairs[0].rtt: rtt must be in (0, 10 s]"),
+    ("RTT", "fast", "cannot read time 'fast'"),
+    ("BUF", "-1BDP", "cannot read bdp '-1BDP'"),
+    ("BUF", "0BDP", "bdp must be positive"),
+    ("CCA", "cubicc", "not a congestion control the harness knows"),
+])
+def test_invalid_values_are_refused_naming_the_reason(table1, option, value, words):
+    with pytest.raises(mx.MatrixError) as err:
+        mx.resolve_selection(table1, {option: value})
+    assert str(err.value).startswith(f"{option}={value}: ") and words in str(err.value), str(err.value)
 
 
 def test_cases_alternate_in_pairs(table1):

@@ -184,3 +184,19 @@ def test_jain_series_from_the_clients_byte_counts(tmp_path):
     assert by_t[12.0] == pytest.approx(34 ** 2 / (5 * (4 * 64 + 4)), rel=1e-3)
     rec = mr.recovery(ser, 10.0)
     assert rec["recovery_s"] == pytest.approx(4.0, abs=0.05)  # window (13, 14] starts the fair stretch
+
+
+def test_cells_beside_the_papers_grid_have_no_paper_value_and_stay_out_of_the_average(tmp_path):
+    d, plan = synthetic_matrix(tmp_path)
+    s3 = {"large_cc": "cubic", "buffer": "3BDP", "large_rtt": "25ms"}
+    plan["cells"].append(make_cell(d, "c0", s3, 0, {"off": (10.0, [9.0, 9.0]), "on": (10.0, [1.0, 1.0])}))
+    plan["axis_values"] = {"large_cc": ["cubic", "bbr", "bbr2"], "buffer": ["1BDP", "2BDP"],
+                           "large_rtt": ["25ms", "50ms", "100ms", "200ms"]}
+    table, extra = mr.table1(d, plan)
+    row = next(r for r in extra["rows"] if r["buffer"] == "3BDP")
+    assert not row["on_paper_grid"] and row["paper"] is None
+    assert "| CUBIC | 3BDP | 25ms | 1 |" in table and "no paper value (beside the paper's grid)" in table
+    # The average row is over the two settings on the paper's grid only.
+    avg = next(ln for ln in table.splitlines() if "average" in ln)
+    assert "| average (1BDP) | 2 settings |" in avg
+    assert any("1 setting(s) beside the paper's grid" in n for n in extra["notes"])

@@ -16,6 +16,13 @@ from .stats import without_values, fmt_mean_ci, describe
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 
 
+def on_paper_grid(plan: dict, setting: dict) -> bool:
+    """Whether every value of @setting is one of the matrix file's own (the paper's grid).
+    Plans from before axis values were recorded hold only the file's values."""
+    values = plan.get("axis_values")
+    return values is None or all(v in values.get(a, [v]) for a, v in setting.items())
+
+
 def table1_cell(plan: dict, cell_dir: Path) -> dict:
     """One cell's numbers: large FCT and mean small FCT for off and on."""
     out = {}
@@ -111,15 +118,17 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
         impr = (1 - d["on_small"]["mean"] / d["off_small"]["mean"]) * 100
         claims = _claims(vals["off_small"], vals["on_small"], vals["off_large"], vals["on_large"])
         p = ref_rows.get(key)
+        on_grid = on_paper_grid(plan, {"large_cc": cca, "buffer": buf, "large_rtt": rtt})
         if p:
             sign = "agrees" if (impr > 0) == (p["improvement_pct"] > 0) else "DISAGREES"
             paper = _paper_cells(p)
         else:
-            sign, paper = "no paper value", ("–", "–", "–")
+            sign = "no paper value" if on_grid else "no paper value (beside the paper's grid)"
+            paper = ("–", "–", "–")
         fid = sum(r[s]["fidelity_ok"] for r in reps for s in ("off", "on"))
         drops = " / ".join(f"{statistics.fmean(r[s]['drops'] for r in reps):.0f}" for s in ("off", "on"))
         rwnd = " / ".join(f"{sum(r[s]['small_rwnd_limited'] for r in reps)}" for s in ("off", "on"))
-        row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps),
+        row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps), "on_paper_grid": on_grid,
                **{k: without_values(v) for k, v in d.items()}, "improvement_pct": round(impr, 2), "claims": claims,
                "paper": p, "sign_vs_paper": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps)}
         rows.append(row)
@@ -129,7 +138,11 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
                      f"{paper[2]} | {claims['small_faster']} | {claims['large_within_ci']} | {sign} | {drops} | "
                      f"{rwnd} of {n_small(reps)} | "
                      f"{fid}/{2 * len(reps)} |")
-    for cca, rs in per_cca.items():
+    for cca, every in per_cca.items():
+        # The average is the paper's: over its grid only (cells beside it have no paper value).
+        rs = [r for r in every if r["on_paper_grid"]]
+        if not rs:
+            continue
         m = {k: statistics.fmean(r[k]["mean"] for r in rs) for k in ("off_large", "off_small", "on_large", "on_small")}
         impr = (1 - m["on_small"] / m["off_small"]) * 100
         p = ref_avg.get(cca)
@@ -143,6 +156,10 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
     notes = [f"- {labels.get(u['setting'].get('large_cc'), u['setting'].get('large_cc'))} "
              f"({', '.join(f'{k}={v}' for k, v in u['setting'].items())}): **unavailable**, not run and not "
              f"substituted: {u['reason']}." for u in plan.get("unavailable", [])]
+    beside = [r for r in rows if not r["on_paper_grid"]]
+    if beside:
+        notes.append(f"- {len(beside)} setting(s) beside the paper's grid (a value the matrix file does not list): "
+                     f"no paper value, and left out of the averages.")
     overhead = overhead_table(walls)
     return "\n".join(lines), {"rows": rows, "unavailable": plan.get("unavailable", []), "notes": notes,
                               "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan["cells"])}

@@ -122,7 +122,7 @@ def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
 
 def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
                serial: str | None = None) -> int:
-    chosen = resolve_selection(m.spec, options)
+    chosen = resolve_selection(m, options)
     iterations = iterations or m.spec.iterations
     if iterations < 1:
         raise MatrixError(f"ITER must be at least 1, got {iterations}")

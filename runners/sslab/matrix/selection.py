@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .spec import MatrixError, MatrixSpec, settings
+from ..scenario import KNOWN_CCAS, ScenarioError
+from .spec import Matrix, MatrixError, MatrixSpec, settings
 
 __all__ = ["resolve_selection", "selection_id", "settings", "validate_options"]
 
@@ -27,8 +28,37 @@ def _match(given: str, values: list[str]) -> str | None:
     return None
 
 
-def resolve_selection(spec: MatrixSpec, options: dict[str, str]) -> dict[str, list[str]]:
-    """Axis -> chosen values, from OPTION=v1,v2 pairs; unknown options or values are refused."""
+_NUMBER_UNIT = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)")
+
+
+def _shared_unit(values: list[str]) -> str | None:
+    """The unit every value of an axis is written in ('ms' for 25ms, 50ms, ...), else None."""
+    units = {m[2] for v in values if (m := _NUMBER_UNIT.fullmatch(str(v).strip()))}
+    if len(units) == 1 and all(_NUMBER_UNIT.fullmatch(str(v).strip()) for v in values):
+        return units.pop() or None
+    return None
+
+
+def _new_value(given: str, values: list[str]) -> str:
+    """A value beside the axis's own, written the way the axis writes its values: a bare number
+    takes the axis's unit, a unit takes the axis's spelling (0.5bdp -> 0.5BDP, 30 -> 30ms)."""
+    unit = _shared_unit(values)
+    m = _NUMBER_UNIT.fullmatch(given.strip())
+    if unit and m and (not m[2] or m[2].lower() == unit.lower()):
+        return f"{float(m[1]):g}{unit}"
+    return given.strip()
+
+
+def resolve_selection(matrix: Matrix, options: dict[str, str]) -> dict[str, list[str]]:
+    """Axis -> chosen values, from OPTION=v1,v2 pairs.
+
+    A value may be any valid one, not only the file's: the next question is
+    often the cell beside the paper's.  A value the file does not list is
+    checked by building the scenario it makes (a congestion control must be
+    a name the harness knows; whether the kernel offers it is checked when
+    planning).  Unknown options and invalid values are refused.
+    """
+    spec = matrix.spec
     by_option = {a.option: name for name, a in spec.axes.items()}
     chosen: dict[str, list[str]] = {}
     for opt, raw in options.items():
@@ -40,16 +70,31 @@ def resolve_selection(spec: MatrixSpec, options: dict[str, str]) -> dict[str, li
         for part in str(raw).split(","):
             if not part.strip():
                 continue
-            v = _match(part, values)
-            if v is None:
-                raise MatrixError(f"{opt}={part.strip()}: not a value of {spec.name}'s {axis} "
-                                  f"(one of: {', '.join(values)})")
+            v = _match(part, values) or _new_value(part, values)
+            if v not in values:
+                _check_new_value(matrix, axis, v, f"{opt}={part.strip()}")
             if v not in picked:
                 picked.append(v)
         if not picked:
             raise MatrixError(f"{opt} is empty")
         chosen[axis] = picked
     return chosen
+
+
+def _check_new_value(matrix: Matrix, axis: str, value: str, asked: str) -> None:
+    spec = matrix.spec
+    if spec.axes[axis].cca:
+        if value not in KNOWN_CCAS:
+            raise MatrixError(f"{asked}: not a congestion control the harness knows "
+                              f"(known: {', '.join(KNOWN_CCAS)})")
+        return
+    setting = {a: (value if a == axis else spec.axes[a].values[0]) for a in spec.axes}
+    setting = {a: ("cubic" if spec.axes[a].cca and v not in KNOWN_CCAS else v) for a, v in setting.items()}
+    try:
+        matrix.scenario_for(setting, 0)
+    except ScenarioError as e:
+        detail = "; ".join(ln.strip() for ln in str(e).splitlines()[1:]) or str(e)
+        raise MatrixError(f"{asked}: makes an invalid {spec.name} scenario: {detail}") from None
 
 
 def selection_id(spec: MatrixSpec, chosen: dict[str, list[str]]) -> str:

@@ -73,10 +73,13 @@ class Matrix:
 
 
 def settings(spec: MatrixSpec, chosen: dict[str, list[str]]) -> list[dict[str, str]]:
+    """Every combination of the chosen values (an axis not chosen: all of the file's)."""
     names = list(spec.axes)
     lists = [chosen.get(n, spec.axes[n].values) for n in names]
-    # Keep the file's order of values, whatever order they were asked in.
-    lists = [[v for v in spec.axes[n].values if v in lst] for n, lst in zip(names, lists)]
+    # The file's values in the file's order, whatever order they were asked in;
+    # values beside the file's after them, in the order asked.
+    lists = [[v for v in spec.axes[n].values if v in lst] + [v for v in lst if v not in spec.axes[n].values]
+             for n, lst in zip(names, lists)]
     return [dict(zip(names, combo)) for combo in itertools.product(*lists)]
 
 
