@@ -6,6 +6,7 @@
 #   make image             build the testbed image (cached by recipe hash)
 #   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
 #   make startup           E1: the four slow starts through 50 Mbit/s, 100 ms (REPS=5)
+#   make crosscheck        E1 on UML and on QEMU -icount, side by side (REPS=2)
 #   make report RUN=DIR    rebuild a run's tables and plots from its archive
 #   make reproduce-table1  E7 stability matrix (SUSS Table 1) through Ansible; ITER= CCA= BUF= RTT=
 #   make fairness          E6 fairness matrix (SUSS Fig. 15); BUF= RTT= ITER=
@@ -15,28 +16,32 @@
 # Matrices run on the hosts of INVENTORY (default: this machine); SERIAL=1
 # runs the hosts one after another.  Rerunning a matrix runs only missing cells.
 #
-# SUBSTRATE=vm (default) or native; ACCEL=auto (default), kvm or tcg.
+# SUBSTRATE=uml (default: User-Mode Linux in virtual time), vm (QEMU) or native;
+# for vm: ACCEL=auto (default), kvm or tcg, and CLOCK=real (default: MTTCG/KVM) or virtual (icount).
 
 SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
-SUBSTRATE ?= vm
+SUBSTRATE ?= uml
 ACCEL ?= auto
+CLOCK ?= real
+SUBSTRATE_ARGS = --substrate $(SUBSTRATE) --accel $(ACCEL) --clock $(CLOCK)
 REPS ?=
 SCENARIO ?= topologies/e1-startup.yaml
 INVENTORY ?= playbooks/inventory/localhost.ini
 MATRIX ?= smoke
 MATRIX_ARGS = $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
-              $(if $(RTT),--set RTT=$(RTT)) --inventory $(INVENTORY) $(if $(SERIAL),--serial $(SERIAL))
+              $(if $(RTT),--set RTT=$(RTT)) --inventory $(INVENTORY) $(if $(SERIAL),--serial $(SERIAL)) \
+              $(if $(JOBS),--jobs $(JOBS)) $(SUBSTRATE_ARGS)
 
 # Host programs and the Debian packages that provide them.
 HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
-              ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git
+              ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git taskset:util-linux strip:binutils patch:patch xz:xz-utils
 
 .PHONY: deps host-deps python-deps image image-repin vm-check startup report test test-unit test-vm kernel-test clean-venv lint-imports \
-        reproduce-table1 fairness matrix
+        reproduce-table1 fairness matrix crosscheck bench
 
 deps: host-deps python-deps
 
@@ -65,10 +70,18 @@ image-repin: deps
 	$(VPY) -m sslab image repin
 
 vm-check: deps
-	$(VPY) -m sslab vm-check --substrate $(SUBSTRATE) --accel $(ACCEL)
+	$(VPY) -m sslab vm-check $(SUBSTRATE_ARGS)
 
 startup: deps
-	$(VPY) -m sslab startup --scenario $(SCENARIO) --substrate $(SUBSTRATE) --accel $(ACCEL) $(if $(REPS),--reps $(REPS))
+	$(VPY) -m sslab startup --scenario $(SCENARIO) $(SUBSTRATE_ARGS) $(if $(REPS),--reps $(REPS))
+
+# E1 on UML (virtual time, infinitely fast CPUs) and on QEMU -icount (virtual time, CPU costs guest time).
+crosscheck: deps
+	$(VPY) -m sslab crosscheck --scenario $(SCENARIO) $(if $(REPS),--reps $(REPS))
+
+# Wall-clock benchmarks of the UML substrate (not tests: timings depend on the machine).
+bench: deps
+	$(VPY) runners/benchmarks.py $(BENCH)
 
 report: python-deps
 	@if [ -n "$(ARTIFACT)" ]; then $(VPY) -m sslab matrix report $(ARTIFACT); \

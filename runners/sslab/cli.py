@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from . import paths
-from .substrate import make_substrate
+from .substrate import CLOCKS, SUBSTRATES, make_substrate
 
 
 def cmd_image(args) -> int:
@@ -32,9 +32,10 @@ def cmd_image(args) -> int:
 
 def cmd_vm_check(args) -> int:
     from .substrate.job import JobSpec
-    substrate = make_substrate(args.substrate, args.accel)
+    substrate = make_substrate(args.substrate, args.accel, args.clock)
     run_dir = paths.new_run_dir("vm-check")
-    job = JobSpec(argv=["python3", "-m", "sslab.guest.vmcheck"], timeout_s=args.timeout, name="vm-check")
+    job = JobSpec(argv=["python3", "-m", "sslab.guest.vmcheck"], timeout_s=args.timeout, name="vm-check",
+                  env={"SSLAB_CLOCK": substrate.clock})
     t0 = time.monotonic()
     res = substrate.run(job, run_dir / "job")
     total = time.monotonic() - t0
@@ -47,6 +48,7 @@ def cmd_vm_check(args) -> int:
     guest = json.loads(report_path.read_text())
     out = {
         "substrate": res.substrate,
+        "clock": res.clock,
         "kernel_release": guest["kernel_release"],
         "accelerator": res.accelerator,
         "seconds_to_userspace": None if res.seconds_to_userspace is None else round(res.seconds_to_userspace, 2),
@@ -62,9 +64,15 @@ def cmd_vm_check(args) -> int:
     }
     if res.substrate == "vm":
         out["accel_probe"] = substrate.accel_probe
+    if res.substrate in ("vm", "uml"):
         m = substrate.image.manifest()
         out["image"] = {"hash": m["image_hash"], "kernel_package": m["kernel"]["package"],
                         "kernel_version": m["kernel"]["version"]}
+        if res.substrate == "uml":
+            uml = m.get("uml") or {}
+            out["image"]["uml"] = {"release": uml.get("release"), "source": uml.get("source"),
+                                   "config_sha256": uml.get("config_sha256"), "warning": uml.get("warning")}
+            out["seed"], out["cpu"], out["guest_seconds"] = res.seed, res.cpu, res.guest_seconds
     (run_dir / "vm-check.json").write_text(json.dumps(out, indent=2, sort_keys=True))
     print(json.dumps(out, sort_keys=True))
     return 0 if res.ok and all(guest["checks"].values()) else 1
@@ -72,7 +80,7 @@ def cmd_vm_check(args) -> int:
 
 def cmd_run(args) -> int:
     from .substrate.job import JobSpec
-    substrate = make_substrate(args.substrate, args.accel)
+    substrate = make_substrate(args.substrate, args.accel, args.clock)
     if not args.argv:
         raise SystemExit("give the command to run after --")
     run_dir = paths.new_run_dir("jobs")
@@ -80,7 +88,8 @@ def cmd_run(args) -> int:
     sys.stdout.write(res.stdout())
     sys.stderr.write(res.stderr())
     print(json.dumps({"exit_code": res.exit_code, "timed_out": res.timed_out, "substrate": res.substrate,
-                      "accelerator": res.accelerator, "run_dir": str(run_dir)}), file=sys.stderr)
+                      "clock": res.clock, "accelerator": res.accelerator, "run_dir": str(run_dir)}),
+          file=sys.stderr)
     return 124 if res.timed_out else (res.exit_code if isinstance(res.exit_code, int) else 1)
 
 
@@ -89,11 +98,37 @@ def cmd_startup(args) -> int:
     from .experiment import run_scenario
     from .scenario import load_scenario
     load_scenario(args.scenario)  # refuse a bad file before building or booting anything
-    substrate = make_substrate(args.substrate, args.accel)
+    substrate = make_substrate(args.substrate, args.accel, args.clock)
     t0 = time.monotonic()
     run_dir = run_scenario(Path(args.scenario), args.kind, substrate, reps=args.reps)
     print_table(run_dir)
     print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
+    return 0
+
+
+def cmd_crosscheck(args) -> int:
+    """`make crosscheck`: one scenario on UML and on QEMU with -icount, side by side."""
+    from .analysis.crosscheck import crosscheck_table
+    from .analysis.startup import print_table
+    from .experiment import run_scenario
+    from .scenario import load_scenario
+    load_scenario(args.scenario)  # refuse a bad file before anything runs
+    runs, walls = {}, {}
+    for label, name, clock in (("uml/inf-cpu", "uml", "real"), ("qemu/icount", "vm", "virtual")):
+        substrate = make_substrate(name, "tcg" if name == "vm" else "auto", clock)
+        t0 = time.monotonic()
+        runs[label] = run_scenario(Path(args.scenario), f"crosscheck/{name}", substrate, reps=args.reps)
+        walls[label] = time.monotonic() - t0
+        print_table(runs[label])
+    table = crosscheck_table(runs)
+    dest = paths.new_run_dir("crosscheck/compared")
+    text = (f"# Crosscheck: {Path(args.scenario).name} on two clocks\n\n"
+            + "".join(f"- {label}: {d} ({walls[label]:.0f} s wall)\n" for label, d in runs.items())
+            + "\nMedian [95% CI]. Agreement: medians within the larger of 10% and the two CI half-widths "
+              "together; losses of at most 5 on both sides agree.\n\n" + table + "\n")
+    (dest / "crosscheck.md").write_text(text)
+    print(text)
+    print(f"crosscheck: {dest / 'crosscheck.md'}")
     return 0
 
 
@@ -110,7 +145,8 @@ def cmd_matrix(args) -> int:
         from .matrix.orchestrate import run_matrix
         m = mx.load_matrix(args.name)
         options = mx.validate_options(args.set or [])
-        return run_matrix(m, options, args.iter, Path(args.inventory), serial=args.serial)
+        return run_matrix(m, options, args.iter, Path(args.inventory), serial=args.serial,
+                          substrate=args.substrate, jobs=args.jobs, clock=args.clock)
     if args.action == "run-cells":
         plan = json.loads(Path(args.plan).read_text())
         keys = plan["deal"].get(args.host)
@@ -123,10 +159,18 @@ def cmd_matrix(args) -> int:
             # progress stays a .partial directory, which never counts.
             raise SystemExit(128 + signum)
         signal.signal(signal.SIGTERM, stop)
-        substrate = make_substrate(args.substrate, args.accel)
-        image_hash = substrate.image.manifest()["image_hash"] if args.substrate == "vm" else plan["image_hash"]
+        from .matrix.orchestrate import check_jobs
+        jobs = check_jobs(args.substrate, args.jobs)
+        if args.substrate == "uml":
+            from .substrate.uml import allowed_cpus
+            cpus = allowed_cpus()
+            substrates = [make_substrate("uml", cpu=cpus[i]) for i in range(jobs)]
+        else:
+            substrates = [make_substrate(args.substrate, args.accel, args.clock)]
+        substrate = substrates[0]
+        image_hash = substrate.image.manifest()["image_hash"] if args.substrate != "native" else plan["image_hash"]
         mx.check_host_matches(plan, image_hash, mx.traffic_code_version())
-        counts = mx.run_cells(Path(args.matrix_dir), plan, args.host, keys, substrate,
+        counts = mx.run_cells(Path(args.matrix_dir), plan, args.host, keys, substrates,
                               log=lambda m: print(m, flush=True))
         print(json.dumps(counts))
         return 1 if counts["failed"] else 0
@@ -149,6 +193,14 @@ def cmd_matrix(args) -> int:
     raise SystemExit(f"unknown matrix action {args.action}")
 
 
+def add_substrate_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--substrate", default="uml", choices=SUBSTRATES,
+                   help="uml: User-Mode Linux in virtual time (default); vm: QEMU; native: this host")
+    p.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"], help="QEMU's accelerator")
+    p.add_argument("--clock", default="real", choices=CLOCKS,
+                   help="QEMU's clock: real (MTTCG or KVM) or virtual (single-threaded TCG with icount)")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="sslab")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -157,8 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     pi.set_defaults(func=cmd_image)
     for name, func, timeout in (("vm-check", cmd_vm_check, 300.0), ("run", cmd_run, 600.0)):
         sp = sub.add_parser(name)
-        sp.add_argument("--substrate", default="vm", choices=["vm", "native"])
-        sp.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"])
+        add_substrate_options(sp)
         sp.add_argument("--timeout", type=float, default=timeout, help="job timeout in seconds")
         if name == "run":
             sp.add_argument("argv", nargs=argparse.REMAINDER)
@@ -167,9 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     ps.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
     ps.add_argument("--reps", type=int, help="repetitions (default: the scenario's)")
     ps.add_argument("--kind", default="startup", help="results/<kind>/ directory")
-    ps.add_argument("--substrate", default="vm", choices=["vm", "native"])
-    ps.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"])
+    add_substrate_options(ps)
     ps.set_defaults(func=cmd_startup)
+    pc = sub.add_parser("crosscheck", help="a scenario (E1) on UML and on QEMU -icount, side by side")
+    pc.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
+    pc.add_argument("--reps", type=int, default=2)
+    pc.set_defaults(func=cmd_crosscheck)
     pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
     pr.add_argument("run_dir")
     pr.set_defaults(func=cmd_report)
@@ -181,12 +235,14 @@ def main(argv: list[str] | None = None) -> int:
     mr.add_argument("--iter", type=int, help="repetitions per setting (default: the matrix's)")
     mr.add_argument("--inventory", default=str(paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"))
     mr.add_argument("--serial", help="hosts at a time (default: all at once)")
+    mr.add_argument("--jobs", type=int, help="cells at a time per host (UML; default: its cores)")
+    add_substrate_options(mr)
     mc = msub.add_parser("run-cells", help="(on a host) run the cells the plan deals to HOST")
     mc.add_argument("--matrix-dir", required=True)
     mc.add_argument("--plan", required=True)
     mc.add_argument("--host", required=True)
-    mc.add_argument("--substrate", default="vm", choices=["vm", "native"])
-    mc.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"])
+    mc.add_argument("--jobs", type=int)
+    add_substrate_options(mc)
     mp = msub.add_parser("pack", help="(on a host) tar its finished cells for the controller")
     mp.add_argument("--matrix-dir", required=True)
     mp.add_argument("--plan", required=True)

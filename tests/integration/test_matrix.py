@@ -1,4 +1,4 @@
-"""A matrix through Ansible on this machine: cells run in the VM, resume, survive Ctrl-C, report."""
+"""A matrix through Ansible on this machine: cells run on the default substrate (UML), resume, survive Ctrl-C, report."""
 
 import json
 import os
@@ -84,7 +84,7 @@ def test_ctrl_c_keeps_finished_cells_and_the_rerun_runs_only_the_missing(first_r
     serial = None
     while time.monotonic() < deadline and serial is None:
         time.sleep(1)
-        logs = list((mdir / "cells").glob(".partial-*/job/vm/serial.log"))
+        logs = list((mdir / "cells").glob(".partial-*/job/uml/console.log"))
         if logs and "SSLAB:shares-mounted" in logs[0].read_text(errors="replace"):
             serial = logs[0]
     assert serial is not None, "the second cell never started"

@@ -1,25 +1,33 @@
-"""Our congestion-control module on the image's kernel, on real stacks."""
+"""Our congestion-control module on the image's kernels (the stock one under QEMU, the UML one), on real stacks."""
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
+from sslab.paths import REPO_ROOT
 from sslab.substrate.job import JobSpec
 from sslab.substrate.qemu import TestbedVM
+from sslab.substrate.uml import UMLTestbed
 
 pytestmark = pytest.mark.vm
 NAMES = ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]
+SMOKE = REPO_ROOT / "tests/data/module-smoke.yaml"
 
 
-def run_guest(image, tmp_path, argv, timeout):
-    res = TestbedVM(image).run(JobSpec(argv=argv, timeout_s=timeout), tmp_path / "job")
+def run_guest(image, tmp_path, argv, timeout, substrate="vm"):
+    testbed = TestbedVM(image) if substrate == "vm" else UMLTestbed(image)
+    res = testbed.run(JobSpec(argv=argv, timeout_s=timeout), tmp_path / "job")
     assert res.ok, res.stderr()[-3000:]
     return res
 
 
-def test_module_loads_selects_and_unloads(image, tmp_path):
-    assert image.manifest()["module"]["present"]
-    res = run_guest(image, tmp_path, ["python3", "-m", "sslab.guest.modcheck"], 120)
+@pytest.mark.parametrize("substrate", ["uml", "vm"])
+def test_module_loads_selects_and_unloads(image, tmp_path, substrate):
+    assert image.manifest()["module"]["present"] and image.manifest()["uml"]["module"]["present"]
+    res = run_guest(image, tmp_path, ["python3", "-m", "sslab.guest.modcheck"], 120, substrate)
     out = json.loads(res.stdout().strip().splitlines()[-1])
     for name in NAMES:
         assert name in out["available_after_load"]
@@ -31,22 +39,30 @@ def test_module_loads_selects_and_unloads(image, tmp_path):
     assert out["reloaded"] and out["param_suss_max"] == 3
 
 
-def test_variants_behave_on_a_real_path(image, tmp_path):
-    """One flow each over 50 Mbit/s, 50 ms, 1 BDP (short transfers to keep the suite fast).
+def test_variants_behave_on_a_real_path(tmp_path):
+    """One flow each over 50 Mbit/s, 50 ms, 1 BDP, on the default substrate.
 
     cubic_suss must accelerate in round 2 (the initial window's ACK train is
     a few ms, far under minRTT/4) and leave slow start before a traditional
     slow start would; cubic_ss must overflow the buffer.
     """
-    res = run_guest(image, tmp_path, ["python3", "-m", "sslab.guest.ccbehaviour", "--parts", "smoke"], 600)
-    data = json.loads((res.out_dir / "ccbehaviour.json").read_text())["parts"]["smoke"]
-    runs = {r["cc"]: r for r in data["runs"]}
-    suss = runs["cubic_suss"]
+    env = {**os.environ, "SSLAB_RESULTS": str(tmp_path)}
+    res = subprocess.run([sys.executable, "-m", "sslab", "startup", "--scenario", str(SMOKE)], capture_output=True,
+                         text=True, cwd=REPO_ROOT, env=env, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    out = (tmp_path / "startup" / "latest").resolve() / "job" / "out"
+    runs = {}
+    for entry in json.loads((out / "runs.json").read_text()):
+        run = json.loads((out / "runs" / entry["tag"] / "run.json").read_text())
+        runs[run["flows"][0]["cc"]] = run
+    suss = runs["cubic_suss"]["flows"][0]
     growth = [e for e in suss["events"] if e["type"] == "growth"]
     assert growth and growth[0]["a"] == "2" and growth[0]["b"] == "4", growth[:2]
     assert any(e["type"] == "pacing" for e in suss["events"])
-    assert runs["cubic_ss"]["bottleneck_drops"] > 0
-    assert runs["cubic_ss"]["slow_start"]["exit_cwnd"] > runs["cubic_hs"]["slow_start"]["exit_cwnd"]
+    assert runs["cubic_ss"]["bottleneck"]["drops"] > 0
+    ss_exit = runs["cubic_ss"]["flows"][0]["slow_start"]["exit_cwnd"]
+    assert ss_exit > runs["cubic_hs"]["flows"][0]["slow_start"]["exit_cwnd"]
     for r in runs.values():
-        assert r["cc_used"] == r["cc"]
-        assert r["tcp_counters"]["TCPSACKReorder"] == 0, "the dumbbell reordered packets"
+        flow = r["flows"][0]
+        assert flow["cc_used"] == flow["cc"]
+        assert r["tcp_counters"]["1"]["TCPSACKReorder"] == 0, "the dumbbell reordered packets"

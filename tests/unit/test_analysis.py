@@ -8,8 +8,8 @@ import pytest
 
 from sslab.analysis.pcap import analyse_pcap
 from sslab.analysis.stats import describe, t95
-from sslab.analysis.traces import trace_series
-from sslab.guest.ftrace import parse, slow_start_exit
+from sslab.analysis.traces import parse, slow_start_exit, trace_series
+
 
 SERVER, CLIENT = b"\x0a\x01\x01\x02", b"\x0a\x02\x01\x02"
 

@@ -21,9 +21,13 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def uml_hash(repo: Path, base: str) -> str:
+    return img.hash_inputs(img.uml_inputs(repo / "images", base))
+
+
 def hashes(repo: Path) -> tuple[str, str]:
     base = img.hash_inputs(img.base_inputs(repo / "images"))
-    return base, img.hash_inputs(img.final_inputs(base, repo, repo / "kernel"))
+    return base, img.hash_inputs(img.final_inputs(base, repo, repo / "kernel", uml_hash(repo, base)))
 
 
 def test_the_real_recipe_loads():
@@ -55,6 +59,35 @@ def test_hashes_follow_their_inputs(repo):
     assert base3 != base0 and final3 != final2
 
 
+def test_uml_kernel_hash_follows_its_config_patches_and_base(repo):
+    base = "b" * 64
+    h0 = uml_hash(repo, base)
+    assert uml_hash(repo, base) == h0 and uml_hash(repo, "c" * 64) != h0
+    config = repo / "images/uml/config"
+    config.write_text(config.read_text() + "NET_SCH_CAKE=y\n")
+    h1 = uml_hash(repo, base)
+    (repo / "images/uml/patches/0099-extra.patch").write_text("--- a/x\n+++ b/x\n")
+    h2 = uml_hash(repo, base)
+    assert len({h0, h1, h2}) == 3
+    # The UML kernel is an input of the final stage.
+    assert img.final_inputs(base, repo, repo / "kernel", h1) != img.final_inputs(base, repo, repo / "kernel", h2)
+
+
+def test_uml_config_file_is_read_and_checked(tmp_path):
+    from sslab.substrate.umlkernel import config_mismatches, read_config
+    cfg = tmp_path / "config"
+    cfg.write_text("# comment\nHOSTFS=y  # why\nHZ=250\nUML_RANDOM=n\nLOCALVERSION=\"-x\"\n")
+    lines = read_config(cfg)
+    assert [(c.name, c.value) for c in lines] == [("HOSTFS", "y"), ("HZ", "250"), ("UML_RANDOM", "n"),
+                                                  ("LOCALVERSION", '"-x"')]
+    built = 'CONFIG_HOSTFS=y\nCONFIG_HZ=100\n# CONFIG_UML_RANDOM is not set\nCONFIG_LOCALVERSION="-x"\n'
+    assert config_mismatches(lines, built) == ["HZ=250 (the built config has 100)"]
+    assert config_mismatches(read_config(cfg)[:1], "") == ["HOSTFS=y (the built config has n)"]
+    cfg.write_text("HOSTFS=maybe\n")
+    with pytest.raises(img.ImageError, match=r"config:1: expected NAME=y\|n"):
+        read_config(cfg)
+
+
 def test_recipe_errors_name_the_problem(repo):
     recipe = repo / "images/recipe.yaml"
     text = recipe.read_text()
@@ -81,10 +114,10 @@ def fake_base(cache: Path, repo: Path) -> str:
 def test_cached_image_is_returned_without_building(repo, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     base_hash = fake_base(cache, repo)
-    image_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel"))
+    image_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel", uml_hash(repo, base_hash)))
     root = cache / "images" / image_hash
-    root.mkdir(parents=True)
-    for name in ("root.img", "vmlinuz", "initrd.img", "manifest.json"):
+    (root / "rootfs").mkdir(parents=True)
+    for name in ("root.img", "vmlinuz", "initrd.img", "linux", "manifest.json"):
         (root / name).write_text("{}")
 
     def no_build(*a, **k):
@@ -92,18 +125,20 @@ def test_cached_image_is_returned_without_building(repo, tmp_path, monkeypatch):
 
     monkeypatch.setattr(img, "build_final", no_build)
     monkeypatch.setattr(img, "build_base", no_build)
+    monkeypatch.setattr(img, "ensure_uml", no_build)
     assert img.ensure_image(cache=cache, repo=repo).root == root
 
 
 def test_incomplete_or_interrupted_builds_do_not_count(repo, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     base_hash = fake_base(cache, repo)
-    image_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel"))
+    image_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel", uml_hash(repo, base_hash)))
     # A leftover temporary directory from an interrupted build, and nothing else.
     (cache / "images" / f".{image_hash}.tmp-1").mkdir(parents=True)
     monkeypatch.setattr(img, "require_host_tools", lambda: None)
+    monkeypatch.setattr(img, "ensure_uml", lambda *a: ("u" * 64, None))
 
-    def interrupted(base_dir, base_info, inputs, h, recipe, repo_, kdir, dest):
+    def interrupted(base_dir, base_info, inputs, h, recipe, repo_, kdir, dest, uml=None):
         (dest / "root.img").write_text("half")
         raise KeyboardInterrupt
 
@@ -113,9 +148,10 @@ def test_incomplete_or_interrupted_builds_do_not_count(repo, tmp_path, monkeypat
     assert not (cache / "images" / image_hash).exists()
     assert [p.name for p in (cache / "images").iterdir()] == [f".{image_hash}.tmp-1"]
 
-    def complete(base_dir, base_info, inputs, h, recipe, repo_, kdir, dest):
-        for name in ("root.img", "vmlinuz", "initrd.img"):
+    def complete(base_dir, base_info, inputs, h, recipe, repo_, kdir, dest, uml=None):
+        for name in ("root.img", "vmlinuz", "initrd.img", "linux"):
             (dest / name).write_text("x")
+        (dest / "rootfs").mkdir()
         return {"image_hash": h}
 
     monkeypatch.setattr(img, "build_final", complete)
@@ -130,7 +166,7 @@ def test_manifest_records_what_the_image_is_made_of(repo):
                             "release": recipe.kernel.abi},
                  "packages": {"iperf3": "3.12-1"}, "mirrors": {"debian": "http://m/debian", "security": None},
                  "debootstrap": "1.0.128", "built": "2026-01-01T00:00:00+00:00"}
-    inputs = img.final_inputs("b" * 64, repo, repo / "kernel")
+    inputs = img.final_inputs("b" * 64, repo, repo / "kernel", "u" * 64)
     h = img.hash_inputs(inputs)
     m = img.make_manifest(base_info, inputs, h, recipe, {"present": False, "reason": "none"})
     assert m["recipe_hash"] == h == img.hash_inputs(m["recipe"]["inputs"])

@@ -1,31 +1,145 @@
-"""Per-ACK time series of a flow from its archived kernel trace (tcp:tcp_probe, sslab:sslab_ack)."""
+"""Kernel traces of a run, read on the host: records, per-flow facts, per-ACK time series.
+
+The guest records the trace text as ftrace formats it (one line per event)
+and nothing more; parsing, the per-flow facts and compression happen here,
+after the job, so the guest spends no time on them (under virtual time
+guest CPU is free, but every second of it is wall time).
+
+Three events are recorded, filtered at the source to the experiment's
+server ports:
+  tcp:tcp_probe       the stack's per-ACK view, for any congestion control;
+  sslab:sslab_ack     our module's per-ACK view (round, min RTTs, state),
+                      with its own microsecond timestamp (tcp_mstamp);
+  sslab:sslab_event   our module's algorithm events.
+The trace clock's own timestamp is coarse under UML (1 ms: it has no
+sched_clock), so series of our controls use sslab_ack's time_us; for the
+kernel's own controls only tcp_probe exists and its times are the trace
+clock's.
+"""
 
 from __future__ import annotations
 
 import gzip
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..guest.ftrace import parse as parse_trace
-
 TRACE_MSS = 1448  # payload of a full frame with TCP timestamps
+INFINITE_SSTHRESH = 0x7FFFFFFF
+
+LINE = re.compile(r"^\s*(?P<task>.+?)\s+\[(?P<cpu>\d+)\]\s+\S+\s+(?P<ts>[0-9.]+):\s+(?P<event>\w+):\s+(?P<body>.*)$")
+FIELD = re.compile(r"(\w+)=(\S+)")
+
+
+@dataclass
+class Record:
+    ts: float
+    event: str
+    fields: dict[str, str]
+
+    def int(self, key: str) -> int:
+        v = self.fields[key]
+        return int(v, 16) if v.startswith("0x") else int(v)
+
+
+def parse(text: str) -> list[Record]:
+    out = []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        m = LINE.match(line)
+        if m:
+            out.append(Record(float(m["ts"]), m["event"], dict(FIELD.findall(m["body"]))))
+    return out
+
+
+def read_trace(path: Path) -> list[Record]:
+    """A run's trace file, raw (.trace, as the guest left it) or compressed (.trace.gz)."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        return parse(f.read())
+
+
+def slow_start_exit(probes: list[Record]) -> dict | None:
+    """The end of the initial slow start, from tcp_probe records.
+
+    exit_cwnd is the largest cwnd seen while ssthresh was infinite, over the
+    whole flow: a reduction the kernel later undoes (a spurious loss, with
+    ssthresh restored to infinity) does not end slow start.  ssthresh is
+    the first finite value after the last infinite one; undone_reductions
+    counts returns from a finite ssthresh to an infinite one.
+    """
+    peak = last_inf = None
+    undone = 0
+    prev_finite = False
+    for i, r in enumerate(probes):
+        if r.int("ssthresh") >= INFINITE_SSTHRESH:
+            cwnd = r.int("snd_cwnd")
+            peak = cwnd if peak is None else max(peak, cwnd)
+            last_inf = i
+            undone += prev_finite
+            prev_finite = False
+        else:
+            prev_finite = True
+    if peak is None or last_inf is None or last_inf + 1 >= len(probes):
+        return None
+    after = probes[last_inf + 1]
+    return {"exit_cwnd": peak, "ssthresh": after.int("ssthresh"),
+            "exit_time_s": round(after.ts - probes[0].ts, 4), "undone_reductions": undone}
+
+
+def receiver_limited_samples(probes: list[Record], mss: int = TRACE_MSS) -> int:
+    """ACKs at which the peer's window, not cwnd, bounded what could be sent."""
+    n = 0
+    for r in probes:
+        in_flight = (r.int("snd_nxt") - r.int("snd_una")) & 0xFFFFFFFF
+        if r.int("snd_wnd") - in_flight < mss and r.int("snd_cwnd") * mss > r.int("snd_wnd"):
+            n += 1
+    return n
+
+
+def flow_records(records: list[Record], port: int) -> list[Record]:
+    """The records of the flow whose server (sender) port is @port."""
+    sport = str(port)
+    return [r for r in records if r.fields.get("sport") == sport or r.fields.get("src", "").endswith(f":{port}")]
+
+
+def flow_facts(records: list[Record], port: int) -> dict:
+    """What a run record keeps per flow from the trace: slow start's end, the receiver-limited
+    ACKs and the module's events (with their microsecond times)."""
+    mine = flow_records(records, port)
+    probes = [r for r in mine if r.event == "tcp_probe"]
+    return {"slow_start": slow_start_exit(probes), "probe_records": len(probes),
+            "receiver_limited_acks": receiver_limited_samples(probes),
+            "events": [{"ts": r.ts, **r.fields} for r in mine if r.event == "sslab_event"]}
 
 
 def trace_series(path: Path, port: int) -> dict:
-    """Per-ACK time series of one flow.
+    """Per-ACK time series of one flow: cwnd, packets in flight, data delivered.
 
-    cwnd and delivered come from tcp:tcp_probe (any congestion control).
-    Packets in flight come from our module's sslab_ack (the kernel's
-    packets_in_flight: outstanding less SACKed and lost, plus retransmitted)
-    when the flow used one of our controls; otherwise `in_flight_source` is
-    "outstanding" and the series is snd_nxt - snd_una, which in recovery
-    also counts SACKed and lost packets.
+    For our congestion controls the series come from sslab_ack, timed by the
+    module's own microsecond clock: in flight is the kernel's
+    packets_in_flight (outstanding less SACKed and lost, plus retransmitted),
+    delivered is tp->delivered in packets.  For the kernel's controls they
+    come from tcp:tcp_probe on the trace clock: `in_flight_source` is then
+    "outstanding" (snd_nxt - snd_una, which in recovery also counts SACKed
+    and lost packets) and delivered is snd_una's advance.
     """
-    with gzip.open(path, "rt") as f:
-        records = parse_trace(f.read())
-    probes = [r for r in records if r.event == "tcp_probe" and r.fields.get("src", "").endswith(f":{port}")]
-    acks = [r for r in records if r.event == "sslab_ack" and r.fields.get("sport") == str(port)]
+    mine = flow_records(read_trace(path), port)
+    acks = [r for r in mine if r.event == "sslab_ack"]
+    probes = [r for r in mine if r.event == "tcp_probe"]
     out = {"t": [], "cwnd": [], "delivered_mb": [], "in_flight_t": [], "in_flight": [],
-           "in_flight_source": "sslab_ack" if acks else "outstanding"}
+           "in_flight_source": "sslab_ack" if acks else "outstanding",
+           "clock": "module time_us" if acks else "trace clock"}
+    if acks:
+        t0, d0 = acks[0].int("time_us"), acks[0].int("delivered")
+        out["t"] = [(r.int("time_us") - t0) / 1e6 for r in acks]
+        out["cwnd"] = [r.int("cwnd") for r in acks]
+        out["delivered_mb"] = [(r.int("delivered") - d0) * TRACE_MSS / 1e6 for r in acks]
+        out["in_flight_t"] = out["t"]
+        out["in_flight"] = [r.int("in_flight") for r in acks]
+        return out
     if not probes:
         return out
     t0, una0 = probes[0].ts, probes[0].int("snd_una")
@@ -33,10 +147,6 @@ def trace_series(path: Path, port: int) -> dict:
         out["t"].append(r.ts - t0)
         out["cwnd"].append(r.int("snd_cwnd"))
         out["delivered_mb"].append(((r.int("snd_una") - una0) & 0xFFFFFFFF) / 1e6)
-    if acks:
-        out["in_flight_t"] = [r.ts - t0 for r in acks]
-        out["in_flight"] = [r.int("in_flight") for r in acks]
-    else:
-        out["in_flight_t"] = out["t"]
-        out["in_flight"] = [((r.int("snd_nxt") - r.int("snd_una")) & 0xFFFFFFFF) / TRACE_MSS for r in probes]
+    out["in_flight_t"] = out["t"]
+    out["in_flight"] = [((r.int("snd_nxt") - r.int("snd_una")) & 0xFFFFFFFF) / TRACE_MSS for r in probes]
     return out

@@ -21,6 +21,7 @@ from ..analysis.startup import write_report
 from ..scenario import Scenario, load_scenario, scenario_from_dump, to_plan
 from ..substrate.image import sha256_file as sha256
 from ..substrate.job import JobError, JobSpec
+from .archive import complete_runs
 
 
 def code_version() -> dict:
@@ -49,6 +50,24 @@ def estimate_seconds(s: Scenario) -> float:
     return 60.0 + per_run
 
 
+#: Clocks under which a path's RTT is its configured delay exactly.
+VIRTUAL_CLOCKS = ("uml/inf-cpu",)
+
+
+def fidelity_rules(clock: str) -> dict:
+    """What the guest's fidelity check holds a run to, by the substrate's clock.
+
+    On a real clock the substrate's own latency is measured and taken off
+    the delay lines, and 0.5 ms of RTT error is tolerated (ping jitter under
+    TCG).  Under virtual time nothing is taken off: the RTT must be the
+    configured delay within ping's resolution (1 us, printed to 3 decimals
+    of a millisecond), and a run that strays is flagged and kept.
+    """
+    if clock in VIRTUAL_CLOCKS:
+        return {"clock": clock, "calibrate": False, "rtt_tolerance_ms": 0.002}
+    return {"clock": clock, "calibrate": True, "rtt_tolerance_ms": 0.5}
+
+
 def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None) -> Path:
     """`sslab startup`: run a scenario file into a new results/<kind>/<run-id>/."""
     s = load_scenario(scenario_path)
@@ -66,30 +85,41 @@ def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = N
 def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> None:
     """Run @s on @substrate into the (new, empty) @run_dir and write its report."""
     plan = to_plan(s)
+    plan["fidelity"] = fidelity_rules(substrate.clock)
     if plan["topology"]["backend"] == "auto":
+        # Mininet in the QEMU VM; plain namespaces (batched ip/tc, few processes) elsewhere.
         plan["topology"]["backend"] = "mininet" if substrate.name == "vm" else "netns"
     eta = estimate_seconds(s)
     meta = {"scenario": {**source, "model": s.model_dump(mode="json", by_alias=True)},
-            "code": code_version(), "substrate": substrate.name,
+            "code": code_version(), "substrate": substrate.name, "clock": substrate.clock, "seed": s.seed,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "run_order": [f"{r['index']:03d}-{r['case']}-r{r['rep']}" for r in plan["runs"]]}
-    if substrate.name == "vm":
+    if getattr(substrate, "image", None) is not None:
         m = substrate.image.manifest()
         meta["image"] = {"hash": m["image_hash"], "kernel": m["kernel"], "module": m["module"]}
+        if substrate.name == "uml":
+            meta["image"]["uml"] = m.get("uml")
     (run_dir / "plan.json").write_text(json.dumps(plan, indent=1))
     job = JobSpec(argv=["python3", "-m", "sslab.guest.scenario_run"], timeout_s=eta * 2 + 300,
-                  name=s.name, files={"plan.json": json.dumps(plan)})
+                  name=s.name, files={"plan.json": json.dumps(plan)},
+                  # With variation.entropy off every boot draws the same random numbers.
+                  seed=s.seed if s.variation.entropy else 0)
     t0 = time.monotonic()
     res = substrate.run(job, run_dir / "job")
     meta.update(accelerator=res.accelerator, seconds_to_userspace=res.seconds_to_userspace,
                 substrate_seconds=round(time.monotonic() - t0, 1), job_exit_code=res.exit_code,
-                job_timed_out=res.timed_out)
+                job_timed_out=res.timed_out, clock=res.clock or substrate.clock, cpu=res.cpu,
+                guest_seconds=res.guest_seconds)
     if substrate.name == "vm":
         meta["accel_probe"] = substrate.accel_probe
     (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
     if not res.ok:
         raise JobError(f"the scenario job failed (exit {res.exit_code}, timed out {res.timed_out}); "
                        f"see {res.out_dir}/stderr.log:\n{res.stderr()[-2000:]}")
+    t1 = time.monotonic()
+    complete_runs(res.out_dir)
+    meta["host_trace_seconds"] = round(time.monotonic() - t1, 1)
+    (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
     write_report(run_dir, run_dir)
 
 

@@ -33,7 +33,7 @@ import ipaddress
 import json
 from dataclasses import dataclass, field
 
-from .netns import in_ns, sh
+from .netns import in_ns, run_batch, sh
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
 DELAY_LIMIT_PKTS = 100000
@@ -132,11 +132,11 @@ class Dumbbell:
     # -- the parts a backend provides: namespaces and the links between them --
 
     def _create_namespaces(self) -> None:
-        for ns in self.namespaces:
-            sh("ip", "netns", "add", ns)
+        run_batch("ip", None, [f"netns add {ns}" for ns in self.namespaces])
 
-    def _create_link(self, ns_a: str, dev_a: str, ns_b: str, dev_b: str) -> None:
-        sh("ip", "link", "add", dev_a, "netns", ns_a, "type", "veth", "peer", "name", dev_b, "netns", ns_b)
+    def _create_links(self) -> None:
+        run_batch("ip", None, [f"link add {dev_a} netns {ns_a} type veth peer name {dev_b} netns {ns_b}"
+                               for ns_a, dev_a, ns_b, dev_b in self.links()])
 
     def links(self) -> list[tuple[str, str, str, str]]:
         """(namespace, device, peer namespace, peer device) for every link."""
@@ -145,58 +145,61 @@ class Dumbbell:
             out += [(srv, "eth0", self.r1, f"r1-s{i}"), (cli, "eth0", self.r2, f"r2-c{i}")]
         return out
 
-    def _veth(self, ns_a: str, dev_a: str, ns_b: str, dev_b: str) -> None:
-        for ns, dev in ((ns_a, dev_a), (ns_b, dev_b)):
-            in_ns(ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
-            # veth hands each packet to the backlog of the CPU that sent it;
-            # a sender that moves between CPUs then reorders its own flow.
-            # Steering every veth's receive work to one CPU keeps links FIFO.
-            in_ns(ns, "sh", "-c", f"echo {RPS_CPU_MASK} > /sys/class/net/{dev}/queues/rx-0/rps_cpus")
-            in_ns(ns, "ip", "link", "set", dev, "up")
-
     def build(self) -> "Dumbbell":
         self.teardown()
         self._create_namespaces()
-        for link in self.links():
-            self._create_link(*link)
+        self._create_links()
         self._configure()
         return self
 
     def _configure(self) -> None:
-        for ns in self.namespaces:
-            in_ns(ns, "ip", "link", "set", "lo", "up")
-            in_ns(ns, "sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1")
+        """Everything after the namespaces and veths exist, batched: per namespace one shell
+        (sysctls in one call, offloads and receive steering per device), one `ip -batch` and
+        one `tc -batch`.  Every process costs wall time (15-20 ms each under UML), and the
+        per-command form spawned several hundred of them for a 13-pair dumbbell."""
+        ns_sysctl: dict[str, list[str]] = {ns: ["net.ipv4.tcp_no_metrics_save=1"] for ns in self.namespaces}
+        ns_devs: dict[str, list[str]] = {ns: [] for ns in self.namespaces}
+        ns_ip: dict[str, list[str]] = {ns: ["link set lo up"] for ns in self.namespaces}
+        ns_tc: dict[str, list[str]] = {ns: [] for ns in self.namespaces}
         for r in (self.r1, self.r2):
-            in_ns(r, "sysctl", "-qw", "net.ipv4.ip_forward=1")
-
-        for link in self.links():
-            self._veth(*link)
+            ns_sysctl[r].append("net.ipv4.ip_forward=1")
+        for ns_a, dev_a, ns_b, dev_b in self.links():
+            for ns, dev in ((ns_a, dev_a), (ns_b, dev_b)):
+                ns_devs[ns].append(dev)
+                ns_ip[ns].append(f"link set {dev} up")
         core_len = ipaddress.IPv4Network(self.spec.core_net).prefixlen
-        in_ns(self.r1, "ip", "addr", "add", f"{self._core(1)}/{core_len}", "dev", "r1-r2")
-        in_ns(self.r2, "ip", "addr", "add", f"{self._core(2)}/{core_len}", "dev", "r2-r1")
-        self._shape_bottleneck()
-
-        for i, (srv, cli, pair) in enumerate(zip(self.servers, self.clients, self.spec.pairs), start=1):
+        ns_ip[self.r1].append(f"addr add {self._core(1)}/{core_len} dev r1-r2")
+        ns_ip[self.r2].append(f"addr add {self._core(2)}/{core_len} dev r2-r1")
+        ns_tc[self.r1] += self._bottleneck_tc()
+        for i, (srv, cli) in enumerate(zip(self.servers, self.clients), start=1):
             half = self.one_way_delay(i)
             srv_gw, cli_gw = self._host(self.spec.servers_net, i, 1), self._host(self.spec.clients_net, i, 1)
-            in_ns(srv, "ip", "addr", "add", f"{self.server_addr(i)}/24", "dev", "eth0")
-            in_ns(self.r1, "ip", "addr", "add", f"{srv_gw}/24", "dev", f"r1-s{i}")
-            in_ns(srv, "ip", "route", "add", "default", "via", srv_gw)
-            in_ns(srv, "sysctl", "-qw", f"net.ipv4.tcp_wmem=4096 65536 {SERVER_WMEM_MAX}")
+            ns_ip[srv] += [f"addr add {self.server_addr(i)}/24 dev eth0", f"route add default via {srv_gw}"]
+            ns_ip[self.r1].append(f"addr add {srv_gw}/24 dev r1-s{i}")
+            ns_sysctl[srv].append(f"net.ipv4.tcp_wmem=4096 65536 {SERVER_WMEM_MAX}")
             # ACK direction: r1 -> server.
-            in_ns(self.r1, "tc", "qdisc", "add", "dev", f"r1-s{i}", "root", "netem",
-                  "delay", half, "limit", str(DELAY_LIMIT_PKTS))
-
-            in_ns(cli, "ip", "addr", "add", f"{self.client_addr(i)}/24", "dev", "eth0")
-            in_ns(self.r2, "ip", "addr", "add", f"{cli_gw}/24", "dev", f"r2-c{i}")
-            in_ns(cli, "ip", "route", "add", "default", "via", cli_gw,
-                  "initrwnd", str(CLIENT_INITRWND))
-            in_ns(cli, "sysctl", "-qw", f"net.ipv4.tcp_rmem=4096 {CLIENT_RMEM_DEFAULT} {CLIENT_RMEM_MAX}")
+            ns_tc[self.r1].append(f"qdisc add dev r1-s{i} root netem delay {half} limit {DELAY_LIMIT_PKTS}")
+            ns_ip[cli] += [f"addr add {self.client_addr(i)}/24 dev eth0",
+                           f"route add default via {cli_gw} initrwnd {CLIENT_INITRWND}"]
+            ns_ip[self.r2].append(f"addr add {cli_gw}/24 dev r2-c{i}")
+            ns_sysctl[cli].append(f"net.ipv4.tcp_rmem=4096 {CLIENT_RMEM_DEFAULT} {CLIENT_RMEM_MAX}")
             # Data direction: r2 -> client.
-            in_ns(self.r2, "tc", "qdisc", "add", "dev", f"r2-c{i}", "root", "netem",
-                  "delay", half, "limit", str(DELAY_LIMIT_PKTS))
-        in_ns(self.r1, "ip", "route", "add", self.spec.clients_net, "via", self._core(2))
-        in_ns(self.r2, "ip", "route", "add", self.spec.servers_net, "via", self._core(1))
+            ns_tc[self.r2].append(f"qdisc add dev r2-c{i} root netem delay {half} limit {DELAY_LIMIT_PKTS}")
+        ns_ip[self.r1].append(f"route add {self.spec.clients_net} via {self._core(2)}")
+        ns_ip[self.r2].append(f"route add {self.spec.servers_net} via {self._core(1)}")
+        for ns in self.namespaces:
+            # veth hands each packet to the backlog of the CPU that sent it; a
+            # sender that moves between CPUs then reorders its own flow.
+            # Steering every veth's receive work to one CPU keeps links FIFO.
+            # Offloads off: the bottleneck and the traces see real 1500-byte
+            # packets, and a packet-counted queue never counts 64 KB ones.
+            script = ["sysctl -qw " + " ".join(f"'{kv}'" for kv in ns_sysctl[ns])]
+            script += [f"ethtool -K {d} tso off gso off gro off 2>/dev/null; "
+                       f"echo {RPS_CPU_MASK} > /sys/class/net/{d}/queues/rx-0/rps_cpus" for d in ns_devs[ns]]
+            in_ns(ns, "sh", "-ec", "\n".join(script))
+            run_batch("ip", ns, ns_ip[ns])
+            if ns_tc[ns]:
+                run_batch("tc", ns, ns_tc[ns])
 
     def one_way_delay(self, i: int) -> str:
         rtt = self.spec.pairs[i - 1].rtt_ms
@@ -204,11 +207,13 @@ class Dumbbell:
 
     def set_delays(self) -> None:
         """Apply the pairs' delays again (after delay_offset_ms changed)."""
+        per_ns: dict[str, list[str]] = {self.r1: [], self.r2: []}
         for i in range(1, len(self.spec.pairs) + 1):
             half = self.one_way_delay(i)
             for ns, dev in ((self.r1, f"r1-s{i}"), (self.r2, f"r2-c{i}")):
-                in_ns(ns, "tc", "qdisc", "change", "dev", dev, "root", "netem",
-                      "delay", half, "limit", str(DELAY_LIMIT_PKTS))
+                per_ns[ns].append(f"qdisc change dev {dev} root netem delay {half} limit {DELAY_LIMIT_PKTS}")
+        for ns, lines in per_ns.items():
+            run_batch("tc", ns, lines)
 
     def base_rtt_ms(self, i: int, count: int = 10, interval: float = 0.2) -> float:
         """Minimum ping RTT from server @i to its client over the idle path."""
@@ -222,22 +227,19 @@ class Dumbbell:
         qdiscs = json.loads(in_ns(self.r1, "tc", "-s", "-j", "qdisc", "show", "dev", self.bottleneck_dev))
         return next(q for q in qdiscs if q.get("kind") == self.spec.shaper)["bytes"]
 
-    def _shape_bottleneck(self) -> None:
+    def _bottleneck_tc(self) -> list[str]:
+        """tc lines (in r1) that make the bottleneck."""
         dev, rate = self.bottleneck_dev, f"{self.spec.rate_mbit:g}mbit"
         if self.spec.shaper == "netem":
-            in_ns(self.r1, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "netem",
-                  "rate", rate, "limit", str(self.spec.buffer_pkts))
-            return
+            return [f"qdisc add dev {dev} root handle 1: netem rate {rate} limit {self.spec.buffer_pkts}"]
         burst = str(BOTTLENECK_BURST_BYTES)
-        in_ns(self.r1, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "1")
-        in_ns(self.r1, "tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb",
-              "rate", rate, "ceil", rate, "burst", burst, "cburst", burst)
-        in_ns(self.r1, "tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:",
-              "pfifo", "limit", str(self.spec.buffer_pkts))
+        return [f"qdisc add dev {dev} root handle 1: htb default 1",
+                f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} burst {burst} cburst {burst}",
+                f"qdisc add dev {dev} parent 1:1 handle 10: pfifo limit {self.spec.buffer_pkts}"]
 
     def teardown(self) -> None:
-        for ns in self.namespaces:
-            sh("ip", "netns", "del", ns, check=False)
+        # -force: carry on past namespaces that are not there.
+        run_batch("ip", None, [f"netns del {ns}" for ns in self.namespaces], force=True)
 
 
     # -- measuring ------------------------------------------------------
@@ -282,14 +284,14 @@ class MininetDumbbell(Dumbbell):
         self.hosts = {ns: self.net.addHost(ns.replace(self.spec.prefix + "-", ""), cls=Host, inNamespace=True)
                       for ns in self.namespaces}
 
-    def _create_link(self, ns_a: str, dev_a: str, ns_b: str, dev_b: str) -> None:
-        self.net.addLink(self.hosts[ns_a], self.hosts[ns_b], intfName1=dev_a, intfName2=dev_b)
+    def _create_links(self) -> None:
+        for ns_a, dev_a, ns_b, dev_b in self.links():
+            self.net.addLink(self.hosts[ns_a], self.hosts[ns_b], intfName1=dev_a, intfName2=dev_b)
 
     def build(self) -> "Dumbbell":
         self.teardown()
         self._create_namespaces()
-        for link in self.links():
-            self._create_link(*link)
+        self._create_links()
         self.net.build()
         for ns, host in self.hosts.items():
             sh("ip", "netns", "attach", ns, str(host.pid))

@@ -1,8 +1,15 @@
-"""Run a case (one or more flows) through a dumbbell and collect what it did."""
+"""Run a case (one or more flows) through a dumbbell and collect what it did.
+
+The run record (run.json) holds what the guest measured: per flow the
+client's FCT and received-byte series, the counters of the bottleneck and
+of TCP, the bottleneck's queue over time, and the names of the capture
+and trace files.  What the trace says per flow (slow start's end, the
+receiver-limited ACKs, the module's events) is read on the host afterwards
+(sslab.analysis.traces), so a run costs the guest no parsing.
+"""
 
 from __future__ import annotations
 
-import gzip
 import json
 import signal
 import subprocess
@@ -12,7 +19,7 @@ import time
 from pathlib import Path
 
 from .dumbbell import Dumbbell
-from .ftrace import Ftrace, parse, receiver_limited_samples, slow_start_exit
+from .ftrace import Ftrace
 
 SERVER_PORT = 5201
 #: Kernel counters recorded per run: retransmissions, and the reordering
@@ -108,7 +115,8 @@ def _iperf3_result(report: dict) -> dict:
 
 
 def _client(db: Dumbbell, flow: dict, port: int, t0: float, out: dict) -> None:
-    delay = flow.get("start", 0.0) - (time.monotonic() - t0)
+    # The nominal start plus the run's seeded offset (scenario `variation`).
+    delay = flow.get("start", 0.0) + flow.get("start_offset_s", 0.0) - (time.monotonic() - t0)
     if delay > 0:
         time.sleep(delay)
     out["started_s"] = time.monotonic() - t0
@@ -182,27 +190,17 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
             if proc.poll() is None:
                 proc.kill()
         time.sleep(0.2)
-        text = tracer.stop() if capture.get("traces", True) else ""
+        traced = tracer.stop(out_dir / f"{tag}.trace") if capture.get("traces", True) else 0
         pcap_note = pcap.stop() if pcap else None
-    if text:
-        with gzip.open(out_dir / f"{tag}.trace.gz", "wt") as f:
-            f.write(text)
     bn1 = db.bottleneck_counters()
-    records = parse(text)
     flows_out = []
     for flow, port, rec, cli, srv in results:
-        mine = [r for r in records if r.fields.get("sport") == str(port)
-                or r.fields.get("src", "").endswith(f":{port}")]
-        probes = [r for r in mine if r.event == "tcp_probe"]
         flows_out.append({
             **flow, "port": port, "cc_used": srv["cc"], "bytes_received": cli["bytes"],
             "fct_s": round(cli["fct_s"], 6), "started_s": round(rec["started_s"], 4),
             # [seconds since the run's t0, bytes received so far], from the client
             "rx_series": [[round(t - t0, 4), b] for t, b in cli.get("rx", [])],
             "iperf3": cli.get("iperf3"),
-            "slow_start": slow_start_exit(probes), "probe_records": len(probes),
-            "receiver_limited_acks": receiver_limited_samples(probes),
-            "events": [{"ts": r.ts, **r.fields} for r in mine if r.event == "sslab_event"],
         })
     return {
         "tag": tag,
@@ -215,7 +213,8 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         "pcap": f"{tag}.pcap" if pcap else None,
         "pcap_note": pcap_note,
         "pcap_dropped_by_kernel": _dropped(pcap_note),
-        "trace": f"{tag}.trace.gz" if text else None,
+        # The raw trace text; the host parses it, adds what it says to each flow and compresses it.
+        "trace": f"{tag}.trace" if traced else None,
     }
 
 
@@ -225,18 +224,3 @@ def _dropped(note: str | None) -> int | None:
         if line.endswith("packets dropped by kernel"):
             return int(line.split()[0])
     return None
-
-
-def run_flow(db: Dumbbell, pair: int, cc: str, nbytes: int, out_dir: Path, tag: str,
-             tracer: Ftrace | None = None) -> dict:
-    """One transfer of @nbytes from server @pair to its client with @cc (no pcap)."""
-    res = run_case(db, [{"pair": pair, "cc": cc, "size": nbytes, "start": 0.0}], out_dir, tag, tracer=tracer)
-    flow = res["flows"][0]
-    counters = res["tcp_counters"][pair]
-    return {
-        "tag": tag, "cc": cc, "cc_used": flow["cc_used"], "bytes": nbytes, "fct_s": round(flow["fct_s"], 4),
-        "bottleneck_drops": res["bottleneck"]["drops"], "bottleneck_packets": res["bottleneck"]["packets"],
-        "retrans_segs": counters["RetransSegs"], "tcp_counters": counters,
-        "slow_start": flow["slow_start"], "probe_records": flow["probe_records"],
-        "receiver_limited_acks": flow["receiver_limited_acks"], "events": flow["events"],
-    }

@@ -1,48 +1,23 @@
-"""Record kernel tracepoints with ftrace, and read the records back.
+"""Record kernel tracepoints with ftrace.  Runs on the substrate.
 
-Two sources are recorded per flow:
+Three events are recorded per run:
   tcp:tcp_probe       the stack's per-ACK view, for any congestion control
                       (including the kernel's own cubic and bbr);
   sslab:sslab_ack     our module's per-ACK view (round, min RTTs, state);
   sslab:sslab_event   our module's algorithm events.
-Records are filtered to the flow's server port at the source.
+Records are filtered to the experiment's server ports at the source.  The
+trace text is copied to the run's directory as the kernel formats it;
+parsing and compressing it is the host's (sslab.analysis.traces).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+import shutil
 from pathlib import Path
 
 TRACEFS = Path("/sys/kernel/tracing")
 #: Per-CPU ring buffer (KiB).  A 20 MB flow makes ~30k records of ~250 B.
 BUFFER_KB = 32768
-INFINITE_SSTHRESH = 0x7FFFFFFF
-
-LINE = re.compile(r"^\s*(?P<task>.+?)\s+\[(?P<cpu>\d+)\]\s+\S+\s+(?P<ts>[0-9.]+):\s+(?P<event>\w+):\s+(?P<body>.*)$")
-FIELD = re.compile(r"(\w+)=(\S+)")
-
-
-@dataclass
-class Record:
-    ts: float
-    event: str
-    fields: dict[str, str]
-
-    def int(self, key: str) -> int:
-        v = self.fields[key]
-        return int(v, 16) if v.startswith("0x") else int(v)
-
-
-def parse(text: str) -> list[Record]:
-    out = []
-    for line in text.splitlines():
-        if line.startswith("#"):
-            continue
-        m = LINE.match(line)
-        if m:
-            out.append(Record(float(m["ts"]), m["event"], dict(FIELD.findall(m["body"]))))
-    return out
 
 
 class Ftrace:
@@ -89,11 +64,17 @@ class Ftrace:
         self._w("trace", "")
         self._w("tracing_on", "1")
 
-    def stop(self) -> str:
+    def stop(self, dest: Path) -> int:
+        """Stop recording and copy the trace text to @dest; return its size in bytes (0: no file)."""
         self._w("tracing_on", "0")
-        text = (self.root / "trace").read_text()
+        with open(self.root / "trace", "rb") as src, open(dest, "wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+            size = out.tell()
         self._w("trace", "")
-        return text
+        if size == 0 or not _has_events(dest):
+            dest.unlink()
+            return 0
+        return size
 
     def close(self) -> None:
         """Stop recording at the end of a job.
@@ -105,39 +86,7 @@ class Ftrace:
         self._w("tracing_on", "0")
 
 
-def slow_start_exit(probes: list[Record]) -> dict | None:
-    """The end of the initial slow start, from tcp_probe records.
-
-    exit_cwnd is the largest cwnd seen while ssthresh was infinite, over the
-    whole flow: a reduction the kernel later undoes (a spurious loss, with
-    ssthresh restored to infinity) does not end slow start.  ssthresh is
-    the first finite value after the last infinite one; undone_reductions
-    counts returns from a finite ssthresh to an infinite one.
-    """
-    peak = last_inf = None
-    undone = 0
-    prev_finite = False
-    for i, r in enumerate(probes):
-        if r.int("ssthresh") >= INFINITE_SSTHRESH:
-            cwnd = r.int("snd_cwnd")
-            peak = cwnd if peak is None else max(peak, cwnd)
-            last_inf = i
-            undone += prev_finite
-            prev_finite = False
-        else:
-            prev_finite = True
-    if peak is None or last_inf is None or last_inf + 1 >= len(probes):
-        return None
-    after = probes[last_inf + 1]
-    return {"exit_cwnd": peak, "ssthresh": after.int("ssthresh"),
-            "exit_time_s": round(after.ts - probes[0].ts, 4), "undone_reductions": undone}
-
-
-def receiver_limited_samples(probes: list[Record], mss: int = 1448) -> int:
-    """ACKs at which the peer's window, not cwnd, bounded what could be sent."""
-    n = 0
-    for r in probes:
-        in_flight = (r.int("snd_nxt") - r.int("snd_una")) & 0xFFFFFFFF
-        if r.int("snd_wnd") - in_flight < mss and r.int("snd_cwnd") * mss > r.int("snd_wnd"):
-            n += 1
-    return n
+def _has_events(path: Path) -> bool:
+    """Whether a copied trace holds any event line (not just ftrace's '#' header)."""
+    with open(path, "rb") as f:
+        return any(not line.startswith(b"#") and line.strip() for line in f)

@@ -22,6 +22,17 @@ def in_ns(ns: str, *cmd: str, check: bool = True, timeout: float | None = 120) -
     return sh("ip", "netns", "exec", ns, *cmd, check=check, timeout=timeout)
 
 
+def run_batch(tool: str, ns: str | None, lines: list[str], force: bool = False, timeout: float = 120) -> None:
+    """Run @lines as one `ip -batch` or `tc -batch` (in namespace @ns, or the current one): one
+    process for what would be one process a line.  With @force, lines that fail are skipped."""
+    if not lines:
+        return
+    cmd = [tool] + (["-n", ns] if ns else []) + (["-force"] if force else []) + ["-batch", "-"]
+    res = subprocess.run(cmd, input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=timeout)
+    if res.returncode != 0 and not force:
+        raise CommandError(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()[-800:]}")
+
+
 def tx_bytes(ns: str, dev: str) -> int:
     """Bytes the device has transmitted (after its qdisc), link-layer headers included."""
     data = json.loads(sh("ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev))

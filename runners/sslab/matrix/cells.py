@@ -7,7 +7,9 @@ import fcntl
 import gzip
 import json
 import os
+import queue
 import shutil
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -25,7 +27,8 @@ def compress_pcaps(run_dir: Path) -> int:
     """gzip every pcap of a finished cell in place (the archive keeps .pcap.gz only)."""
     n = 0
     for p in sorted(run_dir.rglob("*.pcap")):
-        with open(p, "rb") as src, gzip.open(p.with_name(p.name + ".gz"), "wb", compresslevel=6) as dst:
+        with open(p, "rb") as src, open(p.with_name(p.name + ".gz"), "wb") as out, \
+                gzip.GzipFile(filename=p.name, fileobj=out, mode="wb", compresslevel=6, mtime=0) as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
         p.unlink()
         n += 1
@@ -54,16 +57,43 @@ def run_one_cell(cell: dict, dest: Path, substrate, host: str) -> dict:
 
 
 class Progress:
-    """progress/<host>.json: what this host has done, for the controller's bar."""
+    """progress/<host>.json: what this host has done, for the controller's bar (thread-safe)."""
 
     def __init__(self, store: CellStore, host: str, keys: list[str]):
         self.path = store.dir / "progress" / f"{host}.json"
+        self.lock = threading.Lock()
+        self.running: dict[str, float] = {}  # cell label -> when it started
         self.state = {"host": host, "total": len(keys), "done": 0, "skipped": 0, "failed": 0,
                       "running": None, "running_since": None, "cell_seconds": [], "pid": os.getpid(),
-                      "updated": time.time(), "finished": False}
+                      "updated": time.time(), "finished": False, "workers": 1}
 
     def update(self, **kw) -> None:
-        self.state.update(kw, updated=time.time())
+        with self.lock:
+            self.state.update(kw, updated=time.time())
+            write_json_atomic(self.path, self.state)
+
+    def add(self, counter: str, cell_seconds: float | None = None) -> None:
+        with self.lock:
+            self.state[counter] += 1
+            if cell_seconds is not None:
+                self.state["cell_seconds"] = self.state["cell_seconds"] + [round(cell_seconds, 1)]
+            self.state["updated"] = time.time()
+            write_json_atomic(self.path, self.state)
+
+    def start(self, label: str) -> None:
+        with self.lock:
+            self.running[label] = time.time()
+            self._running_fields()
+
+    def end(self, label: str) -> None:
+        with self.lock:
+            self.running.pop(label, None)
+            self._running_fields()
+
+    def _running_fields(self) -> None:
+        labels = list(self.running)
+        self.state.update(running=" + ".join(labels) or None,
+                          running_since=min(self.running.values()) if labels else None, updated=time.time())
         write_json_atomic(self.path, self.state)
 
 
@@ -71,21 +101,25 @@ def run_cells(matrix_dir: Path, plan: dict, host: str, keys: list[str], substrat
               runner=run_one_cell) -> dict:
     """Run this host's cells: skip finished ones, retry a failure once, record it.
 
-    Returns counts.  An interruption (Ctrl-C, a lost host) leaves the cell in
-    progress as a .partial directory, which never counts as done.
+    @substrate is one substrate, or a list of them to run that many cells at
+    once (UMLs pinned to one core each; the same seeds give the same results
+    serial or parallel).  Returns counts.  An interruption (Ctrl-C, SIGTERM,
+    a lost host) leaves the cells in progress as .partial directories, which
+    never count as done, and records no failure for them.
     """
     store = CellStore(matrix_dir)
     by_key = {c["key"]: c for c in plan["cells"]}
     unknown = [k for k in keys if k not in by_key]
     if unknown:
         raise MatrixError(f"cells not in the plan: {unknown[:3]}")
+    workers = list(substrate) if isinstance(substrate, (list, tuple)) else [substrate]
     with host_lock(store, host):
-        return _run_cells_locked(store, by_key, host, keys, substrate, log, runner)
+        return _run_cells_locked(store, by_key, host, keys, workers, log, runner)
 
 
 @contextlib.contextmanager
 def host_lock(store: CellStore, host: str):
-    """One runner per host and matrix: a second would boot a second VM on the same cores."""
+    """One runner per host and matrix: a second would boot more testbeds on the same cores."""
     path = store.dir / "progress" / f"{host}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as f:
@@ -102,41 +136,83 @@ def host_lock(store: CellStore, host: str):
         yield
 
 
-def _run_cells_locked(store: CellStore, by_key: dict, host: str, keys: list[str], substrate, log,
+class Stopping(Exception):
+    """The runner is being stopped: the cell in progress is left unfinished, not failed."""
+
+
+def _run_cells_locked(store: CellStore, by_key: dict, host: str, keys: list[str], workers: list, log,
                       runner) -> dict:
     progress = Progress(store, host, keys)
-    progress.update()
-    counts = {"ran": 0, "skipped": 0, "failed": 0}
+    progress.update(workers=len(workers))
+    todo: "queue.Queue[tuple[int, str]]" = queue.Queue()
     for n, key in enumerate(keys, 1):
+        todo.put((n, key))
+    stop = threading.Event()
+
+    def one_cell(n: int, key: str, substrate) -> None:
         cell = by_key[key]
+        label = f"{cell['name']} r{cell['rep']}"
         if store.done(key):
-            counts["skipped"] += 1
-            progress.update(skipped=counts["skipped"])
-            log(f"[{host}] {n}/{len(keys)} {cell['name']} r{cell['rep']}: already done ({key})")
-            continue
+            progress.add("skipped")
+            log(f"[{host}] {n}/{len(keys)} {label}: already done ({key})")
+            return
         for attempt in range(1, ATTEMPTS + 1):
+            if stop.is_set():
+                return
             partial = store.new_partial(key)
-            progress.update(running=f"{cell['name']} r{cell['rep']}", running_since=time.time())
-            log(f"[{host}] {n}/{len(keys)} {cell['name']} r{cell['rep']}: running (attempt {attempt}, {key})")
+            progress.start(label)
+            log(f"[{host}] {n}/{len(keys)} {label}: running (attempt {attempt}, {key})")
             t0 = time.monotonic()
             try:
                 info = runner(cell, partial, substrate, host)
                 store.commit(partial, key)
             except Exception as e:  # noqa: BLE001 - any failure of a cell is recorded, then retried
+                progress.end(label)
+                if stop.is_set():
+                    return  # killed on the way out: not a failure of the cell
                 err = f"{type(e).__name__}: {e}\n\n{traceback.format_exc()}"
                 where = store.record_failure(partial, key, attempt, err)
                 log(f"[{host}]   attempt {attempt} failed: {str(e).splitlines()[0][:200]} (log: {where})")
                 if attempt == ATTEMPTS:
-                    counts["failed"] += 1
-                    progress.update(failed=counts["failed"], running=None)
+                    progress.add("failed")
                 continue
-            counts["ran"] += 1
-            secs = progress.state["cell_seconds"] + [round(time.monotonic() - t0, 1)]
-            progress.update(done=counts["ran"], cell_seconds=secs, running=None)
-            log(f"[{host}]   done in {info['wall_s']:.0f} s (traffic {info['traffic_s']:.0f} s)")
-            break
-    progress.update(finished=True, running=None)
-    return counts
+            progress.end(label)
+            progress.add("done", time.monotonic() - t0)
+            log(f"[{host}]   {label} done in {info['wall_s']:.0f} s (traffic {info['traffic_s']:.0f} s)")
+            return
+
+    def worker(substrate) -> None:
+        while not stop.is_set():
+            try:
+                n, key = todo.get_nowait()
+            except queue.Empty:
+                return
+            one_cell(n, key, substrate)
+
+    if len(workers) == 1:
+        worker(workers[0])  # in this thread: a signal unwinds straight through the running cell
+    else:
+        threads = [threading.Thread(target=worker, args=(w,), daemon=True) for w in workers]
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(timeout=0.5)
+        except BaseException:
+            # Ctrl-C or SIGTERM reached this thread: stop handing out cells and end
+            # the running testbeds; their cells stay .partial.
+            stop.set()
+            for w in workers:
+                getattr(w, "stop_all", lambda: None)()
+            for t in threads:
+                t.join(timeout=30)
+            raise
+    progress.update(finished=True)
+    with progress.lock:
+        progress.running.clear()
+        progress._running_fields()
+    return {"ran": progress.state["done"], "skipped": progress.state["skipped"], "failed": progress.state["failed"]}
 
 
 def check_host_matches(plan: dict, image_hash: str, code_version: str) -> None:

@@ -103,6 +103,29 @@ def code_tarball(dest: Path) -> Path:
     return dest
 
 
+def check_jobs(substrate: str, jobs: int | None) -> int:
+    """Cells at once per host: up to the host's cores under UML (each pinned to its own), one
+    on a real clock (two experiments at once would disturb each other's measurements)."""
+    if substrate != "uml":
+        if jobs not in (None, 1):
+            raise MatrixError(f"JOBS={jobs}: on {substrate} the clock is real, and two experiments at once "
+                              f"would disturb each other; JOBS>1 needs SUBSTRATE=uml")
+        return 1
+    cores = len(os.sched_getaffinity(0))
+    jobs = cores if jobs is None else jobs
+    if not 1 <= jobs <= cores:
+        raise MatrixError(f"JOBS={jobs}: this host has {cores} core(s) to pin UMLs to (1..{cores})")
+    return jobs
+
+
+def substrate_clock(substrate: str, clock: str) -> str:
+    if substrate == "uml":
+        return "uml/inf-cpu"
+    if substrate == "native":
+        return "native"
+    return "qemu/icount" if clock == "virtual" else "qemu/mttcg"
+
+
 def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
     """Seconds per cell: the mean of this matrix's finished cells, else the scenario estimate."""
     walls = []
@@ -121,19 +144,25 @@ def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
 
 
 def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
-               serial: str | None = None) -> int:
+               serial: str | None = None, substrate: str = "uml", jobs: int | None = None,
+               clock: str = "real") -> int:
     chosen = resolve_selection(m, options)
     iterations = iterations or m.spec.iterations
     if iterations < 1:
         raise MatrixError(f"ITER must be at least 1, got {iterations}")
+    jobs = check_jobs(substrate, jobs)
     hosts = inventory_hosts(inventory)
     image = ensure_image()
     manifest = image.manifest()
-    ccas = manifest.get("tcp_congestion_controls")
+    ccas = (manifest.get("uml") or {}).get("tcp_congestion_controls") if substrate == "uml" \
+        else manifest.get("tcp_congestion_controls")
     if ccas is None:
-        raise MatrixError("the image manifest lists no congestion controls (an image from before they were "
-                          "recorded): rebuild with `make image`")
-    plan = plan_matrix(m, chosen, iterations, manifest["image_hash"], ccas, traffic_code_version())
+        raise MatrixError("the image manifest lists no congestion controls for this substrate (an image from "
+                          "before they were recorded): rebuild with `make image`")
+    clock_name = substrate_clock(substrate, clock)
+    plan = plan_matrix(m, chosen, iterations, manifest["image_hash"], ccas, traffic_code_version(),
+                       substrate=substrate, clock=clock_name)
+    plan["jobs"] = jobs
     matrix_rel = f"{m.spec.name}/{selection_id(m.spec, chosen)}"
     matrix_dir = paths.RESULTS_DIR / matrix_rel
     store = CellStore(matrix_dir)
@@ -165,14 +194,17 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     if missing:
         # Hosts run side by side, unless one at a time (SERIAL=1).
         per_host = len(missing) if serial == "1" else max(len(k) for k in plan["deal"].values())
-        print(f"  expected time: about {per_host * est / 60:.0f} min ({est:.0f} s per cell"
+        rounds = -(-per_host // jobs)  # cells run `jobs` at a time on a host
+        print(f"  substrate {substrate} ({clock_name}), {jobs} cell(s) at a time per host")
+        print(f"  expected time: about {rounds * est / 60:.0f} min ({est:.0f} s per cell"
               f"{' measured on this matrix' if len(plan['cells']) > len(missing) else ', estimated'};"
               f" {iterations} iteration(s)"
               f"{f', the paper ran {m.spec.paper_iterations}' if m.spec.paper_iterations else ''})", flush=True)
     rc = 0
     if missing:
         try:
-            rc = _run_playbook(plan_path, inventory, matrix_dir, matrix_rel, hosts, plan["deal"], est, serial)
+            rc = _run_playbook(plan_path, inventory, matrix_dir, matrix_rel, hosts, plan["deal"], est / jobs,
+                               serial, {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock})
         except KeyboardInterrupt:
             rc = 130
         rc = rc if rc >= 0 else 128 - rc  # killed by a signal: the shell's convention
@@ -188,12 +220,12 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
 
 
 def _run_playbook(plan_path: Path, inventory: Path, matrix_dir: Path, matrix_rel: str, hosts: dict[str, dict],
-                  dealt: dict[str, list[str]], est: float, serial: str | None) -> int:
+                  dealt: dict[str, list[str]], est: float, serial: str | None, run_vars: dict) -> int:
     logs = matrix_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     extra = {"plan_file": str(plan_path), "matrix_rel": matrix_rel, "controller_repo": str(paths.REPO_ROOT),
              "controller_results": str(paths.RESULTS_DIR), "controller_matrix_dir": str(matrix_dir),
-             "controller_python": sys.executable}
+             "controller_python": sys.executable, **run_vars}
     if any("sslab_workdir" in v for v in hosts.values()):
         extra["code_tar"] = str(code_tarball(matrix_dir / "plans" / f"code-{plan_path.stem.removeprefix('plan-')}.tar.gz"))
     if serial:

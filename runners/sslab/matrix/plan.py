@@ -22,14 +22,19 @@ def traffic_code_version(root: Path = paths.REPO_ROOT) -> str:
     return h.hexdigest()
 
 
-def cell_key(scenario: dict, rep: int, image_hash: str, code_version: str) -> str:
-    blob = json.dumps({"scenario": scenario, "rep": rep, "image": image_hash, "code": code_version},
-                      sort_keys=True, separators=(",", ":"))
+def cell_key(scenario: dict, rep: int, image_hash: str, code_version: str, clock: str = "qemu/mttcg") -> str:
+    """A cell's identity: what runs (scenario, repetition), on what (image, traffic code) and
+    under which clock; results from another clock are other cells."""
+    parts = {"scenario": scenario, "rep": rep, "image": image_hash, "code": code_version}
+    if clock != "qemu/mttcg":  # the keys of cells made before clocks were named stay what they were
+        parts["clock"] = clock
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
 def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_hash: str,
-                available_ccas: dict[str, str], code_version: str) -> dict:
+                available_ccas: dict[str, str], code_version: str, substrate: str = "vm",
+                clock: str = "qemu/mttcg") -> dict:
     """Every cell of the selection, in the order they should run (repetition-major,
     so a partial run covers every setting before repeating any)."""
     spec = m.spec
@@ -46,13 +51,14 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
         for setting in runnable:
             s = m.scenario_for(setting, rep)
             model = s.model_dump(mode="json", by_alias=True)
-            cells.append({"key": cell_key(model, rep, image_hash, code_version), "setting": setting,
+            cells.append({"key": cell_key(model, rep, image_hash, code_version, clock), "setting": setting,
                           "rep": rep, "name": s.name, "scenario": model})
     return {"matrix": spec.name, "title": spec.title, "report": spec.report,
             "matrix_file": str(m.path.relative_to(paths.REPO_ROOT)) if m.path.is_relative_to(paths.REPO_ROOT)
             else str(m.path), "matrix_sha256": hashlib.sha256(m.path.read_bytes()).hexdigest(),
             "selection": chosen, "iterations": iterations, "image_hash": image_hash,
             "code_version": code_version, "available_ccas": available_ccas, "unavailable": unavailable,
+            "substrate": substrate, "clock": clock,
             "defaults": spec.defaults, "labels": spec.labels, "compare": spec.compare.model_dump(),
             "axes": {a: spec.axes[a].option for a in spec.axes},
             # The file's own values per axis: a setting with any other value is beside the paper's grid.

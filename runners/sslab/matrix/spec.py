@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from pathlib import Path
 from typing import Literal
@@ -63,13 +64,25 @@ class Matrix:
         self.spec, self.template, self.path = spec, template, path
 
     def scenario_for(self, setting: dict[str, str], rep: int) -> Scenario:
+        """The cell's scenario: the template with @setting, its own seed for repetition @rep,
+        and (alternate_cases) the compared cases in the order of the repetition."""
         data = substitute(self.template, setting)
         s = parse_scenario(data, f"{self.path} {setting}")
+        dump = {**s.model_dump(by_alias=True), "seed": repetition_seed(s.seed, rep)}
         if self.spec.alternate_cases and rep % 2 == 1:
             # Alternate in pairs: off-on in even repetitions, on-off in odd ones.
-            s = scenario_from_dump({**s.model_dump(by_alias=True), "cases": [
-                c.model_dump(by_alias=True) for c in reversed(s.cases)]})
-        return s
+            dump["cases"] = [c.model_dump(by_alias=True) for c in reversed(s.cases)]
+        return scenario_from_dump(dump)
+
+
+def repetition_seed(base: int, rep: int) -> int:
+    """Repetition @rep's seed, from the scenario's: its own stream, recorded in the cell's scenario.
+
+    Under virtual time the same seed repeats a cell exactly, so each
+    repetition gets a seed of its own (the guest's entropy and the flows'
+    start offsets follow it)."""
+    digest = hashlib.sha256(f"sslab-repetition/{base}/{rep}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
 
 
 def settings(spec: MatrixSpec, chosen: dict[str, list[str]]) -> list[dict[str, str]]:

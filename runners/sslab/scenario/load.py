@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from .model import Scenario, ScenarioError
+from .model import Flow, Scenario, ScenarioError
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -144,10 +145,26 @@ def load_scenario(path: Path | str) -> Scenario:
     return parse_scenario(_read_yaml(path), str(path))
 
 
+def start_offset(s: Scenario, run_index: int, flow_index: int, flow: Flow) -> float:
+    """Seconds @flow (flow @flow_index of run @run_index) starts after its nominal start (see Variation).
+
+    Drawn from its own stream per (seed, run, flow), so adding a flow or a
+    run never moves another's offset.
+    """
+    limit = s.variation.start_offset
+    span = s.pairs[flow.pair - 1].rtt if limit == "rtt" else float(limit)
+    if span <= 0:
+        return 0.0
+    digest = hashlib.sha256(f"sslab-start-offset/{s.seed}/{run_index}/{flow_index}".encode()).digest()
+    return round(int.from_bytes(digest[:8], "big") / 2**64 * span, 6)
+
+
 def to_plan(s: Scenario) -> dict:
     """The scenario as plain data for the substrate (no pydantic there)."""
+    order = s.run_order()
     return {
         "name": s.name,
+        "seed": s.seed,
         "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs, "backend": s.topology.backend},
         "bottleneck": {"rate_mbit": s.bottleneck.rate_mbit, "buffer_pkts": s.buffer_packets},
         "pairs": [{"rtt_ms": p.rtt * 1e3} for p in s.pairs],
@@ -155,7 +172,7 @@ def to_plan(s: Scenario) -> dict:
         "capture": s.capture.model_dump(),
         "runs": [
             {"index": i, "rep": rep, "case": case.name, "params": case.params,
-             "flows": [f.model_dump() for f in case.flows]}
-            for i, (rep, case) in enumerate(s.run_order())
+             "flows": [{**f.model_dump(), "start_offset_s": start_offset(s, i, k, f)} for k, f in enumerate(case.flows)]}
+            for i, (rep, case) in enumerate(order)
         ],
     }

@@ -221,9 +221,41 @@ class Case(Strict):
 
 
 class Capture(Strict):
+    """What is recorded.  Observers shift a chaotic run's trajectory (their clock reads take
+    guest time): compare only runs recorded with the same capture settings."""
+
     pcap: bool = True
     snaplen: int = Field(default=96, ge=64, le=65535)
     traces: bool = True
+
+
+class Variation(Strict):
+    """What repetitions vary on purpose.
+
+    A virtual-time testbed repeats a run exactly: the same seed gives the
+    same bytes.  Repetitions are worth having only if each varies what a
+    real testbed varies, on purpose and on record:
+
+    start_offset  each flow starts this much later than its nominal start,
+                  drawn uniformly per run and flow from the seed: "rtt" (up
+                  to the flow's pair's base RTT, the default), a time, or 0;
+    entropy       the guest's random numbers (TCP's initial sequence numbers,
+                  ephemeral ports, hash seeds) come from the seed (UML); off,
+                  every boot draws the same ones.
+    """
+
+    start_offset: float | Literal["rtt"] = "rtt"
+    entropy: bool = True
+
+    @field_validator("start_offset", mode="before")
+    @classmethod
+    def _offset(cls, v, info: ValidationInfo):
+        if v == "rtt" or v is None:
+            return "rtt"
+        value = float(v) if _canonical(v, info) or v == 0 else parse_seconds(v)
+        if value < 0:
+            raise ValueError(f"start_offset must not be negative, got {v!r}")
+        return value
 
 
 class Scenario(Strict):
@@ -235,8 +267,10 @@ class Scenario(Strict):
     cases: list[Case] = Field(min_length=1)
     repetitions: int = Field(default=1, ge=1, le=1000)
     order: Literal["alternate", "sequential", "shuffled"] = "alternate"
-    seed: int = 1
+    #: The run's seed: the shuffled order, the start offsets and (UML) the guest's entropy.
+    seed: int = Field(default=1, ge=0, lt=2**63)
     capture: Capture = Capture()
+    variation: Variation = Variation()
 
     @model_validator(mode="after")
     def _consistent(self):

@@ -1,13 +1,18 @@
 """Substrates: everything that gives a job a kernel to run on.
 
-    image    the testbed image: pinned rootfs, stock kernel, our module (cached by recipe hash)
-    mirrors  which Debian mirrors the image is built from
-    qemu     boots the image under QEMU (accelerator and clock choice) and runs one job
-    native   runs a job on a host that already has netem, fq and module loading
-    job      the job directory protocol between the host and any substrate
-    agent    runs a job and records its status (baked into the image; used natively as is)
+    image      the testbed image: pinned rootfs, stock kernel, UML kernel, our module (cached by recipe hash)
+    umlkernel  the User-Mode Linux kernel stage of the image (Debian's linux-source, our config and patches)
+    buildtools hashing, chroots and commands the image stages share
+    mirrors    which Debian mirrors the image is built from
+    uml        boots the image's UML kernel in virtual time and runs one job (the default)
+    qemu       boots the image's stock kernel under QEMU (accelerator and clock choice) and runs one job
+    console    following a testbed kernel's console: markers, phases, deadlines
+    native     runs a job on a host that already has netem, fq and module loading
+    job        the job directory protocol between the host and any substrate
+    agent      runs a job and records its status (baked into the image; used natively as is)
 
-Every substrate has a `name` and `run(JobSpec, job_dir) -> JobResult`.
+Every substrate has a `name`, a `clock` (uml/inf-cpu, qemu/icount,
+qemu/mttcg, kvm or native) and `run(JobSpec, job_dir) -> JobResult`.
 
 May import: the leaves sslab.paths and sslab.ccas.  Not scenario, experiment,
 analysis, matrix or cli; guest code is shipped to the substrate as files,
@@ -17,13 +22,25 @@ never imported.
 from __future__ import annotations
 
 
-def make_substrate(name: str, accel: str = "auto"):
-    """The substrate called @name ("vm" or "native"), ready to run jobs."""
+SUBSTRATES = ("uml", "vm", "native")
+CLOCKS = ("real", "virtual")
+
+
+def make_substrate(name: str, accel: str = "auto", clock: str = "real", cpu: int | None = None):
+    """The substrate called @name (uml, vm or native), ready to run jobs.
+
+    @clock applies to QEMU (real: MTTCG or KVM; virtual: icount); UML's is
+    always virtual and a native host's always real.  @cpu pins a UML.
+    """
     if name == "native":
         from .native import NativeHost
         return NativeHost()
     if name == "vm":
         from .image import ensure_image
         from .qemu import TestbedVM, VMConfig
-        return TestbedVM(ensure_image(), VMConfig(accel=accel))
-    raise SystemExit(f"unknown substrate {name!r}: use vm or native")
+        return TestbedVM(ensure_image(), VMConfig(accel=accel, clock=clock))
+    if name == "uml":
+        from .image import ensure_image
+        from .uml import UMLConfig, UMLTestbed
+        return UMLTestbed(ensure_image(), UMLConfig(cpu=cpu))
+    raise SystemExit(f"unknown substrate {name!r}: use {', '.join(SUBSTRATES)}")

@@ -1,18 +1,23 @@
-"""Build the testbed VM image from Debian's packages, and cache it.
+"""Build the testbed image from Debian's packages, and cache it.
 
-The image is built in two stages, each cached under the hash of its inputs:
+The image is built in three stages, each cached under the hash of its inputs:
 
   base   debootstrap'd rootfs + the pinned stock kernel, its headers and the
          recipe's packages.  Inputs: images/recipe.yaml, images/kernel.lock,
          BASE_BUILDER_VERSION.  Takes minutes (package downloads).
-  final  a copy of the base plus our in-VM init and agent, our module built
-         against the image's headers, and the manifest; packed into an ext4
-         disk image.  Inputs: the base hash, images/guest/*, the agent,
-         kernel/ sources, FINAL_BUILDER_VERSION.  Takes about a minute.
+  uml    the User-Mode Linux kernel built from Debian's linux-source package
+         with our config and patches (substrate/umlkernel.py).  Inputs: the
+         base hash, images/uml/*.  About 5 minutes on 2 cores.
+  final  a copy of the base plus our init and agent, our module built
+         against the stock kernel's headers and against the UML tree, and
+         the manifest; kept as a directory (the UML guest's root) and packed
+         into an ext4 disk image (QEMU's root).  Inputs: the base and uml
+         hashes, images/guest/*, the agent, kernel/ sources,
+         FINAL_BUILDER_VERSION.  Takes about a minute.
 
 Splitting the stages means that editing the module or the agent does not
-download a distribution again.  The *recipe hash* recorded in the manifest
-is the final stage's key, which covers both.
+download a distribution or compile a kernel again.  The *recipe hash*
+recorded in the manifest is the final stage's key, which covers all three.
 
 Every stage is built in a temporary directory and renamed into place only
 when complete, so an interrupted build never leaves something that looks
@@ -23,8 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -32,28 +35,35 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import yaml
 
 from .. import paths
 from ..ccas import OUR_CCAS
+from .buildtools import (ImageError, cache_lock, chroot_mounts, hash_inputs, in_chroot, installed_packages, log,
+                         now_iso, packages_version_of_host, require_host_tools, run, sha256_file, tool_version)
 from .mirrors import Mirrors, resolve_mirrors
+from .umlkernel import UMLKernel, ensure_uml, uml_inputs
+
+__all__ = ["ImageError", "Image", "Recipe", "KernelPin", "ensure_image", "repin", "sha256_file", "hash_inputs",
+           "uml_inputs"]
 
 #: Bump when the base stage's procedure changes in a way that changes its output.
 BASE_BUILDER_VERSION = 1
 #: Bump when the final stage's procedure changes.
-FINAL_BUILDER_VERSION = 2  # 2: the manifest lists the kernel's congestion controls
+FINAL_BUILDER_VERSION = 3  # 3: the UML kernel's module tree and the rootfs directory
 
 #: Files of the source tree baked into the final image (host path -> guest path).
 GUEST_FILES = {
     "images/guest/sslab-init": "usr/local/sbin/sslab-init",
     "runners/sslab/substrate/agent.py": "usr/local/lib/sslab/agent.py",
 }
-
-
-class ImageError(RuntimeError):
-    pass
+#: Programs of ours compiled into the image with its own compiler (source -> installed path).
+GUEST_PROGRAMS = {
+    "images/guest/sslab-transfer.c": "usr/local/bin/sslab-transfer",
+}
+#: How they are compiled (part of the final stage's inputs).
+GUEST_CFLAGS = ("-O2", "-Wall", "-Wextra", "-Werror")
 
 
 # --------------------------------------------------------------------------
@@ -124,22 +134,6 @@ class Recipe:
         )
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def hash_inputs(parts: dict[str, str]) -> str:
-    """Hash a name -> digest mapping, independent of insertion order."""
-    h = hashlib.sha256()
-    for name in sorted(parts):
-        h.update(f"{name}\0{parts[name]}\n".encode())
-    return h.hexdigest()
-
-
 def base_inputs(images_dir: Path) -> dict[str, str]:
     return {
         "images/recipe.yaml": sha256_file(images_dir / "recipe.yaml"),
@@ -165,10 +159,11 @@ def module_sources(kernel_dir: Path) -> list[Path]:
     return keep
 
 
-def final_inputs(base_hash: str, repo: Path, kernel_dir: Path) -> dict[str, str]:
-    parts = {"base": base_hash, "final_builder_version": str(FINAL_BUILDER_VERSION)}
-    for src in GUEST_FILES:
+def final_inputs(base_hash: str, repo: Path, kernel_dir: Path, uml_hash: str) -> dict[str, str]:
+    parts = {"base": base_hash, "uml": uml_hash, "final_builder_version": str(FINAL_BUILDER_VERSION)}
+    for src in (*GUEST_FILES, *GUEST_PROGRAMS):
         parts[src] = sha256_file(repo / src)
+    parts["guest_cflags"] = " ".join(GUEST_CFLAGS)
     for p in module_sources(kernel_dir):
         parts["kernel/" + str(p.relative_to(kernel_dir))] = sha256_file(p)
     return parts
@@ -204,6 +199,15 @@ class Image:
         return self.root / "initrd.img"
 
     @property
+    def rootfs(self) -> Path:
+        """The rootfs as a directory: the UML guest's root (hostfs, read-only)."""
+        return self.root / "rootfs"
+
+    @property
+    def uml_binary(self) -> Path:
+        return self.root / "linux"
+
+    @property
     def manifest_path(self) -> Path:
         return self.root / "manifest.json"
 
@@ -211,107 +215,13 @@ class Image:
         return json.loads(self.manifest_path.read_text())
 
     def is_complete(self) -> bool:
-        return all(p.is_file() for p in (self.disk, self.kernel, self.initrd, self.manifest_path))
+        return all(p.is_file() for p in (self.disk, self.kernel, self.initrd, self.uml_binary, self.manifest_path)) \
+            and self.rootfs.is_dir()
 
 
 # --------------------------------------------------------------------------
 # Helpers around the build host
 # --------------------------------------------------------------------------
-
-
-def log(msg: str) -> None:
-    print(f"[image] {msg}", flush=True)
-
-
-def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(cmd, check=True, **kw)
-    except FileNotFoundError as e:
-        raise ImageError(f"build host lacks {cmd[0]!r} (run `make image`, which installs it)") from e
-    except subprocess.CalledProcessError as e:
-        out = (e.stderr or b"")
-        out = out.decode(errors="replace") if isinstance(out, bytes) else out
-        raise ImageError(f"command failed ({e.returncode}): {' '.join(cmd)}\n{out[-3000:]}") from e
-
-
-def require_host_tools() -> None:
-    need = {
-        "debootstrap": "debootstrap",
-        "mke2fs": "e2fsprogs",
-        "chroot": "coreutils",
-        "qemu-system-x86_64": "qemu-system-x86",
-    }
-    missing = [f"{tool} (Debian package {pkg})" for tool, pkg in need.items() if not shutil.which(tool)]
-    if missing:
-        raise ImageError("build host lacks: " + ", ".join(missing))
-    if os.geteuid() != 0:
-        raise ImageError("building the image needs root (debootstrap and chroot)")
-
-
-@contextlib.contextmanager
-def cache_lock(cache: Path) -> Iterator[None]:
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / "build.lock", "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-@contextlib.contextmanager
-def chroot_mounts(rootfs: Path) -> Iterator[None]:
-    """Mount /proc, /sys, /dev and /dev/pts inside the rootfs, always undone."""
-    mounted: list[Path] = []
-    try:
-        for fstype, src, target, opts in (
-            ("proc", "proc", "proc", []),
-            ("sysfs", "sysfs", "sys", []),
-            (None, "/dev", "dev", ["--bind"]),
-            ("devpts", "devpts", "dev/pts", []),
-        ):
-            tgt = rootfs / target
-            tgt.mkdir(parents=True, exist_ok=True)
-            cmd = ["mount"] + opts + ([] if fstype is None else ["-t", fstype]) + [src, str(tgt)]
-            run(cmd, capture_output=True)
-            mounted.append(tgt)
-        yield
-    finally:
-        for tgt in reversed(mounted):
-            subprocess.run(["umount", "-l", str(tgt)], capture_output=True)
-
-
-def in_chroot(rootfs: Path, cmd: list[str], capture: bool = False) -> str:
-    env = {
-        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
-        "DEBIAN_FRONTEND": "noninteractive",
-        "LC_ALL": "C",
-        "HOME": "/root",
-    }
-    res = run(["chroot", str(rootfs)] + cmd, env=env, capture_output=capture, text=True)
-    return res.stdout if capture else ""
-
-
-def installed_packages(rootfs: Path) -> dict[str, str]:
-    out = in_chroot(rootfs, ["dpkg-query", "-W", "-f", "${Package}\t${Version}\n"], capture=True)
-    pkgs = {}
-    for line in out.splitlines():
-        name, _, version = line.partition("\t")
-        if name:
-            pkgs[name] = version
-    return pkgs
-
-
-def tool_version(cmd: list[str]) -> str:
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    return (res.stdout or res.stderr).strip().splitlines()[0] if (res.stdout or res.stderr).strip() else "unknown"
-
-
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
 # --------------------------------------------------------------------------
@@ -341,13 +251,7 @@ def build_base(recipe: Recipe, mirrors: Mirrors, dest: Path) -> dict:
     with chroot_mounts(rootfs):
         log("apt-get update")
         in_chroot(rootfs, ["apt-get", "update", "-q"])
-        offered = in_chroot(rootfs, ["apt-cache", "madison", k.image_package], capture=True)
-        versions = {cols[1].strip() for cols in (ln.split("|") for ln in offered.splitlines()) if len(cols) >= 3}
-        if k.version not in versions:
-            raise ImageError(
-                f"the pinned kernel {k.image_package}={k.version} is no longer offered by the mirror "
-                f"(it offers: {offered.strip() or 'nothing'}); run `make image-repin` and commit images/kernel.lock"
-            )
+        k, warning = kernel_on_offer(rootfs, k)
         # The initramfs config must say MODULES=list before the kernel's
         # postinst generates the initramfs, so install initramfs-tools first.
         log("install initramfs-tools")
@@ -369,9 +273,13 @@ def build_base(recipe: Recipe, mirrors: Mirrors, dest: Path) -> dict:
     release = k.abi
     if not (rootfs / f"boot/vmlinuz-{release}").is_file():
         raise ImageError(f"kernel {release} did not install a /boot/vmlinuz-{release}")
+    kernel = {"metapackage": k.metapackage, "package": k.image_package, "headers": k.headers_package,
+              "version": k.version, "release": release}
+    if warning:
+        pinned = recipe.kernel
+        kernel.update(warning=warning, pinned={"package": pinned.image_package, "version": pinned.version})
     return {
-        "kernel": {"metapackage": k.metapackage, "package": k.image_package, "headers": k.headers_package,
-                   "version": k.version, "release": release},
+        "kernel": kernel,
         "packages": packages,
         "mirrors": {"debian": mirrors.debian, "security": mirrors.security},
         "debootstrap": packages_version_of_host("debootstrap"),
@@ -379,12 +287,34 @@ def build_base(recipe: Recipe, mirrors: Mirrors, dest: Path) -> dict:
     }
 
 
-def packages_version_of_host(pkg: str) -> str:
-    try:
-        res = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", pkg], capture_output=True, text=True)
-        return res.stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
+
+def resolve_metapackage(rootfs: Path, meta: str) -> KernelPin:
+    """What @meta (linux-image-amd64) depends on today, at the version the mirror offers."""
+    dep = in_chroot(rootfs, ["apt-cache", "depends", meta], capture=True)
+    image_pkg = next((ln.split(":", 1)[1].strip() for ln in dep.splitlines()
+                      if ln.strip().startswith("Depends:") and "linux-image-" in ln), None)
+    if not image_pkg:
+        raise ImageError(f"{meta} names no linux-image package:\n{dep}")
+    pol = in_chroot(rootfs, ["apt-cache", "policy", image_pkg], capture=True)
+    version = next(ln.split(":", 1)[1].strip() for ln in pol.splitlines() if "Candidate:" in ln)
+    abi = image_pkg.removeprefix("linux-image-")
+    return KernelPin(meta, abi, image_pkg, f"linux-headers-{abi}", version)
+
+
+def kernel_on_offer(rootfs: Path, pin: KernelPin) -> tuple[KernelPin, str | None]:
+    """The pinned kernel if the mirror still offers it; else what the metapackage resolves to now,
+    with a warning (Debian's mirror keeps only the newest security build: a fresh `make` must
+    still work, and the manifest records the version actually used)."""
+    offered = in_chroot(rootfs, ["apt-cache", "madison", pin.image_package], capture=True)
+    versions = {cols[1].strip() for cols in (ln.split("|") for ln in offered.splitlines()) if len(cols) >= 3}
+    if pin.version in versions:
+        return pin, None
+    now = resolve_metapackage(rootfs, pin.metapackage)
+    warning = (f"the pinned kernel {pin.image_package}={pin.version} is no longer offered by the mirror; "
+               f"building with {now.image_package}={now.version}, what {pin.metapackage} resolves to now "
+               f"(run `make image-repin` and commit images/kernel.lock to pin it)")
+    log(f"WARNING: {warning}")
+    return now, warning
 
 
 def ensure_base(recipe: Recipe, cache: Path, mirrors: Mirrors | None = None) -> tuple[str, Path]:
@@ -419,20 +349,24 @@ def ensure_base(recipe: Recipe, cache: Path, mirrors: Mirrors | None = None) -> 
 # --------------------------------------------------------------------------
 
 
-def build_module(rootfs: Path, kernel_dir: Path, release: str) -> dict:
-    """Build kernel/ against the image's own headers, inside the image's chroot.
+def build_module(rootfs: Path, kernel_dir: Path, release: str, kdir: str | None = None,
+                 arch: str | None = None, name: str = "sslab-module") -> dict:
+    """Build kernel/ inside the image's chroot, against @kdir (default: the stock kernel's headers).
 
-    Building in the chroot uses the image's compiler and the headers package
-    that matches the kernel exactly, whatever the build host runs.
+    Building in the chroot uses the image's compiler and the headers (or, for
+    UML, the built tree) that match the kernel exactly, whatever the build
+    host runs.  The module lands in /lib/modules/<release>/extra.
     """
     if not has_module(kernel_dir):
         return {"present": False, "reason": "kernel/ has no Kbuild naming a module yet"}
-    src = rootfs / "usr/src/sslab-module"
+    src = rootfs / "usr/src" / name
     if src.exists():
         shutil.rmtree(src)
     shutil.copytree(kernel_dir, src, ignore=shutil.ignore_patterns("build", "tests", "*.o", "*.ko", ".*"))
+    make = ["make", "-C", kdir or f"/lib/modules/{release}/build", f"M=/usr/src/{name}"] + \
+        ([f"ARCH={arch}"] if arch else [])
     with chroot_mounts(rootfs):
-        in_chroot(rootfs, ["make", "-C", f"/lib/modules/{release}/build", "M=/usr/src/sslab-module", "modules"])
+        in_chroot(rootfs, make + ["modules"])
         kos = sorted(src.rglob("*.ko"))
         if not kos:
             raise ImageError("module build produced no .ko")
@@ -444,12 +378,52 @@ def build_module(rootfs: Path, kernel_dir: Path, release: str) -> dict:
             built[ko.stem] = {"path": f"/lib/modules/{release}/extra/{ko.name}", "sha256": sha256_file(ko)}
         in_chroot(rootfs, ["depmod", "-a", release])
     # Keep the sources (for provenance) but not the build products.
-    in_chroot(rootfs, ["make", "-C", f"/lib/modules/{release}/build", "M=/usr/src/sslab-module", "clean"])
+    in_chroot(rootfs, make + ["clean"])
     return {"present": True, "modules": built}
 
 
+def build_guest_programs(rootfs: Path, repo: Path) -> dict:
+    """Compile GUEST_PROGRAMS in the image's chroot with its compiler; return path -> sha256."""
+    out = {}
+    src_dir = rootfs / "usr/src/sslab-programs"
+    src_dir.mkdir(parents=True, exist_ok=True)
+    with chroot_mounts(rootfs):
+        for src, target in GUEST_PROGRAMS.items():
+            shutil.copy2(repo / src, src_dir / Path(src).name)
+            in_chroot(rootfs, ["gcc", *GUEST_CFLAGS, "-o", f"/{target}", f"/usr/src/sslab-programs/{Path(src).name}"])
+            out[f"/{target}"] = sha256_file(rootfs / target)
+    return out
+
+
+@contextlib.contextmanager
+def bind_mounted(source: Path, target: Path):
+    """@source bind-mounted (read-only) at @target for the duration; always undone."""
+    target.mkdir(parents=True, exist_ok=True)
+    run(["mount", "--bind", str(source), str(target)], capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(target)], capture_output=True)
+        try:
+            target.rmdir()
+        except OSError:
+            pass
+
+
+def install_uml(staging: Path, uml: UMLKernel, kernel_dir: Path) -> dict:
+    """The UML kernel's side of the rootfs: its module tree and our module built against it."""
+    info = uml.info()
+    release, tree = info["release"], info["tree_in_chroot"]
+    with bind_mounted(uml.tree, staging / tree.lstrip("/")):
+        with chroot_mounts(staging):
+            # modules.builtin and friends, so that depmod and modprobe work for this release.
+            in_chroot(staging, ["make", "-s", "-C", tree, "ARCH=um", "INSTALL_MOD_PATH=/", "modules_install"])
+        module = build_module(staging, kernel_dir, release, kdir=tree, arch="um", name="sslab-module-uml")
+    return {"release": release, "module": module}
+
+
 def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, recipe: Recipe,
-                repo: Path, kernel_dir: Path, dest: Path) -> dict:
+                repo: Path, kernel_dir: Path, dest: Path, uml: UMLKernel | None = None) -> dict:
     staging = dest / "rootfs"
     log("copy base rootfs")
     run(["cp", "-a", "--reflink=auto", str(base_dir / "rootfs"), str(staging)])
@@ -458,12 +432,30 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
         t.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(repo / src, t)
         t.chmod(0o755)
+    programs = build_guest_programs(staging, repo)
+    # Mount points of the shares: the UML guest's root is read-only.
+    for d in ("sslab/job", "sslab/src"):
+        (staging / d).mkdir(parents=True, exist_ok=True)
     release = base_info["kernel"]["release"]
     log("build module" if has_module(kernel_dir) else "no module sources yet: module step skipped")
     module = build_module(staging, kernel_dir, release)
+    uml_part = None
+    if uml is not None:
+        log("build module for the UML kernel")
+        uml_part = install_uml(staging, uml, kernel_dir)
 
     manifest = make_manifest(base_info, inputs, image_hash, recipe, module)
+    manifest["programs"] = programs
     manifest["tcp_congestion_controls"] = kernel_congestion_controls(staging, release, module)
+    if uml is not None:
+        info = uml.info()
+        manifest["uml"] = {
+            "release": info["release"], "source": info["source"], "config_sha256": info["config_sha256"],
+            "binary_sha256": info["binary_sha256"], "uml_hash": info["uml_hash"], "patches": info["patches"],
+            "gcc": info.get("gcc"), "warning": info.get("warning"), "module": uml_part["module"],
+            "tcp_congestion_controls": kernel_congestion_controls(staging, info["release"], uml_part["module"]),
+        }
+        shutil.copy2(uml.binary, dest / "linux")
     etc = staging / "etc/sslab"
     etc.mkdir(parents=True, exist_ok=True)
     (etc / "image.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
@@ -473,8 +465,9 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
     log(f"pack rootfs into a {recipe.disk_size_gb} GB ext4 image")
     run(["mke2fs", "-q", "-t", "ext4", "-L", "sslabroot", "-d", str(staging), "-F",
          str(dest / "root.img"), f"{recipe.disk_size_gb}G"], capture_output=True)
-    shutil.rmtree(staging)
-    manifest["files"] = {name: sha256_file(dest / name) for name in ("vmlinuz", "initrd.img")}
+    # The directory stays: it is the UML guest's root (hostfs, read-only).
+    manifest["files"] = {name: sha256_file(dest / name) for name in ("vmlinuz", "initrd.img", "linux")
+                         if (dest / name).exists()}
     return manifest
 
 
@@ -533,12 +526,15 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
     recipe = Recipe.load(repo / "images")
     with cache_lock(cache):
         base_hash, base_dir = ensure_base(recipe, cache, mirrors)
-        inputs = final_inputs(base_hash, repo, kernel_dir)
+        uml_hash = hash_inputs(uml_inputs(repo / "images", base_hash))
+        inputs = final_inputs(base_hash, repo, kernel_dir, uml_hash)
         image_hash = hash_inputs(inputs)
         image = Image(cache / "images" / image_hash)
         if image.is_complete():
             return image
         require_host_tools()
+        _, uml = ensure_uml(cache, repo / "images", base_hash, base_dir,
+                            lambda: mirrors or resolve_mirrors(recipe.suite))
         base_info = json.loads((base_dir / "base.json").read_text())
         tmp = cache / "images" / f".{image_hash}.tmp-{os.getpid()}"
         if tmp.exists():
@@ -546,7 +542,7 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
         tmp.mkdir(parents=True)
         started = time.monotonic()
         try:
-            manifest = build_final(base_dir, base_info, inputs, image_hash, recipe, repo, kernel_dir, tmp)
+            manifest = build_final(base_dir, base_info, inputs, image_hash, recipe, repo, kernel_dir, tmp, uml=uml)
             manifest["final_build_seconds"] = round(time.monotonic() - started, 1)
             manifest["base_build_seconds"] = base_info.get("build_seconds")
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
@@ -564,7 +560,8 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
 
 
 def repin(repo: Path = paths.REPO_ROOT, mirrors: Mirrors | None = None) -> KernelPin:
-    """Resolve recipe.yaml's kernel metapackage in a scratch minbase chroot."""
+    """Resolve recipe.yaml's kernel metapackage, and the UML kernel's source package, in a scratch
+    minbase chroot; rewrite images/kernel.lock and images/uml/source.lock."""
     data = yaml.safe_load((repo / "images/recipe.yaml").read_text())
     suite, meta = data["suite"], data["kernel_metapackage"]
     require_host_tools()
@@ -575,17 +572,19 @@ def repin(repo: Path = paths.REPO_ROOT, mirrors: Mirrors | None = None) -> Kerne
         (scratch / "etc/apt/sources.list").write_text(mirrors.sources_list(suite))
         with chroot_mounts(scratch):
             in_chroot(scratch, ["apt-get", "update", "-q"])
-            dep = in_chroot(scratch, ["apt-cache", "depends", meta], capture=True)
-            image_pkg = next((ln.split(":", 1)[1].strip() for ln in dep.splitlines()
-                              if ln.strip().startswith("Depends:") and "linux-image-" in ln), None)
-            if not image_pkg:
-                raise ImageError(f"{meta} names no linux-image package:\n{dep}")
-            pol = in_chroot(scratch, ["apt-cache", "policy", image_pkg], capture=True)
-            version = next(ln.split(":", 1)[1].strip() for ln in pol.splitlines() if "Candidate:" in ln)
+            pin = resolve_metapackage(scratch, meta)
+            src_lock = repo / "images/uml/source.lock"
+            src_pkg = yaml.safe_load(src_lock.read_text())["package"]
+            pol = in_chroot(scratch, ["apt-cache", "policy", src_pkg], capture=True)
+            src_version = next(ln.split(":", 1)[1].strip() for ln in pol.splitlines() if "Candidate:" in ln)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    abi = image_pkg.removeprefix("linux-image-")
-    pin = KernelPin(meta, abi, image_pkg, f"linux-headers-{abi}", version)
+    src_lock.write_text(
+        "# The Debian package the UML kernel is built from, and its version.\n"
+        "# `make image-repin` rewrites it.  When the mirror no longer offers this\n"
+        "# version, the build takes the one it offers, warns, and records both.\n"
+        + yaml.safe_dump({"package": src_pkg, "version": src_version,
+                          "resolved_on": _dt.date.today().isoformat()}, sort_keys=False))
     text = (
         "# Written by `make image-repin` from the metapackage in recipe.yaml.\n"
         "# Commit it: the image installs exactly this kernel and its headers.\n"

@@ -26,6 +26,8 @@ class JobSpec:
     env: dict[str, str] = field(default_factory=dict)
     #: Input files written next to job.json (name -> text), e.g. a run plan.
     files: dict[str, str] = field(default_factory=dict)
+    #: The guest's entropy seed, on substrates that can fix it (UML); recorded in job.json.
+    seed: int | None = None
 
     def __post_init__(self) -> None:
         if not self.argv or not all(isinstance(a, str) and a for a in self.argv):
@@ -56,6 +58,13 @@ class JobResult:
     seconds_to_userspace: float | None = None
     seconds_total: float | None = None
     status: dict = field(default_factory=dict)
+    #: The clock the job ran under: uml/inf-cpu, qemu/icount, qemu/mttcg, kvm or native.
+    clock: str | None = None
+    seed: int | None = None
+    #: Guest seconds from the shares being mounted to the agent's exit (virtual-time substrates).
+    guest_seconds: float | None = None
+    #: The host core the substrate was pinned to.
+    cpu: int | None = None
 
     @property
     def out_dir(self) -> Path:

@@ -94,6 +94,7 @@ class NativeHost:
     """Runs a job on this host, after checking that the host can run experiments."""
 
     name = "native"
+    clock = "native"
 
     def __init__(self) -> None:
         self.capabilities = probe_host()
@@ -106,4 +107,5 @@ class NativeHost:
         status = agent.run_job(str(job_dir), {"PYTHONPATH": str(paths.REPO_ROOT / "runners")})
         return JobResult(job_dir=job_dir, exit_code=status.get("exit_code"),
                          timed_out=bool(status.get("timed_out")), substrate=self.name,
-                         accelerator=None, seconds_total=status.get("seconds"), status=status)
+                         accelerator=None, seconds_total=status.get("seconds"), status=status,
+                         clock=self.clock)

@@ -25,21 +25,20 @@ from __future__ import annotations
 
 import json
 import os
-import queue
-import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
 from .image import Image
+from .console import MARKER, SerialReader, VMError, VMHangError, follow_phases
 from .job import JobError, JobResult, JobSpec, read_status
 
-MARKER = re.compile(r"SSLAB:(?P<name>[a-z-]+)(?P<rest>.*?)\s*uptime=(?P<uptime>[0-9.]+)")
+__all__ = ["MARKER", "VMError", "VMHangError", "VMConfig", "TestbedVM", "boot_and_run", "choose_accelerator"]
+
 
 #: Deadlines per phase.  TCG boots in ~7 s here; the margins cover a loaded host.
 BOOT_TIMEOUT_S = 120.0
@@ -48,23 +47,10 @@ POWEROFF_TIMEOUT_S = 30.0
 #: Extra time the host allows beyond a job's own timeout: the agent needs
 #: KILL_GRACE_S to stop a job that overran, plus writing its status.
 JOB_GRACE_S = 45.0
+#: -icount shift for CLOCK=virtual: 2^shift ns of guest time per instruction.
+ICOUNT_SHIFT = 0
 #: How long a KVM probe boot may take before KVM is declared unusable.
 KVM_PROBE_TIMEOUT_S = 60.0
-
-
-class VMError(RuntimeError):
-    pass
-
-
-class VMHangError(VMError):
-    def __init__(self, phase: str, waited: float, serial_log: Path):
-        self.phase = phase
-        self.waited = waited
-        self.serial_log = serial_log
-        super().__init__(
-            f"VM hung in phase '{phase}': no progress after {waited:.0f} s; killed. "
-            f"Serial console log: {serial_log}"
-        )
 
 
 @dataclass
@@ -88,6 +74,10 @@ class VMConfig:
     job_grace_s: float = JOB_GRACE_S
     #: Extra kernel command-line words (e.g. for debugging).
     extra_cmdline: str = ""
+    #: "real": multi-threaded TCG (or KVM) on the host's clock; "virtual":
+    #: single-threaded TCG with -icount, one vCPU (see accel_args).
+    clock: str = "real"
+    icount_shift: int = 0
 
 
 def qemu_binary() -> str:
@@ -98,13 +88,28 @@ def qemu_binary() -> str:
     return exe
 
 
-def accel_args(accel: str) -> list[str]:
+def accel_args(accel: str, clock: str = "real", icount_shift: int = ICOUNT_SHIFT) -> list[str]:
     if accel == "kvm":
+        if clock != "real":
+            raise VMError("KVM runs on the host's clock: CLOCK=virtual needs TCG (ACCEL=tcg)")
         return ["-accel", "kvm", "-cpu", "host"]
     if accel == "tcg":
-        # Multi-threaded TCG: one host thread per vCPU.
+        if clock == "virtual":
+            # One thread, one vCPU, and the guest clock driven by the instruction
+            # count: 2^shift ns per instruction, no sleeping while idle (idle
+            # time is skipped), so host stalls cannot bend it.
+            return ["-accel", "tcg,thread=single", "-cpu", "max",
+                    "-icount", f"shift={icount_shift},sleep=off"]
+        # Multi-threaded TCG: one host thread per vCPU, on the host's clock.
         return ["-accel", "tcg,thread=multi", "-cpu", "max"]
     raise VMError(f"unknown accelerator {accel!r}")
+
+
+def clock_name(accel: str, clock: str) -> str:
+    """The clock a run had, as recorded: kvm, qemu/icount or qemu/mttcg."""
+    if accel == "kvm":
+        return "kvm"
+    return "qemu/icount" if clock == "virtual" else "qemu/mttcg"
 
 
 def kernel_cmdline(extra: str = "") -> str:
@@ -127,10 +132,10 @@ def kernel_cmdline(extra: str = "") -> str:
 def qemu_command(image: Image, accel: str, job_dir: Path, src_dir: Path, cfg: VMConfig) -> list[str]:
     return [
         qemu_binary(),
-        *accel_args(accel),
+        *accel_args(accel, cfg.clock, cfg.icount_shift),
         "-M", "pc",
         "-m", str(cfg.memory_mb),
-        "-smp", str(cfg.cpus),
+        "-smp", str(1 if cfg.clock == "virtual" else cfg.cpus),
         "-nodefaults", "-no-user-config", "-nographic", "-no-reboot",
         "-nic", "none",
         "-serial", "stdio",
@@ -142,29 +147,6 @@ def qemu_command(image: Image, accel: str, job_dir: Path, src_dir: Path, cfg: VM
         "-virtfs", f"local,path={job_dir},mount_tag=sslabjob,security_model=none,id=sslabjob",
         "-virtfs", f"local,path={src_dir},mount_tag=sslabsrc,security_model=none,readonly=on,id=sslabsrc",
     ]
-
-
-class SerialReader(threading.Thread):
-    """Copies the VM's console to a log file and reports SSLAB markers."""
-
-    def __init__(self, stream, log_path: Path, t0: float):
-        super().__init__(daemon=True)
-        self.stream = stream
-        self.log_path = log_path
-        self.t0 = t0
-        self.markers: "queue.Queue[tuple[str, str, float, float]]" = queue.Queue()
-
-    def run(self) -> None:
-        with open(self.log_path, "w", errors="replace") as log:
-            for raw in iter(self.stream.readline, b""):
-                line = raw.decode(errors="replace").rstrip("\r\n")
-                t = time.monotonic() - self.t0
-                log.write(f"{t:9.3f} {line}\n")
-                log.flush()
-                m = MARKER.search(line)
-                if m:
-                    self.markers.put((m["name"], m["rest"].strip(), float(m["uptime"]), t))
-        self.markers.put(("eof", "", 0.0, time.monotonic() - self.t0))
 
 
 @dataclass
@@ -193,7 +175,6 @@ def boot_and_run(image: Image, accel: str, job_dir: Path, cfg: VMConfig, job_tim
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     reader = SerialReader(proc.stdout, serial_log, t0)
     reader.start()
-    seen: list[tuple[str, str, float, float]] = []
     # (phase name, marker that ends it, deadline in seconds for the phase)
     phases = [
         ("boot", {"userspace"}, cfg.boot_timeout_s),
@@ -201,32 +182,7 @@ def boot_and_run(image: Image, accel: str, job_dir: Path, cfg: VMConfig, job_tim
         ("job", {"agent-exit", "no-job"}, job_timeout_s + cfg.job_grace_s),
         ("poweroff", {"eof"}, cfg.poweroff_timeout_s),
     ]
-    try:
-        for phase, enders, limit in phases:
-            start = time.monotonic()
-            while True:
-                left = limit - (time.monotonic() - start)
-                if left <= 0:
-                    raise VMHangError(phase, limit, serial_log)
-                try:
-                    name, rest, uptime, t = reader.markers.get(timeout=min(left, 1.0))
-                except queue.Empty:
-                    continue
-                seen.append((name, rest, uptime, t))
-                if name in enders:
-                    break
-                if name == "eof":
-                    code = proc.wait(timeout=10)
-                    tail = serial_log.read_text(errors="replace")[-2000:]
-                    raise VMError(f"QEMU exited ({code}) during phase '{phase}'; console tail:\n{tail}")
-        code = proc.wait(timeout=cfg.poweroff_timeout_s)
-    except subprocess.TimeoutExpired:
-        raise VMHangError("poweroff", cfg.poweroff_timeout_s, serial_log)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        reader.join(timeout=5)
+    seen, code = follow_phases(proc, reader, phases, cfg.poweroff_timeout_s, what="QEMU")
     total = time.monotonic() - t0
     us = next(((u, t) for n, _, u, t in seen if n == "userspace"), (None, None))
     record = BootRecord(accel, us[1], us[0], total, seen, code)
@@ -309,8 +265,17 @@ class TestbedVM:
     def __init__(self, image: Image, cfg: VMConfig | None = None):
         self.image = image
         self.cfg = cfg or VMConfig()
+        if self.cfg.clock not in ("real", "virtual"):
+            raise VMError(f"CLOCK must be real or virtual, not {self.cfg.clock!r}")
+        if self.cfg.clock == "virtual" and self.cfg.accel == "auto":
+            self.cfg.accel = "tcg"  # icount is TCG's
         self.accelerator: str | None = None
         self.accel_probe: dict = {}
+
+    @property
+    def clock(self) -> str:
+        return clock_name(self.accelerator or ("tcg" if self.cfg.accel == "auto" else self.cfg.accel),
+                          self.cfg.clock)
 
     def run(self, job: JobSpec, job_dir: Path) -> JobResult:
         job.write(job_dir)
@@ -333,4 +298,5 @@ class TestbedVM:
             seconds_to_userspace=rec.seconds_to_userspace,
             seconds_total=rec.seconds_total,
             status=status,
+            clock=self.clock,
         )

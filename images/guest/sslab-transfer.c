@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sslab-transfer: an FCT-accurate transfer.  The server sends N bytes (or for
+ * a duration), the client times them.  Blocking sockets, no polling.
+ *
+ *   sslab-transfer serve --port P --cc NAME (--bytes N | --duration S) [--ready-file F]
+ *   sslab-transfer fetch --host H --port P --bytes N
+ *
+ * Each prints one JSON object on stdout (the run record's per-flow fields).
+ *
+ * Why C: under User-Mode Linux every process start is host work (a Python
+ * interpreter costs ~200 ms of wall time to start there, this ~5 ms), and a
+ * run starts two per flow.  Why these calls:
+ *
+ *  - The congestion control is set on the listening socket before any client
+ *    connects, so the accepted connection starts with it: its init runs once,
+ *    at connection establishment (iperf3 sets it after connect, so the
+ *    namespace default's init runs first).
+ *  - The client reads with MSG_WAITALL in RECV_CHUNK pieces: the call returns
+ *    once that much has arrived, so the process wakes once per chunk, not per
+ *    packet, while the kernel still takes every segment off the queue as it
+ *    arrives (ACKs and the window do not change; SO_RCVLOWAT would change
+ *    ACKing, so it is not used).
+ *  - The client's FCT runs from just before connect() to the arrival of the
+ *    last byte; it then closes, and the server, which never half-closes a
+ *    sized flow, sees the close and exits.  (A FIN queued behind unsent data
+ *    would move the socket out of ESTABLISHED long before the last byte
+ *    leaves, and the stack's per-ACK tracepoint only fires in ESTABLISHED.)
+ *  - The client records [CLOCK_MONOTONIC seconds, bytes so far] at most every
+ *    RX_SAMPLE_S: goodput over time without a packet capture.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SEND_CHUNK (1 << 20)
+#define RECV_CHUNK (1 << 17)
+#define RX_SAMPLE_S 0.05
+#define MAX_SAMPLES (1 << 20)
+
+static void die(const char *what)
+{
+	fprintf(stderr, "sslab-transfer: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct args {
+	const char *cmd, *host, *cc, *ready;
+	int port;
+	unsigned long long bytes;
+	double duration;
+};
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: sslab-transfer serve --port P --cc NAME (--bytes N | --duration S) [--ready-file F]\n"
+			"       sslab-transfer fetch --host H --port P --bytes N\n");
+	exit(2);
+}
+
+static struct args parse(int argc, char **argv)
+{
+	struct args a = { 0 };
+	int i;
+
+	if (argc < 2)
+		usage();
+	a.cmd = argv[1];
+	for (i = 2; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--port"))
+			a.port = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--bytes"))
+			a.bytes = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--duration"))
+			a.duration = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--cc"))
+			a.cc = argv[i + 1];
+		else if (!strcmp(argv[i], "--host"))
+			a.host = argv[i + 1];
+		else if (!strcmp(argv[i], "--ready-file"))
+			a.ready = argv[i + 1];
+		else
+			usage();
+	}
+	if (i != argc || a.port <= 0)
+		usage();
+	return a;
+}
+
+static int serve(const struct args *a)
+{
+	static char payload[SEND_CHUNK];
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(a->port) };
+	struct sockaddr_in peer;
+	socklen_t plen = sizeof(peer);
+	char used[32] = "";
+	socklen_t ulen = sizeof(used) - 1;
+	unsigned long long sent = 0;
+	double t0;
+	int ls, c, one = 1;
+	char byte;
+
+	if (!a->cc || (!a->bytes && a->duration <= 0))
+		usage();
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	if (ls < 0)
+		die("socket");
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (setsockopt(ls, IPPROTO_TCP, TCP_CONGESTION, a->cc, strlen(a->cc)) < 0) {
+		fprintf(stderr, "sslab-transfer: congestion control '%s' is not available here: %s\n", a->cc,
+			strerror(errno));
+		return 1;
+	}
+	if (bind(ls, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		die("bind");
+	if (listen(ls, 1) < 0)
+		die("listen");
+	if (a->ready) {
+		FILE *f = fopen(a->ready, "w");
+
+		if (!f)
+			die("ready file");
+		fclose(f);
+	}
+	c = accept(ls, (struct sockaddr *)&peer, &plen);
+	if (c < 0)
+		die("accept");
+	getsockopt(c, IPPROTO_TCP, TCP_CONGESTION, used, &ulen);
+	t0 = now();
+	if (a->duration > 0) {
+		while (now() - t0 < a->duration) {
+			ssize_t n = send(c, payload, sizeof(payload), 0);
+
+			if (n < 0)
+				die("send");
+			sent += n;
+		}
+		/* A timed flow ends when the server says so: the FIN tells the client. */
+		shutdown(c, SHUT_WR);
+	}
+	while (sent < a->bytes) {
+		size_t want = a->bytes - sent < sizeof(payload) ? a->bytes - sent : sizeof(payload);
+		ssize_t n = send(c, payload, want, 0);
+
+		if (n < 0)
+			die("send");
+		sent += n;
+	}
+	/* Wait for the client's close (it knows the size). */
+	while (recv(c, &byte, 1, 0) > 0)
+		;
+	close(c);
+	close(ls);
+	printf("{\"role\": \"server\", \"cc\": \"%s\", \"bytes\": %llu, \"peer\": \"%s\", \"send_seconds\": %.6f}\n",
+	       used, sent, inet_ntoa(peer.sin_addr), now() - t0);
+	return 0;
+}
+
+static int fetch(const struct args *a)
+{
+	static char buf[RECV_CHUNK];
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(a->port) };
+	double *rx_t = malloc(sizeof(double) * MAX_SAMPLES);
+	unsigned long long *rx_b = malloc(sizeof(*rx_b) * MAX_SAMPLES);
+	unsigned long long got = 0;
+	double t0, t_conn, t_last, next_sample;
+	size_t k, samples = 0;
+	int s;
+
+	if (!a->host || !rx_t || !rx_b)
+		usage();
+	if (inet_pton(AF_INET, a->host, &addr.sin_addr) != 1)
+		usage();
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	if (s < 0)
+		die("socket");
+	t0 = now();
+	if (connect(s, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		die("connect");
+	t_conn = now();
+	rx_t[samples] = t_conn;
+	rx_b[samples++] = 0;
+	next_sample = t_conn + RX_SAMPLE_S;
+	while (!a->bytes || got < a->bytes) {
+		size_t want = sizeof(buf);
+		ssize_t n;
+		double t;
+
+		if (a->bytes && a->bytes - got < want)
+			want = a->bytes - got;
+		n = recv(s, buf, want, MSG_WAITALL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			die("recv");
+		if (n == 0)
+			break;
+		got += n;
+		t = now();
+		if (t >= next_sample && samples < MAX_SAMPLES - 1) {
+			rx_t[samples] = t;
+			rx_b[samples++] = got;
+			next_sample = t + RX_SAMPLE_S;
+		}
+	}
+	t_last = now();
+	rx_t[samples] = t_last;
+	rx_b[samples++] = got;
+	close(s);
+	if (a->bytes && got != a->bytes) {
+		fprintf(stderr, "sslab-transfer: received %llu of %llu bytes\n", got, a->bytes);
+		return 1;
+	}
+	printf("{\"role\": \"client\", \"bytes\": %llu, \"fct_s\": %.9f, \"connect_s\": %.9f, \"local_port\": null, "
+	       "\"rx\": [", got, t_last - t0, t_conn - t0);
+	for (k = 0; k < samples; k++)
+		printf("%s[%.4f, %llu]", k ? ", " : "", rx_t[k], rx_b[k]);
+	printf("]}\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = parse(argc, argv);
+
+	if (!strcmp(a.cmd, "serve"))
+		return serve(&a);
+	if (!strcmp(a.cmd, "fetch"))
+		return fetch(&a);
+	usage();
+	return 2;
+}

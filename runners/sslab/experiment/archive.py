@@ -1,0 +1,51 @@
+"""Finishing a run's archive on the host, after the substrate's job.
+
+The guest leaves each run's trace as the text ftrace wrote (`<tag>.trace`)
+and a run.json with what it measured.  Here, for every run: the trace is
+parsed once, what it says per flow (slow start's end, receiver-limited
+ACKs, the module's events) is added to run.json, and the trace is
+compressed (`<tag>.trace.gz`).  Every field the guest wrote stays as it
+was; run.json is replaced by one rename.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+from pathlib import Path
+
+from ..analysis.traces import flow_facts, read_trace
+
+#: Per-flow fields that come from the trace (absent or empty when a run was not traced).
+NO_TRACE = {"slow_start": None, "probe_records": 0, "receiver_limited_acks": 0, "events": []}
+
+
+def complete_run(run_dir: Path) -> dict:
+    path = run_dir / "run.json"
+    run = json.loads(path.read_text())
+    trace = run.get("trace")
+    records = read_trace(run_dir / trace) if trace and trace.endswith(".trace") else None
+    for flow in run["flows"]:
+        flow.update(flow_facts(records, flow["port"]) if records is not None else NO_TRACE)
+    if records is not None:
+        raw = run_dir / trace
+        with open(raw, "rb") as src, open(raw.with_name(raw.name + ".gz"), "wb") as out, \
+                gzip.GzipFile(filename=raw.name, fileobj=out, mode="wb", compresslevel=6, mtime=0) as dst:
+            # mtime 0: the archive of a run is a function of the run, not of when it was made.
+            shutil.copyfileobj(src, dst, 1 << 20)
+        raw.unlink()
+        run["trace"] = trace + ".gz"
+    tmp = path.with_name(".run.json.tmp")
+    tmp.write_text(json.dumps(run, indent=1))
+    os.replace(tmp, path)
+    return run
+
+
+def complete_runs(out_dir: Path) -> int:
+    """Finish every run listed in @out_dir/runs.json; return how many."""
+    index = json.loads((out_dir / "runs.json").read_text()) if (out_dir / "runs.json").exists() else []
+    for entry in index:
+        complete_run(out_dir / "runs" / entry["tag"])
+    return len(index)

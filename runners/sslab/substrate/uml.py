@@ -1,0 +1,195 @@
+"""The default substrate: a job runs in a fresh boot of the image's User-Mode Linux kernel, in virtual time.
+
+How a run goes:
+
+  1. the host writes job.json into a fresh job directory, and next to it a
+     directory `uml/` holding three symbolic links: `root` (the image's
+     read-only rootfs), `job` (the job directory) and `src` (the source tree);
+  2. the UML kernel, a host program, starts with `uml/` as its working
+     directory and `hostfs=.`, so every host path it opens is one of those
+     links: the kernel command line is the same for every run of an image
+     (Linux mixes its command line into the guest's random pool, so a run
+     id or an output path on it would change the results);
+  3. the guest clock is virtual (`time-travel=inf-cpu`): it advances only
+     when the guest waits for a timer, CPU work takes no guest time, and
+     the host's load cannot bend it;
+  4. the guest's entropy comes from the job's seed (SSLAB_ENTROPY_SEED, read
+     by the recipe's own os_getrandom patch), never from the host, so one
+     seed gives one run, byte for byte;
+  5. init mounts the shares, sleeps 2 s of guest time (free; ping ignores
+     -i in the first second of uptime), runs the agent, powers off.
+
+Each UML is pinned to one host core: unpinned, every hand-off between its
+host processes woke an idle core and a run took 4x the wall time.  Phases
+have wall-clock deadlines as under QEMU; a UML that misses one is killed
+with all its host processes and the console log is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import paths
+from .console import SerialReader, VMError, follow_phases, stop_process
+from .image import Image
+from .job import JobError, JobResult, JobSpec, read_status
+
+#: The clock this substrate gives experiments (recorded with every run).
+CLOCK = "uml/inf-cpu"
+#: Wall-clock deadlines.  A UML boots to init in about half a second.
+BOOT_TIMEOUT_S = 60.0
+SHARES_TIMEOUT_S = 30.0
+POWEROFF_TIMEOUT_S = 30.0
+JOB_GRACE_S = 45.0
+#: Guest memory.  UML backs it with a sparse file in $TMPDIR; pages are
+#: only used when touched.
+MEMORY_MB = 1536
+#: The guest's wall clock at boot: 2026-01-01T00:00:00Z, in nanoseconds.
+GUEST_EPOCH_NS = 1767225600 * 10**9
+#: The seed a job gets when it names none (recorded either way).
+DEFAULT_SEED = 1
+
+
+@dataclass
+class UMLConfig:
+    memory_mb: int = MEMORY_MB
+    #: Host core to pin the UML to; None: the first core this process may use.
+    cpu: int | None = None
+    boot_timeout_s: float = BOOT_TIMEOUT_S
+    shares_timeout_s: float = SHARES_TIMEOUT_S
+    poweroff_timeout_s: float = POWEROFF_TIMEOUT_S
+    job_grace_s: float = JOB_GRACE_S
+
+
+def kernel_cmdline() -> list[str]:
+    """The command line: the same words for every run of an image, in the same order."""
+    return [
+        f"mem={MEMORY_MB}M",
+        "time-travel=inf-cpu",
+        # The guest's calendar starts at the same instant in every boot (else it is the
+        # host's time at boot): pcap timestamps and anything else read from it repeat too.
+        f"time-travel-start={GUEST_EPOCH_NS}",
+        # Host paths are relative to the UML's working directory (the run's uml/ links).
+        "hostfs=.", "rootfstype=hostfs", "rootflags=root", "ro",
+        "init=/usr/local/sbin/sslab-init", "sslab.substrate=uml",
+        # IPv6 autoconfiguration puts solicitations and DAD on random timers onto the links.
+        "ipv6.disable=1",
+        "con=null", "con0=null,fd:1",
+        "quiet", "loglevel=5", "panic=-1",
+    ]
+
+
+def allowed_cpus() -> list[int]:
+    return sorted(os.sched_getaffinity(0))
+
+
+def uml_command(image: Image, cfg: UMLConfig) -> list[str]:
+    cpu = cfg.cpu if cfg.cpu is not None else allowed_cpus()[0]
+    words = kernel_cmdline()
+    if cfg.memory_mb != MEMORY_MB:
+        words[0] = f"mem={cfg.memory_mb}M"
+    return ["taskset", "-c", str(cpu), str(image.uml_binary), *words]
+
+
+def stage_links(job_dir: Path, image: Image, src_dir: Path) -> Path:
+    """job_dir/uml/{root,job,src}: the only host paths the guest sees."""
+    stage = job_dir / "uml"
+    stage.mkdir(exist_ok=True)
+    for name, target in (("root", image.rootfs), ("job", job_dir), ("src", src_dir)):
+        (stage / name).symlink_to(Path(target).resolve())
+    return stage
+
+
+@dataclass
+class UMLBootRecord:
+    cpu: int
+    seed: int
+    seconds_to_userspace: float | None
+    seconds_total: float
+    guest_seconds: float | None
+    markers: list
+    exit_code: int | None
+
+
+def boot_and_run(image: Image, job_dir: Path, cfg: UMLConfig, job_timeout_s: float, seed: int,
+                 src_dir: Path = paths.REPO_ROOT, live: set | None = None) -> UMLBootRecord:
+    """Boot once, wait through every phase, return the timings.  @live, when given, holds
+    the UML's process while it runs (so that another thread can stop it)."""
+    if not image.uml_binary.is_file() or not image.rootfs.is_dir():
+        raise VMError(f"the image {image.root} has no UML kernel or rootfs directory: rebuild it (`make image`)")
+    stage = stage_links(job_dir, image, src_dir)
+    cmd = uml_command(image, cfg)
+    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), "SSLAB_ENTROPY_SEED": str(seed),
+           "TMPDIR": os.environ.get("SSLAB_UML_TMPDIR", "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp")}
+    (stage / "cmdline.json").write_text(json.dumps({"argv": cmd, "cwd": str(stage),
+                                                    "env": {"SSLAB_ENTROPY_SEED": str(seed)}}, indent=1))
+    console_log = stage / "console.log"
+    t0 = time.monotonic()
+    # Own process group: the UML's host processes (one per guest process) go with it.
+    proc = subprocess.Popen(cmd, cwd=stage, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    if live is not None:
+        live.add(proc)
+    reader = SerialReader(proc.stdout, console_log, t0)
+    reader.start()
+    phases = [
+        ("boot", {"userspace"}, cfg.boot_timeout_s),
+        ("mount-shares", {"shares-mounted"}, cfg.shares_timeout_s),
+        ("job", {"agent-exit", "no-job"}, job_timeout_s + cfg.job_grace_s),
+        ("poweroff", {"eof"}, cfg.poweroff_timeout_s),
+    ]
+    try:
+        seen, code = follow_phases(proc, reader, phases, cfg.poweroff_timeout_s, what="UML", kill_group=True)
+    finally:
+        if live is not None:
+            live.discard(proc)
+    total = time.monotonic() - t0
+    up = {n: (u, t) for n, _, u, t in seen}
+    guest = (up["agent-exit"][0] - up["shares-mounted"][0]) if "agent-exit" in up and "shares-mounted" in up \
+        else None
+    record = UMLBootRecord(int(cmd[2]), seed, up.get("userspace", (None, None))[1], total,
+                           None if guest is None else round(guest, 6), seen, code)
+    (stage / "boot.json").write_text(json.dumps(record.__dict__, indent=2))
+    return record
+
+
+class UMLTestbed:
+    """Runs each job in a fresh UML boot of the image, pinned to one core, in virtual time."""
+
+    name = "uml"
+    clock = CLOCK
+    __test__ = False
+
+    def __init__(self, image: Image, cfg: UMLConfig | None = None):
+        self.image = image
+        self.cfg = cfg or UMLConfig()
+        self.live: set = set()
+        if shutil.which("taskset") is None:
+            raise VMError("taskset not found (Debian package util-linux)")
+
+    def stop_all(self) -> None:
+        """Kill the UMLs this testbed is running (with their host processes)."""
+        for proc in list(self.live):
+            stop_process(proc, group=True)
+
+    def run(self, job: JobSpec, job_dir: Path) -> JobResult:
+        job.write(job_dir)
+        seed = job.seed if job.seed is not None else DEFAULT_SEED
+        rec = boot_and_run(self.image, job_dir, self.cfg, job.timeout_s, seed, live=self.live)
+        if "no-job" in [m[0] for m in rec.markers]:
+            raise JobError("the UML guest found no job.json on its job share")
+        try:
+            status = read_status(job_dir)
+        except JobError as e:
+            raise JobError(f"{e}; console log: {job_dir / 'uml' / 'console.log'}") from None
+        return JobResult(job_dir=job_dir, exit_code=status.get("exit_code"),
+                         timed_out=bool(status.get("timed_out")), substrate=self.name, accelerator=None,
+                         seconds_to_userspace=rec.seconds_to_userspace, seconds_total=rec.seconds_total,
+                         status=status, clock=self.clock, seed=seed, guest_seconds=rec.guest_seconds,
+                         cpu=rec.cpu)

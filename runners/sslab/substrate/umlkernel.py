@@ -1,0 +1,240 @@
+"""The User-Mode Linux kernel of the virtual-time testbed, built from Debian's kernel source.
+
+UML is Linux built as an ordinary host program (ARCH=um).  Booted with
+`time-travel=inf-cpu`, its clock moves only when the guest waits for a
+timer: CPU work takes no guest time and host load cannot bend the clock
+(shared/design/uml-substrate.md has the measurements).  Debian ships no
+UML kernel with time travel, veth or the qdiscs we need, so the image
+builds one, as a cached stage of its own:
+
+    inputs   images/uml/config (options on top of defconfig),
+             images/uml/patches/*.patch (our own), images/uml/source.lock
+             (the linux-source package and version), the base stage's hash
+             (the compiler is the image's), UML_BUILDER_VERSION
+    build    in a throw-away copy of the base rootfs: install the source
+             package, unpack it, apply the patches, defconfig + our
+             options, olddefconfig, check that every option stuck,
+             `make ARCH=um linux modules`
+    output   <cache>/uml/<hash>/linux (stripped), tree/ (the built source
+             tree, which our module is compiled against), uml.json
+
+Debian's mirror keeps only the newest security build of a package.  When
+the pinned source version is gone, the build takes the version the mirror
+offers, says so, and records both in uml.json and the image manifest;
+`make image-repin` rewrites the pin.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .buildtools import (ImageError, chroot_mounts, hash_inputs, in_chroot, log, now_iso, run, sha256_file,
+                          tool_version)
+from .mirrors import Mirrors
+
+#: Bump when the build procedure changes in a way that changes its output.
+UML_BUILDER_VERSION = 1
+#: Where the tree is built inside the build chroot (and bind-mounted again for module builds).
+TREE_IN_CHROOT = "/usr/src/sslab-uml"
+#: Host packages the kernel build needs besides the base rootfs's gcc and make.
+BUILD_PACKAGES = ("flex", "bison", "bc", "xz-utils", "patch", "binutils", "libc6-dev", "libssl-dev")
+
+
+@dataclass(frozen=True)
+class SourcePin:
+    package: str
+    version: str
+
+    @classmethod
+    def load(cls, path: Path) -> "SourcePin":
+        if not path.exists():
+            raise ImageError(f"{path} is missing: run `make image-repin`")
+        data = yaml.safe_load(path.read_text()) or {}
+        missing = [k for k in ("package", "version") if not data.get(k)]
+        if missing:
+            raise ImageError(f"{path}: missing {', '.join(missing)}; run `make image-repin`")
+        return cls(str(data["package"]), str(data["version"]))
+
+
+@dataclass(frozen=True)
+class ConfigLine:
+    name: str
+    value: str  # "y", "n", a number, or a quoted string
+
+
+def read_config(path: Path) -> list[ConfigLine]:
+    """images/uml/config: `NAME=value` lines; '#' starts a comment."""
+    out = []
+    for n, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = re.fullmatch(r"([A-Z0-9_]+)=(y|n|-?[0-9]+|\"[^\"]*\")", line)
+        if not m:
+            raise ImageError(f"{path}:{n}: expected NAME=y|n|number|\"string\", got {raw.strip()!r}")
+        out.append(ConfigLine(m[1], m[2]))
+    return out
+
+
+def config_mismatches(lines: list[ConfigLine], dot_config: str) -> list[str]:
+    """The options of @lines that a built .config does not carry as asked."""
+    have: dict[str, str] = {}
+    for ln in dot_config.splitlines():
+        if m := re.fullmatch(r"CONFIG_([A-Z0-9_]+)=(.*)", ln):
+            have[m[1]] = m[2]
+        elif m := re.fullmatch(r"# CONFIG_([A-Z0-9_]+) is not set", ln):
+            have[m[1]] = "n"
+    bad = []
+    for c in lines:
+        got = have.get(c.name, "n")
+        if got != c.value:
+            bad.append(f"{c.name}={c.value} (the built config has {got})")
+    return bad
+
+
+def uml_inputs(images_dir: Path, base_hash: str) -> dict[str, str]:
+    uml = images_dir / "uml"
+    parts = {"base": base_hash, "uml_builder_version": str(UML_BUILDER_VERSION),
+             "images/uml/config": sha256_file(uml / "config"),
+             "images/uml/source.lock": sha256_file(uml / "source.lock")}
+    for p in sorted((uml / "patches").glob("*.patch")):
+        parts[f"images/uml/patches/{p.name}"] = sha256_file(p)
+    return parts
+
+
+@dataclass(frozen=True)
+class UMLKernel:
+    """A built UML kernel in the cache."""
+
+    root: Path
+
+    @property
+    def binary(self) -> Path:
+        return self.root / "linux"
+
+    @property
+    def tree(self) -> Path:
+        return self.root / "tree"
+
+    def info(self) -> dict:
+        return json.loads((self.root / "uml.json").read_text())
+
+    def is_complete(self) -> bool:
+        return (self.root / "uml.json").is_file() and self.binary.is_file()
+
+
+def offered_versions(rootfs: Path, package: str) -> list[str]:
+    out = in_chroot(rootfs, ["apt-cache", "madison", package], capture=True)
+    return [cols[1].strip() for cols in (ln.split("|") for ln in out.splitlines()) if len(cols) >= 3]
+
+
+def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path) -> dict:
+    """Build the UML kernel into @dest (a fresh directory); return its record."""
+    pin = SourcePin.load(images_dir / "uml" / "source.lock")
+    config = read_config(images_dir / "uml" / "config")
+    patches = sorted((images_dir / "uml" / "patches").glob("*.patch"))
+    chroot = dest / "chroot"
+    log("UML kernel: copy the base rootfs as a build chroot")
+    run(["cp", "-a", "--reflink=auto", str(base_rootfs), str(chroot)])
+    (chroot / "etc/apt/sources.list").write_text(mirrors.sources_list("bookworm"))
+    record: dict = {"source": {"package": pin.package, "pinned_version": pin.version}}
+    try:
+        with chroot_mounts(chroot):
+            in_chroot(chroot, ["apt-get", "update", "-q"])
+            offered = offered_versions(chroot, pin.package)
+            if not offered:
+                raise ImageError(f"the mirror offers no {pin.package}: cannot build the UML kernel")
+            version = pin.version
+            if pin.version not in offered:
+                version = offered[0]
+                warning = (f"the pinned {pin.package}={pin.version} is no longer offered by the mirror; "
+                           f"building from {version}, the version it offers (run `make image-repin` to pin it)")
+                log(f"WARNING: {warning}")
+                record["warning"] = warning
+            record["source"]["version"] = version
+            log(f"UML kernel: install {pin.package}={version} and the build tools")
+            in_chroot(chroot, ["apt-get", "install", "-y", "-q", "--no-install-recommends",
+                               f"{pin.package}={version}", *BUILD_PACKAGES])
+            tarballs = sorted((chroot / "usr/src").glob("linux-source-*.tar.xz"))
+            if len(tarballs) != 1:
+                raise ImageError(f"{pin.package} installed {len(tarballs)} source tarballs, expected one")
+            record["source"]["tarball_sha256"] = sha256_file(tarballs[0])
+            work = chroot / TREE_IN_CHROOT.lstrip("/")
+            work.mkdir(parents=True)
+            run(["tar", "xf", str(tarballs[0]), "-C", str(work)])
+            (top,) = [p for p in work.iterdir() if p.is_dir()]
+            src = f"{TREE_IN_CHROOT}/{top.name}"
+            for p in patches:
+                log(f"UML kernel: apply {p.name}")
+                run(["patch", "-p1", "--forward", "--batch", "-d", str(top), "-i", str(p)], capture_output=True)
+            in_chroot(chroot, ["make", "-s", "-C", src, "ARCH=um", "defconfig"])
+            for c in config:
+                if c.value == "y":
+                    args = ["--enable", c.name]
+                elif c.value == "n":
+                    args = ["--disable", c.name]
+                elif c.value.startswith('"'):
+                    args = ["--set-str", c.name, c.value.strip('"')]
+                else:
+                    args = ["--set-val", c.name, c.value]
+                in_chroot(chroot, [f"{src}/scripts/config", "--file", f"{src}/.config", *args])
+            in_chroot(chroot, ["make", "-s", "-C", src, "ARCH=um", "olddefconfig"])
+            bad = config_mismatches(config, (top / ".config").read_text())
+            if bad:
+                raise ImageError("the UML kernel's config did not take these options (a dependency is missing "
+                                 "or the option does not exist in this source):\n  " + "\n  ".join(bad))
+            jobs = str(os.cpu_count() or 1)
+            log(f"UML kernel: make ARCH=um linux modules -j{jobs} (about 5 min on 2 cores)")
+            t0 = time.monotonic()
+            in_chroot(chroot, ["make", "-s", "-C", src, "ARCH=um", f"-j{jobs}", "linux", "modules"])
+            record["compile_seconds"] = round(time.monotonic() - t0, 1)
+            release = in_chroot(chroot, ["make", "-s", "-C", src, "ARCH=um", "kernelrelease"], capture=True).strip()
+            record["gcc"] = in_chroot(chroot, ["gcc", "--version"], capture=True).splitlines()[0]
+        shutil.copy2(top / "linux", dest / "linux")
+        run(["strip", str(dest / "linux")])
+        record.update(release=release, tree_in_chroot=src, config_sha256=sha256_file(top / ".config"),
+                      binary_sha256=sha256_file(dest / "linux"), binary_bytes=(dest / "linux").stat().st_size,
+                      patches={p.name: sha256_file(p) for p in patches}, built=now_iso(),
+                      strip=tool_version(["strip", "--version"]))
+        # Keep the built tree (module builds need it), not the rest of the chroot.
+        os.rename(top, dest / "tree")
+    finally:
+        shutil.rmtree(chroot, ignore_errors=True)
+    return record
+
+
+def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mirrors_factory) -> tuple[str, UMLKernel]:
+    """The cached UML kernel for these inputs, built if missing.  (The caller holds the cache lock.)"""
+    inputs = uml_inputs(images_dir, base_hash)
+    uml_hash = hash_inputs(inputs)
+    kernel = UMLKernel(cache / "uml" / uml_hash)
+    if kernel.is_complete():
+        return uml_hash, kernel
+    tmp = cache / "uml" / f".{uml_hash}.tmp-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    started = time.monotonic()
+    try:
+        record = build_uml(base_dir / "rootfs", images_dir, mirrors_factory(), tmp)
+        record.update(uml_hash=uml_hash, inputs=inputs, build_seconds=round(time.monotonic() - started, 1))
+        (tmp / "uml.json").write_text(json.dumps(record, indent=2, sort_keys=True))
+        tmp.rename(kernel.root)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    log(f"UML kernel {uml_hash[:12]} ({record['release']}) built in {record['build_seconds']} s")
+    return uml_hash, kernel
+
+
+def config_digest(kernel: UMLKernel) -> str:
+    return hashlib.sha256((kernel.tree / ".config").read_bytes()).hexdigest()
