@@ -90,6 +90,26 @@ def probe_host() -> HostCapabilities:
     return caps
 
 
+def native_programs() -> Path:
+    """Our guest programs (the traffic tool) compiled with this host's compiler, cached by source hash:
+    a native host runs them from there, as the image's guests run theirs from /usr/local/bin."""
+    from .image import GUEST_CFLAGS, GUEST_PROGRAMS
+    from .buildtools import sha256_file
+    digest = sha256_file(paths.REPO_ROOT / next(iter(GUEST_PROGRAMS)))[:16]
+    bin_dir = paths.cache_dir() / "native-bin" / digest
+    for src, target in GUEST_PROGRAMS.items():
+        exe = bin_dir / Path(target).name
+        if not exe.exists():
+            bin_dir.mkdir(parents=True, exist_ok=True)
+            tmp = exe.with_suffix(".tmp")
+            res = subprocess.run(["gcc", *GUEST_CFLAGS, "-o", str(tmp), str(paths.REPO_ROOT / src)],
+                                 capture_output=True, text=True)
+            if res.returncode != 0:
+                raise NativeUnavailable([f"a C compiler that builds {src}: {res.stderr.strip()[-300:]}"])
+            tmp.replace(exe)
+    return bin_dir
+
+
 class NativeHost:
     """Runs a job on this host, after checking that the host can run experiments."""
 
@@ -104,7 +124,9 @@ class NativeHost:
 
     def run(self, job: JobSpec, job_dir: Path) -> JobResult:
         job.write(job_dir)
-        status = agent.run_job(str(job_dir), {"PYTHONPATH": str(paths.REPO_ROOT / "runners")})
+        bin_dir = native_programs()
+        status = agent.run_job(str(job_dir), {"PYTHONPATH": str(paths.REPO_ROOT / "runners"),
+                                              "PATH": f"{bin_dir}:{os.environ.get('PATH', '')}"})
         return JobResult(job_dir=job_dir, exit_code=status.get("exit_code"),
                          timed_out=bool(status.get("timed_out")), substrate=self.name,
                          accelerator=None, seconds_total=status.get("seconds"), status=status,

@@ -125,7 +125,9 @@ def boot_and_run(image: Image, job_dir: Path, cfg: UMLConfig, job_timeout_s: flo
         raise VMError(f"the image {image.root} has no UML kernel or rootfs directory: rebuild it (`make image`)")
     stage = stage_links(job_dir, image, src_dir)
     cmd = uml_command(image, cfg)
+    # HOME: UML keeps its pid file and management socket in $HOME/.uml/<umid>/ (here: the run's).
     env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), "SSLAB_ENTROPY_SEED": str(seed),
+           "HOME": str(stage),
            "TMPDIR": os.environ.get("SSLAB_UML_TMPDIR", "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp")}
     (stage / "cmdline.json").write_text(json.dumps({"argv": cmd, "cwd": str(stage),
                                                     "env": {"SSLAB_ENTROPY_SEED": str(seed)}}, indent=1))
