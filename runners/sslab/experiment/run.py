@@ -31,14 +31,28 @@ def code_version() -> dict:
     return {"commit": git("rev-parse", "HEAD") or "unknown", "dirty": bool(git("status", "--porcelain"))}
 
 
-#: Reading the per-ACK trace out of the guest costs about this much per MB a
-#: run moves (measured under TCG: an E7 run, 174 MB, spent ~44 s past its
-#: last byte, mostly formatting and parsing the trace).
+#: Reading the per-ACK trace out of a TCG guest cost about this much per MB a
+#: run moves (an E7 run, 174 MB, spent ~44 s past its last byte).
 TRACE_S_PER_MB = 0.25
+#: Wall time per guest second under UML with blocking traffic tools, capture
+#: and traces (an upper end of what `make bench` measured), and the per-boot cost.
+UML_WALL_PER_GUEST = 0.35
+UML_BOOT_S = 3.0
 
 
-def estimate_seconds(s: Scenario) -> float:
-    """A generous guess of the substrate time (TCG here), for the timeout and the ETA."""
+def guest_seconds(s: Scenario) -> float:
+    """A generous guess of the guest time a scenario takes: its runs and the fidelity checks."""
+    rate_bps = s.bottleneck.rate_mbit * 1e6
+    total = 30.0  # topology, RTT and rate checks
+    for _, case in s.run_order():
+        total += max((f.start + (f.duration or f.size * 8 / rate_bps * 1.3)) for f in case.flows) + 3.0
+    return total
+
+
+def estimate_seconds(s: Scenario, substrate: str = "vm") -> float:
+    """A generous guess of the wall time a scenario takes on @substrate (for ETAs)."""
+    if substrate == "uml":
+        return UML_BOOT_S + UML_WALL_PER_GUEST * guest_seconds(s)
     rate_bps = s.bottleneck.rate_mbit * 1e6
     per_run = 0.0
     for _, case in s.run_order():
@@ -64,8 +78,10 @@ def fidelity_rules(clock: str) -> dict:
     of a millisecond), and a run that strays is flagged and kept.
     """
     if clock in VIRTUAL_CLOCKS:
-        return {"clock": clock, "calibrate": False, "rtt_tolerance_ms": 0.002}
-    return {"clock": clock, "calibrate": True, "rtt_tolerance_ms": 0.5}
+        # Every ping after the first is the same: three give the minimum.
+        return {"clock": clock, "calibrate": False, "rtt_tolerance_ms": 0.002, "ping_count": 3,
+                "pairs_together": False}
+    return {"clock": clock, "calibrate": True, "rtt_tolerance_ms": 0.5, "ping_count": 10, "pairs_together": True}
 
 
 def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None) -> Path:
@@ -73,8 +89,8 @@ def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = N
     s = load_scenario(scenario_path)
     if reps is not None:
         s = scenario_from_dump({**s.model_dump(by_alias=True), "repetitions": reps})
-    print(f"{s.name}: {len(s.run_order())} runs on {substrate.name}; expected about "
-          f"{estimate_seconds(s) / 60:.0f} min", flush=True)
+    print(f"{s.name}: {len(s.run_order())} runs on {substrate.name} ({substrate.clock}); expected about "
+          f"{estimate_seconds(s, substrate.name) / 60:.1f} min", flush=True)
     run_dir = paths.new_run_dir(kind)
     run_scenario_into(s, run_dir, substrate,
                       source={"path": str(scenario_path), "sha256": sha256(Path(scenario_path))})
@@ -86,10 +102,14 @@ def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> No
     """Run @s on @substrate into the (new, empty) @run_dir and write its report."""
     plan = to_plan(s)
     plan["fidelity"] = fidelity_rules(substrate.clock)
+    # Packet capture: one wake-up per packet on real clocks (nothing lost at stop), ring
+    # blocks under virtual time (draining them costs guest time only).  See guest/flows.Pcap.
+    plan["capture"]["immediate"] = substrate.clock not in VIRTUAL_CLOCKS
     if plan["topology"]["backend"] == "auto":
         # Mininet in the QEMU VM; plain namespaces (batched ip/tc, few processes) elsewhere.
         plan["topology"]["backend"] = "mininet" if substrate.name == "vm" else "netns"
-    eta = estimate_seconds(s)
+    # The job's timeout counts guest seconds (the agent's clock); generous on every substrate.
+    eta = max(estimate_seconds(s), guest_seconds(s))
     meta = {"scenario": {**source, "model": s.model_dump(mode="json", by_alias=True)},
             "code": code_version(), "substrate": substrate.name, "clock": substrate.clock, "seed": s.seed,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

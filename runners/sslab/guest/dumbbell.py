@@ -19,8 +19,8 @@ towards c_i (data) and r1's egress towards s_i (ACKs).  The senders' own
 interfaces keep the veth default (no queue), so TCP Small Queues never
 holds a sender back.
 
-Segmentation offloads are off everywhere: the bottleneck and the traces
-see real 1500-byte packets, as on a wire.  Receivers advertise a large
+Every veth sends one segment per packet (gso_max_segs 1): the bottleneck
+and the traces see real 1500-byte packets, as on a wire.  Receivers advertise a large
 initial window and have large buffers, so a flow is never receiver-limited
 (the traces record snd_wnd so that a run which was is flagged).  Every
 namespace has tcp_no_metrics_save, so one run's ssthresh never leaks into
@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
+import subprocess
 from dataclasses import dataclass, field
 
-from .netns import in_ns, run_batch, sh
+from .netns import in_ns, run_batch, set_sysctls, sh
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
 DELAY_LIMIT_PKTS = 100000
@@ -153,10 +155,10 @@ class Dumbbell:
         return self
 
     def _configure(self) -> None:
-        """Everything after the namespaces and veths exist, batched: per namespace one shell
-        (sysctls in one call, offloads and receive steering per device), one `ip -batch` and
-        one `tc -batch`.  Every process costs wall time (15-20 ms each under UML), and the
-        per-command form spawned several hundred of them for a 13-pair dumbbell."""
+        """Everything after the namespaces and veths exist, batched: per namespace the sysctls
+        written from this process, one `ip -batch` and one `tc -batch` (and, on SMP kernels, one
+        shell for receive steering).  Every process costs wall time (15-40 ms each under UML),
+        and the per-command form spawned several hundred of them for a 13-pair dumbbell."""
         ns_sysctl: dict[str, list[str]] = {ns: ["net.ipv4.tcp_no_metrics_save=1"] for ns in self.namespaces}
         ns_devs: dict[str, list[str]] = {ns: [] for ns in self.namespaces}
         ns_ip: dict[str, list[str]] = {ns: ["link set lo up"] for ns in self.namespaces}
@@ -166,7 +168,10 @@ class Dumbbell:
         for ns_a, dev_a, ns_b, dev_b in self.links():
             for ns, dev in ((ns_a, dev_a), (ns_b, dev_b)):
                 ns_devs[ns].append(dev)
-                ns_ip[ns].append(f"link set {dev} up")
+                # One segment per packet: the bottleneck and the traces see real 1500-byte
+                # packets, and a packet-counted queue never counts 64 KB ones (veths do
+                # not aggregate on receive unless asked to).
+                ns_ip[ns] += [f"link set {dev} gso_max_segs 1", f"link set {dev} up"]
         core_len = ipaddress.IPv4Network(self.spec.core_net).prefixlen
         ns_ip[self.r1].append(f"addr add {self._core(1)}/{core_len} dev r1-r2")
         ns_ip[self.r2].append(f"addr add {self._core(2)}/{core_len} dev r2-r1")
@@ -187,16 +192,16 @@ class Dumbbell:
             ns_tc[self.r2].append(f"qdisc add dev r2-c{i} root netem delay {half} limit {DELAY_LIMIT_PKTS}")
         ns_ip[self.r1].append(f"route add {self.spec.clients_net} via {self._core(2)}")
         ns_ip[self.r2].append(f"route add {self.spec.servers_net} via {self._core(1)}")
+        smp = (os.cpu_count() or 1) > 1
         for ns in self.namespaces:
-            # veth hands each packet to the backlog of the CPU that sent it; a
-            # sender that moves between CPUs then reorders its own flow.
-            # Steering every veth's receive work to one CPU keeps links FIFO.
-            # Offloads off: the bottleneck and the traces see real 1500-byte
-            # packets, and a packet-counted queue never counts 64 KB ones.
-            script = ["sysctl -qw " + " ".join(f"'{kv}'" for kv in ns_sysctl[ns])]
-            script += [f"ethtool -K {d} tso off gso off gro off 2>/dev/null; "
-                       f"echo {RPS_CPU_MASK} > /sys/class/net/{d}/queues/rx-0/rps_cpus" for d in ns_devs[ns]]
-            in_ns(ns, "sh", "-ec", "\n".join(script))
+            set_sysctls(ns, dict(kv.split("=", 1) for kv in ns_sysctl[ns]))
+            if smp:
+                # veth hands each packet to the backlog of the CPU that sent it; a
+                # sender that moves between CPUs then reorders its own flow.
+                # Steering every veth's receive work to one CPU keeps links FIFO.
+                # (A kernel without SMP, such as UML's, has no steering and no reordering.)
+                in_ns(ns, "sh", "-ec", "\n".join(f"echo {RPS_CPU_MASK} > /sys/class/net/{d}/queues/rx-0/rps_cpus"
+                                                   for d in ns_devs[ns]))
             run_batch("ip", ns, ns_ip[ns])
             if ns_tc[ns]:
                 run_batch("tc", ns, ns_tc[ns])
@@ -244,6 +249,10 @@ class Dumbbell:
 
     # -- measuring ------------------------------------------------------
 
+    def qdisc_stats(self) -> "QdiscStats":
+        """A long-lived reader of the bottleneck queue's counters (one tc process for many reads)."""
+        return QdiscStats(self.r1, self.bottleneck_dev, "netem" if self.spec.shaper == "netem" else "pfifo")
+
     def bottleneck_counters(self) -> dict[str, int]:
         """Packets sent, dropped and queued at the bottleneck FIFO so far."""
         qdiscs = json.loads(in_ns(self.r1, "tc", "-s", "-j", "qdisc", "show", "dev", self.bottleneck_dev))
@@ -252,15 +261,49 @@ class Dumbbell:
                 "backlog_pkts": fifo.get("qlen", 0)}
 
     def tcp_counters(self, server_index: int) -> dict[str, int]:
-        """The server namespace's Tcp: and TcpExt: counters (snmp, netstat)."""
+        """The server namespace's Tcp: and TcpExt: counters (snmp, netstat), in one process."""
         ns = self.servers[server_index - 1]
         out: dict[str, int] = {}
-        for f in ("/proc/net/snmp", "/proc/net/netstat"):
-            lines = [ln.split() for ln in in_ns(ns, "cat", f).splitlines()]
-            for head, vals in zip(lines[::2], lines[1::2]):
-                if head[0] in ("Tcp:", "TcpExt:"):
-                    out.update({k: int(v) for k, v in zip(head[1:], vals[1:])})
+        lines = [ln.split() for ln in in_ns(ns, "cat", "/proc/net/snmp", "/proc/net/netstat").splitlines()]
+        for head, vals in zip(lines[::2], lines[1::2]):
+            if head[0] in ("Tcp:", "TcpExt:"):
+                out.update({k: int(v) for k, v in zip(head[1:], vals[1:])})
         return out
+
+
+class QdiscStats:
+    """`tc -s -j -batch -` in a namespace, asked for one device's qdiscs at a time.
+
+    stdbuf makes tc flush each answer (one JSON line) as it is written."""
+
+    def __init__(self, ns: str, dev: str, kind: str):
+        self.dev, self.kind = dev, kind
+        self.proc = subprocess.Popen(["stdbuf", "-oL", "tc", "-n", ns, "-s", "-j", "-batch", "-"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     text=True, bufsize=1)
+
+    def read(self) -> dict[str, int]:
+        self.proc.stdin.write(f"qdisc show dev {self.dev}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("tc -batch ended")
+        q = next(q for q in json.loads(line) if q.get("kind") == self.kind)
+        return {"packets": q.get("packets", 0), "drops": q.get("drops", 0), "backlog_pkts": q.get("qlen", 0)}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def __enter__(self) -> "QdiscStats":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 class MininetDumbbell(Dumbbell):

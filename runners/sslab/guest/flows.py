@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 from .dumbbell import Dumbbell
 from .ftrace import Ftrace
+from .phases import mark
 
 SERVER_PORT = 5201
 #: Kernel counters recorded per run: retransmissions, and the reordering
@@ -27,7 +27,8 @@ SERVER_PORT = 5201
 COUNTERS = ("RetransSegs", "TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder", "TCPDSACKRecv",
             "TCPFullUndo", "TCPPartialUndo", "TCPDSACKUndo", "TCPLossUndo", "TCPSpuriousRTOs",
             "TCPLostRetransmit", "TCPTimeouts")
-PY = [sys.executable, "-m", "sslab.guest.transfer"]
+#: Our transfer tool (images/guest/sslab-transfer.c), on the substrate's PATH.
+TRANSFER = ["sslab-transfer"]
 #: Flows per run: ports SERVER_PORT .. SERVER_PORT + MAX_FLOWS - 1 (one trace filter for all).
 MAX_FLOWS = 64
 #: Bottleneck queue sampling period (s).  Each sample runs tc in the guest,
@@ -36,7 +37,10 @@ BACKLOG_PERIOD_S = 0.5
 
 
 class BacklogSampler(threading.Thread):
-    """Samples the bottleneck's queue length and drop counter during a run."""
+    """Samples the bottleneck's queue length and drop counter during a run.
+
+    One `tc -batch` process answers every sample (a process per sample
+    cost ~30 ms of wall time each under UML)."""
 
     def __init__(self, db: Dumbbell, t0: float):
         super().__init__(daemon=True)
@@ -45,12 +49,17 @@ class BacklogSampler(threading.Thread):
         self.halt = threading.Event()
 
     def run(self) -> None:
-        while not self.halt.wait(BACKLOG_PERIOD_S):
-            try:
-                c = self.db.bottleneck_counters()
-            except Exception:  # the topology is going away
-                return
-            self.samples.append([round(time.monotonic() - self.t0, 3), c["backlog_pkts"], c["drops"]])
+        try:
+            stats = self.db.qdisc_stats()
+        except Exception:  # noqa: BLE001 - no sampler is better than a failed run
+            return
+        with stats:
+            while not self.halt.wait(BACKLOG_PERIOD_S):
+                try:
+                    c = stats.read()
+                except Exception:  # noqa: BLE001 - the topology is going away
+                    return
+                self.samples.append([round(time.monotonic() - self.t0, 3), c["backlog_pkts"], c["drops"]])
 
     def stop(self) -> list[list[float]]:
         self.halt.set()
@@ -58,21 +67,43 @@ class BacklogSampler(threading.Thread):
         return self.samples
 
 
-class Pcap:
-    """tcpdump on the bottleneck device (inside r1), headers only."""
+#: Without immediate mode libpcap hands packets over in ring blocks, when a
+#: block is full or after tcpdump's 1 s buffer timeout: waiting this long
+#: before stopping it lets the last block through.
+PCAP_DRAIN_S = 1.2
 
-    def __init__(self, db: Dumbbell, path: Path, snaplen: int):
+
+class Pcap:
+    """tcpdump on the bottleneck device (inside r1), headers only.
+
+    Two modes, recorded with every run (observers shift a chaotic run's
+    trajectory: compare only runs captured the same way):
+      immediate  (real clocks) every packet is handed over at once, so a
+                 short flow is not lost when tcpdump stops; tcpdump wakes
+                 for every packet;
+      buffered   (virtual time) packets come in ring blocks, and the capture
+                 waits PCAP_DRAIN_S of guest time, which costs no wall time,
+                 before stopping.  Under UML a wake-up per packet cost 9 s of
+                 wall time in an E7 run.
+    """
+
+    def __init__(self, db: Dumbbell, path: Path, snaplen: int, immediate: bool = True):
+        self.immediate = immediate
         self.proc = subprocess.Popen(
-            # --immediate-mode: without it libpcap hands packets over in ring
-            # blocks (when full or after a timeout), and a flow shorter than
-            # the timeout is lost when tcpdump is stopped.
-            ["ip", "netns", "exec", db.r1, "tcpdump", "-i", db.bottleneck_dev, "-n", "-U", "--immediate-mode",
+            ["ip", "netns", "exec", db.r1, "tcpdump", "-i", db.bottleneck_dev, "-n", "-U",
+             *(["--immediate-mode"] if immediate else []),
              "-s", str(snaplen), "-w", str(path), "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()  # "listening on ..." once capturing
         if "listening" not in line:
             raise RuntimeError(f"tcpdump did not start: {line.strip()} {self.proc.stderr.read()[-300:]}")
 
+    @property
+    def mode(self) -> str:
+        return "immediate" if self.immediate else "buffered"
+
     def stop(self) -> str:
+        if not self.immediate:
+            time.sleep(PCAP_DRAIN_S)
         self.proc.send_signal(signal.SIGINT)
         _, err = self.proc.communicate(timeout=30)
         return err.strip()
@@ -89,7 +120,7 @@ def _start_server(db: Dumbbell, flow: dict, port: int, ready: Path) -> subproces
         return proc
     args = ["serve", "--port", str(port), "--cc", flow["cc"], "--ready-file", str(ready)]
     args += ["--duration", str(flow["duration"])] if flow.get("duration") else ["--bytes", str(flow["size"])]
-    return subprocess.Popen(["ip", "netns", "exec", db.servers[flow["pair"] - 1], *PY, *args],
+    return subprocess.Popen(["ip", "netns", "exec", db.servers[flow["pair"] - 1], *TRANSFER, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -129,7 +160,7 @@ def _client(db: Dumbbell, flow: dict, port: int, t0: float, out: dict) -> None:
         out["stdout"] = json.dumps(_iperf3_result(json.loads(res.stdout))) if res.returncode == 0 else ""
         out["stderr"] = res.stderr or res.stdout[-500:]
         return
-    res = subprocess.run(["ip", "netns", "exec", ns, *PY, "fetch",
+    res = subprocess.run(["ip", "netns", "exec", ns, *TRANSFER, "fetch",
                           "--host", db.server_addr(flow["pair"]), "--port", str(port),
                           "--bytes", str(flow.get("size") or 0)],
                          capture_output=True, text=True, timeout=3600)
@@ -149,7 +180,8 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     pairs = sorted({f["pair"] for f in flows})
     counters0 = {p: db.tcp_counters(p) for p in pairs}
     bn0 = db.bottleneck_counters()
-    pcap = Pcap(db, out_dir / f"{tag}.pcap", capture.get("snaplen", 96)) if capture.get("pcap") else None
+    pcap = Pcap(db, out_dir / f"{tag}.pcap", capture.get("snaplen", 96), capture.get("immediate", True)) \
+        if capture.get("pcap") else None
     if capture.get("traces", True):
         tracer.start(SERVER_PORT, last_port=SERVER_PORT + MAX_FLOWS - 1)
     servers, clients, threads = [], [], []
@@ -165,6 +197,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
                 time.sleep(0.05)
             ready.unlink()
         t0 = time.monotonic()
+        mark(f"{tag} traffic")
         sampler = BacklogSampler(db, t0)
         sampler.start()
         for flow, port in zip(flows, ports):
@@ -176,6 +209,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         for th in threads:
             th.join()
         backlog = sampler.stop()
+        mark(f"{tag} traffic-done")
         results = []
         for (proc, _), rec, flow, port in zip(servers, clients, flows, ports):
             srv_out, srv_err = proc.communicate(timeout=60)
@@ -192,7 +226,10 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         time.sleep(0.2)
         traced = tracer.stop(out_dir / f"{tag}.trace") if capture.get("traces", True) else 0
         pcap_note = pcap.stop() if pcap else None
+    mark(f"{tag} captured")
     bn1 = db.bottleneck_counters()
+    # Once per pair (each read spawns a process: 40 ms of wall time under UML).
+    counters1 = {p: db.tcp_counters(p) for p in pairs}
     flows_out = []
     for flow, port, rec, cli, srv in results:
         flows_out.append({
@@ -208,9 +245,10 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         "bottleneck": {k: bn1[k] - bn0[k] for k in ("packets", "drops")},
         # [seconds since the first flow was due, queued packets, drops so far (cumulative counter)]
         "bottleneck_backlog": backlog,
-        "tcp_counters": {p: {k: db.tcp_counters(p).get(k, 0) - counters0[p].get(k, 0) for k in COUNTERS}
+        "tcp_counters": {p: {k: counters1[p].get(k, 0) - counters0[p].get(k, 0) for k in COUNTERS}
                          for p in pairs},
         "pcap": f"{tag}.pcap" if pcap else None,
+        "pcap_mode": pcap.mode if pcap else None,
         "pcap_note": pcap_note,
         "pcap_dropped_by_kernel": _dropped(pcap_note),
         # The raw trace text; the host parses it, adds what it says to each flow and compresses it.

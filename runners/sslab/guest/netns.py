@@ -33,6 +33,35 @@ def run_batch(tool: str, ns: str | None, lines: list[str], force: bool = False, 
         raise CommandError(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()[-800:]}")
 
 
+CLONE_NEWNET = 0x40000000
+
+
+def set_sysctls(ns: str, values: dict[str, str]) -> None:
+    """Write net sysctls of namespace @ns from this process: a thread joins the namespace
+    (setns affects only the calling thread) and writes /proc/sys, which follows the
+    writer's namespace.  No process is started (each costs wall time under UML)."""
+    import ctypes
+    import threading
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    failure: list[str] = []
+
+    def write() -> None:
+        with open(f"/run/netns/{ns}") as f:
+            if libc.setns(f.fileno(), CLONE_NEWNET) != 0:
+                failure.append(f"setns({ns}): errno {ctypes.get_errno()}")
+                return
+        for key, value in values.items():
+            with open("/proc/sys/" + key.replace(".", "/"), "w") as out:
+                out.write(value)
+
+    t = threading.Thread(target=write)
+    t.start()
+    t.join()
+    if failure:
+        raise CommandError(failure[0])
+
+
 def tx_bytes(ns: str, dev: str) -> int:
     """Bytes the device has transmitted (after its qdisc), link-layer headers included."""
     data = json.loads(sh("ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev))

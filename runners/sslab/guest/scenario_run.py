@@ -34,6 +34,7 @@ from pathlib import Path
 from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
 from .flows import MAX_FLOWS, SERVER_PORT, run_case
 from .ftrace import Ftrace
+from .phases import mark
 
 #: Defaults for a real clock; the plan's `fidelity` section overrides them.
 RTT_TOLERANCE_MS = 0.5
@@ -43,34 +44,62 @@ SATURATE_S = 8.0
 SATURATE_FROM_S = 3.0
 #: Calibrate only a consistent excess (smaller differences are noise).
 CALIBRATE_MIN_MS = 0.05
+#: A default ping's frame: 56 data bytes + ICMP 8 + IP 20 + Ethernet 14.  Its
+#: echo request crosses the bottleneck (the rate limiter serialises it); the
+#: reply goes back the other way, which has no rate limit.
+PING_FRAME_BYTES = 98
 
 
-def measure_base_rtts(db: Dumbbell, pairs: list[int], count: int = 10) -> dict[int, float]:
-    """Idle base RTT of each pair, the pairs pinged at once.
+def expected_rtt_ms(db: Dumbbell, pair: int) -> float:
+    """What ping should measure on an idle pair: the configured round trip plus the time the
+    bottleneck takes to serialise the echo request (15.7 us at 50 Mbit/s)."""
+    return db.spec.pairs[pair - 1].rtt_ms + PING_FRAME_BYTES * 8 / (db.spec.rate_mbit * 1e6) * 1e3
 
-    One pair after another took about 1 s per pair (13 s per run of a
-    13-pair cell); a few pings share the idle bottleneck without queueing.
+
+def measure_base_rtts(db: Dumbbell, pairs: list[int], count: int = 10, together: bool = True,
+                      warm_up: bool = False) -> dict[int, float]:
+    """Idle base RTT of each pair.
+
+    together: the pairs pinged at once.  On a real clock one pair after
+    another took about 1 s per pair (13 s per run of a 13-pair cell), and
+    jitter keeps a few pings from meeting at the bottleneck.  Under virtual
+    time every pair's ping leaves at the same instant and they queue behind
+    each other at the bottleneck (+15.7 us each at 50 Mbit/s), while one
+    pair after another costs no wall time: there, pairs go one at a time.
+    warm_up: one ping first, answered before the measured ones leave, so
+    that no measured ping waits for ARP (the first after the topology is
+    built does, by up to half the pair's RTT: the delay lines carry ARP too).
     """
+    def one(i: int) -> float:
+        if warm_up:
+            db.base_rtt_ms(i, count=1, interval=0.1)
+        return db.base_rtt_ms(i, count=count, interval=0.1)
+
+    if not together:
+        return {i: one(i) for i in pairs}
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=min(16, len(pairs))) as pool:
-        rtts = list(pool.map(lambda i: db.base_rtt_ms(i, count=count, interval=0.1), pairs))
+        rtts = list(pool.map(one, pairs))
     return dict(zip(pairs, rtts))
 
 
-def calibrate(db: Dumbbell, tolerance_ms: float = RTT_TOLERANCE_MS, allowed: bool = True) -> dict:
+def calibrate(db: Dumbbell, tolerance_ms: float = RTT_TOLERANCE_MS, allowed: bool = True,
+              count: int = 10, together: bool = True) -> dict:
     pairs = list(range(1, len(db.spec.pairs) + 1))
     configured = {i: db.spec.pairs[i - 1].rtt_ms for i in pairs}
-    before = measure_base_rtts(db, pairs)
-    excess = statistics.median(before[i] - configured[i] for i in pairs)
+    expected = {i: round(expected_rtt_ms(db, i), 4) for i in pairs}
+    before = measure_base_rtts(db, pairs, count, together, warm_up=True)
+    excess = statistics.median(before[i] - expected[i] for i in pairs)
     after = before
     if allowed and excess > CALIBRATE_MIN_MS:
         db.spec.delay_offset_ms = excess / 2
         db.set_delays()
-        after = measure_base_rtts(db, pairs)
-    return {"configured_ms": configured, "measured_before_ms": before, "substrate_excess_ms": round(excess, 3),
+        after = measure_base_rtts(db, pairs, count, together)
+    return {"configured_ms": configured, "expected_ms": expected, "measured_before_ms": before,
+            "substrate_excess_ms": round(excess, 3),
             "delay_offset_ms": round(db.spec.delay_offset_ms, 3), "measured_ms": after,
             "calibrated": allowed, "tolerance_ms": tolerance_ms,
-            "ok": all(abs(after[i] - configured[i]) <= tolerance_ms for i in pairs)}
+            "ok": all(abs(after[i] - expected[i]) <= tolerance_ms for i in pairs)}
 
 
 def saturating_rate(db: Dumbbell, out: Path) -> dict:
@@ -96,20 +125,48 @@ def saturating_rate(db: Dumbbell, out: Path) -> dict:
             "ok": abs(rate - configured) <= RATE_TOLERANCE * configured}
 
 
+MODULE_PARAMS_DIR = Path("/sys/module/tcp_sslab/parameters")
+
+
+def module_defaults() -> dict[str, int]:
+    """Our module's parameters as loaded (its defaults), to return to between runs."""
+    if not MODULE_PARAMS_DIR.is_dir():
+        return {}
+    return {p.name: int(p.read_text()) for p in sorted(MODULE_PARAMS_DIR.iterdir())}
+
+
+def set_module_params(defaults: dict[str, int], asked: dict[str, int]) -> dict[str, int]:
+    """The module's parameters for one run: its defaults with @asked over them; returns what was set."""
+    missing = sorted(set(asked) - set(defaults))
+    if missing:
+        raise RuntimeError(f"the loaded module has no parameter(s) {', '.join(missing)}")
+    values = {**defaults, **asked}
+    for name, value in values.items():
+        path = MODULE_PARAMS_DIR / name
+        if int(path.read_text()) != value:
+            path.write_text(str(value))
+    return values
+
+
 def main() -> int:
     job = Path(os.environ["SSLAB_JOB_DIR"])
     out = Path(os.environ["SSLAB_OUT_DIR"])
     plan = json.loads((job / "plan.json").read_text())
     subprocess.run(["modprobe", "tcp_sslab"], check=True)
+    defaults = module_defaults()
     backend = MininetDumbbell if plan["topology"].get("backend") == "mininet" else Dumbbell
     rules = plan.get("fidelity", {})
     rtt_tol = rules.get("rtt_tolerance_ms", RTT_TOLERANCE_MS)
+    together = rules.get("pairs_together", True)
     t_build = time.monotonic()
+    mark("topology")
     db = backend(DumbbellSpec.from_plan(plan)).build()
     built_s = time.monotonic() - t_build
+    mark("fidelity")
     try:
         fidelity = {"backend": db.backend, "clock": rules.get("clock"), "topology_build_s": round(built_s, 3),
-                    "rtt": calibrate(db, rtt_tol, rules.get("calibrate", True))}
+                    "rtt": calibrate(db, rtt_tol, rules.get("calibrate", True), rules.get("ping_count", 10),
+                                     together)}
         fidelity["rate"] = saturating_rate(db, out / "fidelity")
         (out / "fidelity.json").write_text(json.dumps(fidelity, indent=1))
         print(f"fidelity: rtt {fidelity['rtt']['measured_ms']} (offset {fidelity['rtt']['delay_offset_ms']} ms), "
@@ -119,15 +176,17 @@ def main() -> int:
         tracer.setup(SERVER_PORT, SERVER_PORT + MAX_FLOWS - 1)
         for run in plan["runs"]:
             tag = f"{run['index']:03d}-{run['case']}-r{run['rep']}"
+            mark(f"run {tag}")
             rdir = out / "runs" / tag
             pairs = sorted({f["pair"] for f in run["flows"]})
-            rtts = measure_base_rtts(db, pairs, count=10)
+            params = set_module_params(defaults, run.get("module_params", {}))
+            rtts = measure_base_rtts(db, pairs, rules.get("ping_count", 10), together)
             t = time.time()
             res = run_case(db, run["flows"], rdir, "flow", capture=plan["capture"], tracer=tracer)
-            res.update(run=run, started_unix=t, seconds=round(time.time() - t, 3))
+            res.update(run=run, started_unix=t, seconds=round(time.time() - t, 3), module_params=params)
             res["fidelity"] = {
                 "base_rtt_ms": rtts,
-                "base_rtt_ok": all(abs(rtts[p] - plan["pairs"][p - 1]["rtt_ms"]) <= rtt_tol for p in pairs),
+                "base_rtt_ok": all(abs(rtts[p] - expected_rtt_ms(db, p)) <= rtt_tol for p in pairs),
                 "rate_ok": fidelity["rate"]["ok"],
             }
             (rdir / "run.json").write_text(json.dumps(res, indent=1))
@@ -137,6 +196,7 @@ def main() -> int:
                   f"rtt {rtts}, ok {res['fidelity']['base_rtt_ok'] and res['fidelity']['rate_ok']}", flush=True)
             (out / "runs.json").write_text(json.dumps(index, indent=1))
         tracer.close()
+        mark("teardown")
     finally:
         db.teardown()
     return 0

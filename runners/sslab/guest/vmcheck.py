@@ -14,9 +14,11 @@ does the same so that it checks the path experiments get: it measures the
 idle RTT with the configured delays (raw_min_rtt_ms), the substrate's own
 RTT with zero delay (substrate_rtt_ms), and the RTT after taking that off
 (min_rtt_ms, the one checked against 1 ms).  Under virtual time
-(SSLAB_CLOCK=uml/inf-cpu) nothing is taken off: the raw RTT itself must be
-the configured 100 ms within ping's resolution, every ping alike (mdev
-under 0.01 ms).  One ping warms the path up first (ARP).
+(SSLAB_CLOCK=uml/inf-cpu) nothing is taken off: over the delay lines alone
+the RTT must be the configured 100 ms within ping's resolution, and with the
+rate limit 100 ms plus the serialisation of ping's two 98-byte frames at
+50 Mbit/s (0.031 ms), every ping alike (mdev under 0.01 ms).  One ping warms
+the path up first (ARP).
 
 Throughput is reported at two layers.  netem's rate limit counts whole
 frames (IP packet plus 14-byte Ethernet header), so the rate to compare with
@@ -48,6 +50,8 @@ IPERF_SECONDS = 14
 #: at a 100 ms RTT is over in about 1.5 s.
 STEADY_FROM_S = 4
 PING_COUNT = 20
+#: A default ping's frame: 56 data bytes + ICMP 8 + IP 20 + Ethernet 14.
+PING_FRAME_BYTES = 98
 
 RTT_TOLERANCE_MS = 1.0
 #: Under virtual time: ping's resolution (3 decimals of a ms), and the spread allowed.
@@ -106,15 +110,23 @@ def link_selftest() -> dict:
             in_ns(a, "ping", "-n", "-q", "-c", "1", "10.201.0.2", check=False)  # ARP, first packet
             return parse_ping(in_ns(a, "ping", "-n", "-q", "-c", str(PING_COUNT), "-i", "0.1", "10.201.0.2"))
 
-        def set_delay(ms: float) -> None:
+        def set_delay(ms: float, rate: bool = True) -> None:
+            # del + add: `change` keeps netem options that are left out (the rate).
             for ns, dev in ((a, "va"), (b, "vb")):
-                in_ns(ns, "tc", "qdisc", "change", "dev", dev, "root", "netem", "delay", f"{ms:.3f}ms",
-                      "rate", f"{RATE_MBIT}mbit", "limit", str(NETEM_LIMIT))
+                in_ns(ns, "tc", "qdisc", "del", "dev", dev, "root")
+                in_ns(ns, "tc", "qdisc", "add", "dev", dev, "root", "netem", "delay", f"{ms:.3f}ms",
+                      *(["rate", f"{RATE_MBIT}mbit"] if rate else []), "limit", str(NETEM_LIMIT))
 
+        # The delay lines alone first: the round trip a path's propagation gives.
+        set_delay(ONE_WAY_DELAY_MS, rate=False)
+        delay_only = ping_min()
+        # Then with the rate limit: each ping frame is also serialised at 50 Mbit/s, each way.
+        set_delay(ONE_WAY_DELAY_MS)
         raw = ping_min()
         set_delay(0)
         substrate = ping_min()
-        offset = 0.0 if virtual_clock() else substrate["min"] / 2
+        serialisation = 2 * PING_FRAME_BYTES * 8 / (RATE_MBIT * 1e6) * 1e3
+        offset = 0.0 if virtual_clock() else max(substrate["min"] - serialisation, 0) / 2
         set_delay(max(ONE_WAY_DELAY_MS - offset, 0))
         ping = ping_min()
 
@@ -138,6 +150,9 @@ def link_selftest() -> dict:
                            "netem_limit": NETEM_LIMIT, "rtt_ms": 2 * ONE_WAY_DELAY_MS},
             "ping_ms": ping,
             "min_rtt_ms": ping["min"],
+            "delay_only_ping_ms": delay_only,
+            "serialisation_ms": round(serialisation, 4),
+            "expected_rtt_ms": round(2 * ONE_WAY_DELAY_MS + serialisation, 4),
             "raw_min_rtt_ms": raw["min"],
             "substrate_rtt_ms": substrate["min"],
             "delay_offset_ms": round(offset, 3),
@@ -157,10 +172,14 @@ def verdict(result: dict) -> dict:
     cfg = st["configured"]
     out = {"qdiscs_present": all(result["qdiscs"].values())}
     if virtual_clock():
-        out["min_rtt_exact"] = abs(st["min_rtt_ms"] - cfg["rtt_ms"]) <= VIRTUAL_RTT_TOLERANCE_MS
-        out["rtt_mdev_below_0.01ms"] = st["ping_ms"]["mdev"] < VIRTUAL_MDEV_MAX_MS
+        # The delay lines give 100.000 ms; with the rate limit, ping's frames add their
+        # serialisation (2 x 98 bytes at 50 Mbit/s = 0.031 ms), exactly.
+        out["delay_rtt_exact"] = abs(st["delay_only_ping_ms"]["min"] - cfg["rtt_ms"]) <= VIRTUAL_RTT_TOLERANCE_MS
+        out["min_rtt_exact"] = abs(st["min_rtt_ms"] - st["expected_rtt_ms"]) <= VIRTUAL_RTT_TOLERANCE_MS
+        out["rtt_mdev_below_0.01ms"] = max(st["ping_ms"]["mdev"], st["delay_only_ping_ms"]["mdev"]) \
+            < VIRTUAL_MDEV_MAX_MS
     else:
-        out["min_rtt_within_1ms"] = abs(st["min_rtt_ms"] - cfg["rtt_ms"]) <= RTT_TOLERANCE_MS
+        out["min_rtt_within_1ms"] = abs(st["min_rtt_ms"] - st["expected_rtt_ms"]) <= RTT_TOLERANCE_MS
     out["rate_within_3pct"] = abs(st["wire_rate_mbps"] - cfg["rate_mbit"]) <= RATE_TOLERANCE * cfg["rate_mbit"]
     return out
 
