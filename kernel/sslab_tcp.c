@@ -53,6 +53,7 @@ SSLAB_PARAM(hspp_l_unpaced, "HyStart++ L when not paced (packets)");
 SSLAB_PARAM(suss_max, "SUSS: accelerated rounds allowed (round < suss_max + 2)");
 SSLAB_PARAM(suss_k_max, "SUSS: Appendix A k_max; G up to 2^(k_max+1); 1 keeps G in {2,4}");
 SSLAB_PARAM(suss_min_rtt_us, "SUSS: no acceleration when minRTT is at most this (us)");
+SSLAB_PARAM(suss_lift_rwnd_rounds, "SUSS: not held by the peer's window in rounds <= this (0: off; the authors' patch)");
 
 /* The module's per-socket area: the core's state and what the glue restores. */
 struct sslab_sock {
@@ -164,6 +165,20 @@ static void write_win(struct tcp_sock *tp, const struct ss_win *w)
 	tp->snd_ssthresh = w->ssthresh;
 }
 
+/*
+ * The SUSS authors' behaviour, when asked for (suss_lift_rwnd_rounds): the
+ * ACK has just set snd_wnd from the peer's window; let it be at least cwnd
+ * for this ACK's transmissions (and the pacing timer's until the next ACK).
+ */
+static void lift_peer_window(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	u64 want = (u64)tcp_snd_cwnd(tp) * tp->mss_cache;
+
+	if (ss_ignore_peer_window(&sslab_of(sk)->st, &sslab_params) && tp->snd_wnd < want)
+		tp->snd_wnd = (u32)min_t(u64, want, U32_MAX >> 1);
+}
+
 /* Stop pacing when the core has left its pacing state. */
 static void sync_pacing(struct sock *sk, bool was_pacing)
 {
@@ -234,6 +249,7 @@ static void sslab_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 		write_win(tp, &w);
 		sync_pacing(sk, was_pacing);
 	}
+	lift_peer_window(sk);
 	trace_ack(sk);
 }
 

@@ -122,6 +122,8 @@ struct ss_params {
 	u32 suss_max;		/* accelerated rounds allowed: round < suss_max + 2 */
 	u32 suss_k_max;		/* Appendix A: G up to 2^(k_max+1); 1 => G in {2,4} */
 	u32 suss_min_rtt_us;	/* no acceleration on paths shorter than this */
+	u32 suss_lift_rwnd_rounds; /* the SUSS authors' patch: not held by the peer's
+				    * window in rounds <= this (0: off) */
 };
 
 /* Defaults: HyStart as in the HyStart paper and Linux's CUBIC; RFC 9406
@@ -143,6 +145,7 @@ struct ss_params {
 	.suss_max = 3,					\
 	.suss_k_max = 1,				\
 	.suss_min_rtt_us = 10000,			\
+	.suss_lift_rwnd_rounds = 0,			\
 }
 
 extern const struct ss_params ss_default_params;
@@ -298,6 +301,23 @@ void ss_on_idle_restart(struct sscore_state *st, u32 now_ms, u32 idle_ms);
 static inline bool ss_suss_pacing(const struct sscore_state *st)
 {
 	return st->variant == SS_SUSS && st->suss.state == SUSS_PACING;
+}
+
+/*
+ * Should the sender not be held by the peer's advertised window right now?
+ *
+ * Linux caps a receiver's first advertised window at 64 KB and grows it by
+ * about two segments per segment received (x3 a round): enough for slow
+ * start's x2, not for SUSS's x4.  The SUSS authors' patch lifted the
+ * sender's view of the peer's window in the first rounds.  This is that
+ * behaviour, as an option: a SUSS flow, in slow start, in a round no later
+ * than suss_lift_rwnd_rounds (0, the default: never).  The glue then lets
+ * snd_wnd be at least cwnd for the ACK's transmissions.
+ */
+static inline bool ss_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p)
+{
+	return st->variant == SS_SUSS && p->suss_lift_rwnd_rounds && !st->rnd.found &&
+	       st->rnd.round <= p->suss_lift_rwnd_rounds;
 }
 
 /* CUBIC's window function (exposed for tests): W_cubic at @t_ms into the epoch. */

@@ -756,6 +756,31 @@ static void test_suss_k_max(void)
 	CHECK_EQ(find_event(SS_EV_GROWTH, 0, NULL)->b, 4);
 }
 
+static void test_suss_peer_window(void)
+{
+	struct flow f;
+
+	/* Off by default. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	CHECK_EQ(f.st.rnd.round, 1);
+	CHECK(!ss_ignore_peer_window(&f.st, &f.p));
+	/* On: SUSS flows in slow start, rounds 1..3. */
+	f.p.suss_lift_rwnd_rounds = 3;
+	CHECK(ss_ignore_peer_window(&f.st, &f.p));
+	f.st.rnd.round = 3;
+	CHECK(ss_ignore_peer_window(&f.st, &f.p));
+	f.st.rnd.round = 4;
+	CHECK(!ss_ignore_peer_window(&f.st, &f.p));
+	/* Not after slow start ended. */
+	f.st.rnd.round = 2;
+	f.st.rnd.found = 1;
+	CHECK(!ss_ignore_peer_window(&f.st, &f.p));
+	/* Never for the other variants. */
+	flow_init(&f, SS_HYSTART, 1000, 0);
+	f.p.suss_lift_rwnd_rounds = 3;
+	CHECK(!ss_ignore_peer_window(&f.st, &f.p));
+}
+
 static void test_state_fits_kernel_area(void)
 {
 	/* icsk_ca_priv is 104 bytes on Linux 6.x; the glue keeps 4 more. */
@@ -783,6 +808,7 @@ int main(void)
 	test_suss_condition2();
 	test_suss_loss_cuts_to_in_flight();
 	test_suss_k_max();
+	test_suss_peer_window();
 	test_state_fits_kernel_area();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

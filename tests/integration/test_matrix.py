@@ -73,7 +73,7 @@ def test_rerun_runs_nothing_and_report_is_byte_identical(first_run):
     assert (new[-1] / "table.md").read_bytes() == (reports[-1] / "table.md").read_bytes()
 
 
-def test_ctrl_c_keeps_finished_cells_and_the_rerun_runs_only_the_missing(first_run):
+def test_ctrl_c_keeps_finished_cells_and_the_rerun_runs_only_the_missing(first_run, image):
     results, mdir, _ = first_run
     before = done_cells(mdir)
     env = {**os.environ, "SSLAB_RESULTS": str(results)}
@@ -97,6 +97,7 @@ def test_ctrl_c_keeps_finished_cells_and_the_rerun_runs_only_the_missing(first_r
     assert list((mdir / "cells").glob(".partial-*"))
     time.sleep(2)
     left = subprocess.run(["pgrep", "-f", str(results)], capture_output=True, text=True).stdout.split()
+    left += subprocess.run(["pgrep", "-f", str(image.uml_binary)], capture_output=True, text=True).stdout.split()
     assert not left, f"processes left running: {left}"
     res = run(["run", str(TINY), "--iter", "2"], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

@@ -131,3 +131,27 @@ def test_every_field_error_is_listed_at_once(tmp_path: Path):
     assert lines[0] == f"{p}: invalid scenario (3 errors)"
     assert [ln.split(":")[0].strip() for ln in lines[1:]] == ["name", "bottleneck.rate", "cases[0].flows[0].cc"]
     assert "(got 'bad name!')" in lines[1] and "'fast'" in lines[2] and "'cubic_hsp'" in lines[3]
+
+
+def test_module_parameter_names_match_the_module_source():
+    import re
+
+    from sslab.ccas import MODULE_PARAMS
+    src = (REPO_ROOT / "kernel/sslab_tcp.c").read_text()
+    assert tuple(re.findall(r"^SSLAB_PARAM\((\w+),", src, re.M)) == MODULE_PARAMS
+
+
+def test_module_params_per_scenario_and_per_case():
+    data = e1_data()
+    data["module_params"] = {"suss_max": 2}
+    data["cases"]["module_params"] = {"suss_lift_rwnd_rounds": "{lift}"}
+    data["cases"]["matrix"] = {"cc": ["cubic_suss"], "size": ["5MB"], "lift": [0, 3]}
+    data["cases"]["name"] = "{cc}-lift{lift}"
+    plan = to_plan(parse_scenario(data))
+    assert [r["module_params"] for r in plan["runs"]][:2] == [
+        {"suss_max": 2, "suss_lift_rwnd_rounds": 0}, {"suss_max": 2, "suss_lift_rwnd_rounds": 3}]
+    data["module_params"] = {"suss_maxx": 2, "hs_low_window": -1}
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(data)
+    assert "module_params: Value error, unknown module parameter(s) suss_maxx" in str(err.value) or \
+        "module_params: unknown module parameter(s) suss_maxx" in str(err.value)

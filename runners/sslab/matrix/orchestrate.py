@@ -135,7 +135,8 @@ def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
             walls.append(json.loads(info.read_text())["wall_s"])
     if walls:
         return statistics.fmean(walls)
-    return statistics.fmean(estimate_seconds(scenario_from_dump(c["scenario"])) for c in plan["cells"][:8])
+    return statistics.fmean(estimate_seconds(scenario_from_dump(c["scenario"]), plan.get("substrate", "vm"))
+                            for c in plan["cells"][:8])
 
 
 # --------------------------------------------------------------------------

@@ -36,7 +36,7 @@ def expand_cases(raw: Any) -> list[dict]:
     if not isinstance(raw, dict):
         raise ScenarioError("cases: must be a list of cases or a template with a matrix")
     matrix = raw.get("matrix") or {}
-    extra = set(raw) - {"flows", "matrix", "name"}
+    extra = set(raw) - {"flows", "matrix", "name", "module_params"}
     if extra:
         raise ScenarioError(f"cases: unknown keys {sorted(extra)}")
     if not isinstance(matrix, dict) or not all(isinstance(v, list) and v for v in matrix.values()):
@@ -46,8 +46,10 @@ def expand_cases(raw: Any) -> list[dict]:
     for combo in itertools.product(*(matrix[k] for k in keys)):
         params = dict(zip(keys, combo))
         name = raw.get("name") or "-".join(str(params[k]) for k in keys) or "case"
-        out.append({"name": substitute(name, params), "flows": substitute(raw.get("flows"), params),
-                    "params": params})
+        case = {"name": substitute(name, params), "flows": substitute(raw.get("flows"), params), "params": params}
+        if "module_params" in raw:
+            case["module_params"] = substitute(raw["module_params"], params)
+        out.append(case)
     return out
 
 
@@ -172,6 +174,7 @@ def to_plan(s: Scenario) -> dict:
         "capture": s.capture.model_dump(),
         "runs": [
             {"index": i, "rep": rep, "case": case.name, "params": case.params,
+             "module_params": {**s.module_params, **case.module_params},
              "flows": [{**f.model_dump(), "start_offset_s": start_offset(s, i, k, f)} for k, f in enumerate(case.flows)]}
             for i, (rep, case) in enumerate(order)
         ],

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from ..ccas import KNOWN_CCAS
+from ..ccas import KNOWN_CCAS, MODULE_PARAMS
 from .units import FRAME_BYTES, parse_rate_mbit, parse_seconds, parse_size
 
 
@@ -212,12 +212,29 @@ class Flow(Strict):
         return self
 
 
+def _module_params(v: dict) -> dict:
+    unknown = sorted(set(v) - set(MODULE_PARAMS))
+    if unknown:
+        raise ValueError(f"unknown module parameter(s) {', '.join(unknown)}; known: {', '.join(MODULE_PARAMS)}")
+    bad = [k for k, x in v.items() if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 2**32]
+    if bad:
+        raise ValueError(f"module parameters are unsigned 32-bit integers: {', '.join(bad)}")
+    return v
+
+
 class Case(Strict):
     """One run's traffic."""
 
     name: str
     flows: list[Flow] = Field(min_length=1)
     params: dict[str, Any] = Field(default_factory=dict)
+    #: Our module's parameters for this run, over the scenario's (kernel/README.md lists them).
+    module_params: dict[str, int] = Field(default_factory=dict)
+
+    @field_validator("module_params")
+    @classmethod
+    def _module(cls, v):
+        return _module_params(v)
 
 
 class Capture(Strict):
@@ -271,6 +288,13 @@ class Scenario(Strict):
     seed: int = Field(default=1, ge=0, lt=2**63)
     capture: Capture = Capture()
     variation: Variation = Variation()
+    #: Our module's parameters for every run (a case's own override them; the rest keep the module's defaults).
+    module_params: dict[str, int] = Field(default_factory=dict)
+
+    @field_validator("module_params")
+    @classmethod
+    def _module(cls, v):
+        return _module_params(v)
 
     @model_validator(mode="after")
     def _consistent(self):
