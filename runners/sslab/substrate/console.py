@@ -61,6 +61,54 @@ class SerialReader(threading.Thread):
         self.markers.put(("eof", "", 0.0, time.monotonic() - self.t0))
 
 
+class FileReader(SerialReader):
+    """Follows a console that the kernel writes to a regular file (a UML's standard output).
+
+    A pipe would let the host's reading speed reach the guest: a UML gets an
+    interrupt whenever its output pipe becomes writable again, at a guest
+    instant set by when the host got round to reading, and Linux mixes every
+    interrupt's timing into its random pool.  A regular file is always
+    writable, so the guest never waits on the host.  The log is the file
+    itself (no host timestamps on its lines); the SSLAB lines (markers and
+    phase marks) are copied with the host's time at which they were read to
+    <log>.times, which shows where wall time went.
+    """
+
+    POLL_S = 0.05
+
+    def __init__(self, path: Path, proc, t0: float):
+        threading.Thread.__init__(self, daemon=True)
+        self.log_path = path
+        self.proc = proc
+        self.t0 = t0
+        self.markers: "queue.Queue[Marker]" = queue.Queue()
+
+    def run(self) -> None:
+        times = self.log_path.with_name(self.log_path.name + ".times")
+        with open(self.log_path, "rb") as f, open(times, "w") as timed:
+            pending = b""
+            while True:
+                exited = self.proc.poll() is not None
+                chunk = f.read()
+                if chunk:
+                    pending += chunk
+                    *lines, pending = pending.split(b"\n")
+                    t = time.monotonic() - self.t0
+                    for raw in lines:
+                        line = raw.decode(errors="replace")
+                        if "SSLAB" in line:
+                            timed.write(f"{t:9.3f} {line.strip()}\n")
+                            timed.flush()
+                        m = MARKER.search(line)
+                        if m:
+                            self.markers.put((m["name"], m["rest"].strip(), float(m["uptime"]), t))
+                elif exited:
+                    break
+                else:
+                    time.sleep(self.POLL_S)
+        self.markers.put(("eof", "", 0.0, time.monotonic() - self.t0))
+
+
 def follow_phases(proc: subprocess.Popen, reader: SerialReader, phases: list[tuple[str, set[str], float]],
                   poweroff_timeout_s: float, what: str = "QEMU", kill_group: bool = False) -> tuple[list[Marker], int]:
     """Wait through @phases ((name, markers that end it, deadline s)); return the markers seen and the exit code.

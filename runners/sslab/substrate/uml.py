@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
-from .console import SerialReader, VMError, follow_phases, stop_process
+from .console import FileReader, VMError, follow_phases, stop_process
 from .image import Image
 from .job import JobError, JobResult, JobSpec, read_status
 
@@ -134,11 +134,14 @@ def boot_and_run(image: Image, job_dir: Path, cfg: UMLConfig, job_timeout_s: flo
     console_log = stage / "console.log"
     t0 = time.monotonic()
     # Own process group: the UML's host processes (one per guest process) go with it.
-    proc = subprocess.Popen(cmd, cwd=stage, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    # The console goes to a file, not a pipe (see console.FileReader: a pipe lets the
+    # host's reading speed into the guest's random pool).
+    with open(console_log, "wb") as console:
+        proc = subprocess.Popen(cmd, cwd=stage, env=env, stdin=subprocess.DEVNULL, stdout=console,
+                                stderr=subprocess.STDOUT, start_new_session=True)
     if live is not None:
         live.add(proc)
-    reader = SerialReader(proc.stdout, console_log, t0)
+    reader = FileReader(console_log, proc, t0)
     reader.start()
     phases = [
         ("boot", {"userspace"}, cfg.boot_timeout_s),
