@@ -46,7 +46,8 @@ def test_cells_run_and_report(first_run):
     (key,) = done_cells(mdir)
     cell = mdir / "cells" / key
     info = json.loads((cell / "cell.json").read_text())
-    assert info["host"] == "localhost" and info["wall_s"] > info["traffic_s"] > 0
+    # Under virtual time a cell's wall time can be less than its traffic's guest time.
+    assert info["host"] == "localhost" and info["wall_s"] > 0 and info["traffic_s"] > 0
     # pcaps are archived compressed; the manifest covers them
     pcaps = list(cell.rglob("*.pcap.gz"))
     assert len(pcaps) == 2 and not list(cell.rglob("*.pcap"))

@@ -8,7 +8,7 @@ import pytest
 
 from sslab.analysis.crosscheck import agree
 from sslab.experiment.archive import complete_run
-from sslab.experiment.run import fidelity_rules
+from sslab.experiment.plan import fidelity_rules
 from sslab.matrix.spec import repetition_seed
 from sslab.scenario import ScenarioError, parse_scenario, to_plan
 from sslab.substrate.uml import GUEST_EPOCH_NS, kernel_cmdline, stage_links

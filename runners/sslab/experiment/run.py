@@ -18,10 +18,11 @@ from pathlib import Path
 
 from .. import paths
 from ..analysis.startup import write_report
-from ..scenario import Scenario, load_scenario, scenario_from_dump, to_plan
+from ..scenario import Scenario, load_scenario, scenario_from_dump
 from ..substrate.image import sha256_file as sha256
 from ..substrate.job import JobError, JobSpec
 from .archive import complete_runs
+from .plan import plan_for
 
 
 def code_version() -> dict:
@@ -64,26 +65,6 @@ def estimate_seconds(s: Scenario, substrate: str = "vm") -> float:
     return 60.0 + per_run
 
 
-#: Clocks under which a path's RTT is its configured delay exactly.
-VIRTUAL_CLOCKS = ("uml/inf-cpu",)
-
-
-def fidelity_rules(clock: str) -> dict:
-    """What the guest's fidelity check holds a run to, by the substrate's clock.
-
-    On a real clock the substrate's own latency is measured and taken off
-    the delay lines, and 0.5 ms of RTT error is tolerated (ping jitter under
-    TCG).  Under virtual time nothing is taken off: the RTT must be the
-    configured delay within ping's resolution (1 us, printed to 3 decimals
-    of a millisecond), and a run that strays is flagged and kept.
-    """
-    if clock in VIRTUAL_CLOCKS:
-        # Every ping after the first is the same: three give the minimum.
-        return {"clock": clock, "calibrate": False, "rtt_tolerance_ms": 0.002, "ping_count": 3,
-                "pairs_together": False}
-    return {"clock": clock, "calibrate": True, "rtt_tolerance_ms": 0.5, "ping_count": 10, "pairs_together": True}
-
-
 def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None) -> Path:
     """`sslab startup`: run a scenario file into a new results/<kind>/<run-id>/."""
     s = load_scenario(scenario_path)
@@ -100,14 +81,7 @@ def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = N
 
 def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> None:
     """Run @s on @substrate into the (new, empty) @run_dir and write its report."""
-    plan = to_plan(s)
-    plan["fidelity"] = fidelity_rules(substrate.clock)
-    # Packet capture: one wake-up per packet on real clocks (nothing lost at stop), ring
-    # blocks under virtual time (draining them costs guest time only).  See guest/flows.Pcap.
-    plan["capture"]["immediate"] = substrate.clock not in VIRTUAL_CLOCKS
-    if plan["topology"]["backend"] == "auto":
-        # Mininet in the QEMU VM; plain namespaces (batched ip/tc, few processes) elsewhere.
-        plan["topology"]["backend"] = "mininet" if substrate.name == "vm" else "netns"
+    plan = plan_for(s, substrate.name, substrate.clock)
     # The job's timeout counts guest seconds (the agent's clock); generous on every substrate.
     eta = max(estimate_seconds(s), guest_seconds(s))
     meta = {"scenario": {**source, "model": s.model_dump(mode="json", by_alias=True)},

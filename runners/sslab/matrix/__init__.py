@@ -18,7 +18,8 @@ hosts, retried, archived and resumed.
 
 Cell key = sha256 of (the cell's scenario, its repetition, the image hash,
 the traffic code's version).  The traffic code is the code that decides what
-runs on the wire (runners/sslab/guest/, scenario/, substrate/qemu.py and job.py); the
+runs on the wire (runners/sslab/guest/, scenario/, substrate/qemu.py, uml.py and job.py,
+experiment/plan.py); the
 image hash covers the kernel, our module and the guest agent.  Analysis
 code is left out on purpose: reports rebuild from the archive, so a change
 in a table does not make any traffic stale.

@@ -1,0 +1,40 @@
+"""The plan a substrate runs: the scenario's plan with what the substrate's clock decides.
+
+This module is part of the traffic code (matrix cell keys cover it): what
+it sets changes what runs on the wire.
+"""
+
+from __future__ import annotations
+
+from ..scenario import Scenario, to_plan
+
+#: Clocks under which a path's RTT is its configured delay exactly.
+VIRTUAL_CLOCKS = ("uml/inf-cpu",)
+
+
+def fidelity_rules(clock: str) -> dict:
+    """What the guest's fidelity check holds a run to, by the substrate's clock.
+
+    On a real clock the substrate's own latency is measured and taken off
+    the delay lines, and 0.5 ms of RTT error is tolerated (ping jitter under
+    TCG).  Under virtual time nothing is taken off: the RTT must be the
+    configured delay within ping's resolution (1 us, printed to 3 decimals
+    of a millisecond), and a run that strays is flagged and kept.
+    """
+    if clock in VIRTUAL_CLOCKS:
+        # Every ping after the first is the same: three give the minimum.
+        return {"clock": clock, "calibrate": False, "rtt_tolerance_ms": 0.002, "ping_count": 3,
+                "pairs_together": False}
+    return {"clock": clock, "calibrate": True, "rtt_tolerance_ms": 0.5, "ping_count": 10, "pairs_together": True}
+
+
+def plan_for(s: Scenario, substrate: str, clock: str) -> dict:
+    plan = to_plan(s)
+    plan["fidelity"] = fidelity_rules(clock)
+    # Packet capture: one wake-up per packet on real clocks (nothing lost at stop), ring
+    # blocks under virtual time (draining them costs guest time only).  See guest/flows.Pcap.
+    plan["capture"]["immediate"] = clock not in VIRTUAL_CLOCKS
+    if plan["topology"]["backend"] == "auto":
+        # Mininet in the QEMU VM; plain namespaces (batched ip/tc, few processes) elsewhere.
+        plan["topology"]["backend"] = "mininet" if substrate == "vm" else "netns"
+    return plan
