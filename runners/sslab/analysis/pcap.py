@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import dpkt
 
 GOODPUT_BIN_S = 0.1
+_TCP_HEAD = struct.Struct("!HHI")
 
 
 @dataclass
@@ -43,39 +45,56 @@ def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODP
     """
     flows = {p: PcapFlow(new_bytes_by_bin={}) for p in server_ports}
     highest: dict[int, int] = {}
+    for ts, tcp_hdr, payload in tcp_segments(path):
+        sport, dport, seq, flags = tcp_hdr
+        if flags & SYN and not flags & ACK:
+            flow = flows.get(dport)
+            if flow is not None and flow.syn_ts is None:
+                flow.syn_ts = ts
+            continue
+        flow = flows.get(sport)
+        if flow is None or payload <= 0:
+            continue
+        end = (seq + payload) & 0xFFFFFFFF
+        flow.data_segments += 1
+        if flow.first_data_ts is None:
+            flow.first_data_ts = ts
+        top = highest.get(sport)
+        if top is None or _u32_ahead(end, top):
+            new = payload if top is None else min(payload, (end - top) & 0xFFFFFFFF)
+            highest[sport] = end
+            flow.last_new_data_ts = ts
+            origin = absolute_t0 if absolute_t0 is not None else (flow.syn_ts or ts)
+            b = int((ts - origin) / bin_s)
+            flow.new_bytes_by_bin[b] = flow.new_bytes_by_bin.get(b, 0) + new
+        else:
+            flow.retransmitted_segments += 1
+    return flows
+
+
+SYN, ACK = 0x02, 0x10
+_ETH_IP = b"\x08\x00"
+
+
+def tcp_segments(path: Path):
+    """(timestamp, (sport, dport, seq, flags), payload bytes) of every IPv4 TCP segment in a capture.
+
+    The headers are read by offset from each record's bytes (a capture of a
+    busy bottleneck holds hundreds of thousands of them; building a dpkt
+    object per packet took 2.7 s for 240k).  dpkt reads the file's records.
+    """
     with open_pcap(path) as f:
         for ts, buf in dpkt.pcap.Reader(f):
-            eth = dpkt.ethernet.Ethernet(buf)
-            ip = eth.data
-            if not isinstance(ip, dpkt.ip.IP) or not isinstance(ip.data, dpkt.tcp.TCP):
+            if buf[12:14] != _ETH_IP or len(buf) < 34 or buf[23] != 6:  # IPv4, TCP
                 continue
-            tcp = ip.data
-            if tcp.flags & dpkt.tcp.TH_SYN and not tcp.flags & dpkt.tcp.TH_ACK:
-                flow = flows.get(tcp.dport)
-                if flow is not None and flow.syn_ts is None:
-                    flow.syn_ts = ts
+            ihl = (buf[14] & 0x0F) * 4
+            t = 14 + ihl
+            if len(buf) < t + 14:
                 continue
-            flow = flows.get(tcp.sport)
-            if flow is None:
-                continue
-            payload = ip.len - ip.hl * 4 - tcp.off * 4
-            if payload <= 0:
-                continue
-            end = (tcp.seq + payload) & 0xFFFFFFFF
-            flow.data_segments += 1
-            if flow.first_data_ts is None:
-                flow.first_data_ts = ts
-            top = highest.get(tcp.sport)
-            if top is None or _u32_ahead(end, top):
-                new = payload if top is None else min(payload, (end - top) & 0xFFFFFFFF)
-                highest[tcp.sport] = end
-                flow.last_new_data_ts = ts
-                origin = absolute_t0 if absolute_t0 is not None else (flow.syn_ts or ts)
-                b = int((ts - origin) / bin_s)
-                flow.new_bytes_by_bin[b] = flow.new_bytes_by_bin.get(b, 0) + new
-            else:
-                flow.retransmitted_segments += 1
-    return flows
+            ip_len = (buf[16] << 8) | buf[17]
+            sport, dport, seq = _TCP_HEAD.unpack_from(buf, t)
+            off = (buf[t + 12] >> 4) * 4
+            yield ts, (sport, dport, seq, buf[t + 13]), ip_len - ihl - off
 
 
 def analyse_pcap(path: Path, server_port: int) -> PcapFlow:

@@ -90,7 +90,9 @@ class Pcap:
     def __init__(self, db: Dumbbell, path: Path, snaplen: int, immediate: bool = True):
         self.immediate = immediate
         self.proc = subprocess.Popen(
-            ["ip", "netns", "exec", db.r1, "tcpdump", "-i", db.bottleneck_dev, "-n", "-U",
+            # -Z root: keep the capture file root's (tcpdump would hand it to its own user, a uid
+            # that means someone else on the host that owns the job directory).
+            ["ip", "netns", "exec", db.r1, "tcpdump", "-Z", "root", "-i", db.bottleneck_dev, "-n", "-U",
              *(["--immediate-mode"] if immediate else []),
              "-s", str(snaplen), "-w", str(path), "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()  # "listening on ..." once capturing
