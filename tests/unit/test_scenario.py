@@ -155,3 +155,15 @@ def test_module_params_per_scenario_and_per_case():
         parse_scenario(data)
     assert "module_params: Value error, unknown module parameter(s) suss_maxx" in str(err.value) or \
         "module_params: unknown module parameter(s) suss_maxx" in str(err.value)
+
+
+def test_extends_replaces_the_case_template_whole(tmp_path: Path):
+    (tmp_path / "base.yaml").write_text(E1.read_text().replace("extends: dumbbell5.yaml",
+                                                               f"extends: {REPO_ROOT}/topologies/dumbbell5.yaml"))
+    (tmp_path / "child.yaml").write_text(
+        "extends: base.yaml\nname: child\nbottleneck: {rate: 20mbit}\n"
+        "cases:\n  name: 'x-{size}'\n  flows: [{pair: 1, cc: cubic_suss, size: '{size}'}]\n  matrix: {size: [1MB]}\n")
+    s = load_scenario(tmp_path / "child.yaml")
+    # The parent's cc axis is gone (the template is replaced), the bottleneck merged (its buffer kept).
+    assert [c.name for c in s.cases] == ["x-1MB"] and s.bottleneck.rate_mbit == 20
+    assert s.bottleneck.buffer.bdp == 1

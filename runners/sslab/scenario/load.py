@@ -115,10 +115,17 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
                             + "\n".join(lines)) from None
 
 
-def _merge(base: dict, over: dict) -> dict:
+#: Fields an extending file replaces whole instead of merging into: a case template's
+#: axes and flows belong together (merging a new `matrix` into the parent's would keep
+#: the parent's axes).
+REPLACED_WHOLE = ("cases",)
+
+
+def _merge(base: dict, over: dict, top: bool = True) -> dict:
     out = dict(base)
     for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+        deep = isinstance(v, dict) and isinstance(out.get(k), dict) and not (top and k in REPLACED_WHOLE)
+        out[k] = _merge(out[k], v, top=False) if deep else v
     return out
 
 
