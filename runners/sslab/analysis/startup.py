@@ -121,11 +121,13 @@ def startup_table(cases: dict) -> tuple[list[dict], str]:
 
 def case_table(cases: dict) -> str:
     """A per-case table, for scenarios that are not a size x variant matrix."""
-    lines = ["| case | FCT, s (app, first flow) | FCT, s (pcap) | lost packets | retransmissions | runs passing fidelity |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| case | FCT, s (app, first flow) | FCT, s (pcap) | lost packets | retransmissions | "
+             "slow-start exit cwnd | runs receiver-limited | runs passing fidelity |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, c in cases.items():
         lines.append(f"| {name} | {_fmt(c['fct_app_s'], digits=3)} | {_fmt(c['fct_pcap_s'], digits=3)} | "
                      f"{_fmt(c['lost_packets'], digits=0)} | {_fmt(c['retransmissions'], digits=0)} | "
+                     f"{_fmt(c['slow_start_exit_cwnd'], digits=0)} | {c['receiver_limited_runs']}/{c['runs']} | "
                      f"{c['fidelity_ok_runs']}/{c['runs']} |")
     return "\n".join(lines)
 
@@ -144,6 +146,9 @@ def write_report(run_dir: Path, dest: Path) -> dict:
     cases = summarise(runs)
     small, large = matrix_sizes(cases)
     rows, table = startup_table(cases) if small else ([], case_table(cases))
+    if not rows:
+        # Cases that are not variants (no `cc` parameter): one row per case.
+        table = case_table(cases)
     plots = [p for p in (plot_dynamics(runs, dest, large), plot_goodput(runs, dest, large),
                          plot_delivered_overlay(runs, dest, small),
                          plot_dynamics(runs, dest, small)) if p] if small else []
