@@ -40,13 +40,15 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
               ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git taskset:util-linux strip:binutils patch:patch xz:xz-utils
 
-.PHONY: deps host-deps python-deps image image-repin vm-check startup report test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: deps host-deps python-deps image image-repin container container-save vm-check startup report test test-unit test-vm kernel-test clean-venv lint-imports \
         reproduce-table1 fairness matrix crosscheck bench
 
 deps: host-deps python-deps
 
+# In the container (SSLAB_IN_CONTAINER) everything the UML substrate needs is already there.
 host-deps:
-	@missing=""; for pair in $(HOST_TOOLS); do tool=$${pair%%:*}; pkg=$${pair##*:}; \
+	@[ -n "$$SSLAB_IN_CONTAINER" ] && exit 0; \
+	missing=""; for pair in $(HOST_TOOLS); do tool=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$tool >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing host packages:$$missing"; \
@@ -65,6 +67,15 @@ python-deps: $(VENV)/.stamp
 
 image: deps
 	$(VPY) -m sslab image build
+
+# The testbed as an OCI image for Podman or Docker (builds `make image` first), and its archive.
+container: deps
+	@command -v podman >/dev/null || command -v docker >/dev/null || \
+	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends podman runc; }
+	$(VPY) -m sslab container build
+
+container-save: container
+	$(VPY) -m sslab container save
 
 image-repin: deps
 	$(VPY) -m sslab image repin

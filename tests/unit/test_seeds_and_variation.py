@@ -78,9 +78,11 @@ def test_fidelity_rules_follow_the_clock():
 
 
 def test_crosscheck_agreement():
-    d = lambda m, ci=None: {"median": m, "ci95": ci}  # noqa: E731
+    d = lambda m, ci=None, n=1: {"median": m, "ci95": ci, "n": n}  # noqa: E731
     assert agree(d(1.00), d(1.09)) == "agree" and agree(d(1.00), d(1.20)) == "DIFFER"
-    assert agree(d(1.0, [0.8, 1.2]), d(1.25, [1.15, 1.35])) == "agree"  # within the half-widths together
+    # within the half-widths together: counts with 3 repetitions a side, not with 2
+    assert agree(d(1.0, [0.8, 1.2], 3), d(1.25, [1.15, 1.35], 3)) == "agree"
+    assert agree(d(1.0, [0.8, 1.2], 2), d(1.25, [1.15, 1.35], 2)) == "DIFFER"
     assert agree(d(0), d(4), count=True) == "agree" and agree(d(0), d(40), count=True) == "DIFFER"
     assert agree(None, d(1)) == "–"
 

@@ -6,10 +6,11 @@ instruction count) and prints, per variant, the FCT of the small transfer,
 the packets lost in the large one and slow start's exit cwnd from each,
 with agreement marked.
 
-Agreement: the two medians differ by no more than the larger of 10% of
-the larger median and the sum of the two 95% CI half-widths (with one
-repetition there are no CIs and 10% alone decides).  Counts near zero
-(losses) agree when both are at most 5.
+Agreement: the two medians differ by no more than 10% of the larger one,
+or, when both sides have at least MIN_N_FOR_CI repetitions, by no more than
+the two 95% CI half-widths together (with two repetitions Student's t is
+12.7 and the interval says little).  Counts near zero (losses) agree when
+both are at most 5.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from pathlib import Path
 REL_TOLERANCE = 0.10
 #: Counts at or below this on both sides agree (a handful of drops is noise).
 SMALL_COUNT = 5
+#: Repetitions a side needs before its CI may widen the agreement.
+MIN_N_FOR_CI = 3
 
 
 def _half(d: dict | None) -> float:
@@ -35,7 +38,9 @@ def agree(a: dict | None, b: dict | None, count: bool = False) -> str:
     x, y = a["median"], b["median"]
     if count and x <= SMALL_COUNT and y <= SMALL_COUNT:
         return "agree"
-    allowed = max(REL_TOLERANCE * max(abs(x), abs(y)), _half(a) + _half(b))
+    allowed = REL_TOLERANCE * max(abs(x), abs(y))
+    if min(a.get("n") or 0, b.get("n") or 0) >= MIN_N_FOR_CI:
+        allowed = max(allowed, _half(a) + _half(b))
     return "agree" if abs(x - y) <= allowed else "DIFFER"
 
 

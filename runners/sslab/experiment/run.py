@@ -27,9 +27,17 @@ from .plan import plan_for
 
 def code_version() -> dict:
     def git(*args: str) -> str:
-        res = subprocess.run(["git", "-C", str(paths.REPO_ROOT), *args], capture_output=True, text=True)
+        try:
+            res = subprocess.run(["git", "-C", str(paths.REPO_ROOT), *args], capture_output=True, text=True)
+        except OSError:
+            return ""
         return res.stdout.strip() if res.returncode == 0 else ""
-    return {"commit": git("rev-parse", "HEAD") or "unknown", "dirty": bool(git("status", "--porcelain"))}
+    commit = git("rev-parse", "HEAD")
+    if not commit and (paths.REPO_ROOT / ".sslab-commit").is_file():
+        # A tree without git (the container's): the commit it was made from.
+        return {"commit": (paths.REPO_ROOT / ".sslab-commit").read_text().strip(), "dirty": False,
+                "from": ".sslab-commit"}
+    return {"commit": commit or "unknown", "dirty": bool(git("status", "--porcelain"))}
 
 
 #: Reading the per-ACK trace out of a TCG guest cost about this much per MB a

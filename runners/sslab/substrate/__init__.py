@@ -8,6 +8,7 @@
     qemu       boots the image's stock kernel under QEMU (accelerator and clock choice) and runs one job
     console    following a testbed kernel's console: markers, phases, deadlines
     native     runs a job on a host that already has netem, fq and module loading
+    container  the testbed as an OCI image (UML kernel, module, rootfs, harness) for Podman or Docker
     job        the job directory protocol between the host and any substrate
     agent      runs a job and records its status (baked into the image; used natively as is)
 
@@ -36,8 +37,11 @@ def make_substrate(name: str, accel: str = "auto", clock: str = "real", cpu: int
         from .native import NativeHost
         return NativeHost()
     if name == "vm":
-        from .image import ensure_image
+        from .image import ensure_image, prebuilt_image
         from .qemu import TestbedVM, VMConfig
+        if prebuilt_image() is not None:
+            raise SystemExit("this container ships the UML substrate only: SUBSTRATE=vm needs QEMU and the full "
+                             "image (run on the host, or `make image` there)")
         return TestbedVM(ensure_image(), VMConfig(accel=accel, clock=clock))
     if name == "uml":
         from .image import ensure_image

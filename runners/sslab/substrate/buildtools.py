@@ -95,12 +95,13 @@ def chroot_mounts(rootfs: Path) -> Iterator[None]:
             subprocess.run(["umount", "-l", str(tgt)], capture_output=True)
 
 
-def in_chroot(rootfs: Path, cmd: list[str], capture: bool = False) -> str:
+def in_chroot(rootfs: Path, cmd: list[str], capture: bool = False, extra_env: dict[str, str] | None = None) -> str:
     env = {
         "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
         "DEBIAN_FRONTEND": "noninteractive",
         "LC_ALL": "C",
         "HOME": "/root",
+        **(extra_env or {}),
     }
     res = run(["chroot", str(rootfs)] + cmd, env=env, capture_output=capture, text=True)
     return res.stdout if capture else ""

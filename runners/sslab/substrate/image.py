@@ -518,9 +518,25 @@ def make_manifest(base_info: dict, inputs: dict, image_hash: str, recipe: Recipe
     }
 
 
+def prebuilt_image() -> Image | None:
+    """The image a container ships ($SSLAB_PREBUILT_IMAGE: its UML kernel, manifest and rootfs link),
+    or None outside one.  Such an image runs UML jobs only; nothing is built."""
+    where = os.environ.get("SSLAB_PREBUILT_IMAGE")
+    if not where:
+        return None
+    image = Image(Path(where))
+    missing = [p.name for p in (image.uml_binary, image.manifest_path, image.rootfs) if not p.exists()]
+    if missing:
+        raise ImageError(f"the prebuilt image {where} lacks {', '.join(missing)}")
+    return image
+
+
 def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
                  kernel_dir: Path | None = None, mirrors: Mirrors | None = None) -> Image:
-    """Return the cached image for the current recipe, building what is missing."""
+    """Return the cached image for the current recipe, building what is missing
+    (in a container: the image it ships)."""
+    if (shipped := prebuilt_image()) is not None:
+        return shipped
     cache = cache or paths.cache_dir()
     kernel_dir = kernel_dir or repo / "kernel"
     recipe = Recipe.load(repo / "images")
