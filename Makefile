@@ -33,7 +33,7 @@ INVENTORY ?= playbooks/inventory/localhost.ini
 MATRIX ?= smoke
 MATRIX_ARGS = $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
               $(if $(RTT),--set RTT=$(RTT)) --inventory $(INVENTORY) $(if $(SERIAL),--serial $(SERIAL)) \
-              $(if $(JOBS),--jobs $(JOBS)) $(SUBSTRATE_ARGS)
+              $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS)
 
 # Host programs and the Debian packages that provide them.
 HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \

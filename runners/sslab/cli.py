@@ -154,7 +154,7 @@ def cmd_matrix(args) -> int:
         m = mx.load_matrix(args.name)
         options = mx.validate_options(args.set or [])
         return run_matrix(m, options, args.iter, Path(args.inventory), serial=args.serial,
-                          substrate=args.substrate, jobs=args.jobs, clock=args.clock)
+                          substrate=args.substrate, jobs=args.jobs, clock=args.clock, container=args.container)
     if args.action == "run-cells":
         plan = json.loads(Path(args.plan).read_text())
         keys = plan["deal"].get(args.host)
@@ -247,6 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     mr.add_argument("--inventory", default=str(paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"))
     mr.add_argument("--serial", help="hosts at a time (default: all at once)")
     mr.add_argument("--jobs", type=int, help="cells at a time per host (UML; default: its cores)")
+    mr.add_argument("--container", help="run the cells in this slowstart-lab container image (make container)")
     add_substrate_options(mr)
     mc = msub.add_parser("run-cells", help="(on a host) run the cells the plan deals to HOST")
     mc.add_argument("--matrix-dir", required=True)

@@ -146,12 +146,15 @@ def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
 
 def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
                serial: str | None = None, substrate: str = "uml", jobs: int | None = None,
-               clock: str = "real") -> int:
+               clock: str = "real", container: str | None = None) -> int:
     chosen = resolve_selection(m, options)
     iterations = iterations or m.spec.iterations
     if iterations < 1:
         raise MatrixError(f"ITER must be at least 1, got {iterations}")
     jobs = check_jobs(substrate, jobs)
+    container = container or os.environ.get("SSLAB_CONTAINER") or None
+    if container and substrate != "uml":
+        raise MatrixError("CONTAINER= runs cells on the container's UML substrate: SUBSTRATE=uml")
     hosts = inventory_hosts(inventory)
     image = ensure_image()
     manifest = image.manifest()
@@ -196,7 +199,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         # Hosts run side by side, unless one at a time (SERIAL=1).
         per_host = len(missing) if serial == "1" else max(len(k) for k in plan["deal"].values())
         rounds = -(-per_host // jobs)  # cells run `jobs` at a time on a host
-        print(f"  substrate {substrate} ({clock_name}), {jobs} cell(s) at a time per host")
+        print(f"  substrate {substrate} ({clock_name}), {jobs} cell(s) at a time per host"
+              f"{f', in the container {container}' if container else ''}")
         print(f"  expected time: about {rounds * est / 60:.0f} min ({est:.0f} s per cell"
               f"{' measured on this matrix' if len(plan['cells']) > len(missing) else ', estimated'};"
               f" {iterations} iteration(s)"
@@ -205,7 +209,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     if missing:
         try:
             rc = _run_playbook(plan_path, inventory, matrix_dir, matrix_rel, hosts, plan["deal"], est / jobs,
-                               serial, {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock})
+                               serial, {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock,
+                                        **({"sslab_container": container} if container else {})})
         except KeyboardInterrupt:
             rc = 130
         rc = rc if rc >= 0 else 128 - rc  # killed by a signal: the shell's convention
