@@ -40,7 +40,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
               ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git taskset:util-linux strip:binutils patch:patch xz:xz-utils
 
-.PHONY: deps host-deps python-deps image image-repin container container-save vm-check startup report test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: deps host-deps python-deps image image-repin container container-save test-deps vm-check startup report test test-unit test-vm kernel-test clean-venv lint-imports \
         reproduce-table1 fairness matrix crosscheck bench
 
 deps: host-deps python-deps
@@ -123,7 +123,12 @@ test-vm: deps
 lint-imports: python-deps
 	$(VENV)/bin/lint-imports --no-cache
 
-test: deps kernel-test lint-imports
+# The container integration test needs an engine: Debian's podman (with runc).
+test-deps:
+	@command -v podman >/dev/null 2>&1 || command -v docker >/dev/null 2>&1 || \
+	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends podman runc; }
+
+test: deps kernel-test lint-imports test-deps
 	$(VPY) -m pytest -q tests
 
 clean-venv:
