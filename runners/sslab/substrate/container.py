@@ -15,11 +15,10 @@ How it is made (`make container`), without a registry:
   3. one layer: `podman import` of that tree, with the manifest's facts as
      labels and the environment that makes the harness inside use it.
 
-The UML guests started inside boot the container's own root as their root
-(/opt/sslab/image/rootfs -> /): the image's rootfs, with the harness and its
-virtualenv beside it in /opt, which the guests never read (measured: the
-same seed gives the same bytes as on the host; with python3-venv installed
-from Debian into the root it did not).
+The UML guests started inside boot the image's rootfs as their root, from
+/opt/sslab/image/root: the same files as the container's own root, hard
+linked, but at a path where the engine mounts nothing (its /dev, /proc,
+/sys, /run and /etc/hosts sit on the container's "/").
 
 Tools, chosen by what they needed here: `podman import` of a tar makes the
 one-layer image from the directory we already build in a chroot (buildah
@@ -47,6 +46,8 @@ from .image import Image, ensure_image
 HARNESS = "opt/sslab"
 #: The harness's commit, for run records (the container holds no git repository).
 COMMIT_FILE = ".sslab-commit"
+#: The UML guests' root inside the container: the image's rootfs as hard links.
+GUEST_ROOT = "opt/sslab/image/root"
 IMAGE_DIR = "opt/sslab/image"
 #: The environment the harness runs with inside (see substrate/uml.py and paths.py).
 CONTAINER_ENV = {
@@ -131,7 +132,17 @@ def build_tree(image: Image, repo: Path, dest: Path) -> None:
     img.mkdir(parents=True)
     shutil.copy2(image.uml_binary, img / "linux")
     shutil.copy2(image.manifest_path, img / "manifest.json")
-    (img / "rootfs").symlink_to("/")
+    # The guests' root: the rootfs again, as hard links (no space), at a path the engine does
+    # not mount over.  Booting the container's "/" itself, with the engine's /dev, /proc,
+    # /sys, /run and /etc/hosts mounted in it, gave other random draws than the host for
+    # the same seed; a view without those mounts gave the host's.
+    guest = root / GUEST_ROOT
+    guest.mkdir(parents=True)
+    for entry in sorted(image.rootfs.iterdir()):
+        if entry.name != "opt":
+            run(["cp", "-al", str(root / entry.name), str(guest / entry.name)])
+    (guest / "opt").mkdir()
+    (img / "rootfs").symlink_to(f"/{GUEST_ROOT}")
     (root / "results").mkdir(exist_ok=True)
     (harness / COMMIT_FILE).write_text(code_commit(repo) + "\n")
     # The harness's Python environment, without touching the rootfs: a venv without pip, and
