@@ -79,8 +79,9 @@ def harness_files(repo: Path) -> list[str]:
     """The source tree as the container needs it: tracked and new files, not results or caches."""
     res = subprocess.run(["git", "-C", str(repo), "ls-files", "-co", "--exclude-standard", "-z"],
                          capture_output=True, check=True)
-    return sorted(n for n in res.stdout.decode().split("\0")
-                  if n and not n.startswith("results/") and (repo / n).is_file()) + ["results/README.md"]
+    # results/ is output, except its README and the papers' reference values (reports need them).
+    keep = lambda n: not n.startswith("results/") or n == "results/README.md" or n.startswith("results/reference/")  # noqa: E731
+    return sorted(n for n in res.stdout.decode().split("\0") if n and keep(n) and (repo / n).is_file())
 
 
 def code_commit(repo: Path) -> str:
