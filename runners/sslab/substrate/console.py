@@ -109,6 +109,19 @@ class FileReader(SerialReader):
         self.markers.put(("eof", "", 0.0, time.monotonic() - self.t0))
 
 
+def job_phases(cfg, job_timeout_s: float) -> list[tuple[str, set[str], float]]:
+    """The phases of a testbed boot that runs one job: (name, markers that end it, deadline s).
+
+    @cfg has boot_timeout_s, shares_timeout_s, job_grace_s and poweroff_timeout_s
+    (VMConfig, UMLConfig)."""
+    return [
+        ("boot", {"userspace"}, cfg.boot_timeout_s),
+        ("mount-shares", {"shares-mounted"}, cfg.shares_timeout_s),
+        ("job", {"agent-exit", "no-job"}, job_timeout_s + cfg.job_grace_s),
+        ("poweroff", {"eof"}, cfg.poweroff_timeout_s),
+    ]
+
+
 def follow_phases(proc: subprocess.Popen, reader: SerialReader, phases: list[tuple[str, set[str], float]],
                   poweroff_timeout_s: float, what: str = "QEMU", kill_group: bool = False) -> tuple[list[Marker], int]:
     """Wait through @phases ((name, markers that end it, deadline s)); return the markers seen and the exit code.

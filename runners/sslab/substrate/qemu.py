@@ -34,7 +34,7 @@ from pathlib import Path
 
 from .. import paths
 from .image import Image
-from .console import MARKER, SerialReader, VMError, VMHangError, follow_phases
+from .console import MARKER, SerialReader, VMError, VMHangError, follow_phases, job_phases
 from .job import JobError, JobResult, JobSpec, read_status
 
 __all__ = ["MARKER", "VMError", "VMHangError", "VMConfig", "TestbedVM", "boot_and_run", "choose_accelerator"]
@@ -175,13 +175,7 @@ def boot_and_run(image: Image, accel: str, job_dir: Path, cfg: VMConfig, job_tim
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     reader = SerialReader(proc.stdout, serial_log, t0)
     reader.start()
-    # (phase name, marker that ends it, deadline in seconds for the phase)
-    phases = [
-        ("boot", {"userspace"}, cfg.boot_timeout_s),
-        ("mount-shares", {"shares-mounted"}, cfg.shares_timeout_s),
-        ("job", {"agent-exit", "no-job"}, job_timeout_s + cfg.job_grace_s),
-        ("poweroff", {"eof"}, cfg.poweroff_timeout_s),
-    ]
+    phases = job_phases(cfg, job_timeout_s)
     seen, code = follow_phases(proc, reader, phases, cfg.poweroff_timeout_s, what="QEMU")
     total = time.monotonic() - t0
     us = next(((u, t) for n, _, u, t in seen if n == "userspace"), (None, None))

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
-from .console import FileReader, VMError, follow_phases, stop_process
+from .console import FileReader, VMError, follow_phases, job_phases, stop_process
 from .image import Image
 from .job import JobError, JobResult, JobSpec, read_status
 
@@ -143,12 +143,7 @@ def boot_and_run(image: Image, job_dir: Path, cfg: UMLConfig, job_timeout_s: flo
         live.add(proc)
     reader = FileReader(console_log, proc, t0)
     reader.start()
-    phases = [
-        ("boot", {"userspace"}, cfg.boot_timeout_s),
-        ("mount-shares", {"shares-mounted"}, cfg.shares_timeout_s),
-        ("job", {"agent-exit", "no-job"}, job_timeout_s + cfg.job_grace_s),
-        ("poweroff", {"eof"}, cfg.poweroff_timeout_s),
-    ]
+    phases = job_phases(cfg, job_timeout_s)
     try:
         seen, code = follow_phases(proc, reader, phases, cfg.poweroff_timeout_s, what="UML", kill_group=True)
     finally:
