@@ -2,14 +2,26 @@
 /*
  * tcp_sslab: slowstart-lab's congestion controls.
  *
- * One module, four congestion-control names, so that every socket picks its
- * slow-start variant by name (setsockopt TCP_CONGESTION, or a namespace's
+ * One module, nine congestion-control names, so that every socket picks its
+ * start by name (setsockopt TCP_CONGESTION, or a namespace's
  * net.ipv4.tcp_congestion_control) and one experiment can mix them:
  *
- *   cubic_ss    CUBIC, traditional slow start (no HyStart)
- *   cubic_hs    CUBIC + HyStart (meant to behave like the built-in "cubic")
- *   cubic_hspp  CUBIC + HyStart++ (RFC 9406)
- *   cubic_suss  CUBIC + HyStart + SUSS
+ *   cubic_ss     CUBIC, traditional slow start (no HyStart)
+ *   cubic_hs     CUBIC + HyStart (meant to behave like the built-in "cubic")
+ *   cubic_hspp   CUBIC + HyStart++ (RFC 9406)
+ *   cubic_suss   CUBIC + HyStart + SUSS
+ *   reno_fixed   NewReno, initial ssthresh 32 packets (the Astart paper's NewReno)
+ *   reno_hoe     NewReno, initial ssthresh from Hoe's packet-pair estimate
+ *   reno_astart  NewReno + Astart (ssthresh from Westwood's eligible rate)
+ *   cubic_std    CUBIC + HyStart, initial window 32, paced (Blitzstart's baseline)
+ *   cubic_blitz  Blitzstart: first window = hint x handshake RTT, paced, then CUBIC
+ *
+ * Blitzstart's hint is the socket's SO_MAX_PACING_RATE (bytes per second),
+ * set before the handshake on the sending socket or on the listening socket
+ * it is accepted from.  The module takes it as the hint when the connection
+ * is established and lifts the cap, so it limits nothing afterwards: any
+ * program can hint with one setsockopt, and a BPF sock_ops program can do
+ * it for programs that cannot be changed.
  *
  * The algorithms live in core/sscore.c, shared with the user-space tests;
  * this file only moves numbers between struct tcp_sock and the core, and
@@ -54,6 +66,11 @@ SSLAB_PARAM(suss_max, "SUSS: accelerated rounds allowed (round < suss_max + 2)")
 SSLAB_PARAM(suss_k_max, "SUSS: Appendix A k_max; G up to 2^(k_max+1); 1 keeps G in {2,4}");
 SSLAB_PARAM(suss_min_rtt_us, "SUSS: no acceleration when minRTT is at most this (us)");
 SSLAB_PARAM(suss_lift_rwnd_rounds, "SUSS: not held by the peer's window in rounds <= this (0: off; the authors' patch)");
+SSLAB_PARAM(reno_init_ssthresh, "NewReno family: initial ssthresh (packets)");
+SSLAB_PARAM(astart_tau_us, "Astart: ERE filter time constant (us; 0: the connection's min RTT)");
+SSLAB_PARAM(std_iw, "cubic_std and cubic_blitz without a hint: initial window (packets)");
+SSLAB_PARAM(blitz_pace_pct, "Blitzstart: the first window leaves over this % of the RTT");
+SSLAB_PARAM(blitz_lift_rwnd_rounds, "Blitzstart: not held by the peer's window in rounds <= this");
 
 /* The module's per-socket area: the core's state and what the glue restores. */
 struct sslab_sock {
@@ -146,6 +163,7 @@ static void fill_ack(struct sock *sk, struct ss_ack *a, u32 acked, s32 rtt_us)
 	a->rtt_us = rtt_us > 0 ? (u32)rtt_us : (rtt_us == 0 ? 1 : SS_RTT_UNKNOWN);
 	a->in_flight = tcp_packets_in_flight(tp);
 	a->mss = tp->mss_cache;
+	a->srtt_us = tp->srtt_us >> 3;
 	a->pacing_rate = READ_ONCE(sk->sk_pacing_rate);
 	a->gso_max_bytes = sk->sk_gso_max_size;
 	/* Pacing that SUSS switched on itself does not count as the socket's. */
@@ -166,9 +184,10 @@ static void write_win(struct tcp_sock *tp, const struct ss_win *w)
 }
 
 /*
- * The SUSS authors' behaviour, when asked for (suss_lift_rwnd_rounds): the
- * ACK has just set snd_wnd from the peer's window; let it be at least cwnd
- * for this ACK's transmissions (and the pacing timer's until the next ACK).
+ * The SUSS authors' behaviour, when asked for (suss_lift_rwnd_rounds), and
+ * Blitzstart's first rounds (blitz_lift_rwnd_rounds): the ACK has just set
+ * snd_wnd from the peer's window; let it be at least cwnd for this ACK's
+ * transmissions (and the pacing timer's until the next ACK).
  */
 static void lift_peer_window(struct sock *sk)
 {
@@ -186,22 +205,72 @@ static void sync_pacing(struct sock *sk, bool was_pacing)
 		suss_stop_pacing(sk);
 }
 
+/* ---- Blitzstart ---------------------------------------------------------- */
+
+/*
+ * At establishment: take the hint (SO_MAX_PACING_RATE; ~0 means none) and
+ * the handshake's RTT, let the core choose the first window, and pace it at
+ * the core's rate.  The stack may recompute the pacing rate before the first
+ * packet leaves; CA_EVENT_TX_START sets it again (sslab_cwnd_event).
+ */
+static void blitz_start(struct sock *sk)
+{
+	struct sslab_sock *ss = sslab_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	unsigned long hint = READ_ONCE(sk->sk_max_pacing_rate);
+	struct ss_pacing_plan plan;
+	struct ss_win w;
+
+	if (hint == ~0UL)
+		hint = 0;
+	else
+		WRITE_ONCE(sk->sk_max_pacing_rate, ~0UL);
+	read_win(tp, &w);
+	ss_blitz_start(&ss->st, &sslab_params, hint, tp->srtt_us >> 3, tp->mss_cache, &w, &plan);
+	write_win(tp, &w);
+	if (plan.start)
+		WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)plan.rate);
+	/* The first window leaves before any ACK: the peer's window from
+	 * the handshake (at most 64 KB) must not hold it back. */
+	lift_peer_window(sk);
+}
+
+static bool blitz_first_window(const struct sscore_state *st)
+{
+	return st->variant == SS_BLITZ && st->rnd.round == 1 && st->blitz.pace_rate;
+}
+
 /* ---- tcp_congestion_ops ------------------------------------------------- */
 
 static void sslab_init(struct sock *sk, enum ss_variant v)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct sslab_sock *ss = sslab_of(sk);
+	struct ss_win w;
 
 	BUILD_BUG_ON(sizeof(struct sslab_sock) > ICSK_CA_PRIV_SIZE);
 	ss_init(&ss->st, v, (u32)now_us(tp), tp->snd_nxt, tcp_snd_cwnd(tp), tp->mss_cache);
 	ss->saved_max_rate = U32_MAX;
+	read_win(tp, &w);
+	ss_init_window(&ss->st, &sslab_params, &w);
+	write_win(tp, &w);
+	/* The Blitzstart paper's transport (QUIC) paces every connection:
+	 * so do its start and the standard start it is compared with. */
+	if (v == SS_STD_START || v == SS_BLITZ)
+		cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
+	if (v == SS_BLITZ)
+		blitz_start(sk);
 }
 
 static void sslab_init_ss(struct sock *sk) { sslab_init(sk, SS_TRADITIONAL); }
 static void sslab_init_hs(struct sock *sk) { sslab_init(sk, SS_HYSTART); }
 static void sslab_init_hspp(struct sock *sk) { sslab_init(sk, SS_HYSTARTPP); }
 static void sslab_init_suss(struct sock *sk) { sslab_init(sk, SS_SUSS); }
+static void sslab_init_reno_fixed(struct sock *sk) { sslab_init(sk, SS_RENO_FIXED); }
+static void sslab_init_reno_hoe(struct sock *sk) { sslab_init(sk, SS_RENO_HOE); }
+static void sslab_init_reno_astart(struct sock *sk) { sslab_init(sk, SS_RENO_ASTART); }
+static void sslab_init_std(struct sock *sk) { sslab_init(sk, SS_STD_START); }
+static void sslab_init_blitz(struct sock *sk) { sslab_init(sk, SS_BLITZ); }
 
 static void sslab_release(struct sock *sk)
 {
@@ -284,10 +353,14 @@ static void sslab_set_state(struct sock *sk, u8 new_state)
 
 static void sslab_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 {
+	struct sscore_state *st = &sslab_of(sk)->st;
 	struct tcp_sock *tp = tcp_sk(sk);
 
 	if (event == CA_EVENT_TX_START) {
 		s32 idle = (s32)(tcp_jiffies32 - tp->lsndtime);
+
+		if (blitz_first_window(st))
+			WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)st->blitz.pace_rate);
 
 		if (idle > 0)
 			ss_on_idle_restart(&sslab_of(sk)->st,
@@ -315,9 +388,16 @@ SSLAB_OPS(sslab_ss_ops, "cubic_ss", sslab_init_ss);
 SSLAB_OPS(sslab_hs_ops, "cubic_hs", sslab_init_hs);
 SSLAB_OPS(sslab_hspp_ops, "cubic_hspp", sslab_init_hspp);
 SSLAB_OPS(sslab_suss_ops, "cubic_suss", sslab_init_suss);
+SSLAB_OPS(sslab_reno_fixed_ops, "reno_fixed", sslab_init_reno_fixed);
+SSLAB_OPS(sslab_reno_hoe_ops, "reno_hoe", sslab_init_reno_hoe);
+SSLAB_OPS(sslab_reno_astart_ops, "reno_astart", sslab_init_reno_astart);
+SSLAB_OPS(sslab_std_ops, "cubic_std", sslab_init_std);
+SSLAB_OPS(sslab_blitz_ops, "cubic_blitz", sslab_init_blitz);
 
 static struct tcp_congestion_ops *sslab_all[] = {
 	&sslab_ss_ops, &sslab_hs_ops, &sslab_hspp_ops, &sslab_suss_ops,
+	&sslab_reno_fixed_ops, &sslab_reno_hoe_ops, &sslab_reno_astart_ops,
+	&sslab_std_ops, &sslab_blitz_ops,
 };
 
 static int __init sslab_register(void)
@@ -348,4 +428,4 @@ module_exit(sslab_unregister);
 
 MODULE_AUTHOR("slowstart-lab");
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("CUBIC with traditional slow start, HyStart, HyStart++ and SUSS");
+MODULE_DESCRIPTION("CUBIC with traditional slow start, HyStart, HyStart++, SUSS; NewReno with Astart and Hoe; Blitzstart");

@@ -65,12 +65,14 @@ struct args {
 	const char *cmd, *host, *cc, *ready;
 	int port;
 	unsigned long long bytes;
+	unsigned long long hint;	/* bytes/s; 0: none */
 	double duration;
 };
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: sslab-transfer serve --port P --cc NAME (--bytes N | --duration S) [--ready-file F]\n"
+			"                            [--hint-rate BYTES_PER_S]\n"
 			"       sslab-transfer fetch --host H --port P --bytes N\n");
 	exit(2);
 }
@@ -96,6 +98,8 @@ static struct args parse(int argc, char **argv)
 			a.host = argv[i + 1];
 		else if (!strcmp(argv[i], "--ready-file"))
 			a.ready = argv[i + 1];
+		else if (!strcmp(argv[i], "--hint-rate"))
+			a.hint = strtoull(argv[i + 1], NULL, 10);
 		else
 			usage();
 	}
@@ -128,6 +132,10 @@ static int serve(const struct args *a)
 			strerror(errno));
 		return 1;
 	}
+	/* Blitzstart's hint (kernel/README.md): the listener's SO_MAX_PACING_RATE,
+	 * inherited by the accepted socket, which the module reads and lifts. */
+	if (a->hint && setsockopt(ls, SOL_SOCKET, SO_MAX_PACING_RATE, &a->hint, sizeof(a->hint)) < 0)
+		die("SO_MAX_PACING_RATE");
 	if (bind(ls, (struct sockaddr *)&addr, sizeof(addr)) < 0)
 		die("bind");
 	if (listen(ls, 1) < 0)
@@ -168,8 +176,8 @@ static int serve(const struct args *a)
 		;
 	close(c);
 	close(ls);
-	printf("{\"role\": \"server\", \"cc\": \"%s\", \"bytes\": %llu, \"peer\": \"%s\", \"send_seconds\": %.6f}\n",
-	       used, sent, inet_ntoa(peer.sin_addr), now() - t0);
+	printf("{\"role\": \"server\", \"cc\": \"%s\", \"bytes\": %llu, \"peer\": \"%s\", \"send_seconds\": %.6f, "
+	       "\"hint_bytes_per_s\": %llu}\n", used, sent, inet_ntoa(peer.sin_addr), now() - t0, a->hint);
 	return 0;
 }
 

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sscore.c: CUBIC congestion avoidance and four slow-start exits
- * (traditional, HyStart, HyStart++, SUSS).  See sscore.h for the model.
+ * (traditional, HyStart, HyStart++, SUSS); NewReno's window rules for the
+ * Astart paper's family; rounds, RTT samples and the entry points.  The
+ * rate-based starts (Astart, Hoe, Blitzstart) are in ratestart.c.  See
+ * sscore.h for the model.
  *
  * Per ACK the kernel calls, in order:
  *   ss_on_ack()      RTT sample, round bookkeeping, exit tests, SUSS plans;
@@ -23,6 +26,12 @@ static void trace(const struct sscore_state *st, enum ss_event_type type,
 	struct ss_event ev = { .type = type, .a = a, .b = b, .c = c, .plan = plan };
 
 	ss_trace_event(st, &ev);
+}
+
+void ss_emit(const struct sscore_state *st, enum ss_event_type type, u32 a, u32 b, u32 c,
+	     const struct ss_pacing_plan *plan)
+{
+	trace(st, type, a, b, c, plan);
 }
 
 /* ------------------------------------------------------------------------
@@ -148,6 +157,29 @@ static void cubic_avoid(struct sscore_state *st, u32 now_ms, u32 acked, struct s
 		c->ack_credit -= (u32)inc * cnt;
 		w->cwnd = ss_sat32((u64)w->cwnd + inc);
 	}
+}
+
+/* ------------------------------------------------------------------------
+ * NewReno (RFC 5681, RFC 6582): +1 packet per window of packets acked in
+ * congestion avoidance; half the window after a loss (as Linux's reno, from
+ * cwnd rather than FlightSize).  The credit reuses CUBIC's counter.
+ */
+static void reno_avoid(struct ss_cubic *c, u32 acked, struct ss_win *w)
+{
+	u32 cwnd = ss_max(w->cwnd, 1);
+
+	c->ack_credit = ss_sat32((u64)c->ack_credit + acked);
+	if (c->ack_credit >= cwnd) {
+		u32 inc = c->ack_credit / cwnd;
+
+		c->ack_credit -= inc * cwnd;
+		w->cwnd = ss_sat32((u64)w->cwnd + inc);
+	}
+}
+
+static u32 reno_reduce(u32 cwnd)
+{
+	return ss_max(cwnd / 2, 2);
 }
 
 static u32 cubic_reduce(struct ss_cubic *c, u32 cwnd)
@@ -650,10 +682,13 @@ void ss_on_ack(struct sscore_state *st, const struct ss_params *p,
 	 * Linux's HyStart: otherwise a round that starts below the low window
 	 * is never closed, and the first detection uses a stale start).  It
 	 * also runs before the RTT sample, which belongs to the new round. */
-	if (in_slow_start && ss_after(ack->snd_una, r->end_seq))
+	if ((in_slow_start || ss_counts_rounds_in_ca(st)) && ss_after(ack->snd_una, r->end_seq))
 		start_round(st, p, ack, w);
 	if (rtt_valid(ack) && !rtt_quiet(st, ack))
 		take_rtt_sample(st, ack);
+	/* Astart also works at or above ssthresh (its mini linear phases). */
+	if (st->variant == SS_RENO_ASTART || st->variant == SS_RENO_HOE)
+		ss_ratestart_on_ack(st, p, ack, w);
 	if (r->found || w->cwnd >= w->ssthresh)
 		return;
 
@@ -699,7 +734,10 @@ void ss_cong_avoid(struct sscore_state *st, const struct ss_params *p,
 		if (!left)
 			return;
 	}
-	cubic_avoid(st, ack->now_ms, left, w);
+	if (ss_is_reno(st->variant))
+		reno_avoid(&st->cubic, left, w);
+	else
+		cubic_avoid(st, ack->now_ms, left, w);
 }
 
 u32 ss_ssthresh(struct sscore_state *st, u32 in_flight, struct ss_win *w)
@@ -717,7 +755,16 @@ u32 ss_ssthresh(struct sscore_state *st, u32 in_flight, struct ss_win *w)
 	/* Slow start now ends because cwnd >= ssthresh, not because an exit
 	 * test fired: if the kernel undoes a spurious reduction (restoring an
 	 * infinite ssthresh), slow start resumes with its exit tests armed. */
-	w->ssthresh = cubic_reduce(&st->cubic, w->cwnd);
+	if (ss_is_reno(st->variant)) {
+		/* The start-up ends at the first loss (Astart: "switch to
+		 * congestion avoidance"); only a timeout re-arms it. */
+		st->rnd.found = 1;
+		st->rnd.exit_cause = SS_EXIT_LOSS;
+		st->cubic.ack_credit = 0;
+		w->ssthresh = reno_reduce(w->cwnd);
+	} else {
+		w->ssthresh = cubic_reduce(&st->cubic, w->cwnd);
+	}
 	trace(st, SS_EV_LOSS, before, in_flight, w->ssthresh, 0);
 	return w->ssthresh;
 }

@@ -19,6 +19,24 @@
  *                   RTT while the ACK-clocked ("blue") packets keep
  *                   measuring the path for HyStart.
  *
+ * and, for the starts of two other papers, two more families:
+ *
+ *   SS_RENO_FIXED   NewReno (RFC 6582's window rules) with a fixed initial
+ *                   ssthresh (the Astart paper's baseline: 32 packets);
+ *   SS_RENO_HOE     NewReno with Hoe's initial ssthresh: a bandwidth
+ *                   estimate from the first three ACKs (least squares over
+ *                   the packet-pair spacing) times the first RTT;
+ *   SS_RENO_ASTART  NewReno with Adaptive Start (Astart, INFOCOM'04): on
+ *                   every ACK of the start-up, ssthresh is raised to
+ *                   Westwood's eligible rate estimate (ERE) times minRTT,
+ *                   so cwnd grows by mini exponential phases (cwnd below
+ *                   ssthresh) and mini linear ones (at or above it);
+ *   SS_STD_START    CUBIC + HyStart with the start Blitzstart is compared
+ *                   with: an initial window of 32 and a paced socket;
+ *   SS_BLITZ        Blitzstart: no slow start; the first window is a
+ *                   hinted bandwidth times the handshake's RTT, paced over
+ *                   75% of that RTT, then CUBIC's congestion avoidance.
+ *
  * A "round" is one RTT's worth of data: it starts when the cumulative ACK
  * passes the first sequence sent after the previous round started.
  *
@@ -80,7 +98,19 @@ enum ss_variant {
 	SS_HYSTART,
 	SS_HYSTARTPP,
 	SS_SUSS,
+	SS_RENO_FIXED,
+	SS_RENO_HOE,
+	SS_RENO_ASTART,
+	SS_STD_START,
+	SS_BLITZ,
+	SS_NR_VARIANTS,
 };
+
+/* NewReno's window rules instead of CUBIC's. */
+static inline bool ss_is_reno(unsigned int v)
+{
+	return v == SS_RENO_FIXED || v == SS_RENO_HOE || v == SS_RENO_ASTART;
+}
 
 /* SUSS state, numbered as in the authors' traces so plots can be compared. */
 enum ss_suss_state {
@@ -100,6 +130,7 @@ enum ss_exit_cause {
 	SS_EXIT_CSS_DONE,	/* HyStart++: CSS lasted CSS_ROUNDS rounds */
 	SS_EXIT_SUSS_CAP,	/* SUSS: cwnd passed the cap */
 	SS_EXIT_LOSS,		/* loss or ECN (Recovery/CWR/RTO) */
+	SS_EXIT_BLITZ,		/* Blitzstart: never in slow start */
 };
 
 /* Tunables (module parameters in the kernel; defaults in sscore.c). */
@@ -124,11 +155,25 @@ struct ss_params {
 	u32 suss_min_rtt_us;	/* no acceleration on paths shorter than this */
 	u32 suss_lift_rwnd_rounds; /* the SUSS authors' patch: not held by the peer's
 				    * window in rounds <= this (0: off) */
+	/* NewReno family (the Astart paper) */
+	u32 reno_init_ssthresh;	/* initial ssthresh, packets (fixed and Astart) */
+	u32 astart_tau_us;	/* ERE filter time constant; 0: the connection's minRTT */
+	/* Blitzstart and its standard start */
+	u32 std_iw;		/* standard start's initial window, packets */
+	u32 blitz_pace_pct;	/* the first window leaves over this % of the RTT */
+	u32 blitz_lift_rwnd_rounds; /* not held by the peer's window in rounds <= this */
 };
 
 /* Defaults: HyStart as in the HyStart paper and Linux's CUBIC; RFC 9406
  * section 4.3 for HyStart++; the SUSS authors' defaults (3 accelerated
- * rounds, G in {2, 4}). */
+ * rounds, G in {2, 4}); the Astart paper's initial ssthresh (32 packets);
+ * the Blitzstart paper's standard start (32 packets) and pacing (75% of the
+ * RTT, as Google QUIC).  The ERE filter's time constant is not in the
+ * Astart paper: minRTT is our choice (the filter then averages about one
+ * round, the time in which slow start doubles the rate).  Blitzstart's
+ * paper ran over QUIC, whose flow-control window did not hold the first
+ * window back; Linux's receiver starts at 64 KB, so the Blitzstart sender
+ * is not held by it for its first 3 rounds (see sslab_tcp.c). */
 #define SS_DEFAULT_PARAMS {				\
 	.hs_low_window = 16,				\
 	.hs_ack_delta_us = 2000,			\
@@ -146,6 +191,11 @@ struct ss_params {
 	.suss_k_max = 1,				\
 	.suss_min_rtt_us = 10000,			\
 	.suss_lift_rwnd_rounds = 0,			\
+	.reno_init_ssthresh = 32,			\
+	.astart_tau_us = 0,				\
+	.std_iw = 32,					\
+	.blitz_pace_pct = 75,				\
+	.blitz_lift_rwnd_rounds = 3,			\
 }
 
 extern const struct ss_params ss_default_params;
@@ -203,12 +253,57 @@ struct ss_suss {
 	u8 blue_open;		/* this round's blue ACKs are still arriving */
 };
 
+/*
+ * Astart: Westwood's eligible rate estimate (ERE).  A sample is the data
+ * acked over an interval T_k that adapts to congestion:
+ *
+ *   T_k = RTT x (cwnd/minRTT - RE) / (cwnd/minRTT)
+ *
+ * where RE is the rate achieved over the last RTT, averaged.  With no queue
+ * RE is close to cwnd/minRTT, T_k is short and the sample is a packet pair
+ * (the bottleneck's capacity); under congestion T_k grows towards an RTT and
+ * the sample is a packet train (the flow's share).  Samples are smoothed by
+ * a first-order low-pass filter discretised with Tustin's method.  Rates are
+ * bytes per second.
+ */
+struct ss_ere {
+	u32 sample_start_us;	/* the current sample interval began */
+	u32 sample_bytes;	/* bytes acked since */
+	u32 last_sample;	/* the previous sample (Tustin uses two) */
+	u32 ere;		/* the filtered estimate; 0 = none yet */
+	u32 re_start_us;	/* the current RE interval began */
+	u32 re_bytes;		/* bytes acked since */
+	u32 re;			/* achieved rate, averaged; 0 = none yet */
+	u32 tk_us;		/* the current sample interval T_k */
+	u8 started;		/* the first ACK opened both intervals */
+};
+
+/* Hoe: the first three ACKs (times and cumulative acks) and the first RTT. */
+struct ss_hoe {
+	u32 t_us[3];
+	u32 una[3];
+	u32 first_rtt_us;
+	u8 n;			/* ACKs kept so far */
+	u8 done;		/* ssthresh set (or given up) */
+};
+
+/* Blitzstart: what the start used, for the trace and the glue. */
+struct ss_blitz {
+	u32 hint;		/* bytes per second; 0 = no hint (standard start) */
+	u32 rtt_us;		/* the handshake's RTT */
+	u32 first_cwnd;		/* packets */
+	u32 pace_rate;		/* bytes per second of the first window */
+};
+
 struct sscore_state {
 	struct ss_cubic cubic;
 	struct ss_round rnd;
 	union {
 		struct ss_hspp hspp;
 		struct ss_suss suss;
+		struct ss_ere ere;
+		struct ss_hoe hoe;
+		struct ss_blitz blitz;
 	};
 	u8 variant;		/* enum ss_variant */
 	u8 pad[3];
@@ -224,6 +319,7 @@ struct ss_ack {
 	u32 rtt_us;		/* RTT sample; SS_RTT_UNKNOWN if none */
 	u32 in_flight;		/* packets in flight after this ACK */
 	u32 mss;		/* bytes */
+	u32 srtt_us;		/* smoothed RTT (0 = none yet) */
 	u64 pacing_rate;	/* current pacing rate, bytes/s (0 = none) */
 	u32 gso_max_bytes;	/* largest burst the stack may send at once */
 	bool paced;		/* the socket paces on its own (not SUSS's pacing) */
@@ -256,6 +352,8 @@ enum ss_event_type {
 	SS_EV_EXIT,		/* a = cause, b = cwnd, c = ssthresh */
 	SS_EV_LOSS,		/* a = cwnd before, b = in flight, c = ssthresh */
 	SS_EV_CSS,		/* a = 1 enter / 0 leave, b = round, c = baseline us */
+	SS_EV_ESTIMATE,		/* a = rate (bytes/s), b = RTT used (us), c = window set */
+	SS_EV_START,		/* a = cwnd, b = ssthresh, c = hint (bytes/s, Blitzstart) */
 };
 
 struct ss_event {
@@ -291,6 +389,22 @@ void ss_cong_avoid(struct sscore_state *st, const struct ss_params *p,
 /* Loss or ECN: returns the new ssthresh; may cut w->cwnd first (SUSS). */
 u32 ss_ssthresh(struct sscore_state *st, u32 in_flight, struct ss_win *w);
 
+/*
+ * The connection's first window and ssthresh, for the variants that choose
+ * them (NewReno family: ssthresh; standard start: cwnd).  Called once after
+ * ss_init with the window the stack chose.
+ */
+void ss_init_window(struct sscore_state *st, const struct ss_params *p, struct ss_win *w);
+
+/*
+ * Blitzstart: start with cwnd = @hint (bytes/s) x @rtt_us, in congestion
+ * avoidance.  Fills @plan with the rate that sends that window over
+ * blitz_pace_pct of the RTT.  Without a hint or an RTT, the standard start
+ * (std_iw, slow start) is used and @plan->start stays false.
+ */
+void ss_blitz_start(struct sscore_state *st, const struct ss_params *p, u64 hint, u32 rtt_us,
+		    u32 mss, struct ss_win *w, struct ss_pacing_plan *plan);
+
 /* RTO (the kernel's Loss state). */
 void ss_on_rto(struct sscore_state *st, const struct ss_win *w);
 
@@ -316,9 +430,26 @@ static inline bool ss_suss_pacing(const struct sscore_state *st)
  */
 static inline bool ss_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p)
 {
+	if (st->variant == SS_BLITZ)
+		return st->blitz.hint && st->rnd.round <= p->blitz_lift_rwnd_rounds;
 	return st->variant == SS_SUSS && p->suss_lift_rwnd_rounds && !st->rnd.found &&
 	       st->rnd.round <= p->suss_lift_rwnd_rounds;
 }
+
+/* Rounds are counted through congestion avoidance too (Blitzstart's lift). */
+static inline bool ss_counts_rounds_in_ca(const struct sscore_state *st)
+{
+	return st->variant == SS_BLITZ;
+}
+
+/* Internal to the core: the rate-based starts (ratestart.c). */
+void ss_ratestart_on_ack(struct sscore_state *st, const struct ss_params *p,
+			 const struct ss_ack *ack, struct ss_win *w);
+void ss_emit(const struct sscore_state *st, enum ss_event_type type, u32 a, u32 b, u32 c,
+	     const struct ss_pacing_plan *plan);
+u32 ss_ere_sample_interval(const struct ss_ere *e, u32 cwnd, u32 mss, u32 min_rtt_us, u32 srtt_us);
+u32 ss_ere_filter(u32 prev_ere, u32 prev_sample, u32 sample, u32 dt_us, u32 tau_us);
+u64 ss_hoe_rate(const u32 t_us[3], const u32 una[3]);
 
 /* CUBIC's window function (exposed for tests): W_cubic at @t_ms into the epoch. */
 u32 ss_cubic_window(const struct ss_cubic *c, u32 t_ms);

@@ -781,6 +781,260 @@ static void test_suss_peer_window(void)
 	CHECK(!ss_ignore_peer_window(&f.st, &f.p));
 }
 
+/* ======================================================================
+ * NewReno family (the Astart paper's baselines): MSS 1000, IW 10.
+ */
+
+static void flow_init_window(struct flow *f, enum ss_variant v)
+{
+	flow_init(f, v, 1000, 0);
+	ss_init_window(&f->st, &f->p, &f->w);
+}
+
+static void test_reno_fixed(void)
+{
+	struct flow f;
+
+	flow_init_window(&f, SS_RENO_FIXED);
+	/* The paper's initial ssthresh: 32 packets. */
+	CHECK_EQ(f.w.ssthresh, 32);
+	CHECK_EQ(f.w.cwnd, IW);
+	/* Round 2: 10 ACKs, +1 each: 20. */
+	ack_burst(&f, 100000, 10, 1000, 100000);
+	CHECK_EQ(f.w.cwnd, 20);
+	/* 12 more ACKs reach ssthresh (32); the next 8 are congestion
+	 * avoidance credit (8 of the 32 needed for +1). */
+	ack_burst(&f, 200000, 20, 1000, 100000);
+	CHECK_EQ(f.w.cwnd, 32);
+	CHECK_EQ(f.st.cubic.ack_credit, 8);
+	/* 24 more ACKs: credit 32 = cwnd, so cwnd 33 and credit 0. */
+	ack_burst(&f, 300000, 24, 1000, 100000);
+	CHECK_EQ(f.w.cwnd, 33);
+	CHECK_EQ(f.st.cubic.ack_credit, 0);
+	/* A loss halves the window (33 / 2 = 16) and ends the start-up. */
+	CHECK_EQ(ss_ssthresh(&f.st, 33, &f.w), 16);
+	CHECK(f.st.rnd.found);
+	CHECK_EQ(ss_ssthresh(&f.st, 3, &(struct ss_win){ .cwnd = 3 }), 2);
+}
+
+static void test_hoe_rate(void)
+{
+	/* Evenly spaced: 1000 bytes per 1000 us = 10^6 bytes/s.
+	 * T = 3t - sum t = (-3000, 0, 3000), S likewise: 18e6 / 18e6 = 1. */
+	CHECK_EQ(ss_hoe_rate((u32[]){ 0, 1000, 2000 }, (u32[]){ 0, 1000, 2000 }), 1000000);
+	/* Uneven: t = 0, 1000, 3000; s = 0, 1000, 2000.  Sum t = 4000:
+	 * T = (-4000, -1000, 5000); S = (-3000, 0, 3000);
+	 * sum TS = 12e6 + 0 + 15e6 = 27e6; sum T^2 = 16e6 + 1e6 + 25e6 = 42e6;
+	 * slope = 27/42 bytes/us = 642857.14 bytes/s. */
+	CHECK_EQ(ss_hoe_rate((u32[]){ 0, 1000, 3000 }, (u32[]){ 0, 1000, 2000 }), 642857);
+	/* Clock and sequence wraparound change nothing. */
+	CHECK_EQ(ss_hoe_rate((u32[]){ 0xffffff00U, 0xffffff00U + 1000, 0xffffff00U + 3000 },
+			     (u32[]){ 0xfffffc18U, 0xfffffc18U + 1000, 0xfffffc18U + 2000 }), 642857);
+	/* One instant, or no progress: not measurable. */
+	CHECK_EQ(ss_hoe_rate((u32[]){ 5, 5, 5 }, (u32[]){ 0, 1000, 2000 }), 0);
+	CHECK_EQ(ss_hoe_rate((u32[]){ 0, 1000, 2000 }, (u32[]){ 0, 0, 0 }), 0);
+}
+
+static void test_hoe_ssthresh(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	flow_init_window(&f, SS_RENO_HOE);
+	CHECK_EQ(f.w.ssthresh, 32);
+	/* Round 2's first three ACKs, 1 ms apart: 10^6 bytes/s; first RTT
+	 * 100 ms: ssthresh = 10^6 x 0.1 / 1000 = 100 packets. */
+	ack_burst(&f, 100000, 2, 1000, 100000);
+	CHECK_EQ(f.w.ssthresh, 32);
+	ack(&f, 102000, 100000);
+	CHECK_EQ(f.w.ssthresh, 100);
+	ev = find_event(SS_EV_ESTIMATE, 0, NULL);
+	CHECK(ev && ev->a == 1000000 && ev->b == 100000 && ev->c == 100);
+	/* Set once: later ACKs at another rate do not move it. */
+	ack_burst(&f, 103000, 7, 500, 100000);
+	CHECK_EQ(f.w.ssthresh, 100);
+	CHECK_EQ(count_events(SS_EV_ESTIMATE), 1);
+	/* Slow start up to 100, then linear. */
+	CHECK_EQ(f.w.cwnd, 20);
+}
+
+static void test_hoe_stretch_slides(void)
+{
+	struct flow f;
+
+	flow_init_window(&f, SS_RENO_HOE);
+	/* Three ACKs at one instant: no slope; the window slides and the
+	 * next ACK, 2 ms later, gives points (t, s) = (0, 2000), (0, 3000),
+	 * (2000, 4000) relative: T = (-2000, -2000, 4000), S = (-3000, 0, 3000):
+	 * sum TS = 6e6 + 0 + 12e6 = 18e6, sum T^2 = 24e6: 0.75 bytes/us
+	 * = 750000 bytes/s; ssthresh = 750000 x 0.1 / 1000 = 75. */
+	ack(&f, 100000, 100000);
+	ack(&f, 100000, 100000);
+	ack(&f, 100000, 100000);
+	CHECK_EQ(f.w.ssthresh, 32);
+	ack(&f, 102000, 100000);
+	CHECK_EQ(f.w.ssthresh, 75);
+}
+
+/* ======================================================================
+ * Astart: Westwood's eligible rate estimate
+ */
+
+static void test_ere_filter(void)
+{
+	/* From rest, tau = 10 ms, a sample of 10^6 bytes/s 1 ms on:
+	 * y = (1000 x (0 + 10^6)) / (20000 + 1000) = 47619. */
+	CHECK_EQ(ss_ere_filter(0, 0, 1000000, 1000, 10000), 47619);
+	/* a = (2000 - 500) / (2000 + 500) = 0.6; (1 - a) / 2 = 0.2:
+	 * y = 0.6 x 1000 + 0.2 x (1000 + 3000) = 1400. */
+	CHECK_EQ(ss_ere_filter(1000, 1000, 3000, 500, 1000), 1400);
+	/* A gap of 2 tau or more: the mean of the last two samples. */
+	CHECK_EQ(ss_ere_filter(1000, 2000, 4000, 2000, 1000), 3000);
+	/* A constant input is a fixed point. */
+	CHECK_EQ(ss_ere_filter(5000, 5000, 5000, 700, 1000), 5000);
+}
+
+static void test_ere_sample_interval(void)
+{
+	struct ss_ere e = { 0 };
+
+	/* No RE yet: a packet pair. */
+	CHECK_EQ(ss_ere_sample_interval(&e, 100, 1000, 100000, 120000), 0);
+	/* Expected = 100 x 1000 / 0.1 s = 10^6 bytes/s; RE 750000:
+	 * T_k = 120 ms x 250000 / 10^6 = 30 ms. */
+	e.re = 750000;
+	CHECK_EQ(ss_ere_sample_interval(&e, 100, 1000, 100000, 120000), 30000);
+	/* No smoothed RTT yet: minRTT stands in (100 ms x 0.25). */
+	CHECK_EQ(ss_ere_sample_interval(&e, 100, 1000, 100000, 0), 25000);
+	/* RE at or above the expected rate (no queue): a packet pair. */
+	e.re = 1000000;
+	CHECK_EQ(ss_ere_sample_interval(&e, 100, 1000, 100000, 120000), 0);
+}
+
+static void test_astart(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+	int i;
+
+	flow_init_window(&f, SS_RENO_ASTART);
+	f.p.astart_tau_us = 10000;
+	CHECK_EQ(f.w.ssthresh, 32);
+	/* ACK 1 (t = 100 ms) opens the intervals: no estimate. */
+	ack(&f, 100000, 100000);
+	CHECK_EQ(f.st.ere.ere, 0);
+	CHECK_EQ(f.st.ere.started, 1);
+	/* ACK 2, 1 ms on: no RE yet so T_k = 0, a packet-pair sample of
+	 * 1000 bytes / 1 ms = 10^6; from rest with tau 10 ms: 47619. */
+	ack(&f, 101000, 100000);
+	CHECK_EQ(f.st.ere.last_sample, 1000000);
+	CHECK_EQ(f.st.ere.ere, 47619);
+	/* ACK 3: y = (19000 x 47619 + 1000 x 2 x 10^6) / 21000 = 138321. */
+	ack(&f, 102000, 100000);
+	CHECK_EQ(f.st.ere.ere, 138321);
+	/* ssthresh stays 32 while ERE x minRTT (13.8 packets) is below it. */
+	CHECK_EQ(f.w.ssthresh, 32);
+	CHECK_EQ(count_events(SS_EV_ESTIMATE), 0);
+	/* Keep ACKs coming at 10^6 bytes/s: the estimate converges on it, and
+	 * once ERE x 0.1 s passes 32 packets ssthresh follows: every raise is
+	 * ERE x minRTT / MSS at that ACK. */
+	for (i = 0; i < 60; i++)
+		ack(&f, 103000 + i * 1000, 100000);
+	CHECK(count_events(SS_EV_ESTIMATE) > 0);
+	ev = find_event(SS_EV_ESTIMATE, count_events(SS_EV_ESTIMATE) - 1, NULL);
+	CHECK(ev && ev->b == 100000);
+	CHECK(ev && ev->c == (u32)((u64)ev->a * 100000 / 1000000 / 1000));
+	CHECK_EQ(f.w.ssthresh, ev->c);
+	CHECK(f.w.ssthresh > 32 && f.w.ssthresh <= 100);
+	/* Never above the packet-pair rate x minRTT = 100 packets. */
+	for (i = 0; i < 400; i++)
+		ack(&f, 163000 + i * 1000, 100000);
+	CHECK(f.w.ssthresh <= 100);
+	CHECK(f.st.ere.ere <= 1000000);
+	/* A loss ends the start-up: halved, and no more raises. */
+	{
+		u32 n = count_events(SS_EV_ESTIMATE);
+
+		ss_ssthresh(&f.st, in_flight(&f), &f.w);
+		CHECK(f.st.rnd.found);
+		for (i = 0; i < 50; i++)
+			ack(&f, 600000 + i * 1000, 100000);
+		CHECK_EQ(count_events(SS_EV_ESTIMATE), n);
+		/* A timeout re-arms it (Astart after every coarse timeout). */
+		ss_on_rto(&f.st, &f.w);
+		CHECK(!f.st.rnd.found);
+	}
+}
+
+/* ======================================================================
+ * Blitzstart and its standard start
+ */
+
+static void test_std_start(void)
+{
+	struct flow f;
+
+	flow_init_window(&f, SS_STD_START);
+	/* The standard start's initial window: 32; slow start as usual. */
+	CHECK_EQ(f.w.cwnd, 32);
+	CHECK_EQ(f.w.ssthresh, 0x7fffffff);
+}
+
+static void test_blitz(void)
+{
+	struct flow f;
+	struct ss_pacing_plan plan;
+	const struct ss_event *ev;
+
+	flow_init_window(&f, SS_BLITZ);
+	/* Hint 10^6 bytes/s (8 Mbit/s), handshake RTT 100 ms, MSS 1000:
+	 * cwnd = 10^6 x 0.1 / 1000 = 100 packets, in congestion avoidance
+	 * (ssthresh = cwnd); paced over 75% of the RTT, 75 ms:
+	 * 100 x 1000 bytes / 0.075 s = 1333333 bytes/s. */
+	ss_blitz_start(&f.st, &f.p, 1000000, 100000, MSS, &f.w, &plan);
+	CHECK(plan.start);
+	CHECK_EQ(f.w.cwnd, 100);
+	CHECK_EQ(f.w.ssthresh, 100);
+	CHECK_EQ(plan.duration_us, 75000);
+	CHECK_EQ(plan.rate, 1333333);
+	CHECK_EQ(f.st.blitz.first_cwnd, 100);
+	CHECK(f.st.rnd.found && f.st.rnd.exit_cause == SS_EXIT_BLITZ);
+	ev = find_event(SS_EV_START, 1, NULL);
+	CHECK(ev && ev->a == 100 && ev->b == 100 && ev->c == 1000000);
+	/* The peer's window does not hold the first 3 rounds back. */
+	CHECK(ss_ignore_peer_window(&f.st, &f.p));
+	/* A round of ACKs grows cwnd by CUBIC's rules, not by doubling. */
+	f.snd_nxt = f.snd_una + 100 * MSS;
+	ack_burst(&f, 100000, 100, 500, 100000);
+	CHECK(f.w.cwnd >= 100 && f.w.cwnd < 110);
+	CHECK_EQ(f.st.rnd.round, 2);
+	ack_burst(&f, 200000, 100, 500, 100000);
+	ack_burst(&f, 300000, 100, 500, 100000);
+	CHECK_EQ(f.st.rnd.round, 4);
+	CHECK(!ss_ignore_peer_window(&f.st, &f.p));
+}
+
+static void test_blitz_without_hint(void)
+{
+	struct flow f;
+	struct ss_pacing_plan plan;
+
+	flow_init_window(&f, SS_BLITZ);
+	/* No hint: the standard start stays (32, slow start), nothing paced
+	 * by Blitzstart, the peer's window respected. */
+	ss_blitz_start(&f.st, &f.p, 0, 100000, MSS, &f.w, &plan);
+	CHECK(!plan.start);
+	CHECK_EQ(f.w.cwnd, 32);
+	CHECK(!f.st.rnd.found);
+	CHECK(!ss_ignore_peer_window(&f.st, &f.p));
+	/* No RTT either. */
+	ss_blitz_start(&f.st, &f.p, 1000000, SS_RTT_UNKNOWN, MSS, &f.w, &plan);
+	CHECK(!plan.start);
+	/* A tiny hint still gives a window of at least 2. */
+	ss_blitz_start(&f.st, &f.p, 1000, 1000, MSS, &f.w, &plan);
+	CHECK_EQ(f.w.cwnd, 2);
+}
+
 static void test_state_fits_kernel_area(void)
 {
 	/* icsk_ca_priv is 104 bytes on Linux 6.x; the glue keeps 4 more. */
@@ -809,6 +1063,16 @@ int main(void)
 	test_suss_loss_cuts_to_in_flight();
 	test_suss_k_max();
 	test_suss_peer_window();
+	test_reno_fixed();
+	test_hoe_rate();
+	test_hoe_ssthresh();
+	test_hoe_stretch_slides();
+	test_ere_filter();
+	test_ere_sample_interval();
+	test_astart();
+	test_std_start();
+	test_blitz();
+	test_blitz_without_hint();
 	test_state_fits_kernel_area();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -13,7 +13,8 @@ from sslab.substrate.qemu import TestbedVM
 from sslab.substrate.uml import UMLTestbed
 
 pytestmark = pytest.mark.vm
-NAMES = ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]
+NAMES = ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "reno_fixed", "reno_hoe", "reno_astart", "cubic_std",
+         "cubic_blitz"]
 SMOKE = REPO_ROOT / "tests/data/module-smoke.yaml"
 
 

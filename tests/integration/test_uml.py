@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from sslab.ccas import OUR_CCAS
 from sslab.paths import REPO_ROOT
 from sslab.substrate.console import VMHangError
 from sslab.substrate.job import JobSpec
@@ -46,7 +47,7 @@ def test_vm_check_on_uml_has_exact_rtts_and_the_rate(uml_check, image):
     c = uml_check
     assert c["substrate"] == "uml" and c["clock"] == "uml/inf-cpu"
     assert c["kernel_release"] == image.manifest()["uml"]["release"]
-    for name in ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"):
+    for name in OUR_CCAS:
         assert name in c["tcp_available_congestion_control"]
     assert c["qdiscs"] == {"netem": True, "fq": True, "tbf": True, "htb": True}
     st = c["link_selftest"]

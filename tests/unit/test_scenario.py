@@ -167,3 +167,31 @@ def test_extends_replaces_the_case_template_whole(tmp_path: Path):
     # The parent's cc axis is gone (the template is replaced), the bottleneck merged (its buffer kept).
     assert [c.name for c in s.cases] == ["x-1MB"] and s.bottleneck.rate_mbit == 20
     assert s.bottleneck.buffer.bdp == 1
+
+
+def _blitz(hint, cc="cubic_blitz") -> dict:
+    data = e1_data()
+    data["cases"] = [{"name": "b", "flows": [{"pair": 1, "cc": cc, "size": "2MB", "hint": hint}]}]
+    return data
+
+
+def test_blitzstart_hints_are_rates_or_multiples_of_the_bottleneck():
+    # E1's bottleneck is 50 Mbit/s: 1.5x is 75 Mbit/s = 9,375,000 bytes/s; a rate is taken as given.
+    for hint, bytes_per_s in (("1.5x", 9_375_000), ("20mbit", 2_500_000), ("0.5X", 3_125_000)):
+        plan = to_plan(parse_scenario(_blitz(hint), "t"))
+        assert plan["runs"][0]["flows"][0]["hint_bytes_per_s"] == bytes_per_s
+    # No hint: nothing reaches the sender (the module falls back to the standard start).
+    data = _blitz(None)
+    data["cases"][0]["flows"][0].pop("hint")
+    assert "hint_bytes_per_s" not in to_plan(parse_scenario(data, "t"))["runs"][0]["flows"][0]
+
+
+@pytest.mark.parametrize("hint, cc, words", [
+    ("fast", "cubic_blitz", "cannot read"),
+    ("0x", "cubic_blitz", "positive"),
+    ("-2x", "cubic_blitz", "positive"),
+    ("1x", "cubic_hs", "only by cubic_blitz"),
+])
+def test_bad_hints_are_refused(hint, cc, words):
+    with pytest.raises(ScenarioError, match=words):
+        parse_scenario(_blitz(hint, cc), "t")

@@ -122,6 +122,8 @@ def _start_server(db: Dumbbell, flow: dict, port: int, ready: Path) -> subproces
         return proc
     args = ["serve", "--port", str(port), "--cc", flow["cc"], "--ready-file", str(ready)]
     args += ["--duration", str(flow["duration"])] if flow.get("duration") else ["--bytes", str(flow["size"])]
+    if flow.get("hint_bytes_per_s"):
+        args += ["--hint-rate", str(flow["hint_bytes_per_s"])]
     return subprocess.Popen(["ip", "netns", "exec", db.servers[flow["pair"] - 1], *TRANSFER, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

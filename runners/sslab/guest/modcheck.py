@@ -12,7 +12,8 @@ import socket
 import subprocess
 import sys
 
-NAMES = ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss")
+NAMES = ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "reno_fixed", "reno_hoe", "reno_astart", "cubic_std",
+         "cubic_blitz")
 MODULE = "tcp_sslab"
 
 

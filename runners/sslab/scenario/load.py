@@ -182,7 +182,10 @@ def to_plan(s: Scenario) -> dict:
         "runs": [
             {"index": i, "rep": rep, "case": case.name, "params": case.params,
              "module_params": {**s.module_params, **case.module_params},
-             "flows": [{**f.model_dump(), "start_offset_s": start_offset(s, i, k, f)} for k, f in enumerate(case.flows)]}
+             "flows": [{**f.model_dump(), "start_offset_s": start_offset(s, i, k, f),
+                        **({"hint_bytes_per_s": round(f.hint_mbit(s.bottleneck.rate_mbit) * 1e6 / 8)}
+                           if f.hint is not None else {})}
+                       for k, f in enumerate(case.flows)]}
             for i, (rep, case) in enumerate(order)
         ],
     }

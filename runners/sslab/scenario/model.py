@@ -179,6 +179,36 @@ class Flow(Strict):
     size: int | None = None
     duration: float | None = None
     start: float = 0.0
+    #: Blitzstart's bandwidth hint (cubic_blitz only): a rate ("25mbit") or a
+    #: multiple of the bottleneck's rate ("1.5x"); kept as "<mbit>mbit" or "<f>x".
+    hint: str | None = None
+
+    @field_validator("hint", mode="before")
+    @classmethod
+    def _hint(cls, v):
+        if v is None:
+            return None
+        text = str(v).strip().lower()
+        if text.endswith("x"):
+            try:
+                factor = float(text[:-1])
+            except ValueError:
+                raise ValueError(f"cannot read hint {v!r}: a rate (25mbit) or a multiple of the bottleneck (1.5x)")
+            if not factor > 0:
+                raise ValueError(f"hint must be positive, got {v!r}")
+            return f"{factor:g}x"
+        rate = parse_rate_mbit(v)
+        if not rate > 0:
+            raise ValueError(f"hint must be positive, got {v!r}")
+        return f"{rate:g}mbit"
+
+    def hint_mbit(self, bottleneck_mbit: float) -> float | None:
+        """The hint as a rate, resolving a multiple against @bottleneck_mbit."""
+        if self.hint is None:
+            return None
+        if self.hint.endswith("x"):
+            return float(self.hint[:-1]) * bottleneck_mbit
+        return float(self.hint[:-4])
 
     @field_validator("size", mode="before")
     @classmethod
@@ -209,6 +239,10 @@ class Flow(Strict):
             raise ValueError(f"start must not be negative, got {self.start}")
         if self.tool == "iperf3" and self.duration is None:
             raise ValueError("iperf3 flows are timed: give a duration, not a size")
+        if self.hint is not None and self.cc != "cubic_blitz":
+            raise ValueError(f"a hint is read only by cubic_blitz (Blitzstart), not by {self.cc}")
+        if self.hint is not None and self.tool != "transfer":
+            raise ValueError("a hint needs the transfer tool (it sets SO_MAX_PACING_RATE before listening)")
         return self
 
 
