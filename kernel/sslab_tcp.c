@@ -231,7 +231,9 @@ static void blitz_start(struct sock *sk)
 	if (plan.start)
 		WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)plan.rate);
 	/* The first window leaves before any ACK: the peer's window from
-	 * the handshake (at most 64 KB) must not hold it back. */
+	 * the handshake (at most 64 KB) must not hold it back (an active
+	 * opener's snd_wnd is final here; a passive one's is set after init
+	 * and lifted again at CA_EVENT_TX_START). */
 	lift_peer_window(sk);
 }
 
@@ -359,8 +361,12 @@ static void sslab_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 	if (event == CA_EVENT_TX_START) {
 		s32 idle = (s32)(tcp_jiffies32 - tp->lsndtime);
 
-		if (blitz_first_window(st))
+		/* The first data leaves: the passive side's snd_wnd was set
+		 * from the handshake's last ACK after init, so lift it here. */
+		if (blitz_first_window(st)) {
 			WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)st->blitz.pace_rate);
+			lift_peer_window(sk);
+		}
 
 		if (idle > 0)
 			ss_on_idle_restart(&sslab_of(sk)->st,
