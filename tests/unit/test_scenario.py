@@ -195,3 +195,34 @@ def test_blitzstart_hints_are_rates_or_multiples_of_the_bottleneck():
 def test_bad_hints_are_refused(hint, cc, words):
     with pytest.raises(ScenarioError, match=words):
         parse_scenario(_blitz(hint, cc), "t")
+
+
+def test_an_axis_of_mappings_sets_parameters_together():
+    data = e1_data()
+    data["cases"] = {
+        "name": "{start}-{size}",
+        "flows": [{"pair": 1, "cc": "{cc}", "hint": "{hint}", "size": "{size}"}],
+        "matrix": {"start": [{"start": "std", "cc": "cubic_std"},
+                             {"start": "1x", "cc": "cubic_blitz", "hint": "1x"}],
+                   "size": ["70KB", "2MB"]}}
+    s = parse_scenario(data, "t")
+    assert [c.name for c in s.cases] == ["std-70KB", "std-2MB", "1x-70KB", "1x-2MB"]
+    std, blitz = s.cases[0].flows[0], s.cases[2].flows[0]
+    assert (std.cc, std.hint) == ("cubic_std", None) and (blitz.cc, blitz.hint) == ("cubic_blitz", "1x")
+    assert s.cases[2].params == {"start": "1x", "cc": "cubic_blitz", "hint": "1x", "size": "70KB"}
+    data["cases"]["matrix"]["start"][0] = {"cc": "cubic_std"}
+    with pytest.raises(ScenarioError, match="must set 'start'"):
+        parse_scenario(data, "t")
+
+
+def test_the_mtu_sets_frames_for_buffers_in_bdp():
+    # 40 Mbit/s x 100 ms = 500,000 bytes: 330 frames of 1514 bytes, 469 of 1066 (MTU 1052, 1000-byte segments).
+    data = e1_data()
+    data["bottleneck"] = {"rate": "40mbit", "buffer": {"bdp": 1, "rtt": "100ms"}}
+    assert parse_scenario(data, "t").buffer_packets == 330
+    data["topology"] = {**data["topology"], "mtu": 1052}
+    s = parse_scenario(data, "t")
+    assert s.buffer_packets == 469 and to_plan(s)["topology"]["mtu"] == 1052
+    data["topology"]["mtu"] = 100
+    with pytest.raises(ScenarioError, match="topology.mtu"):
+        parse_scenario(data, "t")

@@ -80,6 +80,8 @@ class DumbbellSpec:
     #: Extra one-way delay taken off every netem delay line, ms: the
     #: substrate's own per-path latency, measured by calibrate_delay().
     delay_offset_ms: float = 0.0
+    #: Every link's MTU (the IP packet size; TCP's MSS follows it).
+    mtu: int = 1500
 
     @classmethod
     def from_plan(cls, plan: dict) -> "DumbbellSpec":
@@ -87,7 +89,7 @@ class DumbbellSpec:
         return cls(rate_mbit=plan["bottleneck"]["rate_mbit"], buffer_pkts=plan["bottleneck"]["buffer_pkts"],
                    pairs=[PairSpec(rtt_ms=p["rtt_ms"]) for p in plan["pairs"]],
                    servers_net=a.get("servers", cls.servers_net), clients_net=a.get("clients", cls.clients_net),
-                   core_net=a.get("core", cls.core_net))
+                   core_net=a.get("core", cls.core_net), mtu=plan.get("topology", {}).get("mtu", 1500))
 
 
 def bdp_packets(rate_mbit: float, rtt_ms: float) -> int:
@@ -171,7 +173,8 @@ class Dumbbell:
                 # One segment per packet: the bottleneck and the traces see real 1500-byte
                 # packets, and a packet-counted queue never counts 64 KB ones (veths do
                 # not aggregate on receive unless asked to).
-                ns_ip[ns] += [f"link set {dev} gso_max_segs 1", f"link set {dev} up"]
+                ns_ip[ns] += [f"link set {dev} gso_max_segs 1", f"link set {dev} mtu {self.spec.mtu}",
+                              f"link set {dev} up"]
         core_len = ipaddress.IPv4Network(self.spec.core_net).prefixlen
         ns_ip[self.r1].append(f"addr add {self._core(1)}/{core_len} dev r1-r2")
         ns_ip[self.r2].append(f"addr add {self._core(2)}/{core_len} dev r2-r1")

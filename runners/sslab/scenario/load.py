@@ -29,6 +29,23 @@ def substitute(value: Any, params: dict[str, Any]) -> Any:
     return value
 
 
+def _axis_params(key: str, value: Any, values: list) -> dict[str, Any]:
+    """The parameters one axis value sets.
+
+    A plain value sets the axis's own name.  A mapping sets several
+    parameters together (one of them must be the axis's name, for the
+    case's label); a key that other values of the axis set and this one
+    does not is null here (a flow field left out: `hint` of a start that
+    takes none).
+    """
+    if not isinstance(value, dict):
+        return {key: value}
+    if key not in value:
+        raise ScenarioError(f"cases.matrix.{key}: a mapping value must set {key!r} (its label); got {value}")
+    every = {k for v in values if isinstance(v, dict) for k in v}
+    return {k: value.get(k) for k in sorted(every)}
+
+
 def expand_cases(raw: Any) -> list[dict]:
     """`cases` may be a list of cases, or one template with a `matrix`."""
     if isinstance(raw, list):
@@ -44,7 +61,9 @@ def expand_cases(raw: Any) -> list[dict]:
     keys = list(matrix)
     out = []
     for combo in itertools.product(*(matrix[k] for k in keys)):
-        params = dict(zip(keys, combo))
+        params = {}
+        for key, value in zip(keys, combo):
+            params.update(_axis_params(key, value, matrix[key]))
         name = raw.get("name") or "-".join(str(params[k]) for k in keys) or "case"
         case = {"name": substitute(name, params), "flows": substitute(raw.get("flows"), params), "params": params}
         if "module_params" in raw:
@@ -174,7 +193,8 @@ def to_plan(s: Scenario) -> dict:
     return {
         "name": s.name,
         "seed": s.seed,
-        "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs, "backend": s.topology.backend},
+        "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs, "backend": s.topology.backend,
+                     "mtu": s.topology.mtu},
         "bottleneck": {"rate_mbit": s.bottleneck.rate_mbit, "buffer_pkts": s.buffer_packets},
         "pairs": [{"rtt_ms": p.rtt * 1e3} for p in s.pairs],
         "addresses": {k: str(v) for k, v in s.topology.addresses.model_dump().items()},
