@@ -67,6 +67,7 @@ SSLAB_PARAM(suss_k_max, "SUSS: Appendix A k_max; G up to 2^(k_max+1); 1 keeps G 
 SSLAB_PARAM(suss_min_rtt_us, "SUSS: no acceleration when minRTT is at most this (us)");
 SSLAB_PARAM(suss_lift_rwnd_rounds, "SUSS: not held by the peer's window in rounds <= this (0: off; the authors' patch)");
 SSLAB_PARAM(reno_init_ssthresh, "NewReno family: initial ssthresh (packets)");
+SSLAB_PARAM(reno_iw, "NewReno family: initial window (packets; 0: the stack's)");
 SSLAB_PARAM(astart_tau_us, "Astart: ERE filter time constant (us; 0: the connection's min RTT)");
 SSLAB_PARAM(std_iw, "cubic_std and cubic_blitz without a hint: initial window (packets)");
 SSLAB_PARAM(blitz_pace_pct, "Blitzstart: the first window leaves over this % of the RTT");

@@ -240,8 +240,11 @@ void ss_ratestart_on_ack(struct sscore_state *st, const struct ss_params *p,
 
 void ss_init_window(struct sscore_state *st, const struct ss_params *p, struct ss_win *w)
 {
-	if (ss_is_reno(st->variant))
+	if (ss_is_reno(st->variant)) {
 		w->ssthresh = rs_max(p->reno_init_ssthresh, 2);
+		if (p->reno_iw)
+			w->cwnd = p->reno_iw;
+	}
 	else if (st->variant == SS_STD_START || st->variant == SS_BLITZ)
 		w->cwnd = rs_max(p->std_iw, 1);
 	else

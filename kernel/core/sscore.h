@@ -157,6 +157,7 @@ struct ss_params {
 				    * window in rounds <= this (0: off) */
 	/* NewReno family (the Astart paper) */
 	u32 reno_init_ssthresh;	/* initial ssthresh, packets (fixed and Astart) */
+	u32 reno_iw;		/* initial window, packets; 0: the stack's (route's) */
 	u32 astart_tau_us;	/* ERE filter time constant; 0: the connection's minRTT */
 	/* Blitzstart and its standard start */
 	u32 std_iw;		/* standard start's initial window, packets */
@@ -192,6 +193,7 @@ struct ss_params {
 	.suss_min_rtt_us = 10000,			\
 	.suss_lift_rwnd_rounds = 0,			\
 	.reno_init_ssthresh = 32,			\
+	.reno_iw = 0,					\
 	.astart_tau_us = 0,				\
 	.std_iw = 32,					\
 	.blitz_pace_pct = 75,				\

@@ -815,6 +815,18 @@ static void test_reno_fixed(void)
 	CHECK_EQ(ss_ssthresh(&f.st, 33, &f.w), 16);
 	CHECK(f.st.rnd.found);
 	CHECK_EQ(ss_ssthresh(&f.st, 3, &(struct ss_win){ .cwnd = 3 }), 2);
+
+	/* The Astart paper's LIW: a 64-packet first window that skips slow
+	 * start (initial ssthresh 64 too): linear from the first ACK. */
+	flow_init(&f, SS_RENO_FIXED, 1000, 0);
+	f.p.reno_iw = 64;
+	f.p.reno_init_ssthresh = 64;
+	ss_init_window(&f.st, &f.p, &f.w);
+	CHECK_EQ(f.w.cwnd, 64);
+	CHECK_EQ(f.w.ssthresh, 64);
+	f.snd_nxt = f.snd_una + 64 * MSS;
+	ack_burst(&f, 100000, 64, 100, 100000);
+	CHECK_EQ(f.w.cwnd, 65);
 }
 
 static void test_hoe_rate(void)

@@ -20,5 +20,5 @@ KNOWN_CCAS = OUR_CCAS + KERNEL_CCAS
 MODULE_PARAMS = ("hs_low_window", "hs_ack_delta_us", "hs_delay_min_us", "hs_delay_max_us", "hs_min_samples",
                  "hspp_min_rtt_thresh_us", "hspp_max_rtt_thresh_us", "hspp_min_rtt_divisor", "hspp_n_rtt_sample",
                  "hspp_css_growth_divisor", "hspp_css_rounds", "hspp_l_unpaced", "suss_max", "suss_k_max",
-                 "suss_min_rtt_us", "suss_lift_rwnd_rounds", "reno_init_ssthresh", "astart_tau_us", "std_iw",
+                 "suss_min_rtt_us", "suss_lift_rwnd_rounds", "reno_init_ssthresh", "reno_iw", "astart_tau_us", "std_iw",
                  "blitz_pace_pct", "blitz_lift_rwnd_rounds")
