@@ -72,6 +72,25 @@ def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODP
     return flows
 
 
+def new_bytes_between(path: Path, server_ports: list[int], t0: float, t1: float) -> dict[int, int]:
+    """New data bytes each flow put through the bottleneck between capture times @t0 and @t1."""
+    out = {p: 0 for p in server_ports}
+    highest: dict[int, int] = {}
+    for ts, (sport, _dport, seq, _flags), payload in tcp_segments(path):
+        if sport not in out or payload <= 0:
+            continue
+        end = (seq + payload) & 0xFFFFFFFF
+        top = highest.get(sport)
+        if top is None or _u32_ahead(end, top):
+            new = payload if top is None else min(payload, (end - top) & 0xFFFFFFFF)
+            highest[sport] = end
+            if t0 <= ts <= t1:
+                out[sport] += new
+        if ts > t1:
+            break
+    return out
+
+
 SYN, ACK = 0x02, 0x10
 _ETH_IP = b"\x08\x00"
 

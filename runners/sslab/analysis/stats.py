@@ -42,3 +42,24 @@ def fmt_mean_ci(d: dict, digits: int) -> str:
 
 def without_values(d: dict) -> dict:
     return {k: v for k, v in d.items() if k != "values"}
+
+
+def welch_diff(a: list[float], b: list[float]) -> dict:
+    """mean(b) - mean(a) with its 95% confidence interval (Welch: unequal variances).
+
+    The interval is None with fewer than two values on a side; with no spread
+    on either side it is the difference itself.
+    """
+    a = [v for v in a if v is not None]
+    b = [v for v in b if v is not None]
+    if not a or not b:
+        return {"diff": None, "ci95": None}
+    diff = statistics.fmean(b) - statistics.fmean(a)
+    if len(a) < 2 or len(b) < 2:
+        return {"diff": diff, "ci95": None}
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    if va + vb == 0:
+        return {"diff": diff, "ci95": [diff, diff]}
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    half = float(student_t.ppf(0.975, df)) * math.sqrt(va + vb)
+    return {"diff": diff, "ci95": [diff - half, diff + half]}

@@ -1,0 +1,33 @@
+"""Several scenario files, each run into its own run directory, up to N at once.
+
+Experiments such as E9 (one scenario per link) are a series of ordinary
+scenario runs.  Under UML each run gets its own substrate pinned to its own
+core, so runs in parallel give the same bytes as run one after another; on a
+real clock the caller must pass one substrate (never two experiments at once).
+"""
+
+from __future__ import annotations
+
+import queue
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from .run import run_scenario
+
+
+def run_series(scenarios: list[Path], kind_of, substrates: list, reps: int | None = None) -> list[Path]:
+    """Run every file in @scenarios into results/<kind_of(path)>/<id>/; returns the run
+    directories in the order of @scenarios.  Up to len(@substrates) at once."""
+    free: queue.Queue = queue.Queue()
+    for s in substrates:
+        free.put(s)
+
+    def one(path: Path) -> Path:
+        substrate = free.get()
+        try:
+            return run_scenario(path, kind_of(path), substrate, reps=reps)
+        finally:
+            free.put(substrate)
+
+    with ThreadPoolExecutor(max_workers=len(substrates)) as pool:
+        return list(pool.map(one, scenarios))
