@@ -40,7 +40,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
               ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git taskset:util-linux strip:binutils patch:patch xz:xz-utils
 
-.PHONY: deps host-deps python-deps image image-repin container container-save test-deps vm-check startup report test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: deps host-deps python-deps image image-repin container container-save test-deps vm-check startup astart blitzstart report test test-unit test-vm kernel-test clean-venv lint-imports \
         reproduce-table1 fairness matrix crosscheck bench
 
 deps: host-deps python-deps
@@ -85,6 +85,15 @@ vm-check: deps
 
 startup: deps
 	$(VPY) -m sslab startup --scenario $(SCENARIO) $(SUBSTRATE_ARGS) $(if $(REPS),--reps $(REPS))
+
+# E8: the Astart paper's tables and figures (SETTINGS=, REPS=; single flows repeat exactly, so 1 by default).
+astart: deps
+	$(VPY) -m sslab astart $(SUBSTRATE_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(SETTINGS),--settings $(SETTINGS)) $(if $(JOBS),--jobs $(JOBS))
+
+# E9: Blitzstart against the standard start on the report's four links (LINKS=, REPS=; quick default 3).
+BLITZ_REPS ?= 3
+blitzstart: deps
+	$(VPY) -m sslab blitzstart $(SUBSTRATE_ARGS) --reps $(or $(REPS),$(BLITZ_REPS)) $(if $(LINKS),--links $(LINKS)) $(if $(JOBS),--jobs $(JOBS))
 
 # E1 on UML (virtual time, infinitely fast CPUs) and on QEMU -icount (virtual time, CPU costs guest time).
 crosscheck: deps

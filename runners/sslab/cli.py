@@ -140,6 +140,92 @@ def cmd_crosscheck(args) -> int:
     return 0
 
 
+def cmd_blitzstart(args) -> int:
+    """`make blitzstart`: E9's links (topologies/e9-blitzstart-<link>.yaml), then the table beside the report's."""
+    from .analysis.blitzstart import LINKS, write_report
+    if args.report:
+        dest = write_report([Path(d) for d in args.report])
+        print((dest / "report.md").read_text())
+        print(f"report: {dest / 'report.md'}")
+        return 0
+    from .experiment import run_series
+    from .matrix.orchestrate import check_jobs
+    from .scenario import load_scenario
+    links = [x.strip() for x in args.links.split(",") if x.strip()] if args.links else list(LINKS)
+    files = {link: paths.REPO_ROOT / "topologies" / f"e9-blitzstart-{link}.yaml" for link in links}
+    missing = [link for link, f in files.items() if not f.exists()]
+    if missing:
+        known = sorted(f.stem.removeprefix("e9-blitzstart-")
+                       for f in (paths.REPO_ROOT / "topologies").glob("e9-blitzstart-*.yaml") if "cases" not in f.stem)
+        raise SystemExit(f"error: no link {', '.join(missing)} (known: {', '.join(known)}; "
+                         f"a new link is a file topologies/e9-blitzstart-<link>.yaml)")
+    if args.reps is not None and args.reps < 1:
+        raise SystemExit(f"error: REPS={args.reps}: at least 1")
+    for f in files.values():
+        load_scenario(f)  # refuse a bad file before anything runs
+    jobs = check_jobs(args.substrate, args.jobs)
+    substrates = _uml_or_one(args, jobs)
+    t0 = time.monotonic()
+    by_path = {f: link for link, f in files.items()}
+    run_dirs = run_series(list(files.values()), lambda f: f"blitzstart/{by_path[f]}", substrates, reps=args.reps)
+    dest = write_report(run_dirs)
+    print((dest / "report.md").read_text())
+    print(f"report: {dest / 'report.md'}  ({time.monotonic() - t0:.0f} s for {len(run_dirs)} link(s), "
+          f"{jobs} at once)")
+    return 0
+
+
+def _uml_or_one(args, jobs: int) -> list:
+    """Substrates for a series: one UML per core under virtual time, else the one real-clock substrate."""
+    if args.substrate == "uml":
+        from .substrate.uml import allowed_cpus
+        return [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
+    return [make_substrate(args.substrate, args.accel, args.clock)]
+
+
+def cmd_astart(args) -> int:
+    """`make astart`: E8's settings (topologies/e8-astart.yaml), Fig. 12 and fairness, beside the paper."""
+    import yaml
+
+    from .analysis.astart import write_report
+    if args.report:
+        dest = write_report([Path(d) for d in args.report])
+        print((dest / "report.md").read_text())
+        print(f"report: {dest / 'report.md'}")
+        return 0
+    from .experiment import run_series
+    from .matrix.orchestrate import check_jobs
+    from .scenario import load_scenario
+    from .scenario.series import load_series
+    series = load_series(paths.REPO_ROOT / "topologies" / "e8-astart.yaml")
+    names = [x.strip() for x in args.settings.split(",")] if args.settings else None
+    chosen = series.scenarios(names)  # refuses unknown settings and bad files before anything runs
+    extras = [] if args.only_series else [paths.REPO_ROOT / "topologies" / f"e8-astart-{n}.yaml"
+                                          for n in ("liw", "fairness")]
+    for f in extras:
+        load_scenario(f)
+    if args.reps is not None and args.reps < 1:
+        raise SystemExit(f"error: REPS={args.reps}: at least 1")
+    jobs = check_jobs(args.substrate, args.jobs)
+    substrates = _uml_or_one(args, jobs)
+    # Each setting's scenario is written down first, so its run records the file it ran.
+    written = paths.new_run_dir("astart/scenarios")
+    files = []
+    for setting, _ in chosen:
+        f = written / f"e8-astart-{setting['name']}.yaml"
+        f.write_text(yaml.safe_dump(series.scenario_data(setting), sort_keys=False))
+        files.append(f)
+    files += extras
+    t0 = time.monotonic()
+    run_dirs = run_series(files, lambda f: f"astart/{f.stem.removeprefix('e8-astart-')}", substrates,
+                          reps=args.reps)
+    dest = write_report(run_dirs)
+    print((dest / "report.md").read_text())
+    print(f"report: {dest / 'report.md'}  ({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), "
+          f"{jobs} at once)")
+    return 0
+
+
 def cmd_report(args) -> int:
     from .analysis.startup import rebuild_report
     dest = rebuild_report(Path(args.run_dir))
@@ -235,6 +321,21 @@ def main(argv: list[str] | None = None) -> int:
     pc.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
     pc.add_argument("--reps", type=int, default=2)
     pc.set_defaults(func=cmd_crosscheck)
+    pb = sub.add_parser("blitzstart", help="E9: Blitzstart against the standard start on the report's links")
+    pb.add_argument("--links", help="comma-separated links (default: dsl-slow,dsl-fast,3g,lte)")
+    pb.add_argument("--reps", type=int, help="repetitions per link (default: the scenario's, 30)")
+    pb.add_argument("--jobs", type=int, help="links at once under UML (default: the host's cores)")
+    pb.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the table from these run directories")
+    add_substrate_options(pb)
+    pb.set_defaults(func=cmd_blitzstart)
+    pa = sub.add_parser("astart", help="E8: Astart, NewReno, Hoe and Vegas on the Astart paper's settings")
+    pa.add_argument("--settings", help="comma-separated settings of topologies/e8-astart.yaml (default: all)")
+    pa.add_argument("--only-series", action="store_true", help="leave out Fig. 12 and the fairness runs")
+    pa.add_argument("--reps", type=int, help="repetitions per scenario (default: the scenario's, 1)")
+    pa.add_argument("--jobs", type=int, help="scenarios at once under UML (default: the host's cores)")
+    pa.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the tables from these run directories")
+    add_substrate_options(pa)
+    pa.set_defaults(func=cmd_astart)
     pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
     pr.add_argument("run_dir")
     pr.set_defaults(func=cmd_report)

@@ -1,0 +1,49 @@
+"""The E8 and E9 reports' arithmetic: directions against the papers, Jain's index, the reference table."""
+
+import pytest
+
+from sslab.analysis.astart import jain
+from sslab.analysis.blitzstart import HINTS, LINKS, SIZES, _direction, compare, reference
+
+
+def test_the_blitzstart_reference_is_the_whole_table():
+    ref = reference()
+    assert set(ref) == {(link, size, hint) for link in LINKS for size in SIZES for hint in HINTS}
+    # Spot checks against the report's Table 1 (LTE, 10 MB, 4x; DSL slow, 70 KB, 0.5x).
+    assert ref[("lte", "10MB", "4x")]["fct_change_ms"] == -11300 and ref[("lte", "10MB", "4x")]["loss_change"] == 1109
+    assert ref[("dsl-slow", "70KB", "0.5x")]["fct_change_ms"] == 47 and ref[("dsl-slow", "70KB", "0.5x")]["loss_change"] == -13
+
+
+@pytest.mark.parametrize("ci, paper, word", [
+    ([-100, -50], -664, "agrees"),
+    ([20, 40], -664, "DISAGREES"),
+    ([-10, 10], -664, "ours n.s."),
+    ([5, 9], 0, "paper ±0"),
+    (None, -664, "–"),
+])
+def test_direction_against_the_paper(ci, paper, word):
+    diff = None if ci is None else sum(ci) / 2
+    assert _direction({"diff": diff, "ci95": ci}, paper) == word
+
+
+def test_compare_takes_each_hint_against_the_standard_start_of_its_link_and_size():
+    def rec(start, size, fct, lost):
+        return {"start": start, "size": size, "fct_s": fct, "lost": lost, "fairness": 0.5}
+    records = [rec("std", "2MB", 1.2, 10), rec("std", "2MB", 1.0, 12), rec("std", "2MB", 1.1, 14),
+               rec("1x", "2MB", 0.7, 100), rec("1x", "2MB", 0.8, 110), rec("1x", "2MB", 0.75, 120),
+               rec("std", "70KB", 0.3, 0), rec("1x", "70KB", 0.2, 0)]
+    rows = compare({"dsl-fast": ({"rtt_ms": 50.0, "rate_mbit": 50.0, "buffer_pkts": 208}, records)})
+    by = {(r["size"], r["hint"]): r for r in rows}
+    two = by[("2MB", "1x")]
+    # FCT: 750 ms - 1100 ms = -350 ms; lost: 110 - 12 = +98.
+    assert two["fct_change_ms"]["diff"] == pytest.approx(-350) and two["loss_change"]["diff"] == pytest.approx(98)
+    assert two["fct_direction"] == "agrees" and two["loss_direction"] == "agrees"  # report: -664 ms, +176
+    assert two["paper"]["fct_change_ms"] == -664
+    # One run a side: no interval, no direction.
+    assert by[("70KB", "1x")]["fct_direction"] == "–"
+
+
+def test_jain_index():
+    assert jain([3.0, 3.0, 3.0]) == pytest.approx(1.0)
+    assert jain([1.0, 0.0]) == pytest.approx(0.5)
+    assert jain([4.0, 2.0]) == pytest.approx(36 / 40)
