@@ -226,3 +226,19 @@ def test_the_mtu_sets_frames_for_buffers_in_bdp():
     data["topology"]["mtu"] = 100
     with pytest.raises(ScenarioError, match="topology.mtu"):
         parse_scenario(data, "t")
+
+
+def test_series_files_build_every_setting_and_refuse_bad_ones(tmp_path: Path):
+    from sslab.scenario.series import load_series
+    s = load_series(REPO_ROOT / "topologies/e8-astart.yaml")
+    got = {st["name"]: sc for st, sc in s.scenarios(["bw-10mbit", "buf-0.2bdp"])}
+    # 10 Mbit/s x 100 ms in 1066-byte frames: 117; BDP/5 at 40 Mbit/s: 94.
+    assert got["bw-10mbit"].buffer_packets == 117 and got["buf-0.2bdp"].buffer_packets == 94
+    assert got["bw-10mbit"].topology.mtu == 1052 and got["bw-10mbit"].module_params == {"reno_init_ssthresh": 32}
+    with pytest.raises(ScenarioError, match="no setting bw-7mbit"):
+        s.scenarios(["bw-7mbit"])
+    bad = yaml.safe_load((REPO_ROOT / "topologies/e8-astart.yaml").read_text())
+    bad["series"]["settings"].append({"name": "bad", "group": "x", "rate": "fast", "rtt": "100ms", "bdp": 1})
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(bad))
+    with pytest.raises(ScenarioError, match="setting bad"):
+        load_series(tmp_path / "s.yaml")
