@@ -47,3 +47,11 @@ def test_jain_index():
     assert jain([3.0, 3.0, 3.0]) == pytest.approx(1.0)
     assert jain([1.0, 0.0]) == pytest.approx(0.5)
     assert jain([4.0, 2.0]) == pytest.approx(36 / 40)
+
+
+def test_bytes_in_the_first_seconds_are_interpolated_from_the_receiver_series():
+    from sslab.analysis.astart import bytes_by
+    series = [[0.1, 0], [10.1, 1000], [20.1, 3000], [25.0, 3500]]
+    assert bytes_by(series, 20) == 3000
+    assert bytes_by(series, 15) == pytest.approx(2000)
+    assert bytes_by(series, 100) == 3500  # the series ends first: all of it
