@@ -175,10 +175,13 @@ SETTING_NOTES = """\
 Where our setting differs from the report's, and how that could move a result:
 - TCP, not QUIC.  Our standard start is Linux TCP's CUBIC with HyStart, an
   initial window of 32 and a paced socket: Linux paces a connection's first
-  10 segments not at all and the rest at 2 x cwnd / RTT in slow start (the
-  report: 10 at once, the rest over half an RTT).  Linux's receiver
+  10 segments not at all and the rest at 2 x cwnd / RTT in slow start, which
+  is the report's "10 at once, the rest over half an RTT".  Linux's receiver
   advertises 64 KB first; Blitzstart's first 3 rounds ignore the peer's
-  window (kernel/README.md), QUIC had no such limit.
+  window (kernel/README.md), QUIC had no such limit.  After its first window
+  Blitzstart is Linux's CUBIC in congestion avoidance, whose epoch starts at
+  the first window (W_max = cwnd: the convex part of the curve), which may
+  not be how QUIC's CUBIC carried on.
 - Losses are the measured flow's segments seen twice after the bottleneck
   (the report counted QUIC's lost packets).
 - Virtual time (uml/inf-cpu): hosts are infinitely fast, so only the
