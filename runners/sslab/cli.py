@@ -140,54 +140,19 @@ def cmd_crosscheck(args) -> int:
     return 0
 
 
-def cmd_blitzstart(args) -> int:
-    """`make blitzstart`: E9's links (topologies/e9-blitzstart-<link>.yaml), then the table beside the report's."""
-    from .analysis.blitzstart import LINKS, write_report
-    if args.report:
-        dest = write_report([Path(d) for d in args.report])
-        print((dest / "report.md").read_text())
-        print(f"report: {dest / 'report.md'}")
-        return 0
-    from .experiment import run_series
-    from .matrix.orchestrate import check_jobs
-    from .scenario import load_scenario
-    links = [x.strip() for x in args.links.split(",") if x.strip()] if args.links else list(LINKS)
-    files = {link: paths.REPO_ROOT / "topologies" / f"e9-blitzstart-{link}.yaml" for link in links}
-    missing = [link for link, f in files.items() if not f.exists()]
-    if missing:
-        known = sorted(f.stem.removeprefix("e9-blitzstart-")
-                       for f in (paths.REPO_ROOT / "topologies").glob("e9-blitzstart-*.yaml") if "cases" not in f.stem)
-        raise SystemExit(f"error: no link {', '.join(missing)} (known: {', '.join(known)}; "
-                         f"a new link is a file topologies/e9-blitzstart-<link>.yaml)")
-    if args.reps is not None and args.reps < 1:
-        raise SystemExit(f"error: REPS={args.reps}: at least 1")
-    for f in files.values():
-        load_scenario(f)  # refuse a bad file before anything runs
-    jobs = check_jobs(args.substrate, args.jobs)
-    substrates = _uml_or_one(args, jobs)
-    t0 = time.monotonic()
-    by_path = {f: link for link, f in files.items()}
-    run_dirs = run_series(list(files.values()), lambda f: f"blitzstart/{by_path[f]}", substrates, reps=args.reps)
-    dest = write_report(run_dirs)
-    print((dest / "report.md").read_text())
-    print(f"report: {dest / 'report.md'}  ({time.monotonic() - t0:.0f} s for {len(run_dirs)} link(s), "
-          f"{jobs} at once)")
-    return 0
-
-
-def _uml_or_one(args, jobs: int) -> list:
-    """Substrates for a series: one UML per core under virtual time, else the one real-clock substrate."""
+def _substrates(args, jobs: int) -> list:
+    """One UML per core under virtual time (@jobs of them), else the one real-clock substrate."""
     if args.substrate == "uml":
         from .substrate.uml import allowed_cpus
         return [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
     return [make_substrate(args.substrate, args.accel, args.clock)]
 
 
-def cmd_astart(args) -> int:
-    """`make astart`: E8's settings (topologies/e8-astart.yaml), Fig. 12 and fairness, beside the paper."""
-    import yaml
+def _series_command(args, files_of, kind_of, write_report) -> int:
+    """A target made of several scenario runs and one report (`make astart`, `make blitzstart`).
 
-    from .analysis.astart import write_report
+    @files_of() checks the request and returns the scenario files (everything is refused
+    before anything runs); each runs into results/<kind_of(file)>/; the report follows."""
     if args.report:
         dest = write_report([Path(d) for d in args.report])
         print((dest / "report.md").read_text())
@@ -195,35 +160,58 @@ def cmd_astart(args) -> int:
         return 0
     from .experiment import run_series
     from .matrix.orchestrate import check_jobs
-    from .scenario import load_scenario
-    from .scenario.series import load_series
-    series = load_series(paths.REPO_ROOT / "topologies" / "e8-astart.yaml")
-    names = [x.strip() for x in args.settings.split(",")] if args.settings else None
-    chosen = series.scenarios(names)  # refuses unknown settings and bad files before anything runs
-    extras = [] if args.only_series else [paths.REPO_ROOT / "topologies" / f"e8-astart-{n}.yaml"
-                                          for n in ("liw", "fairness")]
-    for f in extras:
-        load_scenario(f)
     if args.reps is not None and args.reps < 1:
         raise SystemExit(f"error: REPS={args.reps}: at least 1")
     jobs = check_jobs(args.substrate, args.jobs)
-    substrates = _uml_or_one(args, jobs)
-    # Each setting's scenario is written down first, so its run records the file it ran.
-    written = paths.new_run_dir("astart/scenarios")
-    files = []
-    for setting, _ in chosen:
-        f = written / f"e8-astart-{setting['name']}.yaml"
-        f.write_text(yaml.safe_dump(series.scenario_data(setting), sort_keys=False))
-        files.append(f)
-    files += extras
+    files = files_of()
     t0 = time.monotonic()
-    run_dirs = run_series(files, lambda f: f"astart/{f.stem.removeprefix('e8-astart-')}", substrates,
-                          reps=args.reps)
+    run_dirs = run_series(files, kind_of, _substrates(args, jobs), reps=args.reps)
     dest = write_report(run_dirs)
     print((dest / "report.md").read_text())
     print(f"report: {dest / 'report.md'}  ({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), "
           f"{jobs} at once)")
     return 0
+
+
+def cmd_blitzstart(args) -> int:
+    """`make blitzstart`: E9's links (topologies/e9-blitzstart-<link>.yaml), then the table beside the report's."""
+    from .analysis.blitzstart import LINKS, write_report
+    from .scenario import load_scenario
+    prefix = "e9-blitzstart-"
+
+    def files_of() -> list[Path]:
+        links = [x.strip() for x in args.links.split(",") if x.strip()] if args.links else list(LINKS)
+        files = [paths.REPO_ROOT / "topologies" / f"{prefix}{link}.yaml" for link in links]
+        missing = [link for link, f in zip(links, files) if not f.exists()]
+        if missing:
+            known = sorted(f.stem.removeprefix(prefix) for f in (paths.REPO_ROOT / "topologies").glob(f"{prefix}*.yaml")
+                           if f.stem != f"{prefix}cases")
+            raise SystemExit(f"error: no link {', '.join(missing)} (known: {', '.join(known)}; "
+                             f"a new link is a file topologies/{prefix}<link>.yaml)")
+        for f in files:
+            load_scenario(f)
+        return files
+    return _series_command(args, files_of, lambda f: f"blitzstart/{f.stem.removeprefix(prefix)}", write_report)
+
+
+def cmd_astart(args) -> int:
+    """`make astart`: E8's settings (topologies/e8-astart.yaml), Fig. 12 and fairness, beside the paper."""
+    from .analysis.astart import write_report
+    from .experiment.series import write_series_scenarios
+    from .scenario import load_scenario
+    from .scenario.series import load_series
+    prefix = "e8-astart-"
+
+    def files_of() -> list[Path]:
+        series = load_series(paths.REPO_ROOT / "topologies" / "e8-astart.yaml")
+        chosen = series.scenarios([x.strip() for x in args.settings.split(",")] if args.settings else None)
+        extras = [] if args.only_series else [paths.REPO_ROOT / "topologies" / f"{prefix}{n}.yaml"
+                                              for n in ("liw", "fairness")]
+        for f in extras:
+            load_scenario(f)
+        # Each setting's scenario is written down first, so its run records the file it ran.
+        return write_series_scenarios(series, [s for s, _ in chosen], paths.new_run_dir("astart/scenarios")) + extras
+    return _series_command(args, files_of, lambda f: f"astart/{f.stem.removeprefix(prefix)}", write_report)
 
 
 def cmd_report(args) -> int:
@@ -255,12 +243,7 @@ def cmd_matrix(args) -> int:
         signal.signal(signal.SIGTERM, stop)
         from .matrix.orchestrate import check_jobs
         jobs = check_jobs(args.substrate, args.jobs)
-        if args.substrate == "uml":
-            from .substrate.uml import allowed_cpus
-            cpus = allowed_cpus()
-            substrates = [make_substrate("uml", cpu=cpus[i]) for i in range(jobs)]
-        else:
-            substrates = [make_substrate(args.substrate, args.accel, args.clock)]
+        substrates = _substrates(args, jobs)
         substrate = substrates[0]
         image_hash = substrate.image.manifest()["image_hash"] if args.substrate != "native" else plan["image_hash"]
         mx.check_host_matches(plan, image_hash, mx.traffic_code_version())

@@ -12,7 +12,21 @@ import queue
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import yaml
+
 from .run import run_scenario
+
+
+def write_series_scenarios(series, settings: list[dict], dest: Path) -> list[Path]:
+    """The scenarios of a series file's @settings, each as its own file in @dest
+    (<scenario name>.yaml), for run_series and for the record."""
+    files = []
+    for setting in settings:
+        data = series.scenario_data(setting)
+        f = dest / f"{data['name']}.yaml"
+        f.write_text(yaml.safe_dump(data, sort_keys=False))
+        files.append(f)
+    return files
 
 
 def run_series(scenarios: list[Path], kind_of, substrates: list, reps: int | None = None) -> list[Path]:
