@@ -42,7 +42,15 @@ from .buildtools import (ImageError, chroot_mounts, hash_inputs, in_chroot, log,
 from .mirrors import Mirrors
 
 #: Bump when the build procedure changes in a way that changes its output.
-UML_BUILDER_VERSION = 1
+#: 2: fixed build stamp (KBUILD_REPRODUCIBLE).
+UML_BUILDER_VERSION = 2
+
+#: The kernel writes its build time, user and host into its binary ("#1 Mon Nov 23 01:08:23 UTC
+#: 2026"); two builds of one recipe then differ, and a guest's memory with them, which moved
+#: chaotic runs (E9's two-flow cells, measured) between two machines given the same seed.  Fixed
+#: values make the binary a function of the recipe alone.
+KBUILD_REPRODUCIBLE = {"KBUILD_BUILD_TIMESTAMP": "Thu Jan  1 00:00:00 UTC 2026", "KBUILD_BUILD_USER": "sslab",
+                       "KBUILD_BUILD_HOST": "sslab", "KBUILD_BUILD_VERSION": "1"}
 #: Where the tree is built inside the build chroot (and bind-mounted again for module builds).
 TREE_IN_CHROOT = "/usr/src/sslab-uml"
 #: Host packages the kernel build needs besides the base rootfs's gcc and make.
@@ -195,7 +203,8 @@ def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path)
             jobs = str(os.cpu_count() or 1)
             log(f"UML kernel: make ARCH=um linux modules -j{jobs} (about 5 min on 2 cores)")
             t0 = time.monotonic()
-            in_chroot(chroot, ["make", "-s", "-C", src, "ARCH=um", f"-j{jobs}", "linux", "modules"])
+            in_chroot(chroot, ["make", "-s", "-C", src, "ARCH=um", f"-j{jobs}", "linux", "modules"],
+                      extra_env=KBUILD_REPRODUCIBLE)
             record["compile_seconds"] = round(time.monotonic() - t0, 1)
             release = in_chroot(chroot, ["make", "-s", "-C", src, "ARCH=um", "kernelrelease"], capture=True).strip()
             record["gcc"] = in_chroot(chroot, ["gcc", "--version"], capture=True).splitlines()[0]
