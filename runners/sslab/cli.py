@@ -278,6 +278,17 @@ def add_substrate_options(p: argparse.ArgumentParser) -> None:
                    help="QEMU's clock: real (MTTCG or KVM) or virtual (single-threaded TCG with icount)")
 
 
+def add_series_parser(sub, name: str, func, help_text: str, reps_default: str):
+    """A target made of scenario runs and a report: --reps, --jobs, --report and the substrate options."""
+    p = sub.add_parser(name, help=help_text)
+    p.add_argument("--reps", type=int, help=f"repetitions per scenario (default: the scenario's, {reps_default})")
+    p.add_argument("--jobs", type=int, help="scenarios at once under UML (default: the host's cores)")
+    p.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the report from these run directories")
+    add_substrate_options(p)
+    p.set_defaults(func=func)
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="sslab")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -304,21 +315,13 @@ def main(argv: list[str] | None = None) -> int:
     pc.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
     pc.add_argument("--reps", type=int, default=2)
     pc.set_defaults(func=cmd_crosscheck)
-    pb = sub.add_parser("blitzstart", help="E9: Blitzstart against the standard start on the report's links")
+    pb = add_series_parser(sub, "blitzstart", cmd_blitzstart, "E9: Blitzstart against the standard start on the "
+                           "report's links", reps_default="30")
     pb.add_argument("--links", help="comma-separated links (default: dsl-slow,dsl-fast,3g,lte)")
-    pb.add_argument("--reps", type=int, help="repetitions per link (default: the scenario's, 30)")
-    pb.add_argument("--jobs", type=int, help="links at once under UML (default: the host's cores)")
-    pb.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the table from these run directories")
-    add_substrate_options(pb)
-    pb.set_defaults(func=cmd_blitzstart)
-    pa = sub.add_parser("astart", help="E8: Astart, NewReno, Hoe and Vegas on the Astart paper's settings")
+    pa = add_series_parser(sub, "astart", cmd_astart, "E8: Astart, NewReno, Hoe and Vegas on the Astart paper's "
+                           "settings", reps_default="1")
     pa.add_argument("--settings", help="comma-separated settings of topologies/e8-astart.yaml (default: all)")
     pa.add_argument("--only-series", action="store_true", help="leave out Fig. 12 and the fairness runs")
-    pa.add_argument("--reps", type=int, help="repetitions per scenario (default: the scenario's, 1)")
-    pa.add_argument("--jobs", type=int, help="scenarios at once under UML (default: the host's cores)")
-    pa.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the tables from these run directories")
-    add_substrate_options(pa)
-    pa.set_defaults(func=cmd_astart)
     pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
     pr.add_argument("run_dir")
     pr.set_defaults(func=cmd_report)

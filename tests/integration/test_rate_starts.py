@@ -1,15 +1,13 @@
 """Astart and Blitzstart on the real UML guest: the module's numbers against the wire's."""
 
 import json
-import subprocess
-import sys
-import os
-from pathlib import Path
 
 import pytest
 
 from sslab.analysis.pcap import tcp_segments
 from sslab.paths import REPO_ROOT
+
+from .helpers import sslab
 
 pytestmark = pytest.mark.vm
 SCENARIO = REPO_ROOT / "tests/data/rate-starts.yaml"
@@ -21,9 +19,7 @@ BDP_PKTS = 100e6 / 8 / 1514 * 0.1
 @pytest.fixture(scope="module")
 def rate_runs(tmp_path_factory, image):
     results = tmp_path_factory.mktemp("results")
-    env = {**os.environ, "SSLAB_RESULTS": str(results)}
-    res = subprocess.run([sys.executable, "-m", "sslab", "startup", "--scenario", str(SCENARIO)],
-                         capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=900)
+    res = sslab(["startup", "--scenario", str(SCENARIO)], results, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     run_dir = (results / "startup" / "latest").resolve()
     runs = {}

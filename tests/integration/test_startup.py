@@ -1,9 +1,6 @@
 """E1's pipeline end to end on real stacks: scenario -> VM -> pcaps, traces -> report."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,14 +8,13 @@ import pytest
 from sslab.experiment import sha256
 from sslab.paths import REPO_ROOT
 
+from .helpers import sslab
+
+
 pytestmark = pytest.mark.vm
 SMOKE = REPO_ROOT / "tests/data/e1-smoke.yaml"
 
 
-def sslab(args, results: Path, timeout=1800):
-    env = {**os.environ, "SSLAB_RESULTS": str(results)}
-    return subprocess.run([sys.executable, "-m", "sslab", *args], capture_output=True, text=True,
-                          cwd=REPO_ROOT, env=env, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import json
 import multiprocessing
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,19 +17,18 @@ import pytest
 
 from sslab.ccas import OUR_CCAS
 from sslab.paths import REPO_ROOT
+
 from sslab.substrate.console import VMHangError
 from sslab.substrate.job import JobSpec
 from sslab.substrate.uml import UMLConfig, UMLTestbed
+
+from .helpers import sslab
 
 pytestmark = pytest.mark.vm
 DETERMINISM = REPO_ROOT / "tests/data/uml-determinism.yaml"
 EXITS = REPO_ROOT / "tests/data/slow-start-exits.yaml"
 
 
-def sslab(args, results: Path, timeout=900):
-    env = {**os.environ, "SSLAB_RESULTS": str(results)}
-    return subprocess.run([sys.executable, "-m", "sslab", *args], capture_output=True, text=True,
-                          cwd=REPO_ROOT, env=env, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

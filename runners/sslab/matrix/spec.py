@@ -7,11 +7,11 @@ import itertools
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import paths
 from ..scenario import KNOWN_CCAS, Scenario, parse_scenario, scenario_from_dump, substitute
-from ..scenario.load import field_errors, read_yaml_file
+from ..scenario.load import read_template_file
 
 MATRICES_DIR = paths.REPO_ROOT / "playbooks" / "matrices"
 
@@ -108,16 +108,8 @@ def load_matrix(name_or_path: str) -> Matrix:
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in MATRICES_DIR.glob("*.yaml")))
         raise MatrixError(f"no matrix {name_or_path!r} (known: {known})")
-    data = read_yaml_file(path, MatrixError)
-    if not isinstance(data, dict) or set(data) != {"matrix", "scenario"}:
-        raise MatrixError(f"{path}: a matrix file has exactly two sections, matrix and scenario")
-    try:
-        spec = MatrixSpec.model_validate(data["matrix"])
-    except ValidationError as e:
-        lines = [f"  matrix.{ln.strip()}" for ln in field_errors(e)]
-        raise MatrixError(f"{path}: invalid matrix ({len(lines)} error{'s' if len(lines) > 1 else ''})\n"
-                          + "\n".join(lines)) from None
-    m = Matrix(spec, data["scenario"], path)
+    spec, template = read_template_file(path, "matrix", MatrixSpec, MatrixError)
+    m = Matrix(spec, template, path)
     # Every setting must make a valid scenario (CCA axes aside: their
     # availability is the kernel's business, checked when planning).
     for setting in settings(spec, {}):

@@ -209,3 +209,20 @@ def to_plan(s: Scenario) -> dict:
             for i, (rep, case) in enumerate(order)
         ],
     }
+
+
+def read_template_file(path: Path, section: str, model, error: type[Exception]) -> tuple[Any, Any]:
+    """A file of two sections: @section, validated by the pydantic @model, and `scenario`, a template.
+
+    Returns (spec, template).  Errors name the file, and every field error is listed as
+    @section.<field>."""
+    data = read_yaml_file(path, error)
+    if not isinstance(data, dict) or set(data) != {section, "scenario"}:
+        raise error(f"{path}: a {section} file has exactly two sections, {section} and scenario")
+    try:
+        spec = model.model_validate(data[section])
+    except ValidationError as e:
+        lines = [f"  {section}.{ln.strip()}" for ln in field_errors(e)]
+        raise error(f"{path}: invalid {section} ({len(lines)} error{'s' if len(lines) > 1 else ''})\n"
+                    + "\n".join(lines)) from None
+    return spec, data["scenario"]

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .load import field_errors, parse_scenario, read_yaml_file, substitute
+from .load import parse_scenario, read_template_file, substitute
 from .model import Scenario, ScenarioError
 
 
@@ -57,15 +57,7 @@ class Series:
 
 def load_series(path: Path | str) -> Series:
     path = Path(path)
-    data = read_yaml_file(path, ScenarioError)
-    if not isinstance(data, dict) or set(data) != {"series", "scenario"}:
-        raise ScenarioError(f"{path}: a series file has exactly two sections, series and scenario")
-    try:
-        spec = SeriesSpec.model_validate(data["series"])
-    except ValidationError as e:
-        lines = [f"  series.{ln.strip()}" for ln in field_errors(e)]
-        raise ScenarioError(f"{path}: invalid series ({len(lines)} error{'s' if len(lines) > 1 else ''})\n"
-                            + "\n".join(lines)) from None
-    series = Series(spec, data["scenario"], path)
+    spec, template = read_template_file(path, "series", SeriesSpec, ScenarioError)
+    series = Series(spec, template, path)
     series.scenarios()  # every setting must make a valid scenario
     return series
