@@ -19,9 +19,6 @@
 /* A rate estimate is at most this (4 GB/s, 34 Gbit/s): it fits u32. */
 #define RATE_MAX 0xffffffffULL
 
-static inline u32 rs_min(u32 a, u32 b) { return a < b ? a : b; }
-static inline u32 rs_max(u32 a, u32 b) { return a > b ? a : b; }
-static inline u32 rs_sat_add(u32 a, u64 b) { return a + b > 0xffffffffULL ? 0xffffffffU : (u32)(a + b); }
 
 /* @bytes over @us, in bytes per second (@us > 0). */
 static u32 rate_of(u64 bytes, u32 us)
@@ -87,7 +84,7 @@ static void ere_achieved_rate(struct ss_ere *e, const struct ss_ack *ack, u32 by
 {
 	u32 el, sample;
 
-	e->re_bytes = rs_sat_add(e->re_bytes, bytes);
+	e->re_bytes = ss_sat_add(e->re_bytes, bytes);
 	el = ss_elapsed(ack->now_us, e->re_start_us);
 	if (!el || el < rtt_us)
 		return;
@@ -102,7 +99,7 @@ static void ere_update(struct sscore_state *st, const struct ss_params *p,
 {
 	struct ss_ere *e = &st->ere;
 	u32 min_rtt = st->rnd.min_rtt_us;
-	u32 bytes = rs_sat_add(0, (u64)ack->acked * ack->mss);
+	u32 bytes = ss_sat32((u64)ack->acked * ack->mss);
 	u32 el, x;
 
 	if (min_rtt == SS_RTT_UNKNOWN)
@@ -117,7 +114,7 @@ static void ere_update(struct sscore_state *st, const struct ss_params *p,
 	}
 	ere_achieved_rate(e, ack, bytes, ack->srtt_us ? ack->srtt_us : min_rtt);
 	e->tk_us = ss_ere_sample_interval(e, w->cwnd, ack->mss, min_rtt, ack->srtt_us);
-	e->sample_bytes = rs_sat_add(e->sample_bytes, bytes);
+	e->sample_bytes = ss_sat_add(e->sample_bytes, bytes);
 	el = ss_elapsed(ack->now_us, e->sample_start_us);
 	/* ACKs in the same microsecond (a stretch of GRO'd ACKs) are one sample. */
 	if (!el || el < e->tk_us)
@@ -241,12 +238,12 @@ void ss_ratestart_on_ack(struct sscore_state *st, const struct ss_params *p,
 void ss_init_window(struct sscore_state *st, const struct ss_params *p, struct ss_win *w)
 {
 	if (ss_is_reno(st->variant)) {
-		w->ssthresh = rs_max(p->reno_init_ssthresh, 2);
+		w->ssthresh = ss_max(p->reno_init_ssthresh, 2);
 		if (p->reno_iw)
 			w->cwnd = p->reno_iw;
 	}
 	else if (st->variant == SS_STD_START || st->variant == SS_BLITZ)
-		w->cwnd = rs_max(p->std_iw, 1);
+		w->cwnd = ss_max(p->std_iw, 1);
 	else
 		return;
 	ss_emit(st, SS_EV_START, w->cwnd, w->ssthresh, 0, 0);
@@ -256,7 +253,7 @@ void ss_blitz_start(struct sscore_state *st, const struct ss_params *p, u64 hint
 		    u32 mss, struct ss_win *w, struct ss_pacing_plan *plan)
 {
 	struct ss_blitz *b = &st->blitz;
-	u32 pct = p->blitz_pace_pct ? rs_min(p->blitz_pace_pct, 100) : 100;
+	u32 pct = p->blitz_pace_pct ? ss_min(p->blitz_pace_pct, 100) : 100;
 	u32 cwnd, duration;
 
 	*plan = (struct ss_pacing_plan){ 0 };
@@ -265,7 +262,7 @@ void ss_blitz_start(struct sscore_state *st, const struct ss_params *p, u64 hint
 	if (hint > RATE_MAX)
 		hint = RATE_MAX;
 	cwnd = window_of(hint, rtt_us, mss);
-	duration = (u32)rs_max((u32)((u64)rtt_us * pct / 100), 1);
+	duration = (u32)ss_max((u32)((u64)rtt_us * pct / 100), 1);
 	b->hint = (u32)hint;
 	b->rtt_us = rtt_us;
 	b->first_cwnd = cwnd;

@@ -15,10 +15,6 @@
 
 const struct ss_params ss_default_params = SS_DEFAULT_PARAMS;
 
-static inline u32 ss_min(u32 a, u32 b) { return a < b ? a : b; }
-static inline u32 ss_max(u32 a, u32 b) { return a > b ? a : b; }
-static inline u32 ss_clamp(u32 v, u32 lo, u32 hi) { return ss_max(lo, ss_min(v, hi)); }
-static inline u32 ss_sat32(u64 v) { return v > 0xffffffffULL ? 0xffffffffU : (u32)v; }
 
 static void trace(const struct sscore_state *st, enum ss_event_type type,
 		  u32 a, u32 b, u32 c, const struct ss_pacing_plan *plan)

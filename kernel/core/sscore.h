@@ -81,6 +81,17 @@ static inline bool ss_after(u32 seq1, u32 seq2)
 	return ss_before(seq2, seq1);
 }
 
+static inline u32 ss_min(u32 a, u32 b) { return a < b ? a : b; }
+static inline u32 ss_max(u32 a, u32 b) { return a > b ? a : b; }
+static inline u32 ss_clamp(u32 v, u32 lo, u32 hi) { return ss_max(lo, ss_min(v, hi)); }
+static inline u32 ss_sat32(u64 v) { return v > 0xffffffffULL ? 0xffffffffU : (u32)v; }
+
+/* u32 counters saturate rather than wrap. */
+static inline u32 ss_sat_add(u32 a, u64 b)
+{
+	return ss_sat32((u64)a + b);
+}
+
 /* Time from @then to @now in microseconds; 0 if @then is in the future. */
 static inline u32 ss_elapsed(u32 now, u32 then)
 {
