@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from .. import paths
+from .archive import runs_of
 
 CCAS = ("reno_fixed", "reno_hoe", "reno_astart", "vegas")
 LABEL = {"reno_fixed": "NewReno", "reno_hoe": "Hoe", "reno_astart": "Astart", "vegas": "Vegas"}
@@ -82,9 +83,7 @@ def load(run_dirs: list[Path]) -> dict[str, dict]:
                                               "bdp_frames": rate * 1e6 * rtt / 1e3 / 8 / (mtu + 14),
                                               "runs": {}, "dirs": []})
         entry["dirs"].append(str(d))
-        out_dir = d / "job" / "out"
-        for e in json.loads((out_dir / "runs.json").read_text()):
-            run = json.loads((out_dir / "runs" / e["tag"] / "run.json").read_text())
+        for run, _ in runs_of(d):
             flows = _flow_numbers(run, mtu, rate)
             entry["runs"].setdefault(run["run"]["case"], []).append(
                 {"flows": flows, "drops": run["bottleneck"]["drops"]})

@@ -32,6 +32,7 @@ from pathlib import Path
 import yaml
 
 from .. import paths
+from .archive import runs_of
 from .pcap import analyse_pcap_ports, new_bytes_between
 from .stats import welch_diff
 
@@ -68,11 +69,8 @@ def load_link(run_dir: Path) -> tuple[str, dict, list[dict]]:
     m = _SCENARIO.match(plan["name"])
     if not m:
         raise ValueError(f"{run_dir}: not an E9 run (scenario {plan['name']!r})")
-    out_dir = run_dir / "job" / "out"
     records = []
-    for entry in json.loads((out_dir / "runs.json").read_text()):
-        rdir = out_dir / "runs" / entry["tag"]
-        run = json.loads((rdir / "run.json").read_text())
+    for run, rdir in runs_of(run_dir):
         params = run["run"]["params"]
         records.append({"start": params["start"], "size": params["size"], "rep": run["run"]["rep"],
                         **_measured_run(rdir, run)})

@@ -35,6 +35,27 @@ def open_pcap(path: Path):
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
+def _flow_events(path: Path, server_ports: list[int]):
+    """(timestamp, port, what) for the listed flows, in capture order: what is "syn" for a SYN
+    towards a port, else the data segment's new bytes (0: a retransmission, all of it seen before)."""
+    ports = set(server_ports)
+    highest: dict[int, int] = {}
+    for ts, (sport, dport, seq, flags), payload in tcp_segments(path):
+        if flags & SYN and not flags & ACK:
+            if dport in ports:
+                yield ts, dport, "syn"
+            continue
+        if sport not in ports or payload <= 0:
+            continue
+        end = (seq + payload) & 0xFFFFFFFF
+        top = highest.get(sport)
+        if top is None or _u32_ahead(end, top):
+            highest[sport] = end
+            yield ts, sport, payload if top is None else min(payload, (end - top) & 0xFFFFFFFF)
+        else:
+            yield ts, sport, 0
+
+
 def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODPUT_BIN_S,
                        absolute_t0: float | None = None) -> dict[int, PcapFlow]:
     """Every listed flow's view at the bottleneck, in one pass over the capture.
@@ -44,29 +65,20 @@ def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODP
     @absolute_t0 (one clock for all flows, for fairness over time).
     """
     flows = {p: PcapFlow(new_bytes_by_bin={}) for p in server_ports}
-    highest: dict[int, int] = {}
-    for ts, tcp_hdr, payload in tcp_segments(path):
-        sport, dport, seq, flags = tcp_hdr
-        if flags & SYN and not flags & ACK:
-            flow = flows.get(dport)
-            if flow is not None and flow.syn_ts is None:
+    for ts, port, what in _flow_events(path, server_ports):
+        flow = flows[port]
+        if what == "syn":
+            if flow.syn_ts is None:
                 flow.syn_ts = ts
             continue
-        flow = flows.get(sport)
-        if flow is None or payload <= 0:
-            continue
-        end = (seq + payload) & 0xFFFFFFFF
         flow.data_segments += 1
         if flow.first_data_ts is None:
             flow.first_data_ts = ts
-        top = highest.get(sport)
-        if top is None or _u32_ahead(end, top):
-            new = payload if top is None else min(payload, (end - top) & 0xFFFFFFFF)
-            highest[sport] = end
+        if what:
             flow.last_new_data_ts = ts
             origin = absolute_t0 if absolute_t0 is not None else (flow.syn_ts or ts)
             b = int((ts - origin) / bin_s)
-            flow.new_bytes_by_bin[b] = flow.new_bytes_by_bin.get(b, 0) + new
+            flow.new_bytes_by_bin[b] = flow.new_bytes_by_bin.get(b, 0) + what
         else:
             flow.retransmitted_segments += 1
     return flows
@@ -75,19 +87,11 @@ def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODP
 def new_bytes_between(path: Path, server_ports: list[int], t0: float, t1: float) -> dict[int, int]:
     """New data bytes each flow put through the bottleneck between capture times @t0 and @t1."""
     out = {p: 0 for p in server_ports}
-    highest: dict[int, int] = {}
-    for ts, (sport, _dport, seq, _flags), payload in tcp_segments(path):
-        if sport not in out or payload <= 0:
-            continue
-        end = (seq + payload) & 0xFFFFFFFF
-        top = highest.get(sport)
-        if top is None or _u32_ahead(end, top):
-            new = payload if top is None else min(payload, (end - top) & 0xFFFFFFFF)
-            highest[sport] = end
-            if t0 <= ts <= t1:
-                out[sport] += new
+    for ts, port, what in _flow_events(path, server_ports):
         if ts > t1:
             break
+        if what != "syn" and ts >= t0:
+            out[port] += what
     return out
 
 
