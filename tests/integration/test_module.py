@@ -7,14 +7,14 @@ import sys
 
 import pytest
 
+from sslab.ccas import OUR_CCAS
 from sslab.paths import REPO_ROOT
 from sslab.substrate.job import JobSpec
 from sslab.substrate.qemu import TestbedVM
 from sslab.substrate.uml import UMLTestbed
 
 pytestmark = pytest.mark.vm
-NAMES = ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "reno_fixed", "reno_hoe", "reno_astart", "cubic_std",
-         "cubic_blitz"]
+NAMES = list(OUR_CCAS)
 SMOKE = REPO_ROOT / "tests/data/module-smoke.yaml"
 
 

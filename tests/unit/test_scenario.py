@@ -242,3 +242,13 @@ def test_series_files_build_every_setting_and_refuse_bad_ones(tmp_path: Path):
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(bad))
     with pytest.raises(ScenarioError, match="setting bad"):
         load_series(tmp_path / "s.yaml")
+
+
+def test_congestion_control_names_match_the_module_source_and_the_guest_check():
+    import re
+
+    from sslab.ccas import OUR_CCAS
+    from sslab.guest.modcheck import NAMES
+    src = (REPO_ROOT / "kernel/sslab_tcp.c").read_text()
+    assert tuple(re.findall(r'^SSLAB_OPS\(\w+, "(\w+)",', src, re.M)) == OUR_CCAS
+    assert tuple(NAMES) == OUR_CCAS
