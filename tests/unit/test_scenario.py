@@ -42,7 +42,10 @@ def test_e1_scenario():
     # alternate: every case once per repetition, repetitions in turn
     assert [r for r, _ in order[:8]] == [0] * 8 and [c.name for _, c in order[:8]] == [c.name for c in s.cases]
     plan = to_plan(s)
-    assert plan["bottleneck"] == {"rate_mbit": 50.0, "buffer_pkts": 413}
+    assert {k: v for k, v in plan["bottleneck"].items() if k != "link"} == {"rate_mbit": 50.0, "buffer_pkts": 413}
+    # a wired link: netem's exact spacing, no trace, no bursts
+    link = plan["bottleneck"]["link"]
+    assert link["shaper"] == "netem" and link["trace"] is None and link["aggregation"] == {"down": None, "up": None}
     assert plan["runs"][9]["rep"] == 1 and plan["runs"][9]["flows"][0]["cc"] == "cubic_ss"
 
 

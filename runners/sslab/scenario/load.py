@@ -187,20 +187,60 @@ def start_offset(s: Scenario, run_index: int, flow_index: int, flow: Flow) -> fl
     return round(int.from_bytes(digest[:8], "big") / 2**64 * span, 6)
 
 
+def trace_offset(s: Scenario, rep: int) -> float:
+    """Seconds into the link's rate trace at which the runs of repetition @rep begin (see Variation).
+
+    One draw per (seed, repetition): every case of a repetition meets the
+    channel in the same state (variants are compared on common draws), and
+    a scenario split into several files with one seed draws the same."""
+    trace = s.bottleneck.rate_trace()
+    if trace is None:
+        return 0.0
+    if s.variation.trace_offset != "random":
+        return float(s.variation.trace_offset) % (trace.period_ms / 1e3)
+    digest = hashlib.sha256(f"sslab-trace-offset/{s.seed}/{rep}".encode()).digest()
+    # Whole bins, so a run begins where a bin does.
+    nbins = len(trace.rates_mbit)
+    return round(int.from_bytes(digest[:8], "big") % nbins * trace.bin_ms / 1e3, 6)
+
+
+def link_plan(s: Scenario) -> dict:
+    """The bottleneck's link model for the guest: kind, shaper, the trace's bins, the bursts."""
+    link = s.bottleneck.link
+    trace = s.bottleneck.rate_trace()
+
+    def slot(x):
+        return None if x is None else {"min_ms": round(x.min * 1e3, 6), "max_ms": round(x.max * 1e3, 6),
+                                       "packets": x.packets}
+    return {
+        "kind": link.kind, "preset": link.preset,
+        # A varying rate needs HTB (see sslab.scenario.links); a constant one keeps netem's exact spacing.
+        "shaper": "htb" if trace is not None else "netem",
+        "trace": None if trace is None else {
+            "source": trace.source, "sha256": trace.sha256, "bin_ms": trace.bin_ms,
+            "period_ms": trace.period_ms, "mean_mbit": round(trace.mean_mbit, 6),
+            "rates_mbit": list(trace.rates_mbit)},
+        "aggregation": {"down": slot(link.aggregation.down), "up": slot(link.aggregation.up)},
+        "rate_tolerance": link.rate_tolerance,
+    }
+
+
 def to_plan(s: Scenario) -> dict:
     """The scenario as plain data for the substrate (no pydantic there)."""
     order = s.run_order()
+    link = link_plan(s)
     return {
         "name": s.name,
         "seed": s.seed,
         "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs, "backend": s.topology.backend,
                      "mtu": s.topology.mtu},
-        "bottleneck": {"rate_mbit": s.bottleneck.rate_mbit, "buffer_pkts": s.buffer_packets},
+        "bottleneck": {"rate_mbit": s.bottleneck.rate_mbit, "buffer_pkts": s.buffer_packets, "link": link},
         "pairs": [{"rtt_ms": p.rtt * 1e3} for p in s.pairs],
         "addresses": {k: str(v) for k, v in s.topology.addresses.model_dump().items()},
         "capture": s.capture.model_dump(),
         "runs": [
             {"index": i, "rep": rep, "case": case.name, "params": case.params,
+             **({"trace_offset_s": trace_offset(s, rep)} if link["trace"] else {}),
              "module_params": {**s.module_params, **case.module_params},
              "flows": [{**f.model_dump(), "start_offset_s": start_offset(s, i, k, f),
                         **({"hint_bytes_per_s": round(f.hint_mbit(s.bottleneck.rate_mbit) * 1e6 / 8)}

@@ -24,15 +24,20 @@ mbit, gbit; times accept us, ms, s.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import itertools
 import random
 import re
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from .. import paths
 from ..ccas import KNOWN_CCAS, MODULE_PARAMS
+from .links import fill_link
+from .traces import RateTrace, floor_mbit, generated_trace, trace_from_text
 from .units import FRAME_BYTES, parse_rate_mbit, parse_seconds, parse_size
 
 
@@ -52,19 +57,21 @@ class Strict(BaseModel):
 
 
 class Buffer(Strict):
-    """Bottleneck buffer: exactly one of packets, bytes, or bdp (with the RTT it refers to)."""
+    """Bottleneck buffer: exactly one of packets, bytes, bdp (with the RTT it refers to), or
+    time (how long the full queue takes to drain at the link's rate; its mean rate if it varies)."""
 
     packets: int | None = None
     bytes: int | None = None
     bdp: float | None = None
     rtt: float | None = Field(default=None, description="reference RTT for bdp, seconds")
+    time: float | None = Field(default=None, description="drain time at the (mean) rate, seconds")
 
     @field_validator("bytes", mode="before")
     @classmethod
     def _bytes(cls, v):
         return None if v is None else parse_size(v)
 
-    @field_validator("rtt", mode="before")
+    @field_validator("rtt", "time", mode="before")
     @classmethod
     def _rtt(cls, v, info: ValidationInfo):
         return None if v is None else float(v) if _canonical(v, info) else parse_seconds(v)
@@ -82,9 +89,11 @@ class Buffer(Strict):
 
     @model_validator(mode="after")
     def _one_form(self):
-        given = [k for k in ("packets", "bytes", "bdp") if getattr(self, k) is not None]
+        given = [k for k in ("packets", "bytes", "bdp", "time") if getattr(self, k) is not None]
         if len(given) != 1:
-            raise ValueError("give exactly one of packets, bytes or bdp")
+            raise ValueError("give exactly one of packets, bytes, bdp or time")
+        if self.time is not None and not 0 < self.time <= 60:
+            raise ValueError(f"time must be in (0, 60 s], got {self.time}")
         if self.packets is not None and self.packets < 1:
             raise ValueError(f"packets must be at least 1, got {self.packets}")
         if self.bytes is not None and self.bytes < FRAME_BYTES:
@@ -104,14 +113,172 @@ class Buffer(Strict):
             return self.packets
         if self.bytes is not None:
             return self.bytes // frame_bytes
+        if self.time is not None:
+            return max(1, round(rate_mbit * 1e6 * self.time / 8 / frame_bytes))
         return max(1, round(self.bdp * rate_mbit * 1e6 * self.rtt / 8 / frame_bytes))
 
 
+class Slot(Strict):
+    """netem's slot: frames leave in bursts, the bursts a uniform [min, max] apart, at most
+    `packets` frames each (sslab.scenario.links)."""
+
+    min: float
+    max: float
+    packets: int = Field(default=64, ge=1, le=100000)
+
+    @field_validator("min", "max", mode="before")
+    @classmethod
+    def _time(cls, v, info: ValidationInfo):
+        return float(v) if _canonical(v, info) else parse_seconds(v)
+
+    @model_validator(mode="after")
+    def _order(self):
+        if not 0 < self.min <= self.max <= 1:
+            raise ValueError(f"need 0 < min <= max <= 1 s, got min {self.min} s, max {self.max} s")
+        return self
+
+
+class Aggregation(Strict):
+    """Bursts of the hop: `down` for data (towards the clients), `up` for their ACKs."""
+
+    down: Slot | None = None
+    up: Slot | None = None
+
+
+class TraceModel(Strict):
+    """A generated rate trace (sslab.scenario.traces); its mean is the bottleneck's rate."""
+
+    model: Literal["gauss-markov", "lognormal-markov"]
+    seed: int = Field(default=1, ge=0, lt=2**63)
+    cv: float = Field(ge=0, le=3)
+    tau: float
+    duration: float = 60.0
+
+    @field_validator("tau", "duration", mode="before")
+    @classmethod
+    def _time(cls, v, info: ValidationInfo):
+        return float(v) if _canonical(v, info) else parse_seconds(v)
+
+    @model_validator(mode="after")
+    def _ranges(self):
+        if not 0 < self.tau <= 600:
+            raise ValueError(f"tau must be in (0, 600 s], got {self.tau}")
+        if not 1 <= self.duration <= 3600:
+            raise ValueError(f"duration must be in [1 s, 1 h], got {self.duration}")
+        return self
+
+
+def resolve_trace_file(name: str) -> Path:
+    """A trace file: absolute, or relative to the working directory, or to topologies/."""
+    p = Path(name)
+    if p.is_absolute() or p.exists():
+        return p
+    return paths.REPO_ROOT / "topologies" / name
+
+
+class Link(Strict):
+    """The bottleneck's link model (sslab.scenario.links has the presets and their sources)."""
+
+    kind: Literal["wired", "wifi", "cellular"] = "wired"
+    preset: str | None = None
+    #: None: a constant rate; a mahimahi file; or a generated trace.
+    trace: str | TraceModel | None = None
+    #: The replay's bin: the rate changes at most this often.
+    bin: float = 0.010
+    aggregation: Aggregation = Aggregation()
+    #: Fidelity: while the queue is never empty over a bin, the link must deliver what the
+    #: trace allows to within this fraction, summed over the run's busy bins.
+    rate_tolerance: float = Field(default=0.02, gt=0, le=1)
+
+    @field_validator("bin", mode="before")
+    @classmethod
+    def _bin(cls, v, info: ValidationInfo):
+        b = float(v) if _canonical(v, info) else parse_seconds(v)
+        if not 0.001 <= b <= 1 or abs(b * 1e3 - round(b * 1e3)) > 1e-9:
+            raise ValueError(f"bin must be a whole number of ms in [1 ms, 1 s], got {v!r}")
+        return b
+
+    @field_validator("trace")
+    @classmethod
+    def _trace_file(cls, v):
+        if isinstance(v, str) and not resolve_trace_file(v).is_file():
+            raise ValueError(f"no trace file {v!r} (looked in the working directory and topologies/)")
+        return v
+
+    @model_validator(mode="after")
+    def _readable(self):
+        if isinstance(self.trace, str):
+            _file_trace(str(resolve_trace_file(self.trace)), self.bin_ms)  # its errors name the line
+        return self
+
+    @property
+    def bin_ms(self) -> int:
+        return round(self.bin * 1e3)
+
+    def rate_trace(self, mean_mbit: float | None) -> RateTrace | None:
+        """The trace as replayed, scaled to @mean_mbit (None: a file's own mean)."""
+        if self.trace is None:
+            return None
+        if isinstance(self.trace, str):
+            base = _file_trace(str(resolve_trace_file(self.trace)), self.bin_ms)
+        else:
+            t = self.trace
+            base = _model_trace(t.model, t.seed, mean_mbit, t.duration, t.cv, t.tau, self.bin_ms)
+        if mean_mbit is None or abs(base.mean_mbit - mean_mbit) <= 1e-6 * mean_mbit:
+            return base
+        scale = mean_mbit / base.mean_mbit
+        floor = floor_mbit(base.bin_ms)
+        return RateTrace(base.bin_ms, base.period_ms,
+                         tuple(round(max(r * scale, floor), 6) for r in base.rates_mbit),
+                         f"{base.source} scaled x{scale:.6g}", base.sha256)
+
+
+@functools.lru_cache(maxsize=32)
+def _file_trace(path: str, bin_ms: int) -> RateTrace:
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise ValueError(f"cannot read trace {path}: {e.strerror}") from None
+    return trace_from_text(text, f"file:{path}", bin_ms)
+
+
+@functools.lru_cache(maxsize=32)
+def _model_trace(model: str, seed: int, mean: float, duration: float, cv: float, tau: float,
+                 bin_ms: int) -> RateTrace:
+    return generated_trace(model, seed, mean, duration, cv, tau, bin_ms)[1]
+
+
 class Bottleneck(Strict):
+    """The shared link.  `rate`: a wired link's rate, or a varying link's mean (a generated
+    trace is made with it; a file's trace is scaled to it); a link preset supplies it (and the
+    buffer) when they are left out."""
+
     rate_mbit: float = Field(alias="rate")
     buffer: Buffer
+    link: Link = Link()
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data):
+        if not isinstance(data, dict) or not isinstance(data.get("link"), dict):
+            return data
+        link, defaults = fill_link(data["link"])
+        data = {**data, "link": link}
+        if defaults is not None:
+            data.setdefault("buffer", defaults["buffer"])
+            if "rate" not in data and "rate_mbit" not in data:
+                if not isinstance(link.get("trace"), str):
+                    data["rate"] = defaults["mean"]
+        if "rate" not in data and "rate_mbit" not in data and isinstance(link.get("trace"), str):
+            # A file's own mean (a bad file or bin is reported by the link's own fields).
+            try:
+                bin_ms = round(Link.model_validate({"bin": link.get("bin", "10ms")}).bin * 1e3)
+                data["rate"] = f"{_file_trace(str(resolve_trace_file(link['trace'])), bin_ms).mean_mbit:.6f}mbit"
+            except (ValueError, ValidationError):
+                pass
+        return data
 
     @field_validator("rate_mbit", mode="before")
     @classmethod
@@ -120,6 +287,9 @@ class Bottleneck(Strict):
         if rate <= 0:
             raise ValueError(f"rate must be positive, got {v!r}")
         return rate
+
+    def rate_trace(self) -> RateTrace | None:
+        return self.link.rate_trace(self.rate_mbit)
 
 
 class Pair(Strict):
@@ -295,12 +465,29 @@ class Variation(Strict):
                   drawn uniformly per run and flow from the seed: "rtt" (up
                   to the flow's pair's base RTT, the default), a time, or 0;
     entropy       the guest's random numbers (TCP's initial sequence numbers,
-                  ephemeral ports, hash seeds) come from the seed (UML); off,
-                  every boot draws the same ones.
+                  ephemeral ports, hash seeds, netem's slot draws) come from
+                  the seed (UML); off, every boot draws the same ones;
+    trace_offset  where in a varying link's rate trace each run begins:
+                  "random" (whole bins, uniform over the trace's period, one
+                  draw per repetition from the seed: repetitions meet the
+                  channel in different states, as a real client does, and
+                  the cases of one repetition meet the same) or a time
+                  into the trace.
     """
 
     start_offset: float | Literal["rtt"] = "rtt"
     entropy: bool = True
+    trace_offset: float | Literal["random"] = "random"
+
+    @field_validator("trace_offset", mode="before")
+    @classmethod
+    def _trace_offset(cls, v, info: ValidationInfo):
+        if v == "random" or v is None:
+            return "random"
+        value = float(v) if _canonical(v, info) or v == 0 else parse_seconds(v)
+        if value < 0:
+            raise ValueError(f"trace_offset must not be negative, got {v!r}")
+        return value
 
     @field_validator("start_offset", mode="before")
     @classmethod
