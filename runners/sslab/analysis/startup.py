@@ -66,7 +66,8 @@ def summarise(runs: list[dict]) -> dict:
             "retransmissions": describe([sum(c["RetransSegs"] for c in r["tcp_counters"].values()) for r in rs]),
             "slow_start_exit_cwnd": describe([(f["slow_start"] or {}).get("exit_cwnd") for f in first]),
             "receiver_limited_runs": sum(1 for f in first if f["receiver_limited_acks"]),
-            "fidelity_ok_runs": sum(1 for r in rs if r["fidelity"]["base_rtt_ok"] and r["fidelity"]["rate_ok"]),
+            "fidelity_ok_runs": sum(1 for r in rs if r["fidelity"]["base_rtt_ok"] and r["fidelity"]["rate_ok"]
+                                    and r["fidelity"].get("link_ok", True)),
             "runs": len(rs),
         }
     return cases

@@ -4,8 +4,10 @@ The guest leaves each run's trace as the text ftrace wrote (`<tag>.trace`)
 and a run.json with what it measured.  Here, for every run: the trace is
 parsed once, what it says per flow (slow start's end, receiver-limited
 ACKs, the module's events) is added to run.json, and the trace is
-compressed (`<tag>.trace.gz`).  Every field the guest wrote stays as it
-was; run.json is replaced by one rename.
+compressed (`<tag>.trace.gz`).  On a varying link the link's fidelity
+(rate against the trace, queue) and the bursts seen at the client are added
+(sslab.analysis.link).  Every field the guest wrote stays as it was;
+run.json is replaced by one rename.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
+from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
 from ..analysis.traces import flow_facts, read_trace
 
 #: Per-flow fields that come from the trace (absent or empty when a run was not traced).
@@ -29,6 +32,12 @@ def complete_run(run_dir: Path) -> dict:
     records = read_trace(run_dir / trace) if trace and trace.endswith(".trace") else None
     for flow in run["flows"]:
         flow.update(flow_facts(records, flow["port"]) if records is not None else NO_TRACE)
+    if run.get("link_replay") and "link_fidelity" not in run:
+        run["link_fidelity"] = replay_fidelity(run["link_replay"])
+        run.setdefault("fidelity", {})["link_ok"] = run["link_fidelity"]["ok"]
+    if run.get("client_pcap") and "link_bursts" not in run and (run_dir / run["client_pcap"]).exists():
+        run["link_bursts"] = burst_summary(arrival_bursts(run_dir / run["client_pcap"],
+                                                          {f["port"] for f in run["flows"]}))
     if records is not None:
         raw = run_dir / trace
         with open(raw, "rb") as src, open(raw.with_name(raw.name + ".gz"), "wb") as out, \

@@ -82,14 +82,21 @@ class DumbbellSpec:
     delay_offset_ms: float = 0.0
     #: Every link's MTU (the IP packet size; TCP's MSS follows it).
     mtu: int = 1500
+    #: The link model's bursts (sslab.scenario.links): {"min_ms", "max_ms", "packets"} or None,
+    #: for data (on each client's delay line) and ACKs (on each client's own interface).
+    slot_down: dict | None = None
+    slot_up: dict | None = None
 
     @classmethod
     def from_plan(cls, plan: dict) -> "DumbbellSpec":
         a = plan.get("addresses", {})
+        link = plan["bottleneck"].get("link") or {}
+        agg = link.get("aggregation") or {}
         return cls(rate_mbit=plan["bottleneck"]["rate_mbit"], buffer_pkts=plan["bottleneck"]["buffer_pkts"],
                    pairs=[PairSpec(rtt_ms=p["rtt_ms"]) for p in plan["pairs"]],
                    servers_net=a.get("servers", cls.servers_net), clients_net=a.get("clients", cls.clients_net),
-                   core_net=a.get("core", cls.core_net), mtu=plan.get("topology", {}).get("mtu", 1500))
+                   core_net=a.get("core", cls.core_net), mtu=plan.get("topology", {}).get("mtu", 1500),
+                   shaper=link.get("shaper", "netem"), slot_down=agg.get("down"), slot_up=agg.get("up"))
 
 
 def bdp_packets(rate_mbit: float, rtt_ms: float) -> int:
@@ -192,7 +199,12 @@ class Dumbbell:
             ns_ip[self.r2].append(f"addr add {cli_gw}/24 dev r2-c{i}")
             ns_sysctl[cli].append(f"net.ipv4.tcp_rmem=4096 {CLIENT_RMEM_DEFAULT} {CLIENT_RMEM_MAX}")
             # Data direction: r2 -> client.
-            ns_tc[self.r2].append(f"qdisc add dev r2-c{i} root netem delay {half} limit {DELAY_LIMIT_PKTS}")
+            ns_tc[self.r2].append(f"qdisc add dev r2-c{i} root netem delay {half} limit {DELAY_LIMIT_PKTS}"
+                                  f"{self._slot(self.spec.slot_down)}")
+            if self.spec.slot_up:
+                # The client's ACKs leave its own interface in bursts (the hop's uplink).
+                ns_tc[cli].append(f"qdisc add dev eth0 root netem limit {DELAY_LIMIT_PKTS}"
+                                  f"{self._slot(self.spec.slot_up)}")
         ns_ip[self.r1].append(f"route add {self.spec.clients_net} via {self._core(2)}")
         ns_ip[self.r2].append(f"route add {self.spec.servers_net} via {self._core(1)}")
         smp = (os.cpu_count() or 1) > 1
@@ -209,6 +221,13 @@ class Dumbbell:
             if ns_tc[ns]:
                 run_batch("tc", ns, ns_tc[ns])
 
+    @staticmethod
+    def _slot(slot: dict | None) -> str:
+        """netem's slot arguments for a link model's bursts ('' for none)."""
+        if not slot:
+            return ""
+        return f" slot {slot['min_ms']:g}ms {slot['max_ms']:g}ms packets {slot['packets']}"
+
     def one_way_delay(self, i: int) -> str:
         rtt = self.spec.pairs[i - 1].rtt_ms
         return f"{max(rtt / 2 - self.spec.delay_offset_ms, 0):.3f}ms"
@@ -218,8 +237,9 @@ class Dumbbell:
         per_ns: dict[str, list[str]] = {self.r1: [], self.r2: []}
         for i in range(1, len(self.spec.pairs) + 1):
             half = self.one_way_delay(i)
-            for ns, dev in ((self.r1, f"r1-s{i}"), (self.r2, f"r2-c{i}")):
-                per_ns[ns].append(f"qdisc change dev {dev} root netem delay {half} limit {DELAY_LIMIT_PKTS}")
+            for ns, dev, slot in ((self.r1, f"r1-s{i}", None), (self.r2, f"r2-c{i}", self.spec.slot_down)):
+                per_ns[ns].append(f"qdisc change dev {dev} root netem delay {half} limit {DELAY_LIMIT_PKTS}"
+                                  f"{self._slot(slot)}")
         for ns, lines in per_ns.items():
             run_batch("tc", ns, lines)
 

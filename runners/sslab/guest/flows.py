@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .dumbbell import Dumbbell
 from .ftrace import Ftrace
+from .linkreplay import TraceReplay
 from .phases import mark
 
 SERVER_PORT = 5201
@@ -74,7 +75,7 @@ PCAP_DRAIN_S = 1.2
 
 
 class Pcap:
-    """tcpdump on the bottleneck device (inside r1), headers only.
+    """tcpdump on the bottleneck device (inside r1) or another (ns, dev), headers only.
 
     Two modes, recorded with every run (observers shift a chaotic run's
     trajectory: compare only runs captured the same way):
@@ -87,12 +88,14 @@ class Pcap:
                  wall time in an E7 run.
     """
 
-    def __init__(self, db: Dumbbell, path: Path, snaplen: int, immediate: bool = True):
+    def __init__(self, db: Dumbbell, path: Path, snaplen: int, immediate: bool = True,
+                 where: tuple[str, str] | None = None):
         self.immediate = immediate
+        ns, dev = where or (db.r1, db.bottleneck_dev)
         self.proc = subprocess.Popen(
             # -Z root: keep the capture file root's (tcpdump would hand it to its own user, a uid
             # that means someone else on the host that owns the job directory).
-            ["ip", "netns", "exec", db.r1, "tcpdump", "-Z", "root", "-i", db.bottleneck_dev, "-n", "-U",
+            ["ip", "netns", "exec", ns, "tcpdump", "-Z", "root", "-i", dev, "-n", "-U",
              *(["--immediate-mode"] if immediate else []),
              "-s", str(snaplen), "-w", str(path), "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()  # "listening on ..." once capturing
@@ -173,8 +176,13 @@ def _client(db: Dumbbell, flow: dict, port: int, t0: float, out: dict) -> None:
 
 
 def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: dict | None = None,
-             tracer: Ftrace | None = None) -> dict:
-    """Run @flows together (each from its start time); return per-flow results and run counters."""
+             tracer: Ftrace | None = None, link: dict | None = None, trace_offset_s: float = 0.0) -> dict:
+    """Run @flows together (each from its start time); return per-flow results and run counters.
+
+    @link: the plan's link model.  With a rate trace, the trace is replayed from
+    @trace_offset_s on (and recorded against what the link delivered); with
+    downlink bursts, a second capture at the first flow's client shows the
+    bursts as they arrive (<tag>.client.pcap)."""
     capture = capture or {"pcap": False, "snaplen": 96, "traces": True}
     tracer = tracer or Ftrace()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -186,9 +194,17 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     bn0 = db.bottleneck_counters()
     pcap = Pcap(db, out_dir / f"{tag}.pcap", capture.get("snaplen", 96), capture.get("immediate", True)) \
         if capture.get("pcap") else None
+    link = link or {}
+    client_pcap = Pcap(db, out_dir / f"{tag}.client.pcap", capture.get("snaplen", 96),
+                       capture.get("immediate", True), where=(db.clients[flows[0]["pair"] - 1], "eth0")) \
+        if capture.get("pcap") and (link.get("aggregation") or {}).get("down") else None
+    replay = TraceReplay(db.r1, db.bottleneck_dev, link["trace"], trace_offset_s, 0.0) if link.get("trace") else None
+    if replay:
+        replay.prime()
     if capture.get("traces", True):
         tracer.start(SERVER_PORT, last_port=SERVER_PORT + MAX_FLOWS - 1)
     servers, clients, threads = [], [], []
+    replayed = None
     try:
         for flow, port in zip(flows, ports):
             ready = out_dir / f".ready-{tag}-{port}"
@@ -202,6 +218,9 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
             ready.unlink()
         t0 = time.monotonic()
         mark(f"{tag} traffic")
+        if replay:
+            replay.t0 = t0
+            replay.start()
         sampler = BacklogSampler(db, t0)
         sampler.start()
         for flow, port in zip(flows, ports):
@@ -213,6 +232,10 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         for th in threads:
             th.join()
         backlog = sampler.stop()
+        replayed = replay.stop() if replay else None
+        if replayed is not None:
+            replayed["rate_tolerance"] = link.get("rate_tolerance")
+        replay = None
         mark(f"{tag} traffic-done")
         results = []
         for (proc, _), rec, flow, port in zip(servers, clients, flows, ports):
@@ -227,9 +250,12 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         for proc, _ in servers:
             if proc.poll() is None:
                 proc.kill()
+        if replay:
+            replay.stop()
         time.sleep(0.2)
         traced = tracer.stop(out_dir / f"{tag}.trace") if capture.get("traces", True) else 0
         pcap_note = pcap.stop() if pcap else None
+        client_note = client_pcap.stop() if client_pcap else None
     mark(f"{tag} captured")
     bn1 = db.bottleneck_counters()
     # Once per pair (each read spawns a process: 40 ms of wall time under UML).
@@ -255,6 +281,10 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         "pcap_mode": pcap.mode if pcap else None,
         "pcap_note": pcap_note,
         "pcap_dropped_by_kernel": _dropped(pcap_note),
+        "client_pcap": f"{tag}.client.pcap" if client_pcap else None,
+        "client_pcap_dropped_by_kernel": _dropped(client_note),
+        # The link against its trace (sslab.guest.linkreplay), or None on a constant-rate link.
+        "link_replay": replayed,
         # The raw trace text; the host parses it, adds what it says to each flow and compresses it.
         "trace": f"{tag}.trace" if traced else None,
     }

@@ -1,0 +1,94 @@
+"""Replay a rate trace onto the bottleneck, and record what the link did against it.
+
+The plan's link (sslab.scenario.load.link_plan) carries the trace as one
+rate per bin.  At every bin boundary this thread changes the bottleneck's HTB
+class to the bin's rate and reads the bottleneck's counters, through one
+long-lived `tc -batch` (a process per change would cost 15-40 ms of wall time
+each under UML).  Under virtual time the thread wakes at each boundary
+exactly; on a real clock it may wake late, and each row records when it
+actually changed the rate.
+
+The record, one row per boundary: [seconds since the run's t0, the rate set
+(Mbit/s), bytes the bottleneck has sent, frames queued, frames dropped]
+(counters cumulative).  The host compares the bytes sent in each bin with
+what the trace allowed (sslab.analysis.link).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+
+#: HTB burst: two full frames, as the wired HTB shaper (sslab.guest.dumbbell).
+HTB_BURST_BYTES = 2 * 1514
+
+
+class TraceReplay(threading.Thread):
+    def __init__(self, ns: str, dev: str, trace: dict, offset_s: float, t0: float):
+        super().__init__(daemon=True)
+        self.ns, self.dev, self.trace, self.t0 = ns, dev, trace, t0
+        self.offset_s = offset_s
+        self.rows: list[list[float]] = []
+        self.halt = threading.Event()
+        self.error: str | None = None
+        self.proc = subprocess.Popen(["stdbuf", "-oL", "tc", "-n", ns, "-s", "-j", "-batch", "-"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, bufsize=1)
+
+    def _bins(self):
+        """(bin index, its length in s) from the offset on, forever (the trace repeats)."""
+        rates, bin_ms, period = self.trace["rates_mbit"], self.trace["bin_ms"], self.trace["period_ms"]
+        k = int(round(self.offset_s * 1e3) % period // bin_ms)
+        while True:
+            yield k, min(bin_ms, period - k * bin_ms) / 1e3
+            k = (k + 1) % len(rates)
+
+    def _set_and_read(self, rate_mbit: float) -> dict:
+        r = f"{rate_mbit:.6f}mbit"
+        self.proc.stdin.write(f"class change dev {self.dev} parent 1: classid 1:1 htb rate {r} ceil {r} "
+                              f"burst {HTB_BURST_BYTES} cburst {HTB_BURST_BYTES}\n"
+                              f"qdisc show dev {self.dev}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"tc -batch ended: {self.proc.stderr.read()[-300:]}")
+        qdiscs = json.loads(line)
+        htb = next(q for q in qdiscs if q.get("kind") == "htb")
+        fifo = next(q for q in qdiscs if q.get("kind") == "pfifo")
+        return {"bytes": htb.get("bytes", 0), "qlen": fifo.get("qlen", 0), "drops": fifo.get("drops", 0)}
+
+    def prime(self) -> None:
+        """Set the first bin's rate before any traffic (call before t0)."""
+        k, _ = next(self._bins())
+        self._set_and_read(self.trace["rates_mbit"][k])
+
+    def run(self) -> None:
+        rates = self.trace["rates_mbit"]
+        due = self.t0
+        try:
+            for k, length in self._bins():
+                wait = due - time.monotonic()
+                if wait > 0 and self.halt.wait(wait):
+                    break
+                if self.halt.is_set():
+                    break
+                c = self._set_and_read(rates[k])
+                self.rows.append([round(time.monotonic() - self.t0, 6), rates[k], c["bytes"], c["qlen"], c["drops"]])
+                due += length
+        except Exception as e:  # noqa: BLE001 - recorded; the host flags the run
+            self.error = repr(e)
+
+    def stop(self) -> dict:
+        self.halt.set()
+        self.join(timeout=10)
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        return {"offset_s": self.offset_s, "bin_ms": self.trace["bin_ms"],
+                "columns": ["t_s", "rate_mbit", "sent_bytes", "queued_pkts", "drops"],
+                "rows": self.rows, "error": self.error}
