@@ -6,6 +6,8 @@
 #   make image             build the testbed image (cached by recipe hash)
 #   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
 #   make startup           E1: the four slow starts through 50 Mbit/s, 100 ms (REPS=5)
+#   make wifi              E2: the four slow starts over a Wi-Fi last hop, FCT and loss against size (REPS=20)
+#   make fct-vs-size       E4/E5: BBR, CUBIC with SUSS off and on over wired, Wi-Fi, LTE (LINKS=, REPS=3)
 #   make crosscheck        E1 on UML and on QEMU -icount, side by side (REPS=2)
 #   make report RUN=DIR    rebuild a run's tables and plots from its archive
 #   make reproduce-table1  E7 stability matrix (SUSS Table 1) through Ansible; ITER= CCA= BUF= RTT=
@@ -40,7 +42,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
               ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git taskset:util-linux strip:binutils patch:patch xz:xz-utils
 
-.PHONY: deps host-deps python-deps image image-repin container container-save test-deps vm-check startup astart blitzstart report test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: deps host-deps python-deps image image-repin container container-save test-deps vm-check startup astart blitzstart wifi fct-vs-size report test test-unit test-vm kernel-test clean-venv lint-imports \
         reproduce-table1 fairness matrix crosscheck bench
 
 deps: host-deps python-deps
@@ -94,6 +96,14 @@ astart: deps
 BLITZ_REPS ?= 3
 blitzstart: deps
 	$(VPY) -m sslab blitzstart $(SUBSTRATE_ARGS) --reps $(or $(REPS),$(BLITZ_REPS)) $(if $(LINKS),--links $(LINKS)) $(if $(JOBS),--jobs $(JOBS))
+
+# E2: the four slow starts over a Wi-Fi bottleneck (VARIANTS=, REPS= default 20).
+wifi: deps
+	$(VPY) -m sslab wifi $(SUBSTRATE_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(JOBS),--jobs $(JOBS))
+
+# E4/E5: FCT and loss against flow size (LINKS= wired,wifi,lte by default; also 5g; SETTINGS=; REPS= default 3).
+fct-vs-size: deps
+	$(VPY) -m sslab fct-vs-size $(SUBSTRATE_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(LINKS),--links $(LINKS)) $(if $(SETTINGS),--settings $(SETTINGS)) $(if $(JOBS),--jobs $(JOBS))
 
 # E1 on UML (virtual time, infinitely fast CPUs) and on QEMU -icount (virtual time, CPU costs guest time).
 crosscheck: deps

@@ -214,6 +214,78 @@ def cmd_astart(args) -> int:
     return _series_command(args, files_of, lambda f: f"astart/{f.stem.removeprefix(prefix)}", write_report)
 
 
+def _series_settings(series_file: str, names: str | None, what: str) -> list[Path]:
+    """The scenario files of a series file's settings (all, or the comma-separated @names), written
+    down first under results/<what>/scenarios/ so each run records the file it ran."""
+    from .experiment.series import write_series_scenarios
+    from .scenario.series import load_series
+    series = load_series(paths.REPO_ROOT / "topologies" / series_file)
+    chosen = series.scenarios([x.strip() for x in names.split(",") if x.strip()] if names else None)
+    return write_series_scenarios(series, [s for s, _ in chosen], paths.new_run_dir(f"{what}/scenarios"))
+
+
+def cmd_wifi(args) -> int:
+    """`make wifi`: E2, the four slow starts over a Wi-Fi last hop (topologies/e2-wifi.yaml)."""
+    from .analysis.lastmile import write_wifi_report
+    prefix = "e2-wifi-"
+    return _series_command(args, lambda: _series_settings("e2-wifi.yaml", args.variants, "wifi"),
+                           lambda f: f"wifi/{f.stem.removeprefix(prefix)}", write_wifi_report)
+
+
+#: `make fct-vs-size`'s quick default: one link of each type (5g is there to ask for).
+FCT_QUICK_LINKS = ("wired", "wifi", "lte")
+
+
+def cmd_fct_vs_size(args) -> int:
+    """`make fct-vs-size`: E4/E5 over wired, Wi-Fi and cellular links (topologies/e4-fct-vs-size.yaml)."""
+    from .analysis.lastmile import write_fct_report
+    from .scenario.series import load_series
+    prefix = "e4-"
+
+    def files_of() -> list[Path]:
+        if args.settings:
+            return _series_settings("e4-fct-vs-size.yaml", args.settings, "fct-vs-size")
+        links = [x.strip() for x in (args.links or ",".join(FCT_QUICK_LINKS)).split(",") if x.strip()]
+        settings = load_series(paths.REPO_ROOT / "topologies" / "e4-fct-vs-size.yaml").spec.settings
+        known = sorted({s["link"] for s in settings})
+        unknown = sorted(set(links) - set(known))
+        if unknown:
+            raise SystemExit(f"error: LINKS: no link {', '.join(unknown)} in topologies/e4-fct-vs-size.yaml "
+                             f"(known: {', '.join(known)})")
+        names = ",".join(s["name"] for s in settings if s["link"] in links)
+        return _series_settings("e4-fct-vs-size.yaml", names, "fct-vs-size")
+    return _series_command(args, files_of, lambda f: f"fct-vs-size/{f.stem.removeprefix(prefix)}",
+                           write_fct_report)
+
+
+def cmd_trace(args) -> int:
+    """`sslab trace generate|show`: rate traces in mahimahi's format (sslab.scenario.traces)."""
+    from .scenario.traces import TraceError, generated_trace, trace_from_text
+    from .scenario.units import parse_rate_mbit, parse_seconds
+    try:
+        if args.action == "generate":
+            out = Path(args.out)
+            if out.exists():
+                raise SystemExit(f"error: {out} exists; a trace is never overwritten")
+            text, trace = generated_trace(args.model, args.seed, parse_rate_mbit(args.mean),
+                                          parse_seconds(args.duration), args.cv, parse_seconds(args.tau),
+                                          round(parse_seconds(args.bin) * 1e3))
+            out.write_text(text)
+            print(f"{out}: {trace.source}; {len(text.splitlines())} opportunities, period {trace.period_ms} ms, "
+                  f"mean {trace.mean_mbit:.3f} Mbit/s, sha256 {trace.sha256}")
+            return 0
+        for name in args.files:
+            t = trace_from_text(Path(name).read_text(), f"file:{name}", round(parse_seconds(args.bin) * 1e3))
+            rates = sorted(t.rates_mbit)
+            print(f"{name}: period {t.period_ms / 1e3:g} s, {len(rates)} bins of {t.bin_ms} ms, mean "
+                  f"{t.mean_mbit:.3f} Mbit/s, min {rates[0]:.3f}, median {rates[len(rates) // 2]:.3f}, "
+                  f"max {rates[-1]:.3f}; sha256 {t.sha256}")
+        return 0
+    except (TraceError, ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
 def cmd_report(args) -> int:
     from .analysis.startup import rebuild_report
     dest = rebuild_report(Path(args.run_dir))
@@ -322,6 +394,28 @@ def main(argv: list[str] | None = None) -> int:
                            "settings", reps_default="1")
     pa.add_argument("--settings", help="comma-separated settings of topologies/e8-astart.yaml (default: all)")
     pa.add_argument("--only-series", action="store_true", help="leave out Fig. 12 and the fairness runs")
+    pw = add_series_parser(sub, "wifi", cmd_wifi, "E2: the four slow starts over a Wi-Fi last hop",
+                           reps_default="20")
+    pw.add_argument("--variants", help="comma-separated settings of topologies/e2-wifi.yaml (default: all four)")
+    pf = add_series_parser(sub, "fct-vs-size", cmd_fct_vs_size, "E4/E5: FCT and loss against flow size over "
+                           "wired, Wi-Fi and cellular last hops", reps_default="3")
+    pf.add_argument("--links", help=f"comma-separated links (default: {','.join(FCT_QUICK_LINKS)}; also 5g)")
+    pf.add_argument("--settings", help="comma-separated settings of topologies/e4-fct-vs-size.yaml (over --links)")
+    pt = sub.add_parser("trace", help="rate traces (mahimahi format): generate one from a model, or show one")
+    tsub = pt.add_subparsers(dest="action", required=True)
+    tg = tsub.add_parser("generate", help="a trace from a stated stochastic model and seed")
+    tg.add_argument("--model", required=True, choices=["gauss-markov", "lognormal-markov"])
+    tg.add_argument("--seed", type=int, default=1)
+    tg.add_argument("--mean", required=True, help="mean rate, e.g. 50mbit")
+    tg.add_argument("--cv", type=float, required=True, help="standard deviation over the mean")
+    tg.add_argument("--tau", required=True, help="correlation time, e.g. 500ms")
+    tg.add_argument("--duration", default="60s")
+    tg.add_argument("--bin", default="10ms")
+    tg.add_argument("--out", required=True)
+    ts = tsub.add_parser("show", help="period, mean and spread of trace files")
+    ts.add_argument("files", nargs="+")
+    ts.add_argument("--bin", default="10ms")
+    pt.set_defaults(func=cmd_trace)
     pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
     pr.add_argument("run_dir")
     pr.set_defaults(func=cmd_report)

@@ -1,0 +1,431 @@
+"""E2 (`make wifi`) and E4/E5 (`make fct-vs-size`): FCT and loss against flow size over last hops.
+
+Input: scenario run directories (one per setting of topologies/e2-wifi.yaml
+or topologies/e4-fct-vs-size.yaml), each an ordinary scenario run.  Output: a
+report directory with report.md, summary.json and the plots.  Nothing here
+needs the substrate: `sslab wifi --report DIR...` and `sslab fct-vs-size
+--report DIR...` rebuild everything from the archives.
+
+Definitions (per run, the one flow):
+  FCT           the client's: just before connect() to the last byte.
+  lost          frames the bottleneck dropped; loss rate = lost / data
+                frames the sender offered the bottleneck (sent + lost).
+  improvement   (mean FCT with SUSS off - with it on) / off, per size: the
+                SUSS paper's Fig. 12; off = cubic_hs (CUBIC with HyStart, as
+                the paper's stock CUBIC), on = cubic_suss.
+  link traits   per run, from sslab.analysis.link: bursts reaching the
+                client, the rate delivered against the trace over the
+                bottleneck's busy bins, the queue at every bin boundary.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+from .. import paths
+from ..scenario import parse_size
+from .link import rate_series
+from .plots import plot_dynamics
+from .startup import load_runs
+from .stats import describe, welch_diff
+
+OFF, ON = "cubic_hs", "cubic_suss"
+#: The SUSS paper's headline: over 20% shorter FCT for flows under 5 MB when the RTT exceeds 50 ms.
+HEADLINE_GAIN, HEADLINE_SIZE, HEADLINE_RTT_MS = 0.20, 5_000_000, 50.0
+
+
+def link_label(model: dict) -> str:
+    link = model["bottleneck"].get("link") or {"kind": "wired"}
+    return link.get("preset") or link.get("kind", "wired")
+
+
+def load_setting(run_dir: Path) -> list[dict]:
+    """One record per run of a scenario run directory."""
+    meta = json.loads((run_dir / "meta.json").read_text())
+    model = meta["scenario"]["model"]
+    label, rtt_ms = link_label(model), round(model["pairs"][0]["rtt"] * 1e3, 3)
+    out = []
+    for r in load_runs(run_dir / "job" / "out"):
+        f = r["flows"][0]
+        sent = f.get("pcap_data_segments")
+        lost = r["bottleneck"]["drops"]
+        out.append({
+            "setting": model["name"], "link": label, "rtt_ms": rtt_ms, "cc": f["cc"], "size": f["size"],
+            "size_label": r["run"]["params"].get("size"), "rep": r["run"]["rep"], "fct_s": f["fct_s"],
+            "lost": lost, "loss_rate": lost / (sent + lost) if sent else None,
+            "retrans": sum(c["RetransSegs"] for c in r["tcp_counters"].values()),
+            "fidelity_ok": bool(r["fidelity"]["base_rtt_ok"] and r["fidelity"]["rate_ok"]
+                                and r["fidelity"].get("link_ok", True)),
+            "bursts": r.get("link_bursts"), "link_fidelity": r.get("link_fidelity"),
+            "trace_offset_s": r["run"].get("trace_offset_s"), "run": r,
+        })
+    return out
+
+
+def group(records: list[dict], *keys: str) -> dict[tuple, list[dict]]:
+    out: dict[tuple, list[dict]] = {}
+    for rec in records:
+        out.setdefault(tuple(rec[k] for k in keys), []).append(rec)
+    return out
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1e6:g} MB"
+
+
+def _sd(vals: list[float]) -> float:
+    return statistics.stdev(vals) if len(vals) > 1 else 0.0
+
+
+def size_rows(records: list[dict]) -> list[dict]:
+    """Per (link, RTT, variant, size): FCT and loss, mean, sd and 95% CI."""
+    rows = []
+    for (link, rtt, cc, size), rs in sorted(group(records, "link", "rtt_ms", "cc", "size").items()):
+        fct = [r["fct_s"] for r in rs]
+        rows.append({"link": link, "rtt_ms": rtt, "cc": cc, "size": size, "n": len(rs),
+                     "fct": describe(fct), "fct_sd": _sd(fct), "lost": describe([r["lost"] for r in rs]),
+                     "loss_rate": describe([r["loss_rate"] for r in rs]),
+                     "retrans": describe([r["retrans"] for r in rs]),
+                     "fidelity_ok": sum(r["fidelity_ok"] for r in rs)})
+    return rows
+
+
+def improvements(records: list[dict]) -> list[dict]:
+    """(off - on) / off of the mean FCT per (link, RTT, size), with Welch's CI on the difference."""
+    out = []
+    for (link, rtt, size), rs in sorted(group(records, "link", "rtt_ms", "size").items()):
+        off = [r["fct_s"] for r in rs if r["cc"] == OFF]
+        on = [r["fct_s"] for r in rs if r["cc"] == ON]
+        if not off or not on:
+            continue
+        d = welch_diff(off, on)  # on - off
+        m_off = statistics.fmean(off)
+        ci = d["ci95"]
+        out.append({"link": link, "rtt_ms": rtt, "size": size, "n": (len(off), len(on)),
+                    "fct_off": m_off, "fct_on": statistics.fmean(on), "improvement": -d["diff"] / m_off,
+                    "improvement_ci": None if ci is None else [-ci[1] / m_off, -ci[0] / m_off],
+                    "significant": ci is not None and (ci[0] > 0 or ci[1] < 0)})
+    return out
+
+
+def headline(imps: list[dict]) -> list[dict]:
+    """The SUSS paper's claim, per link and RTT over 50 ms: every size under 5 MB improves by over 20%."""
+    out = []
+    for (link, rtt), rs in sorted(group(imps, "link", "rtt_ms").items()):
+        if rtt <= HEADLINE_RTT_MS:
+            continue
+        small = [r for r in rs if r["size"] < HEADLINE_SIZE]
+        if not small:
+            continue
+        short = [r for r in small if r["improvement"] <= HEADLINE_GAIN]
+        out.append({"link": link, "rtt_ms": rtt, "sizes": [r["size"] for r in small],
+                    "least": min(r["improvement"] for r in small),
+                    "mean": statistics.fmean(r["improvement"] for r in small),
+                    "short_of_20pct": [r["size"] for r in short],
+                    "verdict": "agrees" if not short else "DISAGREES"})
+    return out
+
+
+def link_traits(records: list[dict]) -> list[dict]:
+    """Per link (and RTT): the bursts seen at the client, rate against the trace, queue depth."""
+    out = []
+    for (link, rtt), rs in sorted(group(records, "link", "rtt_ms").items()):
+        b = [r["bursts"] for r in rs if r["bursts"] and r["bursts"].get("bursts")]
+        lf = [r["link_fidelity"] for r in rs if r["link_fidelity"]]
+        ratios = [x["delivered_over_allowed"] for x in lf if x["delivered_over_allowed"] is not None]
+        out.append({
+            "link": link, "rtt_ms": rtt, "runs": len(rs),
+            "burst_mean": statistics.fmean(x["mean"] for x in b) if b else None,
+            "burst_p90": statistics.median(x["p90"] for x in b) if b else None,
+            "burst_max": max(x["max"] for x in b) if b else None,
+            "rate_ratio_min": min(ratios) if ratios else None, "rate_ratio_max": max(ratios) if ratios else None,
+            "bin_error_p95_frames": max((x["bin_error_frames_p95_abs"] for x in lf
+                                         if x["bin_error_frames_p95_abs"] is not None), default=None),
+            "queue_max": max((x["queue_max_pkts"] for x in lf), default=None),
+            "queue_mean": statistics.fmean(x["queue_mean_pkts"] for x in lf) if lf else None,
+            "link_ok": sum(1 for x in lf if x["ok"]), "link_checked": len(lf),
+            "fidelity_ok": sum(r["fidelity_ok"] for r in rs)})
+    return out
+
+
+# -- tables ----------------------------------------------------------------
+
+def _pm(d: dict, digits: int, scale: float = 1.0) -> str:
+    if not d or not d["n"]:
+        return "–"
+    if d["ci95"]:
+        return f"{d['mean'] * scale:.{digits}f} ±{(d['ci95'][1] - d['ci95'][0]) / 2 * scale:.{digits}f}"
+    return f"{d['mean'] * scale:.{digits}f}"
+
+
+def size_table(rows: list[dict], ccs: list[str]) -> str:
+    """FCT and lost frames per size, one column pair per variant (one link and RTT)."""
+    sizes = sorted({r["size"] for r in rows})
+    at = {(r["cc"], r["size"]): r for r in rows}
+    head = "| size | " + " | ".join(f"{cc}: FCT (s) | {cc}: lost" for cc in ccs) + " |"
+    lines = [head, "|---|" + "---|---|" * len(ccs)]
+    for size in sizes:
+        cells = []
+        for cc in ccs:
+            r = at.get((cc, size))
+            cells += [_pm(r["fct"], 3) if r else "–", _pm(r["lost"], 1) if r else "–"]
+        lines.append(f"| {_mb(size)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def traits_table(traits: list[dict]) -> str:
+    lines = ["| link | RTT (ms) | runs | burst at the client: mean / p90 / max (segments) | delivered / trace "
+             "(busy bins), min–max | per-bin error p95 (frames) | queue: mean / max (frames) | link fidelity ok "
+             "| all fidelity ok |", "|---|---|---|---|---|---|---|---|---|"]
+
+    def f(x, d=2):
+        return "–" if x is None else f"{x:.{d}f}"
+    for t in traits:
+        lines.append(f"| {t['link']} | {t['rtt_ms']:g} | {t['runs']} | {f(t['burst_mean'], 1)} / "
+                     f"{f(t['burst_p90'], 0)} / {f(t['burst_max'], 0)} | {f(t['rate_ratio_min'], 4)}–"
+                     f"{f(t['rate_ratio_max'], 4)} | {f(t['bin_error_p95_frames'])} | {f(t['queue_mean'], 0)} / "
+                     f"{f(t['queue_max'], 0)} | {t['link_ok']}/{t['link_checked']} | {t['fidelity_ok']}/{t['runs']} |")
+    return "\n".join(lines)
+
+
+def improvement_table(imps: list[dict]) -> str:
+    lines = ["| link | RTT (ms) | size | n (off/on) | FCT off → on (s) | improvement (off − on) / off | 95% CI |",
+             "|---|---|---|---|---|---|---|"]
+    for r in imps:
+        ci = r["improvement_ci"]
+        lines.append(f"| {r['link']} | {r['rtt_ms']:g} | {_mb(r['size'])} | {r['n'][0]}/{r['n'][1]} | "
+                     f"{r['fct_off']:.3f} → {r['fct_on']:.3f} | {r['improvement'] * 100:+.1f}% | "
+                     + (f"{ci[0] * 100:+.1f}% .. {ci[1] * 100:+.1f}%" if ci else "–")
+                     + ("" if r["significant"] else " (n.s.)") + " |")
+    return "\n".join(lines)
+
+
+# -- plots -----------------------------------------------------------------
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def plot_against_size(rows: list[dict], dest: Path, name: str, metric: str, ylabel: str, title: str,
+                      panels: list[tuple[str, float]], ccs: list[str]) -> Path | None:
+    """One panel per (link, RTT): @metric's mean against size per variant, the sd shaded."""
+    if not rows or not panels:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    for ax, (link, rtt) in zip(axes[0], panels):
+        for cc in ccs:
+            rs = sorted((r for r in rows if r["link"] == link and r["rtt_ms"] == rtt and r["cc"] == cc),
+                        key=lambda r: r["size"])
+            if not rs:
+                continue
+            x = [r["size"] / 1e6 for r in rs]
+            vals = [r[metric]["values"] for r in rs]
+            mean = [statistics.fmean(v) if v else float("nan") for v in vals]
+            sd = [statistics.stdev(v) if len(v) > 1 else 0.0 for v in vals]
+            scale = 100.0 if metric == "loss_rate" else 1.0
+            ax.plot(x, [m * scale for m in mean], marker="o", ms=3, lw=1, label=cc)
+            ax.fill_between(x, [(m - s) * scale for m, s in zip(mean, sd)],
+                            [(m + s) * scale for m, s in zip(mean, sd)], alpha=0.2)
+        ax.set_xscale("log")
+        ax.set_xlabel("flow size (MB)")
+        ax.set_title(f"{link}, {rtt:g} ms", fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel(ylabel)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    out = dest / name
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def plot_link_figure(rows: list[dict], imps: list[dict], dest: Path, link: str, ccs: list[str]) -> Path | None:
+    """The SUSS paper's layout for one link type (Figs. 11, 12): FCT against size per RTT (mean, sd
+    shaded) over the improvement per size."""
+    rtts = sorted({r["rtt_ms"] for r in rows if r["link"] == link})
+    if not rtts:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(2, len(rtts), figsize=(4.4 * len(rtts), 6.4), squeeze=False)
+    for col, rtt in enumerate(rtts):
+        ax = axes[0][col]
+        for cc in ccs:
+            rs = sorted((r for r in rows if r["link"] == link and r["rtt_ms"] == rtt and r["cc"] == cc),
+                        key=lambda r: r["size"])
+            if not rs:
+                continue
+            x = [r["size"] / 1e6 for r in rs]
+            mean = [r["fct"]["mean"] for r in rs]
+            ax.plot(x, mean, marker="o", ms=3, lw=1, label=cc)
+            ax.fill_between(x, [m - r["fct_sd"] for m, r in zip(mean, rs)],
+                            [m + r["fct_sd"] for m, r in zip(mean, rs)], alpha=0.2)
+        ax.set_title(f"{link}, base RTT {rtt:g} ms", fontsize=9)
+        ax.set_xlabel("flow size (MB)")
+        ax.grid(alpha=0.3)
+        if col == 0:
+            ax.set_ylabel("FCT (s), mean ± sd")
+            ax.legend(fontsize=8)
+        ax = axes[1][col]
+        ir = sorted((r for r in imps if r["link"] == link and r["rtt_ms"] == rtt), key=lambda r: r["size"])
+        ax.bar([_mb(r["size"]) for r in ir], [r["improvement"] * 100 for r in ir],
+               color=["tab:green" if r["improvement"] > HEADLINE_GAIN else "tab:gray" for r in ir])
+        ax.axhline(HEADLINE_GAIN * 100, ls="--", lw=0.8, color="k")
+        ax.set_ylabel("FCT improvement by SUSS (%)" if col == 0 else "")
+        ax.tick_params(axis="x", labelsize=7, rotation=45)
+        ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    out = dest / f"fct-{link}.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def plot_link_run(records: list[dict], dest: Path, name: str) -> Path | None:
+    """One run per variant: the trace's rate, the rate delivered and the queue, over time."""
+    chosen = [r for r in records if r["run"].get("link_replay")]
+    if not chosen:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(len(chosen), 1, figsize=(8, 2.4 * len(chosen)), squeeze=False, sharex=True)
+    for ax, rec in zip(axes[:, 0], chosen):
+        s = rate_series(rec["run"]["link_replay"])
+        t = [x[0] for x in s]
+        ax.step(t, [x[1] for x in s], where="post", lw=0.8, label="trace")
+        ax.step(t, [x[2] for x in s], where="post", lw=0.8, label="delivered", alpha=0.8)
+        ax.set_ylabel("Mbit/s")
+        ax2 = ax.twinx()
+        ax2.plot(t, [x[3] for x in s], color="tab:red", lw=0.7, label="queue")
+        ax2.set_ylabel("queue (frames)", color="tab:red")
+        ax.set_title(f"{rec['setting']} {rec['size_label']} rep {rec['rep']}: FCT {rec['fct_s']:.2f} s, "
+                     f"lost {rec['lost']}, trace from {rec['trace_offset_s']} s", fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+    axes[-1][0].set_xlabel("time since the run began (s)")
+    fig.tight_layout()
+    out = dest / name
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def _ccs(records: list[dict], order: list[str]) -> list[str]:
+    seen = {r["cc"] for r in records}
+    return [c for c in order if c in seen] + sorted(seen - set(order))
+
+
+def _load(run_dirs: list[Path]) -> list[dict]:
+    records = []
+    for d in run_dirs:
+        records.extend(load_setting(Path(d)))
+    return records
+
+
+def _summary(dest: Path, run_dirs: list[Path], **parts) -> None:
+    def clean(x):
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items() if k not in ("run", "values")}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        return x
+    (dest / "summary.json").write_text(json.dumps(
+        {"runs": [str(d) for d in run_dirs], **clean(parts),
+         "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1, default=str))
+
+
+# -- E2 -------------------------------------------------------------------
+
+WIFI_ORDER = ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]
+
+
+def write_wifi_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
+    records = _load(run_dirs)
+    dest = dest or paths.new_run_dir("wifi/reports")
+    ccs = _ccs(records, WIFI_ORDER)
+    rows = size_rows(records)
+    traits = link_traits(records)
+    panels = sorted({(r["link"], r["rtt_ms"]) for r in rows})
+    plots = [plot_against_size(rows, dest, "fct-vs-size.png", "fct", "FCT (s), mean ± sd",
+                               "E2: FCT against transfer size over Wi-Fi", panels, ccs),
+             plot_against_size(rows, dest, "lost-vs-size.png", "lost", "frames lost, mean ± sd",
+                               "E2: frames lost at the bottleneck against transfer size", panels, ccs)]
+    runs = [dict(r["run"], dir=r["run"]["dir"]) for r in records]
+    largest = max((r["size_label"] for r in records), key=parse_size, default=None)
+    if largest:
+        plots.append(plot_dynamics(runs, dest, size=largest, rep=0))
+        plots.append(plot_link_run([r for r in records if r["size_label"] == largest and r["rep"] == 0],
+                                   dest, f"link-{largest}.png"))
+    # Who lost most (all sizes) and who finished small transfers (up to 1 MB) fastest.
+    lost = {cc: statistics.fmean(r["lost"] for r in records if r["cc"] == cc) for cc in ccs}
+    small = {cc: statistics.fmean(r["fct_s"] for r in records if r["cc"] == cc and r["size"] <= 1_000_000)
+             for cc in ccs if any(r["cc"] == cc and r["size"] <= 1_000_000 for r in records)}
+    text = [f"# E2: the four slow starts over a Wi-Fi bottleneck\n\nRuns: {', '.join(map(str, run_dirs))}\n",
+            "Mean ±half-width of the 95% CI over the repetitions; lost = frames the bottleneck dropped.\n"]
+    for link, rtt in panels:
+        text.append(f"\n## {link}, wired RTT {rtt:g} ms\n\n"
+                    + size_table([r for r in rows if r["link"] == link and r["rtt_ms"] == rtt], ccs) + "\n")
+    text.append("\n## The link's measured traits\n\n" + traits_table(traits) + "\n")
+    text.append("\n## Who lost most, who finished small transfers fastest\n\n"
+                + "Mean frames lost per run (all sizes): "
+                + ", ".join(f"{cc} {v:.1f}" for cc, v in sorted(lost.items(), key=lambda kv: -kv[1])) + ".\n\n"
+                + "Mean FCT of transfers up to 1 MB: "
+                + ", ".join(f"{cc} {v:.3f} s" for cc, v in sorted(small.items(), key=lambda kv: kv[1])) + ".\n")
+    text.append("\nPlots: " + ", ".join(p.name for p in plots if p) + "\n")
+    (dest / "report.md").write_text("".join(text))
+    _summary(dest, run_dirs, sizes=rows, traits=traits, lost_mean=lost, small_fct_mean=small)
+    return dest
+
+
+# -- E4 / E5 ----------------------------------------------------------------
+
+FCT_ORDER = ["bbr", OFF, ON]
+
+
+def write_fct_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
+    records = _load(run_dirs)
+    dest = dest or paths.new_run_dir("fct-vs-size/reports")
+    ccs = _ccs(records, FCT_ORDER)
+    rows = size_rows(records)
+    imps = improvements(records)
+    heads = headline(imps)
+    traits = link_traits(records)
+    links = sorted({r["link"] for r in rows}, key=lambda x: (x != "wired", x))
+    plots = [plot_link_figure(rows, imps, dest, link, ccs) for link in links]
+    panels = sorted({(r["link"], r["rtt_ms"]) for r in rows}, key=lambda p: (p[0] != "wired", p))
+    plots.append(plot_against_size(rows, dest, "loss-vs-size.png", "loss_rate", "loss rate (%), mean ± sd",
+                                   "E5: loss rate against flow size", panels, ccs))
+    text = [f"# E4/E5: FCT and loss against flow size over wired, Wi-Fi and cellular last hops\n\n"
+            f"Runs: {', '.join(map(str, run_dirs))}\n\n"
+            f"off = {OFF} (CUBIC with HyStart), on = {ON}; improvement = (off − on) / off of the mean FCT; "
+            "95% CI from Welch's t on the difference; n.s. = the CI contains 0.\n"]
+    text.append("\n## The headline check (SUSS paper: over 20% for flows under 5 MB when the RTT exceeds 50 ms)\n\n"
+                "| link | RTT (ms) | sizes under 5 MB | least improvement | mean improvement | sizes at or under 20% "
+                "| verdict |\n|---|---|---|---|---|---|---|\n"
+                + "".join(f"| {h['link']} | {h['rtt_ms']:g} | {', '.join(_mb(s) for s in h['sizes'])} | "
+                          f"{h['least'] * 100:+.1f}% | {h['mean'] * 100:+.1f}% | "
+                          f"{', '.join(_mb(s) for s in h['short_of_20pct']) or '–'} | {h['verdict']} |\n"
+                          for h in heads))
+    text.append("\n## Improvement per size\n\n" + improvement_table(imps) + "\n")
+    for link, rtt in panels:
+        text.append(f"\n## {link}, base RTT {rtt:g} ms: FCT (s) and frames lost\n\n"
+                    + size_table([r for r in rows if r["link"] == link and r["rtt_ms"] == rtt], ccs) + "\n")
+    text.append("\n## Loss rate against size (E5), %\n\n| link | RTT (ms) | size | "
+                + " | ".join(ccs) + " |\n|---|---|---|" + "---|" * len(ccs) + "\n")
+    at = {(r["link"], r["rtt_ms"], r["cc"], r["size"]): r for r in rows}
+    for link, rtt in panels:
+        for size in sorted({r["size"] for r in rows if r["link"] == link and r["rtt_ms"] == rtt}):
+            cells = [_pm(at[(link, rtt, cc, size)]["loss_rate"], 3, 100.0) if (link, rtt, cc, size) in at
+                     else "–" for cc in ccs]
+            text.append(f"| {link} | {rtt:g} | {_mb(size)} | " + " | ".join(cells) + " |\n")
+    text.append("\n## The links' measured traits\n\n" + traits_table(traits) + "\n")
+    text.append("\nPlots: " + ", ".join(p.name for p in plots if p) + "\n")
+    (dest / "report.md").write_text("".join(text))
+    _summary(dest, run_dirs, sizes=rows, improvements=imps, headline=heads, traits=traits)
+    return dest
