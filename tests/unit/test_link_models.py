@@ -229,11 +229,12 @@ def rows(per_bin: list[tuple[float, int, int]], bin_s: float = 0.01) -> list[lis
 
 def test_fidelity_judges_busy_bins_only():
     full = 12.112 * 1e6 / 8 * 0.01  # 10 frames per 10 ms at 12.112 Mbit/s
-    r = rows([(12.112, 0, 0), (12.112, full, 5), (12.112, full, 7), (12.112, 100, 3), (12.112, 0, 0)])
+    # Busy: a bin that starts with more than its 10 frames queued (bins 1 and 2).  Bin 3 starts with 8
+    # and ends with 3 queued, yet sends 5 frames: its queue ran dry in between, which says nothing.
+    r = rows([(12.112, 0, 0), (12.112, full, 25), (12.112, full, 15), (12.112, 5 * 1514, 8), (12.112, 0, 3)])
     f = replay_fidelity({"rows": r, "rate_tolerance": 0.02})
-    # bins 1 and 2 are busy (queue at both ends); bin 3 ends on an empty queue; bins 0 and 4 start idle
     assert f["busy_bins"] == 2 and f["delivered_over_allowed"] == pytest.approx(1.0) and f["ok"]
-    short = rows([(12.112, 0, 0), (12.112, full * 0.9, 5), (12.112, full * 0.9, 7), (12.112, 0, 0)])
+    short = rows([(12.112, 0, 0), (12.112, full * 0.9, 25), (12.112, full * 0.9, 17), (12.112, 0, 0)])
     bad = replay_fidelity({"rows": short, "rate_tolerance": 0.02})
     assert bad["delivered_over_allowed"] == pytest.approx(0.9) and not bad["ok"]
     assert not replay_fidelity({"rows": r, "error": "RuntimeError('tc -batch ended')"})["ok"]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from .. import paths
 from ..scenario import parse_size
-from .link import rate_series
+from .link import rate_series, replay_fidelity
 from .plots import plot_dynamics
 from .startup import load_runs
 from .stats import describe, welch_diff
@@ -52,14 +52,16 @@ def load_setting(run_dir: Path) -> list[dict]:
         f = r["flows"][0]
         sent = f.get("pcap_data_segments")
         lost = r["bottleneck"]["drops"]
+        # The link's fidelity as this code judges it (the archive keeps the guest's rows).
+        link_fid = replay_fidelity(r["link_replay"]) if r.get("link_replay") else None
         out.append({
             "setting": model["name"], "link": label, "rtt_ms": rtt_ms, "cc": f["cc"], "size": f["size"],
             "size_label": r["run"]["params"].get("size"), "rep": r["run"]["rep"], "fct_s": f["fct_s"],
             "lost": lost, "loss_rate": lost / (sent + lost) if sent else None,
             "retrans": sum(c["RetransSegs"] for c in r["tcp_counters"].values()),
             "fidelity_ok": bool(r["fidelity"]["base_rtt_ok"] and r["fidelity"]["rate_ok"]
-                                and r["fidelity"].get("link_ok", True)),
-            "bursts": r.get("link_bursts"), "link_fidelity": r.get("link_fidelity"),
+                                and (link_fid is None or link_fid["ok"])),
+            "bursts": r.get("link_bursts"), "link_fidelity": link_fid,
             "trace_offset_s": r["run"].get("trace_offset_s"), "run": r,
         })
     return out

@@ -3,12 +3,15 @@
 Read from what the guest recorded per run (sslab.guest.linkreplay's rows and
 the capture at the client), on the host:
 
-  rate      in each bin during which the queue never ran dry (it held frames
-            at both ends of the bin) the link should send exactly what the
-            trace allows; summed over those busy bins, the ratio delivered /
-            allowed must be within the link's rate_tolerance of 1, or the
-            run is flagged.  Bins with an idle moment say nothing about the
-            link (the sender did not offer enough).
+  rate      in each bin that began with at least as many frames queued as
+            the trace lets through in it (a busy bin: the queue cannot run
+            dry before the bin ends, whatever arrives) the link must send
+            exactly what the trace allows; summed over the busy bins, the
+            ratio delivered / allowed must be within the link's
+            rate_tolerance of 1, or the run is flagged.  Other bins say
+            nothing about the link: a queue that held frames at both ends of
+            a bin may still have run dry in between (seen: 15 frames at the
+            start of a 36-frame bin, 18 sent).
   bursts    data segments that reach the client less than BURST_GAP_S apart
             belong to one burst (under virtual time a burst's frames arrive
             at one instant; on a real clock a few microseconds apart, far
@@ -39,9 +42,10 @@ def replay_fidelity(replay: dict) -> dict:
     tol = replay.get("rate_tolerance") or 0.02
     delivered = allowed = 0.0
     errors_frames: list[float] = []
-    for (t0, rate, sent0, q0, _), (t1, _, sent1, q1, _) in zip(rows, rows[1:]):
-        if q0 > 0 and q1 > 0 and t1 > t0:
-            d, a = sent1 - sent0, rate * 1e6 / 8 * (t1 - t0)
+    for (t0, rate, sent0, q0, _), (t1, _, sent1, _, _) in zip(rows, rows[1:]):
+        a = rate * 1e6 / 8 * (t1 - t0)
+        if t1 > t0 and q0 * FRAME_BYTES >= a + FRAME_BYTES:
+            d = sent1 - sent0
             delivered += d
             allowed += a
             errors_frames.append((d - a) / FRAME_BYTES)
