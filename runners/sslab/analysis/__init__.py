@@ -9,6 +9,9 @@
     table1         E7 (SUSS Table 1) beside the paper's values
     fairness       E6 (SUSS Fig. 15): Jain's index over time, recovery time
     matrix_report  a matrix's report, into a new reports/<stamp>/
+    link           a varying link against its model: rate vs trace, bursts, queue
+    lastmile       E2 (Wi-Fi) and E4/E5 (FCT, loss against size over last hops)
+    astart, blitzstart   E8 and E9 beside the papers
 
 May import: scenario (units and names) and the leaves (paths, ccas).  Not
 substrate, experiment, matrix or cli: reports are a function of the archive.

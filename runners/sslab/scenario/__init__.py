@@ -1,8 +1,11 @@
 """Scenarios: the YAML a person writes, validated into one typed model.
 
     units   sizes, rates and times as written ('5MB', '50mbit', '100ms')
-    model   the pydantic model (Scenario, Bottleneck, Flow, ...)
+    model   the pydantic model (Scenario, Bottleneck, Link, Flow, ...)
+    links   link models' presets (wired, Wi-Fi, cellular) and where their values come from
+    traces  rate traces: mahimahi's format in and out, seeded generators
     load    YAML files (`extends:`), case templates, the plan for a substrate
+    series  series files: one scenario template, one line per setting
 
 May import: the standard library, pydantic, PyYAML, and the leaves
 sslab.ccas and sslab.paths.  Nothing else of sslab: every backend and
