@@ -251,3 +251,36 @@ def test_burst_summary():
     assert b["bursts"] == 5 and b["segments"] == 30 and b["max"] == 16 and b["p50"] == 4
     assert b["share_in_bursts_of_2_plus"] == pytest.approx(29 / 30, abs=1e-3)
     assert burst_summary([]) == {"bursts": 0}
+
+
+# -- E4's improvement and the SUSS paper's headline check ----------------------------
+
+def records(link: str, rtt: float, size: int, off: list[float], on: list[float]) -> list[dict]:
+    return ([{"link": link, "rtt_ms": rtt, "size": size, "cc": "cubic_hs", "fct_s": x} for x in off]
+            + [{"link": link, "rtt_ms": rtt, "size": size, "cc": "cubic_suss", "fct_s": x} for x in on])
+
+
+def test_improvement_is_off_minus_on_over_off_with_its_interval():
+    from sslab.analysis.lastmile import improvements
+    imp = improvements(records("wifi", 150, 1_000_000, [1.0, 1.1, 0.9], [0.7, 0.75, 0.65]))
+    assert len(imp) == 1
+    r = imp[0]
+    assert r["improvement"] == pytest.approx(0.3) and r["significant"]
+    lo, hi = r["improvement_ci"]
+    assert lo < 0.3 < hi
+    flat = improvements(records("wifi", 150, 1_000_000, [1.0, 1.2], [1.1, 1.1]))[0]
+    assert flat["improvement"] == pytest.approx(0.0) and not flat["significant"]
+
+
+def test_headline_needs_every_size_under_5mb_above_20pct_and_only_over_50ms():
+    from sslab.analysis.lastmile import headline, improvements
+    recs = (records("lte", 150, 1_000_000, [1.0, 1.0], [0.6, 0.6])
+            + records("lte", 150, 4_000_000, [2.0, 2.0], [1.7, 1.7])     # 15%: short of 20%
+            + records("lte", 150, 8_000_000, [4.0, 4.0], [4.0, 4.0])     # over 5 MB: not judged
+            + records("wired", 150, 2_000_000, [1.0, 1.0], [0.7, 0.7])
+            + records("wired", 40, 2_000_000, [1.0, 1.0], [1.0, 1.0]))   # 40 ms: not judged
+    h = {(x["link"], x["rtt_ms"]): x for x in headline(improvements(recs))}
+    assert set(h) == {("lte", 150), ("wired", 150)}
+    assert h[("lte", 150)]["verdict"] == "DISAGREES" and h[("lte", 150)]["short_of_20pct"] == [4_000_000]
+    assert h[("lte", 150)]["least"] == pytest.approx(0.15)
+    assert h[("wired", 150)]["verdict"] == "agrees"
