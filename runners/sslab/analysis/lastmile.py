@@ -187,8 +187,10 @@ def traits_table(traits: list[dict]) -> str:
         return "–" if x is None else f"{x:.{d}f}"
     for t in traits:
         lines.append(f"| {t['link']} | {t['rtt_ms']:g} | {t['runs']} | {f(t['burst_mean'], 1)} / "
-                     f"{f(t['burst_p90'], 0)} / {f(t['burst_max'], 0)} | {f(t['rate_ratio_min'], 4)}–"
-                     f"{f(t['rate_ratio_max'], 4)} | {f(t['bin_error_p95_frames'])} | {f(t['queue_mean'], 0)} / "
+                     f"{f(t['burst_p90'], 0)} / {f(t['burst_max'], 0)} | "
+                     + ("–" if t["rate_ratio_min"] is None else
+                        f"{f(t['rate_ratio_min'], 4)}–{f(t['rate_ratio_max'], 4)}")
+                     + f" | {f(t['bin_error_p95_frames'])} | {f(t['queue_mean'], 0)} / "
                      f"{f(t['queue_max'], 0)} | {t['link_ok']}/{t['link_checked']} | {t['fidelity_ok']}/{t['runs']} |")
     return "\n".join(lines)
 
