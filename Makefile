@@ -18,6 +18,8 @@
 # Matrices run on the hosts of INVENTORY (default: this machine); SERIAL=1
 # runs the hosts one after another.  Rerunning a matrix runs only missing cells.
 #
+# BACKEND=mininet, netns or containerlab builds the topology (default: the scenario's; auto: Mininet under QEMU,
+# plain namespaces under UML and natively).
 # SUBSTRATE=uml (default: User-Mode Linux in virtual time), vm (QEMU) or native;
 # for vm: ACCEL=auto (default), kvm or tcg, and CLOCK=real (default: MTTCG/KVM) or virtual (icount).
 
@@ -35,7 +37,8 @@ INVENTORY ?= playbooks/inventory/localhost.ini
 MATRIX ?= smoke
 MATRIX_ARGS = $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
               $(if $(RTT),--set RTT=$(RTT)) --inventory $(INVENTORY) $(if $(SERIAL),--serial $(SERIAL)) \
-              $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS)
+              $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \
+              $(if $(BACKEND),--backend $(BACKEND))
 
 # Host programs and the Debian packages that provide them.
 HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \
@@ -86,7 +89,7 @@ vm-check: deps
 	$(VPY) -m sslab vm-check $(SUBSTRATE_ARGS)
 
 startup: deps
-	$(VPY) -m sslab startup --scenario $(SCENARIO) $(SUBSTRATE_ARGS) $(if $(REPS),--reps $(REPS))
+	$(VPY) -m sslab startup --scenario $(SCENARIO) $(SUBSTRATE_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(BACKEND),--backend $(BACKEND))
 
 # E8: the Astart paper's tables and figures (SETTINGS=, REPS=; single flows repeat exactly, so 1 by default).
 astart: deps

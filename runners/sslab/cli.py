@@ -15,6 +15,9 @@ from pathlib import Path
 from . import paths
 from .substrate import CLOCKS, SUBSTRATES, make_substrate
 
+#: Who can build a scenario's topology (the scenario's topology.backend).
+BACKENDS = ("mininet", "netns", "containerlab")
+
 
 def cmd_image(args) -> int:
     from .substrate.image import ensure_image, repin
@@ -107,7 +110,7 @@ def cmd_startup(args) -> int:
     load_scenario(args.scenario)  # refuse a bad file before building or booting anything
     substrate = make_substrate(args.substrate, args.accel, args.clock)
     t0 = time.monotonic()
-    run_dir = run_scenario(Path(args.scenario), args.kind, substrate, reps=args.reps)
+    run_dir = run_scenario(Path(args.scenario), args.kind, substrate, reps=args.reps, backend=args.backend)
     print_table(run_dir)
     print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
     return 0
@@ -286,6 +289,28 @@ def cmd_trace(args) -> int:
         return 2
 
 
+def cmd_clab(args) -> int:
+    """`sslab clab SCENARIO`: the containerlab topology file of a scenario (what BACKEND=containerlab deploys)."""
+    import subprocess
+    import tempfile
+    from .scenario import load_scenario, to_plan
+    plan = to_plan(load_scenario(args.scenario))
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(plan, f)
+        f.flush()
+        # The topology is the guest's (it names the nodes and links it deploys): run it, never import it.
+        res = subprocess.run([sys.executable, "-m", "sslab.guest.clab", "topology", f.name], capture_output=True,
+                             text=True, cwd=paths.REPO_ROOT / "runners")
+    if res.returncode != 0:
+        print(res.stderr, file=sys.stderr)
+        return 1
+    sys.stdout.write(f"# containerlab topology of {args.scenario} (`python -m sslab clab`); deploy with\n"
+                     f"#   docker import of a tar holding busybox as bin/busybox, tagged sslab-node:1, then\n"
+                     f"#   containerlab deploy -t <this file>; addresses, routes, delays and the bottleneck are\n"
+                     f"#   the harness's (BACKEND=containerlab), not this file's.\n" + res.stdout)
+    return 0
+
+
 def cmd_report(args) -> int:
     from .analysis.startup import rebuild_report
     dest = rebuild_report(Path(args.run_dir))
@@ -300,7 +325,8 @@ def cmd_matrix(args) -> int:
         m = mx.load_matrix(args.name)
         options = mx.validate_options(args.set or [])
         return run_matrix(m, options, args.iter, Path(args.inventory), serial=args.serial,
-                          substrate=args.substrate, jobs=args.jobs, clock=args.clock, container=args.container)
+                          substrate=args.substrate, jobs=args.jobs, clock=args.clock, container=args.container,
+                          backend=args.backend)
     if args.action == "run-cells":
         plan = json.loads(Path(args.plan).read_text())
         keys = plan["deal"].get(args.host)
@@ -381,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     ps.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
     ps.add_argument("--reps", type=int, help="repetitions (default: the scenario's)")
     ps.add_argument("--kind", default="startup", help="results/<kind>/ directory")
+    ps.add_argument("--backend", choices=BACKENDS, help="who builds the topology (default: the scenario's)")
     add_substrate_options(ps)
     ps.set_defaults(func=cmd_startup)
     pc = sub.add_parser("crosscheck", help="a scenario (E1) on UML and on QEMU -icount, side by side")
@@ -416,6 +443,9 @@ def main(argv: list[str] | None = None) -> int:
     ts.add_argument("files", nargs="+")
     ts.add_argument("--bin", default="10ms")
     pt.set_defaults(func=cmd_trace)
+    pcl = sub.add_parser("clab", help="print a scenario's containerlab topology file")
+    pcl.add_argument("scenario")
+    pcl.set_defaults(func=cmd_clab)
     pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
     pr.add_argument("run_dir")
     pr.set_defaults(func=cmd_report)
@@ -429,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     mr.add_argument("--serial", help="hosts at a time (default: all at once)")
     mr.add_argument("--jobs", type=int, help="cells at a time per host (UML; default: its cores)")
     mr.add_argument("--container", help="run the cells in this slowstart-lab container image (make container)")
+    mr.add_argument("--backend", choices=BACKENDS, help="who builds each cell's topology (default: the matrix's)")
     add_substrate_options(mr)
     mc = msub.add_parser("run-cells", help="(on a host) run the cells the plan deals to HOST")
     mc.add_argument("--matrix-dir", required=True)

@@ -73,9 +73,18 @@ def estimate_seconds(s: Scenario, substrate: str = "vm") -> float:
     return 60.0 + per_run
 
 
-def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None) -> Path:
+def with_backend(s: Scenario, backend: str | None) -> Scenario:
+    """@s built by @backend (mininet, netns, containerlab) instead of the one it names."""
+    if backend is None:
+        return s
+    dump = s.model_dump(by_alias=True)
+    return scenario_from_dump({**dump, "topology": {**dump["topology"], "backend": backend}})
+
+
+def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None,
+                 backend: str | None = None) -> Path:
     """`sslab startup`: run a scenario file into a new results/<kind>/<run-id>/."""
-    s = load_scenario(scenario_path)
+    s = with_backend(load_scenario(scenario_path), backend)
     if reps is not None:
         s = scenario_from_dump({**s.model_dump(by_alias=True), "repetitions": reps})
     print(f"{s.name}: {len(s.run_order())} runs on {substrate.name} ({substrate.clock}); expected about "

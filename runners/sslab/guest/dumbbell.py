@@ -108,6 +108,8 @@ class Dumbbell:
     """The dumbbell from plain network namespaces (`ip netns`, veth)."""
 
     backend = "netns"
+    #: Each server's and client's one interface.
+    host_dev = "eth0"
 
     def __init__(self, spec: DumbbellSpec):
         if not spec.pairs:
@@ -153,7 +155,7 @@ class Dumbbell:
         """(namespace, device, peer namespace, peer device) for every link."""
         out = [(self.r1, "r1-r2", self.r2, "r2-r1")]
         for i, (srv, cli) in enumerate(zip(self.servers, self.clients), start=1):
-            out += [(srv, "eth0", self.r1, f"r1-s{i}"), (cli, "eth0", self.r2, f"r2-c{i}")]
+            out += [(srv, self.host_dev, self.r1, f"r1-s{i}"), (cli, self.host_dev, self.r2, f"r2-c{i}")]
         return out
 
     def build(self) -> "Dumbbell":
@@ -189,12 +191,12 @@ class Dumbbell:
         for i, (srv, cli) in enumerate(zip(self.servers, self.clients), start=1):
             half = self.one_way_delay(i)
             srv_gw, cli_gw = self._host(self.spec.servers_net, i, 1), self._host(self.spec.clients_net, i, 1)
-            ns_ip[srv] += [f"addr add {self.server_addr(i)}/24 dev eth0", f"route add default via {srv_gw}"]
+            ns_ip[srv] += [f"addr add {self.server_addr(i)}/24 dev {self.host_dev}", f"route add default via {srv_gw}"]
             ns_ip[self.r1].append(f"addr add {srv_gw}/24 dev r1-s{i}")
             ns_sysctl[srv].append(f"net.ipv4.tcp_wmem=4096 65536 {SERVER_WMEM_MAX}")
             # ACK direction: r1 -> server.
             ns_tc[self.r1].append(f"qdisc add dev r1-s{i} root netem delay {half} limit {DELAY_LIMIT_PKTS}")
-            ns_ip[cli] += [f"addr add {self.client_addr(i)}/24 dev eth0",
+            ns_ip[cli] += [f"addr add {self.client_addr(i)}/24 dev {self.host_dev}",
                            f"route add default via {cli_gw} initrwnd {CLIENT_INITRWND}"]
             ns_ip[self.r2].append(f"addr add {cli_gw}/24 dev r2-c{i}")
             ns_sysctl[cli].append(f"net.ipv4.tcp_rmem=4096 {CLIENT_RMEM_DEFAULT} {CLIENT_RMEM_MAX}")
@@ -203,7 +205,7 @@ class Dumbbell:
                                   f"{self._slot(self.spec.slot_down)}")
             if self.spec.slot_up:
                 # The client's ACKs leave its own interface in bursts (the hop's uplink).
-                ns_tc[cli].append(f"qdisc add dev eth0 root netem limit {DELAY_LIMIT_PKTS}"
+                ns_tc[cli].append(f"qdisc add dev {self.host_dev} root netem limit {DELAY_LIMIT_PKTS}"
                                   f"{self._slot(self.spec.slot_up)}")
         ns_ip[self.r1].append(f"route add {self.spec.clients_net} via {self._core(2)}")
         ns_ip[self.r2].append(f"route add {self.spec.servers_net} via {self._core(1)}")

@@ -196,7 +196,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         if capture.get("pcap") else None
     link = link or {}
     client_pcap = Pcap(db, out_dir / f"{tag}.client.pcap", capture.get("snaplen", 96),
-                       capture.get("immediate", True), where=(db.clients[flows[0]["pair"] - 1], "eth0")) \
+                       capture.get("immediate", True), where=(db.clients[flows[0]["pair"] - 1], db.host_dev)) \
         if capture.get("pcap") and (link.get("aggregation") or {}).get("down") else None
     replay = TraceReplay(db.r1, db.bottleneck_dev, link["trace"], trace_offset_s, 0.0) if link.get("trace") else None
     if replay:

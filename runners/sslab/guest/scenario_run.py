@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from .clab import ContainerlabDumbbell
 from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
 from .flows import MAX_FLOWS, SERVER_PORT, run_case
 from .ftrace import Ftrace
@@ -148,6 +150,13 @@ def saturating_rate(db: Dumbbell, out: Path) -> dict:
             "ok": abs(rate - configured) <= RATE_TOLERANCE * configured}
 
 
+BACKENDS = {"mininet": MininetDumbbell, "netns": Dumbbell, "containerlab": ContainerlabDumbbell}
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 MODULE_PARAMS_DIR = Path("/sys/module/tcp_sslab/parameters")
 
 
@@ -177,17 +186,21 @@ def main() -> int:
     plan = json.loads((job / "plan.json").read_text())
     subprocess.run(["modprobe", "tcp_sslab"], check=True)
     defaults = module_defaults()
-    backend = MininetDumbbell if plan["topology"].get("backend") == "mininet" else Dumbbell
+    backend = BACKENDS.get(plan["topology"].get("backend"), Dumbbell)
+    # SIGTERM ends the job as Ctrl-C does: through the finally below, which tears the topology down.
+    signal.signal(signal.SIGTERM, _interrupted)
     rules = plan.get("fidelity", {})
     rtt_tol = rules.get("rtt_tolerance_ms", RTT_TOLERANCE_MS)
     together = rules.get("pairs_together", True)
     t_build = time.monotonic()
     mark("topology")
-    db = backend(DumbbellSpec.from_plan(plan)).build()
-    built_s = time.monotonic() - t_build
-    mark("fidelity")
+    db = backend(DumbbellSpec.from_plan(plan))
     try:
+        db.build()
+        built_s = time.monotonic() - t_build
+        mark("fidelity")
         fidelity = {"backend": db.backend, "clock": rules.get("clock"), "topology_build_s": round(built_s, 3),
+                    **({"backend_versions": db.versions} if getattr(db, "versions", None) else {}),
                     "rtt": calibrate(db, rtt_tol, rules.get("calibrate", True), rules.get("ping_count", 10),
                                      together)}
         fidelity["rate"] = saturating_rate(db, out / "fidelity")

@@ -146,7 +146,7 @@ def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
 
 def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
                serial: str | None = None, substrate: str = "uml", jobs: int | None = None,
-               clock: str = "real", container: str | None = None) -> int:
+               clock: str = "real", container: str | None = None, backend: str | None = None) -> int:
     chosen = resolve_selection(m, options)
     iterations = iterations or m.spec.iterations
     if iterations < 1:
@@ -165,9 +165,10 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
                           "before they were recorded): rebuild with `make image`")
     clock_name = substrate_clock(substrate, clock)
     plan = plan_matrix(m, chosen, iterations, manifest["image_hash"], ccas, traffic_code_version(),
-                       substrate=substrate, clock=clock_name)
+                       substrate=substrate, clock=clock_name, backend=backend)
     plan["jobs"] = jobs
-    matrix_rel = f"{m.spec.name}/{selection_id(m.spec, chosen)}"
+    # Cells built by another backend than the matrix names are archived apart.
+    matrix_rel = f"{m.spec.name}/{selection_id(m.spec, chosen)}" + (f"_backend-{backend}" if backend else "")
     matrix_dir = paths.RESULTS_DIR / matrix_rel
     store = CellStore(matrix_dir)
     missing = [c for c in plan["cells"] if not store.done(c["key"])]

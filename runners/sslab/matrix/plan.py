@@ -34,7 +34,7 @@ def cell_key(scenario: dict, rep: int, image_hash: str, code_version: str, clock
 
 def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_hash: str,
                 available_ccas: dict[str, str], code_version: str, substrate: str = "vm",
-                clock: str = "qemu/mttcg") -> dict:
+                clock: str = "qemu/mttcg", backend: str | None = None) -> dict:
     """Every cell of the selection, in the order they should run (repetition-major,
     so a partial run covers every setting before repeating any)."""
     spec = m.spec
@@ -51,6 +51,8 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
         for setting in runnable:
             s = m.scenario_for(setting, rep)
             model = s.model_dump(mode="json", by_alias=True)
+            if backend:
+                model["topology"]["backend"] = backend
             cells.append({"key": cell_key(model, rep, image_hash, code_version, clock), "setting": setting,
                           "rep": rep, "name": s.name, "scenario": model})
     return {"matrix": spec.name, "title": spec.title, "report": spec.report,

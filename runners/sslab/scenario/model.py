@@ -323,8 +323,9 @@ class AddressPlan(Strict):
 class Topology(Strict):
     kind: Literal["dumbbell", "single-path"] = "dumbbell"
     #: Who builds it: Mininet (in the VM), plain network namespaces (native
-    #: hosts, which need no Mininet), or auto: Mininet in the VM, netns natively.
-    backend: Literal["auto", "mininet", "netns"] = "auto"
+    #: hosts, which need no Mininet), containerlab (Docker containers, one per
+    #: node), or auto: Mininet in the VM, netns natively.
+    backend: Literal["auto", "mininet", "netns", "containerlab"] = "auto"
     pairs: int = Field(default=1, ge=1, le=64)
     addresses: AddressPlan = AddressPlan()
     #: Every link's MTU, bytes (IP packet); TCP's MSS is 52 less (IP, TCP and

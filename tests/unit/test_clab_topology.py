@@ -1,0 +1,64 @@
+"""The containerlab topology a scenario becomes (sslab.guest.clab), and the file checked in beside it."""
+
+import subprocess
+import sys
+
+import yaml
+
+from sslab.guest.clab import ContainerlabDumbbell, topology, to_yaml
+from sslab.guest.dumbbell import DumbbellSpec
+from sslab.paths import REPO_ROOT
+from sslab.scenario import load_scenario, to_plan
+
+
+def dumbbell(scenario: str = "topologies/e1-startup.yaml") -> ContainerlabDumbbell:
+    return ContainerlabDumbbell(DumbbellSpec.from_plan(to_plan(load_scenario(REPO_ROOT / scenario))))
+
+
+def test_every_namespace_is_a_node_and_every_veth_a_link():
+    db = dumbbell()
+    t = topology(db)
+    nodes = t["topology"]["nodes"]
+    assert sorted(nodes) == sorted(["r1", "r2"] + [f"s{i}" for i in range(1, 6)] + [f"c{i}" for i in range(1, 6)])
+    ends = [tuple(link["endpoints"]) for link in t["topology"]["links"]]
+    assert ("r1:r1-r2", "r2:r2-r1") in ends
+    assert ("s3:eth1", "r1:r1-s3") in ends and ("c5:eth1", "r2:r2-c5") in ends
+    assert len(ends) == 1 + 2 * 5
+    # every interface appears once
+    names = [e for pair in ends for e in pair]
+    assert len(names) == len(set(names))
+    d = t["topology"]["defaults"]
+    # nothing may be pulled (no registry is reachable), and the nodes have no management interface
+    assert d["image-pull-policy"] == "never" and d["network-mode"] == "none" and d["kind"] == "linux"
+
+
+def test_the_yaml_reads_back_as_the_topology():
+    t = topology(dumbbell())
+    assert yaml.safe_load(to_yaml(t)) == t
+
+
+def test_to_yaml_quotes_strings_that_yaml_would_read_otherwise():
+    data = {"a": "yes", "b": "1.0", "c": ["on", "x: y"], "d": {}, "e": 3}
+    assert yaml.safe_load(to_yaml(data)) == data
+
+
+def test_the_checked_in_topology_is_what_the_scenario_makes():
+    checked_in = (REPO_ROOT / "topologies/dumbbell5.clab.yml").read_text()
+    made = subprocess.run([sys.executable, "-m", "sslab", "clab", str(REPO_ROOT / "topologies/e1-startup.yaml")],
+                          capture_output=True, text=True, cwd=REPO_ROOT)
+    assert made.returncode == 0, made.stderr
+    assert yaml.safe_load(made.stdout) == yaml.safe_load(checked_in)
+
+
+def test_the_testbed_wires_containers_it_starts_itself():
+    db = dumbbell()
+    t = topology(db, external=True)
+    assert t["topology"]["defaults"] == {"kind": "ext-container"}
+    assert "clab-sslab-r1" in t["topology"]["nodes"] and "r1" not in t["topology"]["nodes"]
+    ends = [tuple(link["endpoints"]) for link in t["topology"]["links"]]
+    assert ("clab-sslab-s3:eth1", "clab-sslab-r1:r1-s3") in ends
+    # the same links as the file to deploy by hand, node for node
+    plain = [tuple(link["endpoints"]) for link in topology(db)["topology"]["links"]]
+    assert [tuple(e.removeprefix("clab-sslab-") for e in pair) for pair in ends] == plain
+    # a management network without IPv6 or iptables (the testbed's kernel has neither)
+    assert t["mgmt"]["external-access"] is False and "ipv6-subnet" not in t["mgmt"]
