@@ -216,6 +216,12 @@ def _plt():
     return plt
 
 
+def _by_size(rows: list[dict], link: str, rtt: float, cc: str) -> list[dict]:
+    """One variant's rows of one link and RTT, smallest flow first."""
+    return sorted((r for r in rows if r["link"] == link and r["rtt_ms"] == rtt and r["cc"] == cc),
+                  key=lambda r: r["size"])
+
+
 def plot_against_size(rows: list[dict], dest: Path, name: str, metric: str, ylabel: str, title: str,
                       panels: list[tuple[str, float]], ccs: list[str]) -> Path | None:
     """One panel per (link, RTT): @metric's mean against size per variant, the sd shaded."""
@@ -225,8 +231,7 @@ def plot_against_size(rows: list[dict], dest: Path, name: str, metric: str, ylab
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
     for ax, (link, rtt) in zip(axes[0], panels):
         for cc in ccs:
-            rs = sorted((r for r in rows if r["link"] == link and r["rtt_ms"] == rtt and r["cc"] == cc),
-                        key=lambda r: r["size"])
+            rs = _by_size(rows, link, rtt, cc)
             if not rs:
                 continue
             x = [r["size"] / 1e6 for r in rs]
@@ -262,8 +267,7 @@ def plot_link_figure(rows: list[dict], imps: list[dict], dest: Path, link: str, 
     for col, rtt in enumerate(rtts):
         ax = axes[0][col]
         for cc in ccs:
-            rs = sorted((r for r in rows if r["link"] == link and r["rtt_ms"] == rtt and r["cc"] == cc),
-                        key=lambda r: r["size"])
+            rs = _by_size(rows, link, rtt, cc)
             if not rs:
                 continue
             x = [r["size"] / 1e6 for r in rs]

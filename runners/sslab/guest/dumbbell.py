@@ -35,7 +35,7 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 
-from .netns import in_ns, run_batch, set_sysctls, sh
+from .netns import end_batch, in_ns, run_batch, set_sysctls, sh
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
 DELAY_LIMIT_PKTS = 100000
@@ -317,12 +317,7 @@ class QdiscStats:
         return {"packets": q.get("packets", 0), "drops": q.get("drops", 0), "backlog_pkts": q.get("qlen", 0)}
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        end_batch(self.proc)
 
     def __enter__(self) -> "QdiscStats":
         return self

@@ -21,6 +21,8 @@ import subprocess
 import threading
 import time
 
+from .netns import end_batch
+
 #: HTB burst: two full frames, as the wired HTB shaper (sslab.guest.dumbbell).
 HTB_BURST_BYTES = 2 * 1514
 
@@ -83,12 +85,7 @@ class TraceReplay(threading.Thread):
     def stop(self) -> dict:
         self.halt.set()
         self.join(timeout=10)
-        if self.proc.poll() is None:
-            self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        end_batch(self.proc)
         return {"offset_s": self.offset_s, "bin_ms": self.trace["bin_ms"],
                 "columns": ["t_s", "rate_mbit", "sent_bytes", "queued_pkts", "drops"],
                 "rows": self.rows, "error": self.error}

@@ -18,6 +18,16 @@ def sh(*cmd: str, check: bool = True, timeout: float | None = 120) -> str:
     return res.stdout
 
 
+def end_batch(proc: subprocess.Popen, timeout: float = 10) -> None:
+    """Let a `... -batch -` process finish on end of input; kill it if it does not."""
+    if proc.poll() is None:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def in_ns(ns: str, *cmd: str, check: bool = True, timeout: float | None = 120) -> str:
     return sh("ip", "netns", "exec", ns, *cmd, check=check, timeout=timeout)
 

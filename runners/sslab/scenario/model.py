@@ -480,24 +480,16 @@ class Variation(Strict):
     entropy: bool = True
     trace_offset: float | Literal["random"] = "random"
 
-    @field_validator("trace_offset", mode="before")
-    @classmethod
-    def _trace_offset(cls, v, info: ValidationInfo):
-        if v == "random" or v is None:
-            return "random"
-        value = float(v) if _canonical(v, info) or v == 0 else parse_seconds(v)
-        if value < 0:
-            raise ValueError(f"trace_offset must not be negative, got {v!r}")
-        return value
-
-    @field_validator("start_offset", mode="before")
+    @field_validator("start_offset", "trace_offset", mode="before")
     @classmethod
     def _offset(cls, v, info: ValidationInfo):
-        if v == "rtt" or v is None:
-            return "rtt"
+        """The field's keyword (its default: "rtt", "random"), or a time that is not negative."""
+        keyword = cls.model_fields[info.field_name].default
+        if v == keyword or v is None:
+            return keyword
         value = float(v) if _canonical(v, info) or v == 0 else parse_seconds(v)
         if value < 0:
-            raise ValueError(f"start_offset must not be negative, got {v!r}")
+            raise ValueError(f"{info.field_name} must not be negative, got {v!r}")
         return value
 
 
