@@ -55,8 +55,8 @@ PING_FRAME_BYTES = 98
 def expected_rtt_ms(db: Dumbbell, pair: int) -> float:
     """What ping should measure on an idle pair: the configured round trip plus the time the
     bottleneck takes to serialise the echo request (15.7 us at 50 Mbit/s; none through HTB, the
-    shaper of a varying link).  A link with
-    bursts (slots) adds a wait for a slot each way: see slot_wait_ms."""
+    shaper of a varying link).  A link with bursts (slots) adds a wait for a slot each way:
+    see slot_wait_ms."""
     rtt = db.spec.pairs[pair - 1].rtt_ms
     if db.spec.shaper != "netem":
         # HTB lets an idle link's packet through on its burst's tokens, unserialised.
