@@ -40,6 +40,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -84,7 +85,10 @@ class DockerEngine:
         self.started = False
 
     def _answers(self) -> bool:
-        return _run(["docker", "info", "--format", "{{.ServerVersion}}"], self.env, 60, check=False).returncode == 0
+        try:
+            return _run(["docker", "info", "--format", "{{.ServerVersion}}"], self.env, 60, check=False).returncode == 0
+        except OSError:  # no docker client at all
+            return False
 
     def ensure(self, timeout: float = 180) -> "DockerEngine":
         if self._answers():
@@ -215,6 +219,8 @@ class ContainerlabDumbbell(Dumbbell):
         return container_name(node_names(self)[ns])
 
     def build(self) -> "Dumbbell":
+        if shutil.which("containerlab") is None:
+            raise RuntimeError("containerlab is not installed here (the testbed image has it: make image)")
         self.engine.ensure()
         self.teardown()
         image = self.engine.ensure_node_image()
