@@ -51,6 +51,11 @@ def _canonical(v: Any, info: ValidationInfo | None) -> bool:
         and not isinstance(v, bool)
 
 
+def _seconds(v: Any, info: ValidationInfo | None) -> float:
+    """A time as written ('100ms'), or the model's own seconds from a model dump."""
+    return float(v) if _canonical(v, info) else parse_seconds(v)
+
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -74,7 +79,7 @@ class Buffer(Strict):
     @field_validator("rtt", "time", mode="before")
     @classmethod
     def _rtt(cls, v, info: ValidationInfo):
-        return None if v is None else float(v) if _canonical(v, info) else parse_seconds(v)
+        return None if v is None else _seconds(v, info)
 
     @field_validator("bdp", mode="before")
     @classmethod
@@ -129,7 +134,7 @@ class Slot(Strict):
     @field_validator("min", "max", mode="before")
     @classmethod
     def _time(cls, v, info: ValidationInfo):
-        return float(v) if _canonical(v, info) else parse_seconds(v)
+        return _seconds(v, info)
 
     @model_validator(mode="after")
     def _order(self):
@@ -157,7 +162,7 @@ class TraceModel(Strict):
     @field_validator("tau", "duration", mode="before")
     @classmethod
     def _time(cls, v, info: ValidationInfo):
-        return float(v) if _canonical(v, info) else parse_seconds(v)
+        return _seconds(v, info)
 
     @model_validator(mode="after")
     def _ranges(self):
@@ -193,7 +198,7 @@ class Link(Strict):
     @field_validator("bin", mode="before")
     @classmethod
     def _bin(cls, v, info: ValidationInfo):
-        b = float(v) if _canonical(v, info) else parse_seconds(v)
+        b = _seconds(v, info)
         if not 0.001 <= b <= 1 or abs(b * 1e3 - round(b * 1e3)) > 1e-9:
             raise ValueError(f"bin must be a whole number of ms in [1 ms, 1 s], got {v!r}")
         return b
@@ -298,7 +303,7 @@ class Pair(Strict):
     @field_validator("rtt", mode="before")
     @classmethod
     def _rtt(cls, v, info: ValidationInfo):
-        rtt = float(v) if _canonical(v, info) else parse_seconds(v)
+        rtt = _seconds(v, info)
         if not 0 < rtt <= 10:
             raise ValueError(f"rtt must be in (0, 10 s], got {v!r}")
         return rtt
@@ -393,7 +398,7 @@ class Flow(Strict):
     @field_validator("duration", "start", mode="before")
     @classmethod
     def _time(cls, v, info: ValidationInfo):
-        return None if v is None else float(v) if _canonical(v, info) else parse_seconds(v)
+        return None if v is None else _seconds(v, info)
 
     @field_validator("cc")
     @classmethod
