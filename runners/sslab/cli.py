@@ -197,26 +197,6 @@ def cmd_blitzstart(args) -> int:
     return _series_command(args, files_of, lambda f: f"blitzstart/{f.stem.removeprefix(prefix)}", write_report)
 
 
-def cmd_astart(args) -> int:
-    """`make astart`: E8's settings (topologies/e8-astart.yaml), Fig. 12 and fairness, beside the paper."""
-    from .analysis.astart import write_report
-    from .experiment.series import write_series_scenarios
-    from .scenario import load_scenario
-    from .scenario.series import load_series
-    prefix = "e8-astart-"
-
-    def files_of() -> list[Path]:
-        series = load_series(paths.REPO_ROOT / "topologies" / "e8-astart.yaml")
-        chosen = series.scenarios([x.strip() for x in args.settings.split(",")] if args.settings else None)
-        extras = [] if args.only_series else [paths.REPO_ROOT / "topologies" / f"{prefix}{n}.yaml"
-                                              for n in ("liw", "fairness")]
-        for f in extras:
-            load_scenario(f)
-        # Each setting's scenario is written down first, so its run records the file it ran.
-        return write_series_scenarios(series, [s for s, _ in chosen], paths.new_run_dir("astart/scenarios")) + extras
-    return _series_command(args, files_of, lambda f: f"astart/{f.stem.removeprefix(prefix)}", write_report)
-
-
 def _series_settings(series_file: str, names: str | None, what: str) -> list[Path]:
     """The scenario files of a series file's settings (all, or the comma-separated @names), written
     down first under results/<what>/scenarios/ so each run records the file it ran."""
@@ -225,6 +205,21 @@ def _series_settings(series_file: str, names: str | None, what: str) -> list[Pat
     series = load_series(paths.REPO_ROOT / "topologies" / series_file)
     chosen = series.scenarios([x.strip() for x in names.split(",") if x.strip()] if names else None)
     return write_series_scenarios(series, [s for s, _ in chosen], paths.new_run_dir(f"{what}/scenarios"))
+
+
+def cmd_astart(args) -> int:
+    """`make astart`: E8's settings (topologies/e8-astart.yaml), Fig. 12 and fairness, beside the paper."""
+    from .analysis.astart import write_report
+    from .scenario import load_scenario
+    prefix = "e8-astart-"
+
+    def files_of() -> list[Path]:
+        extras = [] if args.only_series else [paths.REPO_ROOT / "topologies" / f"{prefix}{n}.yaml"
+                                              for n in ("liw", "fairness")]
+        for f in extras:
+            load_scenario(f)
+        return _series_settings("e8-astart.yaml", args.settings, "astart") + extras
+    return _series_command(args, files_of, lambda f: f"astart/{f.stem.removeprefix(prefix)}", write_report)
 
 
 def cmd_wifi(args) -> int:
