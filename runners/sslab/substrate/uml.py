@@ -97,6 +97,17 @@ def uml_command(image: Image, cfg: UMLConfig) -> list[str]:
     return ["taskset", "-c", str(cpu), str(image.uml_binary), *words]
 
 
+#: Test knobs of our UML kernel's FP sizing (images/uml/patches/0003-*), passed on from the
+#: host's environment when set: SSLAB_UML_FP_AREA gives every FP buffer at least that many bytes
+#: (a guest with the memory layout of a host with a larger XSAVE area); SSLAB_UML_FP_SAVE moves
+#: that many bytes per save and restore instead of the host's (shorter: a kernel that cannot boot).
+FP_TEST_KNOBS = ("SSLAB_UML_FP_AREA", "SSLAB_UML_FP_SAVE")
+
+
+def fp_test_env() -> dict[str, str]:
+    return {k: os.environ[k] for k in FP_TEST_KNOBS if k in os.environ}
+
+
 def stage_links(job_dir: Path, image: Image, src_dir: Path) -> Path:
     """job_dir/uml/{root,job,src}: the only host paths the guest sees."""
     stage = job_dir / "uml"
@@ -126,11 +137,11 @@ def boot_and_run(image: Image, job_dir: Path, cfg: UMLConfig, job_timeout_s: flo
     stage = stage_links(job_dir, image, src_dir)
     cmd = uml_command(image, cfg)
     # HOME: UML keeps its pid file and management socket in $HOME/.uml/<umid>/ (here: the run's).
-    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), "SSLAB_ENTROPY_SEED": str(seed),
-           "HOME": str(stage),
-           "TMPDIR": os.environ.get("SSLAB_UML_TMPDIR", "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp")}
-    (stage / "cmdline.json").write_text(json.dumps({"argv": cmd, "cwd": str(stage),
-                                                    "env": {"SSLAB_ENTROPY_SEED": str(seed)}}, indent=1))
+    recorded = {"SSLAB_ENTROPY_SEED": str(seed), **fp_test_env()}
+    env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), "HOME": str(stage),
+           "TMPDIR": os.environ.get("SSLAB_UML_TMPDIR", "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp"),
+           **recorded}
+    (stage / "cmdline.json").write_text(json.dumps({"argv": cmd, "cwd": str(stage), "env": recorded}, indent=1))
     console_log = stage / "console.log"
     t0 = time.monotonic()
     # Own process group: the UML's host processes (one per guest process) go with it.
