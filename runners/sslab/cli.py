@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -327,7 +328,6 @@ def cmd_matrix(args) -> int:
         keys = plan["deal"].get(args.host)
         if keys is None:
             raise mx.MatrixError(f"the plan deals no cells to host {args.host!r}")
-        import signal
 
         def stop(signum, frame):
             # Unwind: the VM's QEMU is killed on the way out; the cell in
@@ -382,7 +382,28 @@ def add_series_parser(sub, name: str, func, help_text: str, reps_default: str):
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a closed terminal, `kill`, a CI timeout), raised where the program is,
+    like a Ctrl-C: every `finally` runs, so a build unmounts its chroot and removes its
+    directories, and a run stops its testbeds."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _interrupted(signum, frame):
+    # Once: a second signal must not cut the clean-up short (SIGKILL still ends everything, and
+    # the next build removes what a killed one left).
+    signal.signal(signum, signal.SIG_IGN)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupted)
     p = argparse.ArgumentParser(prog="sslab")
     sub = p.add_subparsers(dest="cmd", required=True)
     pi = sub.add_parser("image", help="build (or repin) the testbed image")
@@ -486,9 +507,10 @@ def main(argv: list[str] | None = None) -> int:
     from .substrate.qemu import VMError
     try:
         return args.func(args)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
+        print(f"interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+        return 128 + signum
     except (ScenarioError, NativeUnavailable, MatrixError, ArchiveError) as e:
         # Refused before anything started.
         print(f"error: {e}", file=sys.stderr)

@@ -7,7 +7,9 @@ import datetime as _dt
 import fcntl
 import hashlib
 import os
+import re
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 from typing import Iterator
@@ -73,26 +75,129 @@ def cache_lock(cache: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+#: The device nodes a build chroot gets, on a /dev of its own (a tmpfs), never the host's: a
+#: bind of the host's devtmpfs left behind by a killed build would let an `rm -rf` of the cache
+#: delete the host's device nodes.  The build reads /dev/null (apt, dpkg, make, the compilers),
+#: /dev/urandom and /dev/random; the others are the usual minimum programs expect to find.
+DEV_NODES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9), "tty": (5, 0)}
+DEV_LINKS = {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+             "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"}
+
+
+def _make_private_dev(dev: Path) -> None:
+    """Fill a fresh tmpfs at @dev with DEV_NODES, DEV_LINKS, pts/ and shm/."""
+    for name, (major, minor) in DEV_NODES.items():
+        os.mknod(dev / name, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+        os.chmod(dev / name, 0o666)  # whatever the umask
+    for name, target in DEV_LINKS.items():
+        os.symlink(target, dev / name)
+    for d in ("pts", "shm"):
+        (dev / d).mkdir()
+    os.chmod(dev / "shm", 0o1777)
+
+
 @contextlib.contextmanager
 def chroot_mounts(rootfs: Path) -> Iterator[None]:
-    """Mount /proc, /sys, /dev and /dev/pts inside the rootfs, always undone."""
+    """Mount /proc, /sys, a private /dev and its own /dev/pts inside the rootfs, always undone."""
     mounted: list[Path] = []
     try:
-        for fstype, src, target, opts in (
-            ("proc", "proc", "proc", []),
-            ("sysfs", "sysfs", "sys", []),
-            (None, "/dev", "dev", ["--bind"]),
-            ("devpts", "devpts", "dev/pts", []),
+        for fstype, target, opts in (
+            ("proc", "proc", []),
+            ("sysfs", "sys", []),
+            ("tmpfs", "dev", ["-o", "mode=0755,size=4m,nosuid"]),
+            # A devpts instance of its own: the host's ptys are not visible in the chroot.
+            ("devpts", "dev/pts", ["-o", "newinstance,ptmxmode=0666,mode=0620"]),
         ):
             tgt = rootfs / target
             tgt.mkdir(parents=True, exist_ok=True)
-            cmd = ["mount"] + opts + ([] if fstype is None else ["-t", fstype]) + [src, str(tgt)]
-            run(cmd, capture_output=True)
+            run(["mount", "-t", fstype, *opts, fstype, str(tgt)], capture_output=True)
             mounted.append(tgt)
+            if target == "dev":
+                _make_private_dev(tgt)
         yield
     finally:
         for tgt in reversed(mounted):
             subprocess.run(["umount", "-l", str(tgt)], capture_output=True)
+
+
+# --------------------------------------------------------------------------
+# Removing build directories: never through a mount, and what killed builds left
+# --------------------------------------------------------------------------
+
+
+def mounts_under(path: Path, mountinfo: str | None = None) -> list[Path]:
+    """The mount points at or below @path, deepest first, from @mountinfo (default: this process's
+    /proc/self/mountinfo)."""
+    if mountinfo is None:
+        with open("/proc/self/mountinfo") as f:
+            mountinfo = f.read()
+    root = os.path.realpath(path)
+    found = set()
+    for line in mountinfo.splitlines():
+        if not line.strip():
+            continue
+        # Field 5 is the mount point, with space, tab, newline and backslash octal-escaped.
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), line.split()[4])
+        if point == root or point.startswith(root.rstrip("/") + "/"):
+            found.add(Path(point))
+    return sorted(found, key=lambda p: len(p.parts), reverse=True)
+
+
+def unmount_below(path: Path) -> list[Path]:
+    """Unmount everything mounted at or below @path (lazily: busy ones are detached at once);
+    return what was mounted.  Raises ImageError if anything stays mounted."""
+    points = mounts_under(path)
+    for point in points:
+        subprocess.run(["umount", "-l", str(point)], capture_output=True)
+    left = mounts_under(path)
+    if left:
+        raise ImageError(f"cannot unmount {', '.join(map(str, left))}; unmount by hand (`umount -l`) before "
+                         f"removing {path}")
+    return points
+
+
+def remove_tree(path: Path) -> None:
+    """`rm -rf @path`, but never through a mount: what is mounted below it is unmounted first."""
+    if not os.path.lexists(path):
+        return
+    unmount_below(path)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+#: Directories builds work in, named with the builder's pid: <stage>/.<hash>.tmp-<pid> (image
+#: stages), containerlab/<key>.tmp-<pid>, container/.build-<pid>, .repin-<pid>.
+BUILD_DIR = re.compile(r"^(?:.+\.tmp|\.build|\.repin)-(?P<pid>[0-9]+)$")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_builds(cache: Path) -> list[str]:
+    """Unmount and remove what killed builds left in @cache: build directories (BUILD_DIR) whose
+    process is gone, with anything still mounted in them (a SIGKILL leaves /proc, /sys, /dev
+    of a chroot mounted).  Run before a build does anything else; returns what was removed."""
+    if not cache.is_dir():
+        return []
+    removed = []
+    for parent in (cache, *[d for d in cache.iterdir() if d.is_dir() and not d.name.startswith(".")]):
+        for d in sorted(parent.iterdir()):
+            m = BUILD_DIR.match(d.name)
+            if m and d.is_dir() and not d.is_symlink() and not _alive(int(m["pid"])):
+                points = unmount_below(d)
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(f"{d}" + (f" ({len(points)} mount(s) undone)" if points else ""))
+    for line in removed:
+        log(f"removed what an interrupted build left: {line}")
+    return removed
 
 
 def in_chroot(rootfs: Path, cmd: list[str], capture: bool = False, extra_env: dict[str, str] | None = None) -> str:

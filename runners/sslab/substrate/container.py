@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 from .. import paths
-from .buildtools import ImageError, chroot_mounts, in_chroot, log, run, sha256_file
+from .buildtools import ImageError, chroot_mounts, in_chroot, log, remove_tree, run, sha256_file
 from .image import Image, ensure_image
 
 #: Where the harness lives in the container, and its image (manifest, UML kernel, rootfs link).
@@ -185,8 +185,7 @@ def build(repo: Path = paths.REPO_ROOT) -> dict:
         return {"tag": tag, "built": False}
     t0 = time.monotonic()
     work = paths.cache_dir() / "container" / f".build-{os.getpid()}"
-    if work.exists():
-        shutil.rmtree(work)
+    remove_tree(work)
     work.mkdir(parents=True)
     try:
         build_tree(image, repo, work)
@@ -202,7 +201,7 @@ def build(repo: Path = paths.REPO_ROOT) -> dict:
         if tar.wait() != 0 or res.returncode != 0:
             raise ImageError(f"{eng} import failed: {res.stderr.strip()[-800:]}")
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
     size = subprocess.run([eng, "image", "inspect", "--format", "{{.Size}}", tag], capture_output=True,
                           text=True).stdout.strip()
     return {"tag": tag, "built": True, "seconds": round(time.monotonic() - t0, 1),

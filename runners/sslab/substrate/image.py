@@ -41,7 +41,8 @@ import yaml
 from .. import paths
 from ..ccas import OUR_CCAS
 from .buildtools import (ImageError, cache_lock, chroot_mounts, hash_inputs, in_chroot, installed_packages, log,
-                         now_iso, packages_version_of_host, require_host_tools, run, sha256_file, tool_version)
+                         now_iso, packages_version_of_host, remove_stale_builds, remove_tree, require_host_tools,
+                         run, sha256_file, tool_version)
 from .containerlab import build_containerlab
 from .mirrors import Mirrors, resolve_mirrors
 from .umlkernel import UMLKernel, ensure_uml, uml_inputs
@@ -333,8 +334,7 @@ def ensure_base(recipe: Recipe, cache: Path, mirrors: Mirrors | None = None) -> 
     require_host_tools()
     mirrors = mirrors or resolve_mirrors(recipe.suite)
     tmp = cache / "base" / f".{base_hash}.tmp-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    remove_tree(tmp)
     tmp.mkdir(parents=True)
     started = time.monotonic()
     try:
@@ -345,7 +345,7 @@ def ensure_base(recipe: Recipe, cache: Path, mirrors: Mirrors | None = None) -> 
         (tmp / "base.json").write_text(json.dumps(info, indent=2, sort_keys=True))
         tmp.rename(final)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
         raise
     log(f"base {base_hash[:12]} built in {info['build_seconds']} s")
     return base_hash, final
@@ -556,6 +556,9 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
     kernel_dir = kernel_dir or repo / "kernel"
     recipe = Recipe.load(repo / "images")
     with cache_lock(cache):
+        # Before anything else: a build killed earlier (SIGKILL, a lost machine) may have left its
+        # chroot's mounts and directories; nothing else holds the lock, so they are stale.
+        remove_stale_builds(cache)
         base_hash, base_dir = ensure_base(recipe, cache, mirrors)
         uml_hash = hash_inputs(uml_inputs(repo / "images", base_hash))
         inputs = final_inputs(base_hash, repo, kernel_dir, uml_hash)
@@ -568,8 +571,7 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
                             lambda: mirrors or resolve_mirrors(recipe.suite))
         base_info = json.loads((base_dir / "base.json").read_text())
         tmp = cache / "images" / f".{image_hash}.tmp-{os.getpid()}"
-        if tmp.exists():
-            shutil.rmtree(tmp)
+        remove_tree(tmp)
         tmp.mkdir(parents=True)
         started = time.monotonic()
         try:
@@ -580,7 +582,7 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
             tmp.rename(image.root)
         except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(tmp)
             raise
         log(f"image {image_hash[:12]} ready in {image.root}")
         return image
@@ -598,6 +600,7 @@ def repin(repo: Path = paths.REPO_ROOT, mirrors: Mirrors | None = None) -> Kerne
     suite, meta = data["suite"], data["kernel_metapackage"]
     require_host_tools()
     mirrors = mirrors or resolve_mirrors(suite)
+    remove_stale_builds(paths.cache_dir())
     scratch = paths.cache_dir() / f".repin-{os.getpid()}"
     try:
         run(["debootstrap", "--variant=minbase", suite, str(scratch), mirrors.debian], capture_output=True)
@@ -610,7 +613,7 @@ def repin(repo: Path = paths.REPO_ROOT, mirrors: Mirrors | None = None) -> Kerne
             pol = in_chroot(scratch, ["apt-cache", "policy", src_pkg], capture=True)
             src_version = next(ln.split(":", 1)[1].strip() for ln in pol.splitlines() if "Candidate:" in ln)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
     src_lock.write_text(
         "# The Debian package the UML kernel is built from, and its version.\n"
         "# `make image-repin` rewrites it.  When the mirror no longer offers this\n"

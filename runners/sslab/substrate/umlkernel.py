@@ -37,8 +37,8 @@ from pathlib import Path
 
 import yaml
 
-from .buildtools import (ImageError, chroot_mounts, hash_inputs, in_chroot, log, now_iso, run, sha256_file,
-                          tool_version)
+from .buildtools import (ImageError, chroot_mounts, hash_inputs, in_chroot, log, now_iso, remove_tree, run,
+                          sha256_file, tool_version)
 from .mirrors import Mirrors
 
 #: Bump when the build procedure changes in a way that changes its output.
@@ -217,7 +217,7 @@ def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path)
         # Keep the built tree (module builds need it), not the rest of the chroot.
         os.rename(top, dest / "tree")
     finally:
-        shutil.rmtree(chroot, ignore_errors=True)
+        remove_tree(chroot)
     return record
 
 
@@ -229,8 +229,7 @@ def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mi
     if kernel.is_complete():
         return uml_hash, kernel
     tmp = cache / "uml" / f".{uml_hash}.tmp-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
+    remove_tree(tmp)
     tmp.mkdir(parents=True)
     started = time.monotonic()
     try:
@@ -239,7 +238,7 @@ def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mi
         (tmp / "uml.json").write_text(json.dumps(record, indent=2, sort_keys=True))
         tmp.rename(kernel.root)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp)
         raise
     log(f"UML kernel {uml_hash[:12]} ({record['release']}) built in {record['build_seconds']} s")
     return uml_hash, kernel

@@ -1,0 +1,117 @@
+"""An interrupted image build leaves no mount behind, and a killed one's mounts go at the next build.
+
+A build compiles the UML kernel in a chroot with /proc, /sys, /dev and /dev/pts mounted in it.  Killed
+there, it once left them mounted inside the cache, the chroot's /dev a bind of the host's devtmpfs:
+an `rm -rf` of the cache would then have deleted the host's device nodes.  Here `make image` runs on
+a cache of its own (the base stage hard-linked from the real one, so the build goes straight to the
+UML kernel's chroot), is stopped there with SIGTERM and with SIGINT, and must leave no mount and no
+build directory; then a build is SIGKILLed there (nothing can clean up), and the next build must
+remove what it left before it does anything else.
+"""
+
+import os
+import signal
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from sslab.paths import REPO_ROOT, cache_dir
+from sslab.substrate.buildtools import BUILD_DIR, mounts_under
+
+pytestmark = pytest.mark.vm
+
+
+@pytest.fixture
+def cache(tmp_path, image):
+    """A cache holding only the real cache's base stage, hard-linked (no copy, nothing shared that a build
+    writes: stages copy the base rootfs before they change anything)."""
+    c = tmp_path / "cache"
+    c.mkdir()
+    subprocess.run(["cp", "-al", str(cache_dir() / "base"), str(c / "base")], check=True)
+    yield c
+    for point in mounts_under(c):  # whatever a failed test left: never rm -rf through it
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+def start_build(cache: Path) -> subprocess.Popen:
+    """`make image` on @cache in a session of its own; its output goes to a file (a pipe nobody reads
+    would fill and stop the build): read it with output()."""
+    env = {**os.environ, "SSLAB_CACHE": str(cache)}
+    log = cache.parent / f"build-{time.monotonic_ns()}.log"
+    with open(log, "w") as f:
+        proc = subprocess.Popen(["make", "image"], cwd=REPO_ROOT, env=env, stdout=f, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    proc.log = log
+    return proc
+
+
+def output(proc: subprocess.Popen) -> str:
+    return proc.log.read_text(errors="replace")
+
+
+def wait_for(what, timeout: float, every: float = 0.2):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if got := what():
+            return got
+        time.sleep(every)
+    return None
+
+
+def group_alive(proc: subprocess.Popen) -> bool:
+    """Whether anything of the build's process group still runs (make itself reaped first: a zombie
+    leader still counts as a member)."""
+    proc.poll()
+    try:
+        os.killpg(proc.pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def build_dirs(cache: Path) -> list[Path]:
+    return [d for stage in cache.iterdir() if stage.is_dir() for d in stage.iterdir() if BUILD_DIR.match(d.name)]
+
+
+def in_the_chroot(proc: subprocess.Popen, cache: Path) -> list[Path]:
+    """Wait until the build has its chroot's mounts up (and is working inside it); return them."""
+    points = wait_for(lambda: [p for p in mounts_under(cache) if p.name == "pts"], timeout=240)
+    assert points, f"the build never mounted its chroot; it said:\n{output(proc)[-3000:]}"
+    time.sleep(2)  # apt-get is running in there now
+    return mounts_under(cache)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_build_stopped_in_its_chroot_leaves_no_mount_and_no_build_directory(cache, sig):
+    proc = start_build(cache)
+    mounted = in_the_chroot(proc, cache)
+    assert {p.name for p in mounted} >= {"proc", "sys", "dev", "pts"}
+    os.killpg(proc.pid, sig)
+    assert wait_for(lambda: not group_alive(proc), timeout=120), "the build did not stop"
+    out = output(proc)
+    assert mounts_under(cache) == [], out[-2000:]
+    assert build_dirs(cache) == [], out[-2000:]
+    # The chroot never held the host's /dev (it had a tmpfs of its own): the host's is intact.
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_the_next_build_removes_what_a_killed_build_left(cache):
+    first = start_build(cache)
+    left = in_the_chroot(first, cache)
+    os.killpg(first.pid, signal.SIGKILL)  # nothing runs on the way out
+    assert wait_for(lambda: not group_alive(first), timeout=60)
+    assert mounts_under(cache) == left and len(build_dirs(cache)) == 1
+    stale = build_dirs(cache)[0]
+    second = start_build(cache)
+    try:
+        assert wait_for(lambda: not stale.exists(), timeout=120), "the next build did not remove the stale one"
+        assert not any(str(p).startswith(str(stale)) for p in mounts_under(cache))
+    finally:
+        os.killpg(second.pid, signal.SIGTERM)
+        wait_for(lambda: not group_alive(second), timeout=120)
+    out = output(second)
+    assert "removed what an interrupted build left" in out and str(stale) in out
+    assert mounts_under(cache) == [] and build_dirs(cache) == []
