@@ -41,9 +41,18 @@ def cmd_container(args) -> int:
     return 0
 
 
+def ready(substrate):
+    """@substrate, once one short boot has shown that it runs on this host (substrate.preflight:
+    cached per host and image; if it does not boot, SubstrateUnusable names why, before anything)."""
+    from .substrate.preflight import preflight
+    preflight(substrate, log=lambda m: print(m, file=sys.stderr, flush=True))
+    return substrate
+
+
 def cmd_vm_check(args) -> int:
+    from .substrate.hostfacts import host_facts
     from .substrate.job import JobSpec
-    substrate = make_substrate(args.substrate, args.accel, args.clock)
+    substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
     run_dir = paths.new_run_dir("vm-check")
     job = JobSpec(argv=["python3", "-m", "sslab.guest.vmcheck"], timeout_s=args.timeout, name="vm-check",
                   env={"SSLAB_CLOCK": substrate.clock})
@@ -70,6 +79,8 @@ def cmd_vm_check(args) -> int:
         "share_write_mb_per_s": guest["share_write_mb_per_s"],
         "link_selftest": guest["link_selftest"],
         "checks": guest["checks"],
+        "host": host_facts(),
+        "uml_fp": guest.get("uml_fp"),
         "job_exit_code": res.exit_code,
         "run_dir": str(run_dir),
     }
@@ -109,7 +120,7 @@ def cmd_startup(args) -> int:
     from .experiment import run_scenario
     from .scenario import load_scenario
     load_scenario(args.scenario)  # refuse a bad file before building or booting anything
-    substrate = make_substrate(args.substrate, args.accel, args.clock)
+    substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
     t0 = time.monotonic()
     run_dir = run_scenario(Path(args.scenario), args.kind, substrate, reps=args.reps, backend=args.backend)
     print_table(run_dir)
@@ -126,7 +137,7 @@ def cmd_crosscheck(args) -> int:
     load_scenario(args.scenario)  # refuse a bad file before anything runs
     runs, walls = {}, {}
     for label, name, clock in (("uml/inf-cpu", "uml", "real"), ("qemu/icount", "vm", "virtual")):
-        substrate = make_substrate(name, "tcg" if name == "vm" else "auto", clock)
+        substrate = ready(make_substrate(name, "tcg" if name == "vm" else "auto", clock))
         t0 = time.monotonic()
         runs[label] = run_scenario(Path(args.scenario), f"crosscheck/{name}", substrate, reps=args.reps)
         walls[label] = time.monotonic() - t0
@@ -145,11 +156,15 @@ def cmd_crosscheck(args) -> int:
 
 
 def _substrates(args, jobs: int) -> list:
-    """One UML per core under virtual time (@jobs of them), else the one real-clock substrate."""
+    """One UML per core under virtual time (@jobs of them), else the one real-clock substrate; the
+    first has passed the preflight (one boot on this host)."""
     if args.substrate == "uml":
         from .substrate.uml import allowed_cpus
-        return [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
-    return [make_substrate(args.substrate, args.accel, args.clock)]
+        substrates = [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
+    else:
+        substrates = [make_substrate(args.substrate, args.accel, args.clock)]
+    ready(substrates[0])
+    return substrates
 
 
 def _series_command(args, files_of, kind_of, write_report) -> int:
@@ -335,8 +350,14 @@ def cmd_matrix(args) -> int:
             raise SystemExit(128 + signum)
         signal.signal(signal.SIGTERM, stop)
         from .matrix.orchestrate import check_jobs
+        from .substrate.preflight import SubstrateUnusable
         jobs = check_jobs(args.substrate, args.jobs)
-        substrates = _substrates(args, jobs)
+        try:
+            substrates = _substrates(args, jobs)
+        except SubstrateUnusable as e:
+            # The controller prints this, not Ansible's record of the failed task.
+            mx.record_host_error(Path(args.matrix_dir), args.host, str(e))
+            raise
         substrate = substrates[0]
         image_hash = substrate.image.manifest()["image_hash"] if args.substrate != "native" else plan["image_hash"]
         mx.check_host_matches(plan, image_hash, mx.traffic_code_version())
@@ -504,6 +525,7 @@ def main(argv: list[str] | None = None) -> int:
     from .substrate.job import JobError
     from .substrate.mirrors import MirrorError
     from .substrate.native import NativeUnavailable
+    from .substrate.preflight import SubstrateUnusable
     from .substrate.qemu import VMError
     try:
         return args.func(args)
@@ -511,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
         signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
         print(f"interrupted ({signal.Signals(signum).name})", file=sys.stderr)
         return 128 + signum
-    except (ScenarioError, NativeUnavailable, MatrixError, ArchiveError) as e:
+    except (ScenarioError, NativeUnavailable, SubstrateUnusable, MatrixError, ArchiveError) as e:
         # Refused before anything started.
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ from pathlib import Path
 from .. import paths
 from ..analysis.startup import write_report
 from ..scenario import Scenario, load_scenario, scenario_from_dump
+from ..substrate.hostfacts import host_facts
 from ..substrate.image import sha256_file as sha256
 from ..substrate.job import JobError, JobSpec
 from .archive import complete_runs
@@ -103,6 +104,9 @@ def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> No
     eta = max(estimate_seconds(s), guest_seconds(s))
     meta = {"scenario": {**source, "model": s.model_dump(mode="json", by_alias=True)},
             "code": code_version(), "substrate": substrate.name, "clock": substrate.clock, "seed": s.seed,
+            # The host, its XSAVE area's size among its facts: results must not depend on it
+            # (tests/integration/test_uml_fp.py), and a reader can check that they did not.
+            "host": host_facts(),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "run_order": [f"{r['index']:03d}-{r['case']}-r{r['rep']}" for r in plan["runs"]]}
     if getattr(substrate, "image", None) is not None:
@@ -123,6 +127,8 @@ def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> No
                 guest_seconds=res.guest_seconds)
     if substrate.name == "vm":
         meta["accel_probe"] = substrate.accel_probe
+    if (kernel := res.out_dir / "kernel.json").exists():
+        meta["guest_kernel"] = json.loads(kernel.read_text())
     (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
     if not res.ok:
         raise JobError(f"the scenario job failed (exit {res.exit_code}, timed out {res.timed_out}); "

@@ -236,7 +236,20 @@ def main() -> int:
         mark("teardown")
     finally:
         db.teardown()
+    # After the runs, so that reading it cannot shift them.
+    (out / "kernel.json").write_text(json.dumps(kernel_facts(), indent=1))
     return 0
+
+
+#: What our UML kernel learnt of the host's FP state at boot (images/uml/patches/0003-*).
+UML_FP_PARAMS = {"host_fp_bytes": "uml_host_fp_bytes", "fp_area_bytes": "uml_fp_area_bytes"}
+
+
+def kernel_facts() -> dict:
+    """The guest kernel's release and, under UML, the host's XSAVE area size it uses."""
+    params = Path("/sys/module/kernel/parameters")
+    fp = {k: int((params / name).read_text()) for k, name in UML_FP_PARAMS.items() if (params / name).exists()}
+    return {"release": os.uname().release, "uml_fp": fp or None}
 
 
 if __name__ == "__main__":

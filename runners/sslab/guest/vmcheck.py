@@ -189,6 +189,10 @@ def main() -> int:
     manifest_path = Path("/etc/sslab/image.json")
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     result: dict = {"kernel_release": os.uname().release, "clock": os.environ.get("SSLAB_CLOCK")}
+    params = Path("/sys/module/kernel/parameters")
+    # What our UML kernel learnt of the host's FP state at boot (images/uml/patches/0003-*).
+    result["uml_fp"] = {k: int((params / f"uml_{k}").read_text()) for k in ("host_fp_bytes", "fp_area_bytes")
+                        if (params / f"uml_{k}").exists()} or None
     result["module"] = load_our_module(manifest)
     result["tcp_available_congestion_control"] = (
         Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())

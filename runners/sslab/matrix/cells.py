@@ -215,6 +215,24 @@ def _run_cells_locked(store: CellStore, by_key: dict, host: str, keys: list[str]
     return {"ran": progress.state["done"], "skipped": progress.state["skipped"], "failed": progress.state["failed"]}
 
 
+def record_host_error(matrix_dir: Path, host: str, message: str) -> None:
+    """progress/<host>.json says the host ran nothing and why (a substrate that does not boot there):
+    the controller prints this message rather than Ansible's record of the failed task."""
+    path = CellStore(matrix_dir).dir / "progress" / f"{host}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(path, {"host": host, "total": 0, "done": 0, "skipped": 0, "failed": 0, "running": None,
+                             "running_since": None, "cell_seconds": [], "pid": os.getpid(), "updated": time.time(),
+                             "finished": True, "workers": 0, "error": message})
+
+
+def host_error(progress_file: Path) -> str | None:
+    """The error a host's runner recorded (record_host_error), if any."""
+    try:
+        return json.loads(progress_file.read_text()).get("error")
+    except (OSError, ValueError):
+        return None
+
+
 def check_host_matches(plan: dict, image_hash: str, code_version: str) -> None:
     """A host must run exactly the image and traffic code the cell keys were made for."""
     if image_hash != plan["image_hash"]:

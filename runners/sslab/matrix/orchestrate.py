@@ -37,8 +37,11 @@ from .. import paths
 from ..analysis.matrix_report import write_matrix_report
 from ..experiment import estimate_seconds
 from ..scenario import scenario_from_dump
+from ..substrate import make_substrate
 from ..substrate.agent import kill_group
 from ..substrate.image import ensure_image
+from ..substrate.preflight import preflight
+from .cells import host_error
 from .plan import deal, plan_matrix, traffic_code_version
 from .progress import ProgressBoard
 from .selection import resolve_selection, selection_id
@@ -80,6 +83,10 @@ def inventory_hosts(inventory: Path) -> dict[str, dict]:
 
 def ansible_env() -> dict:
     return {**os.environ, "ANSIBLE_CONFIG": str(ANSIBLE_CFG), "ANSIBLE_NOCOLOR": "1"}
+
+
+def on_this_machine(hostvars: dict) -> bool:
+    return "sslab_workdir" not in hostvars or hostvars.get("ansible_connection") == "local"
 
 
 def host_matrix_dir(hostvars: dict, matrix_rel: str) -> Path | None:
@@ -157,6 +164,11 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         raise MatrixError("CONTAINER= runs cells on the container's UML substrate: SUBSTRATE=uml")
     hosts = inventory_hosts(inventory)
     image = ensure_image()
+    if not container and any(on_this_machine(v) for v in hosts.values()):
+        # One boot on this machine before any cell: a substrate that cannot boot here stops the
+        # matrix with its cause (SubstrateUnusable), not with every cell failing twice.  Hosts
+        # elsewhere (and containers) check themselves before their first cell (matrix run-cells).
+        preflight(make_substrate(substrate, clock=clock), log=lambda msg: print(msg, flush=True))
     manifest = image.manifest()
     ccas = (manifest.get("uml") or {}).get("tcp_congestion_controls") if substrate == "uml" \
         else manifest.get("tcp_congestion_controls")
@@ -266,9 +278,25 @@ def _run_playbook(plan_path: Path, inventory: Path, matrix_dir: Path, matrix_rel
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
     if proc.returncode != 0:
-        tail = log_path.read_text(errors="replace").splitlines()[-25:]
-        print(f"ansible-playbook exited {proc.returncode}; log {log_path}:\n" + "\n".join(tail), file=sys.stderr)
+        # The hosts' own words first (a host whose substrate does not boot says why); Ansible's
+        # record of the failed tasks stays in its log.
+        errors = {h: e for h, f in files.items() for e in [host_error_of(h, f, matrix_dir)] if e}
+        for h, e in errors.items():
+            print(f"host {h}: {e}", file=sys.stderr)
+        if not errors:
+            tail = [ln for ln in log_path.read_text(errors="replace").splitlines() if ln.strip()][-12:]
+            print("ansible-playbook failed before a host reported; its last lines:\n  " + "\n  ".join(tail),
+                  file=sys.stderr)
+        print(f"ansible-playbook exited {proc.returncode}; its log: {log_path}", file=sys.stderr)
     return proc.returncode
+
+
+def host_error_of(host: str, progress: Path | None, matrix_dir: Path) -> str | None:
+    """What a host's runner recorded as its error: its progress file, or the copy fetched with its cells."""
+    for f in (progress, matrix_dir / "progress" / f"{host}.remote.json"):
+        if f is not None and (e := host_error(f)):
+            return e
+    return None
 
 
 def _as_interrupt(signum, frame):

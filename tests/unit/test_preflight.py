@@ -1,0 +1,82 @@
+"""The preflight's reading of a console that shows why a substrate did not boot, and its message."""
+
+from pathlib import Path
+
+from sslab.substrate.hostfacts import cpu_info, describe
+from sslab.substrate.preflight import CAUSES, diagnose, unusable_message
+
+#: The console of every boot of UML 6.1 (Debian's, fixed 2696-byte FP buffer) on an AMX host.
+AMX_CONSOLE = """\
+Checking environment variables for a tempdir...none found
+Checking if /dev/shm is on tmpfs...OK
+userspace - ptrace set fp regs failed, errno = 14
+Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b
+CPU: 0 PID: 1 Comm: sslab-init Not tainted 6.1.192-sslab-uml #1
+Stack:
+ [<6058af09>] panic+0x1a6/0x386
+"""
+
+AMX_HOST = {"cpu_model": "Intel(R) Xeon(R) Platinum 8481C", "cpu_flags": ["xsave", "avx", "avx2", "avx512f",
+                                                                          "amx_tile"],
+            "amx": True, "xstate_bytes": 11008, "xstate_from": "ptrace GETREGSET NT_X86_XSTATE",
+            "kernel": "6.18.44", "machine": "x86_64", "cores": 2}
+
+
+class Manifest:
+    """What unusable_message reads of a substrate: its name, clock and image manifest."""
+
+    name, clock = "uml", "uml/inf-cpu"
+
+    class image:
+        @staticmethod
+        def manifest():
+            return {"image_hash": "c60250aa4355f761", "uml": {"release": "6.1.192-sslab-uml",
+                                                             "patches": {"0001-a.patch": "x", "0002-b.patch": "y"}}}
+
+
+def test_the_amx_failure_is_recognised_with_its_lines():
+    cause, lines = diagnose(AMX_CONSOLE)
+    assert cause is CAUSES[0]
+    assert lines == ["userspace - ptrace set fp regs failed, errno = 14",
+                     "Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b"]
+
+
+def test_our_kernels_own_fp_message_is_recognised():
+    cause, lines = diagnose("slowstart-lab: SSLAB_UML_FP_AREA=abc: not a multiple of 8 up to 1048576\n")
+    assert cause is CAUSES[1] and lines == ["slowstart-lab: SSLAB_UML_FP_AREA=abc: not a multiple of 8 up to 1048576"]
+
+
+def test_an_unknown_panic_shows_the_lines_before_it_and_no_cause():
+    console = "a\nb\nc\nd\nsomething odd happened\nKernel panic - not syncing: VFS: Unable to mount root fs\ne\n"
+    cause, lines = diagnose(console)
+    assert cause is None
+    assert lines == ["c", "d", "something odd happened", "Kernel panic - not syncing: VFS: Unable to mount root fs"]
+
+
+def test_an_empty_console_has_no_cause_and_no_lines():
+    assert diagnose("") == (None, [])
+
+
+def test_the_message_names_cause_console_host_and_what_to_do(tmp_path):
+    console = tmp_path / "console.log"
+    console.write_text(AMX_CONSOLE)
+    msg = unusable_message(Manifest(), AMX_HOST, "UML exited (0) during phase 'boot'", console)
+    assert msg.startswith("the uml substrate (uml/inf-cpu) does not boot on this host; no cell or run was started.")
+    assert "XSAVE area" in msg and "errno = 14" in msg and str(console) in msg
+    assert "Intel(R) Xeon(R) Platinum 8481C" in msg and "XSAVE area 11008 bytes" in msg and "amx_tile" in msg
+    assert "`make image`" in msg and "SUBSTRATE=vm" in msg
+    assert "0001-a.patch, 0002-b.patch" in msg
+
+
+def test_cpu_info_reads_the_first_cpus_model_and_flags(tmp_path):
+    f = tmp_path / "cpuinfo"
+    f.write_text("processor\t: 0\nmodel name\t: AMD EPYC\nflags\t\t: fpu xsave avx avx2 avx512f\n\n"
+                 "processor\t: 1\nmodel name\t: other\nflags\t\t: fpu\n")
+    model, flags = cpu_info(str(f))
+    assert model == "AMD EPYC" and flags == {"fpu", "xsave", "avx", "avx2", "avx512f"}
+    assert cpu_info(str(tmp_path / "missing")) == ("unknown", set())
+
+
+def test_describe_says_when_the_area_is_unknown():
+    facts = {**AMX_HOST, "xstate_bytes": None, "xstate_from": "ptrace GETREGSET NT_X86_XSTATE failed: errno 1"}
+    assert "XSAVE area unknown (ptrace GETREGSET NT_X86_XSTATE failed: errno 1)" in describe(facts)
