@@ -45,7 +45,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
               ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git taskset:util-linux strip:binutils patch:patch xz:xz-utils
 
-.PHONY: deps host-deps python-deps image image-repin container container-save test-deps vm-check startup astart blitzstart wifi fct-vs-size report test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: deps host-deps python-deps engine-deps image image-repin container container-save test-deps vm-check startup astart blitzstart wifi fct-vs-size report test test-unit test-vm kernel-test clean-venv lint-imports \
         reproduce-table1 fairness matrix crosscheck bench
 
 deps: host-deps python-deps
@@ -73,10 +73,17 @@ python-deps: $(VENV)/.stamp
 image: deps
 	$(VPY) -m sslab image build
 
+# A container engine that works (`podman info` / `docker info` answer; a Docker client without a
+# daemon does not count): if none does, Debian's podman and runc are installed, then checked again.
+engine-deps: python-deps
+	@$(VPY) -m sslab container engine >/dev/null 2>&1 || { \
+	  echo "no working container engine ($$($(VPY) -m sslab container engine 2>&1 | tail -n 1 | sed 's/^error: //')); installing podman"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install podman" >&2; exit 1; fi; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends podman runc && \
+	  $(VPY) -m sslab container engine; }
+
 # The testbed as an OCI image for Podman or Docker (builds `make image` first), and its archive.
-container: deps
-	@command -v podman >/dev/null || command -v docker >/dev/null || \
-	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends podman runc; }
+container: deps engine-deps
 	$(VPY) -m sslab container build
 
 container-save: container
@@ -145,10 +152,8 @@ test-vm: deps
 lint-imports: python-deps
 	$(VENV)/bin/lint-imports --no-cache
 
-# The container integration test needs an engine: Debian's podman (with runc).
-test-deps:
-	@command -v podman >/dev/null 2>&1 || command -v docker >/dev/null 2>&1 || \
-	  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends podman runc; }
+# The container integration test needs an engine that works (engine-deps).
+test-deps: engine-deps
 
 test: deps kernel-test lint-imports test-deps
 	$(VPY) -m pytest -q tests

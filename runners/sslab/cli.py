@@ -36,6 +36,9 @@ def cmd_image(args) -> int:
 
 def cmd_container(args) -> int:
     from .substrate import container
+    if args.action == "engine":
+        print(container.engine())  # ImageError (exit 1) names each engine tried and why it failed
+        return 0
     info = container.build() if args.action == "build" else container.save()
     print(json.dumps(info, indent=2))
     return 0
@@ -430,8 +433,9 @@ def main(argv: list[str] | None = None) -> int:
     pi = sub.add_parser("image", help="build (or repin) the testbed image")
     pi.add_argument("action", choices=["build", "repin"])
     pi.set_defaults(func=cmd_image)
-    pk = sub.add_parser("container", help="build the OCI container image (or save it as an archive)")
-    pk.add_argument("action", choices=["build", "save"])
+    pk = sub.add_parser("container", help="build the OCI container image (or save it as an archive; or name the "
+                                          "container engine that works here)")
+    pk.add_argument("action", choices=["build", "save", "engine"])
     pk.set_defaults(func=cmd_container)
     for name, func, timeout in (("vm-check", cmd_vm_check, 300.0), ("run", cmd_run, 600.0)):
         sp = sub.add_parser(name)

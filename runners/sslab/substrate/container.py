@@ -29,6 +29,7 @@ archive.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -68,11 +69,41 @@ HOST_EXTRA_FLAGS = ("--runtime", "runc", "--cgroup-manager=cgroupfs", "--ulimit"
                     "--ulimit", "nproc=1000:1000")
 
 
+#: Engines in the order they are tried: Podman first (daemonless, Debian's, what the container was
+#: measured with here), then Docker.
+ENGINES = ("podman", "docker")
+#: `<engine> info` answers in well under a second when the engine works (0.24 s for Podman here).
+INFO_TIMEOUT_S = 60
+
+
+def engine_trouble(name: str) -> str | None:
+    """None when the engine @name works on this host, else why it does not.  Being on the PATH is
+    not enough: the machines here ship a Docker client with no daemon (`docker info`: "Cannot
+    connect to the Docker daemon")."""
+    if shutil.which(name) is None:
+        return "not installed"
+    try:
+        res = subprocess.run([name, "info"], capture_output=True, text=True, timeout=INFO_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"`{name} info` did not answer within {INFO_TIMEOUT_S} s"
+    if res.returncode != 0:
+        said = [ln.strip() for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
+        return f"`{name} info` failed ({res.returncode}): {said[-1] if said else 'no output'}"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
 def engine() -> str:
-    for name in ("podman", "docker"):
-        if shutil.which(name):
+    """The first engine of ENGINES that works here; ImageError naming each one tried, and why it
+    failed, when none does."""
+    troubles = {}
+    for name in ENGINES:
+        trouble = engine_trouble(name)
+        if trouble is None:
             return name
-    raise ImageError("no container engine: install Debian's podman (`apt-get install podman`)")
+        troubles[name] = trouble
+    raise ImageError("no working container engine: " + "; ".join(f"{n}: {why}" for n, why in troubles.items())
+                     + ". `make test-deps` (or `make container`) installs Debian's podman and runc")
 
 
 def harness_files(repo: Path) -> list[str]:
