@@ -46,7 +46,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
               ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git taskset:util-linux strip:binutils patch:patch xz:xz-utils
 
 .PHONY: deps host-deps python-deps engine-deps image image-repin container container-save test-deps vm-check startup astart blitzstart wifi fct-vs-size report test test-unit test-vm kernel-test clean-venv lint-imports \
-        reproduce-table1 fairness matrix crosscheck bench
+        reproduce-table1 fairness matrix crosscheck bench fresh-check
 
 deps: host-deps python-deps
 
@@ -118,6 +118,13 @@ fct-vs-size: deps
 # E1 on UML (virtual time, infinitely fast CPUs) and on QEMU -icount (virtual time, CPU costs guest time).
 crosscheck: deps
 	$(VPY) -m sslab crosscheck --scenario $(SCENARIO) $(if $(REPS),--reps $(REPS))
+
+# The README's two commands on a new machine: a throw-away Debian root (debootstrap) with only make,
+# git and python3, an empty cache and this machine's Docker client if any; make $(FRESH_MAIN), then
+# make test; logs and times in results/fresh-check/.  FRESH_KEEP=1 keeps the root.
+FRESH_MAIN ?= reproduce-table1 CCA=cubic ITER=1
+fresh-check: deps
+	$(VPY) -m sslab fresh-check --main "$(FRESH_MAIN)" $(if $(FRESH_KEEP),--keep)
 
 # Wall-clock benchmarks of the UML substrate (not tests: timings depend on the machine).
 bench: deps

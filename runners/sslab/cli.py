@@ -52,6 +52,14 @@ def ready(substrate):
     return substrate
 
 
+def cmd_fresh_check(args) -> int:
+    """`make fresh-check`: the README's two commands in a throw-away Debian root with an empty cache."""
+    from .substrate.freshcheck import fresh_check
+    record = fresh_check(main=args.main, keep=args.keep)
+    print(json.dumps({k: record[k] for k in ("ok", "commit", "steps", "total_s", "record") if k in record}, indent=1))
+    return 0 if record["ok"] else 1
+
+
 def cmd_vm_check(args) -> int:
     from .substrate.hostfacts import host_facts
     from .substrate.job import JobSpec
@@ -437,6 +445,13 @@ def main(argv: list[str] | None = None) -> int:
                                           "container engine that works here)")
     pk.add_argument("action", choices=["build", "save", "engine"])
     pk.set_defaults(func=cmd_container)
+    pfc = sub.add_parser("fresh-check", help="the README's two commands on a new machine: a throw-away Debian "
+                                             "root with an empty cache (root; takes a cold build, the main job "
+                                             "and the tests)")
+    pfc.add_argument("--main", default="reproduce-table1 CCA=cubic ITER=1", help="the make target (and variables) "
+                     "of the main job")
+    pfc.add_argument("--keep", action="store_true", help="keep the root afterwards (it is large)")
+    pfc.set_defaults(func=cmd_fresh_check)
     for name, func, timeout in (("vm-check", cmd_vm_check, 300.0), ("run", cmd_run, 600.0)):
         sp = sub.add_parser(name)
         add_substrate_options(sp)

@@ -30,7 +30,7 @@ def test_mounts_under_lists_deepest_first_and_only_below_the_path():
 
 def test_build_directory_names_carry_the_builders_pid():
     for name, pid in ((".3cb31aa8.tmp-4242", "4242"), ("9f1e.tmp-17", "17"), (".build-99", "99"),
-                      (".repin-5", "5")):
+                      (".repin-5", "5"), (".fresh-12", "12")):
         m = BUILD_DIR.match(name)
         assert m and m["pid"] == pid, name
     for name in ("3cb31aa8", "build.lock", ".latest.tmp", "go", "tmp-12"):

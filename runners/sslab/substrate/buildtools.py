@@ -165,8 +165,9 @@ def remove_tree(path: Path) -> None:
 
 
 #: Directories builds work in, named with the builder's pid: <stage>/.<hash>.tmp-<pid> (image
-#: stages), containerlab/<key>.tmp-<pid>, container/.build-<pid>, .repin-<pid>.
-BUILD_DIR = re.compile(r"^(?:.+\.tmp|\.build|\.repin)-(?P<pid>[0-9]+)$")
+#: stages), containerlab/<key>.tmp-<pid>, container/.build-<pid>, .repin-<pid>, .fresh-<pid>
+#: (make fresh-check's throw-away root).
+BUILD_DIR = re.compile(r"^(?:.+\.tmp|\.build|\.repin|\.fresh)-(?P<pid>[0-9]+)$")
 
 
 def _alive(pid: int) -> bool:

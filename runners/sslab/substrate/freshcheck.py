@@ -1,0 +1,146 @@
+"""`make fresh-check`: the README's two commands on a new machine, made here in a throw-away root.
+
+A green CI run on a machine that has built the image before can hide a
+missing install step; a new user's machine has nothing.  This check makes
+one, whatever this machine already has:
+
+  1. a Debian root of its own (debootstrap minbase of the image's suite)
+     with only what the README asks of a host (make, git, python3) and, if
+     this machine has one, its Docker client without a daemon (as the
+     project's machines ship it);
+  2. a clone of this repository's committed HEAD in it, an empty cache;
+  3. in a mount and PID namespace of its own (every mount and process goes
+     with it, whatever happens), with /proc, /sys, a private /dev and a
+     large /dev/shm: `make <main>` then `make test`, as root, timed;
+  4. a record in results/fresh-check/<stamp>/ (the logs, the times, the
+     commit, the host), and the root removed (FRESH_KEEP=1 keeps it).
+
+It needs root, debootstrap, unshare and about 20 GB of disk; it takes as
+long as a cold image build, the main job and the test suite together.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from .. import paths
+from .buildtools import ImageError, log, remove_tree, run
+from .hostfacts import describe, host_facts
+from .mirrors import resolve_mirrors
+
+#: What the README asks of a host; the Makefile's targets install everything else.
+HOST_PREREQUISITES = ("make", "git", "python3")
+SUITE = "bookworm"
+#: The default main job: the must-show of the any-host issue (8 cells).
+MAIN = "reproduce-table1 CCA=cubic ITER=1"
+#: Device nodes of the root's private /dev (the testbed's UML and QEMU need no more).
+DEV_NODES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9), "tty": (5, 0)}
+
+#: Run inside `unshare --mount --pid --fork --propagation private`: the new root's mounts, then chroot.
+#: The root is bind-mounted on itself so that it is a mount point (Podman's runc pivots into it).
+ENTER = r"""
+set -eu
+root="$1"; shift
+mount --bind "$root" "$root"
+mount -t proc proc "$root/proc"
+mount --rbind /sys "$root/sys"
+mount --make-rslave "$root/sys"
+mount -t tmpfs -o mode=0755,size=16m,nosuid devtmp "$root/dev"
+for node in {nodes}; do
+  name=${{node%%:*}}; nums=${{node#*:}}
+  mknod -m 0666 "$root/dev/$name" c ${{nums%:*}} ${{nums#*:}}
+done
+ln -s /proc/self/fd "$root/dev/fd"; ln -s pts/ptmx "$root/dev/ptmx"
+for n in 0 1 2; do ln -s /proc/self/fd/$n "$root/dev/$(echo stdin stdout stderr | cut -d' ' -f$((n+1)))"; done
+mkdir "$root/dev/pts" "$root/dev/shm" "$root/dev/mqueue"
+mount -t devpts -o newinstance,ptmxmode=0666,mode=0620 devpts "$root/dev/pts"
+mount -t tmpfs -o size=50%,mode=1777 shm "$root/dev/shm"
+mount -t mqueue mqueue "$root/dev/mqueue"
+if [ -e /dev/kvm ]; then touch "$root/dev/kvm"; mount --bind /dev/kvm "$root/dev/kvm"; fi
+mount -t tmpfs -o mode=0755 run "$root/run"
+exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$*"
+"""
+
+
+def make_root(root: Path, mirror_suite: str = SUITE) -> dict:
+    """A minimal Debian with the README's prerequisites, the image's mirrors, DNS, and this host's Docker
+    client if it has one."""
+    mirrors = resolve_mirrors(mirror_suite)
+    log(f"fresh-check: debootstrap {mirror_suite} (minbase + {', '.join(HOST_PREREQUISITES)}) from {mirrors.debian}")
+    run(["debootstrap", "--variant=minbase", f"--include={','.join(HOST_PREREQUISITES)}", mirror_suite, str(root),
+         mirrors.debian], capture_output=True)
+    (root / "etc/apt/sources.list").write_text(mirrors.sources_list(mirror_suite))
+    shutil.copy2("/etc/resolv.conf", root / "etc/resolv.conf")
+    facts = {"suite": mirror_suite, "prerequisites": list(HOST_PREREQUISITES), "docker_client": None}
+    docker = shutil.which("docker")
+    if docker:
+        # The project's machines ship a Docker client and no daemon: so does this one.
+        shutil.copy2(docker, root / "usr/local/bin/docker")
+        facts["docker_client"] = docker
+    return facts
+
+
+def clone(repo: Path, dest: Path) -> str:
+    run(["git", "clone", "-q", str(repo), str(dest)], capture_output=True)
+    return subprocess.run(["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def in_root(root: Path, command: str, log_path: Path) -> tuple[int, float]:
+    """Run @command (bash) in the new root, in namespaces of its own; (exit status, seconds)."""
+    nodes = " ".join(f"{n}:{a}:{b}" for n, (a, b) in DEV_NODES.items())
+    script = ENTER.format(nodes=nodes)
+    t0 = time.monotonic()
+    with open(log_path, "w") as out:
+        res = subprocess.run(["unshare", "--mount", "--pid", "--fork", "--propagation", "private", "sh", "-c", script,
+                              "enter", str(root), command], stdout=out, stderr=subprocess.STDOUT)
+    return res.returncode, time.monotonic() - t0
+
+
+def fresh_check(main: str = MAIN, keep: bool = False, repo: Path = paths.REPO_ROOT) -> dict:
+    if os.geteuid() != 0:
+        raise ImageError("fresh-check needs root (debootstrap, mounts, chroot)")
+    for tool in ("debootstrap", "unshare", "chroot"):
+        if shutil.which(tool) is None:
+            raise ImageError(f"fresh-check needs {tool} (Debian packages debootstrap, util-linux, coreutils)")
+    record_dir = paths.new_run_dir("fresh-check")
+    work = paths.cache_dir() / f".fresh-{os.getpid()}"
+    remove_tree(work)
+    root = work / "root"
+    record: dict = {"main": f"make {main}", "test": "make test", "host": host_facts(), "steps": {}}
+    t0 = time.monotonic()
+    try:
+        record["root"] = make_root(root)
+        record["steps"]["root_s"] = round(time.monotonic() - t0, 1)
+        record["commit"] = clone(repo, root / "root/slowstart-lab")
+        log(f"fresh-check: {record['commit'][:12]} cloned; `make {main}` then `make test` in the new root "
+            f"(logs in {record_dir})")
+        for step, command in (("main", f"make {main}"), ("test", "make test")):
+            rc, seconds = in_root(root, f"cd /root/slowstart-lab && {command}", record_dir / f"{step}.log")
+            record["steps"][f"{step}_s"] = round(seconds, 1)
+            record["steps"][f"{step}_exit"] = rc
+            log(f"fresh-check: `{command}` exited {rc} after {seconds / 60:.1f} min")
+            if rc != 0:
+                break
+        tail = (record_dir / "test.log").read_text(errors="replace").splitlines()[-3:] \
+            if (record_dir / "test.log").exists() else []
+        record["test_summary"] = [ln for ln in tail if "passed" in ln or "failed" in ln or "error" in ln]
+    finally:
+        record["total_s"] = round(time.monotonic() - t0, 1)
+        if keep:
+            record["kept_root"] = str(root)
+        else:
+            remove_tree(work)
+        (record_dir / "fresh-check.json").write_text(json.dumps(record, indent=1, sort_keys=True))
+    record["ok"] = record["steps"].get("main_exit") == 0 and record["steps"].get("test_exit") == 0
+    record["record"] = str(record_dir / "fresh-check.json")
+    (record_dir / "fresh-check.json").write_text(json.dumps(record, indent=1, sort_keys=True))
+    log(f"fresh-check: {'passed' if record['ok'] else 'FAILED'} in {record['total_s'] / 60:.1f} min on "
+        f"{describe(record['host'])}")
+    return record
