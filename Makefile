@@ -14,6 +14,7 @@
 #   make fairness          E6 fairness matrix (SUSS Fig. 15); BUF= RTT= ITER=
 #   make matrix MATRIX=smoke   any matrix in playbooks/matrices/
 #   make report ARTIFACT=results/<matrix>/<id>   rebuild a matrix's tables and plots from its archive
+#   make fresh-check       the README's two commands in a throw-away Debian root with an empty cache
 #
 # Matrices run on the hosts of INVENTORY (default: this machine); SERIAL=1
 # runs the hosts one after another.  Rerunning a matrix runs only missing cells.
