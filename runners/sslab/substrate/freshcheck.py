@@ -5,9 +5,12 @@ missing install step; a new user's machine has nothing.  This check makes
 one, whatever this machine already has:
 
   1. a Debian root of its own (debootstrap minbase of the image's suite)
-     with only what the README asks of a host (make, git, python3) and, if
-     this machine has one, its Docker client without a daemon (as the
-     project's machines ship it);
+     with only what the README asks of a host (make, git, python3), and
+     what every machine of this project's kind comes with: its network
+     trust (CA bundle, local CAs, pip.conf and the TLS and pip environment
+     variables: the machines reach registries through a TLS-inspecting
+     egress) and, if this machine has one, its Docker client without a
+     daemon;
   2. a clone of this repository's committed HEAD in it, an empty cache;
   3. in a mount and PID namespace of its own (every mount and process goes
      with it, whatever happens), with /proc, /sys, a private /dev and a
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import time
@@ -38,6 +42,12 @@ HOST_PREREQUISITES = ("make", "git", "python3")
 SUITE = "bookworm"
 #: The default main job: the must-show of the any-host issue (8 cells).
 MAIN = "reproduce-table1 CCA=cubic ITER=1"
+#: What a machine of this kind trusts for TLS, copied into the root where it exists.
+TRUST_FILES = ("etc/ssl/certs/ca-certificates.crt", "usr/local/share/ca-certificates", "etc/pip.conf")
+#: Environment variables passed into the root: TLS trust, pip's settings and proxies.
+TRUST_ENV_PREFIXES = ("PIP_", "SSL_CERT_", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
+                      "NODE_EXTRA_CA_CERTS", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                      "NO_PROXY")
 #: Device nodes of the root's private /dev (the testbed's UML and QEMU need no more).
 DEV_NODES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9), "tty": (5, 0)}
 
@@ -63,7 +73,7 @@ mount -t tmpfs -o size=50%,mode=1777 shm "$root/dev/shm"
 mount -t mqueue mqueue "$root/dev/mqueue"
 if [ -e /dev/kvm ]; then touch "$root/dev/kvm"; mount --bind /dev/kvm "$root/dev/kvm"; fi
 mount -t tmpfs -o mode=0755 run "$root/run"
-exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb {trust_env} \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$*"
 """
 
@@ -77,13 +87,28 @@ def make_root(root: Path, mirror_suite: str = SUITE) -> dict:
          mirrors.debian], capture_output=True)
     (root / "etc/apt/sources.list").write_text(mirrors.sources_list(mirror_suite))
     shutil.copy2("/etc/resolv.conf", root / "etc/resolv.conf")
-    facts = {"suite": mirror_suite, "prerequisites": list(HOST_PREREQUISITES), "docker_client": None}
+    facts = {"suite": mirror_suite, "prerequisites": list(HOST_PREREQUISITES), "docker_client": None,
+             "trust_files": [], "trust_env": sorted(trust_env())}
+    for rel in TRUST_FILES:
+        src, dest = Path("/") / rel, root / rel
+        if src.is_dir():
+            shutil.copytree(src, dest, dirs_exist_ok=True)
+        elif src.is_file():
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest)
+        else:
+            continue
+        facts["trust_files"].append(f"/{rel}")
     docker = shutil.which("docker")
     if docker:
         # The project's machines ship a Docker client and no daemon: so does this one.
         shutil.copy2(docker, root / "usr/local/bin/docker")
         facts["docker_client"] = docker
     return facts
+
+
+def trust_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith(TRUST_ENV_PREFIXES)}
 
 
 def clone(repo: Path, dest: Path) -> str:
@@ -95,7 +120,8 @@ def clone(repo: Path, dest: Path) -> str:
 def in_root(root: Path, command: str, log_path: Path) -> tuple[int, float]:
     """Run @command (bash) in the new root, in namespaces of its own; (exit status, seconds)."""
     nodes = " ".join(f"{n}:{a}:{b}" for n, (a, b) in DEV_NODES.items())
-    script = ENTER.format(nodes=nodes)
+    script = ENTER.format(nodes=nodes, trust_env=" ".join(shlex.quote(f"{k}={v}")
+                                                         for k, v in sorted(trust_env().items())))
     t0 = time.monotonic()
     with open(log_path, "w") as out:
         res = subprocess.run(["unshare", "--mount", "--pid", "--fork", "--propagation", "private", "sh", "-c", script,
