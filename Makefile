@@ -45,6 +45,9 @@ MATRIX_ARGS = $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(
 HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
               ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git taskset:util-linux strip:binutils patch:patch xz:xz-utils
+# Host files and their packages: the C library's headers, for the kernel core's user-space tests
+# (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
+HOST_FILES := /usr/include/stdio.h:libc6-dev
 
 .PHONY: deps host-deps python-deps engine-deps image image-repin container container-save test-deps vm-check startup astart blitzstart wifi fct-vs-size report test test-unit test-vm kernel-test clean-venv lint-imports \
         reproduce-table1 fairness matrix crosscheck bench fresh-check
@@ -56,6 +59,8 @@ host-deps:
 	@[ -n "$$SSLAB_IN_CONTAINER" ] && exit 0; \
 	missing=""; for pair in $(HOST_TOOLS); do tool=$${pair%%:*}; pkg=$${pair##*:}; \
 	  command -v $$tool >/dev/null 2>&1 || missing="$$missing $$pkg"; done; \
+	for pair in $(HOST_FILES); do file=$${pair%%:*}; pkg=$${pair##*:}; \
+	  [ -e $$file ] || missing="$$missing $$pkg"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing host packages:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install$$missing" >&2; exit 1; fi; \
@@ -146,7 +151,7 @@ fairness: deps
 matrix: deps
 	$(VPY) -m sslab matrix run $(MATRIX) $(MATRIX_ARGS)
 
-kernel-test:
+kernel-test: host-deps
 	@if [ -f kernel/Makefile ] && grep -q '^test:' kernel/Makefile; then $(MAKE) -C kernel test; \
 	else echo "kernel/: no user-space tests yet"; fi
 
