@@ -9,7 +9,9 @@
  *   cubic_ss     CUBIC, traditional slow start (no HyStart)
  *   cubic_hs     CUBIC + HyStart (meant to behave like the built-in "cubic")
  *   cubic_hspp   CUBIC + HyStart++ (RFC 9406)
- *   cubic_suss   CUBIC + HyStart + SUSS
+ *   cubic_suss   CUBIC + HyStart + SUSS, the version of suss_version (2024 by default)
+ *   cubic_suss24, cubic_suss25, cubic_susspaper
+ *                the same, pinned to one version (for one flow in a mixed run)
  *   reno_fixed   NewReno, initial ssthresh 32 packets (the Astart paper's NewReno)
  *   reno_hoe     NewReno, initial ssthresh from Hoe's packet-pair estimate
  *   reno_astart  NewReno + Astart (ssthresh from Westwood's eligible rate)
@@ -65,7 +67,28 @@ SSLAB_PARAM(hspp_l_unpaced, "HyStart++ L when not paced (packets)");
 SSLAB_PARAM(suss_max, "SUSS: accelerated rounds allowed (round < suss_max + 2)");
 SSLAB_PARAM(suss_k_max, "SUSS: Appendix A k_max; G up to 2^(k_max+1); 1 keeps G in {2,4}");
 SSLAB_PARAM(suss_min_rtt_us, "SUSS: no acceleration when minRTT is at most this (us)");
-SSLAB_PARAM(suss_lift_rwnd_rounds, "SUSS: not held by the peer's window in rounds <= this (0: off; the authors' patch)");
+SSLAB_PARAM(suss_lift_rwnd_rounds, "SUSS (ours only): not held by the peer's window in rounds <= this (0: off)");
+
+/* suss_version: the SUSS code version cubic_suss runs (read when a connection starts). */
+static int suss_version_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int year;
+	int err = kstrtouint(val, 10, &year);
+
+	if (err)
+		return err;
+	if (ss_suss_version_of_year(year) == SUSS_NR_VERSIONS)
+		return -EINVAL;
+	*(unsigned int *)kp->arg = year;
+	return 0;
+}
+
+static const struct kernel_param_ops suss_version_ops = {
+	.set = suss_version_set,
+	.get = param_get_uint,
+};
+module_param_cb(suss_version, &suss_version_ops, &sslab_params.suss_version, 0644);
+MODULE_PARM_DESC(suss_version, "SUSS: the version cubic_suss runs: 2024 (the authors' code behind the SIGCOMM'24 paper), 2025 (their rewrite), 0 (ours, from the paper's text)");
 SSLAB_PARAM(reno_init_ssthresh, "NewReno family: initial ssthresh (packets)");
 SSLAB_PARAM(reno_iw, "NewReno family: initial window (packets; 0: the stack's)");
 SSLAB_PARAM(astart_tau_us, "Astart: ERE filter time constant (us; 0: the connection's min RTT)");
@@ -79,7 +102,7 @@ struct sslab_sock {
 	u32 saved_max_rate;	/* socket's own cap, bytes/s; ~0U = none */
 };
 
-#define SSLAB_WE_PACE 0x1	/* st.pad[0]: we switched internal pacing on */
+#define SSLAB_WE_PACE 0x1	/* st.glue_flags: we switched internal pacing on */
 
 static struct sslab_sock *sslab_of(const struct sock *sk)
 {
@@ -130,7 +153,7 @@ static void suss_start_pacing(struct sock *sk, const struct ss_pacing_plan *plan
 	WRITE_ONCE(sk->sk_max_pacing_rate, (unsigned long)plan->rate);
 	WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)plan->rate);
 	if (cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED) == SK_PACING_NONE)
-		ss->st.pad[0] |= SSLAB_WE_PACE;
+		ss->st.glue_flags |= SSLAB_WE_PACE;
 	/* The guard: hold the first red packet until guard_us from now. */
 	tp->tcp_wstamp_ns = max(tp->tcp_wstamp_ns,
 				tp->tcp_clock_cache + (u64)plan->guard_us * NSEC_PER_USEC);
@@ -142,9 +165,9 @@ static void suss_stop_pacing(struct sock *sk)
 	unsigned long own = ss->saved_max_rate == U32_MAX ? ~0UL : ss->saved_max_rate;
 
 	WRITE_ONCE(sk->sk_max_pacing_rate, own);
-	if (ss->st.pad[0] & SSLAB_WE_PACE) {
+	if (ss->st.glue_flags & SSLAB_WE_PACE) {
 		cmpxchg(&sk->sk_pacing_status, SK_PACING_NEEDED, SK_PACING_NONE);
-		ss->st.pad[0] &= ~SSLAB_WE_PACE;
+		ss->st.glue_flags &= ~SSLAB_WE_PACE;
 	}
 }
 
@@ -169,7 +192,7 @@ static void fill_ack(struct sock *sk, struct ss_ack *a, u32 acked, s32 rtt_us)
 	a->gso_max_bytes = sk->sk_gso_max_size;
 	/* Pacing that SUSS switched on itself does not count as the socket's. */
 	a->paced = READ_ONCE(sk->sk_pacing_status) != SK_PACING_NONE &&
-		   !(st->pad[0] & SSLAB_WE_PACE);
+		   !(st->glue_flags & SSLAB_WE_PACE);
 }
 
 static void read_win(const struct tcp_sock *tp, struct ss_win *w)
@@ -185,18 +208,21 @@ static void write_win(struct tcp_sock *tp, const struct ss_win *w)
 }
 
 /*
- * The SUSS authors' behaviour, when asked for (suss_lift_rwnd_rounds), and
- * Blitzstart's first rounds (blitz_lift_rwnd_rounds): the ACK has just set
- * snd_wnd from the peer's window; let it be at least cwnd for this ACK's
+ * The ACK has just set snd_wnd from the peer's window.  The SUSS code
+ * versions raise it by their authors' rules (ss_peer_window); ours, when
+ * asked for (suss_lift_rwnd_rounds), and Blitzstart's first rounds
+ * (blitz_lift_rwnd_rounds) let it be at least cwnd, for this ACK's
  * transmissions (and the pacing timer's until the next ACK).
  */
 static void lift_peer_window(struct sock *sk)
 {
+	const struct sscore_state *st = &sslab_of(sk)->st;
 	struct tcp_sock *tp = tcp_sk(sk);
 	u64 want = (u64)tcp_snd_cwnd(tp) * tp->mss_cache;
 
-	if (ss_ignore_peer_window(&sslab_of(sk)->st, &sslab_params) && tp->snd_wnd < want)
+	if (ss_ignore_peer_window(st, &sslab_params) && tp->snd_wnd < want)
 		tp->snd_wnd = (u32)min_t(u64, want, U32_MAX >> 1);
+	tp->snd_wnd = min(ss_peer_window(st, tp->snd_wnd, tp->mss_cache), U32_MAX >> 1);
 }
 
 /* Stop pacing when the core has left its pacing state. */
@@ -245,14 +271,15 @@ static bool blitz_first_window(const struct sscore_state *st)
 
 /* ---- tcp_congestion_ops ------------------------------------------------- */
 
-static void sslab_init(struct sock *sk, enum ss_variant v)
+/* What a connection of @v runs: its pinned SUSS version, or suss_version's. */
+static void sslab_init_version(struct sock *sk, enum ss_variant v, unsigned int suss_version)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct sslab_sock *ss = sslab_of(sk);
 	struct ss_win w;
 
 	BUILD_BUG_ON(sizeof(struct sslab_sock) > ICSK_CA_PRIV_SIZE);
-	ss_init(&ss->st, v, (u32)now_us(tp), tp->snd_nxt, tcp_snd_cwnd(tp), tp->mss_cache);
+	ss_init(&ss->st, v, suss_version, (u32)now_us(tp), tp->snd_nxt, tcp_snd_cwnd(tp), tp->mss_cache);
 	ss->saved_max_rate = U32_MAX;
 	read_win(tp, &w);
 	ss_init_window(&ss->st, &sslab_params, &w);
@@ -265,10 +292,18 @@ static void sslab_init(struct sock *sk, enum ss_variant v)
 		blitz_start(sk);
 }
 
+static void sslab_init(struct sock *sk, enum ss_variant v)
+{
+	sslab_init_version(sk, v, ss_suss_version_of_year(READ_ONCE(sslab_params.suss_version)));
+}
+
 static void sslab_init_ss(struct sock *sk) { sslab_init(sk, SS_TRADITIONAL); }
 static void sslab_init_hs(struct sock *sk) { sslab_init(sk, SS_HYSTART); }
 static void sslab_init_hspp(struct sock *sk) { sslab_init(sk, SS_HYSTARTPP); }
 static void sslab_init_suss(struct sock *sk) { sslab_init(sk, SS_SUSS); }
+static void sslab_init_suss24(struct sock *sk) { sslab_init_version(sk, SS_SUSS, SUSS_VER_2024); }
+static void sslab_init_suss25(struct sock *sk) { sslab_init_version(sk, SS_SUSS, SUSS_VER_2025); }
+static void sslab_init_susspaper(struct sock *sk) { sslab_init_version(sk, SS_SUSS, SUSS_VER_PAPER); }
 static void sslab_init_reno_fixed(struct sock *sk) { sslab_init(sk, SS_RENO_FIXED); }
 static void sslab_init_reno_hoe(struct sock *sk) { sslab_init(sk, SS_RENO_HOE); }
 static void sslab_init_reno_astart(struct sock *sk) { sslab_init(sk, SS_RENO_ASTART); }
@@ -301,6 +336,10 @@ static void sslab_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 	sync_pacing(sk, was_pacing);
 	if (plan.start)
 		suss_start_pacing(sk, &plan);
+	/* The SUSS code versions' window rules hold on every ACK (theirs sat
+	 * in tcp_ack); the others' lifts are cong_avoid's. */
+	if (st->variant == SS_SUSS && st->suss_version != SUSS_VER_PAPER)
+		tp->snd_wnd = min(ss_peer_window(st, tp->snd_wnd, tp->mss_cache), U32_MAX >> 1);
 	/* cong_avoid, which traces the other ACKs, is skipped in Recovery/CWR. */
 	if (icsk->icsk_ca_state >= TCP_CA_CWR)
 		trace_ack(sk);
@@ -344,14 +383,14 @@ static u32 sslab_ssthresh(struct sock *sk)
 static void sslab_set_state(struct sock *sk, u8 new_state)
 {
 	struct sscore_state *st = &sslab_of(sk)->st;
-	struct ss_win w;
 
 	if (new_state != TCP_CA_Loss)
 		return;
 	if (ss_suss_pacing(st))
 		suss_stop_pacing(sk);
-	read_win(tcp_sk(sk), &w);
-	ss_on_rto(st, &w);
+	/* tcp_enter_loss has already set cwnd to what is in flight + 1; the
+	 * window before the timeout is prior_cwnd. */
+	ss_on_rto(st, tcp_sk(sk)->prior_cwnd);
 }
 
 static void sslab_cwnd_event(struct sock *sk, enum tcp_ca_event event)
@@ -395,6 +434,9 @@ SSLAB_OPS(sslab_ss_ops, "cubic_ss", sslab_init_ss);
 SSLAB_OPS(sslab_hs_ops, "cubic_hs", sslab_init_hs);
 SSLAB_OPS(sslab_hspp_ops, "cubic_hspp", sslab_init_hspp);
 SSLAB_OPS(sslab_suss_ops, "cubic_suss", sslab_init_suss);
+SSLAB_OPS(sslab_suss24_ops, "cubic_suss24", sslab_init_suss24);
+SSLAB_OPS(sslab_suss25_ops, "cubic_suss25", sslab_init_suss25);
+SSLAB_OPS(sslab_susspaper_ops, "cubic_susspaper", sslab_init_susspaper);
 SSLAB_OPS(sslab_reno_fixed_ops, "reno_fixed", sslab_init_reno_fixed);
 SSLAB_OPS(sslab_reno_hoe_ops, "reno_hoe", sslab_init_reno_hoe);
 SSLAB_OPS(sslab_reno_astart_ops, "reno_astart", sslab_init_reno_astart);
@@ -403,6 +445,7 @@ SSLAB_OPS(sslab_blitz_ops, "cubic_blitz", sslab_init_blitz);
 
 static struct tcp_congestion_ops *sslab_all[] = {
 	&sslab_ss_ops, &sslab_hs_ops, &sslab_hspp_ops, &sslab_suss_ops,
+	&sslab_suss24_ops, &sslab_suss25_ops, &sslab_susspaper_ops,
 	&sslab_reno_fixed_ops, &sslab_reno_hoe_ops, &sslab_reno_astart_ops,
 	&sslab_std_ops, &sslab_blitz_ops,
 };

@@ -216,12 +216,20 @@ static bool rtt_quiet(const struct sscore_state *st, const struct ss_ack *ack)
 	return st->cubic.epoch_ms && ss_elapsed(ack->now_ms, st->cubic.epoch_ms) < CUBIC_QUIET_MS;
 }
 
-static void exit_slow_start(struct sscore_state *st, struct ss_win *w, enum ss_exit_cause cause)
+/* Slow start ends: ssthresh = cwnd.  @cwnd_then: the window that ended it,
+ * before any cut to what is in flight (the event's b; c is ssthresh). */
+static void exit_slow_start_from(struct sscore_state *st, struct ss_win *w, enum ss_exit_cause cause,
+				 u32 cwnd_then)
 {
 	st->rnd.found = 1;
 	st->rnd.exit_cause = cause;
 	w->ssthresh = w->cwnd;
-	trace(st, SS_EV_EXIT, cause, w->cwnd, w->ssthresh, 0);
+	trace(st, SS_EV_EXIT, cause, cwnd_then, w->ssthresh, 0);
+}
+
+static void exit_slow_start(struct sscore_state *st, struct ss_win *w, enum ss_exit_cause cause)
+{
+	exit_slow_start_from(st, w, cause, w->cwnd);
 }
 
 /* ------------------------------------------------------------------------
@@ -247,6 +255,33 @@ static u32 hystart_ack_delay(const struct ss_ack *ack)
 	return ss_min(ss_sat32(us), SS_USEC_PER_MSEC);
 }
 
+/*
+ * HyStart's round is the core's, except under SUSS 2024: Linux 5.19 reset it
+ * inside the code that only ran for cwnd >= hs_low_window, with an end
+ * sequence of its own, so it started late (5.8 ms after SUSS's in round 4
+ * of the authors' log, 10.9 ms in round 5).  Linux fixed that in 2025 (the
+ * Debian 6.1.192 kernel has the fix); their 2024 code did not have it.
+ */
+static bool hystart_late_rounds(const struct sscore_state *st)
+{
+	return st->variant == SS_SUSS && st->suss_version == SUSS_VER_2024;
+}
+
+static u32 hystart_round_start_us(const struct sscore_state *st)
+{
+	return hystart_late_rounds(st) ? st->suss.code.hs_start_us : st->rnd.start_us;
+}
+
+/* A new HyStart round, in the late-round model. */
+static void hystart_late_round_reset(struct sscore_state *st, const struct ss_ack *ack)
+{
+	st->suss.code.hs_end_seq = ack->snd_nxt;
+	st->suss.code.hs_start_us = ack->now_us;
+	st->rnd.last_ack_us = ack->now_us;
+	st->rnd.round_min_rtt_us = SS_RTT_UNKNOWN;
+	st->rnd.samples = 0;
+}
+
 /* Length of the ACK train so far, scaled by 2^scale (SUSS: whole train from its blue part). */
 static bool hystart_train_too_long(struct sscore_state *st, const struct ss_params *p,
 				   const struct ss_ack *ack, u32 scale)
@@ -260,10 +295,12 @@ static bool hystart_train_too_long(struct sscore_state *st, const struct ss_para
 	thresh = (u64)r->min_rtt_us + hystart_ack_delay(ack);
 	if (!ack->paced)
 		thresh >>= 1;	/* a paced train is legitimately spread up to RTT/2 */
-	train = (u64)ss_elapsed(ack->now_us, r->start_us) << scale;
+	train = (u64)ss_elapsed(ack->now_us, hystart_round_start_us(st)) << scale;
 	return train > thresh;
 }
 
+/* The round's minimum RTT is over all its samples so far; the test starts
+ * with the (hs_min_samples + 1)th sample (as Linux's HyStart). */
 static bool hystart_delay_increased(struct sscore_state *st, const struct ss_params *p,
 				    const struct ss_ack *ack)
 {
@@ -272,8 +309,8 @@ static bool hystart_delay_increased(struct sscore_state *st, const struct ss_par
 
 	if (!rtt_valid(ack))
 		return false;
+	r->round_min_rtt_us = ss_min(r->round_min_rtt_us, ack->rtt_us ? ack->rtt_us : 1);
 	if (r->samples < p->hs_min_samples) {
-		r->round_min_rtt_us = ss_min(r->round_min_rtt_us, ack->rtt_us ? ack->rtt_us : 1);
 		r->samples++;
 		return false;
 	}
@@ -286,6 +323,8 @@ static void hystart_update(struct sscore_state *st, const struct ss_params *p,
 {
 	if (w->cwnd < p->hs_low_window)
 		return;
+	if (hystart_late_rounds(st) && ss_after(ack->snd_una, st->suss.code.hs_end_seq))
+		hystart_late_round_reset(st, ack);
 	if (hystart_train_too_long(st, p, ack, 0))
 		exit_slow_start(st, w, SS_EXIT_ACK_TRAIN);
 	else if (hystart_delay_increased(st, p, ack))
@@ -380,17 +419,46 @@ static u32 hspp_grow(struct sscore_state *st, const struct ss_params *p,
  * say that doubling could continue into the next round, this round's cwnd
  * is quadrupled instead: the extra packets are paced over the part of the
  * RTT that ACK clocking leaves empty, starting after a guard interval.
+ *
+ *   round r:  |-- blue (ACK-clocked) --|-guard-|== red (paced) ==|-guard-|
+ *             ^ round start    blue tail ^                   next round ^
+ *
+ * State machine (suss.state):
+ *
+ *   CLOCKING --G = 4 at the blue tail--> PACING --next round--> CLOCKING
+ *      |  \--G = 2 in round 2--> OFF (plain HyStart for good)
+ *      |--cwnd > cap (HyStart's train test set the cap)--> EXIT_CAP
+ *      |--HyStart's delay test--> EXIT_DELAY
+ *      '--loss (Recovery/CWR) during either--> REDUCED
+ *
+ * The versions (sscore.h) share this machine and differ in the arithmetic
+ * at the blue tail, in HyStart's rounds, and in what happens after the cap.
  */
+
+static bool suss_code(const struct sscore_state *st)
+{
+	return st->suss_version != SUSS_VER_PAPER;
+}
 
 static void suss_new_round(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w)
 {
 	struct ss_suss *s = &st->suss;
 
+	if (suss_code(st) && s->cap_set)
+		return;	/* theirs: no SUSS decisions after the cap */
+	if (s->state == SUSS_PACING && suss_code(st)) {
+		/* Theirs grows cwnd as red packets leave, so at this point it
+		 * holds what was sent (all of the limit, unless pacing was cut
+		 * short): we set the limit at once, and take back here what
+		 * was not sent, so that it never leaves as a burst. */
+		w->cwnd = ss_min(w->cwnd, ss_max(ss_sat_add(ack->in_flight, ack->acked), 2));
+	}
 	if (s->state == SUSS_PACING || s->state == SUSS_CLOCKING)
 		s->state = SUSS_CLOCKING;
 	s->blue_open = s->state == SUSS_CLOCKING;
 	s->blue_cnt = 0;
-	s->cwnd_round_start = w->cwnd;
+	if (!suss_code(st))
+		s->paper.cwnd_round_start = w->cwnd;
 }
 
 /* Condition 2 (Eq. 8 with r = rounds since minRTT last fell):
@@ -421,9 +489,10 @@ static bool suss_ahead_ok(const struct ss_round *r, u32 train_us, u32 k)
 	return 8 * rounds * mo + 8 * k * (mo > min ? mo - min : 0) <= 9 * rounds * min;
 }
 
-/* The growth factor for this round: 2, or 4 (2^(k+1) with Appendix A). */
+/* The growth factor for this round: 2, or 4 (2^(k+1) with Appendix A in
+ * ours; theirs never reads k_max).  @prev_us: the previous round's train. */
 static u32 suss_growth(struct sscore_state *st, const struct ss_params *p,
-		       u32 dtb_us, u32 train_us, u32 *why)
+		       u32 dtb_us, u32 train_us, u32 prev_us, u32 *why)
 {
 	struct ss_suss *s = &st->suss;
 	struct ss_round *r = &st->rnd;
@@ -437,17 +506,18 @@ static u32 suss_growth(struct sscore_state *st, const struct ss_params *p,
 	if (r->round >= p->suss_max + 2)
 		*why |= SUSS_NO_ROUNDS;
 	if (r->round == 2) {
-		/* Eq. 6: the next round's train, twice this one, fits in minRTT/2. */
+		/* Eq. 6: the next round's train, twice this one, fits in
+		 * minRTT/2.  Theirs compares with minRTT/4 rounded down. */
 		if (r->min_rtt_us <= p->suss_min_rtt_us)
 			*why |= SUSS_NO_SHORT_PATH;
-		if ((u64)dtb_us * 4 >= r->min_rtt_us)
+		if (suss_code(st) ? dtb_us >= r->min_rtt_us / 4 : (u64)dtb_us * 4 >= r->min_rtt_us)
 			*why |= SUSS_NO_TRAIN;
 	} else {
 		/* Project the next train from this round's and the previous
 		 * round's: train^2 / previous must fit in minRTT. */
-		if (!s->prev_train_us)
+		if (!prev_us)
 			*why |= SUSS_NO_SAMPLE;
-		else if (ss_div64((u64)train_us * train_us, s->prev_train_us) > r->min_rtt_us)
+		else if (ss_div64((u64)train_us * train_us, prev_us) > r->min_rtt_us)
 			*why |= SUSS_NO_TRAIN;
 		if (!suss_rtt_flat(r))
 			*why |= SUSS_NO_DELAY;
@@ -458,20 +528,30 @@ static u32 suss_growth(struct sscore_state *st, const struct ss_params *p,
 			s->state = SUSS_OFF;	/* plain HyStart from here on */
 		return 2;
 	}
-	while (k < p->suss_k_max && suss_ahead_ok(r, train_us, k + 1))
+	while (!suss_code(st) && k < p->suss_k_max && suss_ahead_ok(r, train_us, k + 1))
 		k++;
 	return 2U << k;
 }
 
-/* Plan the red part of an accelerated round (Eq. 10-12), given the @blue
- * packets the ACK clock has sent in it. */
-static bool suss_plan_pacing(struct sscore_state *st, const struct ss_ack *ack,
-			     u32 growth, u32 dtb_us, u64 blue, struct ss_pacing_plan *plan)
+/* Bytes per second that send @pkts of @mss in @duration_us. */
+static u64 pacing_rate(u64 pkts, u32 mss, u64 duration_us)
+{
+	u64 bytes = pkts * mss;		/* < 2^32 * 2^16 */
+
+	if (bytes <= ~0ULL / SS_USEC_PER_SEC)
+		return ss_div64(bytes * SS_USEC_PER_SEC, duration_us);
+	return ss_div64(bytes, duration_us) * SS_USEC_PER_SEC;
+}
+
+/* Ours: plan the red part of an accelerated round (Eq. 10-12), given the
+ * @blue packets the ACK clock has sent in it. */
+static bool suss_plan_pacing_paper(struct sscore_state *st, const struct ss_ack *ack,
+				   u32 growth, u32 dtb_us, u64 blue, struct ss_pacing_plan *plan)
 {
 	struct ss_suss *s = &st->suss;
 	u64 min_rtt = st->rnd.min_rtt_us;
-	u64 limit = (u64)s->cwnd_round_start * growth;
-	u64 blue_share_us, red, duration, bytes;
+	u64 limit = (u64)s->paper.cwnd_round_start * growth;
+	u64 blue_share_us, red, duration;
 	s64 guard;
 
 	if (limit <= blue || limit > 0xffffffffULL)
@@ -487,73 +567,62 @@ static bool suss_plan_pacing(struct sscore_state *st, const struct ss_ack *ack,
 	plan->start = true;
 	plan->red_pkts = (u32)red;
 	plan->duration_us = (u32)duration;
-	bytes = red * ack->mss;		/* < 2^32 * 2^16 */
-	if (bytes <= ~0ULL / SS_USEC_PER_SEC)
-		plan->rate = ss_div64(bytes * SS_USEC_PER_SEC, duration);
-	else
-		plan->rate = ss_div64(bytes, duration) * SS_USEC_PER_SEC;
+	plan->rate = pacing_rate(red, ack->mss, duration);
 	plan->guard_us = (u32)guard;
 	plan->limit = (u32)limit;
 	plan->growth = growth;
 	return true;
 }
 
-/* The ACK that completes the blue part of the round. */
-static void suss_blue_done(struct sscore_state *st, const struct ss_params *p,
-			   const struct ss_ack *ack, struct ss_win *w,
-			   struct ss_pacing_plan *plan)
+/*
+ * Theirs: the plan of round r, by their arithmetic (suss-code-versions.md,
+ * item 7), with blue = iw 2^(r-1) (the next round's blue part):
+ *   red      = blue x 2^(r-1) - blue
+ *   duration = minRTT - minRTT / 2^(r-1)        (the red share of minRTT)
+ *   rate     = red bytes / duration
+ *   guard    = (minRTT / 2^(r-1) - dtB) / 2      (no jump unless > 0)
+ *   limit    = (cwnd + acked) + red - the red ACKs still to come (those
+ *              of the previous round's red packets, which follow its blue)
+ * e.g. their log's round 2: 20 red over 24993 us at 1158724 B/s, guard
+ * 11288 us, limit 40; round 3: 120 red, 37490 us, limit 160.
+ */
+static bool suss_plan_pacing_code(struct sscore_state *st, const struct ss_ack *ack,
+				  const struct ss_win *w, u32 growth, u32 dtb_us,
+				  struct ss_pacing_plan *plan)
 {
 	struct ss_suss *s = &st->suss;
-	struct ss_round *r = &st->rnd;
-	u32 expected = ss_max(s->blue_expected, 1);
-	u32 elapsed = ss_elapsed(ack->now_us, r->start_us);
-	/* What the ACK clock has sent in this round so far (not counting what
-	 * this ACK releases), and what it sends once this ACK is processed:
-	 * two packets for each blue packet acked. */
-	u32 sent_blue = ss_before(ack->snd_nxt, r->end_seq) ? 0 :
-			(ack->snd_nxt - r->end_seq) / ss_max(ack->mss, 1);
-	u32 clock_blue = ss_sat32(2ULL * expected);
-	u32 dtb = 0, train = 0, growth, why = 0, shift;
-	bool measurable;
+	u32 r = st->rnd.round;
+	u64 min_rtt = st->rnd.min_rtt_us;
+	u64 blue, red, duration, share, limit;
+	s64 guard;
 
-	/* The next round's blue part: what the ACK clock sends in this one. */
-	s->blue_tail = r->end_seq + clock_blue * ack->mss;
-	s->blue_expected = clock_blue;
-	if (s->state == SUSS_OFF || r->found)
-		return;
+	if (r < 2 || r > 24)
+		return false;
+	blue = (u64)s->iw << (r - 1);
+	red = (blue << (r - 1)) - blue;
+	share = min_rtt >> (r - 1);
+	duration = min_rtt - share;
+	guard = ((s64)share - (s64)dtb_us) / 2;
+	limit = (u64)w->cwnd + ack->acked + red;
+	limit = limit > s->prev_red ? limit - s->prev_red : 0;
+	if (guard <= 0 || !duration || limit > 0xffffffffULL || limit <= w->cwnd)
+		return false;
+	plan->start = true;
+	plan->red_pkts = (u32)red;
+	plan->duration_us = (u32)duration;
+	plan->rate = pacing_rate(red, ack->mss, duration);
+	plan->guard_us = (u32)guard;
+	plan->limit = (u32)limit;
+	plan->growth = growth;
+	return true;
+}
 
-	s->blue_cnt = ss_min(s->blue_cnt, expected);
-	measurable = s->blue_cnt && elapsed;
-	if (measurable) {
-		/* Scale the time of the ACKs seen to the whole blue train. */
-		dtb = ss_sat32(ss_div64((u64)elapsed * expected, s->blue_cnt));
-		shift = ss_min(s->jumps, 16);
-		train = ss_sat32((u64)dtb << shift);	/* Eq. 9 */
-	}
-	trace(st, SS_EV_BLUE_TRAIN, r->round, dtb, train, 0);
-	if (!measurable) {
-		/* One (stretch) ACK for the whole blue part: no spacing to
-		 * measure, so no basis for acceleration this round. */
-		growth = 2;
-		why = SUSS_NO_SAMPLE;
-	} else {
-		growth = suss_growth(st, p, dtb, train, &why);
-	}
-	s->prev_train_us = train;
-	if (growth > 2 && !suss_plan_pacing(st, ack, growth, dtb, sent_blue, plan)) {
-		growth = 2;
-		why |= SUSS_NO_GUARD;
-	}
-	trace(st, SS_EV_GROWTH, r->round, growth, why, 0);
-	if (growth <= 2)
-		return;
-
-	/* Pacing starts with this ACK, so the packets it releases are paced
-	 * (red) too: the next round's blue part is what was sent before it.
-	 * (The authors' patch sends them ACK-clocked first; a module has no
-	 * hook between this ACK's transmissions and the guard.) */
-	s->blue_tail = ack->snd_nxt;
-	s->blue_expected = sent_blue;
+/* Start the red part of a round: cwnd to the limit (the glue paces it). */
+static void suss_jump(struct sscore_state *st, u32 growth, struct ss_win *w,
+		      const struct ss_pacing_plan *plan)
+{
+	struct ss_suss *s = &st->suss;
+	u32 shift;
 
 	/* G = 2^(k+1) multiplies the ratio of a train to its blue part by 2^k. */
 	for (shift = 1; (2U << shift) < growth; shift++)
@@ -565,63 +634,247 @@ static void suss_blue_done(struct sscore_state *st, const struct ss_params *p,
 	trace(st, SS_EV_PACING, plan->red_pkts, plan->duration_us, plan->guard_us, plan);
 }
 
+/* Ours: the ACK that completes the blue part of the round. */
+static void suss_blue_done_paper(struct sscore_state *st, const struct ss_params *p,
+				 const struct ss_ack *ack, struct ss_win *w,
+				 struct ss_pacing_plan *plan)
+{
+	struct ss_suss *s = &st->suss;
+	struct ss_round *r = &st->rnd;
+	u32 expected = ss_max(s->paper.blue_expected, 1);
+	u32 elapsed = ss_elapsed(ack->now_us, r->start_us);
+	/* What the ACK clock has sent in this round so far (not counting what
+	 * this ACK releases), and what it sends once this ACK is processed:
+	 * two packets for each blue packet acked. */
+	u32 sent_blue = ss_before(ack->snd_nxt, r->end_seq) ? 0 :
+			(ack->snd_nxt - r->end_seq) / ss_max(ack->mss, 1);
+	u32 clock_blue = ss_sat32(2ULL * expected);
+	u32 dtb = 0, train = 0, growth, why = 0, prev = s->prev_train_us;
+	bool measurable;
+
+	/* The next round's blue part: what the ACK clock sends in this one. */
+	s->blue_tail = r->end_seq + clock_blue * ack->mss;
+	s->paper.blue_expected = clock_blue;
+	if (s->state == SUSS_OFF || r->found)
+		return;
+
+	s->blue_cnt = ss_min(s->blue_cnt, expected);
+	measurable = s->blue_cnt && elapsed;
+	if (measurable) {
+		/* Scale the time of the ACKs seen to the whole blue train. */
+		dtb = ss_sat32(ss_div64((u64)elapsed * expected, s->blue_cnt));
+		train = ss_sat32((u64)dtb << ss_min(s->jumps, 16));	/* Eq. 9 */
+	}
+	trace(st, SS_EV_BLUE_TRAIN, r->round, dtb, train, 0);
+	if (!measurable) {
+		/* One (stretch) ACK for the whole blue part, or ACKs all in the
+		 * same microsecond: no spacing to measure, no acceleration. */
+		growth = 2;
+		why = SUSS_NO_SAMPLE;
+	} else {
+		growth = suss_growth(st, p, dtb, train, prev, &why);
+	}
+	s->prev_train_us = train;
+	if (growth > 2 && !suss_plan_pacing_paper(st, ack, growth, dtb, sent_blue, plan)) {
+		growth = 2;
+		why |= SUSS_NO_GUARD;
+	}
+	trace(st, SS_EV_GROWTH, r->round, growth, why, 0);
+	if (growth <= 2)
+		return;
+
+	/* Pacing starts with this ACK, so the packets it releases are paced
+	 * (red) too: the next round's blue part is what was sent before it.
+	 * (The authors' code sends them ACK-clocked first; a module has no
+	 * hook between this ACK's transmissions and the guard.) */
+	s->blue_tail = ack->snd_nxt;
+	s->paper.blue_expected = sent_blue;
+	suss_jump(st, growth, w, plan);
+}
+
+/*
+ * Theirs: the ACK that completes the blue part of round r (its N = iw 2^(r-2)
+ * packets).  dtB = (time from the round's first ACK to this one) x N / (blue
+ * packets acked before this ACK): in their log's round 2, 2176 us x 10 / 9 =
+ * 2417 us.  The next round's blue part is its first iw 2^(r-1) packets.
+ */
+static void suss_blue_done_code(struct sscore_state *st, const struct ss_params *p,
+				const struct ss_ack *ack, struct ss_win *w,
+				struct ss_pacing_plan *plan)
+{
+	struct ss_suss *s = &st->suss;
+	struct ss_round *r = &st->rnd;
+	u32 shift = r->round >= 2 ? ss_min(r->round - 2, 24) : 0;
+	u64 n = (u64)s->iw << shift;
+	u32 before = s->blue_cnt;	/* the tail ACK is not counted (theirs) */
+	u32 elapsed = ss_elapsed(ack->now_us, r->start_us);
+	u32 dtb, train, growth, why = 0, prev = s->prev_train_us;
+
+	s->blue_tail = r->end_seq + (u32)((u64)s->iw << (shift + 1)) * ack->mss;
+	if (s->state == SUSS_OFF || r->found)
+		return;
+	if (!before) {
+		/* Their divisor is 0 (a kernel divide error): one ACK acked
+		 * the whole blue part.  Ours: the smallest count, 1. */
+		before = 1;
+		trace(st, SS_EV_DIV0, SUSS_DIV0_BLUE_COUNT, r->round, before, 0);
+	}
+	dtb = ss_sat32(ss_div64((u64)elapsed * n, before));
+	train = ss_sat32((u64)dtb << ss_min(s->jumps, 16));
+	trace(st, SS_EV_BLUE_TRAIN, r->round, dtb, train, 0);
+	if (r->round >= 3 && !prev) {
+		/* The previous train measured 0 us (its ACKs in one
+		 * microsecond): theirs divides by it.  Ours: the clock's
+		 * resolution, 1 us. */
+		prev = 1;
+		trace(st, SS_EV_DIV0, SUSS_DIV0_PREV_TRAIN, r->round, prev, 0);
+	}
+	growth = suss_growth(st, p, dtb, train, prev, &why);
+	s->prev_train_us = train;
+	if (growth > 2 && !suss_plan_pacing_code(st, ack, w, growth, dtb, plan)) {
+		growth = 2;
+		why |= SUSS_NO_GUARD;
+	}
+	trace(st, SS_EV_GROWTH, r->round, growth, why, 0);
+	if (growth <= 2) {
+		s->prev_red = 0;
+		return;
+	}
+	s->prev_red = (u16)ss_min(plan->red_pkts, 0xffff);
+	suss_jump(st, growth, w, plan);
+}
+
 /* Leave slow start, SUSS style: after several jumps cwnd may exceed what
  * was really sent, so it is cut to what is in flight. */
 static void suss_exit(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w,
 		      enum ss_suss_state why, enum ss_exit_cause cause)
 {
+	u32 cwnd_then = w->cwnd;
+
 	st->suss.state = why;
 	if (st->suss.jumps > 1)
 		w->cwnd = ss_max(ss_min(w->cwnd, ack->in_flight), 2);
-	exit_slow_start(st, w, cause);
+	exit_slow_start_from(st, w, cause, cwnd_then);
+}
+
+/* HyStart's train test has fired on a blue ACK: exit if SUSS never jumped,
+ * else set the cap: cwnd may still grow by the red part to come. */
+static void suss_train_fired(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w)
+{
+	struct ss_suss *s = &st->suss;
+	u64 red;
+
+	if (!s->jumps) {
+		exit_slow_start(st, w, SS_EXIT_ACK_TRAIN);
+		return;
+	}
+	if (s->cap_set)
+		return;
+	red = (u64)s->blue_cnt * ((1ULL << ss_min(s->jumps, 16)) - 1);
+	s->cap = ss_sat32((u64)w->cwnd + red);
+	s->cap_set = 1;
+	trace(st, SS_EV_CAP, s->cap, w->cwnd, s->blue_cnt, 0);
+}
+
+/* Ours: count this ACK as blue first, then HyStart on blue ACKs. */
+static void suss_update_paper(struct sscore_state *st, const struct ss_params *p,
+			      const struct ss_ack *ack, struct ss_win *w,
+			      struct ss_pacing_plan *plan)
+{
+	struct ss_suss *s = &st->suss;
+	bool blue = s->blue_open;
+
+	if (blue)
+		s->blue_cnt = ss_sat32((u64)s->blue_cnt + ack->acked);
+	if (w->cwnd >= p->hs_low_window) {
+		/* HyStart on blue ACKs only, the train scaled to its full length. */
+		if (blue && hystart_train_too_long(st, p, ack, ss_min(s->jumps, 16)))
+			suss_train_fired(st, ack, w);
+		else if (hystart_delay_increased(st, p, ack))
+			suss_exit(st, ack, w, SUSS_EXIT_DELAY, SS_EXIT_DELAY);
+	}
+	if (blue && !ss_before(ack->snd_una, s->blue_tail)) {
+		s->blue_open = 0;
+		if (!st->rnd.found)
+			suss_blue_done_paper(st, p, ack, w, plan);
+	}
+}
+
+/* Theirs: HyStart first (in 2024 on its own, late round), on blue ACKs
+ * before they are counted; nothing of SUSS's after the cap. */
+static void suss_update_code(struct sscore_state *st, const struct ss_params *p,
+			     const struct ss_ack *ack, struct ss_win *w,
+			     struct ss_pacing_plan *plan)
+{
+	struct ss_suss *s = &st->suss;
+	bool blue = s->blue_open && !s->cap_set;
+
+	/* Theirs tests the cap when an ACK comes in, against the cwnd the
+	 * previous ACKs grew (their log: cwnd 609 > cap 608 at the ACK after
+	 * the one that made it 609, then cut to the 599 in flight). */
+	if (s->cap_set && w->cwnd > s->cap) {
+		suss_exit(st, ack, w, SUSS_EXIT_CAP, SS_EXIT_SUSS_CAP);
+		return;
+	}
+	if (w->cwnd >= p->hs_low_window) {
+		if (hystart_late_rounds(st) && ss_after(ack->snd_una, s->code.hs_end_seq))
+			hystart_late_round_reset(st, ack);
+		if (blue && hystart_train_too_long(st, p, ack, ss_min(s->jumps, 16)))
+			suss_train_fired(st, ack, w);
+		else if (hystart_delay_increased(st, p, ack))
+			suss_exit(st, ack, w, SUSS_EXIT_DELAY, SS_EXIT_DELAY);
+	}
+	if (!blue || s->cap_set || st->rnd.found)
+		return;	/* a cap set by this very ACK ends SUSS's decisions too */
+	if (!ss_before(ack->snd_una, s->blue_tail)) {
+		s->blue_open = 0;
+		suss_blue_done_code(st, p, ack, w, plan);
+	}
+	/* Counted after the tail test: dtB's divisor leaves the tail ACK out. */
+	s->blue_cnt = ss_sat32((u64)s->blue_cnt + ack->acked);
 }
 
 static void suss_update(struct sscore_state *st, const struct ss_params *p,
 			const struct ss_ack *ack, struct ss_win *w,
 			struct ss_pacing_plan *plan)
 {
-	struct ss_suss *s = &st->suss;
-	bool blue = s->blue_open;
-
-	if (s->state == SUSS_OFF || s->state == SUSS_REDUCED) {
-		/* No more acceleration: plain HyStart. */
+	if (st->suss.state == SUSS_OFF || st->suss.state == SUSS_REDUCED) {
+		/* No more acceleration: plain HyStart (in 2024, with its late rounds). */
 		hystart_update(st, p, ack, w);
 		return;
 	}
-	if (blue)
-		s->blue_cnt = ss_sat32((u64)s->blue_cnt + ack->acked);
+	if (suss_code(st))
+		suss_update_code(st, p, ack, w, plan);
+	else
+		suss_update_paper(st, p, ack, w, plan);
+}
 
-	if (w->cwnd >= p->hs_low_window) {
-		/* HyStart on blue ACKs only, the train scaled to its full length. */
-		if (blue && hystart_train_too_long(st, p, ack, ss_min(s->jumps, 16))) {
-			if (!s->jumps) {
-				exit_slow_start(st, w, SS_EXIT_ACK_TRAIN);
-			} else if (!s->cap_set) {
-				/* The red part of the train is still to come: let
-				 * cwnd grow by what it will add, then stop. */
-				u64 red = (u64)s->blue_cnt * ((1ULL << ss_min(s->jumps, 16)) - 1);
+u32 ss_peer_window(const struct sscore_state *st, u32 snd_wnd, u32 mss)
+{
+	const struct ss_suss *s = &st->suss;
+	u64 want = snd_wnd;
 
-				s->cap = ss_sat32((u64)w->cwnd + red);
-				s->cap_set = 1;
-				trace(st, SS_EV_CAP, s->cap, w->cwnd, s->blue_cnt, 0);
-			}
-		} else if (hystart_delay_increased(st, p, ack)) {
-			suss_exit(st, ack, w, SUSS_EXIT_DELAY, SS_EXIT_DELAY);
-		}
+	if (st->variant != SS_SUSS || !suss_code(st))
+		return snd_wnd;
+	if (st->suss_version == SUSS_VER_2024) {
+		if (s->jumps)
+			want = ss_min(ss_sat32((u64)snd_wnd << ss_min(s->jumps, 16)), SUSS_2024_RWND_MAX);
+	} else {
+		u32 shift = ss_min(st->rnd.round + s->jumps - 1, 24);
+
+		want = (u64)10 * mss;
+		if (!st->rnd.found && s->growth_allowed && s->state != SUSS_OFF)
+			want = ss_max(want, (u64)10 * mss << shift);
 	}
-	if (blue && !ss_before(ack->snd_una, s->blue_tail)) {
-		s->blue_open = 0;
-		if (!st->rnd.found)
-			suss_blue_done(st, p, ack, w, plan);
-	}
+	return want > snd_wnd ? ss_sat32(want) : snd_wnd;
 }
 
 /* ------------------------------------------------------------------------
  * Entry points
  */
 
-void ss_init(struct sscore_state *st, enum ss_variant v, u32 now_us, u32 snd_nxt, u32 cwnd,
-	     u32 mss)
+void ss_init(struct sscore_state *st, enum ss_variant v, unsigned int suss_version, u32 now_us,
+	     u32 snd_nxt, u32 cwnd, u32 mss)
 {
 	*st = (struct sscore_state){ 0 };
 	st->variant = v;
@@ -635,13 +888,19 @@ void ss_init(struct sscore_state *st, enum ss_variant v, u32 now_us, u32 snd_nxt
 		st->hspp.last_round_min_rtt_us = SS_RTT_UNKNOWN;
 		st->hspp.css_baseline_us = SS_RTT_UNKNOWN;
 	} else if (v == SS_SUSS) {
+		st->suss_version = suss_version < SUSS_NR_VERSIONS ? suss_version : SUSS_VER_2024;
 		st->suss.iw = (u16)ss_clamp(cwnd, 1, 0xffff);
 		st->suss.state = SUSS_CLOCKING;
 		st->suss.growth_allowed = 1;
-		st->suss.cwnd_round_start = cwnd;
 		/* Round 1's blue part is the whole initial window. */
 		st->suss.blue_tail = snd_nxt + st->suss.iw * mss;
-		st->suss.blue_expected = st->suss.iw;
+		if (suss_code(st)) {
+			st->suss.code.hs_end_seq = snd_nxt;
+			st->suss.code.hs_start_us = now_us;
+		} else {
+			st->suss.paper.cwnd_round_start = cwnd;
+			st->suss.paper.blue_expected = st->suss.iw;
+		}
 	}
 }
 
@@ -656,9 +915,12 @@ static void start_round(struct sscore_state *st, const struct ss_params *p,
 		r->round++;
 	r->end_seq = ack->snd_nxt;
 	r->start_us = ack->now_us;
-	r->last_ack_us = ack->now_us;
-	r->round_min_rtt_us = SS_RTT_UNKNOWN;
-	r->samples = 0;
+	if (!hystart_late_rounds(st)) {
+		/* HyStart's round is this one. */
+		r->last_ack_us = ack->now_us;
+		r->round_min_rtt_us = SS_RTT_UNKNOWN;
+		r->samples = 0;
+	}
 	if (st->variant == SS_SUSS)
 		suss_new_round(st, ack, w);
 	trace(st, SS_EV_NEW_ROUND, r->round, r->end_seq, w->cwnd, 0);
@@ -719,13 +981,15 @@ void ss_cong_avoid(struct sscore_state *st, const struct ss_params *p,
 	u32 left = ack->acked;
 
 	if (w->cwnd < w->ssthresh) {
-		if (st->variant == SS_SUSS && s->state == SUSS_PACING)
+		if (st->variant == SS_SUSS && s->state == SUSS_PACING && !s->cap_set)
 			return;	/* red ACKs release one packet each: no growth */
 		if (st->variant == SS_HYSTARTPP && !st->rnd.found)
 			left = hspp_grow(st, p, ack, w);
 		else
 			left = slow_start(w, ack->acked);
-		if (st->variant == SS_SUSS && s->cap_set && !st->rnd.found && w->cwnd > s->cap)
+		/* Ours tests the cap as soon as an ACK grows cwnd past it. */
+		if (st->variant == SS_SUSS && st->suss_version == SUSS_VER_PAPER && s->cap_set &&
+		    !st->rnd.found && w->cwnd > s->cap)
 			suss_exit(st, ack, w, SUSS_EXIT_CAP, SS_EXIT_SUSS_CAP);
 		if (!left)
 			return;
@@ -768,13 +1032,18 @@ u32 ss_ssthresh(struct sscore_state *st, u32 in_flight, struct ss_win *w)
 /* SUSS is not worth re-arming for a tiny window after a timeout. */
 #define SUSS_RTO_MIN_CWND 40
 
-void ss_on_rto(struct sscore_state *st, const struct ss_win *w)
+void ss_on_rto(struct sscore_state *st, u32 cwnd_before)
 {
 	st->cubic.epoch_ms = 0;
-	if (st->variant == SS_SUSS && w->cwnd < SUSS_RTO_MIN_CWND)
+	if (st->variant == SS_SUSS && cwnd_before < SUSS_RTO_MIN_CWND)
 		st->suss.state = SUSS_OFF;
-	if (st->variant == SS_HYSTARTPP)
-		return;	/* RFC 9406 4.3: plain slow start after an RTO */
+	if (st->variant == SS_HYSTARTPP) {
+		/* RFC 9406 4.3: plain slow start after an RTO, for good (no
+		 * HyStart++ with the state of before the timeout). */
+		st->rnd.found = 1;
+		st->rnd.exit_cause = SS_EXIT_LOSS;
+		return;
+	}
 	/* HyStart re-arms for the slow start that follows a timeout. */
 	st->rnd.found = 0;
 	st->rnd.exit_cause = SS_EXIT_NONE;

@@ -17,7 +17,10 @@
  *                   fold instead of two-fold in that round, sending the
  *                   extra ("red") packets paced over the idle part of the
  *                   RTT while the ACK-clocked ("blue") packets keep
- *                   measuring the path for HyStart.
+ *                   measuring the path for HyStart.  Three versions (enum
+ *                   ss_suss_version): the authors' 2024 code, which
+ *                   produced the paper's numbers, their 2025 rewrite, and
+ *                   ours from the paper's text.
  *
  * and, for the starts of two other papers, two more families:
  *
@@ -123,6 +126,57 @@ static inline bool ss_is_reno(unsigned int v)
 	return v == SS_RENO_FIXED || v == SS_RENO_HOE || v == SS_RENO_ASTART;
 }
 
+/*
+ * SUSS versions (shared/design/suss-code-versions.md has the facts; the
+ * module parameter suss_version and the pinned names choose one per socket):
+ *
+ *   SUSS_VER_2024   the authors' Linux 5.19 code behind the SIGCOMM'24
+ *                   paper's numbers.  HyStart keeps its own round, which
+ *                   it resets only on ACKs it looks at (cwnd >= 16), so
+ *                   its round starts late and its ACK-train test skips a
+ *                   round's first ACKs; dtB = blue time x N / the blue
+ *                   packets acked before the tail ACK; their pacing plan
+ *                   (red = blue x 2^(r-1) - blue, blue = iw 2^(r-1)) and
+ *                   limit ((cwnd + acked) + red - red ACKs to come); no
+ *                   SUSS decision after the cap; the peer's window times
+ *                   2^jumps (at most 3 MB).
+ *   SUSS_VER_2025   their 6.8 rewrite (2025-01-23): the same but HyStart's
+ *                   round is SUSS's (aligned), and the peer's window is
+ *                   raised to 10 MSS x 2^(round + jumps - 1) while SUSS
+ *                   grows and to 10 MSS always.
+ *   SUSS_VER_PAPER  ours, written from the paper's text before their code
+ *                   was read: aligned rounds, dtB scaled over all blue
+ *                   ACKs, the pacing plan from what the ACK clock sent,
+ *                   cwnd set to the limit at once, decisions after the cap.
+ *
+ * Where their code divides by zero (one ACK for the whole blue part; a
+ * previous round whose train measured 0 us) we use the smallest count and
+ * time a measurement can carry, 1 packet and 1 us, and emit SS_EV_DIV0:
+ * a documented deviation of ours (kernel/README.md).
+ */
+enum ss_suss_version {
+	SUSS_VER_PAPER,
+	SUSS_VER_2024,
+	SUSS_VER_2025,
+	SUSS_NR_VERSIONS,
+};
+
+/* The suss_version parameter's values: a year, or 0 for ours. */
+#define SUSS_YEAR_PAPER 0U
+#define SUSS_YEAR_2024 2024U
+#define SUSS_YEAR_2025 2025U
+
+/* The version for a suss_version value; SUSS_NR_VERSIONS if it names none. */
+static inline unsigned int ss_suss_version_of_year(u32 year)
+{
+	switch (year) {
+	case SUSS_YEAR_PAPER: return SUSS_VER_PAPER;
+	case SUSS_YEAR_2024: return SUSS_VER_2024;
+	case SUSS_YEAR_2025: return SUSS_VER_2025;
+	default: return SUSS_NR_VERSIONS;
+	}
+}
+
 /* SUSS state, numbered as in the authors' traces so plots can be compared. */
 enum ss_suss_state {
 	SUSS_CLOCKING = 1,	/* ACK-clocked part of a round (or no jump) */
@@ -164,8 +218,10 @@ struct ss_params {
 	u32 suss_max;		/* accelerated rounds allowed: round < suss_max + 2 */
 	u32 suss_k_max;		/* Appendix A: G up to 2^(k_max+1); 1 => G in {2,4} */
 	u32 suss_min_rtt_us;	/* no acceleration on paths shorter than this */
-	u32 suss_lift_rwnd_rounds; /* the SUSS authors' patch: not held by the peer's
-				    * window in rounds <= this (0: off) */
+	u32 suss_lift_rwnd_rounds; /* ours: not held by the peer's window in
+				    * rounds <= this (0: off); the code versions
+				    * have their authors' own rules */
+	u32 suss_version;	/* 2024, 2025 or 0 (ours); see enum ss_suss_version */
 	/* NewReno family (the Astart paper) */
 	u32 reno_init_ssthresh;	/* initial ssthresh, packets (fixed and Astart) */
 	u32 reno_iw;		/* initial window, packets; 0: the stack's (route's) */
@@ -178,7 +234,8 @@ struct ss_params {
 
 /* Defaults: HyStart as in the HyStart paper and Linux's CUBIC; RFC 9406
  * section 4.3 for HyStart++; the SUSS authors' defaults (3 accelerated
- * rounds, G in {2, 4}); the Astart paper's initial ssthresh (32 packets);
+ * rounds, G in {2, 4}) and their 2024 code, which produced the paper's
+ * numbers; the Astart paper's initial ssthresh (32 packets);
  * the Blitzstart paper's standard start (32 packets) and pacing (75% of the
  * RTT, as Google QUIC).  The ERE filter's time constant is not in the
  * Astart paper: minRTT is our choice (the filter then averages about one
@@ -203,6 +260,7 @@ struct ss_params {
 	.suss_k_max = 1,				\
 	.suss_min_rtt_us = 10000,			\
 	.suss_lift_rwnd_rounds = 0,			\
+	.suss_version = SUSS_YEAR_2024,			\
 	.reno_init_ssthresh = 32,			\
 	.reno_iw = 0,					\
 	.astart_tau_us = 0,				\
@@ -253,12 +311,21 @@ struct ss_hspp {
 struct ss_suss {
 	u32 blue_tail;		/* this round's blue part ends at this sequence */
 	u32 blue_cnt;		/* blue packets acked this round */
-	u32 blue_expected;	/* packets in the blue part being acked */
 	u32 prev_train_us;	/* previous round's estimated full ACK-train time */
-	u32 cwnd_round_start;	/* cwnd when the round started */
 	u32 limit;		/* cwnd target of the current pacing period */
 	u32 cap;		/* HyStart's deferred exit point, packets */
+	union {
+		struct {	/* SUSS_VER_PAPER */
+			u32 blue_expected;	/* packets in the blue part being acked */
+			u32 cwnd_round_start;	/* cwnd when the round started */
+		} paper;
+		struct {	/* SUSS_VER_2024: HyStart's own round */
+			u32 hs_end_seq;		/* it ends when snd_una passes this */
+			u32 hs_start_us;	/* when it started */
+		} code;
+	};
 	u16 iw;			/* initial window, packets */
+	u16 prev_red;		/* code versions: red packets of the previous round */
 	u8 state;		/* enum ss_suss_state */
 	u8 jumps;		/* accelerated rounds so far */
 	u8 growth_allowed;	/* cleared for good once G falls to 2 */
@@ -319,7 +386,9 @@ struct sscore_state {
 		struct ss_blitz blitz;
 	};
 	u8 variant;		/* enum ss_variant */
-	u8 pad[3];
+	u8 suss_version;	/* enum ss_suss_version (SS_SUSS only) */
+	u8 glue_flags;		/* the kernel glue's own bits */
+	u8 pad;
 };
 
 /* What the connection looks like at an ACK (filled by the glue). */
@@ -362,12 +431,17 @@ enum ss_event_type {
 	SS_EV_GROWTH,		/* a = round, b = G, c = reason bits */
 	SS_EV_PACING,		/* plan */
 	SS_EV_CAP,		/* a = cap, b = cwnd, c = blue_cnt */
-	SS_EV_EXIT,		/* a = cause, b = cwnd, c = ssthresh */
+	SS_EV_EXIT,		/* a = cause, b = cwnd that ended slow start, c = ssthresh (= cwnd kept) */
 	SS_EV_LOSS,		/* a = cwnd before, b = in flight, c = ssthresh */
 	SS_EV_CSS,		/* a = 1 enter / 0 leave, b = round, c = baseline us */
 	SS_EV_ESTIMATE,		/* a = rate (bytes/s), b = RTT used (us), c = window set */
 	SS_EV_START,		/* a = cwnd, b = ssthresh, c = hint (bytes/s, Blitzstart) */
+	SS_EV_DIV0,		/* a = SUSS_DIV0_* (their division by zero), b = round, c = value used */
 };
+
+/* Where the SUSS authors' arithmetic divides by zero (SS_EV_DIV0 a). */
+#define SUSS_DIV0_BLUE_COUNT	1	/* no blue packet acked before the tail ACK: 1 used */
+#define SUSS_DIV0_PREV_TRAIN	2	/* previous round's train measured 0 us: 1 us used */
 
 struct ss_event {
 	enum ss_event_type type;
@@ -386,9 +460,10 @@ void ss_trace_event(const struct sscore_state *st, const struct ss_event *ev);
 #define SUSS_NO_SAMPLE		0x20	/* blue train not measurable */
 #define SUSS_NO_DISALLOWED	0x40	/* growth already fell to 2 */
 
-/* API, in the order the kernel calls it. */
-void ss_init(struct sscore_state *st, enum ss_variant v, u32 now_us, u32 snd_nxt,
-	     u32 cwnd, u32 mss);
+/* API, in the order the kernel calls it.  @suss_version (enum
+ * ss_suss_version) matters for SS_SUSS only. */
+void ss_init(struct sscore_state *st, enum ss_variant v, unsigned int suss_version, u32 now_us,
+	     u32 snd_nxt, u32 cwnd, u32 mss);
 
 /* Every ACK that acks new data: RTT samples, rounds, exit tests, SUSS. */
 void ss_on_ack(struct sscore_state *st, const struct ss_params *p,
@@ -418,8 +493,8 @@ void ss_init_window(struct sscore_state *st, const struct ss_params *p, struct s
 void ss_blitz_start(struct sscore_state *st, const struct ss_params *p, u64 hint, u32 rtt_us,
 		    u32 mss, struct ss_win *w, struct ss_pacing_plan *plan);
 
-/* RTO (the kernel's Loss state). */
-void ss_on_rto(struct sscore_state *st, const struct ss_win *w);
+/* RTO (the kernel's Loss state); @cwnd_before: cwnd before the timeout. */
+void ss_on_rto(struct sscore_state *st, u32 cwnd_before);
 
 /* Sending restarts after an idle period of @idle_us. */
 void ss_on_idle_restart(struct sscore_state *st, u32 now_ms, u32 idle_ms);
@@ -435,19 +510,29 @@ static inline bool ss_suss_pacing(const struct sscore_state *st)
  *
  * Linux caps a receiver's first advertised window at 64 KB and grows it by
  * about two segments per segment received (x3 a round): enough for slow
- * start's x2, not for SUSS's x4.  The SUSS authors' patch lifted the
- * sender's view of the peer's window in the first rounds.  This is that
- * behaviour, as an option: a SUSS flow, in slow start, in a round no later
- * than suss_lift_rwnd_rounds (0, the default: never).  The glue then lets
- * snd_wnd be at least cwnd for the ACK's transmissions.
+ * start's x2, not for SUSS's x4.  Ours (SUSS_VER_PAPER), as an option: a
+ * SUSS flow, in slow start, in a round no later than suss_lift_rwnd_rounds
+ * (0, the default: never) is not held by it.  Blitzstart's first rounds are
+ * not either.  The SUSS code versions have their authors' own rules
+ * (ss_peer_window).
  */
 static inline bool ss_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p)
 {
 	if (st->variant == SS_BLITZ)
 		return st->blitz.hint && st->rnd.round <= p->blitz_lift_rwnd_rounds;
-	return st->variant == SS_SUSS && p->suss_lift_rwnd_rounds && !st->rnd.found &&
-	       st->rnd.round <= p->suss_lift_rwnd_rounds;
+	return st->variant == SS_SUSS && st->suss_version == SUSS_VER_PAPER && p->suss_lift_rwnd_rounds &&
+	       !st->rnd.found && st->rnd.round <= p->suss_lift_rwnd_rounds;
 }
+
+/*
+ * The send window (bytes) the SUSS authors' code lets a connection use, given
+ * the peer's advertised @snd_wnd: 2024 multiplies it by 2^jumps, at most
+ * 3 MB; 2025 raises it to 10 MSS x 2^(round + jumps - 1) while SUSS still
+ * grows, and to 10 MSS always.  Never lower than @snd_wnd.  Other variants
+ * and versions: @snd_wnd.
+ */
+#define SUSS_2024_RWND_MAX (3U << 20)
+u32 ss_peer_window(const struct sscore_state *st, u32 snd_wnd, u32 mss);
 
 /* Rounds are counted through congestion avoidance too (Blitzstart's lift). */
 static inline bool ss_counts_rounds_in_ca(const struct sscore_state *st)

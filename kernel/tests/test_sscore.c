@@ -100,7 +100,8 @@ struct flow {
 	int plans_started;
 };
 
-static void flow_init(struct flow *f, enum ss_variant v, u32 isn, u32 t0_us)
+static void flow_init_version(struct flow *f, enum ss_variant v, unsigned int version, u32 isn,
+			      u32 t0_us)
 {
 	memset(f, 0, sizeof(*f));
 	n_events = 0;
@@ -109,8 +110,14 @@ static void flow_init(struct flow *f, enum ss_variant v, u32 isn, u32 t0_us)
 	f->t0_us = t0_us;
 	f->w.cwnd = IW;
 	f->w.ssthresh = 0x7fffffff;
-	ss_init(&f->st, v, t0_us, isn, IW, MSS);
+	ss_init(&f->st, v, version, t0_us, isn, IW, MSS);
 	f->snd_nxt += IW * MSS;	/* the initial window leaves at once */
+}
+
+/* SUSS: ours (from the paper's text) unless a test asks for a code version. */
+static void flow_init(struct flow *f, enum ss_variant v, u32 isn, u32 t0_us)
+{
+	flow_init_version(f, v, SUSS_VER_PAPER, isn, t0_us);
 }
 
 static u32 in_flight(const struct flow *f)
@@ -396,6 +403,26 @@ static void test_hystart_delay(void)
 	CHECK(f.st.rnd.found);
 }
 
+static void test_hystart_delay_min_over_all_samples(void)
+{
+	struct flow f;
+
+	/* As test_hystart_delay's first flow, but round 4's 9th sample is
+	 * 100 ms.  Linux's HyStart (and now ours) keeps the round's minimum
+	 * over all its samples: min(113, 100) = 100 is not above 112.5 when
+	 * the 9th sample is tested, and the minimum stays 100 for the rest of
+	 * the round: no exit, cwnd 40 + 40 = 80.  (A minimum of the first 8
+	 * samples only, 113, would have exited at that 9th ACK.) */
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	ack_burst(&f, 100000, 10, 3000, 100000);
+	ack_burst(&f, 200000, 20, 3000, 100000);
+	for (u32 j = 0; j < 40; j++)
+		ack(&f, 300000 + j * 3000, j == 8 ? 100000 : 113000);
+	CHECK(!f.st.rnd.found);
+	CHECK_EQ(f.st.rnd.round_min_rtt_us, 100000);
+	CHECK_EQ(f.w.cwnd, 80);
+}
+
 static void test_hystart_survives_undone_loss(void)
 {
 	struct flow f;
@@ -431,7 +458,7 @@ static void test_hystart_low_window_and_round_reset(void)
 	flow_init(&f, SS_HYSTART, 5000, 0);
 	f.w.cwnd = 4;
 	f.snd_nxt = f.snd_una + 4 * MSS;
-	ss_init(&f.st, SS_HYSTART, 0, f.snd_una, 4, MSS);
+	ss_init(&f.st, SS_HYSTART, SUSS_VER_PAPER, 0, f.snd_una, 4, MSS);
 	ack_burst(&f, 100000, 4, 1000, 100000);
 	ack_burst(&f, 200000, 8, 1000, 500000);
 	CHECK(!f.st.rnd.found);
@@ -506,6 +533,28 @@ static void test_hspp_spurious_css(void)
 	CHECK(!f.st.hspp.in_css);
 	CHECK_EQ(count_events(SS_EV_CSS), 2);
 	CHECK(!f.st.rnd.found);
+}
+
+static void test_hspp_plain_slow_start_after_rto(void)
+{
+	struct flow f;
+
+	/* An RTO in round 2, before any exit: RFC 9406 4.3 says slow start
+	 * goes on plainly, for good.  Round 3 then has an RTT rise that would
+	 * have put HyStart++ into CSS (113 >= 100 + 12.5 ms): no CSS, and
+	 * cwnd doubles from the window after the timeout (1 packet: 1 + 20
+	 * ACKs, each +1, up to ssthresh). */
+	flow_init(&f, SS_HYSTARTPP, 7000, 0);
+	ack_burst(&f, 100000, 10, 3000, 100000);
+	ss_ssthresh(&f.st, in_flight(&f), &f.w);	/* 0.7 * 20 = 14 */
+	ss_on_rto(&f.st, f.w.cwnd);
+	CHECK(f.st.rnd.found);
+	f.w.cwnd = 1;
+	f.w.ssthresh = 0x7fffffff;	/* as if undone: slow start is not bounded here */
+	ack_burst(&f, 200000, 20, 3000, 113000);
+	CHECK(!f.st.hspp.in_css);
+	CHECK_EQ(count_events(SS_EV_CSS), 0);
+	CHECK_EQ(f.w.cwnd, 21);
 }
 
 static void test_hspp_limit_l(void)
@@ -615,7 +664,8 @@ static void check_suss_example(struct flow *f)
 	CHECK_EQ(f->st.suss.state, SUSS_EXIT_CAP);
 	CHECK_EQ(f->st.rnd.exit_cause, SS_EXIT_SUSS_CAP);
 	ev = find_event(SS_EV_EXIT, 0, NULL);
-	CHECK(ev && ev->a == SS_EXIT_SUSS_CAP && ev->b == 246 && ev->c == 246);
+	/* The event names the window that ended slow start (248) and the one kept (246). */
+	CHECK(ev && ev->a == SS_EXIT_SUSS_CAP && ev->b == 248 && ev->c == 246);
 }
 
 static void test_suss_example(void)
@@ -721,7 +771,7 @@ static void test_suss_loss_cuts_to_in_flight(void)
 	CHECK_EQ(f.st.suss.state, SUSS_REDUCED);
 	CHECK_EQ(f.st.cubic.w_max, 20);
 	/* RTO with cwnd < 40: SUSS off. */
-	ss_on_rto(&f.st, &f.w);
+	ss_on_rto(&f.st, f.w.cwnd);
 	CHECK_EQ(f.st.suss.state, SUSS_OFF);
 }
 
@@ -779,6 +829,134 @@ static void test_suss_peer_window(void)
 	flow_init(&f, SS_HYSTART, 1000, 0);
 	f.p.suss_lift_rwnd_rounds = 3;
 	CHECK(!ss_ignore_peer_window(&f.st, &f.p));
+}
+
+/* ======================================================================
+ * SUSS, the authors' code versions (2024, 2025).  Their decisions on their
+ * own log are checked ACK by ACK by tests/replay_suss.c; here, what the log
+ * does not show: their divisions by zero, a pacing period cut short, the
+ * receiver-window rules.
+ */
+
+static void test_suss_code_stretch_ack_divides_by_one(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+	int i;
+
+	/* One ACK acks the whole initial window: it is round 2's first and
+	 * its tail ACK, so no blue packet was acked before it.  Their dtB
+	 * divides by that 0; ours by 1 (SS_EV_DIV0): dtB = 0 us x 10 / 1 =
+	 * 0 < 50 / 4 ms: G = 4.  Their plan for round 2: blue = 10 x 2 = 20,
+	 * red = 20 x 2 - 20 = 20, duration = 50 - 25 = 25 ms, rate = 20 000 B
+	 * / 25 ms = 800 000 B/s, guard = (25 - 0) / 2 = 12.5 ms, limit =
+	 * (cwnd 10 + acked 10) + 20 - 0 = 40. */
+	flow_init_version(&f, SS_SUSS, SUSS_VER_2024, 1000, 0);
+	ack_n(&f, 50000, 10, 50000);
+	ev = find_event(SS_EV_DIV0, 0, NULL);
+	CHECK(ev && ev->a == SUSS_DIV0_BLUE_COUNT && ev->b == 2 && ev->c == 1);
+	ev = find_event(SS_EV_BLUE_TRAIN, 0, NULL);
+	CHECK(ev && ev->a == 2 && ev->b == 0);
+	ev = find_event(SS_EV_PACING, 0, &i);
+	CHECK(ev != NULL);
+	if (ev) {
+		CHECK_EQ(plans[i].red_pkts, 20);
+		CHECK_EQ(plans[i].duration_us, 25000);
+		CHECK_EQ(plans[i].rate, 800000);
+		CHECK_EQ(plans[i].guard_us, 12500);
+		CHECK_EQ(plans[i].limit, 40);
+	}
+	CHECK_EQ(f.w.cwnd, 40);
+	/* Ours from the paper's text refuses the same ACK: no spacing. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	ack_n(&f, 50000, 10, 50000);
+	CHECK_EQ(count_events(SS_EV_DIV0), 0);
+	CHECK_EQ(find_event(SS_EV_GROWTH, 0, NULL)->b, 2);
+}
+
+static void test_suss_code_zero_train_then_division_by_one_us(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	/* Round 2's 10 ACKs in one microsecond (an aggregated burst): dtB =
+	 * 0 x 10 / 9 = 0, G = 4 (limit 19 + 1 + 20 = 40).  Round 3's 20 blue
+	 * ACKs 300 us apart: dtB = 5700 x 20 / 19 = 6000, train 6000 x 2 =
+	 * 12000 us.  Their projection divides by round 2's train, 0; ours by
+	 * 1 us (SS_EV_DIV0): 12000^2 / 1 > 50 ms: G = 2. */
+	flow_init_version(&f, SS_SUSS, SUSS_VER_2024, 1000, 0);
+	ack_burst(&f, 50000, 10, 0, 50000);
+	CHECK_EQ(find_event(SS_EV_GROWTH, 0, NULL)->b, 4);
+	CHECK_EQ(f.w.cwnd, 40);
+	ack_burst(&f, 100000, 20, 300, 50000);
+	ev = find_event(SS_EV_BLUE_TRAIN, 1, NULL);
+	CHECK(ev && ev->a == 3 && ev->b == 6000 && ev->c == 12000);
+	ev = find_event(SS_EV_DIV0, 0, NULL);
+	CHECK(ev && ev->a == SUSS_DIV0_PREV_TRAIN && ev->b == 3 && ev->c == 1);
+	ev = find_event(SS_EV_GROWTH, 1, NULL);
+	CHECK(ev && ev->b == 2 && (ev->c & SUSS_NO_TRAIN));
+	/* Ours never accelerates on a 0 us train. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	ack_burst(&f, 50000, 10, 0, 50000);
+	ev = find_event(SS_EV_GROWTH, 0, NULL);
+	CHECK(ev && ev->b == 2 && ev->c == SUSS_NO_SAMPLE);
+}
+
+static void test_suss_code_unsent_red_is_taken_back(void)
+{
+	struct flow f;
+
+	/* Round 2 jumps to cwnd 40 (the 10 ACKs 400 us apart: dtB = 3600 x
+	 * 10 / 9 = 4000 us).  Pacing is cut short: only 22 packets are out
+	 * when round 3's first ACK comes (in flight 21 after it, 1 acked).
+	 * Theirs would have grown cwnd only as red packets left, to 22; so is
+	 * ours at the round's start, and slow start adds this ACK's 1: 23
+	 * (not 41, which would let 18 packets leave at once). */
+	flow_init_version(&f, SS_SUSS, SUSS_VER_2024, 1000, 0);
+	ack_burst(&f, 50000, 10, 400, 50000);
+	CHECK_EQ(f.w.cwnd, 40);
+	f.snd_nxt = f.snd_una + 22 * MSS;
+	ack(&f, 100000, 50000);
+	CHECK_EQ(f.st.suss.state, SUSS_CLOCKING);
+	CHECK_EQ(f.w.cwnd, 23);
+}
+
+static void test_suss_code_peer_window(void)
+{
+	struct flow f;
+
+	/* 2024: the peer's window times 2^jumps, at most 3 MB; never lower. */
+	flow_init_version(&f, SS_SUSS, SUSS_VER_2024, 1000, 0);
+	CHECK_EQ(ss_peer_window(&f.st, 65535, MSS), 65535);	/* no jump yet */
+	f.st.suss.jumps = 2;
+	CHECK_EQ(ss_peer_window(&f.st, 65535, MSS), 4 * 65535);
+	CHECK_EQ(ss_peer_window(&f.st, 1000000, MSS), 3U << 20);
+	CHECK_EQ(ss_peer_window(&f.st, 4000000, MSS), 4000000);
+	/* 2025: at least 10 MSS x 2^(round + jumps - 1) while SUSS grows
+	 * (round 3, one jump: 10 000 x 8 = 80 000 B), 10 MSS otherwise. */
+	flow_init_version(&f, SS_SUSS, SUSS_VER_2025, 1000, 0);
+	f.st.rnd.round = 3;
+	f.st.suss.jumps = 1;
+	CHECK_EQ(ss_peer_window(&f.st, 20000, MSS), 80000);
+	CHECK_EQ(ss_peer_window(&f.st, 90000, MSS), 90000);
+	f.st.suss.growth_allowed = 0;
+	CHECK_EQ(ss_peer_window(&f.st, 5000, MSS), 10000);
+	CHECK_EQ(ss_peer_window(&f.st, 20000, MSS), 20000);
+	/* Ours and the other variants: the peer's window as it is. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	f.st.suss.jumps = 2;
+	CHECK_EQ(ss_peer_window(&f.st, 65535, MSS), 65535);
+	flow_init(&f, SS_HYSTART, 1000, 0);
+	CHECK_EQ(ss_peer_window(&f.st, 5000, MSS), 5000);
+}
+
+static void test_suss_versions_of_years(void)
+{
+	CHECK_EQ(ss_suss_version_of_year(2024), SUSS_VER_2024);
+	CHECK_EQ(ss_suss_version_of_year(2025), SUSS_VER_2025);
+	CHECK_EQ(ss_suss_version_of_year(0), SUSS_VER_PAPER);
+	CHECK_EQ(ss_suss_version_of_year(2023), SUSS_NR_VERSIONS);
+	CHECK_EQ(ss_default_params.suss_version, 2024);
 }
 
 /* ======================================================================
@@ -973,7 +1151,7 @@ static void test_astart(void)
 			ack(&f, 600000 + i * 1000, 100000);
 		CHECK_EQ(count_events(SS_EV_ESTIMATE), n);
 		/* A timeout re-arms it (Astart after every coarse timeout). */
-		ss_on_rto(&f.st, &f.w);
+		ss_on_rto(&f.st, f.w.cwnd);
 		CHECK(!f.st.rnd.found);
 	}
 }
@@ -1063,9 +1241,11 @@ int main(void)
 	test_hystart_ack_train();
 	test_hystart_delay();
 	test_hystart_low_window_and_round_reset();
+	test_hystart_delay_min_over_all_samples();
 	test_hystart_survives_undone_loss();
 	test_hspp_css_and_exit();
 	test_hspp_spurious_css();
+	test_hspp_plain_slow_start_after_rto();
 	test_hspp_limit_l();
 	test_suss_example();
 	test_suss_wraparound();
@@ -1075,6 +1255,11 @@ int main(void)
 	test_suss_loss_cuts_to_in_flight();
 	test_suss_k_max();
 	test_suss_peer_window();
+	test_suss_code_stretch_ack_divides_by_one();
+	test_suss_code_zero_train_then_division_by_one_us();
+	test_suss_code_unsent_red_is_taken_back();
+	test_suss_code_peer_window();
+	test_suss_versions_of_years();
 	test_reno_fixed();
 	test_hoe_rate();
 	test_hoe_ssthresh();
