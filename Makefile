@@ -36,7 +36,10 @@ REPS ?=
 SCENARIO ?= topologies/e1-startup.yaml
 INVENTORY ?= playbooks/inventory/localhost.ini
 MATRIX ?= smoke
-MATRIX_ARGS = $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
+# SUSS_VERSION=2024 (the authors' code behind the paper; the default), 2025 (their rewrite) or 0 (ours):
+# the version cubic_suss runs in make startup, wifi, fct-vs-size and the matrices.
+SUSS_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION))
+MATRIX_ARGS = $(SUSS_ARGS) $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
               $(if $(RTT),--set RTT=$(RTT)) --inventory $(INVENTORY) $(if $(SERIAL),--serial $(SERIAL)) \
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \
               $(if $(BACKEND),--backend $(BACKEND))
@@ -102,7 +105,7 @@ vm-check: deps
 	$(VPY) -m sslab vm-check $(SUBSTRATE_ARGS)
 
 startup: deps
-	$(VPY) -m sslab startup --scenario $(SCENARIO) $(SUBSTRATE_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(BACKEND),--backend $(BACKEND))
+	$(VPY) -m sslab startup --scenario $(SCENARIO) $(SUBSTRATE_ARGS) $(SUSS_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(BACKEND),--backend $(BACKEND))
 
 # E8: the Astart paper's tables and figures (SETTINGS=, REPS=; single flows repeat exactly, so 1 by default).
 astart: deps
@@ -115,11 +118,11 @@ blitzstart: deps
 
 # E2: the four slow starts over a Wi-Fi bottleneck (VARIANTS=, REPS= default 20).
 wifi: deps
-	$(VPY) -m sslab wifi $(SUBSTRATE_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(JOBS),--jobs $(JOBS))
+	$(VPY) -m sslab wifi $(SUBSTRATE_ARGS) $(SUSS_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(JOBS),--jobs $(JOBS))
 
 # E4/E5: FCT and loss against flow size (LINKS= wired,wifi,lte by default; also 5g; SETTINGS=; REPS= default 3).
 fct-vs-size: deps
-	$(VPY) -m sslab fct-vs-size $(SUBSTRATE_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(LINKS),--links $(LINKS)) $(if $(SETTINGS),--settings $(SETTINGS)) $(if $(JOBS),--jobs $(JOBS))
+	$(VPY) -m sslab fct-vs-size $(SUBSTRATE_ARGS) $(SUSS_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(LINKS),--links $(LINKS)) $(if $(SETTINGS),--settings $(SETTINGS)) $(if $(JOBS),--jobs $(JOBS))
 
 # E1 on UML (virtual time, infinitely fast CPUs) and on QEMU -icount (virtual time, CPU costs guest time).
 crosscheck: deps

@@ -5,8 +5,8 @@ and module parameters against it, the image build lists what the kernel
 under test offers with it.
 """
 
-#: Our module's congestion controls (kernel/, module tcp_sslab).
-OUR_CCAS = ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss",
+#: Our module's congestion controls (kernel/, module tcp_sslab), in the module's order.
+OUR_CCAS = ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "cubic_suss24", "cubic_suss25", "cubic_susspaper",
             "reno_fixed", "reno_hoe", "reno_astart", "cubic_std", "cubic_blitz")
 #: The four slow starts of the SUSS paper and the HyStart/HyStart++ report.
 SLOW_START_CCAS = OUR_CCAS[:4]
@@ -15,10 +15,50 @@ KERNEL_CCAS = ("reno", "cubic", "bbr", "bic", "cdg", "dctcp", "highspeed", "htcp
                "illinois", "lp", "nv", "scalable", "vegas", "veno", "westwood", "yeah")
 KNOWN_CCAS = OUR_CCAS + KERNEL_CCAS
 
+#: SUSS versions (kernel/core/sscore.h): the module parameter suss_version's values and what they
+#: name.  2024: the authors' code behind the SIGCOMM'24 paper's numbers (the default); 2025: their
+#: rewrite; 0: ours, written from the paper's text before their code was read.
+SUSS_VERSIONS = {2024: "SUSS 2024 (the authors' code behind the paper)",
+                 2025: "SUSS 2025 (the authors' rewrite)",
+                 0: "SUSS, ours from the paper's text"}
+SUSS_DEFAULT_VERSION = 2024
+#: cubic_suss runs the version of the module parameter; the others are pinned to one.
+SUSS_CCAS = {"cubic_suss": None, "cubic_suss24": 2024, "cubic_suss25": 2025, "cubic_susspaper": 0}
+#: The name that pins a version, for a flow that asks for one.
+SUSS_PINNED = {v: cc for cc, v in SUSS_CCAS.items() if v is not None}
+
+
+def suss_version_of(cc: str, module_params: dict | None = None) -> int | None:
+    """The SUSS version a flow of @cc runs with the module's parameters @module_params (as set for
+    the run; unset: the module's default), or None if @cc is not SUSS."""
+    if cc not in SUSS_CCAS:
+        return None
+    pinned = SUSS_CCAS[cc]
+    return pinned if pinned is not None else int((module_params or {}).get("suss_version", SUSS_DEFAULT_VERSION))
+
+
+def suss_tag(version: int | None) -> str:
+    """A short name for a version in tables: "2024", "2025", "ours"."""
+    return "" if version is None else ("ours" if version == 0 else str(version))
+
+
+def variant_label(cc: str, suss_version: int | None = None) -> str:
+    """What a table calls a flow's congestion control: a SUSS flow by its version ("cubic_suss 2024";
+    "cubic_suss (version not recorded)" for runs from before versions were recorded), others by name."""
+    if cc not in SUSS_CCAS:
+        return cc
+    version = SUSS_CCAS[cc] if SUSS_CCAS[cc] is not None else suss_version
+    return "cubic_suss (version not recorded)" if version is None else f"cubic_suss {suss_tag(version)}"
+
+
+def is_suss_label(label: str) -> bool:
+    return label.startswith("cubic_suss")
+
 #: The module's parameters (kernel/sslab_tcp.c, /sys/module/tcp_sslab/parameters/), all
-#: unsigned integers read on every ACK; a unit test checks this list against the C source.
+#: unsigned integers read on every ACK (suss_version: when a connection starts); a unit test
+#: checks this list against the C source.
 MODULE_PARAMS = ("hs_low_window", "hs_ack_delta_us", "hs_delay_min_us", "hs_delay_max_us", "hs_min_samples",
                  "hspp_min_rtt_thresh_us", "hspp_max_rtt_thresh_us", "hspp_min_rtt_divisor", "hspp_n_rtt_sample",
                  "hspp_css_growth_divisor", "hspp_css_rounds", "hspp_l_unpaced", "suss_max", "suss_k_max",
-                 "suss_min_rtt_us", "suss_lift_rwnd_rounds", "reno_init_ssthresh", "reno_iw", "astart_tau_us", "std_iw",
-                 "blitz_pace_pct", "blitz_lift_rwnd_rounds")
+                 "suss_min_rtt_us", "suss_lift_rwnd_rounds", "suss_version", "reno_init_ssthresh", "reno_iw",
+                 "astart_tau_us", "std_iw", "blitz_pace_pct", "blitz_lift_rwnd_rounds")

@@ -133,7 +133,8 @@ def cmd_startup(args) -> int:
     load_scenario(args.scenario)  # refuse a bad file before building or booting anything
     substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
     t0 = time.monotonic()
-    run_dir = run_scenario(Path(args.scenario), args.kind, substrate, reps=args.reps, backend=args.backend)
+    run_dir = run_scenario(Path(args.scenario), args.kind, substrate, reps=args.reps, backend=args.backend,
+                           module_params=suss_params(args))
     print_table(run_dir)
     print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
     return 0
@@ -195,7 +196,7 @@ def _series_command(args, files_of, kind_of, write_report) -> int:
     jobs = check_jobs(args.substrate, args.jobs)
     files = files_of()
     t0 = time.monotonic()
-    run_dirs = run_series(files, kind_of, _substrates(args, jobs), reps=args.reps)
+    run_dirs = run_series(files, kind_of, _substrates(args, jobs), reps=args.reps, module_params=suss_params(args))
     dest = write_report(run_dirs)
     print((dest / "report.md").read_text())
     print(f"report: {dest / 'report.md'}  ({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), "
@@ -348,7 +349,7 @@ def cmd_matrix(args) -> int:
         options = mx.validate_options(args.set or [])
         return run_matrix(m, options, args.iter, Path(args.inventory), serial=args.serial,
                           substrate=args.substrate, jobs=args.jobs, clock=args.clock, container=args.container,
-                          backend=args.backend)
+                          backend=args.backend, suss_version=args.suss_version)
     if args.action == "run-cells":
         plan = json.loads(Path(args.plan).read_text())
         keys = plan["deal"].get(args.host)
@@ -393,6 +394,19 @@ def cmd_matrix(args) -> int:
         print(f"report: {dest / 'table.md'}")
         return 0
     raise SystemExit(f"unknown matrix action {args.action}")
+
+
+def suss_params(args) -> dict | None:
+    """The module parameters a --suss-version asks for (None: the scenarios' own, else 2024)."""
+    version = getattr(args, "suss_version", None)
+    return None if version is None else {"suss_version": version}
+
+
+def add_suss_version_option(p: argparse.ArgumentParser) -> None:
+    from .ccas import SUSS_VERSIONS
+    p.add_argument("--suss-version", type=int, choices=list(SUSS_VERSIONS),
+                   help="the SUSS version cubic_suss runs: " + "; ".join(f"{k}: {v}" for k, v in SUSS_VERSIONS.items())
+                   + " (default: the scenario's, else 2024)")
 
 
 def add_substrate_options(p: argparse.ArgumentParser) -> None:
@@ -464,6 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     ps.add_argument("--reps", type=int, help="repetitions (default: the scenario's)")
     ps.add_argument("--kind", default="startup", help="results/<kind>/ directory")
     ps.add_argument("--backend", choices=BACKENDS, help="who builds the topology (default: the scenario's)")
+    add_suss_version_option(ps)
     add_substrate_options(ps)
     ps.set_defaults(func=cmd_startup)
     pc = sub.add_parser("crosscheck", help="a scenario (E1) on UML and on QEMU -icount, side by side")
@@ -480,10 +495,12 @@ def main(argv: list[str] | None = None) -> int:
     pw = add_series_parser(sub, "wifi", cmd_wifi, "E2: the four slow starts over a Wi-Fi last hop",
                            reps_default="20")
     pw.add_argument("--variants", help="comma-separated settings of topologies/e2-wifi.yaml (default: all four)")
+    add_suss_version_option(pw)
     pf = add_series_parser(sub, "fct-vs-size", cmd_fct_vs_size, "E4/E5: FCT and loss against flow size over "
                            "wired, Wi-Fi and cellular last hops", reps_default="3")
     pf.add_argument("--links", help=f"comma-separated links (default: {','.join(FCT_QUICK_LINKS)}; also 5g)")
     pf.add_argument("--settings", help="comma-separated settings of topologies/e4-fct-vs-size.yaml (over --links)")
+    add_suss_version_option(pf)
     pt = sub.add_parser("trace", help="rate traces (mahimahi format): generate one from a model, or show one")
     tsub = pt.add_subparsers(dest="action", required=True)
     tg = tsub.add_parser("generate", help="a trace from a stated stochastic model and seed")
@@ -516,6 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     mr.add_argument("--jobs", type=int, help="cells at a time per host (UML; default: its cores)")
     mr.add_argument("--container", help="run the cells in this slowstart-lab container image (make container)")
     mr.add_argument("--backend", choices=BACKENDS, help="who builds each cell's topology (default: the matrix's)")
+    add_suss_version_option(mr)
     add_substrate_options(mr)
     mc = msub.add_parser("run-cells", help="(on a host) run the cells the plan deals to HOST")
     mc.add_argument("--matrix-dir", required=True)

@@ -141,7 +141,7 @@ def test_module_parameter_names_match_the_module_source():
 
     from sslab.ccas import MODULE_PARAMS
     src = (REPO_ROOT / "kernel/sslab_tcp.c").read_text()
-    assert tuple(re.findall(r"^SSLAB_PARAM\((\w+),", src, re.M)) == MODULE_PARAMS
+    assert tuple(re.findall(r"^(?:SSLAB_PARAM\(|module_param_cb\()(\w+),", src, re.M)) == MODULE_PARAMS
 
 
 def test_module_params_per_scenario_and_per_case():
@@ -255,3 +255,42 @@ def test_congestion_control_names_match_the_module_source_and_the_guest_check():
     src = (REPO_ROOT / "kernel/sslab_tcp.c").read_text()
     assert tuple(re.findall(r'^SSLAB_OPS\(\w+, "(\w+)",', src, re.M)) == OUR_CCAS
     assert tuple(NAMES) == OUR_CCAS
+    # The guest names each flow's SUSS version with the host's map.
+    from sslab.ccas import SUSS_CCAS
+    from sslab.guest.scenario_run import SUSS_CCAS as GUEST_SUSS_CCAS
+    assert GUEST_SUSS_CCAS == SUSS_CCAS
+
+
+def test_suss_versions_per_scenario_case_and_flow():
+    data = e1_data()
+    data["module_params"] = {"suss_version": 2025}
+    data["cases"]["matrix"] = {"cc": ["cubic_suss"], "size": ["5MB"], "v": [0, 2024]}
+    data["cases"]["name"] = "{cc}-{v}"
+    data["cases"]["module_params"] = {"suss_version": "{v}"}
+    plan = to_plan(parse_scenario(data))
+    assert [r["module_params"] for r in plan["runs"]][:2] == [{"suss_version": 0}, {"suss_version": 2024}]
+    # A flow may pin its own: it runs under the pinned name, whatever the run's parameter.
+    data = e1_data()
+    data["cases"]["flows"][0]["suss_version"] = 2025
+    data["cases"]["matrix"] = {"cc": ["cubic_suss"], "size": ["5MB"]}
+    plan = to_plan(parse_scenario(data))
+    assert plan["runs"][0]["flows"][0]["cc"] == "cubic_suss25"
+    for bad, msg in (({"suss_version": 2023}, "suss_version 2023: one of 2024, 2025, 0"),):
+        d = e1_data()
+        d["module_params"] = bad
+        with pytest.raises(ScenarioError, match=msg):
+            parse_scenario(d)
+    d = e1_data()
+    d["cases"]["flows"][0]["suss_version"] = 2025
+    d["cases"]["matrix"] = {"cc": ["cubic_hs"], "size": ["5MB"]}
+    with pytest.raises(ScenarioError, match="suss_version is for cubic_suss flows"):
+        parse_scenario(d)
+
+
+def test_suss_version_of_a_flow():
+    from sslab.ccas import suss_version_of
+    assert suss_version_of("cubic_suss") == 2024
+    assert suss_version_of("cubic_suss", {"suss_version": 2025}) == 2025
+    assert suss_version_of("cubic_suss25", {"suss_version": 0}) == 2025
+    assert suss_version_of("cubic_susspaper") == 0
+    assert suss_version_of("cubic_hs", {"suss_version": 2025}) is None

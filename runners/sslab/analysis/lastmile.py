@@ -12,7 +12,8 @@ Definitions (per run, the one flow):
                 frames the sender offered the bottleneck (sent + lost).
   improvement   (mean FCT with SUSS off - with it on) / off, per size: the
                 SUSS paper's Fig. 12; off = cubic_hs (CUBIC with HyStart, as
-                the paper's stock CUBIC), on = cubic_suss.
+                the paper's stock CUBIC), on = cubic_suss in each SUSS version
+                run (labelled by version: ccas.variant_label).
   link traits   per run, from sslab.analysis.link: bursts reaching the
                 client, the rate delivered against the trace over the
                 bottleneck's busy bins, the queue at every bin boundary.
@@ -26,13 +27,16 @@ import time
 from pathlib import Path
 
 from .. import paths
+from ..ccas import SUSS_VERSIONS, is_suss_label, suss_tag, variant_label
 from ..scenario import parse_size
 from .link import rate_series, replay_fidelity
 from .plots import plot_dynamics
 from .startup import load_runs
 from .stats import describe, welch_diff
 
-OFF, ON = "cubic_hs", "cubic_suss"
+OFF = "cubic_hs"
+#: What the reports call the SUSS versions (their labels: ccas.variant_label).
+SUSS_LEGEND = "; ".join(f"cubic_suss {suss_tag(v)}: {name}" for v, name in SUSS_VERSIONS.items())
 #: The SUSS paper's headline: over 20% shorter FCT for flows under 5 MB when the RTT exceeds 50 ms.
 HEADLINE_GAIN, HEADLINE_SIZE, HEADLINE_RTT_MS = 0.20, 5_000_000, 50.0
 
@@ -55,7 +59,8 @@ def load_setting(run_dir: Path) -> list[dict]:
         # The link's fidelity as this code judges it (the archive keeps the guest's rows).
         link_fid = replay_fidelity(r["link_replay"]) if r.get("link_replay") else None
         out.append({
-            "setting": model["name"], "link": label, "rtt_ms": rtt_ms, "cc": f["cc"], "size": f["size"],
+            "setting": model["name"], "link": label, "rtt_ms": rtt_ms,
+            "cc": variant_label(f["cc"], f.get("suss_version")), "size": f["size"],
             "size_label": r["run"]["params"].get("size"), "rep": r["run"]["rep"], "fct_s": f["fct_s"],
             "lost": lost, "loss_rate": lost / (sent + lost) if sent else None,
             "retrans": sum(c["RetransSegs"] for c in r["tcp_counters"].values()),
@@ -96,34 +101,37 @@ def size_rows(records: list[dict]) -> list[dict]:
 
 
 def improvements(records: list[dict]) -> list[dict]:
-    """(off - on) / off of the mean FCT per (link, RTT, size), with Welch's CI on the difference."""
+    """(off - on) / off of the mean FCT per (link, RTT, size) and SUSS version run ("on": its
+    label), with Welch's CI on the difference."""
     out = []
+    ons = sorted({r["cc"] for r in records if is_suss_label(r["cc"])})
     for (link, rtt, size), rs in sorted(group(records, "link", "rtt_ms", "size").items()):
         off = [r["fct_s"] for r in rs if r["cc"] == OFF]
-        on = [r["fct_s"] for r in rs if r["cc"] == ON]
-        if not off or not on:
-            continue
-        d = welch_diff(off, on)  # on - off
-        m_off = statistics.fmean(off)
-        ci = d["ci95"]
-        out.append({"link": link, "rtt_ms": rtt, "size": size, "n": (len(off), len(on)),
-                    "fct_off": m_off, "fct_on": statistics.fmean(on), "improvement": -d["diff"] / m_off,
-                    "improvement_ci": None if ci is None else [-ci[1] / m_off, -ci[0] / m_off],
-                    "significant": ci is not None and (ci[0] > 0 or ci[1] < 0)})
+        for label in ons:
+            on = [r["fct_s"] for r in rs if r["cc"] == label]
+            if not off or not on:
+                continue
+            d = welch_diff(off, on)  # on - off
+            m_off = statistics.fmean(off)
+            ci = d["ci95"]
+            out.append({"link": link, "rtt_ms": rtt, "size": size, "on": label, "n": (len(off), len(on)),
+                        "fct_off": m_off, "fct_on": statistics.fmean(on), "improvement": -d["diff"] / m_off,
+                        "improvement_ci": None if ci is None else [-ci[1] / m_off, -ci[0] / m_off],
+                        "significant": ci is not None and (ci[0] > 0 or ci[1] < 0)})
     return out
 
 
 def headline(imps: list[dict]) -> list[dict]:
     """The SUSS paper's claim, per link and RTT over 50 ms: every size under 5 MB improves by over 20%."""
     out = []
-    for (link, rtt), rs in sorted(group(imps, "link", "rtt_ms").items()):
+    for (link, rtt, on), rs in sorted(group(imps, "link", "rtt_ms", "on").items()):
         if rtt <= HEADLINE_RTT_MS:
             continue
         small = [r for r in rs if r["size"] < HEADLINE_SIZE]
         if not small:
             continue
         short = [r for r in small if r["improvement"] <= HEADLINE_GAIN]
-        out.append({"link": link, "rtt_ms": rtt, "sizes": [r["size"] for r in small],
+        out.append({"link": link, "rtt_ms": rtt, "on": on, "sizes": [r["size"] for r in small],
                     "least": min(r["improvement"] for r in small),
                     "mean": statistics.fmean(r["improvement"] for r in small),
                     "short_of_20pct": [r["size"] for r in short],
@@ -196,11 +204,11 @@ def traits_table(traits: list[dict]) -> str:
 
 
 def improvement_table(imps: list[dict]) -> str:
-    lines = ["| link | RTT (ms) | size | n (off/on) | FCT off → on (s) | improvement (off − on) / off | 95% CI |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| link | RTT (ms) | on | size | n (off/on) | FCT off → on (s) | improvement (off − on) / off | 95% CI |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in imps:
         ci = r["improvement_ci"]
-        lines.append(f"| {r['link']} | {r['rtt_ms']:g} | {_mb(r['size'])} | {r['n'][0]}/{r['n'][1]} | "
+        lines.append(f"| {r['link']} | {r['rtt_ms']:g} | {r['on']} | {_mb(r['size'])} | {r['n'][0]}/{r['n'][1]} | "
                      f"{r['fct_off']:.3f} → {r['fct_on']:.3f} | {r['improvement'] * 100:+.1f}% | "
                      + (f"{ci[0] * 100:+.1f}% .. {ci[1] * 100:+.1f}%" if ci else "–")
                      + ("" if r["significant"] else " (n.s.)") + " |")
@@ -282,7 +290,10 @@ def plot_link_figure(rows: list[dict], imps: list[dict], dest: Path, link: str, 
             ax.set_ylabel("FCT (s), mean ± sd")
             ax.legend(fontsize=8)
         ax = axes[1][col]
-        ir = sorted((r for r in imps if r["link"] == link and r["rtt_ms"] == rtt), key=lambda r: r["size"])
+        # The bars: the first SUSS version run (the paper's code when it was run).
+        first_on = min((r["on"] for r in imps), default=None)
+        ir = sorted((r for r in imps if r["link"] == link and r["rtt_ms"] == rtt and r["on"] == first_on),
+                    key=lambda r: r["size"])
         ax.bar([_mb(r["size"]) for r in ir], [r["improvement"] * 100 for r in ir],
                color=["tab:green" if r["improvement"] > HEADLINE_GAIN else "tab:gray" for r in ir])
         ax.axhline(HEADLINE_GAIN * 100, ls="--", lw=0.8, color="k")
@@ -350,7 +361,7 @@ def _summary(dest: Path, run_dirs: list[Path], **parts) -> None:
 
 # -- E2 -------------------------------------------------------------------
 
-WIFI_ORDER = ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]
+WIFI_ORDER = ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss 2024", "cubic_suss 2025", "cubic_suss ours"]
 
 
 def write_wifi_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
@@ -393,7 +404,7 @@ def write_wifi_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
 
 # -- E4 / E5 ----------------------------------------------------------------
 
-FCT_ORDER = ["bbr", OFF, ON]
+FCT_ORDER = ["bbr", OFF, "cubic_suss 2024", "cubic_suss 2025", "cubic_suss ours"]
 
 
 def write_fct_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
@@ -411,12 +422,13 @@ def write_fct_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
                                    "E5: loss rate against flow size", panels, ccs))
     text = [f"# E4/E5: FCT and loss against flow size over wired, Wi-Fi and cellular last hops\n\n"
             f"Runs: {', '.join(map(str, run_dirs))}\n\n"
-            f"off = {OFF} (CUBIC with HyStart), on = {ON}; improvement = (off − on) / off of the mean FCT; "
-            "95% CI from Welch's t on the difference; n.s. = the CI contains 0.\n"]
+            f"off = {OFF} (CUBIC with HyStart), on = cubic_suss in each version run ({SUSS_LEGEND}); "
+            "improvement = (off − on) / off of the mean FCT; 95% CI from Welch's t on the difference; n.s. = the "
+            "CI contains 0.\n"]
     text.append("\n## The headline check (SUSS paper: over 20% for flows under 5 MB when the RTT exceeds 50 ms)\n\n"
-                "| link | RTT (ms) | sizes under 5 MB | least improvement | mean improvement | sizes at or under 20% "
-                "| verdict |\n|---|---|---|---|---|---|---|\n"
-                + "".join(f"| {h['link']} | {h['rtt_ms']:g} | {', '.join(_mb(s) for s in h['sizes'])} | "
+                "| link | RTT (ms) | on | sizes under 5 MB | least improvement | mean improvement | sizes at or under "
+                "20% | verdict |\n|---|---|---|---|---|---|---|---|\n"
+                + "".join(f"| {h['link']} | {h['rtt_ms']:g} | {h['on']} | {', '.join(_mb(s) for s in h['sizes'])} | "
                           f"{h['least'] * 100:+.1f}% | {h['mean'] * 100:+.1f}% | "
                           f"{', '.join(_mb(s) for s in h['short_of_20pct']) or '–'} | {h['verdict']} |\n"
                           for h in heads))

@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 from .. import paths
+from ..ccas import SUSS_VERSIONS
 from .archive import ArchiveError, current_cells, latest_plan
 from .fairness import JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
 from .table1 import table1, table1_cell
@@ -35,8 +36,11 @@ def write_matrix_report(matrix_dir: Path) -> Path:
     dest.mkdir(parents=True)
     if plan["report"] == "table1":
         table, extra = table1(matrix_dir, plan)
+        versions = "; ".join(SUSS_VERSIONS[v] for v in extra["suss_versions"]) or \
+            "not recorded: cells from before SUSS versions, which ran ours from the paper's text"
         intro = ("Mean ±95% CI half-width (Student t) over repetitions; SUSS off = cubic_hs (CUBIC's default "
-                 "HyStart), on = cubic_suss; FCT from the client (connect() to last byte). Improvement = 1 − "
+                 f"HyStart), on = cubic_suss, which ran {versions}; FCT from the client (connect() to last byte). "
+                 "Improvement = 1 − "
                  "mean small FCT on / off. *Small flows faster*: the paired difference off − on, with its CI. "
                  "*Large flow within its CI*: the on mean inside the off 95% CI. *Sign vs paper*: whether our "
                  "improvement has the paper's sign.")

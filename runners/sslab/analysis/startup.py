@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from .. import paths
+from ..ccas import variant_label
 from ..scenario import parse_size
 from .plots import plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
@@ -58,8 +59,11 @@ def summarise(runs: list[dict]) -> dict:
     cases = {}
     for name, rs in by_case.items():
         first = [r["flows"][0] for r in rs]
+        versions = sorted({f.get("suss_version") for f in first if f.get("suss_version") is not None})
         cases[name] = {
             "params": rs[0]["run"].get("params", {}),
+            # The SUSS version the case's flow ran (its run records'), when it is a SUSS flow.
+            "suss_version": versions[0] if len(versions) == 1 else (versions or None),
             "fct_app_s": describe([f["fct_s"] for f in first]),
             "fct_pcap_s": describe([f.get("fct_pcap_s") for f in first]),
             "lost_packets": describe([r["bottleneck"]["drops"] for r in rs]),
@@ -106,7 +110,9 @@ def startup_table(cases: dict) -> tuple[list[dict], str]:
         large = next((c for c in cases.values() if c["params"] == {"cc": cc, "size": large_size}), None)
         ok = sum(c["fidelity_ok_runs"] for c in (small, large) if c)
         n = sum(c["runs"] for c in (small, large) if c)
-        rows.append({"cc": cc, "small_size": small_size, "large_size": large_size,
+        version = next((c["suss_version"] for c in (small, large) if c and c.get("suss_version") is not None), None)
+        rows.append({"cc": cc, "label": variant_label(cc, version if isinstance(version, int) else None),
+                     "suss_version": version, "small_size": small_size, "large_size": large_size,
                      "fct_small": small and small["fct_app_s"], "fct_small_pcap": small and small["fct_pcap_s"],
                      "lost_large": large and large["lost_packets"], "retrans_large": large and large["retransmissions"],
                      "exit_cwnd_large": large and large["slow_start_exit_cwnd"], "fidelity_ok": ok, "runs": n})
@@ -114,7 +120,7 @@ def startup_table(cases: dict) -> tuple[list[dict], str]:
              f"retransmissions, {large_size} | slow-start exit cwnd, {large_size} | runs passing fidelity |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['cc']} | {_fmt(r['fct_small'], digits=3)} | {_fmt(r['fct_small_pcap'], digits=3)} | "
+        lines.append(f"| {r['label']} | {_fmt(r['fct_small'], digits=3)} | {_fmt(r['fct_small_pcap'], digits=3)} | "
                      f"{_fmt(r['lost_large'], digits=0)} | {_fmt(r['retrans_large'], digits=0)} | "
                      f"{_fmt(r['exit_cwnd_large'], digits=0)} | {r['fidelity_ok']}/{r['runs']} |")
     return rows, "\n".join(lines)

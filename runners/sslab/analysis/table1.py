@@ -40,6 +40,7 @@ def table1_cell(plan: dict, cell_dir: Path) -> dict:
             # small flows whose sender was held by the receiver's advertised window (per-ACK trace)
             "small_rwnd_limited": sum(1 for f in flows[1:] if f.get("receiver_limited_acks")),
             "small_count": len(flows) - 1,
+            "suss_versions": sorted({f["suss_version"] for f in flows if f.get("suss_version") is not None}),
         }
     return out
 
@@ -161,5 +162,7 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
         notes.append(f"- {len(beside)} setting(s) beside the paper's grid (a value the matrix file does not list): "
                      f"no paper value, and left out of the averages.")
     overhead = overhead_table(walls)
+    versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
     return "\n".join(lines), {"rows": rows, "unavailable": plan.get("unavailable", []), "notes": notes,
-                              "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan["cells"])}
+                              "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan["cells"]),
+                              "suss_versions": versions}

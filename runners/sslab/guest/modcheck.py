@@ -12,8 +12,8 @@ import socket
 import subprocess
 import sys
 
-NAMES = ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "reno_fixed", "reno_hoe", "reno_astart", "cubic_std",
-         "cubic_blitz")
+NAMES = ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "cubic_suss24", "cubic_suss25", "cubic_susspaper",
+         "reno_fixed", "reno_hoe", "reno_astart", "cubic_std", "cubic_blitz")
 MODULE = "tcp_sslab"
 
 

@@ -221,6 +221,9 @@ def main() -> int:
             res = run_case(db, run["flows"], rdir, "flow", capture=plan["capture"], tracer=tracer,
                            link=plan["bottleneck"].get("link"), trace_offset_s=run.get("trace_offset_s", 0.0))
             res.update(run=run, started_unix=t, seconds=round(time.time() - t, 3), module_params=params)
+            for flow in res["flows"]:
+                if (version := suss_version(flow["cc"], params)) is not None:
+                    flow["suss_version"] = version
             res["fidelity"] = {
                 "base_rtt_ms": rtts,
                 "base_rtt_ok": all(rtt_within(db, p, rtts[p], rtt_tol) for p in pairs),
@@ -239,6 +242,19 @@ def main() -> int:
     # After the runs, so that reading it cannot shift them.
     (out / "kernel.json").write_text(json.dumps(kernel_facts(), indent=1))
     return 0
+
+
+#: SUSS names and the version each pins (None: the module parameter suss_version's); the host's
+#: sslab.ccas.SUSS_CCAS, which a unit test holds this to.
+SUSS_CCAS = {"cubic_suss": None, "cubic_suss24": 2024, "cubic_suss25": 2025, "cubic_susspaper": 0}
+
+
+def suss_version(cc: str, params: dict[str, int]) -> int | None:
+    """The SUSS version a flow of @cc ran (its run's module parameters @params), or None."""
+    if cc not in SUSS_CCAS:
+        return None
+    pinned = SUSS_CCAS[cc]
+    return pinned if pinned is not None else params.get("suss_version")
 
 
 #: What our UML kernel learnt of the host's FP state at boot (images/uml/patches/0003-*).

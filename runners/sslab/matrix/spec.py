@@ -63,6 +63,14 @@ class Matrix:
     def __init__(self, spec: MatrixSpec, template: dict, path: Path):
         self.spec, self.template, self.path = spec, template, path
 
+    def with_module_params(self, module_params: dict | None) -> "Matrix":
+        """The matrix with @module_params over its scenario's own (e.g. a SUSS version)."""
+        if not module_params:
+            return self
+        template = {**self.template, "module_params": {**(self.template.get("module_params") or {}),
+                                                       **module_params}}
+        return Matrix(self.spec, template, self.path)
+
     def scenario_for(self, setting: dict[str, str], rep: int) -> Scenario:
         """The cell's scenario: the template with @setting, its own seed for repetition @rep,
         and (alternate_cases) the compared cases in the order of the repetition."""

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from .. import paths
-from ..ccas import KNOWN_CCAS, MODULE_PARAMS
+from ..ccas import KNOWN_CCAS, MODULE_PARAMS, SUSS_PINNED, SUSS_VERSIONS
 from .links import fill_link
 from .traces import RateTrace, floor_mbit, generated_trace, trace_from_text
 from .units import FRAME_BYTES, parse_rate_mbit, parse_seconds, parse_size
@@ -362,6 +362,9 @@ class Flow(Strict):
     #: Blitzstart's bandwidth hint (cubic_blitz only): a rate ("25mbit") or a
     #: multiple of the bottleneck's rate ("1.5x"); kept as "<mbit>mbit" or "<f>x".
     hint: str | None = None
+    #: cubic_suss only: the SUSS version this flow runs (2024, 2025, 0 = ours), whatever the run's
+    #: suss_version module parameter; the plan gives the flow the name pinned to it.
+    suss_version: int | None = None
 
     @field_validator("hint", mode="before")
     @classmethod
@@ -423,7 +426,17 @@ class Flow(Strict):
             raise ValueError(f"a hint is read only by cubic_blitz (Blitzstart), not by {self.cc}")
         if self.hint is not None and self.tool != "transfer":
             raise ValueError("a hint needs the transfer tool (it sets SO_MAX_PACING_RATE before listening)")
+        if self.suss_version is not None:
+            if self.cc != "cubic_suss":
+                raise ValueError(f"suss_version is for cubic_suss flows (the other SUSS names pin one), not {self.cc}")
+            if self.suss_version not in SUSS_VERSIONS:
+                raise ValueError(f"suss_version {self.suss_version}: one of {', '.join(map(str, SUSS_VERSIONS))}")
         return self
+
+    @property
+    def cc_to_run(self) -> str:
+        """The congestion-control name the flow's socket gets (a SUSS version asked for: its pinned name)."""
+        return SUSS_PINNED[self.suss_version] if self.suss_version is not None else self.cc
 
 
 def _module_params(v: dict) -> dict:
@@ -433,6 +446,9 @@ def _module_params(v: dict) -> dict:
     bad = [k for k, x in v.items() if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 2**32]
     if bad:
         raise ValueError(f"module parameters are unsigned 32-bit integers: {', '.join(bad)}")
+    if "suss_version" in v and v["suss_version"] not in SUSS_VERSIONS:
+        raise ValueError(f"suss_version {v['suss_version']}: one of {', '.join(map(str, SUSS_VERSIONS))} "
+                         f"({'; '.join(f'{k}: {n}' for k, n in SUSS_VERSIONS.items())})")
     return v
 
 
