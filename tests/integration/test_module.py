@@ -38,6 +38,10 @@ def test_module_loads_selects_and_unloads(image, tmp_path, substrate):
     assert out["rmmod_when_unused"] == [True, ""]
     assert not any(n in out["available_after_unload"] for n in NAMES)
     assert out["reloaded"] and out["param_suss_max"] == 3
+    # The SUSS version: 2024 by default; 2025 and 0 (ours) taken; anything else refused and not stored.
+    v = out["suss_version"]
+    assert v["default"] == 2024 and v["2025"] == 2025 and v["0"] == 0 and v["2024"] == 2024
+    assert v["2023"] == "refused: Invalid argument" and v["abc"].startswith("refused")
 
 
 def test_variants_behave_on_a_real_path(tmp_path):
@@ -67,3 +71,38 @@ def test_variants_behave_on_a_real_path(tmp_path):
         flow = r["flows"][0]
         assert flow["cc_used"] == flow["cc"]
         assert r["tcp_counters"]["1"]["TCPSACKReorder"] == 0, "the dumbbell reordered packets"
+
+
+def test_suss_versions_on_a_real_path(tmp_path):
+    """cubic_suss (the default, 2024), cubic_suss25 and ours over one path, one run each.
+
+    Each run's record names the version; each version's events carry it.  Round 2's blue train is
+    the initial window's 10 ACKs, the same in every run: ours scales their time by 10/10, the
+    authors' code by 10 / the 9 blue ACKs before the tail, so their dtB is ours x 10 // 9.  Both
+    code versions plan round 2 by their arithmetic: 20 red packets, limit (cwnd + acked) + 20 = 40.
+    """
+    env = {**os.environ, "SSLAB_RESULTS": str(tmp_path)}
+    res = subprocess.run([sys.executable, "-m", "sslab", "startup", "--scenario",
+                          str(REPO_ROOT / "tests/data/suss-versions.yaml")], capture_output=True, text=True,
+                         cwd=REPO_ROOT, env=env, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    out = (tmp_path / "startup" / "latest").resolve() / "job" / "out"
+    flows = {}
+    for entry in json.loads((out / "runs.json").read_text()):
+        run = json.loads((out / "runs" / entry["tag"] / "run.json").read_text())
+        flows[run["flows"][0]["cc"]] = run["flows"][0]
+    assert {cc: f["suss_version"] for cc, f in flows.items()} == \
+        {"cubic_suss": 2024, "cubic_suss25": 2025, "cubic_susspaper": 0}
+    for cc, version in (("cubic_suss", "1"), ("cubic_suss25", "2"), ("cubic_susspaper", "0")):
+        assert {e["version"] for e in flows[cc]["events"]} == {version}, cc
+
+    def first(cc, kind):
+        return next(e for e in flows[cc]["events"] if e["type"] == kind)
+    ours = int(first("cubic_susspaper", "blue_train")["b"])
+    for cc in ("cubic_suss", "cubic_suss25"):
+        assert int(first(cc, "blue_train")["b"]) == ours * 10 // 9, cc
+        plan = first(cc, "pacing")
+        assert plan["a"] == "20" and plan["limit"] == "40", (cc, plan)
+    # The report names the versions.
+    report = ((tmp_path / "startup" / "latest").resolve() / "report.md").read_text()
+    assert "SUSS 2024" in report and "SUSS 2025" in report and "SUSS ours" in report

@@ -271,3 +271,30 @@ def test_matrix_file_errors_name_line_column_and_every_field(tmp_path):
     assert lines[0] == f"{p}: invalid matrix (4 errors)"
     assert [ln.split(":")[0].strip() for ln in lines[1:]] == ["matrix.name", "matrix.report", "matrix.iterations",
                                                               "matrix.axes"]
+
+
+@pytest.mark.parametrize("has_filters", [True, False])
+def test_a_hosts_tar_is_extracted_only_inside_and_only_files(tmp_path, monkeypatch, has_filters):
+    """With Python's extraction filters (3.11.4 on) and without them (Debian 12's 3.11.2): files inside
+    the archive come out; a path leaving it is refused."""
+    import io
+    import tarfile
+
+    from sslab.matrix.orchestrate import extract_data
+    if not has_filters:
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+
+    def tar_of(name: str) -> tarfile.TarFile:
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w") as t:
+            info = tarfile.TarInfo(name)
+            info.size = 2
+            t.addfile(info, io.BytesIO(b"{}"))
+        buf.seek(0)
+        return tarfile.open(fileobj=buf)
+
+    extract_data(tar_of("cells/k1/cell.json"), tmp_path)
+    assert (tmp_path / "cells/k1/cell.json").read_text() == "{}"
+    with pytest.raises(Exception):
+        extract_data(tar_of("../outside"), tmp_path / "cells")
+    assert not (tmp_path / "outside").exists()

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 from .. import paths
-from ..ccas import variant_label
+from ..ccas import suss_tag, variant_label
 from ..scenario import parse_size
 from .plots import plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
@@ -132,6 +132,8 @@ def case_table(cases: dict) -> str:
              "slow-start exit cwnd | runs receiver-limited | runs passing fidelity |",
              "|---|---|---|---|---|---|---|---|"]
     for name, c in cases.items():
+        if isinstance(c.get("suss_version"), int):
+            name = f"{name} (SUSS {suss_tag(c['suss_version'])})"
         lines.append(f"| {name} | {_fmt(c['fct_app_s'], digits=3)} | {_fmt(c['fct_pcap_s'], digits=3)} | "
                      f"{_fmt(c['lost_packets'], digits=0)} | {_fmt(c['retransmissions'], digits=0)} | "
                      f"{_fmt(c['slow_start_exit_cwnd'], digits=0)} | {c['receiver_limited_runs']}/{c['runs']} | "

@@ -39,6 +39,23 @@ def rmmod() -> tuple[bool, str]:
     return res.returncode == 0, res.stderr.strip()
 
 
+def suss_version_writes() -> dict:
+    """suss_version: its default, then what writing each value does (a year the module does not
+    know must be refused, not stored); the default is put back."""
+    path = "/sys/module/tcp_sslab/parameters/suss_version"
+    with open(path) as f:
+        out: dict = {"default": int(f.read())}
+    for value in ("2025", "0", "2023", "abc", "2024"):
+        try:
+            with open(path, "w") as f:
+                f.write(value)
+            with open(path) as f:
+                out[value] = int(f.read())
+        except OSError as e:
+            out[value] = f"refused: {e.strerror}"
+    return out
+
+
 def main() -> int:
     out: dict = {}
     subprocess.run(["modprobe", MODULE], check=True)
@@ -54,6 +71,7 @@ def main() -> int:
     out["reloaded"] = all(n in available() for n in NAMES)
     with open("/sys/module/tcp_sslab/parameters/suss_max") as f:
         out["param_suss_max"] = int(f.read())
+    out["suss_version"] = suss_version_writes()
     print(json.dumps(out))
     return 0
 

@@ -339,6 +339,22 @@ def pack_cells(matrix_dir: Path, plan: dict, host: str, out: Path) -> int:
     return n
 
 
+def extract_data(tar: tarfile.TarFile, dest: Path) -> None:
+    """Extract a host's tar of cells into @dest, refusing what a data archive must not hold: paths
+    outside @dest, links, devices.  Python's "data" filter does this from 3.11.4; Debian 12's Python
+    is 3.11.2, which has no filters (a fresh machine's merge failed on the keyword), so the same
+    rules are checked here first."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter="data")
+        return
+    root = dest.resolve()
+    for m in tar.getmembers():
+        target = (root / m.name).resolve()
+        if not (m.isfile() or m.isdir()) or m.name.startswith("/") or not target.is_relative_to(root):
+            raise MatrixError(f"{tar.name}: refusing {m.name!r} (only files and directories inside the archive)")
+    tar.extractall(dest)
+
+
 def merge_cells(matrix_dir: Path, tar_path: Path) -> dict:
     """Unpack a host's tar next to the store, then move in each cell that is not
     here yet (one rename each); never replace one that is."""
@@ -346,7 +362,7 @@ def merge_cells(matrix_dir: Path, tar_path: Path) -> dict:
     counts = {"merged": 0, "already_here": 0, "failure_logs": 0}
     with tempfile.TemporaryDirectory(dir=matrix_dir, prefix=".merge-") as tmp:
         with tarfile.open(tar_path) as tar:
-            tar.extractall(tmp, filter="data")
+            extract_data(tar, Path(tmp))
         tmp = Path(tmp)
         store.cells.mkdir(parents=True, exist_ok=True)
         for cell in sorted((tmp / "cells").glob("*")) if (tmp / "cells").exists() else []:
