@@ -77,9 +77,11 @@ def test_suss_versions_on_a_real_path(tmp_path):
     """cubic_suss (the default, 2024), cubic_suss25 and ours over one path, one run each.
 
     Each run's record names the version; each version's events carry it.  Round 2's blue train is
-    the initial window's 10 ACKs, the same in every run: ours scales their time by 10/10, the
-    authors' code by 10 / the 9 blue ACKs before the tail, so their dtB is ours x 10 // 9.  Both
-    code versions plan round 2 by their arithmetic: 20 red packets, limit (cwnd + acked) + 20 = 40.
+    the initial window's 10 ACKs: ours scales their time by 10/10, the authors' code by 10 / the 9
+    blue ACKs before the tail, so their dtB is ours x 10/9 (each run is its own run, and the
+    ACKs of runs at other moments of one boot differ by a few us: 2178 against 2181 us here, so
+    within 1%).  Both code versions plan round 2 by their arithmetic: 20 red packets, limit
+    (cwnd + acked) + 20 = 40.
     """
     env = {**os.environ, "SSLAB_RESULTS": str(tmp_path)}
     res = subprocess.run([sys.executable, "-m", "sslab", "startup", "--scenario",
@@ -100,7 +102,7 @@ def test_suss_versions_on_a_real_path(tmp_path):
         return next(e for e in flows[cc]["events"] if e["type"] == kind)
     ours = int(first("cubic_susspaper", "blue_train")["b"])
     for cc in ("cubic_suss", "cubic_suss25"):
-        assert int(first(cc, "blue_train")["b"]) == ours * 10 // 9, cc
+        assert abs(int(first(cc, "blue_train")["b"]) / ours - 10 / 9) < 0.01, cc
         plan = first(cc, "pacing")
         assert plan["a"] == "20" and plan["limit"] == "40", (cc, plan)
     # The report names the versions.
