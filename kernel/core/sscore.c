@@ -696,7 +696,9 @@ static void suss_blue_done_paper(struct sscore_state *st, const struct ss_params
  * Theirs: the ACK that completes the blue part of round r (its N = iw 2^(r-2)
  * packets).  dtB = (time from the round's first ACK to this one) x N / (blue
  * packets acked before this ACK): in their log's round 2, 2176 us x 10 / 9 =
- * 2417 us.  The next round's blue part is its first iw 2^(r-1) packets.
+ * 2417 us.  The next round's blue part is its first iw 2^(r-1) packets, or,
+ * when a pacing period starts here and this ACK's own packets cannot leave
+ * ACK-clocked first (a module), the packets the ACK clock sent before it.
  */
 static void suss_blue_done_code(struct sscore_state *st, const struct ss_params *p,
 				const struct ss_ack *ack, struct ss_win *w,
@@ -741,6 +743,12 @@ static void suss_blue_done_code(struct sscore_state *st, const struct ss_params 
 		return;
 	}
 	s->prev_red = (u16)ss_min(plan->red_pkts, 0xffff);
+	if (!ack->tail_clocked) {
+		/* This ACK's own packets leave red, after the guard: the next
+		 * round's blue part is what the ACK clock sent before it (dtB's
+		 * N / k then scales those to the iw 2^(r-1) theirs measures). */
+		s->blue_tail = ack->snd_nxt;
+	}
 	suss_jump(st, growth, w, plan);
 }
 

@@ -405,6 +405,10 @@ struct ss_ack {
 	u64 pacing_rate;	/* current pacing rate, bytes/s (0 = none) */
 	u32 gso_max_bytes;	/* largest burst the stack may send at once */
 	bool paced;		/* the socket paces on its own (not SUSS's pacing) */
+	/* The stack sends what this ACK releases before a SUSS pacing period it
+	 * starts, ACK-clocked (the authors' kernel, so the replay of its log).  A
+	 * module cannot: those packets leave paced, after the guard. */
+	bool tail_clocked;
 };
 
 /* The connection's windows, updated in place by the core. */

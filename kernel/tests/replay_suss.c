@@ -262,6 +262,7 @@ static void replay(enum ss_variant v, unsigned int version, u32 suss_max, struct
 			.pacing_rate = r->srtt_us ? 2ULL * r->cwnd * MSS * 1000000ULL / r->srtt_us : 0,
 			.gso_max_bytes = 65536,
 			.paced = false,
+			.tail_clocked = true,	/* their kernel sent those packets first */
 		};
 		bool found = out->st.rnd.found;
 

@@ -921,6 +921,29 @@ static void test_suss_code_unsent_red_is_taken_back(void)
 	CHECK_EQ(f.w.cwnd, 23);
 }
 
+static void test_suss_code_blue_part_after_a_jump_in_a_module(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	/* Round 2: 10 ACKs 400 us apart: dtB = 3600 x 10 / 9 = 4000 us, G = 4.
+	 * In a module the tail ACK's own 2 packets leave paced, so round 3's
+	 * blue part is the 18 the ACK clock sent (theirs: 20).  Its 18 ACKs
+	 * 300 us apart end it at the 18th: dtB = 5100 x 20 / 17 = 6000 us, as
+	 * their 20 at the same spacing would give (5700 x 20 / 19); train
+	 * 12000, 12000^2 / 4000 = 36 ms <= 50 ms and the RTT flat: G = 4. */
+	flow_init_version(&f, SS_SUSS, SUSS_VER_2024, 1000, 0);
+	ack_burst(&f, 50000, 10, 400, 50000);
+	CHECK_EQ(find_event(SS_EV_BLUE_TRAIN, 0, NULL)->b, 4000);
+	ack_burst(&f, 100000, 17, 300, 50000);
+	CHECK(find_event(SS_EV_BLUE_TRAIN, 1, NULL) == NULL);
+	ack(&f, 100000 + 17 * 300, 50000);
+	ev = find_event(SS_EV_BLUE_TRAIN, 1, NULL);
+	CHECK(ev && ev->a == 3 && ev->b == 6000 && ev->c == 12000);
+	ev = find_event(SS_EV_GROWTH, 1, NULL);
+	CHECK(ev && ev->b == 4);
+}
+
 static void test_suss_code_peer_window(void)
 {
 	struct flow f;
@@ -1258,6 +1281,7 @@ int main(void)
 	test_suss_code_stretch_ack_divides_by_one();
 	test_suss_code_zero_train_then_division_by_one_us();
 	test_suss_code_unsent_red_is_taken_back();
+	test_suss_code_blue_part_after_a_jump_in_a_module();
 	test_suss_code_peer_window();
 	test_suss_versions_of_years();
 	test_reno_fixed();
