@@ -38,7 +38,8 @@ INVENTORY ?= playbooks/inventory/localhost.ini
 MATRIX ?= smoke
 # SUSS_VERSION=2024 (the authors' code behind the paper; the default), 2025 (their rewrite) or 0 (ours):
 # the version cubic_suss runs in make startup, wifi, fct-vs-size and the matrices.
-SUSS_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION))
+# HOSTS=ideal (infinitely fast hosts; the default), 1gbe or logging: the host model (sslab.scenario.hosts).
+SUSS_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS))
 MATRIX_ARGS = $(SUSS_ARGS) $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
               $(if $(RTT),--set RTT=$(RTT)) --inventory $(INVENTORY) $(if $(SERIAL),--serial $(SERIAL)) \
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \

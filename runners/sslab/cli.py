@@ -134,7 +134,7 @@ def cmd_startup(args) -> int:
     substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
     t0 = time.monotonic()
     run_dir = run_scenario(Path(args.scenario), args.kind, substrate, reps=args.reps, backend=args.backend,
-                           module_params=suss_params(args))
+                           overrides=overrides(args))
     print_table(run_dir)
     print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
     return 0
@@ -196,7 +196,7 @@ def _series_command(args, files_of, kind_of, write_report) -> int:
     jobs = check_jobs(args.substrate, args.jobs)
     files = files_of()
     t0 = time.monotonic()
-    run_dirs = run_series(files, kind_of, _substrates(args, jobs), reps=args.reps, module_params=suss_params(args))
+    run_dirs = run_series(files, kind_of, _substrates(args, jobs), reps=args.reps, overrides=overrides(args))
     dest = write_report(run_dirs)
     print((dest / "report.md").read_text())
     print(f"report: {dest / 'report.md'}  ({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), "
@@ -349,7 +349,7 @@ def cmd_matrix(args) -> int:
         options = mx.validate_options(args.set or [])
         return run_matrix(m, options, args.iter, Path(args.inventory), serial=args.serial,
                           substrate=args.substrate, jobs=args.jobs, clock=args.clock, container=args.container,
-                          backend=args.backend, suss_version=args.suss_version)
+                          backend=args.backend, suss_version=args.suss_version, hosts=args.hosts)
     if args.action == "run-cells":
         plan = json.loads(Path(args.plan).read_text())
         keys = plan["deal"].get(args.host)
@@ -396,17 +396,26 @@ def cmd_matrix(args) -> int:
     raise SystemExit(f"unknown matrix action {args.action}")
 
 
-def suss_params(args) -> dict | None:
-    """The module parameters a --suss-version asks for (None: the scenarios' own, else 2024)."""
-    version = getattr(args, "suss_version", None)
-    return None if version is None else {"suss_version": version}
+def overrides(args) -> dict | None:
+    """What --suss-version and --hosts ask over the scenarios (None: nothing)."""
+    out = {}
+    if getattr(args, "suss_version", None) is not None:
+        out["module_params"] = {"suss_version": args.suss_version}
+    if getattr(args, "hosts", None):
+        out["hosts"] = {"model": args.hosts}
+    return out or None
 
 
 def add_suss_version_option(p: argparse.ArgumentParser) -> None:
+    """--suss-version and --hosts: the options every experiment command takes over its scenarios."""
     from .ccas import SUSS_VERSIONS
+    from .scenario import HOST_PRESETS
     p.add_argument("--suss-version", type=int, choices=list(SUSS_VERSIONS),
                    help="the SUSS version cubic_suss runs: " + "; ".join(f"{k}: {v}" for k, v in SUSS_VERSIONS.items())
                    + " (default: the scenario's, else 2024)")
+    p.add_argument("--hosts", choices=list(HOST_PRESETS),
+                   help="the host model (sslab.scenario.hosts): ideal (infinitely fast hosts), 1gbe, logging "
+                        "(default: the scenario's, else ideal)")
 
 
 def add_substrate_options(p: argparse.ArgumentParser) -> None:

@@ -82,19 +82,25 @@ def with_backend(s: Scenario, backend: str | None) -> Scenario:
     return scenario_from_dump({**dump, "topology": {**dump["topology"], "backend": backend}})
 
 
-def with_module_params(s: Scenario, module_params: dict | None) -> Scenario:
-    """@s with @module_params over its scenario-level ones (a case's own still win), e.g. the
-    SUSS version of `SUSS_VERSION=2025`; the model checks them."""
-    if not module_params:
+def with_overrides(s: Scenario, overrides: dict | None) -> Scenario:
+    """@s with what a command line asks over the file: "module_params" over its scenario-level
+    ones (a case's own still win; e.g. the SUSS version of `SUSS_VERSION=2025`), "hosts" instead
+    of its host model (`HOSTS=1gbe`).  The model checks them."""
+    if not overrides:
         return s
     dump = s.model_dump(by_alias=True)
-    return scenario_from_dump({**dump, "module_params": {**dump["module_params"], **module_params}})
+    if "module_params" in overrides:
+        dump["module_params"] = {**dump["module_params"], **overrides["module_params"]}
+    if "hosts" in overrides:
+        dump["hosts"] = overrides["hosts"]
+        dump["pairs"] = [{**p, "server": None, "client": None} for p in dump["pairs"]]
+    return scenario_from_dump(dump)
 
 
 def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None,
-                 backend: str | None = None, module_params: dict | None = None) -> Path:
+                 backend: str | None = None, overrides: dict | None = None) -> Path:
     """`sslab startup`: run a scenario file into a new results/<kind>/<run-id>/."""
-    s = with_module_params(with_backend(load_scenario(scenario_path), backend), module_params)
+    s = with_overrides(with_backend(load_scenario(scenario_path), backend), overrides)
     if reps is not None:
         s = scenario_from_dump({**s.model_dump(by_alias=True), "repetitions": reps})
     print(f"{s.name}: {len(s.run_order())} runs on {substrate.name} ({substrate.clock}); expected about "

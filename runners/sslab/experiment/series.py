@@ -30,7 +30,7 @@ def write_series_scenarios(series, settings: list[dict], dest: Path) -> list[Pat
 
 
 def run_series(scenarios: list[Path], kind_of, substrates: list, reps: int | None = None,
-               module_params: dict | None = None) -> list[Path]:
+               overrides: dict | None = None) -> list[Path]:
     """Run every file in @scenarios into results/<kind_of(path)>/<id>/; returns the run
     directories in the order of @scenarios.  Up to len(@substrates) at once."""
     free: queue.Queue = queue.Queue()
@@ -40,7 +40,7 @@ def run_series(scenarios: list[Path], kind_of, substrates: list, reps: int | Non
     def one(path: Path) -> Path:
         substrate = free.get()
         try:
-            return run_scenario(path, kind_of(path), substrate, reps=reps, module_params=module_params)
+            return run_scenario(path, kind_of(path), substrate, reps=reps, overrides=overrides)
         finally:
             free.put(substrate)
 

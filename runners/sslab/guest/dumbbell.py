@@ -19,6 +19,22 @@ towards c_i (data) and r1's egress towards s_i (ACKs).  The senders' own
 interfaces keep the veth default (no queue), so TCP Small Queues never
 holds a sender back.
 
+A host model (sslab.scenario.hosts) adds the time hosts take, each host a
+queue of its own: its access link's line rate (a netem rate on its own
+egress, and on its router's egress towards it, in the netem of the delay
+line: a FIFO server and a constant delay commute, and one netem serialises
+exactly, where a rate in a child netem measured up to twice the frame's
+time), then interrupt coalescing (netem slot) and its receive cost per
+packet (a netem whose rate makes every packet one 65535-byte cell: a fixed
+time per packet), each stage a child of the one before:
+
+    r2-c_i: netem delay RTT/2 [rate NIC] [slot] --> [slot batch] --> [cost] --> c_i
+    c_i:    [netem rate NIC] [slot up] --> r2 ...
+
+On a hop with bursts (slot) the link's serialisation comes before the slot,
+which releases frames together as an aggregate does; the receive cost then
+spreads them.
+
 Every veth sends one segment per packet (gso_max_segs 1): the bottleneck
 and the traces see real 1500-byte packets, as on a wire.  Receivers advertise a large
 initial window and have large buffers, so a flow is never receiver-limited
@@ -58,6 +74,31 @@ BOTTLENECK_BURST_BYTES = 2 * 1514
 FRAME_BYTES = 1514
 #: CPUs that process packets received on the dumbbell's veths (hex mask).
 RPS_CPU_MASK = "1"
+#: A receive cost is a netem rate at which every packet is one cell of this many bytes: the time per
+#: packet is then the cell's time, whatever the packet's size (frames here are at most 1514 bytes).
+COST_CELL_BYTES = 65535
+
+
+def host_stages(host: dict | None) -> list[str]:
+    """The netem stages that model a receiving host (its plan's host dict) after its link, in the
+    order packets meet them: coalescing, the receive cost (with its jitter)."""
+    if not host:
+        return []
+    stages = []
+    if host.get("rx_batch"):
+        b = host["rx_batch"]
+        stages.append(f"netem slot {b['period_us']:g}us {b['period_us']:g}us packets {b['packets']}")
+    cost_ns, jitter_us = round(host.get("rx_cost_us", 0) * 1000), host.get("rx_jitter_us", 0)
+    if cost_ns or jitter_us:
+        stage = "netem"
+        if jitter_us:
+            # netem's jitter without a distribution is uniform in [delay - jitter, delay + jitter).
+            stage += f" delay {jitter_us / 2:g}us {jitter_us / 2:g}us"
+        if cost_ns:
+            rate = round(COST_CELL_BYTES * 1e9 / cost_ns)  # bytes per second
+            stage += f" rate {rate}bps 0 {COST_CELL_BYTES}"
+        stages.append(stage)
+    return stages
 
 
 @dataclass(frozen=True)
@@ -86,6 +127,8 @@ class DumbbellSpec:
     #: for data (on each client's delay line) and ACKs (on each client's own interface).
     slot_down: dict | None = None
     slot_up: dict | None = None
+    #: The host model per pair (the plan's hosts.pairs): {"server": {...}, "client": {...}}.
+    hosts: list[dict] = field(default_factory=list)
 
     @classmethod
     def from_plan(cls, plan: dict) -> "DumbbellSpec":
@@ -96,7 +139,12 @@ class DumbbellSpec:
                    pairs=[PairSpec(rtt_ms=p["rtt_ms"]) for p in plan["pairs"]],
                    servers_net=a.get("servers", cls.servers_net), clients_net=a.get("clients", cls.clients_net),
                    core_net=a.get("core", cls.core_net), mtu=plan.get("topology", {}).get("mtu", 1500),
-                   shaper=link.get("shaper", "netem"), slot_down=agg.get("down"), slot_up=agg.get("up"))
+                   shaper=link.get("shaper", "netem"), slot_down=agg.get("down"), slot_up=agg.get("up"),
+                   hosts=(plan.get("hosts") or {}).get("pairs", []))
+
+    def host(self, pair: int, kind: str) -> dict:
+        """Pair @pair's (1-based) server or client in the host model ({}: ideal)."""
+        return (self.hosts[pair - 1].get(kind) or {}) if pair <= len(self.hosts) else {}
 
 
 def bdp_packets(rate_mbit: float, rtt_ms: float) -> int:
@@ -194,19 +242,25 @@ class Dumbbell:
             ns_ip[srv] += [f"addr add {self.server_addr(i)}/24 dev {self.host_dev}", f"route add default via {srv_gw}"]
             ns_ip[self.r1].append(f"addr add {srv_gw}/24 dev r1-s{i}")
             ns_sysctl[srv].append(f"net.ipv4.tcp_wmem=4096 65536 {SERVER_WMEM_MAX}")
-            # ACK direction: r1 -> server.
-            ns_tc[self.r1].append(f"qdisc add dev r1-s{i} root netem delay {half} limit {DELAY_LIMIT_PKTS}")
+            # ACK direction: r1 -> server, then the server's own time.
+            ns_tc[self.r1].append(f"qdisc add dev r1-s{i} root handle 1: {self._delay_line(i, 'server')}")
+            ns_tc[self.r1] += self._chain(f"r1-s{i}", host_stages(self.spec.host(i, "server")))
+            if (nic := self.spec.host(i, "server").get("nic_mbit")):
+                # Data leaves the server at its link's rate.
+                ns_tc[srv].append(f"qdisc add dev {self.host_dev} root netem rate {nic:g}mbit limit {DELAY_LIMIT_PKTS}")
             ns_ip[cli] += [f"addr add {self.client_addr(i)}/24 dev {self.host_dev}",
                            f"route add default via {cli_gw} initrwnd {CLIENT_INITRWND}"]
             ns_ip[self.r2].append(f"addr add {cli_gw}/24 dev r2-c{i}")
             ns_sysctl[cli].append(f"net.ipv4.tcp_rmem=4096 {CLIENT_RMEM_DEFAULT} {CLIENT_RMEM_MAX}")
-            # Data direction: r2 -> client.
-            ns_tc[self.r2].append(f"qdisc add dev r2-c{i} root netem delay {half} limit {DELAY_LIMIT_PKTS}"
-                                  f"{self._slot(self.spec.slot_down)}")
-            if self.spec.slot_up:
-                # The client's ACKs leave its own interface in bursts (the hop's uplink).
+            # Data direction: r2 -> client, then the client's own time.
+            ns_tc[self.r2].append(f"qdisc add dev r2-c{i} root handle 1: {self._delay_line(i, 'client')}")
+            ns_tc[self.r2] += self._chain(f"r2-c{i}", host_stages(self.spec.host(i, "client")))
+            nic = self.spec.host(i, "client").get("nic_mbit")
+            if self.spec.slot_up or nic:
+                # The client's ACKs leave its own interface at its link's rate and, on a hop
+                # with bursts, in bursts (the uplink).
                 ns_tc[cli].append(f"qdisc add dev {self.host_dev} root netem limit {DELAY_LIMIT_PKTS}"
-                                  f"{self._slot(self.spec.slot_up)}")
+                                  f"{f' rate {nic:g}mbit' if nic else ''}{self._slot(self.spec.slot_up)}")
         ns_ip[self.r1].append(f"route add {self.spec.clients_net} via {self._core(2)}")
         ns_ip[self.r2].append(f"route add {self.spec.servers_net} via {self._core(1)}")
         smp = (os.cpu_count() or 1) > 1
@@ -223,6 +277,23 @@ class Dumbbell:
             if ns_tc[ns]:
                 run_batch("tc", ns, ns_tc[ns])
 
+    def _delay_line(self, i: int, kind: str) -> str:
+        """The netem towards pair @i's server or client: half the pair's RTT, the host's link rate,
+        and (towards a client) the hop's bursts."""
+        nic = self.spec.host(i, kind).get("nic_mbit")
+        slot = self.spec.slot_down if kind == "client" else None
+        return (f"netem delay {self.one_way_delay(i)} limit {DELAY_LIMIT_PKTS}"
+                f"{f' rate {nic:g}mbit' if nic else ''}{self._slot(slot)}")
+
+    @staticmethod
+    def _chain(dev: str, stages: list[str]) -> list[str]:
+        """tc lines hanging @stages, each a child of the one before, under @dev's root netem 1:."""
+        lines, parent = [], "1:1"
+        for k, stage in enumerate(stages, start=1):
+            lines.append(f"qdisc add dev {dev} parent {parent} handle {10 * k}: {stage} limit {DELAY_LIMIT_PKTS}")
+            parent = f"{10 * k}:1"
+        return lines
+
     @staticmethod
     def _slot(slot: dict | None) -> str:
         """netem's slot arguments for a link model's bursts ('' for none)."""
@@ -238,10 +309,9 @@ class Dumbbell:
         """Apply the pairs' delays again (after delay_offset_ms changed)."""
         per_ns: dict[str, list[str]] = {self.r1: [], self.r2: []}
         for i in range(1, len(self.spec.pairs) + 1):
-            half = self.one_way_delay(i)
-            for ns, dev, slot in ((self.r1, f"r1-s{i}", None), (self.r2, f"r2-c{i}", self.spec.slot_down)):
-                per_ns[ns].append(f"qdisc change dev {dev} root netem delay {half} limit {DELAY_LIMIT_PKTS}"
-                                  f"{self._slot(slot)}")
+            for ns, dev, kind in ((self.r1, f"r1-s{i}", "server"), (self.r2, f"r2-c{i}", "client")):
+                # The root only: the host model's stages below it stay.
+                per_ns[ns].append(f"qdisc change dev {dev} root handle 1: {self._delay_line(i, kind)}")
         for ns, lines in per_ns.items():
             run_batch("tc", ns, lines)
 

@@ -63,12 +63,16 @@ class Matrix:
     def __init__(self, spec: MatrixSpec, template: dict, path: Path):
         self.spec, self.template, self.path = spec, template, path
 
-    def with_module_params(self, module_params: dict | None) -> "Matrix":
-        """The matrix with @module_params over its scenario's own (e.g. a SUSS version)."""
-        if not module_params:
+    def with_overrides(self, overrides: dict | None) -> "Matrix":
+        """The matrix with a command line's "module_params" over its scenario's own (e.g. a SUSS
+        version) and its "hosts" instead of the scenario's host model."""
+        if not overrides:
             return self
-        template = {**self.template, "module_params": {**(self.template.get("module_params") or {}),
-                                                       **module_params}}
+        template = dict(self.template)
+        if "module_params" in overrides:
+            template["module_params"] = {**(template.get("module_params") or {}), **overrides["module_params"]}
+        if "hosts" in overrides:
+            template["hosts"] = overrides["hosts"]
         return Matrix(self.spec, template, self.path)
 
     def scenario_for(self, setting: dict[str, str], rep: int) -> Scenario:

@@ -3,6 +3,7 @@
     units   sizes, rates and times as written ('5MB', '50mbit', '100ms')
     model   the pydantic model (Scenario, Bottleneck, Link, Flow, ...)
     links   link models' presets (wired, Wi-Fi, cellular) and where their values come from
+    hosts   host models' presets (ideal, 1gbe, logging): NIC line rate, receive cost per packet
     traces  rate traces: mahimahi's format in and out, seeded generators
     load    YAML files (`extends:`), case templates, the plan for a substrate
     series  series files: one scenario template, one line per setting
@@ -14,11 +15,13 @@ report is fed from here, never the other way round.
 
 from ..ccas import KERNEL_CCAS, KNOWN_CCAS, OUR_CCAS
 from .load import expand_cases, load_scenario, parse_scenario, scenario_from_dump, substitute, to_plan
-from .model import (AddressPlan, Bottleneck, Buffer, Capture, Case, Flow, Pair, Scenario, ScenarioError,
-                    Topology)
+from .hosts import HOST_PRESETS
+from .model import (AddressPlan, Bottleneck, Buffer, Capture, Case, Flow, HostParams, Hosts, Pair, Scenario,
+                    ScenarioError, Topology)
 from .units import FRAME_BYTES, parse_rate_mbit, parse_seconds, parse_size
 
 __all__ = ["KERNEL_CCAS", "KNOWN_CCAS", "OUR_CCAS", "expand_cases", "load_scenario", "parse_scenario",
            "scenario_from_dump", "substitute", "to_plan", "AddressPlan", "Bottleneck", "Buffer", "Capture",
-           "Case", "Flow", "Pair", "Scenario", "ScenarioError", "Topology", "FRAME_BYTES", "parse_rate_mbit",
+           "Case", "Flow", "HOST_PRESETS", "HostParams", "Hosts", "Pair", "Scenario", "ScenarioError", "Topology",
+           "FRAME_BYTES", "parse_rate_mbit",
            "parse_seconds", "parse_size"]

@@ -238,6 +238,10 @@ def to_plan(s: Scenario) -> dict:
         "pairs": [{"rtt_ms": p.rtt * 1e3} for p in s.pairs],
         "addresses": {k: str(v) for k, v in s.topology.addresses.model_dump().items()},
         "capture": s.capture.model_dump(),
+        # The host model, resolved per pair (sslab.scenario.hosts; the guest builds it with qdiscs).
+        "hosts": {"model": s.hosts.model, "describe": s.hosts.describe(),
+                  "pairs": [{"server": s.host_params(i, "server").plan(), "client": s.host_params(i, "client").plan()}
+                            for i in range(1, len(s.pairs) + 1)]},
         "runs": [
             {"index": i, "rep": rep, "case": case.name, "params": case.params,
              **({"trace_offset_s": trace_offset(s, rep)} if link["trace"] else {}),

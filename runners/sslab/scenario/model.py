@@ -38,6 +38,7 @@ from .. import paths
 from ..ccas import KNOWN_CCAS, MODULE_PARAMS, SUSS_PINNED, SUSS_VERSIONS
 from .links import fill_link
 from .traces import RateTrace, floor_mbit, generated_trace, trace_from_text
+from .hosts import DEFAULT_HOST_MODEL, host_preset
 from .units import FRAME_BYTES, parse_rate_mbit, parse_seconds, parse_size
 
 
@@ -297,8 +298,110 @@ class Bottleneck(Strict):
         return self.link.rate_trace(self.rate_mbit)
 
 
+class RxBatch(Strict):
+    """Interrupt coalescing: packets handed to the host at most `packets` every `period`."""
+
+    period: float
+    packets: int = Field(default=64, ge=1, le=100000)
+
+    @field_validator("period", mode="before")
+    @classmethod
+    def _time(cls, v, info: ValidationInfo):
+        period = _seconds(v, info)
+        if not 0 < period <= 0.1:
+            raise ValueError(f"period must be in (0, 100 ms], got {v!r}")
+        return period
+
+
+class HostParams(Strict):
+    """What a host costs (sslab.scenario.hosts): its access link's line rate, its receive cost per
+    packet, a seeded extra wait per packet, interrupt coalescing.  Nothing set: an ideal host."""
+
+    nic_mbit: float | None = Field(default=None, alias="nic")
+    rx_cost: float = 0.0
+    rx_jitter: float = 0.0
+    rx_batch: RxBatch | None = None
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("nic_mbit", mode="before")
+    @classmethod
+    def _nic(cls, v, info: ValidationInfo):
+        if v is None or (isinstance(v, str) and v.strip().lower() == "none"):
+            return None
+        rate = float(v) if _canonical(v, info) else parse_rate_mbit(v)
+        if not 1 <= rate <= 1e6:
+            raise ValueError(f"nic must be between 1mbit and 1000gbit, got {v!r}")
+        return rate
+
+    @field_validator("rx_cost", "rx_jitter", mode="before")
+    @classmethod
+    def _time(cls, v, info: ValidationInfo):
+        value = float(v) if _canonical(v, info) or v == 0 else parse_seconds(v)
+        if not 0 <= value <= 0.01:
+            raise ValueError(f"{info.field_name} must be in [0, 10 ms], got {v!r}")
+        return value
+
+    def plan(self) -> dict:
+        """Plain numbers for the guest."""
+        return {"nic_mbit": self.nic_mbit, "rx_cost_us": round(self.rx_cost * 1e6, 3),
+                "rx_jitter_us": round(self.rx_jitter * 1e6, 3),
+                "rx_batch": None if self.rx_batch is None else
+                {"period_us": round(self.rx_batch.period * 1e6, 3), "packets": self.rx_batch.packets}}
+
+    @property
+    def ideal(self) -> bool:
+        return self.nic_mbit is None and not self.rx_cost and not self.rx_jitter and self.rx_batch is None
+
+
+class Hosts(Strict):
+    """The host model: a preset (sslab.scenario.hosts) and, per kind of host, fields over it."""
+
+    model: str = DEFAULT_HOST_MODEL
+    servers: HostParams = HostParams()
+    clients: HostParams = HostParams()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data):
+        if not isinstance(data, dict):
+            return data
+        preset = host_preset(str(data.get("model", DEFAULT_HOST_MODEL)))
+        out = dict(data)
+        for kind in ("servers", "clients"):
+            given = data.get(kind) or {}
+            if not isinstance(given, dict):
+                return data  # the field's own error
+            out[kind] = {**preset.get(kind, {}), **given}
+        return out
+
+    def describe(self) -> str:
+        """One line for reports."""
+        def one(p: HostParams) -> str:
+            if p.ideal:
+                return "ideal"
+            parts = [f"NIC {p.nic_mbit:g} Mbit/s" if p.nic_mbit else "no NIC serialisation",
+                     f"receive {p.rx_cost * 1e6:g} us/packet"]
+            if p.rx_jitter:
+                parts.append(f"+ up to {p.rx_jitter * 1e6:g} us")
+            if p.rx_batch:
+                parts.append(f"batches of {p.rx_batch.packets} every {p.rx_batch.period * 1e6:g} us")
+            return ", ".join(parts)
+        return f"{self.model}: servers {one(self.servers)}; clients {one(self.clients)}"
+
+
 class Pair(Strict):
     rtt: float
+    #: This pair's server or client, over the scenario's host model (any of HostParams' fields).
+    server: dict[str, Any] | None = None
+    client: dict[str, Any] | None = None
+
+    @field_validator("server", "client")
+    @classmethod
+    def _host(cls, v):
+        if v is not None:
+            HostParams.model_validate(v)  # its errors, named
+        return v
 
     @field_validator("rtt", mode="before")
     @classmethod
@@ -529,11 +632,23 @@ class Scenario(Strict):
     variation: Variation = Variation()
     #: Our module's parameters for every run (a case's own override them; the rest keep the module's defaults).
     module_params: dict[str, int] = Field(default_factory=dict)
+    #: The time hosts take (sslab.scenario.hosts; default: ideal hosts).
+    hosts: Hosts = Hosts()
 
     @field_validator("module_params")
     @classmethod
     def _module(cls, v):
         return _module_params(v)
+
+    def host_params(self, pair: int, kind: str) -> HostParams:
+        """Pair @pair's (1-based) server or client: the host model's for its kind, the pair's own over it."""
+        base = self.hosts.servers if kind == "server" else self.hosts.clients
+        own = getattr(self.pairs[pair - 1], kind)
+        if not own:
+            return base
+        given = HostParams.model_validate(own)
+        return base.model_copy(update={name: getattr(given, name) for name, f in HostParams.model_fields.items()
+                                       if (f.alias or name) in own})
 
     @model_validator(mode="after")
     def _consistent(self):
