@@ -128,7 +128,7 @@ fct-vs-size: deps
 
 # E1 on UML (virtual time, infinitely fast CPUs) and on QEMU -icount (virtual time, CPU costs guest time).
 crosscheck: deps
-	$(VPY) -m sslab crosscheck --scenario $(SCENARIO) $(if $(REPS),--reps $(REPS))
+	$(VPY) -m sslab crosscheck --scenario $(SCENARIO) $(if $(REPS),--reps $(REPS)) $(if $(HOSTS),--hosts $(HOSTS))
 
 # The README's two commands on a new machine: a throw-away Debian root (debootstrap) with only make,
 # git and python3, an empty cache and this machine's Docker client if any; make $(FRESH_MAIN), then
