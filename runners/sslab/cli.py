@@ -19,29 +19,43 @@ from .substrate import CLOCKS, SUBSTRATES, make_substrate
 #: Who can build a scenario's topology (the scenario's topology.backend).
 BACKENDS = ("mininet", "netns", "containerlab")
 
+#: Exit statuses (README, "Exit statuses").
+EXIT_OK = 0
+#: A run, build or check failed after it started.
+EXIT_FAILED = 1
+#: Refused before anything started: a request, file or value that cannot run, or a host that
+#: cannot run it; the message names what.
+EXIT_REFUSED = 2
+#: Stopped by a signal: 128 + its number (130 Ctrl-C, 143 SIGTERM), the shell's convention.
+EXIT_SIGNAL_BASE = 128
+
+
+class Refused(Exception):
+    """A request refused before anything starts (EXIT_REFUSED); the message names what is wrong."""
+
 
 def cmd_image(args) -> int:
     from .substrate.image import ensure_image, repin
     if args.action == "repin":
         pin = repin()
         print(json.dumps(pin.__dict__, indent=2))
-        return 0
+        return EXIT_OK
     t0 = time.monotonic()
     image = ensure_image()
     m = image.manifest()
     print(json.dumps({"image": str(image.root), "image_hash": m["image_hash"], "kernel": m["kernel"],
                       "module": m["module"], "seconds": round(time.monotonic() - t0, 1)}, indent=2))
-    return 0
+    return EXIT_OK
 
 
 def cmd_container(args) -> int:
     from .substrate import container
     if args.action == "engine":
         print(container.engine())  # ImageError (exit 1) names each engine tried and why it failed
-        return 0
+        return EXIT_OK
     info = container.build() if args.action == "build" else container.save()
     print(json.dumps(info, indent=2))
-    return 0
+    return EXIT_OK
 
 
 def ready(substrate):
@@ -57,7 +71,7 @@ def cmd_fresh_check(args) -> int:
     from .substrate.freshcheck import fresh_check
     record = fresh_check(main=args.main, keep=args.keep)
     print(json.dumps({k: record[k] for k in ("ok", "commit", "steps", "total_s", "record") if k in record}, indent=1))
-    return 0 if record["ok"] else 1
+    return EXIT_OK if record["ok"] else EXIT_FAILED
 
 
 def cmd_vm_check(args) -> int:
@@ -75,7 +89,7 @@ def cmd_vm_check(args) -> int:
         print(f"error: the check left no report (exit {res.exit_code}, timed out: {res.timed_out});"
               f" see {res.out_dir}", file=sys.stderr)
         print(res.stderr()[-2000:], file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     guest = json.loads(report_path.read_text())
     out = {
         "substrate": res.substrate,
@@ -108,14 +122,14 @@ def cmd_vm_check(args) -> int:
             out["seed"], out["cpu"], out["guest_seconds"] = res.seed, res.cpu, res.guest_seconds
     (run_dir / "vm-check.json").write_text(json.dumps(out, indent=2, sort_keys=True))
     print(json.dumps(out, sort_keys=True))
-    return 0 if res.ok and all(guest["checks"].values()) else 1
+    return EXIT_OK if res.ok and all(guest["checks"].values()) else EXIT_FAILED
 
 
 def cmd_run(args) -> int:
     from .substrate.job import JobSpec
     substrate = make_substrate(args.substrate, args.accel, args.clock)
     if not args.argv:
-        raise SystemExit("give the command to run after --")
+        raise Refused("give the command to run after --")
     run_dir = paths.new_run_dir("jobs")
     res = substrate.run(JobSpec(argv=args.argv, timeout_s=args.timeout, name="adhoc"), run_dir / "job")
     sys.stdout.write(res.stdout())
@@ -137,7 +151,7 @@ def cmd_startup(args) -> int:
                            overrides=overrides(args))
     print_table(run_dir)
     print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
-    return 0
+    return EXIT_OK
 
 
 def cmd_crosscheck(args) -> int:
@@ -169,7 +183,7 @@ def cmd_crosscheck(args) -> int:
     (dest / "crosscheck.md").write_text(text)
     print(text)
     print(f"crosscheck: {dest / 'crosscheck.md'}")
-    return 0
+    return EXIT_OK
 
 
 def _substrates(args, jobs: int) -> list:
@@ -193,11 +207,11 @@ def _series_command(args, files_of, kind_of, write_report) -> int:
         dest = write_report([Path(d) for d in args.report])
         print((dest / "report.md").read_text())
         print(f"report: {dest / 'report.md'}")
-        return 0
+        return EXIT_OK
     from .experiment import run_series
     from .matrix.orchestrate import check_jobs
     if args.reps is not None and args.reps < 1:
-        raise SystemExit(f"error: REPS={args.reps}: at least 1")
+        raise Refused(f"REPS={args.reps}: at least 1")
     jobs = check_jobs(args.substrate, args.jobs)
     files = files_of()
     t0 = time.monotonic()
@@ -206,7 +220,7 @@ def _series_command(args, files_of, kind_of, write_report) -> int:
     print((dest / "report.md").read_text())
     print(f"report: {dest / 'report.md'}  ({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), "
           f"{jobs} at once)")
-    return 0
+    return EXIT_OK
 
 
 def cmd_blitzstart(args) -> int:
@@ -222,7 +236,7 @@ def cmd_blitzstart(args) -> int:
         if missing:
             known = sorted(f.stem.removeprefix(prefix) for f in (paths.REPO_ROOT / "topologies").glob(f"{prefix}*.yaml")
                            if f.stem != f"{prefix}cases")
-            raise SystemExit(f"error: no link {', '.join(missing)} (known: {', '.join(known)}; "
+            raise Refused(f"no link {', '.join(missing)} (known: {', '.join(known)}; "
                              f"a new link is a file topologies/{prefix}<link>.yaml)")
         for f in files:
             load_scenario(f)
@@ -281,7 +295,7 @@ def cmd_fct_vs_size(args) -> int:
         known = sorted({s["link"] for s in settings})
         unknown = sorted(set(links) - set(known))
         if unknown:
-            raise SystemExit(f"error: LINKS: no link {', '.join(unknown)} in topologies/e4-fct-vs-size.yaml "
+            raise Refused(f"LINKS: no link {', '.join(unknown)} in topologies/e4-fct-vs-size.yaml "
                              f"(known: {', '.join(known)})")
         names = ",".join(s["name"] for s in settings if s["link"] in links)
         return _series_settings("e4-fct-vs-size.yaml", names, "fct-vs-size")
@@ -297,24 +311,24 @@ def cmd_trace(args) -> int:
         if args.action == "generate":
             out = Path(args.out)
             if out.exists():
-                raise SystemExit(f"error: {out} exists; a trace is never overwritten")
+                raise Refused(f"{out} exists; a trace is never overwritten")
             text, trace = generated_trace(args.model, args.seed, parse_rate_mbit(args.mean),
                                           parse_seconds(args.duration), args.cv, parse_seconds(args.tau),
                                           round(parse_seconds(args.bin) * 1e3))
             out.write_text(text)
             print(f"{out}: {trace.source}; {len(text.splitlines())} opportunities, period {trace.period_ms} ms, "
                   f"mean {trace.mean_mbit:.3f} Mbit/s, sha256 {trace.sha256}")
-            return 0
+            return EXIT_OK
         for name in args.files:
             t = trace_from_text(Path(name).read_text(), f"file:{name}", round(parse_seconds(args.bin) * 1e3))
             rates = sorted(t.rates_mbit)
             print(f"{name}: period {t.period_ms / 1e3:g} s, {len(rates)} bins of {t.bin_ms} ms, mean "
                   f"{t.mean_mbit:.3f} Mbit/s, min {rates[0]:.3f}, median {rates[len(rates) // 2]:.3f}, "
                   f"max {rates[-1]:.3f}; sha256 {t.sha256}")
-        return 0
+        return EXIT_OK
     except (TraceError, ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_REFUSED
 
 
 def cmd_clab(args) -> int:
@@ -331,19 +345,19 @@ def cmd_clab(args) -> int:
                              text=True, cwd=paths.REPO_ROOT / "runners")
     if res.returncode != 0:
         print(res.stderr, file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     sys.stdout.write(f"# containerlab topology of {args.scenario} (`python -m sslab clab`); deploy with\n"
                      f"#   docker import of a tar holding busybox as bin/busybox, tagged sslab-node:1, then\n"
                      f"#   containerlab deploy -t <this file>; addresses, routes, delays and the bottleneck are\n"
                      f"#   the harness's (BACKEND=containerlab), not this file's.\n" + res.stdout)
-    return 0
+    return EXIT_OK
 
 
 def cmd_report(args) -> int:
     from .analysis.startup import rebuild_report
     dest = rebuild_report(Path(args.run_dir))
     print(f"rebuilt: {dest / 'report.md'}")
-    return 0
+    return EXIT_OK
 
 
 def cmd_matrix(args) -> int:
@@ -364,7 +378,7 @@ def cmd_matrix(args) -> int:
         def stop(signum, frame):
             # Unwind: the VM's QEMU is killed on the way out; the cell in
             # progress stays a .partial directory, which never counts.
-            raise SystemExit(128 + signum)
+            raise SystemExit(EXIT_SIGNAL_BASE + signum)
         signal.signal(signal.SIGTERM, stop)
         from .matrix.orchestrate import check_jobs
         from .substrate.preflight import SubstrateUnusable
@@ -381,24 +395,24 @@ def cmd_matrix(args) -> int:
         counts = mx.run_cells(Path(args.matrix_dir), plan, args.host, keys, substrates,
                               log=lambda m: print(m, flush=True))
         print(json.dumps(counts))
-        return 1 if counts["failed"] else 0
+        return EXIT_FAILED if counts["failed"] else EXIT_OK
     if args.action == "pack":
         from .matrix.orchestrate import pack_cells
         plan = json.loads(Path(args.plan).read_text())
         n = pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.out))
         print(json.dumps({"packed_cells": n}))
-        return 0
+        return EXIT_OK
     if args.action == "merge":
         from .matrix.orchestrate import merge_cells
         print(json.dumps(merge_cells(Path(args.matrix_dir), Path(args.tar))))
-        return 0
+        return EXIT_OK
     if args.action == "report":
         from .analysis.matrix_report import write_matrix_report
         dest = write_matrix_report(Path(args.matrix_dir))
         print((dest / "table.md").read_text())
         print(f"report: {dest / 'table.md'}")
-        return 0
-    raise SystemExit(f"unknown matrix action {args.action}")
+        return EXIT_OK
+    raise Refused(f"unknown matrix action {args.action}")
 
 
 def overrides(args) -> dict | None:
@@ -585,14 +599,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as e:
         signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
         print(f"interrupted ({signal.Signals(signum).name})", file=sys.stderr)
-        return 128 + signum
-    except (ScenarioError, NativeUnavailable, SubstrateUnusable, MatrixError, ArchiveError) as e:
-        # Refused before anything started.
+        return EXIT_SIGNAL_BASE + signum
+    except (Refused, ScenarioError, NativeUnavailable, SubstrateUnusable, MatrixError, ArchiveError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_REFUSED
     except (ImageError, MirrorError, VMError, JobError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":

@@ -40,11 +40,12 @@ def make_substrate(name: str, accel: str = "auto", clock: str = "real", cpu: int
         from .image import ensure_image, prebuilt_image
         from .qemu import TestbedVM, VMConfig
         if prebuilt_image() is not None:
-            raise SystemExit("this container ships the UML substrate only: SUBSTRATE=vm needs QEMU and the full "
+            from .preflight import SubstrateUnusable
+            raise SubstrateUnusable("this container ships the UML substrate only: SUBSTRATE=vm needs QEMU and the full "
                              "image (run on the host, or `make image` there)")
         return TestbedVM(ensure_image(), VMConfig(accel=accel, clock=clock))
     if name == "uml":
         from .image import ensure_image
         from .uml import UMLConfig, UMLTestbed
         return UMLTestbed(ensure_image(), UMLConfig(cpu=cpu))
-    raise SystemExit(f"unknown substrate {name!r}: use {', '.join(SUBSTRATES)}")
+    raise ValueError(f"unknown substrate {name!r}: use {', '.join(SUBSTRATES)}")
