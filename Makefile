@@ -25,6 +25,8 @@
 # for vm: ACCEL=auto (default), kvm or tcg, and CLOCK=real (default: MTTCG/KVM) or virtual (icount).
 
 SHELL := /bin/bash
+# A bare `make` lists the targets; it installs nothing.
+.DEFAULT_GOAL := help
 PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
@@ -54,8 +56,11 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: deps host-deps python-deps engine-deps image image-repin container container-save test-deps vm-check startup astart blitzstart wifi fct-vs-size report test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: help deps host-deps python-deps engine-deps image image-repin container container-save test-deps vm-check startup astart blitzstart wifi fct-vs-size report test test-unit test-vm kernel-test clean-venv lint-imports \
         reproduce-table1 fairness matrix crosscheck bench fresh-check
+
+help:
+	@sed -n '2,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 
 deps: host-deps python-deps
 
