@@ -368,7 +368,7 @@ def cmd_matrix(args) -> int:
         options = mx.validate_options(args.set or [])
         return run_matrix(m, options, args.iter, Path(args.inventory), serial=args.serial,
                           substrate=args.substrate, jobs=args.jobs, clock=args.clock, container=args.container,
-                          backend=args.backend, suss_version=args.suss_version, hosts=args.hosts)
+                          backend=args.backend, suss_version=args.suss_version, host_model=args.hosts)
     if args.action == "run-cells":
         plan = json.loads(Path(args.plan).read_text())
         keys = plan["deal"].get(args.host)

@@ -154,11 +154,11 @@ def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
 def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
                serial: str | None = None, substrate: str = "uml", jobs: int | None = None,
                clock: str = "real", container: str | None = None, backend: str | None = None,
-               suss_version: int | None = None, hosts: str | None = None) -> int:
+               suss_version: int | None = None, host_model: str | None = None) -> int:
     chosen = resolve_selection(m, options)
     # Cells of another SUSS version or host model are other cells (their scenario differs), archived apart.
     m = m.with_overrides({**({"module_params": {"suss_version": suss_version}} if suss_version is not None else {}),
-                          **({"hosts": {"model": hosts}} if hosts else {})})
+                          **({"hosts": {"model": host_model}} if host_model else {})})
     iterations = iterations or m.spec.iterations
     if iterations < 1:
         raise MatrixError(f"ITER must be at least 1, got {iterations}")
@@ -185,7 +185,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     plan["jobs"] = jobs
     # Cells built by another backend than the matrix names are archived apart.
     matrix_rel = f"{m.spec.name}/{selection_id(m.spec, chosen)}" + (f"_backend-{backend}" if backend else "") \
-        + (f"_suss-{suss_version}" if suss_version is not None else "") + (f"_hosts-{hosts}" if hosts else "")
+        + (f"_suss-{suss_version}" if suss_version is not None else "") + (f"_hosts-{host_model}" if host_model else "")
     matrix_dir = paths.RESULTS_DIR / matrix_rel
     store = CellStore(matrix_dir)
     missing = [c for c in plan["cells"] if not store.done(c["key"])]
