@@ -24,27 +24,12 @@ import sys
 from pathlib import Path
 
 from .. import paths
-from ..ccas import SUSS_VERSIONS, suss_tag, variant_label
-from ..scenario import Hosts, parse_size
+from ..ccas import suss_tag, variant_label
+from ..scenario import parse_size
+from .conditions import run_conditions
 from .plots import plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
 from .stats import describe
-
-
-def host_model_text(model: dict) -> str:
-    """The host model a scenario (its model dump) ran with, in one line: runs from before host models
-    were recorded had ideal hosts."""
-    if "hosts" not in model:
-        return "ideal (not recorded: before host models)"
-    return Hosts.model_validate(model["hosts"], context={"canonical": True}).describe()
-
-
-def run_conditions(meta: dict, rows: list[dict] | None = None) -> str:
-    """What every figure of a run ran under: substrate, clock, host model, SUSS versions."""
-    versions = sorted({r["suss_version"] for r in rows or [] if isinstance(r.get("suss_version"), int)})
-    suss = ", ".join(SUSS_VERSIONS[v] for v in versions) if versions else "no SUSS flow"
-    return (f"substrate {meta['substrate']}, clock {meta.get('clock', '?')}; host model "
-            f"{host_model_text(meta['scenario']['model'])}; SUSS: {suss}")
 
 
 def load_runs(out_dir: Path) -> list[dict]:
