@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .. import paths
 from .archive import runs_of
+from .conditions import conditions_of
 
 CCAS = ("reno_fixed", "reno_hoe", "reno_astart", "vegas")
 LABEL = {"reno_fixed": "NewReno", "reno_hoe": "Hoe", "reno_astart": "Astart", "vegas": "Vegas"}
@@ -257,7 +258,8 @@ def write_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
     table, checks = report_md(data)
     dest = dest or paths.new_run_dir("astart/reports")
     text = ("# E8: Astart, NewReno, Hoe and Vegas (the Astart paper) beside the paper's numbers\n\n"
-            + "Runs: " + ", ".join(str(d) for d in run_dirs) + "\n" + table + "\n" + SETTING_NOTES)
+            + "Runs: " + ", ".join(str(d) for d in run_dirs) + "\n\n"
+            + f"Ran under: {conditions_of(run_dirs)}\n" + table + "\n" + SETTING_NOTES)
     (dest / "report.md").write_text(text)
     (dest / "summary.json").write_text(json.dumps(
         {"runs": [str(d) for d in run_dirs], "settings": data, "checks": checks,

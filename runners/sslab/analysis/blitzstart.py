@@ -33,6 +33,7 @@ import yaml
 
 from .. import paths
 from .archive import runs_of
+from .conditions import conditions_of
 from .pcap import analyse_pcap_ports, new_bytes_between
 from .stats import welch_diff
 
@@ -203,6 +204,7 @@ def write_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
     compared = [r for r in rows if r["paper"]]
     text = (f"# E9: Blitzstart against the standard start (the Blitzstart report's Table 1)\n\n"
             f"Runs: {', '.join(str(d) for d in run_dirs)}\n\n"
+            f"Ran under: {conditions_of(run_dirs)}\n\n"
             "Change = mean with the hint - mean with the standard start (cubic_std), per link and size; "
             "95% CI by Welch's t; n.s. = the CI contains 0; same RTT = the FCT change is under one base "
             "RTT.  The report's numbers (30 runs) beside ours; direction compares signs where ours is "

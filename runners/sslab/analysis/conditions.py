@@ -24,12 +24,22 @@ def host_model_text(model: dict) -> str:
     return Hosts.model_validate(model["hosts"], context={"canonical": True}).describe()
 
 
+def _suss_text(versions: set[int]) -> str:
+    return ", ".join(SUSS_VERSIONS[v] for v in sorted(versions)) if versions else "no SUSS flow"
+
+
+def _versions(rows: list[dict] | None) -> set[int]:
+    return {r["suss_version"] for r in rows or [] if isinstance(r.get("suss_version"), int)}
+
+
+def _testbed(meta: dict) -> str:
+    return (f"substrate {meta['substrate']}, clock {meta.get('clock', '?')}; host model "
+            f"{host_model_text(meta['scenario']['model'])}")
+
+
 def run_conditions(meta: dict, rows: list[dict] | None = None) -> str:
     """One run's conditions: @meta its meta.json, @rows anything carrying a flow's suss_version."""
-    versions = sorted({r["suss_version"] for r in rows or [] if isinstance(r.get("suss_version"), int)})
-    suss = ", ".join(SUSS_VERSIONS[v] for v in versions) if versions else "no SUSS flow"
-    return (f"substrate {meta['substrate']}, clock {meta.get('clock', '?')}; host model "
-            f"{host_model_text(meta['scenario']['model'])}; SUSS: {suss}")
+    return f"{_testbed(meta)}; SUSS: {_suss_text(_versions(rows))}"
 
 
 def _flows_of(run_dir: Path) -> list[dict]:
@@ -42,17 +52,20 @@ def _flows_of(run_dir: Path) -> list[dict]:
 
 
 def conditions_of(run_dirs: list[Path]) -> str:
-    """The conditions of several runs (a report's scenarios, a matrix's cells) in one line when they
-    agree, else each distinct one with how many runs ran under it."""
-    seen: dict[str, int] = {}
+    """The conditions of several runs (a report's scenarios, a matrix's cells) in one line: the
+    testbed (substrate, clock, host model) once when every run agrees, else each distinct one with
+    how many runs it holds; then every SUSS version any of them ran."""
+    testbeds: dict[str, int] = {}
+    versions: set[int] = set()
     for d in run_dirs:
         meta_path = Path(d) / "meta.json"
         if not meta_path.exists():
             continue
-        line = run_conditions(json.loads(meta_path.read_text()), _flows_of(Path(d)))
-        seen[line] = seen.get(line, 0) + 1
-    if not seen:
+        line = _testbed(json.loads(meta_path.read_text()))
+        testbeds[line] = testbeds.get(line, 0) + 1
+        versions |= _versions(_flows_of(Path(d)))
+    if not testbeds:
         return "not recorded (no run's meta.json found)"
-    if len(seen) == 1:
-        return next(iter(seen))
-    return "; ".join(f"[{n} run(s)] {line}" for line, n in seen.items())
+    where = next(iter(testbeds)) if len(testbeds) == 1 else \
+        "; ".join(f"[{n} run(s)] {line}" for line, n in testbeds.items())
+    return f"{where}; SUSS: {_suss_text(versions)}"

@@ -32,6 +32,7 @@ from ..scenario import parse_size
 from .link import rate_series, replay_fidelity
 from .plots import plot_dynamics
 from .startup import load_runs
+from .conditions import conditions_of
 from .stats import describe, welch_diff
 
 OFF = "cubic_hs"
@@ -385,7 +386,8 @@ def write_wifi_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
     lost = {cc: statistics.fmean(r["lost"] for r in records if r["cc"] == cc) for cc in ccs}
     small = {cc: statistics.fmean(r["fct_s"] for r in records if r["cc"] == cc and r["size"] <= 1_000_000)
              for cc in ccs if any(r["cc"] == cc and r["size"] <= 1_000_000 for r in records)}
-    text = [f"# E2: the four slow starts over a Wi-Fi bottleneck\n\nRuns: {', '.join(map(str, run_dirs))}\n",
+    text = [f"# E2: the four slow starts over a Wi-Fi bottleneck\n\nRuns: {', '.join(map(str, run_dirs))}\n\n"
+            f"Ran under: {conditions_of(run_dirs)}\n\n",
             "Mean ±half-width of the 95% CI over the repetitions; lost = frames the bottleneck dropped.\n"]
     for link, rtt in panels:
         text.append(f"\n## {link}, wired RTT {rtt:g} ms\n\n"
@@ -422,6 +424,7 @@ def write_fct_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
                                    "E5: loss rate against flow size", panels, ccs))
     text = [f"# E4/E5: FCT and loss against flow size over wired, Wi-Fi and cellular last hops\n\n"
             f"Runs: {', '.join(map(str, run_dirs))}\n\n"
+            f"Ran under: {conditions_of(run_dirs)}\n\n"
             f"off = {OFF} (CUBIC with HyStart), on = cubic_suss in each version run ({SUSS_LEGEND}); "
             "improvement = (off − on) / off of the mean FCT; 95% CI from Welch's t on the difference; n.s. = the "
             "CI contains 0.\n"]

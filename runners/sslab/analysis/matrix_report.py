@@ -21,6 +21,7 @@ from pathlib import Path
 from .. import paths
 from ..ccas import SUSS_VERSIONS
 from .archive import ArchiveError, current_cells, latest_plan
+from .conditions import conditions_of
 from .fairness import JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
 from .table1 import table1, table1_cell
 
@@ -51,12 +52,14 @@ def write_matrix_report(matrix_dir: Path) -> Path:
                  f"the flows receiving throughout the window. Time to F ≥ {JAIN_FAIR}: from the fifth flow's "
                  f"start to the end of the first of {JAIN_HOLD_WINDOWS} consecutive windows with F ≥ {JAIN_FAIR}. "
                  f"Mean ±95% CI half-width over repetitions.")
-    done = len(current_cells(matrix_dir, plan))
+    cells = current_cells(matrix_dir, plan)
+    done = len(cells)
     lines = [f"# {plan['title']}", "",
              f"Matrix {plan['matrix']} ({plan['matrix_file']}), selection "
              f"{json.dumps(plan['selection'], sort_keys=True)}, {plan['iterations']} iteration(s): "
              f"{done} of {len(plan['cells'])} cells done. Image {plan['image_hash'][:12]}, traffic code "
              f"{plan['code_version'][:12]}; plan {plan_path.name}.", "",
+             f"Ran under: {conditions_of([d for _, d in cells]) if cells else 'nothing run yet'}.", "",
              "Parameters the paper leaves unstated, as chosen here:", ""]
     lines += [f"- {k}: {v}" for k, v in plan["defaults"].items()]
     lines += ["", intro, "", table, ""]

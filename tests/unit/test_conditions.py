@@ -1,0 +1,43 @@
+"""The "ran under" line every report prints, from the archive's meta.json and run records."""
+
+import json
+from pathlib import Path
+
+from sslab.analysis.conditions import conditions_of, run_conditions
+
+
+def _run(root: Path, name: str, model: dict, versions: list[int | None]) -> Path:
+    d = root / name
+    (d / "job/out/runs/r0").mkdir(parents=True)
+    (d / "meta.json").write_text(json.dumps({"substrate": "uml", "clock": "uml/inf-cpu",
+                                             "scenario": {"model": model}}))
+    (d / "job/out/runs.json").write_text(json.dumps([{"tag": "r0"}]))
+    flows = [{"cc": "cubic_suss" if v else "cubic_hs", "suss_version": v} for v in versions]
+    (d / "job/out/runs/r0/run.json").write_text(json.dumps({"flows": flows}))
+    return d
+
+
+def test_one_testbed_is_named_once_with_every_suss_version(tmp_path):
+    a = _run(tmp_path, "a", {}, [None, 2024])
+    b = _run(tmp_path, "b", {}, [2025])
+    line = conditions_of([a, b])
+    assert line.startswith("substrate uml, clock uml/inf-cpu; host model ideal (not recorded")
+    assert line.count("substrate") == 1
+    assert "SUSS 2024" in line and "SUSS 2025" in line and line.index("2024") < line.index("2025")
+
+
+def test_runs_without_suss_say_so_and_a_second_host_model_is_counted(tmp_path):
+    a = _run(tmp_path, "a", {}, [None])
+    b = _run(tmp_path, "b", {"hosts": {"model": "1gbe"}}, [None])
+    c = _run(tmp_path, "c", {"hosts": {"model": "1gbe"}}, [None])
+    line = conditions_of([a, b, c])
+    assert line.endswith("SUSS: no SUSS flow")
+    assert "[1 run(s)]" in line and "[2 run(s)]" in line and "1gbe" in line
+
+
+def test_a_directory_without_meta_is_not_a_run(tmp_path):
+    assert conditions_of([tmp_path]) == "not recorded (no run's meta.json found)"
+    meta = {"substrate": "vm", "clock": "qemu/icount", "scenario": {"model": {}}}
+    assert run_conditions(meta, [{"suss_version": 0}, {"suss_version": None}]) == (
+        "substrate vm, clock qemu/icount; host model ideal (not recorded: before host models); "
+        "SUSS: SUSS, ours from the paper's text")
