@@ -10,8 +10,11 @@ from the archives the runs leave:
             SUSS off and on, pcaps and traces on): wall / guest
   table1    `make reproduce-table1 CCA=cubic ITER=2` (16 cells), serial
             (JOBS=1) and parallel (JOBS=<cores>), each into its own results tree
+  rxcost    not the testbed: this machine's own kernel's receive cost per TCP
+            packet (runners/rxcost.py; root; asked for by name only), the
+            number behind the host models' rx_cost
 
-    python3 runners/benchmarks.py [startup] [e7cell] [table1] [--results DIR]
+    python3 runners/benchmarks.py [startup] [e7cell] [table1] [rxcost] [--results DIR]
 
 Prints one JSON object per benchmark and writes them to DIR/benchmarks.json.
 """
@@ -78,9 +81,18 @@ def bench_table1(results: Path) -> list[dict]:
     return out
 
 
+def bench_rxcost(results: Path) -> dict:
+    res = subprocess.run([PY, str(REPO / "runners" / "rxcost.py"), "--out", str(results / "rxcost.json")],
+                         capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"rxcost failed ({res.returncode}): {res.stderr[-2000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("which", nargs="*", default=["startup", "e7cell", "table1"])
+    ap.add_argument("which", nargs="*", default=["startup", "e7cell", "table1"],
+                    choices=["startup", "e7cell", "table1", "rxcost"])
     ap.add_argument("--results", default=str(REPO / "results" / "benchmarks" / time.strftime("%Y%m%dT%H%M%SZ",
                                                                                              time.gmtime())))
     a = ap.parse_args()
@@ -88,7 +100,8 @@ def main() -> int:
     results.mkdir(parents=True, exist_ok=True)
     found = []
     for name in a.which:
-        fn = {"startup": bench_startup, "e7cell": bench_e7cell, "table1": bench_table1}[name]
+        fn = {"startup": bench_startup, "e7cell": bench_e7cell, "table1": bench_table1,
+              "rxcost": bench_rxcost}[name]
         got = fn(results)
         for r in (got if isinstance(got, list) else [got]):
             print(json.dumps(r), flush=True)

@@ -30,12 +30,12 @@ def test_a_preset_fields_over_it_and_a_pair_of_its_own():
     s = parse_scenario(data)
     pairs = to_plan(s)["hosts"]["pairs"]
     assert pairs[0]["server"] == {"nic_mbit": 1000.0, "rx_cost_us": 20.0, "rx_jitter_us": 0.0, "rx_batch": None}
-    assert pairs[1]["server"]["rx_cost_us"] == 2.0
-    assert pairs[0]["client"] == {"nic_mbit": 1000.0, "rx_cost_us": 2.0, "rx_jitter_us": 3.0,
+    assert pairs[1]["server"]["rx_cost_us"] == 1.4
+    assert pairs[0]["client"] == {"nic_mbit": 1000.0, "rx_cost_us": 1.4, "rx_jitter_us": 3.0,
                                   "rx_batch": {"period_us": 50.0, "packets": 16}}
     # A dump read back is the same model (the pair's own fields stay as written).
     assert to_plan(scenario_from_dump(s.model_dump(by_alias=True)))["hosts"] == to_plan(s)["hosts"]
-    assert "1gbe: servers NIC 1000 Mbit/s, receive 2 us/packet" in s.hosts.describe()
+    assert "1gbe: servers NIC 1000 Mbit/s, receive 1.4 us/packet" in s.hosts.describe()
 
 
 @pytest.mark.parametrize("hosts, message", [
@@ -67,11 +67,11 @@ def test_the_stages_a_receiving_host_is_made_of():
 
 def test_the_idle_rtt_the_fidelity_check_expects():
     # 100 ms path, 50 Mbit/s bottleneck: 100 + 98 B x 8 / 50 Mbit/s = 100.01568 ms; 1 Gbit/s links
-    # serialise ping's 98-byte frames 4 times (0.784 us each) and each host adds its 2 us:
-    # + 3.136 + 4 us = 100.022816 ms.  Jitter 3 us at the client and its 50 us batches: up to 53 us more.
+    # serialise ping's 98-byte frames 4 times (0.784 us each) and each host adds its 1.4 us:
+    # + 3.136 + 2.8 us = 100.021616 ms.  Jitter 3 us at the client and its 50 us batches: up to 53 us more.
     plan = to_plan(parse_scenario(e1(hosts={"model": "1gbe", "clients": {"rx_jitter": "3us",
                                                                         "rx_batch": {"period": "50us"}}})))
     db = Dumbbell(DumbbellSpec.from_plan(plan))
-    assert expected_rtt_ms(db, 1) == pytest.approx(100.022816, abs=1e-9)
+    assert expected_rtt_ms(db, 1) == pytest.approx(100.021616, abs=1e-9)
     # ... and 1.1 us per host with a link rate for UML's clock charges (NIC_CLOCK_CHARGE_MS).
     assert extra_wait_ms(db, 1) == pytest.approx((0.0, 0.053 + 2 * 0.0011))
