@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 from . import paths
 from .substrate import CLOCKS, SUBSTRATES, make_substrate
 
@@ -445,10 +447,19 @@ def add_substrate_options(p: argparse.ArgumentParser) -> None:
                    help="QEMU's clock: real (MTTCG or KVM) or virtual (single-threaded TCG with icount)")
 
 
-def add_series_parser(sub, name: str, func, help_text: str, reps_default: str):
+def scenario_repetitions(rel: str) -> str:
+    """The repetitions a scenario or series file asks for, read from the file itself, so a help text
+    never copies a default that the file has since changed."""
+    data = yaml.safe_load((paths.REPO_ROOT / rel).read_text()) or {}
+    reps = data.get("repetitions", (data.get("scenario") or {}).get("repetitions"))
+    return f"{reps} in {rel}" if reps is not None else f"none set in {rel}"
+
+
+def add_series_parser(sub, name: str, func, help_text: str, scenario_file: str):
     """A target made of scenario runs and a report: --reps, --jobs, --report and the substrate options."""
     p = sub.add_parser(name, help=help_text)
-    p.add_argument("--reps", type=int, help=f"repetitions per scenario (default: the scenario's, {reps_default})")
+    p.add_argument("--reps", type=int, help=f"repetitions per scenario (default: the scenario's, "
+                                            f"{scenario_repetitions(scenario_file)})")
     p.add_argument("--jobs", type=int, help="scenarios at once under UML (default: the host's cores)")
     p.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the report from these run directories")
     add_substrate_options(p)
@@ -516,18 +527,18 @@ def main(argv: list[str] | None = None) -> int:
     pc.add_argument("--hosts", choices=list(HOST_PRESETS), help="the host model of the UML side (default: the scenario's)")
     pc.set_defaults(func=cmd_crosscheck)
     pb = add_series_parser(sub, "blitzstart", cmd_blitzstart, "E9: Blitzstart against the standard start on the "
-                           "report's links", reps_default="30")
+                           "report's links", "topologies/e9-blitzstart-cases.yaml")
     pb.add_argument("--links", help="comma-separated links (default: dsl-slow,dsl-fast,3g,lte)")
     pa = add_series_parser(sub, "astart", cmd_astart, "E8: Astart, NewReno, Hoe and Vegas on the Astart paper's "
-                           "settings", reps_default="1")
+                           "settings", "topologies/e8-astart.yaml")
     pa.add_argument("--settings", help="comma-separated settings of topologies/e8-astart.yaml (default: all)")
     pa.add_argument("--only-series", action="store_true", help="leave out Fig. 12 and the fairness runs")
     pw = add_series_parser(sub, "wifi", cmd_wifi, "E2: the four slow starts over a Wi-Fi last hop",
-                           reps_default="20")
+                           "topologies/e2-wifi.yaml")
     pw.add_argument("--variants", help="comma-separated settings of topologies/e2-wifi.yaml (default: all four)")
     add_suss_version_option(pw)
     pf = add_series_parser(sub, "fct-vs-size", cmd_fct_vs_size, "E4/E5: FCT and loss against flow size over "
-                           "wired, Wi-Fi and cellular last hops", reps_default="3")
+                           "wired, Wi-Fi and cellular last hops", "topologies/e4-fct-vs-size.yaml")
     pf.add_argument("--links", help=f"comma-separated links (default: {','.join(FCT_QUICK_LINKS)}; also 5g)")
     pf.add_argument("--settings", help="comma-separated settings of topologies/e4-fct-vs-size.yaml (over --links)")
     add_suss_version_option(pf)

@@ -22,3 +22,14 @@ def test_refused_with_exit_2_before_anything_starts(tmp_path, args, said):
     assert res.returncode == 2, res.stderr[-2000:]
     assert said in res.stderr
     assert not any(tmp_path.iterdir()), "something was written before the refusal"
+
+
+def test_series_help_reads_the_repetitions_from_the_file(tmp_path, monkeypatch):
+    from sslab import cli, paths
+    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
+    (tmp_path / "series.yaml").write_text("series: {name: x}\nscenario:\n  repetitions: 7\n")
+    (tmp_path / "plain.yaml").write_text("name: y\nrepetitions: 4\n")
+    (tmp_path / "none.yaml").write_text("name: z\n")
+    assert cli.scenario_repetitions("series.yaml") == "7 in series.yaml"
+    assert cli.scenario_repetitions("plain.yaml") == "4 in plain.yaml"
+    assert cli.scenario_repetitions("none.yaml") == "none set in none.yaml"
