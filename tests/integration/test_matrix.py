@@ -105,3 +105,17 @@ def test_ctrl_c_keeps_finished_cells_and_the_rerun_runs_only_the_missing(first_r
     assert "2 cells; 1 already done, 1 to run" in res.stdout
     after = done_cells(mdir)
     assert before < after and len(after) == 2
+
+
+def test_a_second_suss_version_is_archived_apart_and_reported_beside_the_first(first_run):
+    results, mdir, _ = first_run
+    res = run(["run", str(TINY), "--suss-version", "2025"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    other = mdir.parent / "all_suss-2025"
+    assert len(done_cells(other)) == 1 and done_cells(other) != done_cells(mdir)
+    table = (other / "reports" / "latest" / "table.md").read_text()
+    assert "Ran under: substrate uml, clock uml/inf-cpu; host model ideal" in table
+    assert "SUSS: SUSS 2025 (the authors' rewrite)" in table
+    side = table[table.index("## SUSS versions side by side"):]
+    assert "| SUSS 2024 (all) | SUSS 2025 (all_suss-2025) |" in side
+    assert side.count("% (n=1) |") == 2

@@ -16,6 +16,8 @@ them byte for byte.
 from __future__ import annotations
 
 import json
+import re
+import statistics
 from pathlib import Path
 
 from .. import paths
@@ -67,6 +69,8 @@ def write_matrix_report(matrix_dir: Path) -> Path:
         lines += extra["notes"] + [""]
     if extra.get("plot"):
         lines += [f"![Jain's index]({extra['plot']})", ""]
+    if plan["report"] == "table1":
+        lines += suss_versions_side_by_side(matrix_dir, extra)
     if extra.get("overhead_md"):
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
     (dest / "table.md").write_text("\n".join(lines))
@@ -74,3 +78,62 @@ def write_matrix_report(matrix_dir: Path) -> Path:
                                                   default=str))
     paths.point_latest(dest)
     return dest
+
+
+_SUSS_SUFFIX = re.compile(r"_suss-(\d+)")
+
+
+def _average_improvement(rows: list[dict]) -> float | None:
+    """The paper's average: 1 - mean of the on means / mean of the off means, over its grid."""
+    rs = [r for r in rows if r["on_paper_grid"]]
+    if not rs:
+        return None
+    return (1 - statistics.fmean(r["on_small"]["mean"] for r in rs)
+            / statistics.fmean(r["off_small"]["mean"] for r in rs)) * 100
+
+
+def suss_versions_side_by_side(matrix_dir: Path, extra: dict) -> list[str]:
+    """Table 1's small-flow improvement per setting for every SUSS version run on this selection
+    (the sibling directories that differ only by `_suss-N`), beside the paper's: the paper's numbers
+    came from one version, and a later fix may move them.  Empty when one version was run."""
+    base = _SUSS_SUFFIX.sub("", matrix_dir.name)
+    runs: list[tuple[str, dict]] = []
+    for sib in sorted(matrix_dir.parent.iterdir()):
+        if not sib.is_dir() or _SUSS_SUFFIX.sub("", sib.name) != base or not (sib / "plans").is_dir():
+            continue
+        if sib == matrix_dir:
+            sib_extra = extra
+        else:
+            try:
+                _, sib_plan = latest_plan(sib)
+                _, sib_extra = table1(sib, sib_plan)
+            except (ArchiveError, KeyError, ValueError):
+                continue
+        if not sib_extra["rows"]:
+            continue
+        versions = sib_extra["suss_versions"]
+        name = " + ".join(SUSS_VERSIONS[v].split(" (")[0] for v in versions) if versions else \
+            "ours (not recorded)"
+        runs.append((f"{name} ({sib.name})", sib_extra))
+    if len(runs) < 2:
+        return []
+    keys = list(dict.fromkeys((r["large_cc"], r["buffer"], r["large_rtt"]) for _, e in runs for r in e["rows"]))
+    by = [{(r["large_cc"], r["buffer"], r["large_rtt"]): r for r in e["rows"]} for _, e in runs]
+    paper = {k: r["paper"] for b in by for k, r in b.items() if r.get("paper")}
+    out = ["## SUSS versions side by side", "",
+           "Small-flow improvement (1 − mean small FCT on / off) per setting, for each SUSS version run on this "
+           "selection (directory in brackets), beside the paper's; n = repetitions.", "",
+           "| large CCA | buffer | minRTT | paper | " + " | ".join(name for name, _ in runs) + " |",
+           "|---|---|---|---|" + "---|" * len(runs)]
+    for key in keys:
+        cells = [f"{b[key]['improvement_pct']:.0f}% (n={b[key]['n']})" if key in b else "–" for b in by]
+        p = paper.get(key)
+        paper_text = f"{p['improvement_pct']:.0f}%" if p else "–"
+        out.append(f"| {' | '.join(key)} | {paper_text} | " + " | ".join(cells) + " |")
+    ccas = list(dict.fromkeys(k[0] for k in keys))
+    for cca in ccas:
+        avgs = [_average_improvement([r for r in e["rows"] if r["large_cc"] == cca]) for _, e in runs]
+        p = extra.get("paper_averages", {}).get(cca)
+        out.append(f"| {cca} | average | paper's grid | {f'{p:.0f}%' if p is not None else '–'} | "
+                   + " | ".join(f"{a:.0f}%" if a is not None else "–" for a in avgs) + " |")
+    return out + [""]

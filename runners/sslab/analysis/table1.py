@@ -165,4 +165,5 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
     return "\n".join(lines), {"rows": rows, "unavailable": plan.get("unavailable", []), "notes": notes,
                               "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan["cells"]),
-                              "suss_versions": versions}
+                              "suss_versions": versions,
+                              "paper_averages": {c: r["improvement_pct"] for c, r in ref_avg.items()}}
