@@ -32,10 +32,11 @@ Presets (`hosts: {model: NAME}`; any field given overrides the preset's):
 
   ideal      infinitely fast hosts, no serialisation: the testbed as it
              was (the default).
-  1gbe       1 Gbit/s access links (the common testbed NIC of the papers'
-             era: the SUSS authors' dumbbell of Linux PCs, the Blitzstart
-             report's testbed) and the receive cost of a Linux host per
-             packet, as measured (RX_COST_MEASURED_US; see below).
+  1gbe       1 Gbit/s access links and the receive cost of a Linux host
+             per packet, as measured (RX_COST_MEASURED_US; see below).  The
+             rate is our assumption: none of the papers states its hosts'
+             NICs (the Blitzstart report calls gigabit Ethernet what is
+             typically deployed within a home).
   logging    `1gbe`, with the SUSS authors' sender: in their published
              per-ACK log, ACKs processed back to back are at least about
              10 us apart, usually about 20 us (they printed a line per
