@@ -226,6 +226,10 @@ def test_the_mtu_sets_frames_for_buffers_in_bdp():
     data["topology"] = {**data["topology"], "mtu": 1052}
     s = parse_scenario(data, "t")
     assert s.buffer_packets == 469 and to_plan(s)["topology"]["mtu"] == 1052
+    # The guest's HTB shapers burst two full frames of the run's MTU: 2 x 1066, and 2 x 1514 at 1500.
+    from sslab.guest.dumbbell import DumbbellSpec
+    assert DumbbellSpec.from_plan(to_plan(s)).burst_bytes == 2132
+    assert DumbbellSpec.from_plan(to_plan(parse_scenario(e1_data(), "t"))).burst_bytes == 3028
     data["topology"]["mtu"] = 100
     with pytest.raises(ScenarioError, match="topology.mtu"):
         parse_scenario(data, "t")

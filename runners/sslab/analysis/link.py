@@ -24,11 +24,11 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
+from ..scenario import FRAME_BYTES
 from .pcap import tcp_segments
 
 #: Frames closer than this at the client are one burst: a 1514-byte frame takes 20 us at 600 Mbit/s.
 BURST_GAP_S = 20e-6
-FRAME_BYTES = 1514
 
 
 def _quantile(xs: list[float], q: float) -> float:
@@ -40,15 +40,17 @@ def replay_fidelity(replay: dict) -> dict:
     """The link's delivery against the trace over the run's busy bins (see the module's text)."""
     rows = replay.get("rows") or []
     tol = replay.get("rate_tolerance") or 0.02
+    # The queue is counted in full frames of the run's MTU (recorded since format 2; 1514 before).
+    frame = replay.get("frame_bytes") or FRAME_BYTES
     delivered = allowed = 0.0
     errors_frames: list[float] = []
     for (t0, rate, sent0, q0, _), (t1, _, sent1, _, _) in zip(rows, rows[1:]):
         a = rate * 1e6 / 8 * (t1 - t0)
-        if t1 > t0 and q0 * FRAME_BYTES >= a + FRAME_BYTES:
+        if t1 > t0 and q0 * frame >= a + frame:
             d = sent1 - sent0
             delivered += d
             allowed += a
-            errors_frames.append((d - a) / FRAME_BYTES)
+            errors_frames.append((d - a) / frame)
     queued = [r[3] for r in rows]
     out = {
         "bins": max(len(rows) - 1, 0), "busy_bins": len(errors_frames),

@@ -10,8 +10,9 @@ May import: scenario, substrate, analysis and the leaves (paths, ccas).
 Not matrix or cli.
 """
 
+from .archive import gzip_in_place
 from .run import code_version, estimate_seconds, run_scenario, run_scenario_into, sha256, write_manifest
 from .series import run_series
 
-__all__ = ["code_version", "estimate_seconds", "run_scenario", "run_scenario_into", "run_series", "sha256",
+__all__ = ["code_version", "gzip_in_place", "estimate_seconds", "run_scenario", "run_scenario_into", "run_series", "sha256",
            "write_manifest"]

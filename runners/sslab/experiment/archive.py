@@ -25,6 +25,20 @@ from ..analysis.traces import flow_facts, read_trace
 NO_TRACE = {"slow_start": None, "probe_records": 0, "receiver_limited_acks": 0, "events": []}
 
 
+def gzip_in_place(raw: Path) -> Path:
+    """Replace @raw by @raw.gz, reproducibly: the same bytes in give the same bytes out.
+
+    The gzip header keeps a name and a time; the time is 0, so the archive of
+    a run is a function of the run, not of when it was made.
+    """
+    packed = raw.with_name(raw.name + ".gz")
+    with open(raw, "rb") as src, open(packed, "wb") as out, \
+            gzip.GzipFile(filename=raw.name, fileobj=out, mode="wb", compresslevel=6, mtime=0) as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    raw.unlink()
+    return packed
+
+
 def complete_run(run_dir: Path) -> dict:
     path = run_dir / "run.json"
     run = json.loads(path.read_text())
@@ -39,12 +53,7 @@ def complete_run(run_dir: Path) -> dict:
         run["link_bursts"] = burst_summary(arrival_bursts(run_dir / run["client_pcap"],
                                                           {f["port"] for f in run["flows"]}))
     if records is not None:
-        raw = run_dir / trace
-        with open(raw, "rb") as src, open(raw.with_name(raw.name + ".gz"), "wb") as out, \
-                gzip.GzipFile(filename=raw.name, fileobj=out, mode="wb", compresslevel=6, mtime=0) as dst:
-            # mtime 0: the archive of a run is a function of the run, not of when it was made.
-            shutil.copyfileobj(src, dst, 1 << 20)
-        raw.unlink()
+        gzip_in_place(run_dir / trace)
         run["trace"] = trace + ".gz"
     tmp = path.with_name(".run.json.tmp")
     tmp.write_text(json.dumps(run, indent=1))

@@ -70,8 +70,10 @@ CLIENT_INITRWND = 10000
 #: verifies it); a large one lets a burst through at line rate after an
 #: idle period (10 frames let a whole initial window through unspread,
 #: which hides the bottleneck from SUSS's first ACK-train measurement).
-BOTTLENECK_BURST_BYTES = 2 * 1514
-FRAME_BYTES = 1514
+BOTTLENECK_BURST_FRAMES = 2
+#: The Ethernet header a veth adds to each IP packet (sslab.scenario.units.ETH_HEADER_BYTES;
+#: guest code imports no host module).
+ETH_HEADER_BYTES = 14
 #: CPUs that process packets received on the dumbbell's veths (hex mask).
 RPS_CPU_MASK = "1"
 #: A receive cost is a netem rate at which every packet is one cell of this many bytes: the time per
@@ -130,6 +132,16 @@ class DumbbellSpec:
     #: The host model per pair (the plan's hosts.pairs): {"server": {...}, "client": {...}}.
     hosts: list[dict] = field(default_factory=list)
 
+    @property
+    def frame_bytes(self) -> int:
+        """A full-sized frame on these links: the MTU's IP packet and its Ethernet header."""
+        return self.mtu + ETH_HEADER_BYTES
+
+    @property
+    def burst_bytes(self) -> int:
+        """The HTB shapers' burst (bottleneck and trace replay): BOTTLENECK_BURST_FRAMES full frames."""
+        return BOTTLENECK_BURST_FRAMES * self.frame_bytes
+
     @classmethod
     def from_plan(cls, plan: dict) -> "DumbbellSpec":
         a = plan.get("addresses", {})
@@ -145,11 +157,6 @@ class DumbbellSpec:
     def host(self, pair: int, kind: str) -> dict:
         """Pair @pair's (1-based) server or client in the host model ({}: ideal)."""
         return (self.hosts[pair - 1].get(kind) or {}) if pair <= len(self.hosts) else {}
-
-
-def bdp_packets(rate_mbit: float, rtt_ms: float) -> int:
-    """Bandwidth-delay product in full frames (rounded to nearest)."""
-    return round(rate_mbit * 1e6 * rtt_ms / 1e3 / 8 / FRAME_BYTES)
 
 
 class Dumbbell:
@@ -332,7 +339,7 @@ class Dumbbell:
         dev, rate = self.bottleneck_dev, f"{self.spec.rate_mbit:g}mbit"
         if self.spec.shaper == "netem":
             return [f"qdisc add dev {dev} root handle 1: netem rate {rate} limit {self.spec.buffer_pkts}"]
-        burst = str(BOTTLENECK_BURST_BYTES)
+        burst = str(self.spec.burst_bytes)
         return [f"qdisc add dev {dev} root handle 1: htb default 1",
                 f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} burst {burst} cburst {burst}",
                 f"qdisc add dev {dev} parent 1:1 handle 10: pfifo limit {self.spec.buffer_pkts}"]

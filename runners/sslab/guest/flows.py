@@ -198,7 +198,8 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     client_pcap = Pcap(db, out_dir / f"{tag}.client.pcap", capture.get("snaplen", 96),
                        capture.get("immediate", True), where=(db.clients[flows[0]["pair"] - 1], db.host_dev)) \
         if capture.get("pcap") and (link.get("aggregation") or {}).get("down") else None
-    replay = TraceReplay(db.r1, db.bottleneck_dev, link["trace"], trace_offset_s, 0.0) if link.get("trace") else None
+    replay = TraceReplay(db.r1, db.bottleneck_dev, link["trace"], trace_offset_s, 0.0,
+                         db.spec.burst_bytes) if link.get("trace") else None
     if replay:
         replay.prime()
     if capture.get("traces", True):
@@ -235,6 +236,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         replayed = replay.stop() if replay else None
         if replayed is not None:
             replayed["rate_tolerance"] = link.get("rate_tolerance")
+            replayed["frame_bytes"] = db.spec.frame_bytes
         replay = None
         mark(f"{tag} traffic-done")
         results = []

@@ -23,14 +23,13 @@ import time
 
 from .netns import end_batch
 
-#: HTB burst: two full frames, as the wired HTB shaper (sslab.guest.dumbbell).
-HTB_BURST_BYTES = 2 * 1514
-
 
 class TraceReplay(threading.Thread):
-    def __init__(self, ns: str, dev: str, trace: dict, offset_s: float, t0: float):
+    def __init__(self, ns: str, dev: str, trace: dict, offset_s: float, t0: float, burst_bytes: int):
+        """@burst_bytes: the HTB burst, as the wired shaper's (DumbbellSpec.burst_bytes)."""
         super().__init__(daemon=True)
         self.ns, self.dev, self.trace, self.t0 = ns, dev, trace, t0
+        self.burst_bytes = burst_bytes
         self.offset_s = offset_s
         self.rows: list[list[float]] = []
         self.halt = threading.Event()
@@ -50,7 +49,7 @@ class TraceReplay(threading.Thread):
     def _set_and_read(self, rate_mbit: float) -> dict:
         r = f"{rate_mbit:.6f}mbit"
         self.proc.stdin.write(f"class change dev {self.dev} parent 1: classid 1:1 htb rate {r} ceil {r} "
-                              f"burst {HTB_BURST_BYTES} cburst {HTB_BURST_BYTES}\n"
+                              f"burst {self.burst_bytes} cburst {self.burst_bytes}\n"
                               f"qdisc show dev {self.dev}\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()

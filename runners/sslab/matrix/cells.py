@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import gzip
 import json
 import os
 import queue
-import shutil
 import threading
 import time
 import traceback
 from pathlib import Path
 
-from ..experiment import run_scenario_into, write_manifest
+from ..experiment import gzip_in_place, run_scenario_into, write_manifest
 from ..scenario import scenario_from_dump
 from .spec import MatrixError
 from .store import CellStore, write_json_atomic
@@ -27,10 +25,7 @@ def compress_pcaps(run_dir: Path) -> int:
     """gzip every pcap of a finished cell in place (the archive keeps .pcap.gz only)."""
     n = 0
     for p in sorted(run_dir.rglob("*.pcap")):
-        with open(p, "rb") as src, open(p.with_name(p.name + ".gz"), "wb") as out, \
-                gzip.GzipFile(filename=p.name, fileobj=out, mode="wb", compresslevel=6, mtime=0) as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        p.unlink()
+        gzip_in_place(p)
         n += 1
     return n
 

@@ -39,7 +39,7 @@ from ..ccas import KNOWN_CCAS, MODULE_PARAMS, SUSS_PINNED, SUSS_VERSIONS
 from .links import fill_link
 from .traces import RateTrace, floor_mbit, generated_trace, trace_from_text
 from .hosts import DEFAULT_HOST_MODEL, host_preset
-from .units import FRAME_BYTES, parse_rate_mbit, parse_seconds, parse_size
+from .units import FRAME_BYTES, frame_bytes, parse_rate_mbit, parse_seconds, parse_size
 
 
 class ScenarioError(ValueError):
@@ -667,7 +667,7 @@ class Scenario(Strict):
 
     @property
     def buffer_packets(self) -> int:
-        return self.bottleneck.buffer.packets_at(self.bottleneck.rate_mbit, self.topology.mtu + 14)
+        return self.bottleneck.buffer.packets_at(self.bottleneck.rate_mbit, frame_bytes(self.topology.mtu))
 
     def run_order(self) -> list[tuple[int, Case]]:
         """(repetition, case) in the order they run.

@@ -40,8 +40,11 @@ import math
 import random
 from dataclasses import dataclass
 
-#: The frame one opportunity carries on our links (a 1500-byte IP packet on Ethernet).
-OPPORTUNITY_FRAME_BYTES = 1514
+from .units import frame_bytes
+
+#: The frame one opportunity carries: a trace's unit is a 1500-byte IP packet (Mahimahi's),
+#: whatever the run's MTU, so a trace means the same rates on every topology.
+OPPORTUNITY_FRAME_BYTES = frame_bytes(1500)
 #: Replay bin, ms: short against every RTT studied (>= 20 ms), long against a frame's time.
 BIN_MS = 10
 MODELS = ("gauss-markov", "lognormal-markov")

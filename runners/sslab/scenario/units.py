@@ -10,7 +10,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-FRAME_BYTES = 1514  # a full-sized Ethernet frame carrying a 1500-byte IP packet
+#: An Ethernet header without FCS or VLAN tag: what a veth and a pcap count beyond the IP packet.
+ETH_HEADER_BYTES = 14
+
+
+def frame_bytes(mtu: int) -> int:
+    """The bytes of a full-sized frame on a link of this MTU (the IP packet plus its Ethernet header)."""
+    return mtu + ETH_HEADER_BYTES
+
+
+#: A full-sized frame at the default MTU (1500): 1514 bytes.
+FRAME_BYTES = frame_bytes(1500)
 
 _NUM = r"(?P<n>[0-9]+(?:\.[0-9]+)?)\s*"
 _SIZE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
