@@ -9,6 +9,7 @@ from sslab.experiment.plan import plan_for
 from sslab.experiment.run import with_backend
 from sslab.paths import REPO_ROOT
 from sslab.scenario import parse_scenario
+from sslab.substrate.containerlab import containerlab_for_job
 from sslab.substrate.job import JobSpec
 from sslab.substrate.uml import UMLTestbed
 
@@ -19,10 +20,15 @@ SMOKE = REPO_ROOT / "tests/data/e1-smoke.yaml"
 
 
 def test_deploy_traffic_destroy(image, tmp_path):
-    assert image.manifest()["containerlab"]["version"] == "v0.60.0"
+    # The image does not carry containerlab: only a containerlab run builds it, and takes it along.
+    assert "containerlab" not in image.manifest()
+    assert not (image.rootfs / "usr/local/bin/containerlab").exists()
     res = sslab(["startup", "--scenario", str(SMOKE), "--backend", "containerlab"], tmp_path, timeout=1800)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     run_dir = (tmp_path / "startup" / "latest").resolve()
+    meta = json.loads((run_dir / "meta.json").read_text())
+    assert meta["containerlab"]["version"] == "v0.60.0" and len(meta["containerlab"]["binary_sha256"]) == 64
+    assert not (run_dir / "job/tools").exists()   # the binary went with the job, not into the results
     fidelity = json.loads((run_dir / "job/out/fidelity.json").read_text())
     assert fidelity["backend"] == "containerlab"
     assert fidelity["backend_versions"]["containerlab"] == "0.60.0"
@@ -47,8 +53,10 @@ def test_an_interrupted_run_leaves_nothing_behind(image, tmp_path):
                                              {"pair": 2, "cc": "cubic_suss", "duration": "60s"}]}]}),
         "containerlab")
     plan = plan_for(s, "uml", "uml/inf-cpu")
+    binary, _ = containerlab_for_job()
     res = UMLTestbed(image).run(JobSpec(argv=["python3", "-m", "sslab.guest.clab", "interrupt-check", "3"],
-                                        timeout_s=1800, files={"plan.json": json.dumps(plan)}), tmp_path / "job")
+                                        timeout_s=1800, files={"plan.json": json.dumps(plan)},
+                                        tools={"containerlab": str(binary)}), tmp_path / "job")
     assert res.ok, res.stderr()[-3000:]
     out = json.loads(res.stdout().strip().splitlines()[-1])
     assert out["interrupted_during_traffic"], out

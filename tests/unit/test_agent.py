@@ -69,3 +69,21 @@ def test_job_dir_is_never_reused(tmp_path):
 def test_bad_job_specs_are_refused(argv, timeout):
     with pytest.raises(JobError):
         JobSpec(argv=argv, timeout_s=timeout)
+
+
+def test_a_jobs_tools_come_first_on_its_path_and_leave_with_it(tmp_path):
+    from sslab.substrate.job import remove_tools
+    tool = tmp_path / "bin/containerlab"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho brought-along \"$@\"\n")
+    tool.chmod(0o755)
+    job_dir = tmp_path / "job"
+    JobSpec(argv=["containerlab", "version"], timeout_s=10, tools={"containerlab": str(tool)}).write(job_dir)
+    placed = job_dir / "tools/containerlab"
+    assert placed.stat().st_ino == tool.stat().st_ino      # hard-linked, not copied (one filesystem)
+    status = agent.run_job(str(job_dir))
+    assert status["exit_code"] == 0 and (job_dir / "out/stdout.log").read_text() == "brought-along version\n"
+    remove_tools(job_dir)
+    assert not (job_dir / "tools").exists() and tool.exists()
+    with pytest.raises(JobError, match="does not exist"):
+        JobSpec(argv=["true"], timeout_s=1, tools={"x": str(tmp_path / "nothing")}).write(tmp_path / "j2")

@@ -21,7 +21,8 @@ from ..analysis.startup import write_report
 from ..scenario import Scenario, load_scenario, scenario_from_dump
 from ..substrate.hostfacts import host_facts
 from ..substrate.image import sha256_file as sha256
-from ..substrate.job import JobError, JobSpec
+from ..substrate.containerlab import containerlab_for_job
+from ..substrate.job import JobError, JobSpec, remove_tools
 from .archive import complete_runs
 from .plan import plan_for
 
@@ -130,12 +131,20 @@ def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> No
         if substrate.name == "uml":
             meta["image"]["uml"] = m.get("uml")
     (run_dir / "plan.json").write_text(json.dumps(plan, indent=1))
+    tools = {}
+    if s.topology.backend == "containerlab":
+        # Built on this first need only (a few minutes, cached); the image does not carry it.
+        binary, meta["containerlab"] = containerlab_for_job()
+        tools["containerlab"] = str(binary)
     job = JobSpec(argv=["python3", "-m", "sslab.guest.scenario_run"], timeout_s=eta * 2 + 300,
                   name=s.name, files={"plan.json": json.dumps(plan)},
                   # With variation.entropy off every boot draws the same random numbers.
-                  seed=s.seed if s.variation.entropy else 0)
+                  seed=s.seed if s.variation.entropy else 0, tools=tools)
     t0 = time.monotonic()
-    res = substrate.run(job, run_dir / "job")
+    try:
+        res = substrate.run(job, run_dir / "job")
+    finally:
+        remove_tools(run_dir / "job")
     meta.update(accelerator=res.accelerator, seconds_to_userspace=res.seconds_to_userspace,
                 substrate_seconds=round(time.monotonic() - t0, 1), job_exit_code=res.exit_code,
                 job_timed_out=res.timed_out, clock=res.clock or substrate.clock, cpu=res.cpu,

@@ -220,7 +220,8 @@ class ContainerlabDumbbell(Dumbbell):
 
     def build(self) -> "Dumbbell":
         if shutil.which("containerlab") is None:
-            raise RuntimeError("containerlab is not installed here (the testbed image has it: make image)")
+            raise RuntimeError("containerlab is not on PATH: the host brings it with a containerlab job "
+                               "(sslab.substrate.containerlab.containerlab_for_job); the image does not carry it")
         self.engine.ensure()
         self.teardown()
         image = self.engine.ensure_node_image()

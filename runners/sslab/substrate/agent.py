@@ -50,6 +50,10 @@ def run_job(job_dir: str, extra_env: dict | None = None) -> dict:
     env.update(job.get("env", {}))
     env["SSLAB_JOB_DIR"] = job_dir
     env["SSLAB_OUT_DIR"] = out
+    # Host programs the job brought along (JobSpec.tools), ahead of the image's own.
+    tools = os.path.join(job_dir, "tools")
+    if os.path.isdir(tools):
+        env["PATH"] = tools + os.pathsep + env.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
     timeout = float(job["timeout_s"])
     status = {"name": job.get("name", ""), "argv": job["argv"], "timeout_s": timeout,
               "kernel_release": os.uname().release}

@@ -1,4 +1,9 @@
-"""containerlab for the testbed image, built from the Go module proxy (the only place it can come from here).
+"""containerlab for the containerlab backend, built from the Go module proxy (the only place it can come from here).
+
+Built on the host when a run with BACKEND=containerlab first needs it (a
+few minutes), never for other runs: the image does not carry it.  Such a
+job takes the binary along in its job directory (JobSpec.tools), and the
+run's meta.json records what was built (`containerlab`).
 
 No container registry, no git hosting and no release download is reachable;
 Debian does not package containerlab.  The Go module proxy serves its
@@ -14,8 +19,8 @@ says so; nothing of containerlab is changed).
                                and the Go toolchain to use when the host has none new
                                enough (golang.org/toolchain from the proxy, by sha256)
 
-The binary is cached under <cache>/containerlab/<lock hash>/ and its record
-(versions, hashes, the Go that built it) goes into the image manifest.
+The binary is cached under <cache>/containerlab/<lock hash>/ with its record
+(versions, hashes, the Go that built it).
 """
 
 from __future__ import annotations
@@ -30,9 +35,20 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from .buildtools import ImageError, log, sha256_file
+from .. import paths
+from .buildtools import ImageError, cache_lock, log, sha256_file
 
 PROXY = "https://proxy.golang.org"
+#: What to build: module, version, hashes (see the module's text).
+LOCK = paths.IMAGES_DIR / "containerlab.lock"
+
+
+def containerlab_for_job(cache: Path | None = None, lock_path: Path = LOCK) -> tuple[Path, dict]:
+    """The containerlab binary for a job (built on first need, under the cache's build lock so
+    that cells running in parallel build it once) and its record."""
+    cache = cache or paths.cache_dir()
+    with cache_lock(cache):
+        return build_containerlab(lock_path, cache)
 
 
 def read_lock(path: Path) -> dict:

@@ -43,7 +43,6 @@ from ..ccas import OUR_CCAS
 from .buildtools import (ImageError, cache_lock, chroot_mounts, hash_inputs, in_chroot, installed_packages, log,
                          now_iso, packages_version_of_host, remove_stale_builds, remove_tree, require_host_tools,
                          run, sha256_file, tool_version)
-from .containerlab import build_containerlab
 from .mirrors import Mirrors, resolve_mirrors
 from .umlkernel import UMLKernel, ensure_uml, uml_inputs
 
@@ -53,7 +52,7 @@ __all__ = ["ImageError", "Image", "Recipe", "KernelPin", "ensure_image", "repin"
 #: Bump when the base stage's procedure changes in a way that changes its output.
 BASE_BUILDER_VERSION = 1
 #: Bump when the final stage's procedure changes.
-FINAL_BUILDER_VERSION = 3  # 3: the UML kernel's module tree and the rootfs directory
+FINAL_BUILDER_VERSION = 4  # 3: the UML kernel's module tree and the rootfs directory; 4: no containerlab
 
 #: Files of the source tree baked into the final image (host path -> guest path).
 GUEST_FILES = {
@@ -161,14 +160,8 @@ def module_sources(kernel_dir: Path) -> list[Path]:
     return keep
 
 
-#: containerlab for the containerlab backend (substrate/containerlab.py), built on the host.
-CONTAINERLAB_LOCK = "images/containerlab.lock"
-
-
 def final_inputs(base_hash: str, repo: Path, kernel_dir: Path, uml_hash: str) -> dict[str, str]:
     parts = {"base": base_hash, "uml": uml_hash, "final_builder_version": str(FINAL_BUILDER_VERSION)}
-    if (repo / CONTAINERLAB_LOCK).is_file():
-        parts[CONTAINERLAB_LOCK] = sha256_file(repo / CONTAINERLAB_LOCK)
     for src in (*GUEST_FILES, *GUEST_PROGRAMS):
         parts[src] = sha256_file(repo / src)
     parts["guest_cflags"] = " ".join(GUEST_CFLAGS)
@@ -430,8 +423,7 @@ def install_uml(staging: Path, uml: UMLKernel, kernel_dir: Path) -> dict:
 
 
 def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, recipe: Recipe,
-                repo: Path, kernel_dir: Path, dest: Path, uml: UMLKernel | None = None,
-                cache: Path | None = None) -> dict:
+                repo: Path, kernel_dir: Path, dest: Path, uml: UMLKernel | None = None) -> dict:
     staging = dest / "rootfs"
     log("copy base rootfs")
     run(["cp", "-a", "--reflink=auto", str(base_dir / "rootfs"), str(staging)])
@@ -441,10 +433,6 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
         shutil.copy2(repo / src, t)
         t.chmod(0o755)
     programs = build_guest_programs(staging, repo)
-    clab = None
-    if cache is not None and (repo / CONTAINERLAB_LOCK).is_file():
-        binary, clab = build_containerlab(repo / CONTAINERLAB_LOCK, cache)
-        shutil.copy2(binary, staging / "usr/local/bin/containerlab")
     # Mount points of the shares: the UML guest's root is read-only.  /etc/docker: dockerd
     # writes there; the containerlab backend mounts a tmpfs on it.
     for d in ("sslab/job", "sslab/src", "etc/docker"):
@@ -459,8 +447,6 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
 
     manifest = make_manifest(base_info, inputs, image_hash, recipe, module)
     manifest["programs"] = programs
-    if clab is not None:
-        manifest["containerlab"] = clab
     manifest["tcp_congestion_controls"] = kernel_congestion_controls(staging, release, module)
     if uml is not None:
         info = uml.info()
@@ -575,8 +561,7 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
         tmp.mkdir(parents=True)
         started = time.monotonic()
         try:
-            manifest = build_final(base_dir, base_info, inputs, image_hash, recipe, repo, kernel_dir, tmp, uml=uml,
-                                   cache=cache)
+            manifest = build_final(base_dir, base_info, inputs, image_hash, recipe, repo, kernel_dir, tmp, uml=uml)
             manifest["final_build_seconds"] = round(time.monotonic() - started, 1)
             manifest["base_build_seconds"] = base_info.get("build_seconds")
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))

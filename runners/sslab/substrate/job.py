@@ -10,6 +10,8 @@ is overwritten.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -28,6 +30,11 @@ class JobSpec:
     files: dict[str, str] = field(default_factory=dict)
     #: The guest's entropy seed, on substrates that can fix it (UML); recorded in job.json.
     seed: int | None = None
+    #: Host programs the job needs that the image does not carry (name -> host path), placed in
+    #: the job directory's tools/ (hard-linked when the filesystem allows) and first on the
+    #: job's PATH; removed again by remove_tools() when the job is over, so that results keep
+    #: only their record (containerlab, built when a containerlab run first needs it).
+    tools: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.argv or not all(isinstance(a, str) and a for a in self.argv):
@@ -45,7 +52,32 @@ class JobSpec:
             if "/" in name or name in ("job.json", "out", "vm"):
                 raise JobError(f"job input file name {name!r} is not allowed")
             (job_dir / name).write_text(text)
+        for name, source in self.tools.items():
+            if "/" in name or not name:
+                raise JobError(f"job tool name {name!r} is not allowed")
+            place_tool(Path(source), job_dir / TOOLS_DIR / name)
         (job_dir / "job.json").write_text(json.dumps(spec, indent=2, sort_keys=True))
+
+
+#: The job directory's folder of host programs (JobSpec.tools); the agent puts it first on PATH.
+TOOLS_DIR = "tools"
+
+
+def place_tool(source: Path, dest: Path) -> None:
+    """@source at @dest, executable: a hard link where one filesystem holds both, else a copy."""
+    if not source.is_file():
+        raise JobError(f"job tool {source} does not exist")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, dest)
+    except OSError:
+        shutil.copy2(source, dest)
+    dest.chmod(0o755)
+
+
+def remove_tools(job_dir: Path) -> None:
+    """Take the job's tools away again (their record stays in job.json and the run's meta)."""
+    shutil.rmtree(job_dir / TOOLS_DIR, ignore_errors=True)
 
 
 @dataclass
