@@ -10,6 +10,8 @@ import-linter contracts check it, `lint-imports`):
     scenario/    the scenario spec: units, the typed model, YAML loading
     substrate/   what gives a job a kernel: the image, QEMU, native hosts, the job protocol
     paths, ccas  leaves: where things live; congestion-control names
+    records      leaf: every JSON record's kind and format version, and the check that refuses
+                 a newer one (shared with the guest: standard library only)
 
     guest/       code that runs on the substrate (standard library only).  The
                  host ships it as files (the source share) and never imports it.

@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from . import paths
+from .records import RecordFormatError, read_record
 from .substrate import CLOCKS, SUBSTRATES, make_substrate
 
 #: Who can build a scenario's topology (the scenario's topology.backend).
@@ -372,7 +373,7 @@ def cmd_matrix(args) -> int:
                           substrate=args.substrate, jobs=args.jobs, clock=args.clock, container=args.container,
                           backend=args.backend, suss_version=args.suss_version, host_model=args.hosts)
     if args.action == "run-cells":
-        plan = json.loads(Path(args.plan).read_text())
+        plan = read_record(Path(args.plan), "sslab.matrix-plan")
         keys = plan["deal"].get(args.host)
         if keys is None:
             raise mx.MatrixError(f"the plan deals no cells to host {args.host!r}")
@@ -400,7 +401,7 @@ def cmd_matrix(args) -> int:
         return EXIT_FAILED if counts["failed"] else EXIT_OK
     if args.action == "pack":
         from .matrix.orchestrate import pack_cells
-        plan = json.loads(Path(args.plan).read_text())
+        plan = read_record(Path(args.plan), "sslab.matrix-plan")
         n = pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.out))
         print(json.dumps({"packed_cells": n}))
         return EXIT_OK
@@ -611,7 +612,8 @@ def main(argv: list[str] | None = None) -> int:
         signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
         print(f"interrupted ({signal.Signals(signum).name})", file=sys.stderr)
         return EXIT_SIGNAL_BASE + signum
-    except (Refused, ScenarioError, NativeUnavailable, SubstrateUnusable, MatrixError, ArchiveError) as e:
+    except (Refused, ScenarioError, NativeUnavailable, SubstrateUnusable, MatrixError, ArchiveError,
+            RecordFormatError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_REFUSED
     except (ImageError, MirrorError, VMError, JobError) as e:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..records import read_record
+
 
 class ArchiveError(ValueError):
     """A directory that is not the archive it is said to be."""
@@ -38,13 +40,13 @@ def latest_plan(matrix_dir: Path) -> tuple[Path, dict]:
     plans = sorted((Path(matrix_dir) / "plans").glob("plan-*.json"))
     if not plans:
         raise ArchiveError(f"{matrix_dir} holds no plan (plans/plan-*.json): not a matrix directory")
-    return plans[-1], json.loads(plans[-1].read_text())
+    return plans[-1], read_record(plans[-1], "sslab.matrix-plan")
 
 
 def runs_of(cell_dir: Path) -> list[tuple[dict, Path]]:
     out = cell_dir / "job" / "out"
     index = json.loads((out / "runs.json").read_text())
-    return [(json.loads((out / "runs" / e["tag"] / "run.json").read_text()), out / "runs" / e["tag"])
+    return [(read_record(out / "runs" / e["tag"] / "run.json", "sslab.run"), out / "runs" / e["tag"])
             for e in index]
 
 
@@ -67,7 +69,7 @@ def cell_timing(cell: dict, cell_dir: Path) -> tuple:
     captures and trace read-out included); traffic: time on the wire, each
     run's first flow start to its last flow's last byte.
     """
-    info = json.loads((cell_dir / "cell.json").read_text())
+    info = read_record(cell_dir / "cell.json", "sslab.cell")
     wire = sum(max(f.get("started_s", 0.0) + f["fct_s"] for f in run["flows"]) for run, _ in runs_of(cell_dir))
     return cell["name"], cell["rep"], info["host"], info["wall_s"], info["traffic_s"], wire
 

@@ -23,6 +23,7 @@ import statistics
 import time
 from pathlib import Path
 
+from ..records import read_record, stamped
 from .. import paths
 from .archive import runs_of
 from .conditions import conditions_of
@@ -73,7 +74,7 @@ def load(run_dirs: list[Path]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for d in run_dirs:
         d = Path(d)
-        plan = json.loads((d / "plan.json").read_text())
+        plan = read_record(d / "plan.json", "sslab.plan")
         if not _SERIES.match(plan["name"]):
             raise ValueError(f"{d}: not an E8 run (scenario {plan['name']!r})")
         mtu = plan["topology"].get("mtu", 1500)
@@ -262,6 +263,7 @@ def write_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
             + f"Ran under: {conditions_of(run_dirs)}\n" + table + "\n" + SETTING_NOTES)
     (dest / "report.md").write_text(text)
     (dest / "summary.json").write_text(json.dumps(
-        {"runs": [str(d) for d in run_dirs], "settings": data, "checks": checks,
-         "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1, default=str))
+        stamped("sslab.summary", {"runs": [str(d) for d in run_dirs], "settings": data, "checks": checks,
+                                          "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}),
+        indent=1, default=str))
     return dest

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import yaml
 
+from ..records import read_record, stamped
 from .. import paths
 from .archive import runs_of
 from .conditions import conditions_of
@@ -66,7 +67,7 @@ def _measured_run(rdir: Path, run: dict) -> dict:
 
 def load_link(run_dir: Path) -> tuple[str, dict, list[dict]]:
     """(link, its parameters, one record per run) of one run directory."""
-    plan = json.loads((run_dir / "plan.json").read_text())
+    plan = read_record(run_dir / "plan.json", "sslab.plan")
     m = _SCENARIO.match(plan["name"])
     if not m:
         raise ValueError(f"{run_dir}: not an E9 run (scenario {plan['name']!r})")
@@ -225,6 +226,7 @@ def write_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
             + "\n" + SETTING_NOTES)
     (dest / "report.md").write_text(text)
     (dest / "summary.json").write_text(json.dumps(
-        {"runs": [str(d) for d in run_dirs], "rows": rows, "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+        stamped("sslab.summary", {"runs": [str(d) for d in run_dirs], "rows": rows,
+                                          "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}),
         indent=1, default=str))
     return dest

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..records import read_record
 from ..ccas import SUSS_VERSIONS
 from ..scenario import Hosts
 
@@ -48,7 +49,7 @@ def _flows_of(run_dir: Path) -> list[dict]:
     if not index.exists():
         return []
     return [f for e in json.loads(index.read_text())
-            for f in json.loads((out / "runs" / e["tag"] / "run.json").read_text()).get("flows", [])]
+            for f in read_record(out / "runs" / e["tag"] / "run.json", "sslab.run").get("flows", [])]
 
 
 def conditions_of(run_dirs: list[Path]) -> str:

@@ -15,8 +15,9 @@ both are at most 5.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from ..records import read_record
 
 #: Relative difference two substrates may show and still agree.
 REL_TOLERANCE = 0.10
@@ -57,8 +58,8 @@ def _fmt(d: dict | None, digits: int) -> str:
 def crosscheck_table(runs: dict[str, Path]) -> str:
     """@runs: label -> run directory (two of them) with summary.json; a markdown table."""
     (la, da), (lb, db) = list(runs.items())
-    rows_a = {r["cc"]: r for r in json.loads((da / "summary.json").read_text())["startup"]}
-    rows_b = {r["cc"]: r for r in json.loads((db / "summary.json").read_text())["startup"]}
+    rows_a = {r["cc"]: r for r in read_record(da / "summary.json", "sslab.summary")["startup"]}
+    rows_b = {r["cc"]: r for r in read_record(db / "summary.json", "sslab.summary")["startup"]}
     any_row = next(iter(rows_a.values()))
     small, large = any_row["small_size"], any_row["large_size"]
     lines = [f"| variant | FCT {small} (s), {la} | {lb} | | lost in {large}, {la} | {lb} | | "

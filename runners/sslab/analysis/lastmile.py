@@ -26,6 +26,7 @@ import statistics
 import time
 from pathlib import Path
 
+from ..records import read_record, stamped
 from .. import paths
 from ..ccas import SUSS_VERSIONS, is_suss_label, suss_tag, variant_label
 from ..scenario import parse_size
@@ -49,7 +50,7 @@ def link_label(model: dict) -> str:
 
 def load_setting(run_dir: Path) -> list[dict]:
     """One record per run of a scenario run directory."""
-    meta = json.loads((run_dir / "meta.json").read_text())
+    meta = read_record(run_dir / "meta.json", "sslab.meta")
     model = meta["scenario"]["model"]
     label, rtt_ms = link_label(model), round(model["pairs"][0]["rtt"] * 1e3, 3)
     out = []
@@ -356,8 +357,9 @@ def _summary(dest: Path, run_dirs: list[Path], **parts) -> None:
             return [clean(v) for v in x]
         return x
     (dest / "summary.json").write_text(json.dumps(
-        {"runs": [str(d) for d in run_dirs], **clean(parts),
-         "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, indent=1, default=str))
+        stamped("sslab.summary", {"runs": [str(d) for d in run_dirs], **clean(parts),
+                                          "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}),
+        indent=1, default=str))
 
 
 # -- E2 -------------------------------------------------------------------

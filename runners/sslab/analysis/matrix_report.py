@@ -20,6 +20,7 @@ import re
 import statistics
 from pathlib import Path
 
+from ..records import stamped
 from .. import paths
 from ..ccas import SUSS_VERSIONS
 from .archive import ArchiveError, current_cells, latest_plan
@@ -74,7 +75,8 @@ def write_matrix_report(matrix_dir: Path) -> Path:
     if extra.get("overhead_md"):
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
     (dest / "table.md").write_text("\n".join(lines))
-    (dest / "summary.json").write_text(json.dumps({"plan": plan_path.name, **extra}, indent=1, sort_keys=True,
+    (dest / "summary.json").write_text(json.dumps(stamped("sslab.summary", {"plan": plan_path.name, **extra}),
+                                                  indent=1, sort_keys=True,
                                                   default=str))
     paths.point_latest(dest)
     return dest

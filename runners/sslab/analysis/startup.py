@@ -23,6 +23,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..records import read_record, stamped
 from .. import paths
 from ..ccas import suss_tag, variant_label
 from ..scenario import parse_size
@@ -37,7 +38,7 @@ def load_runs(out_dir: Path) -> list[dict]:
     runs = []
     for entry in index:
         rdir = out_dir / "runs" / entry["tag"]
-        run = json.loads((rdir / "run.json").read_text())
+        run = read_record(rdir / "run.json", "sslab.run")
         run["dir"] = rdir
         views = analyse_pcap_ports(rdir / run["pcap"], [f["port"] for f in run["flows"]]) if run.get("pcap") else {}
         for flow in run["flows"]:
@@ -150,7 +151,7 @@ def case_table(cases: dict) -> str:
 def write_report(run_dir: Path, dest: Path) -> dict:
     """summary.json, report.md and plots in @dest, from @run_dir's archive only."""
     out = run_dir / "job" / "out"
-    meta = json.loads((run_dir / "meta.json").read_text())
+    meta = read_record(run_dir / "meta.json", "sslab.meta")
     fidelity = json.loads((out / "fidelity.json").read_text())
     runs = load_runs(out)
     cases = summarise(runs)
@@ -171,7 +172,8 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         for v in c.values():
             if isinstance(v, dict):
                 v.pop("values", None)
-    (dest / "summary.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
+    (dest / "summary.json").write_text(json.dumps(stamped("sslab.summary", summary), indent=1,
+                                                  sort_keys=True))
     s = meta["scenario"]["model"]
     rtt = fidelity["rtt"]
     buf = s["bottleneck"]["buffer"]
@@ -185,7 +187,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         s.get("description", ""),
         "",
         f"- bottleneck {s['bottleneck']['rate']:g} Mbit/s, buffer {buf_text}"
-        f" = {json.loads((run_dir / 'plan.json').read_text())['bottleneck']['buffer_pkts']} packets;"
+        f" = {read_record(run_dir / 'plan.json', 'sslab.plan')['bottleneck']['buffer_pkts']} packets;"
         f" pair RTTs {pair_rtts} ms",
         f"- {s['repetitions']} repetitions, order {s['order']}; substrate {meta['substrate']}"
         f" ({meta.get('accelerator') or 'native'}), topology built with {fidelity.get('backend', 'netns')}; kernel {meta.get('image', {}).get('kernel', {}).get('release', '?')};"
@@ -236,6 +238,6 @@ def rebuild_report(run_dir: Path) -> Path:
 
 
 def print_table(run_dir: Path) -> None:
-    summary = json.loads((run_dir / "summary.json").read_text())
+    summary = read_record(run_dir / "summary.json", "sslab.summary")
     print(summary["startup_table_md"])
     sys.stdout.flush()

@@ -18,6 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
+from ..records import read_record
 from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
 from ..analysis.traces import flow_facts, read_trace
 
@@ -41,18 +42,18 @@ def gzip_in_place(raw: Path) -> Path:
 
 def complete_run(run_dir: Path) -> dict:
     path = run_dir / "run.json"
-    run = json.loads(path.read_text())
+    run = read_record(path, "sslab.run")
     trace = run.get("trace")
-    records = read_trace(run_dir / trace) if trace and trace.endswith(".trace") else None
+    traced = read_trace(run_dir / trace) if trace and trace.endswith(".trace") else None
     for flow in run["flows"]:
-        flow.update(flow_facts(records, flow["port"]) if records is not None else NO_TRACE)
+        flow.update(flow_facts(traced, flow["port"]) if traced is not None else NO_TRACE)
     if run.get("link_replay") and "link_fidelity" not in run:
         run["link_fidelity"] = replay_fidelity(run["link_replay"])
         run.setdefault("fidelity", {})["link_ok"] = run["link_fidelity"]["ok"]
     if run.get("client_pcap") and "link_bursts" not in run and (run_dir / run["client_pcap"]).exists():
         run["link_bursts"] = burst_summary(arrival_bursts(run_dir / run["client_pcap"],
                                                           {f["port"] for f in run["flows"]}))
-    if records is not None:
+    if traced is not None:
         gzip_in_place(run_dir / trace)
         run["trace"] = trace + ".gz"
     tmp = path.with_name(".run.json.tmp")

@@ -6,6 +6,7 @@ it sets changes what runs on the wire.
 
 from __future__ import annotations
 
+from ..records import stamped
 from ..scenario import Scenario, to_plan
 
 #: Clocks under which a path's RTT is its configured delay exactly.
@@ -37,4 +38,4 @@ def plan_for(s: Scenario, substrate: str, clock: str) -> dict:
     if plan["topology"]["backend"] == "auto":
         # Mininet in the QEMU VM; plain namespaces (batched ip/tc, few processes) elsewhere.
         plan["topology"]["backend"] = "mininet" if substrate == "vm" else "netns"
-    return plan
+    return stamped("sslab.plan", plan)

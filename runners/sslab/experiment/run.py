@@ -16,6 +16,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from ..records import format_of, read_record, stamped
 from .. import paths
 from ..analysis.startup import write_report
 from ..scenario import Scenario, load_scenario, scenario_from_dump
@@ -118,7 +119,7 @@ def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> No
     plan = plan_for(s, substrate.name, substrate.clock)
     # The job's timeout counts guest seconds (the agent's clock); generous on every substrate.
     eta = max(estimate_seconds(s), guest_seconds(s))
-    meta = {"scenario": {**source, "model": s.model_dump(mode="json", by_alias=True)},
+    meta = {"format": format_of("sslab.meta"), "scenario": {**source, "model": s.model_dump(mode="json", by_alias=True)},
             "code": code_version(), "substrate": substrate.name, "clock": substrate.clock, "seed": s.seed,
             # The host, its XSAVE area's size among its facts: results must not depend on it
             # (tests/integration/test_uml_fp.py), and a reader can check that they did not.
@@ -165,12 +166,12 @@ def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> No
 
 
 def write_manifest(run_dir: Path) -> Path:
-    meta = json.loads((run_dir / "meta.json").read_text())
+    meta = read_record(run_dir / "meta.json", "sslab.meta")
     files = {}
     for p in sorted(run_dir.rglob("*")):
         if p.is_file() and p.name != "manifest.json" and not p.is_symlink():
             files[str(p.relative_to(run_dir))] = sha256(p)
-    manifest = {**meta, "artifacts": files}
+    manifest = stamped("sslab.manifest", {**meta, "artifacts": files})
     path = run_dir / "manifest.json"
     path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
     return path

@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..records import read_record, stamped
 from .clab import ContainerlabDumbbell
 from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
 from .flows import MAX_FLOWS, SERVER_PORT, run_case
@@ -217,7 +218,7 @@ def set_module_params(defaults: dict[str, int], asked: dict[str, int]) -> dict[s
 def main() -> int:
     job = Path(os.environ["SSLAB_JOB_DIR"])
     out = Path(os.environ["SSLAB_OUT_DIR"])
-    plan = json.loads((job / "plan.json").read_text())
+    plan = read_record(job / "plan.json", "sslab.plan")
     subprocess.run(["modprobe", "tcp_sslab"], check=True)
     defaults = module_defaults()
     backend = BACKENDS.get(plan["topology"].get("backend"), Dumbbell)
@@ -263,7 +264,7 @@ def main() -> int:
                 "base_rtt_ok": all(rtt_within(db, p, rtts[p], rtt_tol) for p in pairs),
                 "rate_ok": fidelity["rate"]["ok"],
             }
-            (rdir / "run.json").write_text(json.dumps(res, indent=1))
+            (rdir / "run.json").write_text(json.dumps(stamped("sslab.run", res), indent=1))
             index.append({"tag": tag, "case": run["case"], "rep": run["rep"]})
             f0 = res["flows"][0]
             print(f"{tag}: fct {f0['fct_s']:.3f} s, drops {res['bottleneck']['drops']}, "

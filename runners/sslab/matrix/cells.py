@@ -12,6 +12,7 @@ import time
 import traceback
 from pathlib import Path
 
+from ..records import read_record, stamped
 from ..experiment import gzip_in_place, run_scenario_into, write_manifest
 from ..scenario import scenario_from_dump
 from .spec import MatrixError
@@ -40,13 +41,13 @@ def run_one_cell(cell: dict, dest: Path, substrate, host: str) -> dict:
     runs = json.loads((dest / "job" / "out" / "runs.json").read_text())
     traffic = 0.0
     for r in runs:
-        traffic += json.loads((dest / "job" / "out" / "runs" / r["tag"] / "run.json").read_text())["seconds"]
-    meta = json.loads((dest / "meta.json").read_text())
+        traffic += read_record(dest / "job" / "out" / "runs" / r["tag"] / "run.json", "sslab.run")["seconds"]
+    meta = read_record(dest / "meta.json", "sslab.meta")
     info = {"key": cell["key"], "setting": cell["setting"], "rep": cell["rep"], "name": cell["name"],
             "host": host, "started": started, "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "wall_s": round(time.monotonic() - t0, 1), "traffic_s": round(traffic, 1),
             "substrate_s": meta.get("substrate_seconds"), "runs": [r["tag"] for r in runs]}
-    (dest / "cell.json").write_text(json.dumps(info, indent=1, sort_keys=True))
+    (dest / "cell.json").write_text(json.dumps(stamped("sslab.cell", info), indent=1, sort_keys=True))
     write_manifest(dest)
     return info
 

@@ -33,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..records import stamped
 from .. import paths
 from ..analysis.matrix_report import write_matrix_report
 from ..experiment import estimate_seconds
@@ -194,7 +195,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     plan_stamp = paths.stamp()
     plan_path = matrix_dir / "plans" / f"plan-{plan_stamp}.json"
     plan_path.parent.mkdir(parents=True, exist_ok=True)
-    plan_path.write_text(json.dumps(plan, indent=1, sort_keys=True))
+    plan_path.write_text(json.dumps(stamped("sslab.matrix-plan", plan), indent=1, sort_keys=True))
 
     est = estimate_cell_seconds(m, plan, store)
     print(f"{m.spec.title}: {matrix_dir}")

@@ -1,0 +1,67 @@
+"""Every record names its kind and format; readers take older and equal formats and refuse newer ones by name."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sslab.paths import REPO_ROOT
+from sslab.records import FORMATS, RecordFormatError, check, format_of, read_record, stamped
+
+
+def test_a_stamped_record_leads_with_its_format_and_leaves_the_original_alone():
+    original = {"flows": [], "format": "stale"}
+    rec = stamped("sslab.run", original)
+    assert list(rec)[0] == "format" and rec["format"] == f"sslab.run/{FORMATS['sslab.run']}"
+    assert rec["flows"] == [] and original["format"] == "stale"
+
+
+def test_older_and_equal_formats_are_read(tmp_path):
+    assert check("sslab.run", {"flows": []}) == {"flows": []}          # before formats: version 0
+    assert check("sslab.run", {"format": format_of("sslab.run"), "x": 1})["x"] == 1
+    p = tmp_path / "run.json"
+    p.write_text(json.dumps(stamped("sslab.run", {"x": 2})))
+    assert read_record(p, "sslab.run")["x"] == 2
+
+
+def test_a_newer_format_is_refused_by_kind_version_and_path(tmp_path):
+    p = tmp_path / "meta.json"
+    newer = FORMATS["sslab.meta"] + 1
+    p.write_text(json.dumps({"format": f"sslab.meta/{newer}", "seed": 1}))
+    with pytest.raises(RecordFormatError) as e:
+        read_record(p, "sslab.meta")
+    said = str(e.value)
+    assert str(p) in said and f"sslab.meta format {newer}" in said and f"reads ({FORMATS['sslab.meta']})" in said
+
+
+def test_another_kind_or_no_object_is_refused(tmp_path):
+    with pytest.raises(RecordFormatError, match="'sslab.cell/1' record where a sslab.run record belongs"):
+        check("sslab.run", {"format": "sslab.cell/1"})
+    with pytest.raises(RecordFormatError, match="not a sslab.plan record"):
+        check("sslab.plan", [1, 2])
+    bad = tmp_path / "plan.json"
+    bad.write_text("{not json")
+    with pytest.raises(RecordFormatError, match="not JSON"):
+        read_record(bad, "sslab.plan")
+
+
+def test_the_scenario_plan_handed_to_the_guest_is_stamped():
+    from sslab.experiment.plan import plan_for
+    from sslab.scenario import load_scenario
+    plan = plan_for(load_scenario(REPO_ROOT / "tests/data/e1-smoke.yaml"), "uml", "uml/inf-cpu")
+    assert plan["format"] == format_of("sslab.plan")
+
+
+def test_a_host_refuses_a_newer_matrix_plan_with_exit_2(tmp_path):
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"format": "sslab.matrix-plan/99", "deal": {"h": []}}))
+    env = {"SSLAB_RESULTS": str(tmp_path / "results"), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
+           **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})}
+    res = subprocess.run([sys.executable, "-m", "sslab", "matrix", "run-cells", "--matrix-dir", str(tmp_path / "m"),
+                          "--plan", str(plan), "--host", "h"], capture_output=True, text=True, cwd=REPO_ROOT,
+                         env=env, timeout=120)
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert "sslab.matrix-plan format 99, newer than this harness reads (1)" in res.stderr
+    assert not (tmp_path / "m").exists() and not (tmp_path / "results").exists()
