@@ -61,6 +61,30 @@ def cmd_container(args) -> int:
     return EXIT_OK
 
 
+def at_least_one(name: str):
+    """An argparse type: an integer of at least 1 (refused by the parser, exit 2, before anything runs)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name}={text}: a whole number") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name}={value}: at least 1")
+        return value
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds, a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text}: more than 0 seconds")
+    return value
+
+
 def ready(substrate):
     """@substrate, once one short boot has shown that it runs on this host (substrate.preflight:
     cached per host and image; if it does not boot, SubstrateUnusable names why, before anything)."""
@@ -71,7 +95,11 @@ def ready(substrate):
 
 def cmd_fresh_check(args) -> int:
     """`make fresh-check`: the README's two commands in a throw-away Debian root with an empty cache."""
-    from .substrate.freshcheck import fresh_check
+    from .substrate.freshcheck import fresh_check, make_targets
+    target = (args.main.split() or [""])[0]
+    if target not in make_targets():
+        raise Refused(f"--main {args.main!r}: {target!r} is not a target of the Makefile "
+                      f"(`make help` lists them)")
     record = fresh_check(main=args.main, keep=args.keep)
     print(json.dumps({k: record[k] for k in ("ok", "commit", "steps", "total_s", "record") if k in record}, indent=1))
     return EXIT_OK if record["ok"] else EXIT_FAILED
@@ -213,8 +241,6 @@ def _series_command(args, files_of, kind_of, write_report) -> int:
         return EXIT_OK
     from .experiment import run_series
     from .matrix.orchestrate import check_jobs
-    if args.reps is not None and args.reps < 1:
-        raise Refused(f"REPS={args.reps}: at least 1")
     jobs = check_jobs(args.substrate, args.jobs)
     files = files_of()
     t0 = time.monotonic()
@@ -358,6 +384,8 @@ def cmd_clab(args) -> int:
 
 def cmd_report(args) -> int:
     from .analysis.startup import rebuild_report
+    if not (Path(args.run_dir) / "meta.json").is_file():
+        raise Refused(f"{args.run_dir} is not a run directory (it has no meta.json)")
     dest = rebuild_report(Path(args.run_dir))
     print(f"rebuilt: {dest / 'report.md'}")
     return EXIT_OK
@@ -407,6 +435,8 @@ def cmd_matrix(args) -> int:
         return EXIT_OK
     if args.action == "merge":
         from .matrix.orchestrate import merge_cells
+        if not Path(args.tar).is_file():
+            raise Refused(f"{args.tar}: no such tar of cells")
         print(json.dumps(merge_cells(Path(args.matrix_dir), Path(args.tar))))
         return EXIT_OK
     if args.action == "report":
@@ -459,9 +489,9 @@ def scenario_repetitions(rel: str) -> str:
 def add_series_parser(sub, name: str, func, help_text: str, scenario_file: str):
     """A target made of scenario runs and a report: --reps, --jobs, --report and the substrate options."""
     p = sub.add_parser(name, help=help_text)
-    p.add_argument("--reps", type=int, help=f"repetitions per scenario (default: the scenario's, "
+    p.add_argument("--reps", type=at_least_one("REPS"), help=f"repetitions per scenario (default: the scenario's, "
                                             f"{scenario_repetitions(scenario_file)})")
-    p.add_argument("--jobs", type=int, help="scenarios at once under UML (default: the host's cores)")
+    p.add_argument("--jobs", type=at_least_one("JOBS"), help="scenarios at once under UML (default: the host's cores)")
     p.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the report from these run directories")
     add_substrate_options(p)
     p.set_defaults(func=func)
@@ -509,13 +539,13 @@ def main(argv: list[str] | None = None) -> int:
     for name, func, timeout in (("vm-check", cmd_vm_check, 300.0), ("run", cmd_run, 600.0)):
         sp = sub.add_parser(name)
         add_substrate_options(sp)
-        sp.add_argument("--timeout", type=float, default=timeout, help="job timeout in seconds")
+        sp.add_argument("--timeout", type=positive_seconds, default=timeout, help="job timeout in seconds")
         if name == "run":
             sp.add_argument("argv", nargs=argparse.REMAINDER)
         sp.set_defaults(func=func)
     ps = sub.add_parser("startup", help="run a scenario (E1 by default) and write its report")
     ps.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
-    ps.add_argument("--reps", type=int, help="repetitions (default: the scenario's)")
+    ps.add_argument("--reps", type=at_least_one("REPS"), help="repetitions (default: the scenario's)")
     ps.add_argument("--kind", default="startup", help="results/<kind>/ directory")
     ps.add_argument("--backend", choices=BACKENDS, help="who builds the topology (default: the scenario's)")
     add_suss_version_option(ps)
@@ -523,7 +553,7 @@ def main(argv: list[str] | None = None) -> int:
     ps.set_defaults(func=cmd_startup)
     pc = sub.add_parser("crosscheck", help="a scenario (E1) on UML and on QEMU -icount, side by side")
     pc.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
-    pc.add_argument("--reps", type=int, default=2)
+    pc.add_argument("--reps", type=at_least_one("REPS"), default=2)
     from .scenario import HOST_PRESETS
     pc.add_argument("--hosts", choices=list(HOST_PRESETS), help="the host model of the UML side (default: the scenario's)")
     pc.set_defaults(func=cmd_crosscheck)
@@ -569,10 +599,10 @@ def main(argv: list[str] | None = None) -> int:
     mr = msub.add_parser("run", help="plan, deal to the inventory's hosts, run missing cells, report")
     mr.add_argument("name", help="matrix name (playbooks/matrices/NAME.yaml) or a path")
     mr.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="narrow an axis, e.g. CCA=cubic")
-    mr.add_argument("--iter", type=int, help="repetitions per setting (default: the matrix's)")
+    mr.add_argument("--iter", type=at_least_one("ITER"), help="repetitions per setting (default: the matrix's)")
     mr.add_argument("--inventory", default=str(paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"))
     mr.add_argument("--serial", help="hosts at a time (default: all at once)")
-    mr.add_argument("--jobs", type=int, help="cells at a time per host (UML; default: its cores)")
+    mr.add_argument("--jobs", type=at_least_one("JOBS"), help="cells at a time per host (UML; default: its cores)")
     mr.add_argument("--container", help="run the cells in this slowstart-lab container image (make container)")
     mr.add_argument("--backend", choices=BACKENDS, help="who builds each cell's topology (default: the matrix's)")
     add_suss_version_option(mr)
@@ -581,7 +611,7 @@ def main(argv: list[str] | None = None) -> int:
     mc.add_argument("--matrix-dir", required=True)
     mc.add_argument("--plan", required=True)
     mc.add_argument("--host", required=True)
-    mc.add_argument("--jobs", type=int)
+    mc.add_argument("--jobs", type=at_least_one("JOBS"))
     add_substrate_options(mc)
     mp = msub.add_parser("pack", help="(on a host) tar its finished cells for the controller")
     mp.add_argument("--matrix-dir", required=True)

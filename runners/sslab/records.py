@@ -73,4 +73,6 @@ def read_record(path: Path, kind: str) -> dict:
         data = json.loads(Path(path).read_text())
     except json.JSONDecodeError as e:
         raise RecordFormatError(f"{path}: not JSON ({e})") from None
+    except OSError as e:
+        raise RecordFormatError(f"{path}: cannot read it ({e.strerror})") from None
     return check(kind, data, str(path))

@@ -129,6 +129,17 @@ def in_root(root: Path, command: str, log_path: Path) -> tuple[int, float]:
     return res.returncode, time.monotonic() - t0
 
 
+def make_targets(makefile: Path = paths.REPO_ROOT / "Makefile") -> set[str]:
+    """The targets the Makefile defines (rules `name:` at the start of a line; not variables)."""
+    found = set()
+    for line in makefile.read_text().splitlines():
+        head, colon, rest = line.partition(":")
+        if colon and not rest.startswith("=") and head and not head.startswith(("\t", "#", ".", " ")) \
+                and "=" not in head and "$" not in head:
+            found.update(head.split())
+    return found
+
+
 def fresh_check(main: str = MAIN, keep: bool = False, repo: Path = paths.REPO_ROOT) -> dict:
     if os.geteuid() != 0:
         raise ImageError("fresh-check needs root (debootstrap, mounts, chroot)")
