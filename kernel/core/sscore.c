@@ -960,6 +960,8 @@ void ss_on_ack(struct sscore_state *st, const struct ss_params *p,
 
 	switch (st->variant) {
 	case SS_HYSTART:
+	case SS_STD_START:	/* the standard start is HyStart's */
+	case SS_BLITZ:		/* without a hint Blitzstart keeps the standard start */
 		hystart_update(st, p, ack, w);
 		break;
 	case SS_HYSTARTPP:

@@ -1191,6 +1191,19 @@ static void test_std_start(void)
 	/* The standard start's initial window: 32; slow start as usual. */
 	CHECK_EQ(f.w.cwnd, 32);
 	CHECK_EQ(f.w.ssthresh, 0x7fffffff);
+
+	/* ... with HyStart's exits (Blitzstart's baseline is QUIC's CUBIC, which
+	 * has HyStart).  minRTT 100 ms, unpaced: the train threshold is 50 ms;
+	 * ACKs 1 ms apart.  Ten packets left at once (the test's sender) and
+	 * cwnd grows from 32 by one per ACK: round 2 has 10 ACKs (cwnd 42),
+	 * round 3 42 ACKs (a 41 ms train; cwnd 84), round 4 84 ACKs, of which
+	 * the one at j = 51 is the first more than 50 ms after the round
+	 * started: ssthresh = 84 + 51 = 135. */
+	hystart_rounds(&f, 10, 1000, 100000);
+	CHECK(f.st.rnd.found);
+	CHECK_EQ(f.st.rnd.exit_cause, SS_EXIT_ACK_TRAIN);
+	CHECK_EQ(f.st.rnd.round, 4);
+	CHECK_EQ(f.w.ssthresh, 135);
 }
 
 static void test_blitz(void)
@@ -1240,6 +1253,11 @@ static void test_blitz_without_hint(void)
 	CHECK_EQ(f.w.cwnd, 32);
 	CHECK(!f.st.rnd.found);
 	CHECK(!ss_ignore_peer_window(&f.st, &f.p));
+	/* The standard start's HyStart too: the exit of test_std_start. */
+	hystart_rounds(&f, 10, 1000, 100000);
+	CHECK(f.st.rnd.found && f.st.rnd.exit_cause == SS_EXIT_ACK_TRAIN);
+	CHECK_EQ(f.w.ssthresh, 135);
+	flow_init_window(&f, SS_BLITZ);
 	/* No RTT either. */
 	ss_blitz_start(&f.st, &f.p, 1000000, SS_RTT_UNKNOWN, MSS, &f.w, &plan);
 	CHECK(!plan.start);
