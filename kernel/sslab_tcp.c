@@ -2,7 +2,7 @@
 /*
  * tcp_sslab: slowstart-lab's congestion controls.
  *
- * One module, nine congestion-control names, so that every socket picks its
+ * One module, one congestion-control name per line of core/variants.h (twelve), so that every socket picks its
  * start by name (setsockopt TCP_CONGESTION, or a namespace's
  * net.ipv4.tcp_congestion_control) and one experiment can mix them:
  *
@@ -125,20 +125,11 @@ void ss_trace_event(const struct sscore_state *st, const struct ss_event *ev)
 	trace_sslab_event(sk_of(st), st, ev);
 }
 
-static u8 trace_state(const struct sscore_state *st)
-{
-	if (st->variant == SS_SUSS)
-		return st->suss.state;
-	if (st->variant == SS_HYSTARTPP && st->hspp.in_css)
-		return 2;
-	return st->rnd.found ? 1 : 0;
-}
-
 static void trace_ack(struct sock *sk)
 {
 	const struct sscore_state *st = &sslab_of(sk)->st;
 
-	trace_sslab_ack(sk, st, trace_state(st));
+	trace_sslab_ack(sk, st, ss_trace_state(st));
 }
 
 /* ---- SUSS pacing periods ------------------------------------------------ */
@@ -264,14 +255,10 @@ static void blitz_start(struct sock *sk)
 	lift_peer_window(sk);
 }
 
-static bool blitz_first_window(const struct sscore_state *st)
-{
-	return st->variant == SS_BLITZ && st->rnd.round == 1 && st->blitz.pace_rate;
-}
-
 /* ---- tcp_congestion_ops ------------------------------------------------- */
 
-/* What a connection of @v runs: its pinned SUSS version, or suss_version's. */
+/* A connection of variant @v starts, with SUSS version @suss_version (pinned
+ * by its name, or SS_SUSS_VERSION_PARAM: the module parameter's). */
 static void sslab_init_version(struct sock *sk, enum ss_variant v, unsigned int suss_version)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -279,6 +266,8 @@ static void sslab_init_version(struct sock *sk, enum ss_variant v, unsigned int 
 	struct ss_win w;
 
 	BUILD_BUG_ON(sizeof(struct sslab_sock) > ICSK_CA_PRIV_SIZE);
+	if (suss_version == SS_SUSS_VERSION_PARAM)
+		suss_version = ss_suss_version_of_year(READ_ONCE(sslab_params.suss_version));
 	ss_init(&ss->st, v, suss_version, (u32)now_us(tp), tp->snd_nxt, tcp_snd_cwnd(tp), tp->mss_cache);
 	ss->saved_max_rate = U32_MAX;
 	read_win(tp, &w);
@@ -286,29 +275,17 @@ static void sslab_init_version(struct sock *sk, enum ss_variant v, unsigned int 
 	write_win(tp, &w);
 	/* The Blitzstart paper's transport (QUIC) paces every connection:
 	 * so do its start and the standard start it is compared with. */
-	if (v == SS_STD_START || v == SS_BLITZ)
+	if (ss_paced_socket(&ss->st))
 		cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
-	if (v == SS_BLITZ)
+	if (ss_takes_hint(&ss->st))
 		blitz_start(sk);
 }
 
-static void sslab_init(struct sock *sk, enum ss_variant v)
-{
-	sslab_init_version(sk, v, ss_suss_version_of_year(READ_ONCE(sslab_params.suss_version)));
-}
-
-static void sslab_init_ss(struct sock *sk) { sslab_init(sk, SS_TRADITIONAL); }
-static void sslab_init_hs(struct sock *sk) { sslab_init(sk, SS_HYSTART); }
-static void sslab_init_hspp(struct sock *sk) { sslab_init(sk, SS_HYSTARTPP); }
-static void sslab_init_suss(struct sock *sk) { sslab_init(sk, SS_SUSS); }
-static void sslab_init_suss24(struct sock *sk) { sslab_init_version(sk, SS_SUSS, SUSS_VER_2024); }
-static void sslab_init_suss25(struct sock *sk) { sslab_init_version(sk, SS_SUSS, SUSS_VER_2025); }
-static void sslab_init_susspaper(struct sock *sk) { sslab_init_version(sk, SS_SUSS, SUSS_VER_PAPER); }
-static void sslab_init_reno_fixed(struct sock *sk) { sslab_init(sk, SS_RENO_FIXED); }
-static void sslab_init_reno_hoe(struct sock *sk) { sslab_init(sk, SS_RENO_HOE); }
-static void sslab_init_reno_astart(struct sock *sk) { sslab_init(sk, SS_RENO_ASTART); }
-static void sslab_init_std(struct sock *sk) { sslab_init(sk, SS_STD_START); }
-static void sslab_init_blitz(struct sock *sk) { sslab_init(sk, SS_BLITZ); }
+/* One init function per name of the registry (core/variants.h). */
+#define SS_NAME(ident, cc_name, id, suss_version) \
+static void sslab_init_##ident(struct sock *sk) { sslab_init_version(sk, SS_##id, suss_version); }
+#include "core/variants.h"
+#undef SS_NAME
 
 static void sslab_release(struct sock *sk)
 {
@@ -338,7 +315,7 @@ static void sslab_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 		suss_start_pacing(sk, &plan);
 	/* The SUSS code versions' window rules hold on every ACK (theirs sat
 	 * in tcp_ack); the others' lifts are cong_avoid's. */
-	if (st->variant == SS_SUSS && st->suss_version != SUSS_VER_PAPER)
+	if (ss_peer_window_each_ack(st))
 		tp->snd_wnd = min(ss_peer_window(st, tp->snd_wnd, tp->mss_cache), U32_MAX >> 1);
 	/* cong_avoid, which traces the other ACKs, is skipped in Recovery/CWR. */
 	if (icsk->icsk_ca_state >= TCP_CA_CWR)
@@ -403,8 +380,10 @@ static void sslab_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 
 		/* The first data leaves: the passive side's snd_wnd was set
 		 * from the handshake's last ACK after init, so lift it here. */
-		if (blitz_first_window(st)) {
-			WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)st->blitz.pace_rate);
+		u32 first_rate = ss_first_window_pace_rate(st);
+
+		if (first_rate) {
+			WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)first_rate);
 			lift_peer_window(sk);
 		}
 
@@ -430,24 +409,15 @@ static struct tcp_congestion_ops ident __read_mostly = {	\
 	.name		= cc_name,				\
 }
 
-SSLAB_OPS(sslab_ss_ops, "cubic_ss", sslab_init_ss);
-SSLAB_OPS(sslab_hs_ops, "cubic_hs", sslab_init_hs);
-SSLAB_OPS(sslab_hspp_ops, "cubic_hspp", sslab_init_hspp);
-SSLAB_OPS(sslab_suss_ops, "cubic_suss", sslab_init_suss);
-SSLAB_OPS(sslab_suss24_ops, "cubic_suss24", sslab_init_suss24);
-SSLAB_OPS(sslab_suss25_ops, "cubic_suss25", sslab_init_suss25);
-SSLAB_OPS(sslab_susspaper_ops, "cubic_susspaper", sslab_init_susspaper);
-SSLAB_OPS(sslab_reno_fixed_ops, "reno_fixed", sslab_init_reno_fixed);
-SSLAB_OPS(sslab_reno_hoe_ops, "reno_hoe", sslab_init_reno_hoe);
-SSLAB_OPS(sslab_reno_astart_ops, "reno_astart", sslab_init_reno_astart);
-SSLAB_OPS(sslab_std_ops, "cubic_std", sslab_init_std);
-SSLAB_OPS(sslab_blitz_ops, "cubic_blitz", sslab_init_blitz);
+/* One tcp_congestion_ops per name of the registry, registered in its order. */
+#define SS_NAME(ident, cc_name, id, suss_version) SSLAB_OPS(sslab_##ident##_ops, cc_name, sslab_init_##ident);
+#include "core/variants.h"
+#undef SS_NAME
 
 static struct tcp_congestion_ops *sslab_all[] = {
-	&sslab_ss_ops, &sslab_hs_ops, &sslab_hspp_ops, &sslab_suss_ops,
-	&sslab_suss24_ops, &sslab_suss25_ops, &sslab_susspaper_ops,
-	&sslab_reno_fixed_ops, &sslab_reno_hoe_ops, &sslab_reno_astart_ops,
-	&sslab_std_ops, &sslab_blitz_ops,
+#define SS_NAME(ident, cc_name, id, suss_version) &sslab_##ident##_ops,
+#include "core/variants.h"
+#undef SS_NAME
 };
 
 static int __init sslab_register(void)

@@ -14,7 +14,7 @@
  * as the Astart paper describes it; the Blitzstart report); rates are bytes
  * per second, times microseconds.
  */
-#include "sscore.h"
+#include "ssvariant.h"
 
 /* A rate estimate is at most this (4 GB/s, 34 Gbit/s): it fits u32. */
 #define RATE_MAX 0xffffffffULL
@@ -222,31 +222,30 @@ static void hoe_update(struct sscore_state *st, const struct ss_ack *ack, struct
 		w->ssthresh, 0);
 }
 
-void ss_ratestart_on_ack(struct sscore_state *st, const struct ss_params *p,
-			 const struct ss_ack *ack, struct ss_win *w)
+static void hoe_any_ack(struct sscore_state *st, const struct ss_params *p, const struct ss_ack *ack,
+			struct ss_win *w)
 {
-	if (st->variant == SS_RENO_ASTART)
-		astart_update(st, p, ack, w);
-	else if (st->variant == SS_RENO_HOE)
-		hoe_update(st, ack, w);
+	hoe_update(st, ack, w);
 }
 
 /* ------------------------------------------------------------------------
  * First windows
  */
 
-void ss_init_window(struct sscore_state *st, const struct ss_params *p, struct ss_win *w)
+/* The NewReno family: the Astart paper's initial ssthresh (and window). */
+static bool reno_first_window(struct sscore_state *st, const struct ss_params *p, struct ss_win *w)
 {
-	if (ss_is_reno(st->variant)) {
-		w->ssthresh = ss_max(p->reno_init_ssthresh, 2);
-		if (p->reno_iw)
-			w->cwnd = p->reno_iw;
-	}
-	else if (st->variant == SS_STD_START || st->variant == SS_BLITZ)
-		w->cwnd = ss_max(p->std_iw, 1);
-	else
-		return;
-	ss_emit(st, SS_EV_START, w->cwnd, w->ssthresh, 0, 0);
+	w->ssthresh = ss_max(p->reno_init_ssthresh, 2);
+	if (p->reno_iw)
+		w->cwnd = p->reno_iw;
+	return true;
+}
+
+/* The standard start of the Blitzstart comparison: 32 packets. */
+static bool std_first_window(struct sscore_state *st, const struct ss_params *p, struct ss_win *w)
+{
+	w->cwnd = ss_max(p->std_iw, 1);
+	return true;
 }
 
 void ss_blitz_start(struct sscore_state *st, const struct ss_params *p, u64 hint, u32 rtt_us,
@@ -282,3 +281,58 @@ void ss_blitz_start(struct sscore_state *st, const struct ss_params *p, u64 hint
 	};
 	ss_emit(st, SS_EV_START, cwnd, w->ssthresh, b->hint, plan);
 }
+
+/* Blitzstart's first rounds are not held by the peer's window (a hinted start only). */
+static bool blitz_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p)
+{
+	return st->blitz.hint && st->rnd.round <= p->blitz_lift_rwnd_rounds;
+}
+
+static u32 blitz_first_window_pace_rate(const struct sscore_state *st)
+{
+	return st->rnd.round == 1 ? st->blitz.pace_rate : 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The variants
+ */
+
+/* reno_fixed: NewReno, initial ssthresh 32 (the Astart paper's baseline). */
+const struct ss_start_ops ss_reno_fixed_ops = {
+	.growth = &ss_reno_growth,
+	.first_window = reno_first_window,
+};
+
+/* reno_hoe: NewReno with Hoe's initial ssthresh. */
+const struct ss_start_ops ss_reno_hoe_ops = {
+	.growth = &ss_reno_growth,
+	.first_window = reno_first_window,
+	.any_ack = hoe_any_ack,
+};
+
+/* reno_astart: NewReno with Adaptive Start, ssthresh raised on every ACK. */
+const struct ss_start_ops ss_reno_astart_ops = {
+	.growth = &ss_reno_growth,
+	.first_window = reno_first_window,
+	.any_ack = astart_update,
+};
+
+/* cubic_std: HyStart from an initial window of 32, the socket paced. */
+const struct ss_start_ops ss_std_start_ops = {
+	.growth = &ss_cubic_growth,
+	.first_window = std_first_window,
+	.slow_start_ack = ss_hystart_update,
+	.paced_socket = true,
+};
+
+/* cubic_blitz: Blitzstart (ss_blitz_start); without a hint, the standard start. */
+const struct ss_start_ops ss_blitz_ops = {
+	.growth = &ss_cubic_growth,
+	.first_window = std_first_window,
+	.slow_start_ack = ss_hystart_update,
+	.ignore_peer_window = blitz_ignore_peer_window,
+	.first_window_pace_rate = blitz_first_window_pace_rate,
+	.counts_rounds_in_ca = true,
+	.paced_socket = true,
+	.takes_hint = true,
+};

@@ -40,6 +40,9 @@
  *                   hinted bandwidth times the handshake's RTT, paced over
  *                   75% of that RTT, then CUBIC's congestion avoidance.
  *
+ * Each start is an ops table in a file of its own (ssvariant.h has the
+ * hooks, variants.h the registry); the entry points below call its hooks.
+ *
  * A "round" is one RTT's worth of data: it starts when the cumulative ACK
  * passes the first sequence sent after the previous round started.
  *
@@ -107,24 +110,13 @@ static inline u32 ss_elapsed(u32 now, u32 then)
 #define SS_USEC_PER_SEC 1000000U
 #define SS_RTT_UNKNOWN 0xffffffffU
 
+/* The variants, one per entry of the registry (variants.h). */
 enum ss_variant {
-	SS_TRADITIONAL,
-	SS_HYSTART,
-	SS_HYSTARTPP,
-	SS_SUSS,
-	SS_RENO_FIXED,
-	SS_RENO_HOE,
-	SS_RENO_ASTART,
-	SS_STD_START,
-	SS_BLITZ,
+#define SS_VARIANT(id, ops) SS_##id,
+#include "variants.h"
+#undef SS_VARIANT
 	SS_NR_VARIANTS,
 };
-
-/* NewReno's window rules instead of CUBIC's. */
-static inline bool ss_is_reno(unsigned int v)
-{
-	return v == SS_RENO_FIXED || v == SS_RENO_HOE || v == SS_RENO_ASTART;
-}
 
 /*
  * SUSS versions (shared/design/suss-code-versions.md has the facts; the
@@ -160,6 +152,10 @@ enum ss_suss_version {
 	SUSS_VER_2025,
 	SUSS_NR_VERSIONS,
 };
+
+/* A name of the registry (variants.h) that runs the version of the module
+ * parameter suss_version rather than a pinned one. */
+#define SS_SUSS_VERSION_PARAM SUSS_NR_VERSIONS
 
 /* The suss_version parameter's values: a year, or 0 for ours. */
 #define SUSS_YEAR_PAPER 0U
@@ -504,10 +500,7 @@ void ss_on_rto(struct sscore_state *st, u32 cwnd_before);
 void ss_on_idle_restart(struct sscore_state *st, u32 now_ms, u32 idle_ms);
 
 /* Is SUSS pacing right now (the glue must keep its rate)? */
-static inline bool ss_suss_pacing(const struct sscore_state *st)
-{
-	return st->variant == SS_SUSS && st->suss.state == SUSS_PACING;
-}
+bool ss_suss_pacing(const struct sscore_state *st);
 
 /*
  * Should the sender not be held by the peer's advertised window right now?
@@ -520,35 +513,31 @@ static inline bool ss_suss_pacing(const struct sscore_state *st)
  * not either.  The SUSS code versions have their authors' own rules
  * (ss_peer_window).
  */
-static inline bool ss_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p)
-{
-	if (st->variant == SS_BLITZ)
-		return st->blitz.hint && st->rnd.round <= p->blitz_lift_rwnd_rounds;
-	return st->variant == SS_SUSS && st->suss_version == SUSS_VER_PAPER && p->suss_lift_rwnd_rounds &&
-	       !st->rnd.found && st->rnd.round <= p->suss_lift_rwnd_rounds;
-}
+bool ss_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p);
 
 /*
  * The send window (bytes) the SUSS authors' code lets a connection use, given
  * the peer's advertised @snd_wnd: 2024 multiplies it by 2^jumps, at most
  * 3 MB; 2025 raises it to 10 MSS x 2^(round + jumps - 1) while SUSS still
  * grows, and to 10 MSS always.  Never lower than @snd_wnd.  Other variants
- * and versions: @snd_wnd.
+ * and versions: @snd_wnd.  ss_peer_window_each_ack(): the rule holds on
+ * every ACK (theirs sat in tcp_ack).
  */
 #define SUSS_2024_RWND_MAX (3U << 20)
 u32 ss_peer_window(const struct sscore_state *st, u32 snd_wnd, u32 mss);
+bool ss_peer_window_each_ack(const struct sscore_state *st);
 
-/* Rounds are counted through congestion avoidance too (Blitzstart's lift). */
-static inline bool ss_counts_rounds_in_ca(const struct sscore_state *st)
-{
-	return st->variant == SS_BLITZ;
-}
+/* The glue's questions about a connection's start: the rate its first
+ * window is paced at right now (Blitzstart's round 1; 0: none); the state
+ * number it traces per ACK; does its socket pace from the start (the
+ * Blitzstart comparison's transport paces); does it take a hinted rate when
+ * the connection starts (ss_blitz_start). */
+u32 ss_first_window_pace_rate(const struct sscore_state *st);
+u8 ss_trace_state(const struct sscore_state *st);
+bool ss_paced_socket(const struct sscore_state *st);
+bool ss_takes_hint(const struct sscore_state *st);
 
-/* Internal to the core: the rate-based starts (ratestart.c). */
-void ss_ratestart_on_ack(struct sscore_state *st, const struct ss_params *p,
-			 const struct ss_ack *ack, struct ss_win *w);
-void ss_emit(const struct sscore_state *st, enum ss_event_type type, u32 a, u32 b, u32 c,
-	     const struct ss_pacing_plan *plan);
+/* The rate estimators' arithmetic (ratestart.c), exposed for tests. */
 u32 ss_ere_sample_interval(const struct ss_ere *e, u32 cwnd, u32 mss, u32 min_rtt_us, u32 srtt_us);
 u32 ss_ere_filter(u32 prev_ere, u32 prev_sample, u32 sample, u32 dt_us, u32 tau_us);
 u64 ss_hoe_rate(const u32 t_us[3], const u32 una[3]);

@@ -1,13 +1,40 @@
 """Congestion-control names: the ones our module registers and the kernel's own; our module's parameters.
 
-A leaf module (standard library only): the scenario model checks flow names
-and module parameters against it, the image build lists what the kernel
-under test offers with it.
+A leaf module (standard library only), imported on the host and in the
+guest: the scenario model checks flow names and module parameters against
+it, the image build lists what the kernel under test offers with it, the
+guest checks the module and names each SUSS flow's version with it.
+
+Our names are read from the module's own registry, kernel/core/variants.h
+(one `SS_NAME(ident, "name", VARIANT, suss_version)` line each), so that a
+new variant is registered in one place for the module and the harness.
 """
 
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+#: The module's registry of names (kernel/core/variants.h).
+REGISTRY = Path(__file__).resolve().parents[2] / "kernel" / "core" / "variants.h"
+_SS_NAME = re.compile(r'^SS_NAME\(\s*\w+\s*,\s*"(\w+)"\s*,\s*(\w+)\s*,\s*(\w+)\s*\)', re.M)
+#: What an SS_NAME line's last field pins (SS_SUSS_VERSION_PARAM: the module parameter's version).
+_PINS = {"SS_SUSS_VERSION_PARAM": None, "SUSS_VER_2024": 2024, "SUSS_VER_2025": 2025, "SUSS_VER_PAPER": 0}
+
+
+def registry_entries(text: str) -> list[tuple[str, str, int | None]]:
+    """(name, variant, pinned SUSS version or None) per SS_NAME line of a registry's @text, in order."""
+    out = []
+    for name, variant, pin in _SS_NAME.findall(text):
+        if pin not in _PINS:
+            raise ValueError(f"{REGISTRY}: {name}: unknown SUSS version {pin}")
+        out.append((name, variant, _PINS[pin]))
+    return out
+
+
+_ENTRIES = registry_entries(REGISTRY.read_text())
 #: Our module's congestion controls (kernel/, module tcp_sslab), in the module's order.
-OUR_CCAS = ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "cubic_suss24", "cubic_suss25", "cubic_susspaper",
-            "reno_fixed", "reno_hoe", "reno_astart", "cubic_std", "cubic_blitz")
+OUR_CCAS = tuple(name for name, _, _ in _ENTRIES)
 #: The four slow starts of the SUSS paper and the HyStart/HyStart++ report.
 SLOW_START_CCAS = OUR_CCAS[:4]
 #: The kernel's own, as built into or shipped as modules with Debian's 6.1 kernel.
@@ -22,8 +49,9 @@ SUSS_VERSIONS = {2024: "SUSS 2024 (the authors' code behind the paper)",
                  2025: "SUSS 2025 (the authors' rewrite)",
                  0: "SUSS, ours from the paper's text"}
 SUSS_DEFAULT_VERSION = 2024
-#: cubic_suss runs the version of the module parameter; the others are pinned to one.
-SUSS_CCAS = {"cubic_suss": None, "cubic_suss24": 2024, "cubic_suss25": 2025, "cubic_susspaper": 0}
+#: The names that run SUSS (variant SUSS in the registry) and the version each pins: cubic_suss runs
+#: the version of the module parameter (None), the others are pinned to one.
+SUSS_CCAS = {name: pin for name, variant, pin in _ENTRIES if variant == "SUSS"}
 #: The name that pins a version, for a flow that asks for one.
 SUSS_PINNED = {v: cc for cc, v in SUSS_CCAS.items() if v is not None}
 

@@ -1,6 +1,7 @@
 """Scenario files are validated before anything runs, and errors name the field."""
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -251,18 +252,22 @@ def test_series_files_build_every_setting_and_refuse_bad_ones(tmp_path: Path):
         load_series(tmp_path / "s.yaml")
 
 
-def test_congestion_control_names_match_the_module_source_and_the_guest_check():
-    import re
-
-    from sslab.ccas import OUR_CCAS
-    from sslab.guest.modcheck import NAMES
+def test_congestion_control_names_come_from_the_modules_registry():
+    from sslab.ccas import OUR_CCAS, SUSS_CCAS, registry_entries
+    # The parser, on a registry of two names (one pinned to SUSS 2025).
+    text = ('SS_NAME(hs, "cubic_hs", HYSTART, SS_SUSS_VERSION_PARAM)\n'
+            '/* SS_NAME(x, "commented", SUSS, SUSS_VER_2024) is no line of its own */\n'
+            'SS_NAME(suss25, "cubic_suss25", SUSS, SUSS_VER_2025)\n')
+    assert registry_entries(text) == [("cubic_hs", "HYSTART", None), ("cubic_suss25", "SUSS", 2025)]
+    with pytest.raises(ValueError, match="unknown SUSS version SUSS_VER_1999"):
+        registry_entries('SS_NAME(x, "cubic_x", SUSS, SUSS_VER_1999)\n')
+    # The module's registry (kernel/core/variants.h): its twelve names in registration order, and
+    # the SUSS names with the versions they pin (the guest's module check selects each by name).
+    assert OUR_CCAS == ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "cubic_suss24", "cubic_suss25",
+                        "cubic_susspaper", "reno_fixed", "reno_hoe", "reno_astart", "cubic_std", "cubic_blitz")
+    assert SUSS_CCAS == {"cubic_suss": None, "cubic_suss24": 2024, "cubic_suss25": 2025, "cubic_susspaper": 0}
     src = (REPO_ROOT / "kernel/sslab_tcp.c").read_text()
-    assert tuple(re.findall(r'^SSLAB_OPS\(\w+, "(\w+)",', src, re.M)) == OUR_CCAS
-    assert tuple(NAMES) == OUR_CCAS
-    # The guest names each flow's SUSS version with the host's map.
-    from sslab.ccas import SUSS_CCAS
-    from sslab.guest.scenario_run import SUSS_CCAS as GUEST_SUSS_CCAS
-    assert GUEST_SUSS_CCAS == SUSS_CCAS
+    assert '#include "core/variants.h"' in src and not re.search(r'^SSLAB_OPS\(\w+, "', src, re.M)
 
 
 def test_suss_versions_per_scenario_case_and_flow():

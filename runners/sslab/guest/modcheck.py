@@ -12,8 +12,7 @@ import socket
 import subprocess
 import sys
 
-NAMES = ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "cubic_suss24", "cubic_suss25", "cubic_susspaper",
-         "reno_fixed", "reno_hoe", "reno_astart", "cubic_std", "cubic_blitz")
+from ..ccas import OUR_CCAS as NAMES
 MODULE = "tcp_sslab"
 
 

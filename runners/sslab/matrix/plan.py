@@ -11,7 +11,9 @@ from .spec import Matrix, settings
 
 #: Files whose content decides what traffic a cell runs (besides the image).
 TRAFFIC_CODE = ("runners/sslab/guest/*.py", "runners/sslab/scenario/*.py", "runners/sslab/substrate/qemu.py",
-                "runners/sslab/substrate/uml.py", "runners/sslab/substrate/job.py", "runners/sslab/experiment/plan.py")
+                "runners/sslab/substrate/uml.py", "runners/sslab/substrate/job.py", "runners/sslab/experiment/plan.py",
+                # the leaves the guest imports
+                "runners/sslab/ccas.py", "runners/sslab/records.py")
 
 
 def traffic_code_version(root: Path = paths.REPO_ROOT) -> str:

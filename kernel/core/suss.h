@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * suss.h: SUSS's hooks (suss.c), for the variants built on SUSS.
+ *
+ * A variant that is SUSS with one thing changed (suss_g2.c: G never above 2)
+ * is an ops table of its own made of SS_SUSS_HOOKS and its own init, which
+ * calls ss_suss_init() and then changes what it changes.
+ */
+#ifndef SUSS_H
+#define SUSS_H
+
+#include "ssvariant.h"
+
+void ss_suss_init(struct sscore_state *st, unsigned int suss_version, u32 now_us, u32 snd_nxt, u32 cwnd,
+		  u32 mss);
+void ss_suss_new_round(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w);
+bool ss_suss_late_hystart_rounds(const struct sscore_state *st);
+u32 ss_suss_hystart_round_start_us(const struct sscore_state *st);
+void ss_suss_hystart_round_check(struct sscore_state *st, const struct ss_ack *ack);
+void ss_suss_update(struct sscore_state *st, const struct ss_params *p, const struct ss_ack *ack,
+		    struct ss_win *w, struct ss_pacing_plan *plan);
+u32 ss_suss_grow(struct sscore_state *st, const struct ss_params *p, const struct ss_ack *ack,
+		 struct ss_win *w);
+void ss_suss_loss(struct sscore_state *st, u32 in_flight, struct ss_win *w);
+bool ss_suss_rto(struct sscore_state *st, u32 cwnd_before);
+u32 ss_suss_peer_window(const struct sscore_state *st, u32 snd_wnd, u32 mss);
+bool ss_suss_peer_window_each_ack(const struct sscore_state *st);
+bool ss_suss_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p);
+bool ss_suss_pacing_now(const struct sscore_state *st);
+u8 ss_suss_trace_state(const struct sscore_state *st);
+
+/* Every hook of SUSS's but .init. */
+#define SS_SUSS_HOOKS							\
+	.growth = &ss_cubic_growth,					\
+	.round_begin = ss_suss_new_round,				\
+	.own_hystart_round = ss_suss_late_hystart_rounds,		\
+	.hystart_round_start_us = ss_suss_hystart_round_start_us,	\
+	.hystart_round_check = ss_suss_hystart_round_check,		\
+	.slow_start_ack = ss_suss_update,				\
+	.grow = ss_suss_grow,						\
+	.loss = ss_suss_loss,						\
+	.rto = ss_suss_rto,						\
+	.peer_window = ss_suss_peer_window,				\
+	.peer_window_each_ack = ss_suss_peer_window_each_ack,		\
+	.ignore_peer_window = ss_suss_ignore_peer_window,		\
+	.pacing = ss_suss_pacing_now,					\
+	.trace_state = ss_suss_trace_state,
+
+#endif /* SUSS_H */
