@@ -2,7 +2,7 @@
 /*
  * tcp_sslab: slowstart-lab's congestion controls.
  *
- * One module, one congestion-control name per line of core/variants.h (twelve), so that every socket picks its
+ * One module, one congestion-control name per line of core/variants.h (thirteen), so that every socket picks its
  * start by name (setsockopt TCP_CONGESTION, or a namespace's
  * net.ipv4.tcp_congestion_control) and one experiment can mix them:
  *
@@ -17,6 +17,7 @@
  *   reno_astart  NewReno + Astart (ssthresh from Westwood's eligible rate)
  *   cubic_std    CUBIC + HyStart, initial window 32, paced (Blitzstart's baseline)
  *   cubic_blitz  Blitzstart: first window = hint x handshake RTT, paced, then CUBIC
+ *   cubic_suss_g2  SUSS with its growth factor held at 2 (its measuring, no jumps)
  *
  * Blitzstart's hint is the socket's SO_MAX_PACING_RATE (bytes per second),
  * set before the handshake on the sending socket or on the listening socket

@@ -676,6 +676,36 @@ static void test_suss_example(void)
 	check_suss_example(&f);
 }
 
+/* cubic_suss_g2: the example's first two rounds with G held at 2.  The
+ * blue trains are measured as SUSS's (round 2: 9 gaps x 400 us = 3600 us
+ * for 10 of 10 blue packets; round 3: 19 x 300 us = 5700 us for 20 of 20,
+ * no jump to scale by), every decision is G = 2 with the reason
+ * "disallowed", nothing is paced, and cwnd doubles: 10, 20, 40. */
+static void test_suss_g2(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	flow_init(&f, SS_SUSS_G2, 1000, 0);
+	ack_burst(&f, 50000, 10, 400, 50000);		/* round 2 */
+	CHECK_EQ(f.w.cwnd, 20);
+	ack_burst(&f, 100000, 20, 300, 50000);		/* round 3 */
+	CHECK_EQ(f.w.cwnd, 40);
+	ev = find_event(SS_EV_BLUE_TRAIN, 0, NULL);
+	CHECK(ev && ev->a == 2 && ev->b == 3600 && ev->c == 3600);
+	ev = find_event(SS_EV_GROWTH, 0, NULL);
+	CHECK(ev && ev->a == 2 && ev->b == 2 && ev->c == SUSS_NO_DISALLOWED);
+	ev = find_event(SS_EV_BLUE_TRAIN, 1, NULL);
+	CHECK(ev && ev->a == 3 && ev->b == 5700 && ev->c == 5700);
+	ev = find_event(SS_EV_GROWTH, 1, NULL);
+	CHECK(ev && ev->a == 3 && ev->b == 2 && ev->c == SUSS_NO_DISALLOWED);
+	CHECK_EQ(count_events(SS_EV_PACING), 0);
+	CHECK_EQ(f.plans_started, 0);
+	CHECK_EQ(f.st.suss.jumps, 0);
+	CHECK_EQ(f.st.suss.state, SUSS_CLOCKING);
+	CHECK(!f.st.rnd.found);
+}
+
 static void test_suss_wraparound(void)
 {
 	struct flow f;
@@ -1289,6 +1319,7 @@ int main(void)
 	test_hspp_plain_slow_start_after_rto();
 	test_hspp_limit_l();
 	test_suss_example();
+	test_suss_g2();
 	test_suss_wraparound();
 	test_suss_round2_refusals();
 	test_suss_stretch_ack();
