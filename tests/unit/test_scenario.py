@@ -269,6 +269,9 @@ def test_congestion_control_names_come_from_the_modules_registry():
     assert SUSS_CCAS == {"cubic_suss": None, "cubic_suss24": 2024, "cubic_suss25": 2025, "cubic_susspaper": 0}
     src = (REPO_ROOT / "kernel/sslab_tcp.c").read_text()
     assert '#include "core/variants.h"' in src and not re.search(r'^SSLAB_OPS\(\w+, "', src, re.M)
+    # The guest's own copy of the SUSS map (kept to leave its timeline alone) is the registry's.
+    from sslab.guest.scenario_run import SUSS_CCAS as GUEST_SUSS_CCAS
+    assert GUEST_SUSS_CCAS == SUSS_CCAS
 
 
 def test_suss_versions_per_scenario_case_and_flow():
