@@ -1,17 +1,20 @@
 # slowstart-lab entry points.  Every target installs what it needs.
 #
+# Experiments: one file each in experiments/, the file's name is the target (table: README.md;
+# `.venv/bin/python -m sslab experiments` describes each).  A new file is a new target.
+#   make startup           E1  make wifi        E2   make fct-vs-size  E4/E5   make fairness  E6
+#   make reproduce-table1  E7 (the main job)    make astart      E8   make blitzstart   E9
+# They take REPS= (repetitions), SELECT= (parts by name or setting value; LINKS=, VARIANTS=,
+# SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, BACKEND=, SCENARIO= (a one-scenario
+# experiment's file); matrices take ITER=, CCA=, BUF=, RTT=, INVENTORY=, SERIAL=, CONTAINER=.
+#
 #   make vm-check          boot the testbed VM and print its self-check (JSON)
 #   make test              import contracts, kernel-core, unit and integration tests (boots the VM)
 #   make lint-imports      check that imports flow one way (pyproject.toml's contracts)
 #   make image             build the testbed image (cached by recipe hash)
 #   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
-#   make startup           E1: the four slow starts through 50 Mbit/s, 100 ms (REPS=5)
-#   make wifi              E2: the four slow starts over a Wi-Fi last hop, FCT and loss against size (REPS=20)
-#   make fct-vs-size       E4/E5: BBR, CUBIC with SUSS off and on over wired, Wi-Fi, LTE (LINKS=, REPS=3)
 #   make crosscheck        E1 on UML and on QEMU -icount, side by side (REPS=2)
 #   make report RUN=DIR    rebuild a run's tables and plots from its archive
-#   make reproduce-table1  E7 stability matrix (SUSS Table 1) through Ansible; ITER= CCA= BUF= RTT=
-#   make fairness          E6 fairness matrix (SUSS Fig. 15); BUF= RTT= ITER=
 #   make matrix MATRIX=smoke   any matrix in playbooks/matrices/
 #   make report ARTIFACT=results/<matrix>/<id>   rebuild a matrix's tables and plots from its archive
 #   make fresh-check       the README's two commands in a throw-away Debian root with an empty cache
@@ -35,17 +38,25 @@ ACCEL ?= auto
 CLOCK ?= real
 SUBSTRATE_ARGS = --substrate $(SUBSTRATE) --accel $(ACCEL) --clock $(CLOCK)
 REPS ?=
-SCENARIO ?= topologies/e1-startup.yaml
-INVENTORY ?= playbooks/inventory/localhost.ini
+SCENARIO ?=
+INVENTORY ?=
 MATRIX ?= smoke
 # SUSS_VERSION=2024 (the authors' code behind the paper; the default), 2025 (their rewrite) or 0 (ours):
 # the version cubic_suss runs in make startup, wifi, fct-vs-size and the matrices.
 # HOSTS=ideal (infinitely fast hosts; the default), 1gbe or logging: the host model (sslab.scenario.hosts).
 SUSS_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS))
 MATRIX_ARGS = $(SUSS_ARGS) $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
-              $(if $(RTT),--set RTT=$(RTT)) --inventory $(INVENTORY) $(if $(SERIAL),--serial $(SERIAL)) \
+              $(if $(RTT),--set RTT=$(RTT)) $(if $(INVENTORY),--inventory $(INVENTORY)) $(if $(SERIAL),--serial $(SERIAL)) \
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \
               $(if $(BACKEND),--backend $(BACKEND))
+
+# The experiments: experiments/<target>.yaml, each run by `sslab run` (what applies to its kind).
+EXPERIMENTS := $(sort $(basename $(notdir $(wildcard experiments/*.yaml))))
+RUN_ARGS = $(SUSS_ARGS) $(foreach v,SELECT LINKS VARIANTS SETTINGS,$(if $($(v)),--select $($(v)))) \
+           $(if $(REPS),--reps $(REPS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(SCENARIO),--scenario $(SCENARIO)) \
+           $(if $(BACKEND),--backend $(BACKEND)) $(if $(ITER),--iter $(ITER)) \
+           $(foreach v,CCA BUF RTT,$(if $($(v)),--set $(v)=$($(v)))) $(if $(INVENTORY),--inventory $(INVENTORY)) \
+           $(if $(SERIAL),--serial $(SERIAL)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS)
 
 # Host programs and the Debian packages that provide them.
 HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \
@@ -56,11 +67,15 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: help deps host-deps python-deps engine-deps image image-repin container container-save test-deps vm-check startup astart blitzstart wifi fct-vs-size report test test-unit test-vm kernel-test clean-venv lint-imports \
-        reproduce-table1 fairness matrix crosscheck bench fresh-check
+.PHONY: help deps host-deps python-deps engine-deps image image-repin container container-save test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
+        matrix crosscheck bench fresh-check $(EXPERIMENTS)
 
 help:
 	@sed -n '2,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
+	@echo "Experiments here (experiments/*.yaml): $(EXPERIMENTS)"
+
+$(EXPERIMENTS): deps
+	$(VPY) -m sslab run experiments/$@.yaml $(RUN_ARGS)
 
 deps: host-deps python-deps
 
@@ -111,29 +126,9 @@ image-repin: deps
 vm-check: deps
 	$(VPY) -m sslab vm-check $(SUBSTRATE_ARGS)
 
-startup: deps
-	$(VPY) -m sslab startup --scenario $(SCENARIO) $(SUBSTRATE_ARGS) $(SUSS_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(BACKEND),--backend $(BACKEND))
-
-# E8: the Astart paper's tables and figures (SETTINGS=, REPS=; single flows repeat exactly, so 1 by default).
-astart: deps
-	$(VPY) -m sslab astart $(SUBSTRATE_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(SETTINGS),--settings $(SETTINGS)) $(if $(JOBS),--jobs $(JOBS))
-
-# E9: Blitzstart against the standard start on the report's four links (LINKS=, REPS=; quick default 3).
-BLITZ_REPS ?= 3
-blitzstart: deps
-	$(VPY) -m sslab blitzstart $(SUBSTRATE_ARGS) --reps $(or $(REPS),$(BLITZ_REPS)) $(if $(LINKS),--links $(LINKS)) $(if $(JOBS),--jobs $(JOBS))
-
-# E2: the four slow starts over a Wi-Fi bottleneck (VARIANTS=, REPS= default 20).
-wifi: deps
-	$(VPY) -m sslab wifi $(SUBSTRATE_ARGS) $(SUSS_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(VARIANTS),--variants $(VARIANTS)) $(if $(JOBS),--jobs $(JOBS))
-
-# E4/E5: FCT and loss against flow size (LINKS= wired,wifi,lte by default; also 5g; SETTINGS=; REPS= default 3).
-fct-vs-size: deps
-	$(VPY) -m sslab fct-vs-size $(SUBSTRATE_ARGS) $(SUSS_ARGS) $(if $(REPS),--reps $(REPS)) $(if $(LINKS),--links $(LINKS)) $(if $(SETTINGS),--settings $(SETTINGS)) $(if $(JOBS),--jobs $(JOBS))
-
 # E1 on UML (virtual time, infinitely fast CPUs) and on QEMU -icount (virtual time, CPU costs guest time).
 crosscheck: deps
-	$(VPY) -m sslab crosscheck --scenario $(SCENARIO) $(if $(REPS),--reps $(REPS)) $(if $(HOSTS),--hosts $(HOSTS))
+	$(VPY) -m sslab crosscheck --scenario $(or $(SCENARIO),topologies/e1-startup.yaml) $(if $(REPS),--reps $(REPS)) $(if $(HOSTS),--hosts $(HOSTS))
 
 # The README's two commands on a new machine: a throw-away Debian root (debootstrap) with only make,
 # git and python3, an empty cache and this machine's Docker client if any; make $(FRESH_MAIN), then
@@ -151,13 +146,7 @@ report: python-deps
 	elif [ -n "$(RUN)" ]; then $(VPY) -m sslab report $(RUN); \
 	else echo "usage: make report ARTIFACT=results/<matrix>/<id>  or  make report RUN=results/startup/<run-id>" >&2; exit 2; fi
 
-# Matrices through Ansible (ansible-core comes with the Python deps).
-reproduce-table1: deps
-	$(VPY) -m sslab matrix run table1 $(MATRIX_ARGS)
-
-fairness: deps
-	$(VPY) -m sslab matrix run fairness $(MATRIX_ARGS)
-
+# Any matrix through Ansible (ansible-core comes with the Python deps).
 matrix: deps
 	$(VPY) -m sslab matrix run $(MATRIX) $(MATRIX_ARGS)
 

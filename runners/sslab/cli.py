@@ -13,8 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 from . import paths
 from .records import RecordFormatError, read_record
 from .substrate import CLOCKS, SUBSTRATES, make_substrate
@@ -156,7 +154,8 @@ def cmd_vm_check(args) -> int:
     return EXIT_OK if res.ok and all(guest["checks"].values()) else EXIT_FAILED
 
 
-def cmd_run(args) -> int:
+def cmd_exec(args) -> int:
+    """`sslab exec -- CMD`: one command in a fresh testbed boot."""
     from .substrate.job import JobSpec
     substrate = make_substrate(args.substrate, args.accel, args.clock)
     if not args.argv:
@@ -229,107 +228,119 @@ def _substrates(args, jobs: int) -> list:
     return substrates
 
 
-def _series_command(args, files_of, kind_of, write_report) -> int:
-    """A target made of several scenario runs and one report (`make astart`, `make blitzstart`).
+def cmd_run(args) -> int:
+    """`sslab run EXPERIMENT` (and `make <experiment>`): any experiments/*.yaml, or a path to one.
 
-    @files_of() checks the request and returns the scenario files (everything is refused
-    before anything runs); each runs into results/<kind_of(file)>/; the report follows."""
+    Everything is read and checked first (the file, its scenarios, the selection, the options
+    that do not apply to its kind); then one boot shows the testbed works here; then the runs
+    and the report the file names."""
+    from .analysis.reports import REPORTS
+    from .experiment import load_experiment
+    exp = load_experiment(args.experiment)
+    if exp.kind == "matrix":
+        return _run_matrix_experiment(exp, args)
+    for option, value in (("--set", args.set), ("--iter", args.iter), ("--serial", args.serial),
+                          ("--container", args.container), ("--inventory", args.inventory)):
+        if value:
+            raise Refused(f"{option}: {exp.target} is not a matrix ({option} belongs to matrices: "
+                          f"`sslab experiments` lists them)")
+    report = REPORTS[exp.spec.report]
     if args.report:
-        dest = write_report([Path(d) for d in args.report])
-        print((dest / "report.md").read_text())
-        print(f"report: {dest / 'report.md'}")
+        if report.write is None:
+            raise Refused(f"--report: {exp.target}'s report is written with each run; `sslab report RUN_DIR` "
+                          f"rebuilds one")
+        return _print_report(report.write([Path(d) for d in args.report], paths.new_run_dir(f"{exp.output}/reports")))
+    if args.scenario:
+        if exp.kind != "scenario":
+            raise Refused(f"--scenario: {exp.target} runs several parts; SELECT= picks among them")
+        from .experiment.spec import Part
+        from .scenario import load_scenario
+        load_scenario(args.scenario)
+        parts = [Part(exp.target, frozenset(), path=Path(args.scenario))]
+    else:
+        parts = exp.choose(_words(args.select))
+    reps = args.reps or exp.spec.repetitions
+    t0 = time.monotonic()
+    if exp.kind == "scenario" and parts[0].path is not None:
+        # One scenario file, run as it is (the record names that file).
+        from .analysis.startup import print_table
+        from .experiment import run_scenario
+        substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
+        run_dir = run_scenario(parts[0].path, exp.kind_of(parts[0]), substrate, reps=reps, backend=args.backend,
+                               overrides=overrides(args))
+        print_table(run_dir)
+        print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
         return EXIT_OK
-    from .experiment import run_series
+    from .experiment import run_series, write_scenarios
     from .matrix.orchestrate import check_jobs
     jobs = check_jobs(args.substrate, args.jobs)
-    files = files_of()
-    t0 = time.monotonic()
-    run_dirs = run_series(files, kind_of, _substrates(args, jobs), reps=args.reps, overrides=overrides(args))
-    dest = write_report(run_dirs)
+    substrates = _substrates(args, jobs)
+    written = [p for p in parts if p.path is None]
+    files = dict(zip((p.name for p in written),
+                     write_scenarios([p.data for p in written], paths.new_run_dir(f"{exp.output}/scenarios"))
+                     if written else []))
+    by_file = {(p.path or files[p.name]): p for p in parts}
+    run_dirs = run_series(list(by_file), lambda f: exp.kind_of(by_file[f]), substrates, reps=reps,
+                          overrides=overrides(args), backend=args.backend)
+    took = f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), {jobs} at once)"
+    if report.write is None:
+        from .analysis.startup import print_table
+        for d in run_dirs:
+            print_table(d)
+            print(f"report: {d / 'report.md'}")
+        print(took)
+        return EXIT_OK
+    return _print_report(report.write(run_dirs, paths.new_run_dir(f"{exp.output}/reports")), took)
+
+
+def _print_report(dest: Path, took: str = "") -> int:
     print((dest / "report.md").read_text())
-    print(f"report: {dest / 'report.md'}  ({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), "
-          f"{jobs} at once)")
+    print(f"report: {dest / 'report.md'}  {took}".rstrip())
     return EXIT_OK
 
 
-def cmd_blitzstart(args) -> int:
-    """`make blitzstart`: E9's links (topologies/e9-blitzstart-<link>.yaml), then the table beside the report's."""
-    from .analysis.blitzstart import LINKS, write_report
-    from .scenario import load_scenario
-    prefix = "e9-blitzstart-"
-
-    def files_of() -> list[Path]:
-        links = [x.strip() for x in args.links.split(",") if x.strip()] if args.links else list(LINKS)
-        files = [paths.REPO_ROOT / "topologies" / f"{prefix}{link}.yaml" for link in links]
-        missing = [link for link, f in zip(links, files) if not f.exists()]
-        if missing:
-            known = sorted(f.stem.removeprefix(prefix) for f in (paths.REPO_ROOT / "topologies").glob(f"{prefix}*.yaml")
-                           if f.stem != f"{prefix}cases")
-            raise Refused(f"no link {', '.join(missing)} (known: {', '.join(known)}; "
-                             f"a new link is a file topologies/{prefix}<link>.yaml)")
-        for f in files:
-            load_scenario(f)
-        return files
-    return _series_command(args, files_of, lambda f: f"blitzstart/{f.stem.removeprefix(prefix)}", write_report)
+def _words(selects: list[str] | None) -> list[str] | None:
+    """--select a,b --select c -> [a, b, c] (None: the experiment's default)."""
+    words = [w.strip() for s in selects or [] for w in s.split(",") if w.strip()]
+    return words or None
 
 
-def _series_settings(series_file: str, names: str | None, what: str) -> list[Path]:
-    """The scenario files of a series file's settings (all, or the comma-separated @names), written
-    down first under results/<what>/scenarios/ so each run records the file it ran."""
-    from .experiment.series import write_series_scenarios
-    from .scenario.series import load_series
-    series = load_series(paths.REPO_ROOT / "topologies" / series_file)
-    chosen = series.scenarios([x.strip() for x in names.split(",") if x.strip()] if names else None)
-    return write_series_scenarios(series, [s for s, _ in chosen], paths.new_run_dir(f"{what}/scenarios"))
+def _run_matrix_experiment(exp, args) -> int:
+    from . import matrix as mx
+    from .matrix.orchestrate import run_matrix
+    for option, value in (("--select", args.select), ("--reps", args.reps), ("--scenario", args.scenario),
+                          ("--report", args.report)):
+        if value:
+            raise Refused(f"{option}: {exp.target} is a matrix: its cells are chosen by its axes (--set "
+                          f"CCA=cubic; make: CCA= BUF= RTT=) and repetitions by --iter (ITER=); "
+                          f"`sslab matrix report DIR` rebuilds its report")
+    m = mx.load_matrix(str(exp.matrix_path))
+    options = mx.validate_options(args.set or [])
+    inventory = Path(args.inventory or paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini")
+    return run_matrix(m, options, args.iter, inventory, serial=args.serial, substrate=args.substrate,
+                      jobs=args.jobs, clock=args.clock, container=args.container, backend=args.backend,
+                      suss_version=args.suss_version, host_model=args.hosts)
 
 
-def cmd_astart(args) -> int:
-    """`make astart`: E8's settings (topologies/e8-astart.yaml), Fig. 12 and fairness, beside the paper."""
-    from .analysis.astart import write_report
-    from .scenario import load_scenario
-    prefix = "e8-astart-"
-
-    def files_of() -> list[Path]:
-        extras = [] if args.only_series else [paths.REPO_ROOT / "topologies" / f"{prefix}{n}.yaml"
-                                              for n in ("liw", "fairness")]
-        for f in extras:
-            load_scenario(f)
-        return _series_settings("e8-astart.yaml", args.settings, "astart") + extras
-    return _series_command(args, files_of, lambda f: f"astart/{f.stem.removeprefix(prefix)}", write_report)
-
-
-def cmd_wifi(args) -> int:
-    """`make wifi`: E2, the four slow starts over a Wi-Fi last hop (topologies/e2-wifi.yaml)."""
-    from .analysis.lastmile import write_wifi_report
-    prefix = "e2-wifi-"
-    return _series_command(args, lambda: _series_settings("e2-wifi.yaml", args.variants, "wifi"),
-                           lambda f: f"wifi/{f.stem.removeprefix(prefix)}", write_wifi_report)
-
-
-#: `make fct-vs-size`'s quick default: one link of each type (5g is there to ask for).
-FCT_QUICK_LINKS = ("wired", "wifi", "lte")
-
-
-def cmd_fct_vs_size(args) -> int:
-    """`make fct-vs-size`: E4/E5 over wired, Wi-Fi and cellular links (topologies/e4-fct-vs-size.yaml)."""
-    from .analysis.lastmile import write_fct_report
-    from .scenario.series import load_series
-    prefix = "e4-"
-
-    def files_of() -> list[Path]:
-        if args.settings:
-            return _series_settings("e4-fct-vs-size.yaml", args.settings, "fct-vs-size")
-        links = [x.strip() for x in (args.links or ",".join(FCT_QUICK_LINKS)).split(",") if x.strip()]
-        settings = load_series(paths.REPO_ROOT / "topologies" / "e4-fct-vs-size.yaml").spec.settings
-        known = sorted({s["link"] for s in settings})
-        unknown = sorted(set(links) - set(known))
-        if unknown:
-            raise Refused(f"LINKS: no link {', '.join(unknown)} in topologies/e4-fct-vs-size.yaml "
-                             f"(known: {', '.join(known)})")
-        names = ",".join(s["name"] for s in settings if s["link"] in links)
-        return _series_settings("e4-fct-vs-size.yaml", names, "fct-vs-size")
-    return _series_command(args, files_of, lambda f: f"fct-vs-size/{f.stem.removeprefix(prefix)}",
-                           write_fct_report)
+def cmd_experiments(args) -> int:
+    """`sslab experiments`: every experiment file, or (--markdown) the README's table of them."""
+    from .experiment import experiment_files, experiments_table, load_experiment
+    if args.markdown:
+        sys.stdout.write(experiments_table())
+        return EXIT_OK
+    for f in experiment_files():
+        e = load_experiment(f)
+        s = e.spec
+        if e.kind == "matrix":
+            how = "a matrix: CCA=, BUF=, RTT= narrow its axes, ITER= its repetitions"
+        else:
+            names = [p.name for p in e.parts]
+            how = (f"repetitions {'/'.join(map(str, e.repetitions()))} (REPS=)"
+                   + (f"; SELECT= among {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}"
+                      + (f" (default {','.join(s.select)})" if s.select else "") if len(names) > 1 else ""))
+        print(f"make {e.target:<17} {s.id:<3} {s.title} ({s.reproduces.paper}, {s.reproduces.figure})\n"
+              f"{'':27}{how}; results/{e.output}/, report {s.report}")
+    return EXIT_OK
 
 
 def cmd_trace(args) -> int:
@@ -478,26 +489,6 @@ def add_substrate_options(p: argparse.ArgumentParser) -> None:
                    help="QEMU's clock: real (MTTCG or KVM) or virtual (single-threaded TCG with icount)")
 
 
-def scenario_repetitions(rel: str) -> str:
-    """The repetitions a scenario or series file asks for, read from the file itself, so a help text
-    never copies a default that the file has since changed."""
-    data = yaml.safe_load((paths.REPO_ROOT / rel).read_text()) or {}
-    reps = data.get("repetitions", (data.get("scenario") or {}).get("repetitions"))
-    return f"{reps} in {rel}" if reps is not None else f"none set in {rel}"
-
-
-def add_series_parser(sub, name: str, func, help_text: str, scenario_file: str):
-    """A target made of scenario runs and a report: --reps, --jobs, --report and the substrate options."""
-    p = sub.add_parser(name, help=help_text)
-    p.add_argument("--reps", type=at_least_one("REPS"), help=f"repetitions per scenario (default: the scenario's, "
-                                            f"{scenario_repetitions(scenario_file)})")
-    p.add_argument("--jobs", type=at_least_one("JOBS"), help="scenarios at once under UML (default: the host's cores)")
-    p.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the report from these run directories")
-    add_substrate_options(p)
-    p.set_defaults(func=func)
-    return p
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP (a closed terminal, `kill`, a CI timeout), raised where the program is,
     like a Ctrl-C: every `finally` runs, so a build unmounts its chroot and removes its
@@ -536,14 +527,17 @@ def main(argv: list[str] | None = None) -> int:
                      "of the main job")
     pfc.add_argument("--keep", action="store_true", help="keep the root afterwards (it is large)")
     pfc.set_defaults(func=cmd_fresh_check)
-    for name, func, timeout in (("vm-check", cmd_vm_check, 300.0), ("run", cmd_run, 600.0)):
-        sp = sub.add_parser(name)
+    for name, func, timeout, what in (
+            ("vm-check", cmd_vm_check, 300.0, "boot the testbed and print its self-check"),
+            ("exec", cmd_exec, 600.0, "one command in a fresh testbed boot: sslab exec -- uname -a")):
+        sp = sub.add_parser(name, help=what)
         add_substrate_options(sp)
         sp.add_argument("--timeout", type=positive_seconds, default=timeout, help="job timeout in seconds")
-        if name == "run":
+        if name == "exec":
             sp.add_argument("argv", nargs=argparse.REMAINDER)
         sp.set_defaults(func=func)
-    ps = sub.add_parser("startup", help="run a scenario (E1 by default) and write its report")
+    ps = sub.add_parser("startup", help="run one scenario file (E1's by default) and write its report; "
+                                        "experiments run with `sslab run`")
     ps.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
     ps.add_argument("--reps", type=at_least_one("REPS"), help="repetitions (default: the scenario's)")
     ps.add_argument("--kind", default="startup", help="results/<kind>/ directory")
@@ -557,22 +551,32 @@ def main(argv: list[str] | None = None) -> int:
     from .scenario import HOST_PRESETS
     pc.add_argument("--hosts", choices=list(HOST_PRESETS), help="the host model of the UML side (default: the scenario's)")
     pc.set_defaults(func=cmd_crosscheck)
-    pb = add_series_parser(sub, "blitzstart", cmd_blitzstart, "E9: Blitzstart against the standard start on the "
-                           "report's links", "topologies/e9-blitzstart-cases.yaml")
-    pb.add_argument("--links", help="comma-separated links (default: dsl-slow,dsl-fast,3g,lte)")
-    pa = add_series_parser(sub, "astart", cmd_astart, "E8: Astart, NewReno, Hoe and Vegas on the Astart paper's "
-                           "settings", "topologies/e8-astart.yaml")
-    pa.add_argument("--settings", help="comma-separated settings of topologies/e8-astart.yaml (default: all)")
-    pa.add_argument("--only-series", action="store_true", help="leave out Fig. 12 and the fairness runs")
-    pw = add_series_parser(sub, "wifi", cmd_wifi, "E2: the four slow starts over a Wi-Fi last hop",
-                           "topologies/e2-wifi.yaml")
-    pw.add_argument("--variants", help="comma-separated settings of topologies/e2-wifi.yaml (default: all four)")
-    add_suss_version_option(pw)
-    pf = add_series_parser(sub, "fct-vs-size", cmd_fct_vs_size, "E4/E5: FCT and loss against flow size over "
-                           "wired, Wi-Fi and cellular last hops", "topologies/e4-fct-vs-size.yaml")
-    pf.add_argument("--links", help=f"comma-separated links (default: {','.join(FCT_QUICK_LINKS)}; also 5g)")
-    pf.add_argument("--settings", help="comma-separated settings of topologies/e4-fct-vs-size.yaml (over --links)")
-    add_suss_version_option(pf)
+    prun = sub.add_parser("run", help="run an experiment: a file of experiments/ by name (`sslab experiments` "
+                                      "lists them) or a path to one; what `make <experiment>` calls")
+    prun.add_argument("experiment", help="an experiment's name (startup, wifi, ...) or its file")
+    prun.add_argument("--select", action="append", metavar="NAME[,NAME]",
+                      help="the parts to run, by name, tag or setting value (default: the file's select, else all)")
+    prun.add_argument("--reps", type=at_least_one("REPS"),
+                      help="repetitions per scenario (default: the file's, else the scenarios')")
+    prun.add_argument("--jobs", type=at_least_one("JOBS"), help="scenarios or cells at once under UML "
+                      "(default: the host's cores)")
+    prun.add_argument("--scenario", help="another scenario file in place of a one-scenario experiment's "
+                      "(make startup SCENARIO=)")
+    prun.add_argument("--backend", choices=BACKENDS, help="who builds the topology (default: the scenario's)")
+    prun.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the report from these run "
+                      "directories")
+    prun.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="(matrices) narrow an axis, "
+                      "e.g. CCA=cubic")
+    prun.add_argument("--iter", type=at_least_one("ITER"), help="(matrices) repetitions per setting")
+    prun.add_argument("--inventory", help="(matrices) the Ansible inventory (default: this machine)")
+    prun.add_argument("--serial", help="(matrices) hosts at a time (default: all at once)")
+    prun.add_argument("--container", help="(matrices) run the cells in this slowstart-lab container image")
+    add_suss_version_option(prun)
+    add_substrate_options(prun)
+    prun.set_defaults(func=cmd_run)
+    pe = sub.add_parser("experiments", help="the experiments (experiments/*.yaml): target, paper, figure, parts")
+    pe.add_argument("--markdown", action="store_true", help="the README's table of experiments")
+    pe.set_defaults(func=cmd_experiments)
     pt = sub.add_parser("trace", help="rate traces (mahimahi format): generate one from a model, or show one")
     tsub = pt.add_subparsers(dest="action", required=True)
     tg = tsub.add_parser("generate", help="a trace from a stated stochastic model and seed")
@@ -628,6 +632,7 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "argv", None) and args.argv[0] == "--":
         args.argv = args.argv[1:]
     from .analysis.archive import ArchiveError
+    from .experiment import ExperimentError
     from .matrix import MatrixError
     from .scenario import ScenarioError
     from .substrate.image import ImageError
@@ -642,8 +647,8 @@ def main(argv: list[str] | None = None) -> int:
         signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
         print(f"interrupted ({signal.Signals(signum).name})", file=sys.stderr)
         return EXIT_SIGNAL_BASE + signum
-    except (Refused, ScenarioError, NativeUnavailable, SubstrateUnusable, MatrixError, ArchiveError,
-            RecordFormatError) as e:
+    except (Refused, ScenarioError, ExperimentError, NativeUnavailable, SubstrateUnusable, MatrixError,
+            ArchiveError, RecordFormatError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_REFUSED
     except (ImageError, MirrorError, VMError, JobError) as e:

@@ -33,6 +33,7 @@ FORMATS: dict[str, int] = {
     "sslab.cell": 1,      # a matrix cell's record (sslab.matrix.cells)
     "sslab.matrix-plan": 1,  # a matrix's expanded cells (sslab.matrix.orchestrate)
     "sslab.summary": 1,   # a report's figures (sslab.analysis)
+    "sslab.experiment": 1,  # an experiment file, experiments/*.yaml (sslab.experiment.spec)
 }
 
 

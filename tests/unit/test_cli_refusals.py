@@ -10,9 +10,19 @@ from sslab.paths import REPO_ROOT
 
 
 @pytest.mark.parametrize("args, said", [
-    (["wifi", "--reps", "0"], "REPS=0: at least 1"),
-    (["blitzstart", "--links", "mars"], "no link mars"),
-    (["fct-vs-size", "--links", "mars"], "LINKS: no link mars"),
+    (["run", "wifi", "--reps", "0"], "REPS=0: at least 1"),
+    (["run", "blitzstart", "--select", "mars"], "nothing named mars"),
+    (["run", "fct-vs-size", "--select", "wired,mars"], "nothing named mars"),
+    (["run", "startpu"], "no experiment 'startpu'"),
+    (["run", "no-such-dir/e1.yaml"], "no-such-dir/e1.yaml: no such experiment file"),
+    (["run", "startup", "--set", "CCA=cubic"], "--set: startup is not a matrix"),
+    (["run", "reproduce-table1", "--reps", "2"], "--reps: reproduce-table1 is a matrix"),
+    (["run", "reproduce-table1", "--set", "CCA=vegasx"], "vegasx"),
+    (["run", "wifi", "--scenario", "topologies/e1-startup.yaml"], "--scenario: wifi runs several parts"),
+    (["run", "startup", "--scenario", "topologies/e1-startpu.yaml"], "e1-startpu.yaml"),
+    (["run", "fct-vs-size", "--jobs", "0"], "JOBS=0: at least 1"),
+    (["run", "startup", "--suss-version", "2023"], "invalid choice: 2023"),
+    (["experiments", "--html"], "unrecognized arguments: --html"),
     (["startup", "--suss-version", "2023"], "invalid choice: 2023"),
     (["startup", "--hosts", "fast"], "invalid choice: 'fast'"),
     (["matrix", "run", "table1", "--set", "CCA=vegasx"], "vegasx"),
@@ -21,13 +31,13 @@ from sslab.paths import REPO_ROOT
     (["container", "push"], "invalid choice: 'push'"),
     (["fresh-check", "--main", "reproduce-tabel1"], "'reproduce-tabel1' is not a target of the Makefile"),
     (["vm-check", "--timeout", "0"], "0: more than 0 seconds"),
-    (["run", "--timeout", "-5", "--", "true"], "-5: more than 0 seconds"),
+    (["exec", "--timeout", "-5", "--", "true"], "-5: more than 0 seconds"),
     (["startup", "--reps", "0"], "REPS=0: at least 1"),
     (["startup", "--scenario", "topologies/e1-startpu.yaml"], "e1-startpu.yaml"),
     (["crosscheck", "--reps", "0"], "REPS=0: at least 1"),
-    (["astart", "--settings", "mars"], "mars"),
-    (["astart", "--jobs", "0"], "JOBS=0: at least 1"),
-    (["blitzstart", "--reps", "two"], "REPS=two: a whole number"),
+    (["run", "astart", "--select", "mars"], "mars"),
+    (["run", "astart", "--jobs", "0"], "JOBS=0: at least 1"),
+    (["run", "blitzstart", "--reps", "two"], "REPS=two: a whole number"),
     (["trace", "generate", "--model", "gauss-markov", "--mean", "fast", "--cv", "0.1", "--tau", "1s",
       "--out", "/tmp/never-written.trace"], "fast"),
     (["trace", "show", "no-such.trace"], "no-such.trace"),
@@ -48,14 +58,3 @@ def test_refused_with_exit_2_before_anything_starts(tmp_path, args, said):
     assert res.returncode == 2, res.stderr[-2000:]
     assert said in res.stderr
     assert not any(tmp_path.iterdir()), "something was written before the refusal"
-
-
-def test_series_help_reads_the_repetitions_from_the_file(tmp_path, monkeypatch):
-    from sslab import cli, paths
-    monkeypatch.setattr(paths, "REPO_ROOT", tmp_path)
-    (tmp_path / "series.yaml").write_text("series: {name: x}\nscenario:\n  repetitions: 7\n")
-    (tmp_path / "plain.yaml").write_text("name: y\nrepetitions: 4\n")
-    (tmp_path / "none.yaml").write_text("name: z\n")
-    assert cli.scenario_repetitions("series.yaml") == "7 in series.yaml"
-    assert cli.scenario_repetitions("plain.yaml") == "4 in plain.yaml"
-    assert cli.scenario_repetitions("none.yaml") == "none set in none.yaml"

@@ -12,6 +12,7 @@
     link           a varying link against its model: rate vs trace, bursts, queue
     lastmile       E2 (Wi-Fi) and E4/E5 (FCT, loss against size over last hops)
     astart, blitzstart   E8 and E9 beside the papers
+    reports        the reports by name, as experiment files name them
 
 May import: scenario (units and names) and the leaves (paths, ccas).  Not
 substrate, experiment, matrix or cli: reports are a function of the archive.

@@ -3,8 +3,8 @@
 Input: scenario run directories (one per setting of topologies/e2-wifi.yaml
 or topologies/e4-fct-vs-size.yaml), each an ordinary scenario run.  Output: a
 report directory with report.md, summary.json and the plots.  Nothing here
-needs the substrate: `sslab wifi --report DIR...` and `sslab fct-vs-size
---report DIR...` rebuild everything from the archives.
+needs the substrate: `sslab run wifi --report DIR...` and `sslab run
+fct-vs-size --report DIR...` rebuild everything from the archives.
 
 Definitions (per run, the one flow):
   FCT           the client's: just before connect() to the last byte.

@@ -5,6 +5,8 @@
             artifact's sha256
     series  several scenario files, each into its own run directory, in
             parallel under UML
+    spec    experiment files (experiments/*.yaml): what each reproduces, what
+            it runs, its report; the README's table of experiments
 
 May import: scenario, substrate, analysis and the leaves (paths, ccas).
 Not matrix or cli.
@@ -12,7 +14,9 @@ Not matrix or cli.
 
 from .archive import gzip_in_place
 from .run import code_version, estimate_seconds, run_scenario, run_scenario_into, sha256, write_manifest
-from .series import run_series
+from .series import run_series, write_scenarios
+from .spec import Experiment, ExperimentError, experiment_files, experiments_table, load_experiment
 
-__all__ = ["code_version", "gzip_in_place", "estimate_seconds", "run_scenario", "run_scenario_into", "run_series", "sha256",
+__all__ = ["Experiment", "ExperimentError", "experiment_files", "experiments_table", "load_experiment",
+           "write_scenarios", "code_version", "gzip_in_place", "estimate_seconds", "run_scenario", "run_scenario_into", "run_series", "sha256",
            "write_manifest"]

@@ -17,20 +17,24 @@ import yaml
 from .run import run_scenario
 
 
-def write_series_scenarios(series, settings: list[dict], dest: Path) -> list[Path]:
-    """The scenarios of a series file's @settings, each as its own file in @dest
-    (<scenario name>.yaml), for run_series and for the record."""
+def write_scenarios(scenarios: list[dict], dest: Path) -> list[Path]:
+    """Each scenario (plain data) as its own file in @dest (<scenario name>.yaml): what run_series
+    runs, and the record of what ran."""
     files = []
-    for setting in settings:
-        data = series.scenario_data(setting)
+    for data in scenarios:
         f = dest / f"{data['name']}.yaml"
         f.write_text(yaml.safe_dump(data, sort_keys=False))
         files.append(f)
     return files
 
 
+def write_series_scenarios(series, settings: list[dict], dest: Path) -> list[Path]:
+    """The scenarios of a series file's @settings, written by write_scenarios."""
+    return write_scenarios([series.scenario_data(setting) for setting in settings], dest)
+
+
 def run_series(scenarios: list[Path], kind_of, substrates: list, reps: int | None = None,
-               overrides: dict | None = None) -> list[Path]:
+               overrides: dict | None = None, backend: str | None = None) -> list[Path]:
     """Run every file in @scenarios into results/<kind_of(path)>/<id>/; returns the run
     directories in the order of @scenarios.  Up to len(@substrates) at once."""
     free: queue.Queue = queue.Queue()
@@ -40,7 +44,7 @@ def run_series(scenarios: list[Path], kind_of, substrates: list, reps: int | Non
     def one(path: Path) -> Path:
         substrate = free.get()
         try:
-            return run_scenario(path, kind_of(path), substrate, reps=reps, overrides=overrides)
+            return run_scenario(path, kind_of(path), substrate, reps=reps, backend=backend, overrides=overrides)
         finally:
             free.put(substrate)
 

@@ -163,6 +163,16 @@ def _read_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict:
     return _merge(_read_yaml(path.parent / parent, seen + (path.resolve(),)), data)
 
 
+def inline_scenario_data(data: dict, where: Path, source: str) -> dict:
+    """A scenario written inside another file (an experiment file's `scenario:`) as one
+    self-contained mapping: its `extends:` is followed relative to @where, that file's directory."""
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: a scenario is a mapping of fields")
+    data = dict(data)
+    parent = data.pop("extends", None)
+    return data if parent is None else _merge(_read_yaml(where / parent), data)
+
+
 def scenario_from_dump(data: dict) -> Scenario:
     """A Scenario from its own model_dump (numbers already in seconds and Mbit/s)."""
     return Scenario.model_validate(data, context={"canonical": True})

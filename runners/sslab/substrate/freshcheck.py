@@ -130,8 +130,9 @@ def in_root(root: Path, command: str, log_path: Path) -> tuple[int, float]:
 
 
 def make_targets(makefile: Path = paths.REPO_ROOT / "Makefile") -> set[str]:
-    """The targets the Makefile defines (rules `name:` at the start of a line; not variables)."""
-    found = set()
+    """The targets the Makefile defines: rules `name:` at the start of a line (not variables), and
+    one per experiment file (experiments/<target>.yaml, a rule the Makefile generates)."""
+    found = {f.stem for f in (makefile.parent / "experiments").glob("*.yaml")}
     for line in makefile.read_text().splitlines():
         head, colon, rest = line.partition(":")
         if colon and not rest.startswith("=") and head and not head.startswith(("\t", "#", ".", " ")) \

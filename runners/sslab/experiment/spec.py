@@ -1,0 +1,249 @@
+"""Experiment files: one per experiment, in experiments/; the file's name is its make target.
+
+    format: sslab.experiment/1
+    id: E1
+    title: start-up on a wired bottleneck
+    reproduces: {paper: "SUSS (SIGCOMM'24)", figure: "...", values: "where the paper's values are"}
+    what: |
+      What it runs and reports, in a few lines.
+    scenario: ../topologies/e1-startup.yaml   # what runs: ONE of
+    #   scenario: a scenario file, or a scenario written here (its `extends:` relative to this file)
+    #   parts:    several runs, one report over them; each part is a scenario file
+    #             ({name, scenario}) or every setting of a series file ({series}), with an optional tag
+    #   matrix:   a matrix file (playbooks/matrices/), run through Ansible with its own report
+    select: [wired, wifi, lte]   # parts run when SELECT= is not given (default: all)
+    repetitions: 3               # over the scenarios' own (default: theirs)
+    report: startup              # a report of sslab.analysis.reports
+    output: startup              # results/<output>/ (default: the file's name)
+    time_here: "..."             # measured wall time of `make <target>` with its defaults
+
+Paths are relative to the experiment file.  A part is chosen by SELECT= through its name,
+its tag, or any text value of its series setting (E4's `link: wired`), so `SELECT=wired`
+picks every wired setting.  Everything is read and checked when the file is loaded: a bad
+file, part or selection is refused (exit 2) before anything runs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .. import paths
+from ..analysis.reports import REPORTS
+from ..records import check as check_format
+from ..scenario import ScenarioError, load_scenario, parse_scenario
+from ..scenario.load import field_errors, inline_scenario_data, read_yaml_file
+from ..scenario.series import load_series
+
+EXPERIMENTS_DIR = paths.REPO_ROOT / "experiments"
+#: The record kind of an experiment file (sslab.records).
+FORMAT_KIND = "sslab.experiment"
+
+
+class ExperimentError(ValueError):
+    """An experiment file or request that cannot run (refused before anything starts)."""
+
+
+class Reproduces(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    paper: str
+    figure: str
+    #: Where the paper's values are printed beside ours (a report, docs/experiments.md).
+    values: str | None = None
+
+
+class PartSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    scenario: str | None = None
+    series: str | None = None
+    tag: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        if (self.scenario is None) == (self.series is None):
+            raise ValueError("a part is a scenario file (name, scenario) or a series file (series)")
+        if self.scenario is not None and self.name is None:
+            raise ValueError(f"the part {self.scenario} needs a name (its results directory)")
+        return self
+
+
+class ExperimentSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    format: str
+    id: str = Field(pattern=r"^E[0-9]+(/E[0-9]+)?$")
+    title: str
+    reproduces: Reproduces
+    what: str
+    scenario: str | dict[str, Any] | None = None
+    parts: list[PartSpec] | None = Field(default=None, min_length=1)
+    matrix: str | None = None
+    select: list[str] | None = Field(default=None, min_length=1)
+    repetitions: int | None = Field(default=None, ge=1)
+    report: str
+    output: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    time_here: str
+
+    @model_validator(mode="after")
+    def _one_kind(self):
+        kinds = [k for k in ("scenario", "parts", "matrix") if getattr(self, k) is not None]
+        if len(kinds) != 1:
+            raise ValueError(f"an experiment runs exactly one of scenario, parts or matrix (this one: "
+                             f"{', '.join(kinds) or 'none'})")
+        if self.report not in REPORTS:
+            raise ValueError(f"report {self.report!r}: no such report (known: {', '.join(REPORTS)})")
+        if REPORTS[self.report].matrix != (self.matrix is not None):
+            raise ValueError(f"report {self.report!r} is " + ("a matrix's" if REPORTS[self.report].matrix
+                                                                 else "not a matrix's"))
+        if self.matrix is not None and (self.select or self.repetitions or self.output):
+            raise ValueError("a matrix's cells are chosen by its axes (CCA=, BUF=, RTT=) and ITER=, "
+                             "not select or repetitions, and its results go under its own name, not output")
+        return self
+
+
+@dataclass(frozen=True)
+class Part:
+    """One scenario run of an experiment: from a file (path) or written out before it runs (data)."""
+    name: str
+    tags: frozenset[str]
+    path: Path | None = None
+    data: dict | None = field(default=None, compare=False)
+
+
+class Experiment:
+    def __init__(self, spec: ExperimentSpec, path: Path):
+        self.spec, self.path = spec, path
+        self.target = path.stem
+        self.output = spec.output or path.stem
+        self.parts = self._parts()
+        if spec.matrix is not None:
+            # A matrix archives its cells under its own name (results/<matrix name>/).
+            data = read_yaml_file(self.matrix_path, ExperimentError)
+            self.output = str(((data or {}).get("matrix") or {}).get("name") or self.matrix_path.stem)
+        if spec.select:
+            self.choose(spec.select)  # the default selection must name parts
+
+    @property
+    def kind(self) -> str:
+        """'scenario' (one run), 'parts' (runs and a report over them) or 'matrix'."""
+        return next(k for k in ("scenario", "parts", "matrix") if getattr(self.spec, k) is not None)
+
+    def _file(self, rel: str) -> Path:
+        f = (self.path.parent / rel).resolve()
+        if not f.is_file():
+            raise ExperimentError(f"{self.path}: {rel}: no such file")
+        return f
+
+    @property
+    def matrix_path(self) -> Path:
+        return self._file(self.spec.matrix)
+
+    def _parts(self) -> list[Part]:
+        s = self.spec
+        if s.matrix is not None:
+            self.matrix_path  # noqa: B018 - refuse a missing file at load
+            return []
+        if s.scenario is not None:
+            if isinstance(s.scenario, str):
+                f = self._file(s.scenario)
+                load_scenario(f)
+                return [Part(self.target, frozenset(), path=f)]
+            data = inline_scenario_data(s.scenario, self.path.parent, f"{self.path} scenario")
+            parse_scenario(data, f"{self.path} scenario")
+            return [Part(self.target, frozenset(), data=data)]
+        parts: list[Part] = []
+        for p in s.parts:
+            tags = frozenset({p.tag} if p.tag else set())
+            if p.scenario is not None:
+                f = self._file(p.scenario)
+                load_scenario(f)
+                parts.append(Part(p.name, tags, path=f))
+                continue
+            series = load_series(self._file(p.series))
+            for setting in series.spec.settings:
+                values = {v for v in setting.values() if isinstance(v, str)}
+                parts.append(Part(setting["name"], tags | values, data=series.scenario_data(setting)))
+        dup = sorted({p.name for p in parts if [q.name for q in parts].count(p.name) > 1})
+        if dup:
+            raise ExperimentError(f"{self.path}: part names repeat: {', '.join(dup)}")
+        return parts
+
+    def choose(self, words: list[str] | None) -> list[Part]:
+        """The parts that @words name (by name, tag or setting value), in the file's order; the
+        file's `select` when @words is None, else all.  A word that names nothing is refused."""
+        words = words if words is not None else self.spec.select
+        if not words:
+            return list(self.parts)
+        unknown = [w for w in words if not any(w == p.name or w in p.tags for p in self.parts)]
+        if unknown:
+            tags = sorted(set().union(*(p.tags for p in self.parts)) - {p.name for p in self.parts})
+            raise ExperimentError(f"{self.path.name}: nothing named {', '.join(unknown)} (parts: "
+                                  f"{', '.join(p.name for p in self.parts)}"
+                                  + (f"; also by {', '.join(tags)}" if tags else "") + ")")
+        return [p for p in self.parts if p.name in words or p.tags & set(words)]
+
+    def repetitions(self) -> list[int]:
+        """The repetitions a default run does per scenario: the file's, else each part's own."""
+        if self.spec.repetitions:
+            return [self.spec.repetitions]
+        reps = {(load_scenario(p.path) if p.path else parse_scenario(p.data)).repetitions for p in self.parts}
+        return sorted(reps)
+
+    def kind_of(self, part: Part) -> str:
+        """results/<this>/ for a part's runs: the output itself for a single scenario."""
+        return self.output if self.kind == "scenario" else f"{self.output}/{part.name}"
+
+
+def experiment_files() -> list[Path]:
+    return sorted(EXPERIMENTS_DIR.glob("*.yaml"))
+
+
+def experiment_path(name_or_path: str) -> Path:
+    """A path as given, else experiments/<name>.yaml."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.is_file():
+        if not p.is_file():
+            raise ExperimentError(f"{p}: no such experiment file")
+        return p
+    f = EXPERIMENTS_DIR / f"{name_or_path}.yaml"
+    if not f.is_file():
+        raise ExperimentError(f"no experiment {name_or_path!r} (known: "
+                              f"{', '.join(x.stem for x in experiment_files())}; a new one is a file "
+                              f"experiments/<name>.yaml)")
+    return f
+
+
+def load_experiment(name_or_path: str | Path) -> Experiment:
+    path = experiment_path(str(name_or_path))
+    data = read_yaml_file(path, ExperimentError)
+    if not isinstance(data, dict):
+        raise ExperimentError(f"{path}: an experiment file is a mapping of fields")
+    try:
+        check_format(FORMAT_KIND, data, str(path))
+    except ValueError as e:
+        raise ExperimentError(str(e)) from None
+    try:
+        spec = ExperimentSpec.model_validate(data)
+    except ValidationError as e:
+        lines = field_errors(e)
+        raise ExperimentError(f"{path}: invalid experiment ({len(lines)} error{'s' if len(lines) > 1 else ''})\n"
+                              + "\n".join(lines)) from None
+    try:
+        return Experiment(spec, path)
+    except ScenarioError as e:
+        raise ExperimentError(f"{path}: {e}") from None
+
+
+def experiments_table() -> str:
+    """The README's table of experiments, generated from experiments/*.yaml."""
+    rows = ["| exp. | reproduces | make target | time here | results in |", "|---|---|---|---|---|"]
+    exps = [load_experiment(f) for f in experiment_files()]
+    for e in sorted(exps, key=lambda e: (int(re.match(r"E([0-9]+)", e.spec.id)[1]), e.target)):
+        s = e.spec
+        rows.append(f"| {s.id}: {s.title} | {s.reproduces.paper}, {s.reproduces.figure} | `make {e.target}` | "
+                    f"{s.time_here} | `results/{e.output}/` |")
+    return "\n".join(rows) + "\n"

@@ -1,0 +1,115 @@
+"""Experiment files (experiments/*.yaml): loading, selection, refusals, the make targets and the README's table."""
+
+import re
+import subprocess
+
+import pytest
+import yaml
+
+from sslab.experiment import ExperimentError, experiment_files, experiments_table, load_experiment
+from sslab.paths import REPO_ROOT
+from sslab.substrate.freshcheck import make_targets
+
+E1 = REPO_ROOT / "topologies" / "e1-startup.yaml"
+
+
+def write(tmp_path, name: str, **fields) -> str:
+    data = {"format": "sslab.experiment/1", "id": "E1", "title": "t", "reproduces": {"paper": "p", "figure": "f"},
+            "what": "w", "report": "startup", "time_here": "not measured yet", **fields}
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(yaml.safe_dump(data))
+    return str(f)
+
+
+def test_every_experiment_file_loads_and_names_a_target_of_its_own():
+    names = [f.stem for f in experiment_files()]
+    assert {"startup", "wifi", "fct-vs-size", "fairness", "reproduce-table1", "astart", "blitzstart"} <= set(names)
+    for name in names:
+        e = load_experiment(name)
+        assert e.target == name and e.spec.id.startswith("E")
+    # A file named like one of the Makefile's own rules would override its recipe.
+    own_rules = make_targets() - set(names)
+    assert "test" in own_rules and "startup" not in own_rules
+    for name in names:
+        assert name not in own_rules
+
+
+def test_the_readme_table_is_the_generated_one():
+    readme = (REPO_ROOT / "README.md").read_text()
+    block = re.search(r"<!-- experiments: .*? -->\n(.*?)<!-- /experiments -->", readme, re.S)
+    assert block, "README.md has no generated table of experiments"
+    assert block[1] == experiments_table(), "regenerate it: python -m sslab experiments --markdown"
+
+
+def test_parts_are_chosen_by_name_tag_or_setting_value():
+    e = load_experiment("fct-vs-size")
+    # The file's default: one link of each type, both RTTs; 5g only when asked for.
+    assert [p.name for p in e.choose(None)] == ["wired-40ms", "wired-150ms", "wifi-40ms", "wifi-150ms",
+                                                "lte-40ms", "lte-150ms"]
+    assert [p.name for p in e.choose(["150ms"])] == ["wired-150ms", "wifi-150ms", "lte-150ms", "5g-150ms"]
+    assert [p.name for p in e.choose(["5g", "wired-40ms"])] == ["wired-40ms", "5g-40ms", "5g-150ms"]
+    with pytest.raises(ExperimentError, match=r"nothing named mars \(parts: wired-40ms, .*also by .*lte"):
+        e.choose(["wired", "mars"])
+    a = load_experiment("astart")
+    assert [p.name for p in a.choose(["extras"])] == ["liw", "fairness"]
+    assert len(a.choose(["series"])) == len(a.parts) - 2
+    assert a.kind_of(a.parts[-1]) == "astart/fairness"
+
+
+def test_one_scenario_runs_into_the_output_itself_and_a_matrix_under_its_own_name():
+    s = load_experiment("startup")
+    assert s.kind == "scenario" and s.kind_of(s.parts[0]) == "startup" and s.repetitions() == [5]
+    t = load_experiment("reproduce-table1")
+    assert t.kind == "matrix" and t.output == "table1" and t.parts == []
+    assert load_experiment("blitzstart").repetitions() == [3]  # the file's quick default over the scenarios' 30
+
+
+def test_a_scenario_written_in_the_experiment_extends_files_relative_to_it(tmp_path):
+    (tmp_path / "sub").mkdir()
+    f = write(tmp_path / "sub", "e1-25ms", scenario={
+        "extends": str(E1), "name": "e1-25ms", "pairs": [{"rtt": "25ms"}] * 5,
+        "bottleneck": {"buffer": {"bdp": 1, "rtt": "25ms"}}})
+    e = load_experiment(f)
+    assert e.target == "e1-25ms" and e.kind == "scenario" and e.parts[0].path is None
+    data = e.parts[0].data
+    assert data["name"] == "e1-25ms" and data["repetitions"] == 5 and data["pairs"][0] == {"rtt": "25ms"}
+    assert data["cases"]["matrix"]["cc"] == ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]
+    # relative to the experiment file's own directory
+    (tmp_path / "base.yaml").write_text(E1.read_text().replace("extends: dumbbell5.yaml",
+                                                               f"extends: {REPO_ROOT}/topologies/dumbbell5.yaml"))
+    g = write(tmp_path / "sub", "rel", scenario={"extends": "../base.yaml", "name": "rel"})
+    assert load_experiment(g).parts[0].data["bottleneck"]["rate"] == "50mbit"
+
+
+@pytest.mark.parametrize("fields, said", [
+    ({"scenario": str(E1), "matrix": "x.yaml"}, "exactly one of scenario, parts or matrix (this one: scenario, matrix)"),
+    ({}, "exactly one of scenario, parts or matrix (this one: none)"),
+    ({"scenario": str(E1), "report": "table9"}, "report 'table9': no such report (known: startup, wifi"),
+    ({"scenario": str(E1), "report": "matrix"}, "report 'matrix' is a matrix's"),
+    ({"scenario": str(E1), "format": "sslab.experiment/9"}, "sslab.experiment format 9, newer than this harness"),
+    ({"scenario": "no-such.yaml"}, "no-such.yaml: no such file"),
+    ({"scenario": str(E1), "select": ["x"]}, "nothing named x"),
+    ({"parts": [{"scenario": str(E1)}]}, "needs a name"),
+    ({"parts": [{"name": "a", "scenario": str(E1)}, {"name": "a", "scenario": str(E1)}]}, "part names repeat: a"),
+    ({"scenario": {"extends": str(E1), "repetitions": 0}}, "repetitions"),
+    ({"scenario": str(E1), "reps": 3}, "reps"),
+])
+def test_a_bad_experiment_file_is_refused_naming_what(tmp_path, fields, said):
+    with pytest.raises(ExperimentError) as e:
+        load_experiment(write(tmp_path, "bad", **fields))
+    assert said in str(e.value)
+
+
+def test_a_new_file_is_a_new_make_target(tmp_path):
+    """The Makefile makes a target of every experiments/*.yaml: copy it beside a new file and ask make."""
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "Makefile").write_text((REPO_ROOT / "Makefile").read_text())
+    (tmp_path / "experiments" / "my-idea.yaml").write_text("")
+    (tmp_path / "pyproject.toml").write_text("")
+    res = subprocess.run(["make", "-s", "-n", "-C", str(tmp_path), "my-idea", "REPS=2", "LINKS=wired", "CCA=cubic"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    cmd = next(ln for ln in res.stdout.splitlines() if "-m sslab run" in ln).split()
+    assert cmd[:5] == [".venv/bin/python", "-m", "sslab", "run", "experiments/my-idea.yaml"]
+    assert {"--reps", "2", "--select", "wired", "--set", "CCA=cubic"} <= set(cmd)
+    assert "my-idea" in make_targets(tmp_path / "Makefile")
