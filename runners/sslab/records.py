@@ -2,7 +2,9 @@
 
 A record is one JSON object in a file (a scenario plan, a run's run.json, a
 run directory's meta.json, a matrix cell's cell.json, a report's
-summary.json, a matrix plan).  Each carries
+summary.json, a matrix plan, a job's job.json and status.json, the guest's
+index of runs runs.json) or an experiment file (experiments/*.yaml).  Each
+carries
 
     "format": "<kind>/<version>"        e.g. "sslab.run/1"
 
@@ -34,6 +36,9 @@ FORMATS: dict[str, int] = {
     "sslab.matrix-plan": 1,  # a matrix's expanded cells (sslab.matrix.orchestrate)
     "sslab.summary": 1,   # a report's figures (sslab.analysis)
     "sslab.experiment": 1,  # an experiment file, experiments/*.yaml (sslab.experiment.spec)
+    "sslab.job": 1,       # a job directory's job.json, host -> agent (sslab.substrate.job)
+    "sslab.status": 1,    # the agent's out/status.json, agent -> host (sslab.substrate.agent)
+    "sslab.runs": 1,      # the guest's index of runs, out/runs.json (sslab.guest.scenario_run)
 }
 
 
@@ -66,6 +71,24 @@ def check(kind: str, record: Any, where: str = "record") -> dict:
             f"{where}: {kind} format {version}, newer than this harness reads ({FORMATS[kind]}); "
             f"it was written by a newer slowstart-lab: update this checkout (git pull) to read it")
     return record
+
+
+def runs_index(runs: list[dict]) -> dict:
+    """The record of a job's index of runs (out/runs.json): {"format", "runs": [...]}."""
+    return stamped("sslab.runs", {"runs": runs})
+
+
+def read_runs_index(path: Path) -> list[dict]:
+    """The runs listed in an out/runs.json: a record (version 1) or, written before formats, a bare list."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as e:
+        raise RecordFormatError(f"{path}: not JSON ({e})") from None
+    except OSError as e:
+        raise RecordFormatError(f"{path}: cannot read it ({e.strerror})") from None
+    if isinstance(data, list):
+        return data  # version 0
+    return check("sslab.runs", data, str(path))["runs"]
 
 
 def read_record(path: Path, kind: str) -> dict:

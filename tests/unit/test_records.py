@@ -65,3 +65,32 @@ def test_a_host_refuses_a_newer_matrix_plan_with_exit_2(tmp_path):
     assert res.returncode == 2, res.stderr[-2000:]
     assert "sslab.matrix-plan format 99, newer than this harness reads (1)" in res.stderr
     assert not (tmp_path / "m").exists() and not (tmp_path / "results").exists()
+
+
+def test_the_index_of_runs_is_read_as_a_record_or_as_the_bare_list_written_before_formats(tmp_path):
+    from sslab.records import read_runs_index, runs_index
+    p = tmp_path / "runs.json"
+    runs = [{"tag": "000-cubic_hs-5MB-r0", "case": "cubic_hs-5MB", "rep": 0}]
+    p.write_text(json.dumps(runs_index(runs)))
+    assert json.loads(p.read_text())["format"] == "sslab.runs/1" and read_runs_index(p) == runs
+    p.write_text(json.dumps(runs))  # version 0
+    assert read_runs_index(p) == runs
+    p.write_text(json.dumps({"format": "sslab.runs/7", "runs": runs}))
+    with pytest.raises(RecordFormatError, match="sslab.runs format 7, newer than this harness reads"):
+        read_runs_index(p)
+
+
+def test_the_job_and_its_status_carry_their_formats(tmp_path):
+    """job.json (host -> agent) and status.json (agent -> host); the agent, which imports nothing of
+    the harness in the guest, writes the format sslab.records names."""
+    from sslab.substrate import agent
+    from sslab.substrate.job import JobError, JobSpec, read_status
+    assert agent.STATUS_FORMAT == format_of("sslab.status")
+    job = tmp_path / "job"
+    JobSpec(argv=["true"], timeout_s=10, name="t").write(job)
+    assert json.loads((job / "job.json").read_text())["format"] == format_of("sslab.job")
+    status = agent.run_job(str(job))
+    assert status["exit_code"] == 0 and read_status(job)["format"] == format_of("sslab.status")
+    (job / "out" / "status.json").write_text(json.dumps({**status, "format": "sslab.status/9"}))
+    with pytest.raises(JobError, match="sslab.status format 9, newer"):
+        read_status(job)

@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..records import read_record, stamped
+from ..records import read_record, read_runs_index, stamped
 from .. import paths
 from ..ccas import suss_tag, variant_label
 from ..scenario import parse_size
@@ -34,7 +34,7 @@ from .stats import describe
 
 
 def load_runs(out_dir: Path) -> list[dict]:
-    index = json.loads((out_dir / "runs.json").read_text())
+    index = read_runs_index(out_dir / "runs.json")
     runs = []
     for entry in index:
         rdir = out_dir / "runs" / entry["tag"]

@@ -18,7 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ..records import read_record
+from ..records import read_record, read_runs_index
 from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
 from ..analysis.traces import flow_facts, read_trace
 
@@ -64,7 +64,7 @@ def complete_run(run_dir: Path) -> dict:
 
 def complete_runs(out_dir: Path) -> int:
     """Finish every run listed in @out_dir/runs.json; return how many."""
-    index = json.loads((out_dir / "runs.json").read_text()) if (out_dir / "runs.json").exists() else []
+    index = read_runs_index(out_dir / "runs.json") if (out_dir / "runs.json").exists() else []
     for entry in index:
         complete_run(out_dir / "runs" / entry["tag"])
     return len(index)

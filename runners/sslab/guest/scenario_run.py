@@ -6,7 +6,7 @@ scenario (sslab.scenario.to_plan).  Output, under $SSLAB_OUT_DIR:
   fidelity.json            the topology check: base RTT per pair (and the
                            delay calibration), saturating rate
   runs/NNN-<case>-r<rep>/  run.json, <tag>.pcap, <tag>.trace.gz per run
-  runs.json                the index of runs, in the order they ran
+  runs.json                the index of runs, in the order they ran (an sslab.runs record)
 
 Fidelity.  Before the runs, each pair's idle base RTT is measured with ping.
 On a real clock the substrate adds latency of its own (under TCG about
@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..records import read_record, stamped
+from ..records import read_record, runs_index, stamped
 from .clab import ContainerlabDumbbell
 from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
 from .flows import MAX_FLOWS, SERVER_PORT, run_case
@@ -269,7 +269,7 @@ def main() -> int:
             f0 = res["flows"][0]
             print(f"{tag}: fct {f0['fct_s']:.3f} s, drops {res['bottleneck']['drops']}, "
                   f"rtt {rtts}, ok {res['fidelity']['base_rtt_ok'] and res['fidelity']['rate_ok']}", flush=True)
-            (out / "runs.json").write_text(json.dumps(index, indent=1))
+            (out / "runs.json").write_text(json.dumps(runs_index(index), indent=1))
         tracer.close()
         mark("teardown")
     finally:

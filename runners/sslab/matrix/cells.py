@@ -12,7 +12,7 @@ import time
 import traceback
 from pathlib import Path
 
-from ..records import read_record, stamped
+from ..records import read_record, read_runs_index, stamped
 from ..experiment import gzip_in_place, run_scenario_into, write_manifest
 from ..scenario import scenario_from_dump
 from .spec import MatrixError
@@ -38,7 +38,7 @@ def run_one_cell(cell: dict, dest: Path, substrate, host: str) -> dict:
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     run_scenario_into(s, dest, substrate, source={"matrix_cell": cell["key"], "name": s.name})
     compress_pcaps(dest)
-    runs = json.loads((dest / "job" / "out" / "runs.json").read_text())
+    runs = read_runs_index(dest / "job" / "out" / "runs.json")
     traffic = 0.0
     for r in runs:
         traffic += read_record(dest / "job" / "out" / "runs" / r["tag"] / "run.json", "sslab.run")["seconds"]

@@ -39,6 +39,11 @@ def kill_group(proc: subprocess.Popen) -> None:
             continue
 
 
+#: The record format of status.json (sslab.records' "sslab.status"; a unit test holds them equal: the
+#: agent runs from its own file in the guest and imports nothing of the harness).
+STATUS_FORMAT = "sslab.status/1"
+
+
 def run_job(job_dir: str, extra_env: dict | None = None) -> dict:
     """Run the job described by ``job_dir/job.json``; return and record its status."""
     with open(os.path.join(job_dir, "job.json")) as f:
@@ -55,7 +60,7 @@ def run_job(job_dir: str, extra_env: dict | None = None) -> dict:
     if os.path.isdir(tools):
         env["PATH"] = tools + os.pathsep + env.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
     timeout = float(job["timeout_s"])
-    status = {"name": job.get("name", ""), "argv": job["argv"], "timeout_s": timeout,
+    status = {"format": STATUS_FORMAT, "name": job.get("name", ""), "argv": job["argv"], "timeout_s": timeout,
               "kernel_release": os.uname().release}
     started = time.monotonic()
     with open(os.path.join(out, "stdout.log"), "wb") as so, open(os.path.join(out, "stderr.log"), "wb") as se:

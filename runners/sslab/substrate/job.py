@@ -15,6 +15,8 @@ import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..records import RecordFormatError, check, stamped
+
 
 class JobError(RuntimeError):
     pass
@@ -56,7 +58,7 @@ class JobSpec:
             if "/" in name or not name:
                 raise JobError(f"job tool name {name!r} is not allowed")
             place_tool(Path(source), job_dir / TOOLS_DIR / name)
-        (job_dir / "job.json").write_text(json.dumps(spec, indent=2, sort_keys=True))
+        (job_dir / "job.json").write_text(json.dumps(stamped("sslab.job", spec), indent=2, sort_keys=True))
 
 
 #: The job directory's folder of host programs (JobSpec.tools); the agent puts it first on PATH.
@@ -119,4 +121,7 @@ def read_status(job_dir: Path) -> dict:
     p = job_dir / "out" / "status.json"
     if not p.exists():
         raise JobError(f"the job left no status ({p} missing)")
-    return json.loads(p.read_text())
+    try:
+        return check("sslab.status", json.loads(p.read_text()), str(p))
+    except (ValueError, RecordFormatError) as e:
+        raise JobError(f"the job's status cannot be read: {e}") from None
