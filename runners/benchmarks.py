@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+from sslab.records import read_runs_index
+
 REPO = Path(__file__).resolve().parents[1]
 PY = str(REPO / ".venv" / "bin" / "python")
 
@@ -45,7 +47,7 @@ def sslab(args: list[str], results: Path, extra_env: dict | None = None) -> tupl
 
 def run_record(run_dir: Path) -> dict:
     meta = json.loads((run_dir / "meta.json").read_text())
-    runs = json.loads((run_dir / "job/out/runs.json").read_text())
+    runs = read_runs_index(run_dir / "job/out/runs.json")
     traffic = sum(json.loads((run_dir / "job/out/runs" / r["tag"] / "run.json").read_text())["seconds"]
                   for r in runs)
     return {"guest_s": meta.get("guest_seconds"), "substrate_wall_s": meta.get("substrate_seconds"),

@@ -8,6 +8,7 @@ import pytest
 from sslab.experiment.plan import plan_for
 from sslab.experiment.run import with_backend
 from sslab.paths import REPO_ROOT
+from sslab.records import read_runs_index
 from sslab.scenario import parse_scenario
 from sslab.substrate.containerlab import containerlab_for_job
 from sslab.substrate.job import JobSpec
@@ -34,7 +35,7 @@ def test_deploy_traffic_destroy(image, tmp_path):
     assert fidelity["backend_versions"]["containerlab"] == "0.60.0"
     assert fidelity["backend_versions"]["docker"].startswith("20.10")
     assert fidelity["rtt"]["ok"] and fidelity["rate"]["ok"], fidelity
-    runs = json.loads((run_dir / "job/out/runs.json").read_text())
+    runs = read_runs_index(run_dir / "job/out/runs.json")
     assert len(runs) == 8
     for entry in runs:
         run = json.loads((run_dir / "job/out/runs" / entry["tag"] / "run.json").read_text())

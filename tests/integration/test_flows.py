@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from sslab.paths import REPO_ROOT
+from sslab.records import read_runs_index
 
 pytestmark = pytest.mark.vm
 
@@ -22,7 +23,7 @@ def test_two_flows_with_iperf3_and_a_late_start(tmp_path, image):
     fid = json.loads((run_dir / "job/out/fidelity.json").read_text())
     assert abs(fid["rtt"]["measured_ms"]["1"] - 40) < 1 and abs(fid["rtt"]["measured_ms"]["2"] - 80) < 1
     assert abs(fid["rate"]["measured_mbit"] - 20) < 1
-    (tag,) = [e["tag"] for e in json.loads((run_dir / "job/out/runs.json").read_text())]
+    (tag,) = [e["tag"] for e in read_runs_index(run_dir / "job/out/runs.json")]
     run = json.loads((run_dir / "job/out/runs" / tag / "run.json").read_text())
     big, small = run["flows"]
     assert big["iperf3"] and big["iperf3"]["cc"] == "cubic"

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from sslab.analysis.link import rate_series
+from sslab.records import read_runs_index
 from sslab.scenario.traces import OPPORTUNITY_FRAME_BYTES, write_mahimahi
 
 from .helpers import sslab
@@ -36,7 +37,7 @@ def link_run(tmp_path_factory, image):
     res = sslab(["startup", "--scenario", str(d / "s.yaml")], results, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     run_dir = (results / "startup" / "latest").resolve()
-    tag = json.loads((run_dir / "job/out/runs.json").read_text())[0]["tag"]
+    tag = read_runs_index(run_dir / "job/out/runs.json")[0]["tag"]
     run = json.loads((run_dir / "job/out/runs" / tag / "run.json").read_text())
     fidelity = json.loads((run_dir / "job/out/fidelity.json").read_text())
     return run, fidelity

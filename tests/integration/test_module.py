@@ -9,6 +9,7 @@ import pytest
 
 from sslab.ccas import OUR_CCAS
 from sslab.paths import REPO_ROOT
+from sslab.records import read_runs_index
 from sslab.substrate.job import JobSpec
 from sslab.substrate.qemu import TestbedVM
 from sslab.substrate.uml import UMLTestbed
@@ -57,7 +58,7 @@ def test_variants_behave_on_a_real_path(tmp_path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     out = (tmp_path / "startup" / "latest").resolve() / "job" / "out"
     runs = {}
-    for entry in json.loads((out / "runs.json").read_text()):
+    for entry in read_runs_index(out / "runs.json"):
         run = json.loads((out / "runs" / entry["tag"] / "run.json").read_text())
         runs[run["flows"][0]["cc"]] = run
     suss = runs["cubic_suss"]["flows"][0]
@@ -90,7 +91,7 @@ def test_suss_versions_on_a_real_path(tmp_path):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     out = (tmp_path / "startup" / "latest").resolve() / "job" / "out"
     flows = {}
-    for entry in json.loads((out / "runs.json").read_text()):
+    for entry in read_runs_index(out / "runs.json"):
         run = json.loads((out / "runs" / entry["tag"] / "run.json").read_text())
         flows[run["flows"][0]["cc"]] = run["flows"][0]
     assert {cc: f["suss_version"] for cc, f in flows.items()} == \

@@ -6,6 +6,7 @@ import pytest
 
 from sslab.analysis.pcap import tcp_segments
 from sslab.paths import REPO_ROOT
+from sslab.records import read_runs_index
 
 from .helpers import sslab
 
@@ -23,7 +24,7 @@ def rate_runs(tmp_path_factory, image):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     run_dir = (results / "startup" / "latest").resolve()
     runs = {}
-    for entry in json.loads((run_dir / "job/out/runs.json").read_text()):
+    for entry in read_runs_index(run_dir / "job/out/runs.json"):
         tag_dir = run_dir / "job/out/runs" / entry["tag"]
         run = json.loads((tag_dir / "run.json").read_text())
         runs[run["flows"][0]["cc"]] = (tag_dir, run)

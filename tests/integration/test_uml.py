@@ -17,6 +17,7 @@ import pytest
 
 from sslab.ccas import OUR_CCAS
 from sslab.paths import REPO_ROOT
+from sslab.records import read_runs_index
 
 from sslab.substrate.console import VMHangError
 from sslab.substrate.job import JobSpec
@@ -108,7 +109,7 @@ def exits_run(tmp_path_factory, image):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     run_dir = (results / "startup" / "latest").resolve()
     runs = {}
-    for entry in json.loads((run_dir / "job/out/runs.json").read_text()):
+    for entry in read_runs_index(run_dir / "job/out/runs.json"):
         run = json.loads((run_dir / "job/out/runs" / entry["tag"] / "run.json").read_text())
         runs[run["flows"][0]["cc"]] = run
     return run_dir, runs
@@ -176,7 +177,7 @@ def run_seed(results: Path, seed: int) -> Path:
 
 def runs_of(run_dir: Path) -> list[dict]:
     out = []
-    for entry in json.loads((run_dir / "job/out/runs.json").read_text()):
+    for entry in read_runs_index(run_dir / "job/out/runs.json"):
         out.append(comparable(json.loads((run_dir / "job/out/runs" / entry["tag"] / "run.json").read_text())))
     return out
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from sslab.paths import REPO_ROOT
+from sslab.records import read_runs_index
 from sslab.substrate.hostfacts import xstate_probe
 from sslab.substrate.job import JobSpec
 from sslab.substrate.preflight import PROBE_ARGV
@@ -82,7 +83,7 @@ def run_digest(results: Path, env: dict) -> tuple[dict, list, dict]:
     files = {str(p.relative_to(run_dir)): hashlib.sha256(p.read_bytes()).hexdigest()
              for p in sorted((run_dir / "job/out/runs").rglob("*")) if p.is_file() and p.name != "run.json"}
     runs = []
-    for entry in json.loads((run_dir / "job/out/runs.json").read_text()):
+    for entry in read_runs_index(run_dir / "job/out/runs.json"):
         run = json.loads((run_dir / "job/out/runs" / entry["tag"] / "run.json").read_text())
         runs.append({k: v for k, v in run.items() if k not in ("started_unix", "seconds")})
     return files, runs, json.loads((run_dir / "meta.json").read_text())

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from sslab.analysis.conditions import conditions_of, run_conditions
+from sslab.records import runs_index
 
 
 def _run(root: Path, name: str, model: dict, versions: list[int | None]) -> Path:
@@ -11,7 +12,9 @@ def _run(root: Path, name: str, model: dict, versions: list[int | None]) -> Path
     (d / "job/out/runs/r0").mkdir(parents=True)
     (d / "meta.json").write_text(json.dumps({"substrate": "uml", "clock": "uml/inf-cpu",
                                              "scenario": {"model": model}}))
-    (d / "job/out/runs.json").write_text(json.dumps([{"tag": "r0"}]))
+    # As the guest writes it; run "a" as written before formats (a bare list, version 0).
+    index = [{"tag": "r0"}]
+    (d / "job/out/runs.json").write_text(json.dumps(index if name == "a" else runs_index(index)))
     flows = [{"cc": "cubic_suss" if v else "cubic_hs", "suss_version": v} for v in versions]
     (d / "job/out/runs/r0/run.json").write_text(json.dumps({"flows": flows}))
     return d

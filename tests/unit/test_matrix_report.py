@@ -7,6 +7,8 @@ import math
 import dpkt
 import pytest
 
+from sslab.records import runs_index
+
 from sslab.analysis import matrix_report as mr
 
 SERVER, CLIENT = b"\x0a\x01\x01\x02", b"\x0a\x02\x01\x02"
@@ -96,7 +98,7 @@ def make_cell(matrix_dir, key, setting, rep, values):
         (out / "runs" / tag).mkdir(parents=True)
         (out / "runs" / tag / "run.json").write_text(json.dumps(run))
         index.append({"tag": tag})
-    (out / "runs.json").write_text(json.dumps(index))
+    (out / "runs.json").write_text(json.dumps(runs_index(index)))  # as the guest writes it
     (cdir / "cell.json").write_text(json.dumps({"key": key, "host": "h", "wall_s": 100.0, "traffic_s": 60.0}))
     return {"key": key, "setting": setting, "rep": rep, "name": f"c-{key}"}
 

@@ -9,10 +9,9 @@ reads it, the reports and the resuming runner alike, reads it through here.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ..records import read_record
+from ..records import read_record, read_runs_index
 
 
 class ArchiveError(ValueError):
@@ -45,7 +44,7 @@ def latest_plan(matrix_dir: Path) -> tuple[Path, dict]:
 
 def runs_of(cell_dir: Path) -> list[tuple[dict, Path]]:
     out = cell_dir / "job" / "out"
-    index = json.loads((out / "runs.json").read_text())
+    index = read_runs_index(out / "runs.json")
     return [(read_record(out / "runs" / e["tag"] / "run.json", "sslab.run"), out / "runs" / e["tag"])
             for e in index]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..records import read_record
+from ..records import read_record, read_runs_index
 from ..ccas import SUSS_VERSIONS
 from ..scenario import Hosts
 
@@ -48,7 +48,7 @@ def _flows_of(run_dir: Path) -> list[dict]:
     index = out / "runs.json"
     if not index.exists():
         return []
-    return [f for e in json.loads(index.read_text())
+    return [f for e in read_runs_index(index)
             for f in read_record(out / "runs" / e["tag"] / "run.json", "sslab.run").get("flows", [])]
 
 
