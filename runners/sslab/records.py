@@ -16,13 +16,43 @@ name, with the path, the version found and the version this harness reads,
 never half-read.  Bump a kind's version when a field changes meaning or
 goes away, not when one is added.
 
-A leaf module, standard library only: the guest imports it too (the plan
-it is handed is a record).
+The plan record, typed (below): what the host hands the guest.
+Host and guest share this definition, so neither can drift from the other
+in silence: the host checks every plan it writes against it
+(sslab.experiment.plan.plan_for) and the guest reads its plan through it
+(sslab.guest.scenario_run), and either refuses a plan with a missing,
+unknown or mistyped field by its path ("runs[3].flows[0].cc: ...").  Every
+field is written by the host; nothing has a default on the guest side.
+
+    Plan
+      name, seed
+      topology     Topology       kind, pairs, backend, mtu
+      bottleneck   Bottleneck     rate_mbit, buffer_pkts, link: LinkModel
+                                    kind, preset, shaper, trace: Trace | None,
+                                    aggregation: Aggregation(down, up: Slot | None), rate_tolerance
+      pairs        [Pair]         rtt_ms
+      addresses    Addresses      servers, clients, core (CIDR text)
+      capture      Capture        pcap, snaplen, traces, immediate
+      hosts        Hosts          model, describe, pairs: [HostPair(server, client: Host)]
+      fidelity     Fidelity       clock, calibrate, rtt_tolerance_ms, ping_count, pairs_together
+      runs         [Run]          index, rep, case, params, module_params, flows: [Flow],
+                                  trace_offset_s (with a rate trace only)
+
+A leaf module, standard library only: the guest imports it too.  The typed
+plan lives here, not in a module of its own, because under UML's virtual
+time every module file the guest opens costs guest time before the first
+run: a plan module of its own shifted every run's timeline (E1 with the same
+seeds: all 120 recorded files differed, and SUSS 2024's bimodal 20 MB exit
+flipped), while the same code in this file, which the guest reads anyway,
+left every byte as it was.  Its annotations stay text (`from __future__
+import annotations`); _value reads them as written.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +130,216 @@ def read_record(path: Path, kind: str) -> dict:
     except OSError as e:
         raise RecordFormatError(f"{path}: cannot read it ({e.strerror})") from None
     return check(kind, data, str(path))
+
+
+# ---- The plan record, typed ----------------------------------------------------------------
+
+class PlanError(ValueError):
+    """A plan that does not match this definition; the message names the field's path."""
+
+
+@dataclass(frozen=True)
+class Topology:
+    kind: str
+    pairs: int
+    backend: str
+    mtu: int
+
+
+@dataclass(frozen=True)
+class Slot:
+    """An aggregation slot: frames held min_ms..max_ms, up to @packets at once."""
+    min_ms: float
+    max_ms: float
+    packets: int
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    down: Slot | None
+    up: Slot | None
+
+
+@dataclass(frozen=True)
+class Trace:
+    source: str
+    sha256: str
+    bin_ms: int
+    period_ms: int
+    mean_mbit: float
+    rates_mbit: list[float]
+
+
+@dataclass(frozen=True)
+class LinkModel:
+    kind: str
+    preset: str | None
+    shaper: str
+    trace: Trace | None
+    aggregation: Aggregation
+    rate_tolerance: float
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    rate_mbit: float
+    buffer_pkts: int
+    link: LinkModel
+
+
+@dataclass(frozen=True)
+class Pair:
+    rtt_ms: float
+
+
+@dataclass(frozen=True)
+class Addresses:
+    servers: str
+    clients: str
+    core: str
+
+
+@dataclass(frozen=True)
+class Capture:
+    pcap: bool
+    snaplen: int
+    traces: bool
+    immediate: bool
+
+
+@dataclass(frozen=True)
+class RxBatch:
+    period_us: float
+    packets: int
+
+
+@dataclass(frozen=True)
+class Host:
+    """A receiving host's costs (sslab.scenario.hosts): NIC line rate, per-packet receive cost."""
+    nic_mbit: float | None
+    rx_cost_us: float
+    rx_jitter_us: float
+    rx_batch: RxBatch | None
+
+
+@dataclass(frozen=True)
+class HostPair:
+    server: Host
+    client: Host
+
+
+@dataclass(frozen=True)
+class Hosts:
+    model: str
+    describe: str
+    pairs: list[HostPair]
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """What the guest holds a run to (sslab.experiment.plan.fidelity_rules)."""
+    clock: str
+    calibrate: bool
+    rtt_tolerance_ms: float
+    ping_count: int
+    pairs_together: bool
+
+
+@dataclass(frozen=True)
+class Flow:
+    pair: int
+    cc: str
+    tool: str
+    size: int | None
+    duration: float | None
+    start: float
+    hint: str | None
+    suss_version: int | None
+    start_offset_s: float
+    #: Blitzstart's hint in bytes per second (written only for a hinted flow).
+    hint_bytes_per_s: int | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    index: int
+    rep: int
+    case: str
+    params: dict[str, Any]
+    module_params: dict[str, int]
+    flows: list[Flow]
+    #: Where in the rate trace this repetition starts (written only with a trace).
+    trace_offset_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    name: str
+    seed: int
+    topology: Topology
+    bottleneck: Bottleneck
+    pairs: list[Pair]
+    addresses: Addresses
+    capture: Capture
+    hosts: Hosts
+    fidelity: Fidelity
+    runs: list[Run]
+
+
+def read_plan(record: Any, where: str = "plan") -> Plan:
+    """@record (a parsed plan.json) as a Plan: its format checked (sslab.records), every field present
+    and of its type, none unknown; PlanError names the first field that is not."""
+    record = dict(check("sslab.plan", record, where))
+    record.pop("format", None)
+    return _build(Plan, record, "")
+
+
+#: The scalar types a field may name, with what counts as one (a bool is no int; an int is a float).
+_SCALARS = {"bool": lambda v: isinstance(v, bool),
+            "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+            "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+            "str": lambda v: isinstance(v, str),
+            "Any": lambda v: True}
+
+
+def _build(cls, data: Any, path: str):
+    if not isinstance(data, dict):
+        raise PlanError(f"{path or 'plan'}: a mapping of fields, got {type(data).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise PlanError(f"{path or 'plan'}: unknown field(s) {', '.join(unknown)}")
+    values = {}
+    for name, f in fields.items():
+        where = f"{path}.{name}" if path else name
+        if name not in data:
+            if f.default is dataclasses.MISSING:
+                raise PlanError(f"{where}: missing")
+            continue
+        values[name] = _value(f.type, data[name], where)
+    return cls(**values)
+
+
+def _value(tp: str, value: Any, where: str):
+    """@value checked against the annotation @tp as written here ("int", "Slot | None",
+    "list[Flow]", "dict[str, int]")."""
+    options = [t.strip() for t in tp.split("|")]
+    if "None" in options:
+        if value is None:
+            return None
+        options.remove("None")
+    (tp,) = options
+    if tp.startswith("list[") and tp.endswith("]"):
+        if not isinstance(value, list):
+            raise PlanError(f"{where}: a list, got {type(value).__name__}")
+        return [_value(tp[5:-1], v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if tp.startswith("dict[") and tp.endswith("]"):
+        if not isinstance(value, dict):
+            raise PlanError(f"{where}: a mapping, got {type(value).__name__}")
+        inner = tp[5:-1].split(",", 1)[1].strip()
+        return {k: _value(inner, v, f"{where}.{k}") for k, v in value.items()}
+    if tp in _SCALARS:
+        if not _SCALARS[tp](value):
+            raise PlanError(f"{where}: {tp} expected, got {value!r}")
+        return value
+    return _build(globals()[tp], value, where)

@@ -94,3 +94,52 @@ def test_the_job_and_its_status_carry_their_formats(tmp_path):
     (job / "out" / "status.json").write_text(json.dumps({**status, "format": "sslab.status/9"}))
     with pytest.raises(JobError, match="sslab.status format 9, newer"):
         read_status(job)
+
+
+def _e1_plan() -> dict:
+    from sslab.experiment.plan import plan_for
+    from sslab.scenario import load_scenario
+    return plan_for(load_scenario(REPO_ROOT / "topologies/e1-startup.yaml"), "uml", "uml/inf-cpu")
+
+
+def test_the_plan_is_read_typed_as_the_guest_reads_it():
+    from sslab.records import read_plan
+    plan = read_plan(_e1_plan())
+    assert plan.name == "e1-startup" and plan.topology.backend == "netns" and plan.bottleneck.buffer_pkts == 413
+    assert plan.fidelity.ping_count == 3 and plan.fidelity.calibrate is False  # virtual time's rules
+    assert [f.cc for f in plan.runs[0].flows] == ["cubic_ss"] and plan.runs[0].flows[0].size == 5_000_000
+    assert plan.runs[0].trace_offset_s is None and plan.hosts.pairs[0].server.rx_batch is None
+
+
+@pytest.mark.parametrize("change, said", [
+    (lambda p: p["runs"][3]["flows"][0].pop("cc"), "runs[3].flows[0].cc: missing"),
+    (lambda p: p["runs"][0]["flows"][0].update(cc=7), "runs[0].flows[0].cc: str expected, got 7"),
+    (lambda p: p["fidelity"].update(ping_count=True), "fidelity.ping_count: int expected, got True"),
+    (lambda p: p["bottleneck"]["link"].update(shaper=None), "bottleneck.link.shaper: str expected, got None"),
+    (lambda p: p["topology"].update(routers=2), "topology: unknown field(s) routers"),
+    (lambda p: p.update(runs={}), "runs: a list, got dict"),
+    (lambda p: p.update(format="sslab.plan/2"), "sslab.plan format 2, newer than this harness reads"),
+])
+def test_a_plan_that_drifted_from_the_typed_definition_is_refused_naming_the_field(change, said):
+    from sslab.records import PlanError, read_plan
+    plan = _e1_plan()
+    change(plan)
+    with pytest.raises((PlanError, RecordFormatError)) as e:
+        read_plan(plan)
+    assert said in str(e.value)
+
+
+def test_every_experiments_plans_match_the_typed_definition():
+    """plan_for checks each plan it writes (a drift fails before any boot): every part of every
+    experiment file, on each substrate's clock."""
+    from sslab.experiment import experiment_files, load_experiment
+    from sslab.experiment.plan import plan_for
+    from sslab.scenario import load_scenario, parse_scenario
+    n = 0
+    for f in experiment_files():
+        for part in load_experiment(f).parts:
+            s = load_scenario(part.path) if part.path else parse_scenario(part.data)
+            for substrate, clock in (("uml", "uml/inf-cpu"), ("vm", "qemu/icount")):
+                plan_for(s, substrate, clock)
+                n += 1
+    assert n >= 2 * 30

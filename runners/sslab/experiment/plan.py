@@ -6,7 +6,7 @@ it sets changes what runs on the wire.
 
 from __future__ import annotations
 
-from ..records import stamped
+from ..records import read_plan, stamped
 from ..scenario import Scenario, to_plan
 
 #: Clocks under which a path's RTT is its configured delay exactly.
@@ -38,4 +38,7 @@ def plan_for(s: Scenario, substrate: str, clock: str) -> dict:
     if plan["topology"]["backend"] == "auto":
         # Mininet in the QEMU VM; plain namespaces (batched ip/tc, few processes) elsewhere.
         plan["topology"]["backend"] = "mininet" if substrate == "vm" else "netns"
-    return stamped("sslab.plan", plan)
+    plan = stamped("sslab.plan", plan)
+    # The guest reads it through the same typed definition: a field it would not know stops here.
+    read_plan(plan, f"the plan of {s.name}")
+    return plan

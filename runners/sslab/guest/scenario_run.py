@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..records import read_record, runs_index, stamped
+from ..records import read_plan, read_record, runs_index, stamped
 from .clab import ContainerlabDumbbell
 from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
 from .flows import MAX_FLOWS, SERVER_PORT, run_case
@@ -218,26 +218,27 @@ def set_module_params(defaults: dict[str, int], asked: dict[str, int]) -> dict[s
 def main() -> int:
     job = Path(os.environ["SSLAB_JOB_DIR"])
     out = Path(os.environ["SSLAB_OUT_DIR"])
-    plan = read_record(job / "plan.json", "sslab.plan")
+    # The record as written (its runs and flows are repeated in each run.json), and the same plan
+    # typed: a plan with a missing, unknown or mistyped field stops here, naming it.
+    record = read_record(job / "plan.json", "sslab.plan")
+    plan = read_plan(record, str(job / "plan.json"))
     subprocess.run(["modprobe", "tcp_sslab"], check=True)
     defaults = module_defaults()
-    backend = BACKENDS.get(plan["topology"].get("backend"), Dumbbell)
+    backend = BACKENDS.get(plan.topology.backend, Dumbbell)
     # SIGTERM ends the job as Ctrl-C does: through the finally below, which tears the topology down.
     signal.signal(signal.SIGTERM, _interrupted)
-    rules = plan.get("fidelity", {})
-    rtt_tol = rules.get("rtt_tolerance_ms", RTT_TOLERANCE_MS)
-    together = rules.get("pairs_together", True)
+    rules = plan.fidelity
     t_build = time.monotonic()
     mark("topology")
-    db = backend(DumbbellSpec.from_plan(plan))
+    db = backend(DumbbellSpec.from_plan(record))
     try:
         db.build()
         built_s = time.monotonic() - t_build
         mark("fidelity")
-        fidelity = {"backend": db.backend, "clock": rules.get("clock"), "topology_build_s": round(built_s, 3),
+        fidelity = {"backend": db.backend, "clock": rules.clock, "topology_build_s": round(built_s, 3),
                     **({"backend_versions": db.versions} if getattr(db, "versions", None) else {}),
-                    "rtt": calibrate(db, rtt_tol, rules.get("calibrate", True), rules.get("ping_count", 10),
-                                     together)}
+                    "rtt": calibrate(db, rules.rtt_tolerance_ms, rules.calibrate, rules.ping_count,
+                                     rules.pairs_together)}
         fidelity["rate"] = saturating_rate(db, out / "fidelity")
         (out / "fidelity.json").write_text(json.dumps(fidelity, indent=1))
         print(f"fidelity: rtt {fidelity['rtt']['measured_ms']} (offset {fidelity['rtt']['delay_offset_ms']} ms), "
@@ -245,27 +246,28 @@ def main() -> int:
         index = []
         tracer = Ftrace()
         tracer.setup(SERVER_PORT, SERVER_PORT + MAX_FLOWS - 1)
-        for run in plan["runs"]:
-            tag = f"{run['index']:03d}-{run['case']}-r{run['rep']}"
+        for run, written in zip(plan.runs, record["runs"]):
+            tag = f"{run.index:03d}-{run.case}-r{run.rep}"
             mark(f"run {tag}")
             rdir = out / "runs" / tag
-            pairs = sorted({f["pair"] for f in run["flows"]})
-            params = set_module_params(defaults, run.get("module_params", {}))
-            rtts = measure_base_rtts(db, pairs, rules.get("ping_count", 10), together)
+            pairs = sorted({f.pair for f in run.flows})
+            params = set_module_params(defaults, run.module_params)
+            rtts = measure_base_rtts(db, pairs, rules.ping_count, rules.pairs_together)
             t = time.time()
-            res = run_case(db, run["flows"], rdir, "flow", capture=plan["capture"], tracer=tracer,
-                           link=plan["bottleneck"].get("link"), trace_offset_s=run.get("trace_offset_s", 0.0))
-            res.update(run=run, started_unix=t, seconds=round(time.time() - t, 3), module_params=params)
+            res = run_case(db, written["flows"], rdir, "flow", capture=record["capture"], tracer=tracer,
+                           link=record["bottleneck"]["link"],
+                           trace_offset_s=0.0 if run.trace_offset_s is None else run.trace_offset_s)
+            res.update(run=written, started_unix=t, seconds=round(time.time() - t, 3), module_params=params)
             for flow in res["flows"]:
                 if (version := suss_version(flow["cc"], params)) is not None:
                     flow["suss_version"] = version
             res["fidelity"] = {
                 "base_rtt_ms": rtts,
-                "base_rtt_ok": all(rtt_within(db, p, rtts[p], rtt_tol) for p in pairs),
+                "base_rtt_ok": all(rtt_within(db, p, rtts[p], rules.rtt_tolerance_ms) for p in pairs),
                 "rate_ok": fidelity["rate"]["ok"],
             }
             (rdir / "run.json").write_text(json.dumps(stamped("sslab.run", res), indent=1))
-            index.append({"tag": tag, "case": run["case"], "rep": run["rep"]})
+            index.append({"tag": tag, "case": run.case, "rep": run.rep})
             f0 = res["flows"][0]
             print(f"{tag}: fct {f0['fct_s']:.3f} s, drops {res['bottleneck']['drops']}, "
                   f"rtt {rtts}, ok {res['fidelity']['base_rtt_ok'] and res['fidelity']['rate_ok']}", flush=True)
