@@ -92,6 +92,8 @@ def test_a_scenario_written_in_the_experiment_extends_files_relative_to_it(tmp_p
     ({"parts": [{"scenario": str(E1)}]}, "needs a name"),
     ({"parts": [{"name": "a", "scenario": str(E1)}, {"name": "a", "scenario": str(E1)}]}, "part names repeat: a"),
     ({"scenario": {"extends": str(E1), "repetitions": 0}}, "repetitions"),
+    ({"parts": [{"series": str(REPO_ROOT / "topologies/e2-wifi.yaml")},
+                {"series": str(REPO_ROOT / "topologies/e2-wifi.yaml"), "tag": "again"}]}, "part names repeat"),
     ({"scenario": str(E1), "reps": 3}, "reps"),
 ])
 def test_a_bad_experiment_file_is_refused_naming_what(tmp_path, fields, said):
@@ -113,3 +115,13 @@ def test_a_new_file_is_a_new_make_target(tmp_path):
     assert cmd[:5] == [".venv/bin/python", "-m", "sslab", "run", "experiments/my-idea.yaml"]
     assert {"--reps", "2", "--select", "wired", "--set", "CCA=cubic"} <= set(cmd)
     assert "my-idea" in make_targets(tmp_path / "Makefile")
+
+
+def test_two_parts_that_would_write_one_scenario_file_are_refused(tmp_path):
+    """A series whose scenario name ignores its settings would write every part to one file."""
+    smoke = yaml.safe_load((REPO_ROOT / "tests/data/module-smoke.yaml").read_text())
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump({
+        "series": {"name": "s", "settings": [{"name": "a", "rtt": "20ms"}, {"name": "b", "rtt": "40ms"}]},
+        "scenario": {**smoke, "name": "same", "pairs": [{"rtt": "{rtt}"}]}}))
+    with pytest.raises(ExperimentError, match="two parts write a scenario named same"):
+        load_experiment(write(tmp_path, "x", parts=[{"series": str(tmp_path / "s.yaml")}]))

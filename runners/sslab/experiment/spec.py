@@ -170,6 +170,11 @@ class Experiment:
         dup = sorted({p.name for p in parts if [q.name for q in parts].count(p.name) > 1})
         if dup:
             raise ExperimentError(f"{self.path}: part names repeat: {', '.join(dup)}")
+        # Scenarios written out before they run are files named after the scenario: one name each.
+        written = [p.data["name"] for p in parts if p.data is not None]
+        dup = sorted({n for n in written if written.count(n) > 1})
+        if dup:
+            raise ExperimentError(f"{self.path}: two parts write a scenario named {', '.join(dup)}")
         return parts
 
     def choose(self, words: list[str] | None) -> list[Part]:
