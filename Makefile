@@ -7,6 +7,7 @@
 # They take REPS= (repetitions), SELECT= (parts by name or setting value; LINKS=, VARIANTS=,
 # SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, BACKEND=, SCENARIO= (a one-scenario
 # experiment's file); matrices take ITER=, CCA=, BUF=, RTT=, INVENTORY=, SERIAL=, CONTAINER=.
+# All take KERNEL_PATCHES=dir and MODULES=dir: your kernel patches and module (README).
 #
 #   make vm-check          boot the testbed VM and print its self-check (JSON)
 #   make test              import contracts, kernel-core, unit and integration tests (boots the VM)
@@ -49,6 +50,16 @@ MATRIX_ARGS = $(SUSS_ARGS) $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(
               $(if $(RTT),--set RTT=$(RTT)) $(if $(INVENTORY),--inventory $(INVENTORY)) $(if $(SERIAL),--serial $(SERIAL)) \
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \
               $(if $(BACKEND),--backend $(BACKEND))
+
+# A researcher's kernel (README, "Test your own algorithm"): KERNEL_PATCHES=dir, a patch series
+# applied to the UML kernel's source after ours; MODULES=dir, an out-of-tree module built against
+# it and loaded in every boot.  Both go into the image's recipe hash.
+ifneq ($(KERNEL_PATCHES),)
+export SSLAB_KERNEL_PATCHES := $(abspath $(KERNEL_PATCHES))
+endif
+ifneq ($(MODULES),)
+export SSLAB_MODULES := $(abspath $(MODULES))
+endif
 
 # The experiments: experiments/<target>.yaml, each run by `sslab run` (what applies to its kind).
 EXPERIMENTS := $(sort $(basename $(notdir $(wildcard experiments/*.yaml))))

@@ -12,6 +12,7 @@ new variant is registered in one place for the module and the harness.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -41,6 +42,30 @@ SLOW_START_CCAS = OUR_CCAS[:4]
 KERNEL_CCAS = ("reno", "cubic", "bbr", "bic", "cdg", "dctcp", "highspeed", "htcp", "hybla",
                "illinois", "lp", "nv", "scalable", "vegas", "veno", "westwood", "yeah")
 KNOWN_CCAS = OUR_CCAS + KERNEL_CCAS
+#: What Linux takes as a congestion control's name (TCP_CA_NAME_MAX is 16 bytes with the NUL).
+_CC_NAME = re.compile(r"[a-z][a-z0-9_]{0,14}")
+#: Set (by the Makefile's KERNEL_PATCHES= and MODULES=) when the kernel under test is a researcher's.
+RESEARCHER_KERNEL_ENV = ("SSLAB_KERNEL_PATCHES", "SSLAB_MODULES")
+
+
+def is_cc_name(name: str) -> bool:
+    return bool(_CC_NAME.fullmatch(name))
+
+
+def cc_name_refusal(name: str, env: dict[str, str] | None = None) -> str | None:
+    """Why a flow or axis may not ask for congestion control @name, or None.
+
+    Our kernel offers exactly KNOWN_CCAS, so any other name is refused at once.  A researcher's
+    kernel (KERNEL_PATCHES=, MODULES=) may register more: any well-formed name passes here and is
+    checked against what that kernel lists when it boots, before any run (substrate.preflight)."""
+    if name in KNOWN_CCAS:
+        return None
+    env = os.environ if env is None else env
+    if any(env.get(v) for v in RESEARCHER_KERNEL_ENV):
+        return None if is_cc_name(name) else (
+            f"{name!r} is not a congestion-control name (up to 15 of a-z, 0-9 and _, a letter first)")
+    return (f"unknown congestion control {name!r}; known: {', '.join(KNOWN_CCAS)} (a name your own module "
+            f"registers: MODULES=dir, README \"Test your own algorithm\")")
 
 #: SUSS versions (kernel/core/sscore.h): the module parameter suss_version's values and what they
 #: name.  2024: the authors' code behind the SIGCOMM'24 paper's numbers (the default); 2025: their

@@ -639,7 +639,8 @@ def main(argv: list[str] | None = None) -> int:
     from .substrate.job import JobError
     from .substrate.mirrors import MirrorError
     from .substrate.native import NativeUnavailable
-    from .substrate.preflight import SubstrateUnusable
+    from .substrate.kernelchanges import KernelChangesRefused, PatchRefused
+    from .substrate.preflight import SubstrateUnusable, Unoffered
     from .substrate.qemu import VMError
     try:
         return args.func(args)
@@ -648,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"interrupted ({signal.Signals(signum).name})", file=sys.stderr)
         return EXIT_SIGNAL_BASE + signum
     except (Refused, ScenarioError, ExperimentError, NativeUnavailable, SubstrateUnusable, MatrixError,
-            ArchiveError, RecordFormatError) as e:
+            ArchiveError, RecordFormatError, KernelChangesRefused, PatchRefused, Unoffered) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_REFUSED
     except (ImageError, MirrorError, VMError, JobError) as e:

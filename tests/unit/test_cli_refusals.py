@@ -58,3 +58,24 @@ def test_refused_with_exit_2_before_anything_starts(tmp_path, args, said):
     assert res.returncode == 2, res.stderr[-2000:]
     assert said in res.stderr
     assert not any(tmp_path.iterdir()), "something was written before the refusal"
+
+
+@pytest.mark.parametrize("args, env, said", [
+    (["run", "startup"], {"SSLAB_KERNEL_PATCHES": "/nonexistent/patches"},
+     "KERNEL_PATCHES=/nonexistent/patches: no such directory"),
+    (["run", "reproduce-table1", "--set", "CCA=cubic"], {"SSLAB_MODULES": "/nonexistent/module"},
+     "MODULES=/nonexistent/module: no such directory"),
+    (["run", "startup", "--substrate", "vm"], {"SSLAB_MODULES": str(REPO_ROOT / "examples/bring-your-own/module")},
+     "SUBSTRATE=vm runs another kernel: use SUBSTRATE=uml"),
+    (["image", "build"], {"SSLAB_KERNEL_PATCHES": str(REPO_ROOT / "examples/bring-your-own/module")},
+     "no *.patch or *.diff file"),
+])
+def test_a_researchers_kernel_that_cannot_be_built_is_refused(tmp_path, args, env, said):
+    """KERNEL_PATCHES= and MODULES= are checked before any image build, boot or run."""
+    full = {"SSLAB_RESULTS": str(tmp_path), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", **env,
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})}
+    res = subprocess.run([sys.executable, "-m", "sslab", *args], capture_output=True, text=True, cwd=REPO_ROOT,
+                         env=full, timeout=120)
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert said in res.stderr
+    assert not any(tmp_path.iterdir()), "something was written before the refusal"

@@ -138,7 +138,7 @@ def test_incomplete_or_interrupted_builds_do_not_count(repo, tmp_path, monkeypat
     monkeypatch.setattr(img, "require_host_tools", lambda: None)
     monkeypatch.setattr(img, "ensure_uml", lambda *a: ("u" * 64, None))
 
-    def interrupted(base_dir, base_info, inputs, h, recipe, repo_, kdir, dest, uml=None, cache=None):
+    def interrupted(base_dir, base_info, inputs, h, recipe, repo_, kdir, dest, uml=None, changes=None):
         (dest / "root.img").write_text("half")
         raise KeyboardInterrupt
 
@@ -148,7 +148,7 @@ def test_incomplete_or_interrupted_builds_do_not_count(repo, tmp_path, monkeypat
     assert not (cache / "images" / image_hash).exists()
     assert [p.name for p in (cache / "images").iterdir()] == [f".{image_hash}.tmp-1"]
 
-    def complete(base_dir, base_info, inputs, h, recipe, repo_, kdir, dest, uml=None, cache=None):
+    def complete(base_dir, base_info, inputs, h, recipe, repo_, kdir, dest, uml=None, changes=None):
         for name in ("root.img", "vmlinuz", "initrd.img", "linux"):
             (dest / name).write_text("x")
         (dest / "rootfs").mkdir()

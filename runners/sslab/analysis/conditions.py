@@ -33,9 +33,23 @@ def _versions(rows: list[dict] | None) -> set[int]:
     return {r["suss_version"] for r in rows or [] if isinstance(r.get("suss_version"), int)}
 
 
+def kernel_text(meta: dict) -> str:
+    """A researcher's kernel a run ran on (KERNEL_PATCHES=, MODULES=), in a few words; "" for ours."""
+    uml = (meta.get("image") or {}).get("uml") or {}
+    mine = uml.get("researcher")
+    if not mine:
+        return ""
+    parts = []
+    if "patches" in mine:
+        parts.append(f"your patches {', '.join(mine['patches']['series'])}")
+    if "modules_source" in mine:
+        parts.append(f"your modules {', '.join(sorted(mine.get('modules') or {})) or '?'}")
+    return f"; kernel UML {uml.get('release', '?')} with {' and '.join(parts)}"
+
+
 def _testbed(meta: dict) -> str:
     return (f"substrate {meta['substrate']}, clock {meta.get('clock', '?')}; host model "
-            f"{host_model_text(meta['scenario']['model'])}")
+            f"{host_model_text(meta['scenario']['model'])}{kernel_text(meta)}")
 
 
 def run_conditions(meta: dict, rows: list[dict] | None = None) -> str:

@@ -24,6 +24,7 @@ from ..substrate.hostfacts import host_facts
 from ..substrate.image import sha256_file as sha256
 from ..substrate.containerlab import containerlab_for_job
 from ..substrate.job import JobError, JobSpec, remove_tools
+from ..substrate.preflight import check_offered
 from .archive import complete_runs
 from .plan import plan_for
 
@@ -105,6 +106,7 @@ def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = N
     s = with_overrides(with_backend(load_scenario(scenario_path), backend), overrides)
     if reps is not None:
         s = scenario_from_dump({**s.model_dump(by_alias=True), "repetitions": reps})
+    check_offered(substrate, s.congestion_controls())
     print(f"{s.name}: {len(s.run_order())} runs on {substrate.name} ({substrate.clock}); expected about "
           f"{estimate_seconds(s, substrate.name) / 60:.1f} min", flush=True)
     run_dir = paths.new_run_dir(kind)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import yaml
 
+from ..scenario import load_scenario
+from ..substrate.preflight import check_offered
 from .run import run_scenario
 
 
@@ -37,6 +39,8 @@ def run_series(scenarios: list[Path], kind_of, substrates: list, reps: int | Non
                overrides: dict | None = None, backend: str | None = None) -> list[Path]:
     """Run every file in @scenarios into results/<kind_of(path)>/<id>/; returns the run
     directories in the order of @scenarios.  Up to len(@substrates) at once."""
+    # A congestion control the kernel under test lacks stops the series before its first run.
+    check_offered(substrates[0], {cc for path in scenarios for cc in load_scenario(path).congestion_controls()})
     free: queue.Queue = queue.Queue()
     for s in substrates:
         free.put(s)

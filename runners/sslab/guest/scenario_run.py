@@ -223,6 +223,9 @@ def main() -> int:
     record = read_record(job / "plan.json", "sslab.plan")
     plan = read_plan(record, str(job / "plan.json"))
     subprocess.run(["modprobe", "tcp_sslab"], check=True)
+    # A researcher's own modules (MODULES=; the substrate names them), after ours.
+    for name in os.environ.get("SSLAB_RESEARCHER_MODULES", "").split():
+        subprocess.run(["modprobe", name], check=True)
     defaults = module_defaults()
     backend = BACKENDS.get(plan.topology.backend, Dumbbell)
     # SIGTERM ends the job as Ctrl-C does: through the finally below, which tears the topology down.

@@ -41,7 +41,8 @@ from ..scenario import scenario_from_dump
 from ..substrate import make_substrate
 from ..substrate.agent import kill_group
 from ..substrate.image import ensure_image
-from ..substrate.preflight import preflight
+from ..substrate.kernelchanges import KernelChanges
+from ..substrate.preflight import offered_ccas, preflight
 from .cells import host_error
 from .plan import deal, plan_matrix, traffic_code_version
 from .progress import ProgressBoard
@@ -168,25 +169,40 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     if container and substrate != "uml":
         raise MatrixError("CONTAINER= runs cells on the container's UML substrate: SUBSTRATE=uml")
     hosts = inventory_hosts(inventory)
-    image = ensure_image()
+    changes = KernelChanges.from_env()
+    if not changes.empty and (container or not all(on_this_machine(v) for v in hosts.values())):
+        raise MatrixError("KERNEL_PATCHES= and MODULES= build this machine's image only: run the matrix on this "
+                          "machine (the default inventory), without CONTAINER=")
+    image = ensure_image(changes=changes)
     if not container and any(on_this_machine(v) for v in hosts.values()):
         # One boot on this machine before any cell: a substrate that cannot boot here stops the
         # matrix with its cause (SubstrateUnusable), not with every cell failing twice.  Hosts
         # elsewhere (and containers) check themselves before their first cell (matrix run-cells).
-        preflight(make_substrate(substrate, clock=clock), log=lambda msg: print(msg, flush=True))
+        probe = make_substrate(substrate, clock=clock)
+        booted = preflight(probe, log=lambda msg: print(msg, flush=True))
     manifest = image.manifest()
     ccas = (manifest.get("uml") or {}).get("tcp_congestion_controls") if substrate == "uml" \
         else manifest.get("tcp_congestion_controls")
+    if ccas is not None and not container and any(on_this_machine(v) for v in hosts.values()):
+        # With what the booted kernel registers (a researcher's module's names among them).
+        ccas = offered_ccas(probe, booted)
     if ccas is None:
         raise MatrixError("the image manifest lists no congestion controls for this substrate (an image from "
                           "before they were recorded): rebuild with `make image`")
+    by_option = {ax.option: name for name, ax in m.spec.axes.items() if ax.cca}
+    lacking = sorted({v for opt in options if opt in by_option for v in chosen[by_option[opt]] if v not in ccas})
+    if lacking:
+        # Asked for by name (CCA=...): refused, not listed as unavailable as the file's own values are.
+        raise MatrixError(f"the kernel under test offers no congestion control {', '.join(lacking)}; no cell was "
+                          f"run.  It has: {', '.join(ccas)}")
     clock_name = substrate_clock(substrate, clock)
     plan = plan_matrix(m, chosen, iterations, manifest["image_hash"], ccas, traffic_code_version(),
                        substrate=substrate, clock=clock_name, backend=backend)
     plan["jobs"] = jobs
     # Cells built by another backend than the matrix names are archived apart.
     matrix_rel = f"{m.spec.name}/{selection_id(m.spec, chosen)}" + (f"_backend-{backend}" if backend else "") \
-        + (f"_suss-{suss_version}" if suss_version is not None else "") + (f"_hosts-{host_model}" if host_model else "")
+        + (f"_suss-{suss_version}" if suss_version is not None else "") + (f"_hosts-{host_model}" if host_model else "") \
+        + (f"_kernel-{changes.label()}" if not changes.empty else "")
     matrix_dir = paths.RESULTS_DIR / matrix_rel
     store = CellStore(matrix_dir)
     missing = [c for c in plan["cells"] if not store.done(c["key"])]
@@ -229,6 +245,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         try:
             rc = _run_playbook(plan_path, inventory, matrix_dir, matrix_rel, hosts, plan["deal"], est / jobs,
                                serial, {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock,
+                                        "sslab_kernel_patches": str(changes.patches_dir or ""),
+                                        "sslab_modules": str(changes.modules_dir or ""),
                                         **({"sslab_container": container} if container else {})})
         except KeyboardInterrupt:
             rc = 130

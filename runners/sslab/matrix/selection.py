@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..ccas import cc_name_refusal, is_cc_name
 from ..scenario import KNOWN_CCAS, ScenarioError
 from .spec import Matrix, MatrixError, MatrixSpec, settings
 
@@ -84,9 +85,10 @@ def resolve_selection(matrix: Matrix, options: dict[str, str]) -> dict[str, list
 def _check_new_value(matrix: Matrix, axis: str, value: str, asked: str) -> None:
     spec = matrix.spec
     if spec.axes[axis].cca:
-        if value not in KNOWN_CCAS:
+        if cc_name_refusal(value) is not None:
             raise MatrixError(f"{asked}: not a congestion control the harness knows "
-                              f"(known: {', '.join(KNOWN_CCAS)})")
+                              f"(known: {', '.join(KNOWN_CCAS)}; a name of your own module: MODULES=dir)"
+                              if is_cc_name(value) else f"{asked}: not a congestion-control name")
         return
     setting = {a: (value if a == axis else spec.axes[a].values[0]) for a in spec.axes}
     setting = {a: ("cubic" if spec.axes[a].cca and v not in KNOWN_CCAS else v) for a, v in setting.items()}

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from .. import paths
-from ..ccas import KNOWN_CCAS, MODULE_PARAMS, SUSS_PINNED, SUSS_VERSIONS
+from ..ccas import MODULE_PARAMS, SUSS_PINNED, SUSS_VERSIONS, cc_name_refusal
 from .links import fill_link
 from .traces import RateTrace, floor_mbit, generated_trace, trace_from_text
 from .hosts import DEFAULT_HOST_MODEL, host_preset
@@ -509,8 +509,8 @@ class Flow(Strict):
     @field_validator("cc")
     @classmethod
     def _cc(cls, v):
-        if v not in KNOWN_CCAS:
-            raise ValueError(f"unknown congestion control {v!r}; known: {', '.join(KNOWN_CCAS)}")
+        if (why := cc_name_refusal(v)) is not None:
+            raise ValueError(why)
         return v
 
     @model_validator(mode="after")
@@ -668,6 +668,10 @@ class Scenario(Strict):
     @property
     def buffer_packets(self) -> int:
         return self.bottleneck.buffer.packets_at(self.bottleneck.rate_mbit, frame_bytes(self.topology.mtu))
+
+    def congestion_controls(self) -> set[str]:
+        """Every congestion-control name a socket of this scenario asks the kernel for."""
+        return {f.cc_to_run for c in self.cases for f in c.flows}
 
     def run_order(self) -> list[tuple[int, Case]]:
         """(repetition, case) in the order they run.

@@ -33,6 +33,11 @@ def make_substrate(name: str, accel: str = "auto", clock: str = "real", cpu: int
     @clock applies to QEMU (real: MTTCG or KVM; virtual: icount); UML's is
     always virtual and a native host's always real.  @cpu pins a UML.
     """
+    if name != "uml":
+        from .kernelchanges import KernelChanges, KernelChangesRefused
+        if not KernelChanges.from_env().empty:
+            raise KernelChangesRefused(f"KERNEL_PATCHES= and MODULES= change the UML kernel the testbed builds; "
+                                       f"SUBSTRATE={name} runs another kernel: use SUBSTRATE=uml")
     if name == "native":
         from .native import NativeHost
         return NativeHost()

@@ -43,6 +43,7 @@ from ..ccas import OUR_CCAS
 from .buildtools import (ImageError, cache_lock, chroot_mounts, hash_inputs, in_chroot, installed_packages, log,
                          now_iso, packages_version_of_host, remove_stale_builds, remove_tree, require_host_tools,
                          run, sha256_file, tool_version)
+from .kernelchanges import MODULES_IN_IMAGE, KernelChanges, KernelChangesRefused
 from .mirrors import Mirrors, resolve_mirrors
 from .umlkernel import UMLKernel, ensure_uml, uml_inputs
 
@@ -160,8 +161,11 @@ def module_sources(kernel_dir: Path) -> list[Path]:
     return keep
 
 
-def final_inputs(base_hash: str, repo: Path, kernel_dir: Path, uml_hash: str) -> dict[str, str]:
+def final_inputs(base_hash: str, repo: Path, kernel_dir: Path, uml_hash: str,
+                 changes: KernelChanges | None = None) -> dict[str, str]:
     parts = {"base": base_hash, "uml": uml_hash, "final_builder_version": str(FINAL_BUILDER_VERSION)}
+    if changes is not None:
+        parts.update(changes.final_inputs())  # a researcher's modules (the patches are in the uml hash)
     for src in (*GUEST_FILES, *GUEST_PROGRAMS):
         parts[src] = sha256_file(repo / src)
     parts["guest_cflags"] = " ".join(GUEST_CFLAGS)
@@ -410,8 +414,9 @@ def bind_mounted(source: Path, target: Path):
             pass
 
 
-def install_uml(staging: Path, uml: UMLKernel, kernel_dir: Path) -> dict:
-    """The UML kernel's side of the rootfs: its module tree and our module built against it."""
+def install_uml(staging: Path, uml: UMLKernel, kernel_dir: Path, changes: KernelChanges | None = None) -> dict:
+    """The UML kernel's side of the rootfs: its module tree, our module built against it, and a
+    researcher's modules (MODULES=) built the same way."""
     info = uml.info()
     release, tree = info["release"], info["tree_in_chroot"]
     with bind_mounted(uml.tree, staging / tree.lstrip("/")):
@@ -419,11 +424,17 @@ def install_uml(staging: Path, uml: UMLKernel, kernel_dir: Path) -> dict:
             # modules.builtin and friends, so that depmod and modprobe work for this release.
             in_chroot(staging, ["make", "-s", "-C", tree, "ARCH=um", "INSTALL_MOD_PATH=/", "modules_install"])
         module = build_module(staging, kernel_dir, release, kdir=tree, arch="um", name="sslab-module-uml")
-    return {"release": release, "module": module}
+        researcher = None
+        if changes is not None and changes.modules_dir is not None:
+            log(f"build your modules ({changes.modules_dir}) for the UML kernel")
+            researcher = build_module(staging, changes.modules_dir, release, kdir=tree, arch="um",
+                                      name=MODULES_IN_IMAGE)
+    return {"release": release, "module": module, "researcher_modules": researcher}
 
 
 def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, recipe: Recipe,
-                repo: Path, kernel_dir: Path, dest: Path, uml: UMLKernel | None = None) -> dict:
+                repo: Path, kernel_dir: Path, dest: Path, uml: UMLKernel | None = None,
+                changes: KernelChanges | None = None) -> dict:
     staging = dest / "rootfs"
     log("copy base rootfs")
     run(["cp", "-a", "--reflink=auto", str(base_dir / "rootfs"), str(staging)])
@@ -443,7 +454,7 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
     uml_part = None
     if uml is not None:
         log("build module for the UML kernel")
-        uml_part = install_uml(staging, uml, kernel_dir)
+        uml_part = install_uml(staging, uml, kernel_dir, changes)
 
     manifest = make_manifest(base_info, inputs, image_hash, recipe, module)
     manifest["programs"] = programs
@@ -456,6 +467,12 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
             "gcc": info.get("gcc"), "warning": info.get("warning"), "module": uml_part["module"],
             "tcp_congestion_controls": kernel_congestion_controls(staging, info["release"], uml_part["module"]),
         }
+        if changes is not None and not changes.empty:
+            # A researcher's kernel: their patches (built into the binary) and modules (loaded at boot,
+            # by these names).  The names their modules register are read when the kernel boots.
+            manifest["uml"]["researcher"] = {
+                **changes.record(),
+                **({"modules": uml_part["researcher_modules"]["modules"]} if uml_part["researcher_modules"] else {})}
         shutil.copy2(uml.binary, dest / "linux")
     etc = staging / "etc/sslab"
     etc.mkdir(parents=True, exist_ok=True)
@@ -533,10 +550,16 @@ def prebuilt_image() -> Image | None:
 
 
 def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
-                 kernel_dir: Path | None = None, mirrors: Mirrors | None = None) -> Image:
+                 kernel_dir: Path | None = None, mirrors: Mirrors | None = None,
+                 changes: KernelChanges | None = None) -> Image:
     """Return the cached image for the current recipe, building what is missing
-    (in a container: the image it ships)."""
+    (in a container: the image it ships).  @changes: a researcher's patches and modules (default:
+    KERNEL_PATCHES= and MODULES= from the environment)."""
+    changes = KernelChanges.from_env() if changes is None else changes
     if (shipped := prebuilt_image()) is not None:
+        if not changes.empty:
+            raise KernelChangesRefused("KERNEL_PATCHES= and MODULES= build a kernel of their own; a container "
+                                       "runs the image it ships: run outside the container")
         return shipped
     cache = cache or paths.cache_dir()
     kernel_dir = kernel_dir or repo / "kernel"
@@ -546,22 +569,23 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
         # chroot's mounts and directories; nothing else holds the lock, so they are stale.
         remove_stale_builds(cache)
         base_hash, base_dir = ensure_base(recipe, cache, mirrors)
-        uml_hash = hash_inputs(uml_inputs(repo / "images", base_hash))
-        inputs = final_inputs(base_hash, repo, kernel_dir, uml_hash)
+        uml_hash = hash_inputs(uml_inputs(repo / "images", base_hash, changes))
+        inputs = final_inputs(base_hash, repo, kernel_dir, uml_hash, changes)
         image_hash = hash_inputs(inputs)
         image = Image(cache / "images" / image_hash)
         if image.is_complete():
             return image
         require_host_tools()
         _, uml = ensure_uml(cache, repo / "images", base_hash, base_dir,
-                            lambda: mirrors or resolve_mirrors(recipe.suite))
+                            lambda: mirrors or resolve_mirrors(recipe.suite), changes)
         base_info = json.loads((base_dir / "base.json").read_text())
         tmp = cache / "images" / f".{image_hash}.tmp-{os.getpid()}"
         remove_tree(tmp)
         tmp.mkdir(parents=True)
         started = time.monotonic()
         try:
-            manifest = build_final(base_dir, base_info, inputs, image_hash, recipe, repo, kernel_dir, tmp, uml=uml)
+            manifest = build_final(base_dir, base_info, inputs, image_hash, recipe, repo, kernel_dir, tmp, uml=uml,
+                                   changes=changes)
             manifest["final_build_seconds"] = round(time.monotonic() - started, 1)
             manifest["base_build_seconds"] = base_info.get("build_seconds")
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))

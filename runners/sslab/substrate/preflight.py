@@ -34,10 +34,16 @@ from .hostfacts import describe, host_facts
 from .job import JobError, JobSpec
 
 #: Bump when what a preflight checks changes (old successes are then not trusted).
-PREFLIGHT_VERSION = 1
-#: The guest reads what our UML kernel learnt of the host's FP state (patch 0003).
+#: 2: the congestion controls the booted kernel lists, with our module and a researcher's loaded.
+PREFLIGHT_VERSION = 2
+#: The guest reads what our UML kernel learnt of the host's FP state (patch 0003), loads our module
+#: and a researcher's (as a run does) and lists the congestion controls the kernel then offers.
 FP_PARAMS = "/sys/module/kernel/parameters"
-PROBE_ARGV = ["sh", "-c", f"cat {FP_PARAMS}/uml_host_fp_bytes {FP_PARAMS}/uml_fp_area_bytes 2>/dev/null; true"]
+PROBE_ARGV = ["sh", "-c",
+              f"cat {FP_PARAMS}/uml_host_fp_bytes {FP_PARAMS}/uml_fp_area_bytes 2>/dev/null; "
+              "modprobe tcp_sslab 2>/dev/null; "
+              "for m in $SSLAB_RESEARCHER_MODULES; do modprobe $m || echo \"module-failed: $m\"; done; "
+              "echo \"ccas: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control)\"; true"]
 PROBE_TIMEOUT_S = 120.0
 #: What to try instead, for any failure of the default substrate.
 ON_QEMU = ("run on QEMU instead: SUBSTRATE=vm (Debian's stock kernel, on the host's clock; slower, "
@@ -46,6 +52,10 @@ ON_QEMU = ("run on QEMU instead: SUBSTRATE=vm (Debian's stock kernel, on the hos
 
 class SubstrateUnusable(RuntimeError):
     """The substrate does not boot on this host; nothing was started."""
+
+
+class Unoffered(ValueError):
+    """A scenario asks for a congestion control the kernel under test does not offer (nothing ran)."""
 
 
 @dataclass(frozen=True)
@@ -143,10 +153,17 @@ def preflight(substrate, cache: Path | None = None, log=print) -> dict:
         error = str(e).splitlines()[0].removesuffix("; console tail:")
     if error is not None:
         raise SubstrateUnusable(unusable_message(substrate, facts, error, console_of(job_dir)))
-    sizes = [int(x) for x in res.stdout().split() if x.isdigit()]
+    out = res.stdout()
+    failed = re.findall(r"^module-failed: (\S+)", out, re.M)
+    if failed:
+        raise SubstrateUnusable(f"your module(s) {', '.join(failed)} (MODULES=) did not load in the UML kernel; "
+                                f"nothing was run.  The guest said:\n{res.stderr()[-1500:]}")
+    listed = next((ln.split(":", 1)[1].split() for ln in out.splitlines() if ln.startswith("ccas:")), [])
+    sizes = [int(x) for x in out.split() if x.isdigit()]
     record = {"substrate": substrate.name, "clock": substrate.clock, "host": facts,
               "image_hash": substrate.image.manifest().get("image_hash"),
               "guest_fp": dict(zip(("host_fp_bytes", "fp_area_bytes"), sizes)) if len(sizes) == 2 else None,
+              "available_ccas": listed,
               "boot_seconds": round(time.monotonic() - t0, 2), "checked": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                                          time.gmtime())}
     record_path.parent.mkdir(parents=True, exist_ok=True)
@@ -154,6 +171,31 @@ def preflight(substrate, cache: Path | None = None, log=print) -> dict:
     shutil.rmtree(job_dir, ignore_errors=True)
     log(f"preflight: {substrate.name} boots on this host ({record['boot_seconds']} s; {describe(facts)})")
     return record
+
+
+def offered_ccas(substrate, record: dict) -> dict[str, str]:
+    """The congestion controls the kernel under test offers: name -> where from.  The image lists
+    the kernel's own (built in, or a module file: those load on first use) and ours; the boot
+    (@record, preflight's) lists what is registered once our module and a researcher's are loaded."""
+    manifest = substrate.image.manifest()
+    static = ((manifest.get("uml") or {}).get("tcp_congestion_controls") if substrate.name == "uml"
+              else manifest.get("tcp_congestion_controls")) or {}
+    booted = {n: "listed by the booted kernel" for n in record.get("available_ccas") or []}
+    return dict(sorted({**booted, **static}.items()))
+
+
+def check_offered(substrate, names: set[str], log=print) -> None:
+    """Refuse (Unoffered), before any run, congestion controls the kernel under test lacks, with the
+    names it has.  One boot on this host (cached: preflight)."""
+    if getattr(substrate, "image", None) is None or not names:
+        return  # a native host checks its own kernel (substrate/native.py)
+    offered = offered_ccas(substrate, preflight(substrate, log=log))
+    missing = sorted(n for n in names if n not in offered)
+    if missing:
+        uml = (substrate.image.manifest().get("uml") or {}) if substrate.name == "uml" else {}
+        kernel = f"UML {uml.get('release')}" if uml else substrate.image.manifest()["kernel"].get("release", "?")
+        raise Unoffered(f"the kernel under test ({kernel}) offers no congestion control "
+                        f"{', '.join(repr(n) for n in missing)}; nothing was run.  It has: {', '.join(offered)}")
 
 
 def unusable_message(substrate, facts: dict, error: str, console: Path | None) -> str:

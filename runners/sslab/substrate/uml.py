@@ -32,13 +32,14 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import paths
 from .console import FileReader, VMError, follow_phases, job_phases, stop_process
 from .image import Image
 from .job import JobError, JobResult, JobSpec, read_status
+from .kernelchanges import RESEARCHER_MODULES_ENV, researcher_modules
 
 #: The clock this substrate gives experiments (recorded with every run).
 CLOCK = "uml/inf-cpu"
@@ -190,6 +191,9 @@ class UMLTestbed:
             stop_process(proc, group=True)
 
     def run(self, job: JobSpec, job_dir: Path) -> JobResult:
+        if modules := researcher_modules(self.image.manifest()):
+            # A researcher's modules (MODULES=) load in every job, after ours, by these names.
+            job = replace(job, env={**job.env, RESEARCHER_MODULES_ENV: " ".join(modules)})
         job.write(job_dir)
         seed = job.seed if job.seed is not None else DEFAULT_SEED
         rec = boot_and_run(self.image, job_dir, self.cfg, job.timeout_s, seed, live=self.live)

@@ -39,6 +39,7 @@ import yaml
 
 from .buildtools import (ImageError, chroot_mounts, hash_inputs, in_chroot, log, now_iso, remove_tree, run,
                           sha256_file, tool_version)
+from .kernelchanges import KernelChanges
 from .mirrors import Mirrors
 
 #: Bump when the build procedure changes in a way that changes its output.
@@ -109,13 +110,17 @@ def config_mismatches(lines: list[ConfigLine], dot_config: str) -> list[str]:
     return bad
 
 
-def uml_inputs(images_dir: Path, base_hash: str) -> dict[str, str]:
+def uml_inputs(images_dir: Path, base_hash: str, changes: KernelChanges | None = None) -> dict[str, str]:
+    """The UML stage's key: our recipe, and a researcher's patches when there are any (none: the key
+    is the one it always was)."""
     uml = images_dir / "uml"
     parts = {"base": base_hash, "uml_builder_version": str(UML_BUILDER_VERSION),
              "images/uml/config": sha256_file(uml / "config"),
              "images/uml/source.lock": sha256_file(uml / "source.lock")}
     for p in sorted((uml / "patches").glob("*.patch")):
         parts[f"images/uml/patches/{p.name}"] = sha256_file(p)
+    if changes is not None:
+        parts.update(changes.uml_inputs())
     return parts
 
 
@@ -145,8 +150,10 @@ def offered_versions(rootfs: Path, package: str) -> list[str]:
     return [cols[1].strip() for cols in (ln.split("|") for ln in out.splitlines()) if len(cols) >= 3]
 
 
-def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path) -> dict:
-    """Build the UML kernel into @dest (a fresh directory); return its record."""
+def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path,
+              changes: KernelChanges | None = None) -> dict:
+    """Build the UML kernel into @dest (a fresh directory); return its record.  A researcher's patches
+    (@changes) go on after ours, before the config; one that fails stops here (PatchRefused)."""
     pin = SourcePin.load(images_dir / "uml" / "source.lock")
     config = read_config(images_dir / "uml" / "config")
     patches = sorted((images_dir / "uml" / "patches").glob("*.patch"))
@@ -184,6 +191,9 @@ def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path)
             for p in patches:
                 log(f"UML kernel: apply {p.name}")
                 run(["patch", "-p1", "--forward", "--batch", "-d", str(top), "-i", str(p)], capture_output=True)
+            if changes is not None and changes.patches:
+                changes.apply_patches(top, log=log)
+                record["researcher_patches"] = changes.record()["patches"]
             in_chroot(chroot, ["make", "-s", "-C", src, "ARCH=um", "defconfig"])
             for c in config:
                 if c.value == "y":
@@ -221,9 +231,10 @@ def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path)
     return record
 
 
-def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mirrors_factory) -> tuple[str, UMLKernel]:
+def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mirrors_factory,
+               changes: KernelChanges | None = None) -> tuple[str, UMLKernel]:
     """The cached UML kernel for these inputs, built if missing.  (The caller holds the cache lock.)"""
-    inputs = uml_inputs(images_dir, base_hash)
+    inputs = uml_inputs(images_dir, base_hash, changes)
     uml_hash = hash_inputs(inputs)
     kernel = UMLKernel(cache / "uml" / uml_hash)
     if kernel.is_complete():
@@ -233,7 +244,7 @@ def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mi
     tmp.mkdir(parents=True)
     started = time.monotonic()
     try:
-        record = build_uml(base_dir / "rootfs", images_dir, mirrors_factory(), tmp)
+        record = build_uml(base_dir / "rootfs", images_dir, mirrors_factory(), tmp, changes)
         record.update(uml_hash=uml_hash, inputs=inputs, build_seconds=round(time.monotonic() - started, 1))
         (tmp / "uml.json").write_text(json.dumps(record, indent=2, sort_keys=True))
         tmp.rename(kernel.root)

@@ -1,0 +1,206 @@
+"""A researcher's own kernel changes: a patch series for the UML kernel, out-of-tree modules.
+
+    KERNEL_PATCHES=dir   every *.patch and *.diff of dir, in name order, applied with
+                         `patch -p1` to the UML kernel's source after our own patches
+                         (images/uml/patches/); a hunk that does not apply stops the
+                         image build, before anything boots, naming the patch and hunk.
+    MODULES=dir          an out-of-tree module source (a Kbuild, or a Makefile, naming
+                         obj-m), built against the UML kernel's tree in the image's
+                         chroot and loaded in every boot before the job (after our
+                         tcp_sslab).
+
+The Makefile passes them as SSLAB_KERNEL_PATCHES and SSLAB_MODULES.  Both are
+hashed, file by file, into the image's recipe: the UML stage's key covers the
+patches, the final stage's key the module sources, so a rebuild happens
+exactly when one of them changes, and cells and runs of another kernel are
+other cells (their image hash differs).  The manifest records each file's
+sha256 under `uml.researcher`.
+
+Without either, nothing here adds to any key: the default image is the one
+it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .buildtools import ImageError, sha256_file
+
+#: The environment variables (the Makefile's KERNEL_PATCHES= and MODULES=).
+PATCHES_ENV = "SSLAB_KERNEL_PATCHES"
+MODULES_ENV = "SSLAB_MODULES"
+PATCH_SUFFIXES = (".patch", ".diff")
+#: Files of a module directory that are build output, not source (left out of the hash).
+BUILD_OUTPUT = (".o", ".ko", ".mod", ".cmd", ".symvers", ".order", ".mod.c")
+#: Where the modules' sources are copied in the image (and built).
+MODULES_IN_IMAGE = "sslab-researcher-modules"
+#: The job's environment variable naming the modules the guest loads (space-separated), set by the
+#: UML substrate from the image's manifest: absent for an image without them, so a default job is
+#: the job it always was.
+RESEARCHER_MODULES_ENV = "SSLAB_RESEARCHER_MODULES"
+
+
+class KernelChangesRefused(ValueError):
+    """KERNEL_PATCHES= or MODULES= names something that cannot be built (exit 2, before anything)."""
+
+
+class PatchRefused(ImageError):
+    """A researcher's patch did not apply to the UML kernel's source: the build stopped before any
+    compile or boot.  The message names the patch, the hunks and the files."""
+
+
+@dataclass(frozen=True)
+class KernelChanges:
+    """The directories, their files, and each file's sha256 as read when they were checked (what
+    the recipe hashes and the manifest records: a file edited later is another recipe)."""
+
+    patches_dir: Path | None = None
+    patches: tuple[Path, ...] = ()
+    modules_dir: Path | None = None
+    module_files: tuple[Path, ...] = ()
+    digests: tuple[tuple[Path, str], ...] = ()
+
+    def digest(self, path: Path) -> str:
+        return dict(self.digests)[path]
+
+    @property
+    def empty(self) -> bool:
+        return self.patches_dir is None and self.modules_dir is None
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> "KernelChanges":
+        env = os.environ if env is None else env
+        return cls.of(env.get(PATCHES_ENV) or None, env.get(MODULES_ENV) or None)
+
+    @classmethod
+    def of(cls, patches_dir: str | Path | None, modules_dir: str | Path | None) -> "KernelChanges":
+        """Check both directories (KernelChangesRefused names what is wrong) and list their files."""
+        patches: tuple[Path, ...] = ()
+        pdir = mdir = None
+        if patches_dir:
+            pdir = _existing_dir(patches_dir, "KERNEL_PATCHES")
+            patches = tuple(sorted(p for p in pdir.iterdir() if p.is_file() and p.suffix in PATCH_SUFFIXES))
+            if not patches:
+                raise KernelChangesRefused(f"KERNEL_PATCHES={patches_dir}: no *.patch or *.diff file in it "
+                                           f"(a series is applied in file-name order)")
+            for p in patches:
+                if not _looks_like_patch(p):
+                    raise KernelChangesRefused(f"KERNEL_PATCHES: {p} is not a unified diff (no '--- ' / '+++ ' "
+                                               f"/ '@@' lines)")
+        files: tuple[Path, ...] = ()
+        if modules_dir:
+            mdir = _existing_dir(modules_dir, "MODULES")
+            kbuild = [mdir / n for n in ("Kbuild", "Makefile") if (mdir / n).is_file()]
+            if not any("obj-m" in k.read_text(errors="replace") for k in kbuild):
+                raise KernelChangesRefused(f"MODULES={modules_dir}: no Kbuild or Makefile naming obj-m (an "
+                                           f"out-of-tree module: `obj-m += tcp_mine.o`)")
+            files = tuple(sorted(p for p in mdir.rglob("*") if p.is_file() and not p.name.startswith(".")
+                                 and not p.name.endswith(BUILD_OUTPUT)))
+        return cls(pdir, patches, mdir, files, tuple((p, sha256_file(p)) for p in (*patches, *files)))
+
+    # -- what the recipe hashes ------------------------------------------------------------------
+
+    def uml_inputs(self) -> dict[str, str]:
+        """Entries of the UML stage's key: one per patch, in order (its position is in the name)."""
+        return {f"researcher/patches/{i:03d}-{p.name}": self.digest(p) for i, p in enumerate(self.patches)}
+
+    def final_inputs(self) -> dict[str, str]:
+        return {f"researcher/modules/{p.relative_to(self.modules_dir)}": self.digest(p) for p in self.module_files}
+
+    def record(self) -> dict:
+        """What the manifest (and every run's meta.json through it) says of these changes."""
+        out: dict = {}
+        if self.patches_dir is not None:
+            out["patches"] = {"dir": str(self.patches_dir), "series": {p.name: self.digest(p) for p in self.patches}}
+        if self.modules_dir is not None:
+            out["modules_source"] = {"dir": str(self.modules_dir), "digest": self.modules_digest(),
+                                     "files": {str(p.relative_to(self.modules_dir)): self.digest(p)
+                                               for p in self.module_files}}
+        return out
+
+    def label(self) -> str:
+        """A short name for archives ("patches-beta-3f2a91c0_modules-mine-77e1d2aa"): the directories'
+        names and the first 8 hex digits of their contents' hash; "" without changes."""
+        parts = []
+        if self.patches_dir is not None:
+            h = hashlib.sha256("".join(self.uml_inputs().values()).encode()).hexdigest()[:8]
+            parts.append(f"patches-{_slug(self.patches_dir.name)}-{h}")
+        if self.modules_dir is not None:
+            parts.append(f"modules-{_slug(self.modules_dir.name)}-{self.modules_digest()[:8]}")
+        return "_".join(parts)
+
+    def modules_digest(self) -> str:
+        h = hashlib.sha256()
+        for name, digest in sorted(self.final_inputs().items()):
+            h.update(f"{name}\0{digest}\n".encode())
+        return h.hexdigest()
+
+    # -- the build ------------------------------------------------------------------------------
+
+    def apply_patches(self, tree: Path, log=print) -> None:
+        """Apply the series to the unpacked source @tree; PatchRefused at the first that fails."""
+        for i, p in enumerate(self.patches, 1):
+            log(f"UML kernel: apply your patch {i}/{len(self.patches)}: {p.name}")
+            res = subprocess.run(["patch", "-p1", "--forward", "--batch", "-d", str(tree), "-i", str(p)],
+                                 capture_output=True, text=True)
+            if res.returncode != 0:
+                raise PatchRefused(patch_failure(p, i, len(self.patches), res.stdout + res.stderr, tree))
+
+
+def researcher_modules(manifest: dict) -> list[str]:
+    """The modules of a researcher an image carries (MODULES=), by name, in load order."""
+    return sorted(((manifest.get("uml") or {}).get("researcher") or {}).get("modules") or {})
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", name).strip("-")[:32] or "dir"
+
+
+def _existing_dir(value: str | Path, var: str) -> Path:
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise KernelChangesRefused(f"{var}={value}: no such directory")
+    return path.resolve()
+
+
+def _looks_like_patch(path: Path) -> bool:
+    text = path.read_text(errors="replace")
+    return bool(re.search(r"^--- ", text, re.M) and re.search(r"^\+\+\+ ", text, re.M)
+                and re.search(r"^@@ ", text, re.M))
+
+
+def patch_failure(patch: Path, index: int, count: int, output: str, tree: Path) -> str:
+    """The message for a patch that did not apply: which patch, which hunks of which files, and the
+    first rejected hunk as the source has it not."""
+    failed = re.findall(r"^Hunk #(\d+) FAILED at (\d+)", output, re.M)
+    files = re.findall(r"^(?:patching|checking) file (\S+)", output, re.M)
+    rejects = re.findall(r"saving rejects to file (\S+)", output)
+    lines = [f"your patch {index} of {count}, {patch}, does not apply to the UML kernel's source "
+             f"({tree.name}, after our own patches); nothing was compiled or booted."]
+    where = {}
+    current = None
+    for ln in output.splitlines():
+        if m := re.match(r"(?:patching|checking) file (\S+)", ln):
+            current = m[1]
+        elif (m := re.match(r"Hunk #(\d+) FAILED at (\d+)", ln)) and current:
+            where.setdefault(current, []).append(f"hunk #{m[1]} (at line {m[2]})")
+    for f, hunks in where.items():
+        lines.append(f"  {f}: {', '.join(hunks)} failed")
+    if not failed:
+        lines.append("  patch said: " + " | ".join(ln for ln in output.splitlines()[-4:] if ln.strip()))
+    if rejects:
+        rej = tree / rejects[0]
+        if rej.is_file():
+            shown = rej.read_text(errors="replace").splitlines()[2:14]
+            lines.append(f"  first rejected hunk ({rejects[0]}):")
+            lines += [f"    {ln}" for ln in shown]
+    if files:
+        lines.append(f"  files the patch touches: {', '.join(dict.fromkeys(files))}")
+    lines.append("  what to do: rebase the patch on this source (`make image` builds Debian's "
+                 "linux-source named in images/uml/source.lock), or leave KERNEL_PATCHES unset")
+    return "\n".join(lines)
