@@ -47,10 +47,10 @@ def test_our_kernels_own_fp_message_is_recognised():
 
 
 def test_an_unknown_panic_shows_the_lines_before_it_and_no_cause():
-    console = "a\nb\nc\nd\nsomething odd happened\nKernel panic - not syncing: VFS: Unable to mount root fs\ne\n"
+    console = "a\nb\nc\nd\nsomething odd happened\nKernel panic - not syncing: Out of memory and no killable processes\ne\n"
     cause, lines = diagnose(console)
     assert cause is None
-    assert lines == ["c", "d", "something odd happened", "Kernel panic - not syncing: VFS: Unable to mount root fs"]
+    assert lines == ["c", "d", "something odd happened", "Kernel panic - not syncing: Out of memory and no killable processes"]
 
 
 def test_an_empty_console_has_no_cause_and_no_lines():
@@ -80,3 +80,16 @@ def test_cpu_info_reads_the_first_cpus_model_and_flags(tmp_path):
 def test_describe_says_when_the_area_is_unknown():
     facts = {**AMX_HOST, "xstate_bytes": None, "xstate_from": "ptrace GETREGSET NT_X86_XSTATE failed: errno 1"}
     assert "XSAVE area unknown (ptrace GETREGSET NT_X86_XSTATE failed: errno 1)" in describe(facts)
+
+
+def test_a_root_mount_panic_is_not_called_a_ptrace_problem():
+    """UML 7.3's console on a boot whose hostfs root did not mount (seen here, 25 Nov 2026)."""
+    console = ("Failed to initialize ubd device 0 :Couldn't determine size of device's file\n"
+               "epollctl add err fd 10, Operation not permitted\n"
+               "VFS: Cannot open root device \"/dev/root\" or unknown-block(0,0): error -9\n"
+               "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)\n")
+    cause, lines = diagnose(console)
+    assert cause is not None and "could not mount the image's root directory" in cause.meaning
+    assert any("Unable to mount root fs" in ln for ln in lines)
+    ptrace = next(c for c in CAUSES if "ptrace" in c.meaning)
+    assert diagnose("check_ptrace : child exited with status 1\n")[0] is ptrace

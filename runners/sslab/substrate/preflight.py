@@ -78,7 +78,14 @@ CAUSES = (
     Cause(r"slowstart-lab: .*FP state|slowstart-lab: SSLAB_UML_FP",
           "our UML kernel could not size its FP state from this host (its own message is quoted below)",
           "unset SSLAB_UML_FP_AREA / SSLAB_UML_FP_SAVE if set; otherwise report the quoted line"),
-    Cause(r"check_ptrace|ptrace_child|start_ptraced_child|PTRACE_.*failed|Operation not permitted",
+    Cause(r"Unable to mount root fs|Cannot open root device",
+          "the UML kernel could not mount the image's root directory (hostfs): a kernel whose hostfs or "
+          "root-mount rules differ from the testbed's command line (a 7.x kernel mounts no relative "
+          "hostfs root), or an image whose rootfs directory is gone",
+          "rebuild the image (`make image`); with another kernel than ours, check the words its boot needs"),
+    # Not any "Operation not permitted": UML 7.x prints "epollctl add err fd 10, Operation not
+    # permitted" on every boot here, and a root-mount panic was first called a ptrace problem.
+    Cause(r"check_ptrace|ptrace_child|start_ptraced_child|PTRACE_.*failed|ptrace.*Operation not permitted",
           "the host does not let the UML kernel ptrace its own processes (a seccomp filter, a container "
           "without CAP_SYS_PTRACE, or kernel.yama.ptrace_scope = 3)",
           "allow ptrace for this user (outside a restricted container; check `sysctl kernel.yama.ptrace_scope`)"),
