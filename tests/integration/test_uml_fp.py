@@ -23,7 +23,7 @@ from sslab.paths import REPO_ROOT
 from sslab.records import read_runs_index
 from sslab.substrate.hostfacts import xstate_probe
 from sslab.substrate.job import JobSpec
-from sslab.substrate.preflight import PROBE_ARGV
+from sslab.substrate.preflight import PROBE_ARGV, fp_sizes
 from sslab.substrate.uml import UMLTestbed
 
 
@@ -51,7 +51,7 @@ def sslab_with(env: dict, args: list[str], results: Path) -> subprocess.Complete
 def test_the_uml_kernel_uses_exactly_the_hosts_xstate_size(image, tmp_path, host_bytes):
     res = UMLTestbed(image).run(JobSpec(argv=PROBE_ARGV, timeout_s=60, seed=1), tmp_path / "job")
     assert res.ok, res.stderr()
-    kernel_host, area = (int(x) for x in res.stdout().split())
+    kernel_host, area = fp_sizes(res.stdout())
     assert kernel_host == host_bytes
     assert area >= host_bytes and area % 64 == 0 and area - host_bytes < 832
 

@@ -93,3 +93,11 @@ def test_a_root_mount_panic_is_not_called_a_ptrace_problem():
     assert any("Unable to mount root fs" in ln for ln in lines)
     ptrace = next(c for c in CAUSES if "ptrace" in c.meaning)
     assert diagnose("check_ptrace : child exited with status 1\n")[0] is ptrace
+
+
+def test_the_probes_fp_sizes_are_read_apart_from_its_list_of_controls():
+    """The probe prints the two sizes, one a line, then the controls the booted kernel lists (a
+    control's name may hold digits: reno_iw20)."""
+    from sslab.substrate.preflight import fp_sizes
+    assert fp_sizes("2432\n2432\nccas: reno cubic tcp2 reno_iw20\n") == [2432, 2432]
+    assert fp_sizes("ccas: reno cubic\n") == []

@@ -166,7 +166,7 @@ def preflight(substrate, cache: Path | None = None, log=print) -> dict:
         raise SubstrateUnusable(f"your module(s) {', '.join(failed)} (MODULES=) did not load in the UML kernel; "
                                 f"nothing was run.  The guest said:\n{res.stderr()[-1500:]}")
     listed = next((ln.split(":", 1)[1].split() for ln in out.splitlines() if ln.startswith("ccas:")), [])
-    sizes = [int(x) for x in out.split() if x.isdigit()]
+    sizes = fp_sizes(out)
     record = {"substrate": substrate.name, "clock": substrate.clock, "host": facts,
               "image_hash": substrate.image.manifest().get("image_hash"),
               "guest_fp": dict(zip(("host_fp_bytes", "fp_area_bytes"), sizes)) if len(sizes) == 2 else None,
@@ -178,6 +178,12 @@ def preflight(substrate, cache: Path | None = None, log=print) -> dict:
     shutil.rmtree(job_dir, ignore_errors=True)
     log(f"preflight: {substrate.name} boots on this host ({record['boot_seconds']} s; {describe(facts)})")
     return record
+
+
+def fp_sizes(probe_out: str) -> list[int]:
+    """The FP sizes the probe printed (the host's XSAVE area and the guest's buffer), each on a line
+    of its own; empty from a kernel without patch 0003."""
+    return [int(ln) for ln in probe_out.splitlines() if ln.strip().isdigit()]
 
 
 def offered_ccas(substrate, record: dict) -> dict[str, str]:
