@@ -7,7 +7,7 @@
 # They take REPS= (repetitions), SELECT= (parts by name or setting value; LINKS=, VARIANTS=,
 # SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, BACKEND=, SCENARIO= (a one-scenario
 # experiment's file); matrices take ITER=, CCA=, BUF=, RTT=, INVENTORY=, SERIAL=, CONTAINER=.
-# All take KERNEL_PATCHES=dir and MODULES=dir: your kernel patches and module (README).
+# All take KERNEL_SOURCE=7.3, KERNEL_PATCHES=dir and MODULES=dir: another kernel, your patches and module (README).
 #
 #   make vm-check          boot the testbed VM and print its self-check (JSON)
 #   make test              import contracts, kernel-core, unit and integration tests (boots the VM)
@@ -51,9 +51,13 @@ MATRIX_ARGS = $(SUSS_ARGS) $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \
               $(if $(BACKEND),--backend $(BACKEND))
 
-# A researcher's kernel (README, "Test your own algorithm"): KERNEL_PATCHES=dir, a patch series
+# A researcher's kernel (README, "Test your own algorithm"): KERNEL_SOURCE=name, another Debian
+# kernel source (images/uml/sources/<name>.yaml; default 6.1); KERNEL_PATCHES=dir, a patch series
 # applied to the UML kernel's source after ours; MODULES=dir, an out-of-tree module built against
-# it and loaded in every boot.  Both go into the image's recipe hash.
+# it and loaded in every boot.  All go into the image's recipe hash.
+ifneq ($(KERNEL_SOURCE),)
+export SSLAB_KERNEL_SOURCE := $(KERNEL_SOURCE)
+endif
 ifneq ($(KERNEL_PATCHES),)
 export SSLAB_KERNEL_PATCHES := $(abspath $(KERNEL_PATCHES))
 endif

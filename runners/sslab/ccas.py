@@ -44,8 +44,8 @@ KERNEL_CCAS = ("reno", "cubic", "bbr", "bic", "cdg", "dctcp", "highspeed", "htcp
 KNOWN_CCAS = OUR_CCAS + KERNEL_CCAS
 #: What Linux takes as a congestion control's name (TCP_CA_NAME_MAX is 16 bytes with the NUL).
 _CC_NAME = re.compile(r"[a-z][a-z0-9_]{0,14}")
-#: Set (by the Makefile's KERNEL_PATCHES= and MODULES=) when the kernel under test is a researcher's.
-RESEARCHER_KERNEL_ENV = ("SSLAB_KERNEL_PATCHES", "SSLAB_MODULES")
+#: Set (by the Makefile's KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES=) when the kernel under test is not ours.
+RESEARCHER_KERNEL_ENV = ("SSLAB_KERNEL_SOURCE", "SSLAB_KERNEL_PATCHES", "SSLAB_MODULES")
 
 
 def is_cc_name(name: str) -> bool:

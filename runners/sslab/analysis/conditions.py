@@ -34,7 +34,8 @@ def _versions(rows: list[dict] | None) -> set[int]:
 
 
 def kernel_text(meta: dict) -> str:
-    """A researcher's kernel a run ran on (KERNEL_PATCHES=, MODULES=), in a few words; "" for ours."""
+    """A researcher's kernel a run ran on (KERNEL_SOURCE=, KERNEL_PATCHES=, MODULES=), in a few words;
+    "" for ours."""
     uml = (meta.get("image") or {}).get("uml") or {}
     mine = uml.get("researcher")
     if not mine:
@@ -44,7 +45,9 @@ def kernel_text(meta: dict) -> str:
         parts.append(f"your patches {', '.join(mine['patches']['series'])}")
     if "modules_source" in mine:
         parts.append(f"your modules {', '.join(sorted(mine.get('modules') or {})) or '?'}")
-    return f"; kernel UML {uml.get('release', '?')} with {' and '.join(parts)}"
+    source = (uml.get("source") or {}).get("package", "")
+    return (f"; kernel UML {uml.get('release', '?')}" + (f" from {source}" if "source" in mine else "")
+            + (f" with {' and '.join(parts)}" if parts else ""))
 
 
 def _testbed(meta: dict) -> str:

@@ -36,7 +36,7 @@ def make_substrate(name: str, accel: str = "auto", clock: str = "real", cpu: int
     if name != "uml":
         from .kernelchanges import KernelChanges, KernelChangesRefused
         if not KernelChanges.from_env().empty:
-            raise KernelChangesRefused(f"KERNEL_PATCHES= and MODULES= change the UML kernel the testbed builds; "
+            raise KernelChangesRefused(f"KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES= change the UML kernel the testbed builds; "
                                        f"SUBSTRATE={name} runs another kernel: use SUBSTRATE=uml")
     if name == "native":
         from .native import NativeHost

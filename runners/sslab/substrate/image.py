@@ -465,6 +465,7 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
             "release": info["release"], "source": info["source"], "config_sha256": info["config_sha256"],
             "binary_sha256": info["binary_sha256"], "uml_hash": info["uml_hash"], "patches": info["patches"],
             "gcc": info.get("gcc"), "warning": info.get("warning"), "module": uml_part["module"],
+            **({"cmdline_extra": info["cmdline_extra"]} if info.get("cmdline_extra") else {}),
             "tcp_congestion_controls": kernel_congestion_controls(staging, info["release"], uml_part["module"]),
         }
         if changes is not None and not changes.empty:
@@ -554,11 +555,11 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
                  changes: KernelChanges | None = None) -> Image:
     """Return the cached image for the current recipe, building what is missing
     (in a container: the image it ships).  @changes: a researcher's patches and modules (default:
-    KERNEL_PATCHES= and MODULES= from the environment)."""
+    KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES= from the environment)."""
     changes = KernelChanges.from_env() if changes is None else changes
     if (shipped := prebuilt_image()) is not None:
         if not changes.empty:
-            raise KernelChangesRefused("KERNEL_PATCHES= and MODULES= build a kernel of their own; a container "
+            raise KernelChangesRefused("KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES= build a kernel of their own; a container "
                                        "runs the image it ships: run outside the container")
         return shipped
     cache = cache or paths.cache_dir()

@@ -1,4 +1,9 @@
-"""A researcher's own kernel changes: a patch series for the UML kernel, out-of-tree modules.
+"""A researcher's own kernel: another kernel source, a patch series for the UML kernel, out-of-tree modules.
+
+    KERNEL_SOURCE=name   the UML kernel from another Debian linux-source package,
+                         described by images/uml/sources/<name>.yaml (package,
+                         version, suite, which of our patches it takes); default:
+                         images/uml/source.lock (6.1).
 
     KERNEL_PATCHES=dir   every *.patch and *.diff of dir, in name order, applied with
                          `patch -p1` to the UML kernel's source after our own patches
@@ -29,11 +34,15 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import paths
 from .buildtools import ImageError, sha256_file
 
-#: The environment variables (the Makefile's KERNEL_PATCHES= and MODULES=).
+#: The environment variables (the Makefile's KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES=).
+SOURCE_ENV = "SSLAB_KERNEL_SOURCE"
 PATCHES_ENV = "SSLAB_KERNEL_PATCHES"
 MODULES_ENV = "SSLAB_MODULES"
+#: Other kernel sources than the default, one file each.
+SOURCES_DIR = paths.IMAGES_DIR / "uml" / "sources"
 PATCH_SUFFIXES = (".patch", ".diff")
 #: Files of a module directory that are build output, not source (left out of the hash).
 BUILD_OUTPUT = (".o", ".ko", ".mod", ".cmd", ".symvers", ".order", ".mod.c")
@@ -64,22 +73,38 @@ class KernelChanges:
     modules_dir: Path | None = None
     module_files: tuple[Path, ...] = ()
     digests: tuple[tuple[Path, str], ...] = ()
+    #: Another kernel source's file (images/uml/sources/<name>.yaml), or None for the default.
+    source: Path | None = None
 
     def digest(self, path: Path) -> str:
         return dict(self.digests)[path]
 
     @property
+    def source_name(self) -> str | None:
+        return None if self.source is None else self.source.stem
+
+    @property
     def empty(self) -> bool:
-        return self.patches_dir is None and self.modules_dir is None
+        return self.patches_dir is None and self.modules_dir is None and self.source is None
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> "KernelChanges":
         env = os.environ if env is None else env
-        return cls.of(env.get(PATCHES_ENV) or None, env.get(MODULES_ENV) or None)
+        return cls.of(env.get(PATCHES_ENV) or None, env.get(MODULES_ENV) or None, env.get(SOURCE_ENV) or None)
 
     @classmethod
-    def of(cls, patches_dir: str | Path | None, modules_dir: str | Path | None) -> "KernelChanges":
-        """Check both directories (KernelChangesRefused names what is wrong) and list their files."""
+    def of(cls, patches_dir: str | Path | None, modules_dir: str | Path | None,
+           source: str | None = None, sources_dir: Path = SOURCES_DIR) -> "KernelChanges":
+        """Check the source's name and both directories (KernelChangesRefused names what is wrong)
+        and list their files."""
+        source_file = None
+        if source:
+            offered = sorted(p.stem for p in sources_dir.glob("*.yaml"))
+            source_file = sources_dir / f"{source}.yaml"
+            if "/" in source or not source_file.is_file():
+                raise KernelChangesRefused(f"KERNEL_SOURCE={source}: not a kernel source the testbed knows (it knows: "
+                                           f"{', '.join(offered) or 'none'}, in images/uml/sources/; unset: 6.1, "
+                                           f"images/uml/source.lock)")
         patches: tuple[Path, ...] = ()
         pdir = mdir = None
         if patches_dir:
@@ -101,7 +126,7 @@ class KernelChanges:
                                            f"out-of-tree module: `obj-m += tcp_mine.o`)")
             files = tuple(sorted(p for p in mdir.rglob("*") if p.is_file() and not p.name.startswith(".")
                                  and not p.name.endswith(BUILD_OUTPUT)))
-        return cls(pdir, patches, mdir, files, tuple((p, sha256_file(p)) for p in (*patches, *files)))
+        return cls(pdir, patches, mdir, files, tuple((p, sha256_file(p)) for p in (*patches, *files)), source_file)
 
     # -- what the recipe hashes ------------------------------------------------------------------
 
@@ -115,6 +140,8 @@ class KernelChanges:
     def record(self) -> dict:
         """What the manifest (and every run's meta.json through it) says of these changes."""
         out: dict = {}
+        if self.source is not None:
+            out["source"] = {"name": self.source_name, "file": f"images/uml/sources/{self.source.name}"}
         if self.patches_dir is not None:
             out["patches"] = {"dir": str(self.patches_dir), "series": {p.name: self.digest(p) for p in self.patches}}
         if self.modules_dir is not None:
@@ -126,7 +153,7 @@ class KernelChanges:
     def label(self) -> str:
         """A short name for archives ("patches-beta-3f2a91c0_modules-mine-77e1d2aa"): the directories'
         names and the first 8 hex digits of their contents' hash; "" without changes."""
-        parts = []
+        parts = [f"source-{self.source_name}"] if self.source is not None else []
         if self.patches_dir is not None:
             h = hashlib.sha256("".join(self.uml_inputs().values()).encode()).hexdigest()[:8]
             parts.append(f"patches-{_slug(self.patches_dir.name)}-{h}")

@@ -95,6 +95,9 @@ def uml_command(image: Image, cfg: UMLConfig) -> list[str]:
     words = kernel_cmdline()
     if cfg.memory_mb != MEMORY_MB:
         words[0] = f"mem={cfg.memory_mb}M"
+    # What another kernel source needs besides (its images/uml/sources/ file says; e.g. root=/dev/root
+    # for a hostfs root on 7.x); the default kernel's line is the one above, word for word.
+    words += (image.manifest().get("uml") or {}).get("cmdline_extra") or []
     return ["taskset", "-c", str(cpu), str(image.uml_binary), *words]
 
 

@@ -60,8 +60,15 @@ BUILD_PACKAGES = ("flex", "bison", "bc", "xz-utils", "patch", "binutils", "libc6
 
 @dataclass(frozen=True)
 class SourcePin:
+    """A linux-source package and version; for another source than the default (its file in
+    images/uml/sources/), the suite that carries it and which of our patches it takes."""
+
     package: str
     version: str
+    suite: str | None = None
+    patches: tuple[str, ...] | None = None  # None: every patch in images/uml/patches/
+    #: Words this kernel's boot needs after the testbed's command line (uml.kernel_cmdline).
+    cmdline_extra: tuple[str, ...] = ()
 
     @classmethod
     def load(cls, path: Path) -> "SourcePin":
@@ -71,7 +78,31 @@ class SourcePin:
         missing = [k for k in ("package", "version") if not data.get(k)]
         if missing:
             raise ImageError(f"{path}: missing {', '.join(missing)}; run `make image-repin`")
-        return cls(str(data["package"]), str(data["version"]))
+        patches = data.get("patches")
+        if patches is not None and not (isinstance(patches, list) and all(isinstance(x, str) for x in patches)):
+            raise ImageError(f"{path}: patches must be a list of paths under images/uml/patches/")
+        extra = data.get("cmdline_extra") or []
+        if not (isinstance(extra, list) and all(isinstance(x, str) and x and " " not in x for x in extra)):
+            raise ImageError(f"{path}: cmdline_extra must be a list of words")
+        return cls(str(data["package"]), str(data["version"]), data.get("suite"),
+                   None if patches is None else tuple(patches), tuple(extra))
+
+    def patch_files(self, images_dir: Path) -> list[Path]:
+        """Our patches for this source, in order: the ones it lists (paths under images/uml/patches/;
+        a sub-directory holds patches only newer sources take), else every *.patch directly in it."""
+        folder = images_dir / "uml" / "patches"
+        if self.patches is None:
+            return sorted(folder.glob("*.patch"))
+        missing = [n for n in self.patches if not (folder / n).is_file()]
+        if missing:
+            raise ImageError(f"{self.package}: no patch {', '.join(missing)} in {folder}")
+        return [folder / n for n in self.patches]
+
+
+def source_pin(images_dir: Path, changes: KernelChanges | None = None) -> tuple[Path, SourcePin]:
+    """The source file (source.lock, or KERNEL_SOURCE's images/uml/sources/<name>.yaml) and its pin."""
+    path = changes.source if changes is not None and changes.source is not None else images_dir / "uml" / "source.lock"
+    return path, SourcePin.load(path)
 
 
 @dataclass(frozen=True)
@@ -114,11 +145,13 @@ def uml_inputs(images_dir: Path, base_hash: str, changes: KernelChanges | None =
     """The UML stage's key: our recipe, and a researcher's patches when there are any (none: the key
     is the one it always was)."""
     uml = images_dir / "uml"
+    source, pin = source_pin(images_dir, changes)
     parts = {"base": base_hash, "uml_builder_version": str(UML_BUILDER_VERSION),
              "images/uml/config": sha256_file(uml / "config"),
-             "images/uml/source.lock": sha256_file(uml / "source.lock")}
-    for p in sorted((uml / "patches").glob("*.patch")):
-        parts[f"images/uml/patches/{p.name}"] = sha256_file(p)
+             ("images/uml/source.lock" if changes is None or changes.source is None
+              else f"images/uml/sources/{source.name}"): sha256_file(source)}
+    for p in pin.patch_files(images_dir):
+        parts[f"images/uml/patches/{p.relative_to(uml / 'patches')}"] = sha256_file(p)
     if changes is not None:
         parts.update(changes.uml_inputs())
     return parts
@@ -154,14 +187,18 @@ def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path,
               changes: KernelChanges | None = None) -> dict:
     """Build the UML kernel into @dest (a fresh directory); return its record.  A researcher's patches
     (@changes) go on after ours, before the config; one that fails stops here (PatchRefused)."""
-    pin = SourcePin.load(images_dir / "uml" / "source.lock")
+    _, pin = source_pin(images_dir, changes)
     config = read_config(images_dir / "uml" / "config")
-    patches = sorted((images_dir / "uml" / "patches").glob("*.patch"))
+    patches = pin.patch_files(images_dir)
     chroot = dest / "chroot"
     log("UML kernel: copy the base rootfs as a build chroot")
     run(["cp", "-a", "--reflink=auto", str(base_rootfs), str(chroot)])
-    (chroot / "etc/apt/sources.list").write_text(mirrors.sources_list("bookworm"))
-    record: dict = {"source": {"package": pin.package, "pinned_version": pin.version}}
+    # The chroot stays bookworm (its compiler builds the kernel); another source's suite is added.
+    extra = f"deb {mirrors.debian} {pin.suite} main\n" if pin.suite and pin.suite != "bookworm" else ""
+    (chroot / "etc/apt/sources.list").write_text(mirrors.sources_list("bookworm") + extra)
+    record: dict = {"source": {"package": pin.package, "pinned_version": pin.version,
+                               **({"suite": pin.suite} if pin.suite else {})},
+                    **({"cmdline_extra": list(pin.cmdline_extra)} if pin.cmdline_extra else {})}
     try:
         with chroot_mounts(chroot):
             in_chroot(chroot, ["apt-get", "update", "-q"])
@@ -222,7 +259,8 @@ def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path,
         run(["strip", str(dest / "linux")])
         record.update(release=release, tree_in_chroot=src, config_sha256=sha256_file(top / ".config"),
                       binary_sha256=sha256_file(dest / "linux"), binary_bytes=(dest / "linux").stat().st_size,
-                      patches={p.name: sha256_file(p) for p in patches}, built=now_iso(),
+                      patches={str(p.relative_to(images_dir / "uml" / "patches")): sha256_file(p) for p in patches},
+                      built=now_iso(),
                       strip=tool_version(["strip", "--version"]))
         # Keep the built tree (module builds need it), not the rest of the chroot.
         os.rename(top, dest / "tree")
