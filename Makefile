@@ -7,7 +7,8 @@
 # They take REPS= (repetitions), SELECT= (parts by name or setting value; LINKS=, VARIANTS=,
 # SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, BACKEND=, SCENARIO= (a one-scenario
 # experiment's file); matrices take ITER=, CCA=, BUF=, RTT=, INVENTORY=, SERIAL=, CONTAINER=.
-# All take KERNEL_SOURCE=7.3, KERNEL_PATCHES=dir and MODULES=dir: another kernel, your patches and module (README).
+# All take KERNEL_SOURCE=7.3, KERNEL_PATCHES=dir and MODULES=dir: another kernel, your patches and module (README);
+# matrices take KERNELS="6.1 7.3 6.1,patches=dir": several kernels, side by side.
 #
 #   make vm-check          boot the testbed VM and print its self-check (JSON)
 #   make test              import contracts, kernel-core, unit and integration tests (boots the VM)
@@ -49,12 +50,14 @@ SUSS_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),-
 MATRIX_ARGS = $(SUSS_ARGS) $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
               $(if $(RTT),--set RTT=$(RTT)) $(if $(INVENTORY),--inventory $(INVENTORY)) $(if $(SERIAL),--serial $(SERIAL)) \
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \
-              $(if $(BACKEND),--backend $(BACKEND))
+              $(if $(BACKEND),--backend $(BACKEND)) $(KERNEL_ARGS)
 
 # A researcher's kernel (README, "Test your own algorithm"): KERNEL_SOURCE=name, another Debian
 # kernel source (images/uml/sources/<name>.yaml; default 6.1); KERNEL_PATCHES=dir, a patch series
 # applied to the UML kernel's source after ours; MODULES=dir, an out-of-tree module built against
 # it and loaded in every boot.  All go into the image's recipe hash.
+# KERNELS="6.1 7.3 6.1,patches=DIR": a matrix's kernel axis, the same cells on each, side by side.
+KERNEL_ARGS = $(foreach k,$(KERNELS),--kernel $(k))
 ifneq ($(KERNEL_SOURCE),)
 export SSLAB_KERNEL_SOURCE := $(KERNEL_SOURCE)
 endif
@@ -71,7 +74,8 @@ RUN_ARGS = $(SUSS_ARGS) $(foreach v,SELECT LINKS VARIANTS SETTINGS,$(if $($(v)),
            $(if $(REPS),--reps $(REPS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(SCENARIO),--scenario $(SCENARIO)) \
            $(if $(BACKEND),--backend $(BACKEND)) $(if $(ITER),--iter $(ITER)) \
            $(foreach v,CCA BUF RTT,$(if $($(v)),--set $(v)=$($(v)))) $(if $(INVENTORY),--inventory $(INVENTORY)) \
-           $(if $(SERIAL),--serial $(SERIAL)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS)
+           $(if $(SERIAL),--serial $(SERIAL)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \
+           $(KERNEL_ARGS)
 
 # Host programs and the Debian packages that provide them.
 HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \

@@ -240,7 +240,8 @@ def cmd_run(args) -> int:
     if exp.kind == "matrix":
         return _run_matrix_experiment(exp, args)
     for option, value in (("--set", args.set), ("--iter", args.iter), ("--serial", args.serial),
-                          ("--container", args.container), ("--inventory", args.inventory)):
+                          ("--container", args.container), ("--inventory", args.inventory),
+                          ("--kernel", args.kernel)):
         if value:
             raise Refused(f"{option}: {exp.target} is not a matrix ({option} belongs to matrices: "
                           f"`sslab experiments` lists them)")
@@ -307,7 +308,6 @@ def _words(selects: list[str] | None) -> list[str] | None:
 
 def _run_matrix_experiment(exp, args) -> int:
     from . import matrix as mx
-    from .matrix.orchestrate import run_matrix
     for option, value in (("--select", args.select), ("--reps", args.reps), ("--scenario", args.scenario),
                           ("--report", args.report)):
         if value:
@@ -317,9 +317,18 @@ def _run_matrix_experiment(exp, args) -> int:
     m = mx.load_matrix(str(exp.matrix_path))
     options = mx.validate_options(args.set or [])
     inventory = Path(args.inventory or paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini")
-    return run_matrix(m, options, args.iter, inventory, serial=args.serial, substrate=args.substrate,
-                      jobs=args.jobs, clock=args.clock, container=args.container, backend=args.backend,
-                      suss_version=args.suss_version, host_model=args.hosts)
+    return _matrix_on_kernels(m, options, args, inventory)
+
+
+def _matrix_on_kernels(m, options: dict[str, str], args, inventory: Path) -> int:
+    """One matrix, on the kernel the environment names, or on each of --kernel's (KERNELS=)."""
+    from .matrix.orchestrate import run_matrix, run_on_kernels
+    run_args = dict(iterations=args.iter, inventory=inventory, serial=args.serial, substrate=args.substrate,
+                    jobs=args.jobs, clock=args.clock, container=args.container, backend=args.backend,
+                    suss_version=args.suss_version, host_model=args.hosts)
+    if args.kernel:
+        return run_on_kernels(m, options, args.kernel, **run_args)
+    return run_matrix(m, options, **run_args)
 
 
 def cmd_experiments(args) -> int:
@@ -405,12 +414,9 @@ def cmd_report(args) -> int:
 def cmd_matrix(args) -> int:
     from . import matrix as mx
     if args.action == "run":
-        from .matrix.orchestrate import run_matrix
         m = mx.load_matrix(args.name)
         options = mx.validate_options(args.set or [])
-        return run_matrix(m, options, args.iter, Path(args.inventory), serial=args.serial,
-                          substrate=args.substrate, jobs=args.jobs, clock=args.clock, container=args.container,
-                          backend=args.backend, suss_version=args.suss_version, host_model=args.hosts)
+        return _matrix_on_kernels(m, options, args, Path(args.inventory))
     if args.action == "run-cells":
         plan = read_record(Path(args.plan), "sslab.matrix-plan")
         keys = plan["deal"].get(args.host)
@@ -467,6 +473,14 @@ def overrides(args) -> dict | None:
     if getattr(args, "hosts", None):
         out["hosts"] = {"model": args.hosts}
     return out or None
+
+
+def add_kernel_option(p: argparse.ArgumentParser) -> None:
+    """--kernel (make KERNELS=): a matrix's `kernel` axis."""
+    p.add_argument("--kernel", action="append", metavar="SOURCE[,patches=DIR][,modules=DIR]",
+                   help="(matrices) run the matrix on this kernel too, once per --kernel, and report the kernels "
+                        "side by side: a source (6.1, the default, or images/uml/sources/<name>.yaml) with your "
+                        "patches and modules (make KERNELS=\"6.1 7.3\")")
 
 
 def add_suss_version_option(p: argparse.ArgumentParser) -> None:
@@ -571,6 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     prun.add_argument("--inventory", help="(matrices) the Ansible inventory (default: this machine)")
     prun.add_argument("--serial", help="(matrices) hosts at a time (default: all at once)")
     prun.add_argument("--container", help="(matrices) run the cells in this slowstart-lab container image")
+    add_kernel_option(prun)
     add_suss_version_option(prun)
     add_substrate_options(prun)
     prun.set_defaults(func=cmd_run)
@@ -609,6 +624,7 @@ def main(argv: list[str] | None = None) -> int:
     mr.add_argument("--jobs", type=at_least_one("JOBS"), help="cells at a time per host (UML; default: its cores)")
     mr.add_argument("--container", help="run the cells in this slowstart-lab container image (make container)")
     mr.add_argument("--backend", choices=BACKENDS, help="who builds each cell's topology (default: the matrix's)")
+    add_kernel_option(mr)
     add_suss_version_option(mr)
     add_substrate_options(mr)
     mc = msub.add_parser("run-cells", help="(on a host) run the cells the plan deals to HOST")

@@ -69,6 +69,13 @@ def test_refused_with_exit_2_before_anything_starts(tmp_path, args, said):
      "SUBSTRATE=vm runs another kernel: use SUBSTRATE=uml"),
     (["image", "build"], {"SSLAB_KERNEL_PATCHES": str(REPO_ROOT / "examples/bring-your-own/module")},
      "no *.patch or *.diff file"),
+    (["run", "startup"], {"SSLAB_KERNEL_SOURCE": "5.4"}, "KERNEL_SOURCE=5.4: not a kernel source the testbed knows"),
+    (["run", "reproduce-table1", "--set", "CCA=cubic", "--kernel", "6.1", "--kernel", "7.3,patchez=x"], {},
+     "kernel '7.3,patchez=x': after the source's name come only patches=DIR and modules=DIR"),
+    (["matrix", "run", "table1", "--kernel", "6.1", "--kernel", "6.1"], {}, "'6.1' is the same kernel as '6.1'"),
+    (["run", "reproduce-table1", "--kernel", "7.3"], {"SSLAB_KERNEL_SOURCE": "7.3"},
+     "leave KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES= unset beside it"),
+    (["run", "startup", "--kernel", "7.3"], {}, "--kernel: startup is not a matrix"),
 ])
 def test_a_researchers_kernel_that_cannot_be_built_is_refused(tmp_path, args, env, said):
     """KERNEL_PATCHES= and MODULES= are checked before any image build, boot or run."""

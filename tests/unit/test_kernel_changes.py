@@ -190,3 +190,69 @@ def test_the_example_module_is_a_module():
     ch = KernelChanges.of(None, EXAMPLES / "module")
     assert {p.name for p in ch.module_files} == {"Kbuild", "tcp_reno_iw20.c"}
     assert shutil.which("patch")  # the build host's patch program (make's host-deps installs it)
+
+
+# -- another kernel source (KERNEL_SOURCE=) and the kernel axis (KERNELS=) -------------------------
+
+
+def test_the_default_source_by_name_is_the_default():
+    """KERNEL_SOURCE=6.1 names source.lock's package: the default image, not another one."""
+    assert KernelChanges.from_env({"SSLAB_KERNEL_SOURCE": "6.1"}).empty
+    assert KernelChanges.parse("6.1").label() == ""
+
+
+def test_an_unknown_source_is_refused_with_the_known_ones():
+    with pytest.raises(KernelChangesRefused, match=r"KERNEL_SOURCE=5\.4: not a kernel source the testbed knows "
+                                                   r"\(it knows: 6\.1 \(the default.*7\.3"):
+        KernelChanges.from_env({"SSLAB_KERNEL_SOURCE": "5.4"})
+    with pytest.raises(KernelChangesRefused, match="not a kernel source"):
+        KernelChanges.parse("../7.3")
+
+
+def test_another_source_has_its_own_uml_key_and_patches():
+    """7.3 takes 0001, 0002 and the hostfs fix, not 0003 (its UML sizes FP state from the host); its
+    key names its source file and moves; the final stage follows it through the UML hash only."""
+    images, base = REPO_ROOT / "images", "b" * 64
+    k73 = KernelChanges.parse("7.3")
+    assert k73.label() == "source-7.3" and k73.describe() == "7.3"
+    keys = img.uml_inputs(images, base, k73)
+    assert "images/uml/sources/7.3.yaml" in keys and "images/uml/source.lock" not in keys
+    assert [k for k in keys if k.startswith("images/uml/patches/")] == [
+        "images/uml/patches/0001-os_getrandom-from-a-recorded-seed.patch",
+        "images/uml/patches/0002-HZ-250-as-Debian-amd64.patch",
+        "images/uml/patches/6.12+/0004-hostfs-relative-paths-from-the-current-directory.patch"]
+    assert keys != img.uml_inputs(images, base)
+    default = img.uml_inputs(images, base)
+    assert "images/uml/patches/0003-FP-state-sized-by-the-host.patch" in default
+    assert not any("0004" in k for k in default)  # a sub-directory's patches are not the default's
+
+
+def test_kernel_axis_terms(tmp_path):
+    patches = write(tmp_path / "beta", {"0001.patch": GOOD})
+    k = KernelChanges.parse(f"7.3,patches={patches},modules={EXAMPLES / 'module'}")
+    assert (k.source_name, k.patches_dir, k.modules_dir) == ("7.3", patches, EXAMPLES / "module")
+    assert k.describe() == "7.3 + patches beta + modules module"
+    assert k.env() == {"SSLAB_KERNEL_SOURCE": "7.3", "SSLAB_KERNEL_PATCHES": str(patches),
+                       "SSLAB_MODULES": str(EXAMPLES / "module")}
+    assert KernelChanges.from_env(k.env()) == k
+    assert KernelChanges.parse("6.1").env() == {"SSLAB_KERNEL_SOURCE": "", "SSLAB_KERNEL_PATCHES": "",
+                                                "SSLAB_MODULES": ""}
+    for bad in ("7.3,beta", "7.3,patchez=x", f"6.1,patches={patches},patches={patches}", ",patches=x", "7.3,"):
+        with pytest.raises(KernelChangesRefused, match="kernel '"):
+            KernelChanges.parse(bad)
+
+
+def test_a_kernel_axis_refuses_twins_and_the_single_kernel_variables(tmp_path, monkeypatch):
+    from sslab.matrix import MatrixError
+    from sslab.matrix.orchestrate import kernel_env, parse_kernels
+    for var in ("SSLAB_KERNEL_SOURCE", "SSLAB_KERNEL_PATCHES", "SSLAB_MODULES"):
+        monkeypatch.delenv(var, raising=False)
+    assert [k.describe() for k in parse_kernels(["6.1", "7.3"])] == ["6.1", "7.3"]
+    with pytest.raises(MatrixError, match="'6.1' is the same kernel as '6.1'"):
+        parse_kernels(["6.1", "7.3", "6.1"])
+    monkeypatch.setenv("SSLAB_KERNEL_SOURCE", "7.3")
+    with pytest.raises(MatrixError, match="leave KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES= unset"):
+        parse_kernels(["6.1", "7.3"])
+    with kernel_env(KernelChanges.parse("6.1")):
+        assert KernelChanges.from_env().empty
+    assert KernelChanges.from_env().source_name == "7.3"  # restored

@@ -202,3 +202,22 @@ def test_cells_beside_the_papers_grid_have_no_paper_value_and_stay_out_of_the_av
     avg = next(ln for ln in table.splitlines() if "average" in ln)
     assert "| average (1BDP) | 2 settings |" in avg
     assert any("1 setting(s) beside the paper's grid" in n for n in extra["notes"])
+
+
+def test_kernels_side_by_side(tmp_path):
+    """The kernel axis's report: one row per setting and kernel, with each kernel's own table after."""
+    d61, plan = synthetic_matrix(tmp_path)
+    d73 = tmp_path / "table1" / "cca-cubic_kernel-source-7.3"
+    s25 = plan["cells"][0]["setting"]
+    cells = [make_cell(d73, "k0", s25, 0, {"off": (40.0, [2.0, 2.0]), "on": (41.0, [1.0, 1.0])})]
+    (d73 / "plans").mkdir(parents=True)
+    (d73 / "plans" / "plan-20260101T000000Z-0001.json").write_text(json.dumps({**plan, "cells": cells}))
+    mr.write_matrix_report(d61)
+    dest = mr.write_kernels_report([("6.1", d61), ("7.3", d73)], tmp_path / "table1" / "cca-cubic_kernels")
+    text = (dest / "table.md").read_text()
+    assert "| cubic | 1BDP | 25ms | 6.1 | 3 | 30.0 / 1.50 | 30.0 / 0.78 | 48% | 10 / 10 |" in text
+    assert "| cubic | 1BDP | 25ms | 7.3 | 1 | 40.0 / 2.00 | 41.0 / 1.00 | 50% | 10 / 10 |" in text
+    assert "| cubic | 1BDP | 50ms | 7.3 | 0 | not run |" in text
+    assert "## 6.1" in text and "| CUBIC | 1BDP | 25ms | 3 |" in text  # 6.1's own report follows
+    assert "## 7.3" in text and "No report yet." in text
+    assert json.loads((dest / "kernels.json").read_text())["kernels"][1] == {"kernel": "7.3", "matrix_dir": str(d73)}

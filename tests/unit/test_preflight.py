@@ -1,7 +1,5 @@
 """The preflight's reading of a console that shows why a substrate did not boot, and its message."""
 
-from pathlib import Path
-
 from sslab.substrate.hostfacts import cpu_info, describe
 from sslab.substrate.preflight import CAUSES, diagnose, unusable_message
 

@@ -139,3 +139,57 @@ def suss_versions_side_by_side(matrix_dir: Path, extra: dict) -> list[str]:
         out.append(f"| {cca} | average | paper's grid | {f'{p:.0f}%' if p is not None else '–'} | "
                    + " | ".join(f"{a:.0f}%" if a is not None else "–" for a in avgs) + " |")
     return out + [""]
+
+
+def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
+    """The same matrix on several kernels, side by side, into a new @base/reports/<stamp>/: for Table 1
+    one row per setting and kernel (large and small FCTs off and on, the improvement, the bottleneck's
+    drops); for any matrix each kernel's own table after it.  @runs: (kernel, its matrix directory),
+    in the order asked; a pure function of those archives, like write_matrix_report."""
+    dest = base / "reports" / paths.stamp()
+    dest.mkdir(parents=True)
+    lines = ["# The same matrix on several kernels", ""]
+    lines += [f"- {name}: {d}" for name, d in runs]
+    per_kernel: list[tuple[str, Path, dict, str, dict]] = []
+    for name, d in runs:
+        try:
+            plan_path, plan = latest_plan(d)
+        except ArchiveError:
+            lines.append(f"- {name}: no plan in {d} (nothing run)")
+            continue
+        cells = current_cells(d, plan)
+        ran = conditions_of([c for _, c in cells]) if cells else "nothing run yet"
+        extra = table1(d, plan)[1] if plan["report"] == "table1" else {}
+        per_kernel.append((name, d, plan, ran, extra))
+    lines.append("")
+    if per_kernel and all(p["report"] == "table1" for _, _, p, _, _ in per_kernel):
+        lines += ["Mean over repetitions (n) of each setting; FCT in seconds, large / mean small flow; "
+                  "improvement = 1 − mean small FCT on / off; drops = the bottleneck's, per run.", "",
+                  "| large CCA | buffer | minRTT | kernel | n | off: large / small | on: large / small | "
+                  "small-flow improvement | drops off / on |", "|---|---|---|---|---|---|---|---|---|"]
+        keys = list(dict.fromkeys((r["large_cc"], r["buffer"], r["large_rtt"])
+                                  for _, _, _, _, e in per_kernel for r in e["rows"]))
+        for key in keys:
+            for name, _, _, _, extra in per_kernel:
+                r = next((r for r in extra["rows"] if (r["large_cc"], r["buffer"], r["large_rtt"]) == key), None)
+                if r is None:
+                    lines.append(f"| {' | '.join(key)} | {name} | 0 | not run | | | |")
+                    continue
+                lines.append(f"| {' | '.join(key)} | {name} | {r['n']} | {r['off_large']['mean']:.1f} / "
+                             f"{r['off_small']['mean']:.2f} | {r['on_large']['mean']:.1f} / "
+                             f"{r['on_small']['mean']:.2f} | {r['improvement_pct']:.0f}% | "
+                             f"{r['drops_off']:.0f} / {r['drops_on']:.0f} |")
+        lines.append("")
+    for name, d, plan, ran, _ in per_kernel:
+        lines += [f"## {name}", "", f"Ran under: {ran}.", ""]
+        try:
+            report = (d / "reports" / "latest" / "table.md").read_text()
+            body = report.split("\n", 1)[1] if report.startswith("# ") else report
+            lines += [f"Its report ({d / 'reports' / 'latest' / 'table.md'}):", "", body.strip(), ""]
+        except OSError:
+            lines += ["No report yet.", ""]
+    (dest / "table.md").write_text("\n".join(lines))
+    (dest / "kernels.json").write_text(json.dumps(stamped("sslab.summary", {
+        "kernels": [{"kernel": name, "matrix_dir": str(d)} for name, d in runs]}), indent=1))
+    paths.point_latest(dest)
+    return dest

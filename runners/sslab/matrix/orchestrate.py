@@ -21,6 +21,7 @@ on the controller is never replaced).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -35,7 +36,7 @@ from pathlib import Path
 
 from ..records import stamped
 from .. import paths
-from ..analysis.matrix_report import write_matrix_report
+from ..analysis.matrix_report import write_kernels_report, write_matrix_report
 from ..experiment import estimate_seconds
 from ..scenario import scenario_from_dump
 from ..substrate import make_substrate
@@ -153,10 +154,22 @@ def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
 # --------------------------------------------------------------------------
 
 
+def matrix_rel_of(m: Matrix, chosen: dict[str, list[str]], backend: str | None, suss_version: int | None,
+                  host_model: str | None, changes: KernelChanges) -> str:
+    """The matrix's directory under results/: its selection, then what makes its cells other cells
+    (a backend, SUSS version, host model or kernel other than the matrix's own), archived apart."""
+    return f"{m.spec.name}/{selection_id(m.spec, chosen)}" + (f"_backend-{backend}" if backend else "") \
+        + (f"_suss-{suss_version}" if suss_version is not None else "") + (f"_hosts-{host_model}" if host_model else "") \
+        + (f"_kernel-{changes.label()}" if not changes.empty else "")
+
+
 def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
                serial: str | None = None, substrate: str = "uml", jobs: int | None = None,
                clock: str = "real", container: str | None = None, backend: str | None = None,
-               suss_version: int | None = None, host_model: str | None = None) -> int:
+               suss_version: int | None = None, host_model: str | None = None, check_only: bool = False) -> int:
+    """Run the matrix's missing cells on the kernel the environment names (KernelChanges.from_env) and
+    write its report.  @check_only: stop after the image is built, the testbed booted here and the
+    congestion controls asked for found in its kernel (run_on_kernels checks every kernel first)."""
     chosen = resolve_selection(m, options)
     # Cells of another SUSS version or host model are other cells (their scenario differs), archived apart.
     m = m.with_overrides({**({"module_params": {"suss_version": suss_version}} if suss_version is not None else {}),
@@ -171,8 +184,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     hosts = inventory_hosts(inventory)
     changes = KernelChanges.from_env()
     if not changes.empty and (container or not all(on_this_machine(v) for v in hosts.values())):
-        raise MatrixError("KERNEL_PATCHES= and MODULES= build this machine's image only: run the matrix on this "
-                          "machine (the default inventory), without CONTAINER=")
+        raise MatrixError("KERNEL_SOURCE=, KERNEL_PATCHES=, MODULES= and KERNELS= build this machine's image only: "
+                          "run the matrix on this machine (the default inventory), without CONTAINER=")
     image = ensure_image(changes=changes)
     if not container and any(on_this_machine(v) for v in hosts.values()):
         # One boot on this machine before any cell: a substrate that cannot boot here stops the
@@ -195,14 +208,14 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         # Asked for by name (CCA=...): refused, not listed as unavailable as the file's own values are.
         raise MatrixError(f"the kernel under test offers no congestion control {', '.join(lacking)}; no cell was "
                           f"run.  It has: {', '.join(ccas)}")
+    if check_only:
+        return 0
     clock_name = substrate_clock(substrate, clock)
     plan = plan_matrix(m, chosen, iterations, manifest["image_hash"], ccas, traffic_code_version(),
                        substrate=substrate, clock=clock_name, backend=backend)
     plan["jobs"] = jobs
     # Cells built by another backend than the matrix names are archived apart.
-    matrix_rel = f"{m.spec.name}/{selection_id(m.spec, chosen)}" + (f"_backend-{backend}" if backend else "") \
-        + (f"_suss-{suss_version}" if suss_version is not None else "") + (f"_hosts-{host_model}" if host_model else "") \
-        + (f"_kernel-{changes.label()}" if not changes.empty else "")
+    matrix_rel = matrix_rel_of(m, chosen, backend, suss_version, host_model, changes)
     matrix_dir = paths.RESULTS_DIR / matrix_rel
     store = CellStore(matrix_dir)
     missing = [c for c in plan["cells"] if not store.done(c["key"])]
@@ -245,6 +258,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         try:
             rc = _run_playbook(plan_path, inventory, matrix_dir, matrix_rel, hosts, plan["deal"], est / jobs,
                                serial, {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock,
+                                        "sslab_kernel_source": changes.source_name or "",
                                         "sslab_kernel_patches": str(changes.patches_dir or ""),
                                         "sslab_modules": str(changes.modules_dir or ""),
                                         **({"sslab_container": container} if container else {})})
@@ -259,6 +273,71 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         print(f"{len(failed)} cell(s) not done (failed or interrupted): rerun the same command to run only "
               f"those; logs of failed attempts are under {matrix_dir / 'failed'}", file=sys.stderr)
         return rc or 1
+    return rc
+
+
+def parse_kernels(terms: list[str]) -> list[KernelChanges]:
+    """The `kernel` axis's values (--kernel, make KERNELS=), checked before anything is built: each
+    known and readable, none twice, and not beside KERNEL_SOURCE=/KERNEL_PATCHES=/MODULES=."""
+    if not KernelChanges.from_env().empty:
+        raise MatrixError("KERNELS= names every kernel of the matrix; leave KERNEL_SOURCE=, KERNEL_PATCHES= and "
+                          "MODULES= unset beside it (e.g. KERNELS=\"6.1 7.3 6.1,patches=DIR\")")
+    kernels = [KernelChanges.parse(t) for t in terms]
+    seen: dict[str, str] = {}
+    for term, k in zip(terms, kernels):
+        if (label := k.label()) in seen:
+            raise MatrixError(f"KERNELS: {term!r} is the same kernel as {seen[label]!r}")
+        seen[label] = term
+    return kernels
+
+
+@contextlib.contextmanager
+def kernel_env(changes: KernelChanges):
+    """The process's environment naming this kernel while a matrix runs on it (every step, the image
+    build, the preflight, the playbook and its cell runners, reads it); restored after."""
+    saved = {k: os.environ.get(k) for k in changes.env()}
+    os.environ.update(changes.env())
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def run_on_kernels(m: Matrix, options: dict[str, str], kernel_terms: list[str], **run_args) -> int:
+    """The `kernel` axis: the same matrix on several kernels (sources, patch sets, modules).
+
+    1. Every kernel's image is built and booted here, and the congestion controls asked for are
+       checked in each, before any cell runs (a patch that does not apply, a kernel that does not
+       boot or lacks a name stops everything here).
+    2. The cells, kernel after kernel; each kernel's cells are keyed by its image and archived in a
+       directory of their own (`_kernel-<label>`; the default kernel's is the matrix's own), so a
+       rerun runs only what is missing on each.
+    3. A report with the kernels side by side (reports/<stamp>/table.md under the selection's
+       `_kernels` directory), from those directories' archives."""
+    kernels = parse_kernels(kernel_terms)
+    for k in kernels:
+        print(f"kernel {k.describe()}: image and boot check", flush=True)
+        with kernel_env(k):
+            run_matrix(m, options, check_only=True, **run_args)
+    rc = 0
+    dirs: list[tuple[str, Path]] = []
+    chosen = resolve_selection(m, options)
+    for k in kernels:
+        print(f"\n== kernel {k.describe()} ==", flush=True)
+        with kernel_env(k):
+            rc = run_matrix(m, options, **run_args) or rc
+        rel = matrix_rel_of(m, chosen, run_args.get("backend"), run_args.get("suss_version"),
+                            run_args.get("host_model"), k)
+        dirs.append((k.describe(), paths.RESULTS_DIR / rel))
+    base = matrix_rel_of(m, chosen, run_args.get("backend"), run_args.get("suss_version"),
+                         run_args.get("host_model"), KernelChanges())
+    dest = write_kernels_report(dirs, paths.RESULTS_DIR / f"{base}_kernels")
+    print((dest / "table.md").read_text())
+    print(f"kernels side by side: {dest / 'table.md'}")
     return rc
 
 

@@ -14,15 +14,17 @@
                          chroot and loaded in every boot before the job (after our
                          tcp_sslab).
 
-The Makefile passes them as SSLAB_KERNEL_PATCHES and SSLAB_MODULES.  Both are
-hashed, file by file, into the image's recipe: the UML stage's key covers the
-patches, the final stage's key the module sources, so a rebuild happens
+The Makefile passes them as SSLAB_KERNEL_SOURCE, SSLAB_KERNEL_PATCHES and
+SSLAB_MODULES; a matrix's `kernel` axis (KERNELS="6.1 7.3 6.1,patches=DIR")
+runs one kernel after another with these set for each.  They are all
+hashed into the image's recipe: the UML stage's key covers the source's file
+and the patches, file by file, the final stage's key the module sources, so a rebuild happens
 exactly when one of them changes, and cells and runs of another kernel are
 other cells (their image hash differs).  The manifest records each file's
 sha256 under `uml.researcher`.
 
-Without either, nothing here adds to any key: the default image is the one
-it was.
+Without any of them (or with KERNEL_SOURCE naming the default), nothing here
+adds to any key: the default image is the one it was.
 """
 
 from __future__ import annotations
@@ -98,13 +100,14 @@ class KernelChanges:
         """Check the source's name and both directories (KernelChangesRefused names what is wrong)
         and list their files."""
         source_file = None
-        if source:
+        default = default_source_name(sources_dir.parent / "source.lock")
+        if source and source != default:
             offered = sorted(p.stem for p in sources_dir.glob("*.yaml"))
             source_file = sources_dir / f"{source}.yaml"
             if "/" in source or not source_file.is_file():
                 raise KernelChangesRefused(f"KERNEL_SOURCE={source}: not a kernel source the testbed knows (it knows: "
-                                           f"{', '.join(offered) or 'none'}, in images/uml/sources/; unset: 6.1, "
-                                           f"images/uml/source.lock)")
+                                           f"{default} (the default, images/uml/source.lock), "
+                                           f"{', '.join(offered) or 'none'} (images/uml/sources/))")
         patches: tuple[Path, ...] = ()
         pdir = mdir = None
         if patches_dir:
@@ -127,6 +130,36 @@ class KernelChanges:
             files = tuple(sorted(p for p in mdir.rglob("*") if p.is_file() and not p.name.startswith(".")
                                  and not p.name.endswith(BUILD_OUTPUT)))
         return cls(pdir, patches, mdir, files, tuple((p, sha256_file(p)) for p in (*patches, *files)), source_file)
+
+    @classmethod
+    def parse(cls, term: str, sources_dir: Path = SOURCES_DIR) -> "KernelChanges":
+        """One value of the `kernel` matrix axis (KERNELS="6.1 7.3 6.1,patches=DIR"): a source's name,
+        then optionally `,patches=DIR` and `,modules=DIR` (KERNEL_PATCHES= and MODULES= for this kernel)."""
+        name, *rest = term.split(",")
+        opts: dict[str, str] = {}
+        for part in rest:
+            key, eq, value = part.partition("=")
+            if not eq or key not in ("patches", "modules") or not value or key in opts:
+                raise KernelChangesRefused(f"kernel {term!r}: after the source's name come only patches=DIR and "
+                                           f"modules=DIR, once each (e.g. 6.1,patches=my-patches)")
+            opts[key] = value
+        if not name:
+            raise KernelChangesRefused(f"kernel {term!r}: no source name (e.g. 6.1 or 7.3)")
+        return cls.of(opts.get("patches"), opts.get("modules"), name, sources_dir)
+
+    def env(self) -> dict[str, str]:
+        """These changes as the environment variables every process of a run reads (from_env)."""
+        return {SOURCE_ENV: self.source_name or "", PATCHES_ENV: str(self.patches_dir or ""),
+                MODULES_ENV: str(self.modules_dir or "")}
+
+    def describe(self) -> str:
+        """For people: "7.3", "6.1 + patches kernel-patches", "6.1 + module module"."""
+        text = self.source_name or default_source_name(SOURCES_DIR.parent / "source.lock")
+        if self.patches_dir is not None:
+            text += f" + patches {self.patches_dir.name}"
+        if self.modules_dir is not None:
+            text += f" + modules {self.modules_dir.name}"
+        return text
 
     # -- what the recipe hashes ------------------------------------------------------------------
 
@@ -177,6 +210,16 @@ class KernelChanges:
                                  capture_output=True, text=True)
             if res.returncode != 0:
                 raise PatchRefused(patch_failure(p, i, len(self.patches), res.stdout + res.stderr, tree))
+
+
+def default_source_name(lock: Path) -> str:
+    """The default source's short name ("6.1" for linux-source-6.1), from images/uml/source.lock."""
+    try:
+        text = lock.read_text()
+    except OSError:
+        return "6.1"
+    m = re.search(r"^package:\s*linux-source-(\S+)", text, re.M)
+    return m.group(1) if m else "6.1"
 
 
 def researcher_modules(manifest: dict) -> list[str]:
