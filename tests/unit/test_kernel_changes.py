@@ -222,7 +222,9 @@ def test_another_source_has_its_own_uml_key_and_patches():
         "images/uml/patches/0002-HZ-250-as-Debian-amd64.patch",
         "images/uml/patches/6.12+/0004-hostfs-relative-paths-from-the-current-directory.patch"]
     assert keys != img.uml_inputs(images, base)
+    assert keys["uml_source_suite_priority"] == "100"  # its suite enters the chroot below bookworm
     default = img.uml_inputs(images, base)
+    assert "uml_source_suite_priority" not in default
     assert "images/uml/patches/0003-FP-state-sized-by-the-host.patch" in default
     assert not any("0004" in k for k in default)  # a sub-directory's patches are not the default's
 
@@ -256,3 +258,12 @@ def test_a_kernel_axis_refuses_twins_and_the_single_kernel_variables(tmp_path, m
     with kernel_env(KernelChanges.parse("6.1")):
         assert KernelChanges.from_env().empty
     assert KernelChanges.from_env().source_name == "7.3"  # restored
+
+
+def test_612_takes_our_fp_patch_ported_to_its_tree():
+    keys = img.uml_inputs(REPO_ROOT / "images", "b" * 64, KernelChanges.parse("6.12"))
+    assert [k for k in keys if k.startswith("images/uml/patches/")] == [
+        "images/uml/patches/0001-os_getrandom-from-a-recorded-seed.patch",
+        "images/uml/patches/0002-HZ-250-as-Debian-amd64.patch",
+        "images/uml/patches/6.12/0003-FP-state-sized-by-the-host.patch",
+        "images/uml/patches/6.12+/0004-hostfs-relative-paths-from-the-current-directory.patch"]

@@ -99,3 +99,30 @@ def test_the_probes_fp_sizes_are_read_apart_from_its_list_of_controls():
     from sslab.substrate.preflight import fp_sizes
     assert fp_sizes("2432\n2432\nccas: reno cubic tcp2 reno_iw20\n") == [2432, 2432]
     assert fp_sizes("ccas: reno cubic\n") == []
+
+
+def _with_uml(uml: dict):
+    class Sub(Manifest):
+        class image:
+            @staticmethod
+            def manifest():
+                return {"image_hash": "c60250aa4355f761", "uml": uml}
+    return Sub()
+
+
+def test_what_to_do_knows_which_kernels_already_size_their_fp_state(tmp_path):
+    """6.1 without our 0003: rebuild; 6.12 with its port (in a sub-directory): report it; 7.3, which
+    sizes it itself: report it, naming the source."""
+    console = tmp_path / "console.log"
+    console.write_text(AMX_CONSOLE)
+    ported = _with_uml({"release": "6.12.117-sslab-uml", "source": {"package": "linux-source-6.12"},
+                        "patches": {"0001-a.patch": "x", "6.12/0003-FP-state-sized-by-the-host.patch": "z"}})
+    msg = unusable_message(ported, AMX_HOST, "UML exited (0) during phase 'boot'", console)
+    assert "already sizes its FP state from the host (6.12/0003-FP-state-sized-by-the-host.patch)" in msg
+    own = _with_uml({"release": "7.3.4-sslab-uml", "source": {"package": "linux-source-7.3"},
+                     "patches": {"0001-a.patch": "x"}})
+    msg = unusable_message(own, AMX_HOST, "UML exited (0) during phase 'boot'", console)
+    assert "(linux-source-7.3) sizes its FP state from the host itself" in msg and "`make image`" not in msg
+    old = _with_uml({"release": "6.1.192-sslab-uml", "source": {"package": "linux-source-6.1"},
+                     "patches": {"0001-a.patch": "x"}})
+    assert "`make image`" in unusable_message(old, AMX_HOST, "UML exited (0) during phase 'boot'", console)

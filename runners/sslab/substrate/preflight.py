@@ -217,9 +217,14 @@ def unusable_message(substrate, facts: dict, error: str, console: Path | None) -
     image = substrate.image.manifest()
     uml = (image.get("uml") or {}) if substrate.name == "uml" else {}
     remedy = cause.remedy if cause else None
-    if cause is CAUSES[0] and FP_PATCH in (uml.get("patches") or {}):
-        remedy = (f"this image's UML kernel already sizes its FP state from the host ({FP_PATCH}): please "
+    ours = [p for p in (uml.get("patches") or {}) if p.rsplit("/", 1)[-1] == FP_PATCH]
+    source = (uml.get("source") or {}).get("package", "")
+    if cause is CAUSES[0] and ours:
+        remedy = (f"this image's UML kernel already sizes its FP state from the host ({ours[0]}): please "
                   f"report it with the console log")
+    elif cause is CAUSES[0] and source and source not in ("linux-source-6.1", "linux-source-6.12"):
+        remedy = (f"this image's UML kernel ({source}) sizes its FP state from the host itself: please report "
+                  f"it with the console log")
     lines = [f"the {substrate.name} substrate ({substrate.clock}) does not boot on this host; no cell or run was "
              f"started.",
              f"  cause: {cause.meaning if cause else 'not one the harness knows; see the console lines below'}",

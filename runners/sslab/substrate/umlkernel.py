@@ -150,6 +150,9 @@ def uml_inputs(images_dir: Path, base_hash: str, changes: KernelChanges | None =
              "images/uml/config": sha256_file(uml / "config"),
              ("images/uml/source.lock" if changes is None or changes.source is None
               else f"images/uml/sources/{source.name}"): sha256_file(source)}
+    if pin.suite:
+        # How another suite's packages enter the build chroot (build_uml); the default has none.
+        parts["uml_source_suite_priority"] = "100"
     for p in pin.patch_files(images_dir):
         parts[f"images/uml/patches/{p.relative_to(uml / 'patches')}"] = sha256_file(p)
     if changes is not None:
@@ -196,6 +199,13 @@ def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path,
     # The chroot stays bookworm (its compiler builds the kernel); another source's suite is added.
     extra = f"deb {mirrors.debian} {pin.suite} main\n" if pin.suite and pin.suite != "bookworm" else ""
     (chroot / "etc/apt/sources.list").write_text(mirrors.sources_list("bookworm") + extra)
+    if extra:
+        # ...at the priority of a backports suite: only what bookworm lacks comes from it.  At its
+        # default 500, trixie replaced the chroot's libc (2.36 -> 2.41) while installing 6.12, and
+        # the tree's modpost, built against it, could not run in the image's bookworm chroot.
+        (chroot / "etc/apt/preferences.d").mkdir(parents=True, exist_ok=True)
+        (chroot / "etc/apt/preferences.d/sslab-source-suite").write_text(
+            f"Package: *\nPin: release n={pin.suite}\nPin-Priority: 100\n")
     record: dict = {"source": {"package": pin.package, "pinned_version": pin.version,
                                **({"suite": pin.suite} if pin.suite else {})},
                     **({"cmdline_extra": list(pin.cmdline_extra)} if pin.cmdline_extra else {})}
