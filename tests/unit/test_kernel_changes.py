@@ -267,3 +267,20 @@ def test_612_takes_our_fp_patch_ported_to_its_tree():
         "images/uml/patches/0002-HZ-250-as-Debian-amd64.patch",
         "images/uml/patches/6.12/0003-FP-state-sized-by-the-host.patch",
         "images/uml/patches/6.12+/0004-hostfs-relative-paths-from-the-current-directory.patch"]
+
+
+
+def test_a_kernel_axis_takes_a_modules_name_only_on_kernels_that_carry_it(monkeypatch):
+    """KERNELS="6.1,modules=DIR ..." CCA=reno_iw20: the selection resolves with such a kernel named
+    (the booted kernel then lists the name), and is refused with the default kernel named."""
+    from sslab import matrix as mx
+    from sslab.matrix.orchestrate import kernel_env
+    from sslab.matrix.selection import resolve_selection
+    for var in ("SSLAB_KERNEL_SOURCE", "SSLAB_KERNEL_PATCHES", "SSLAB_MODULES"):
+        monkeypatch.delenv(var, raising=False)
+    m = mx.load_matrix("table1")
+    options = mx.validate_options(["CCA=reno_iw20"])
+    with kernel_env(KernelChanges.parse("6.1")), pytest.raises(mx.MatrixError, match="reno_iw20"):
+        resolve_selection(m, options)
+    with kernel_env(KernelChanges.parse(f"6.1,modules={EXAMPLES / 'module'}")):
+        assert resolve_selection(m, options)["large_cc"] == ["reno_iw20"]

@@ -317,7 +317,9 @@ def run_on_kernels(m: Matrix, options: dict[str, str], kernel_terms: list[str], 
        directory of their own (`_kernel-<label>`; the default kernel's is the matrix's own), so a
        rerun runs only what is missing on each.
     3. A report with the kernels side by side (reports/<stamp>/table.md under the selection's
-       `_kernels` directory), from those directories' archives."""
+       `_kernels` directory), from those directories' archives.
+    A congestion control only a researcher's module registers (CCA=) is taken on the kernels that
+    carry it and refused, before any cell, on any that does not."""
     kernels = parse_kernels(kernel_terms)
     for k in kernels:
         print(f"kernel {k.describe()}: image and boot check", flush=True)
@@ -325,11 +327,11 @@ def run_on_kernels(m: Matrix, options: dict[str, str], kernel_terms: list[str], 
             run_matrix(m, options, check_only=True, **run_args)
     rc = 0
     dirs: list[tuple[str, Path]] = []
-    chosen = resolve_selection(m, options)
     for k in kernels:
         print(f"\n== kernel {k.describe()} ==", flush=True)
         with kernel_env(k):
             rc = run_matrix(m, options, **run_args) or rc
+            chosen = resolve_selection(m, options)  # with this kernel's names
         rel = matrix_rel_of(m, chosen, run_args.get("backend"), run_args.get("suss_version"),
                             run_args.get("host_model"), k)
         dirs.append((k.describe(), paths.RESULTS_DIR / rel))
