@@ -38,13 +38,42 @@
  *   +---- ProbeRTT <------------+   every 5 s without a new min_rtt:
  *                                   inflight to bdp/2 for 200 ms
  *
- * What this file does today: the model (round counting, the max_bw and
- * min_rtt filters, the loss signals of each round and the short-term
- * bounds), Startup with both of its exits, Drain with both of its exits,
- * the pacing rate, and the inflight targets (Inflight(gain)).  The ProbeBW
- * cycle, ProbeRTT, the ACK-aggregation (extra_acked) and offload budgets,
- * cwnd and the kernel glue are the next steps; until they exist no
- * congestion control is registered from this file.
+ * Each ProbeBW cycle (draft, "ProbeBW"):
+ *
+ *   DOWN    pacing 0.9x: drain what the last probe queued; leave for CRUISE
+ *           once inflight is at most the BDP and leaves 15 % headroom under
+ *           inflight_longterm, or for REFILL when it is time to probe
+ *   CRUISE  pacing 1.0x: hold; loss lowers the short-term bounds; leave for
+ *           REFILL when it is time to probe: 2-3 s after DOWN began (a
+ *           seeded draw) or after as many rounds as a Reno flow of this
+ *           window would need to grow by one window (at most 63)
+ *   REFILL  pacing 1.0x for one round, short-term bounds forgotten: fill
+ *           the pipe before probing, so the loss a probe may cause is
+ *           measured on a full pipe
+ *   UP      pacing 1.25x, cwnd gain 2.25, inflight_longterm raised by 1, 2,
+ *           4 ... packets a round while the window is full; leave for DOWN
+ *           on a plateau (three rounds under +25 %), on loss over 2 % of
+ *           what was in flight (inflight_longterm then cut), or at once
+ *           after a probe that lost too much ("precautionary" probing)
+ *
+ * The loss response, two time scales: in REFILL and UP a round that loses
+ * over 2 % cuts inflight_longterm (to what was in flight where the loss
+ * rate crossed 2 %, at least 0.7 x the target); elsewhere each round with
+ * loss moves bw_shortterm and inflight_shortterm to what the last round
+ * delivered, at least 0.7 x their last values.  cwnd grows by what each
+ * ACK acks up to max_inflight (cwnd_gain x bdp + the ACK aggregation seen
+ * + a quantization budget) and is cut at once to the bounds of the state.
+ *
+ * What a stock Linux 6.1 rate sample lacks (RS.tx_in_flight, RS.lost, a
+ * callback per lost packet) comes in through struct bbr3_ack and struct
+ * bbr3_lost_packet; a kernel patch of ours is to supply it (not written
+ * yet: until it is, no congestion control is registered from this file).
+ * ECN is left out, as the draft leaves it unspecified.
+ *
+ * Where the draft's pseudocode is silent we chose, and say so at the step:
+ * the StartProbeBW_* steps set their state's gains from the draft's table;
+ * CheckStartupHighLoss is judged per packet-timed round; a lost "packet"
+ * is one packet (the stack marks them one by one).
  *
  * Units, as in the rest of the core: data in packets (u32), time in u32
  * microseconds compared by signed difference, bandwidth in packets per
@@ -70,10 +99,14 @@
 /* The draft's constants (section 2), in thousandths where they are gains. */
 #define BBR3_STARTUP_PACING_GAIN	2770	/* 4 ln 2: rate doubles per round */
 #define BBR3_DEFAULT_CWND_GAIN		2000	/* room for the ACK clock's slack */
-#define BBR3_DRAIN_PACING_GAIN		500	/* draft-06; Google's Linux: 350 */
-#define BBR3_PROBE_DOWN_PACING_GAIN	900
+#define BBR3_DRAIN_PACING_GAIN		500	/* draft-06; a parameter (Google's differs) */
+#define BBR3_PROBE_DOWN_PACING_GAIN	900	/* draft-06; a parameter (Google's differs) */
+#define BBR3_PROBE_UP_PACING_GAIN	1250	/* probe 25 % above bw */
+#define BBR3_PROBE_UP_CWND_GAIN		2250	/* ... with the window to do it */
+#define BBR3_PROBE_RTT_CWND_GAIN	500	/* ProbeRTT: half a BDP in flight */
 #define BBR3_LOSS_THRESH		20	/* 2 % loss per round is too much */
 #define BBR3_BETA			700	/* the most a round's loss cuts */
+#define BBR3_HEADROOM			150	/* leave 15 % of inflight_longterm free */
 #define BBR3_PACING_MARGIN_PERCENT	1	/* pace 1 % under bw */
 #define BBR3_MIN_PIPE_CWND		4	/* delayed ACKs need 4 in flight */
 #define BBR3_FULL_BW_GROWTH		1250	/* under +25 % a round: a plateau */
@@ -82,7 +115,16 @@
 #define BBR3_DRAIN_MAX_ROUNDS		3	/* leave Drain after this anyway */
 #define BBR3_MIN_RTT_FILTER_US		10000000U	/* 10 s */
 #define BBR3_PROBE_RTT_INTERVAL_US	5000000U	/* 5 s */
+#define BBR3_PROBE_RTT_DURATION_US	200000U		/* 200 ms */
 #define BBR3_NO_SRTT_US			1000U	/* InitPacingRate's 1 ms */
+#define BBR3_EXTRA_ACKED_FILTER_LEN	10	/* rounds, after Startup */
+#define BBR3_PROBE_WAIT_BASE_US		2000000U	/* PickProbeWait: 2 s ... */
+#define BBR3_PROBE_WAIT_RAND_US		1000000U	/* ... + up to 1 s */
+#define BBR3_RENO_ROUNDS_MAX		63	/* IsRenoCoexistenceProbeTime's cap */
+#define BBR3_PROBE_UP_ROUNDS_MAX	30	/* growth 2^30 a round at most */
+#define BBR3_SEND_QUANTUM_US		1000U	/* SetSendQuantum: 1 ms of pacing */
+#define BBR3_SEND_QUANTUM_MAX_BYTES	65536U	/* ... at most 64 KB */
+#define BBR3_OFFLOAD_QUANTA		3	/* TCP: qdisc, TSO engine, receiver */
 
 enum bbr3_state {
 	BBR3_STARTUP,
@@ -95,15 +137,40 @@ enum bbr3_state {
 	BBR3_NO_STATE,		/* BBR.undo_state's "None" */
 };
 
-/* One ACK: its rate sample (RS) and the connection's counters after it (C). */
+/* BBR.ack_phase: what the ACKs now coming in say about a bandwidth probe. */
+enum bbr3_ack_phase {
+	BBR3_ACKS_INIT,			/* not probing, no probe feedback */
+	BBR3_ACKS_REFILLING,		/* sending at bw to fill the pipe */
+	BBR3_ACKS_PROBE_STARTING,	/* inflight rising to probe */
+	BBR3_ACKS_PROBE_FEEDBACK,	/* ACKs of the probe's packets */
+	BBR3_ACKS_PROBE_STOPPING,	/* probe over, its ACKs still coming */
+};
+
+/* What the draft leaves to the implementation or Google's Linux sets apart. */
+struct bbr3_params {
+	u32 initial_cwnd;	/* C.InitialCwnd, packets */
+	u32 mss;		/* C.SMSS, bytes: only for the 64 KB send quantum */
+	u32 drain_pacing_gain;	/* thousandths; 0: the draft's */
+	u32 probe_down_pacing_gain; /* thousandths; 0: the draft's */
+	u32 seed;		/* PickProbeWait's draws (the kernel's random) */
+};
+
+/* One ACK: its rate sample (RS) and the connection's counters (C). */
 struct bbr3_ack {
 	u32 now_us;
 	u32 delivered;		/* C.delivered: packets delivered so far */
 	u32 inflight;		/* C.inflight after this ACK */
+	u32 cwnd;		/* C.cwnd as the stack has it before this ACK */
+	bool is_cwnd_limited;	/* C.is_cwnd_limited */
+	u32 newly_acked;	/* RS.newly_acked: packets this ACK acks */
 	u32 rs_delivered;	/* RS.delivered: packets over the sample */
 	u32 rs_interval_us;	/* RS.interval; 0: no rate sample */
 	u32 rs_prior_delivered;	/* RS.prior_delivered: P.delivered of the
 				 * newest packet this ACK delivers */
+	u32 rs_tx_in_flight;	/* RS.tx_in_flight: C.inflight when that
+				 * packet was sent (our kernel patch) */
+	u32 rs_lost;		/* RS.lost: packets lost since it was sent
+				 * (our kernel patch) */
 	s32 rs_rtt_us;		/* RS.rtt; negative: no sample */
 	bool rs_is_app_limited;
 	bool in_recovery;	/* in fast recovery after this ACK */
@@ -112,6 +179,7 @@ struct bbr3_ack {
 
 /* A packet newly marked lost (HandleLostPacket's P, and C at that moment). */
 struct bbr3_lost_packet {
+	u32 now_us;
 	u32 delivered;		/* C.delivered now */
 	u32 lost;		/* C.lost now, this packet counted */
 	u32 tx_in_flight;	/* P.tx_in_flight: C.inflight when P was sent */
@@ -125,7 +193,23 @@ struct bbr3 {
 	u32 pacing_gain;	/* thousandths */
 	u32 cwnd_gain;
 	u32 initial_cwnd;	/* C.InitialCwnd */
+	u32 mss;
+	u32 drain_pacing_gain;
+	u32 probe_down_pacing_gain;
+	u32 rng;		/* xorshift32 state for PickProbeWait */
+
+	/* The control parameters: BBR's output. */
 	u64 pacing_rate;	/* C.pacing_rate, bandwidth units */
+	u32 cwnd;		/* C.cwnd, packets */
+	u32 send_quantum;	/* C.send_quantum, packets */
+	u32 max_inflight;	/* BBR.max_inflight */
+	bool mark_app_limited;	/* ProbeRTT: the stack is to mark the
+				 * connection app-limited (its samples low) */
+
+	/* C as of the latest ACK or loss. */
+	u32 delivered;
+	u32 inflight;
+	bool has_selective_acks;
 
 	/* Packet-timed rounds (section "BBR.round_count"). */
 	u32 next_round_delivered;
@@ -138,18 +222,39 @@ struct bbr3 {
 	u64 max_bw;
 	u64 bw;			/* min(max_bw, bw_shortterm) */
 
+	/* extra_acked: a max over the last 1 (Startup) or 10 rounds. */
+	u32 extra_acked_interval_start;
+	u32 extra_acked_delivered;
+	u32 extra_acked_slot[BBR3_EXTRA_ACKED_FILTER_LEN];
+	u32 extra_acked_round;	/* the round of the newest slot */
+	u32 extra_acked;
+
 	/* min_rtt and ProbeRTT's schedule (section "ProbeRTT Logic"). */
 	u32 min_rtt_us;
 	u32 min_rtt_stamp;
 	u32 probe_rtt_min_delay_us;
 	u32 probe_rtt_min_stamp;
 	bool probe_rtt_expired;
+	u32 probe_rtt_done_stamp;	/* 0: not yet at ProbeRTT's cwnd */
+	bool probe_rtt_round_done;
+	bool idle_restart;
 
 	/* Full pipe (Startup, ProbeBW_UP). */
 	u64 full_bw;
 	u32 full_bw_count;
 	bool full_bw_now;
 	bool full_bw_reached;
+
+	/* The ProbeBW cycle. */
+	enum bbr3_ack_phase ack_phase;
+	u32 cycle_stamp;
+	u32 bw_probe_wait_us;
+	u32 rounds_since_probe_up;
+	u32 bw_probe_up_rounds;
+	u32 bw_probe_up_acked;
+	u32 probe_up_acked_per_inc;
+	bool prev_probe_too_high;
+	bool prev_probe_precautionary;
 
 	/* Loss signals of the current round and the bounds they move. */
 	bool is_loss_in_round;
@@ -170,18 +275,35 @@ struct bbr3 {
 	u32 recovery_start_round;
 
 	u32 drain_start_round;
+
+	/* Loss recovery and its undo. */
+	u32 prior_cwnd;
 	enum bbr3_state undo_state;
+	u64 undo_bw_shortterm;
+	u32 undo_inflight_shortterm;
+	u32 undo_inflight_longterm;
 };
 
-void bbr3_init(struct bbr3 *b, u32 now_us, u32 srtt_us, u32 initial_cwnd,
-	       u32 cwnd);
+/* The draft's events: a connection starts, an ACK, a lost packet, ... */
+void bbr3_init(struct bbr3 *b, u32 now_us, u32 srtt_us,
+	       const struct bbr3_params *p);
 void bbr3_on_ack(struct bbr3 *b, const struct bbr3_ack *a);
 void bbr3_on_lost_packet(struct bbr3 *b, const struct bbr3_lost_packet *p);
+/* ... a transmission (HandleRestartFromIdle), recovery and its undo. */
+void bbr3_on_transmit(struct bbr3 *b, u32 now_us, u32 inflight,
+		      bool app_limited);
+void bbr3_on_enter_fast_recovery(struct bbr3 *b);
+void bbr3_on_enter_rto(struct bbr3 *b, u32 inflight);
+void bbr3_on_exit_recovery(struct bbr3 *b);
+void bbr3_on_spurious_loss(struct bbr3 *b);
 
 /* Model queries. */
 u64 bbr3_delivery_rate(u32 delivered, u32 interval_us);
+u64 bbr3_pacing_rate_bytes_per_sec(const struct bbr3 *b);
 u32 bbr3_bdp_multiple(const struct bbr3 *b, u32 gain);
 u32 bbr3_inflight(const struct bbr3 *b, u32 gain);
+u32 bbr3_inflight_with_headroom(const struct bbr3 *b);
+u32 bbr3_probe_rtt_cwnd(const struct bbr3 *b);
 bool bbr3_is_inflight_too_high(u32 lost, u32 tx_in_flight, bool has_sack);
 u32 bbr3_inflight_at_loss(u32 tx_in_flight, u32 lost, u32 size);
 

@@ -49,9 +49,25 @@ static struct bbr3_ack round_ack(u32 now, u32 prior, u32 delivered, u32 rs, u32 
 {
 	return (struct bbr3_ack){
 		.now_us = now, .delivered = delivered, .inflight = inflight,
-		.rs_delivered = rs, .rs_interval_us = RTT, .rs_prior_delivered = prior,
+		.newly_acked = rs, .rs_delivered = rs, .rs_interval_us = RTT,
+		.rs_prior_delivered = prior,
 		.rs_rtt_us = RTT, .has_selective_acks = true,
 	};
+}
+
+static const struct bbr3_params params10 = {.initial_cwnd = 10, .mss = 1448, .seed = 1};
+
+static void init10(struct bbr3 *b, u32 now, u32 srtt)
+{
+	bbr3_init(b, now, srtt, &params10);
+}
+
+/* One ACK to the core, with C.cwnd as the core left it unless @a says. */
+static void feed(struct bbr3 *b, struct bbr3_ack *a)
+{
+	if (!a->cwnd)
+		a->cwnd = b->cwnd;
+	bbr3_on_ack(b, a);
 }
 
 static void test_units(void)
@@ -67,7 +83,7 @@ static void test_init_and_pacing_rate(void)
 	struct bbr3 b;
 
 	/* No RTT yet: 10 packets over InitPacingRate's 1 ms, times 2.77. */
-	bbr3_init(&b, 0, 0, 10, 10);
+	init10(&b, 0, 0);
 	CHECK_EQ(b.state, BBR3_STARTUP);
 	CHECK_EQ(b.pacing_gain, 2770);
 	CHECK_EQ(b.cwnd_gain, 2000);
@@ -75,7 +91,7 @@ static void test_init_and_pacing_rate(void)
 	CHECK_EQ(b.min_rtt_us, BBR3_INF_US);
 	CHECK_EQ(bbr3_bdp_multiple(&b, BBR3_UNIT), 10);	/* no RTT: the initial window */
 	/* With srtt 100 ms: 10 packets / 100 ms = 1677 units, times 2.77 = 4645. */
-	bbr3_init(&b, 0, RTT, 10, 10);
+	init10(&b, 0, RTT);
 	CHECK_EQ(b.pacing_rate, 4645);
 	CHECK_EQ(b.min_rtt_us, RTT);
 }
@@ -85,21 +101,21 @@ static void test_round_counting(void)
 	struct bbr3 b;
 	struct bbr3_ack a;
 
-	bbr3_init(&b, 0, RTT, 10, 10);
+	init10(&b, 0, RTT);
 	/* The first ACK starts round 1 (P.delivered 0 >= next_round_delivered 0). */
 	a = round_ack(RTT, 0, 1, 1, 9);
-	bbr3_on_ack(&b, &a);
+	feed(&b, &a);
 	CHECK_EQ(b.round_count, 1);
 	CHECK(b.round_start);
 	CHECK_EQ(b.next_round_delivered, 1);
 	/* Packets sent before that ACK (P.delivered 0) do not end round 1. */
 	a = round_ack(RTT + 10, 0, 2, 2, 8);
-	bbr3_on_ack(&b, &a);
+	feed(&b, &a);
 	CHECK_EQ(b.round_count, 1);
 	CHECK(!b.round_start);
 	/* One sent after it (P.delivered 1) does. */
 	a = round_ack(2 * RTT, 1, 12, 11, 20);
-	bbr3_on_ack(&b, &a);
+	feed(&b, &a);
 	CHECK_EQ(b.round_count, 2);
 	CHECK(b.round_start);
 }
@@ -122,19 +138,19 @@ static void test_startup_exits_on_a_plateau(void)
 	struct bbr3_ack a;
 	u32 i, delivered = 0;
 
-	bbr3_init(&b, 0, RTT, 10, 10);
+	init10(&b, 0, RTT);
 	for (i = 0; i < 7; i++) {
 		u32 prior = delivered;
 
 		delivered += rs[i];
 		a = round_ack((i + 1) * RTT, prior, delivered, rs[i], HUGE_INFLIGHT);
-		bbr3_on_ack(&b, &a);
+		feed(&b, &a);
 		CHECK_EQ(b.full_bw_count, count[i]);
 		CHECK_EQ(b.state, i < 6 ? BBR3_STARTUP : BBR3_DRAIN);
 		if (i == 2) {
 			/* Mid-round, a sample of 200 again: not a round start, no count. */
 			a = round_ack((i + 1) * RTT + 50, prior, delivered + 1, 200, HUGE_INFLIGHT);
-			bbr3_on_ack(&b, &a);
+			feed(&b, &a);
 			delivered++;
 			CHECK_EQ(b.full_bw_count, 1);
 		}
@@ -157,14 +173,14 @@ static void run_plateau(struct bbr3 *b, u32 *delivered)
 	struct bbr3_ack a;
 	u32 i;
 
-	bbr3_init(b, 0, RTT, 10, 10);
+	init10(b, 0, RTT);
 	*delivered = 0;
 	for (i = 0; i < 7; i++) {
 		u32 prior = *delivered;
 
 		*delivered += rs[i];
 		a = round_ack((i + 1) * RTT, prior, *delivered, rs[i], HUGE_INFLIGHT);
-		bbr3_on_ack(b, &a);
+		feed(b, &a);
 	}
 }
 
@@ -172,7 +188,9 @@ static void run_plateau(struct bbr3 *b, u32 *delivered)
  * Draft, "Exiting DRAIN Based on Inflight": bw 53687 units (320 packets per
  * 100 ms), min_rtt 100 ms: bdp = 53687 * 100000 / 2^24 = 319.99 -> 319, so
  * Inflight(1.0) = 319.  Inflight 320 stays in Drain; 319 leaves it for
- * ProbeBW_DOWN (pacing gain 0.90).
+ * ProbeBW_DOWN, and the same ACK (UpdateProbeBWCyclePhase runs after
+ * CheckDrainDone) finds DOWN's own exit met: 319 is at most the BDP and no
+ * inflight_longterm asks for headroom, so it cruises at once (pacing 1.0).
  */
 static void test_drain_exits_at_the_bdp(void)
 {
@@ -185,12 +203,12 @@ static void test_drain_exits_at_the_bdp(void)
 	CHECK_EQ(bbr3_inflight(&b, BBR3_UNIT), 319);
 	CHECK_EQ(bbr3_inflight(&b, 2 * BBR3_UNIT), 639);	/* 639.98 */
 	a = round_ack(8 * RTT - 10, delivered - 320, delivered + 1, 320, 320);
-	bbr3_on_ack(&b, &a);
+	feed(&b, &a);
 	CHECK_EQ(b.state, BBR3_DRAIN);
 	a = round_ack(8 * RTT - 5, delivered - 320, delivered + 2, 320, 319);
-	bbr3_on_ack(&b, &a);
-	CHECK_EQ(b.state, BBR3_PROBE_BW_DOWN);
-	CHECK_EQ(b.pacing_gain, 900);
+	feed(&b, &a);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_CRUISE);
+	CHECK_EQ(b.pacing_gain, 1000);
 	CHECK_EQ(b.cwnd_gain, 2000);
 }
 
@@ -211,10 +229,12 @@ static void test_drain_exits_after_three_rounds(void)
 
 		delivered += 288;	/* 10 % less than 320 */
 		a = round_ack(r * RTT, prior, delivered, 288, HUGE_INFLIGHT);
-		bbr3_on_ack(&b, &a);
+		feed(&b, &a);
 		CHECK_EQ(b.round_count, r);
 		CHECK_EQ(b.state, r < 11 ? BBR3_DRAIN : BBR3_PROBE_BW_DOWN);
 	}
+	CHECK_EQ(b.pacing_gain, 900);	/* DOWN's, draft-06 */
+	CHECK_EQ(b.cwnd_gain, 2000);
 }
 
 /*
@@ -228,14 +248,14 @@ static void test_app_limited_startup_stays(void)
 	struct bbr3_ack a;
 	u32 r, delivered = 0;
 
-	bbr3_init(&b, 0, RTT, 10, 10);
+	init10(&b, 0, RTT);
 	for (r = 1; r <= 20; r++) {
 		u32 prior = delivered;
 
 		delivered += 50;
 		a = round_ack(r * RTT, prior, delivered, 50, 50);
 		a.rs_is_app_limited = true;
-		bbr3_on_ack(&b, &a);
+		feed(&b, &a);
 	}
 	CHECK_EQ(b.state, BBR3_STARTUP);
 	CHECK_EQ(b.full_bw_count, 0);
@@ -243,7 +263,7 @@ static void test_app_limited_startup_stays(void)
 	/* A lower app-limited sample does not lower it (nor would it anyway), a higher one raises it. */
 	a = round_ack(21 * RTT, delivered, delivered + 80, 80, 80);
 	a.rs_is_app_limited = true;
-	bbr3_on_ack(&b, &a);
+	feed(&b, &a);
 	CHECK_EQ(b.max_bw, bbr3_delivery_rate(80, RTT));
 	CHECK_EQ(b.state, BBR3_STARTUP);
 }
@@ -270,7 +290,7 @@ static u32 startup_loss(u32 lost, u32 ranges, bool sack)
 	struct bbr3_lost_packet p = {0};
 	u32 r, i, delivered = 0;
 
-	bbr3_init(&b, 0, RTT, 10, 10);
+	init10(&b, 0, RTT);
 	for (r = 1; r <= 4; r++) {
 		u32 prior = delivered;
 
@@ -288,7 +308,7 @@ static u32 startup_loss(u32 lost, u32 ranges, bool sack)
 		a = round_ack(r * RTT, prior, delivered, rs[r - 1], 500);
 		a.in_recovery = r >= 2;
 		a.has_selective_acks = sack;
-		bbr3_on_ack(&b, &a);
+		feed(&b, &a);
 		if (b.state != BBR3_STARTUP)
 			break;
 	}
@@ -319,25 +339,25 @@ static void test_min_rtt_filter(void)
 	struct bbr3 b;
 	struct bbr3_ack a = round_ack(0, 0, 1, 1, 1);
 
-	bbr3_init(&b, 0, RTT, 10, 10);
+	init10(&b, 0, RTT);
 	a.now_us = 1000000;			/* 1 s: 90 ms is lower */
 	a.rs_rtt_us = 90000;
-	bbr3_on_ack(&b, &a);
+	feed(&b, &a);
 	CHECK_EQ(b.min_rtt_us, 90000);
 	CHECK_EQ(b.min_rtt_stamp, 1000000);
 	a.now_us = 5500000;			/* 5.5 s: 4.5 s since 90 ms, not expired */
 	a.rs_rtt_us = 120000;
-	bbr3_on_ack(&b, &a);
+	feed(&b, &a);
 	CHECK(!b.probe_rtt_expired);
 	CHECK_EQ(b.probe_rtt_min_delay_us, 90000);
 	a.now_us = 6500000;			/* 6.5 s: 5.5 s, expired: 120 ms taken */
-	bbr3_on_ack(&b, &a);
+	feed(&b, &a);
 	CHECK(b.probe_rtt_expired);
 	CHECK_EQ(b.probe_rtt_min_delay_us, 120000);
 	CHECK_EQ(b.min_rtt_us, 90000);		/* still within its 10 s */
 	a.now_us = 11500000;			/* 11.5 s: min_rtt 10.5 s old */
 	a.rs_rtt_us = 130000;
-	bbr3_on_ack(&b, &a);
+	feed(&b, &a);
 	CHECK(!b.probe_rtt_expired);		/* 5.0 s is not more than 5 s */
 	CHECK_EQ(b.min_rtt_us, 120000);
 	CHECK_EQ(b.min_rtt_stamp, 6500000);
@@ -368,7 +388,7 @@ static void test_loss_thresholds(void)
  * 100 per RTT and starts a loss round: bw_latest = 16777, inflight_latest =
  * 100.  A loss is noted; round 9's ACK (100 per RTT) ends that loss round:
  * bw_shortterm = max(16777, 53687 * 0.7 = 37580.9 -> 37580) = 37580;
- * inflight_shortterm starts at cwnd (the inflight here, 1000) and becomes
+ * inflight_shortterm starts at C.cwnd (the stack's 1000) and becomes
  * max(100, 700) = 700.
  */
 static void test_short_term_bounds_in_drain(void)
@@ -380,7 +400,7 @@ static void test_short_term_bounds_in_drain(void)
 
 	run_plateau(&b, &delivered);
 	a = round_ack(8 * RTT, delivered, delivered + 100, 100, 1000);
-	bbr3_on_ack(&b, &a);
+	feed(&b, &a);
 	delivered += 100;
 	CHECK_EQ(b.state, BBR3_DRAIN);
 	CHECK_EQ(b.bw_latest, 16777);
@@ -390,13 +410,555 @@ static void test_short_term_bounds_in_drain(void)
 	bbr3_on_lost_packet(&b, &p);
 	CHECK(b.is_loss_in_round);
 	a = round_ack(9 * RTT, delivered, delivered + 100, 100, 1000);
-	bbr3_on_ack(&b, &a);
+	a.cwnd = 1000;
+	feed(&b, &a);
 	CHECK_EQ(b.state, BBR3_DRAIN);
 	CHECK(!b.is_loss_in_round);
 	CHECK_EQ(b.bw_shortterm, 37580);
 	CHECK_EQ(b.inflight_shortterm, 700);
 	CHECK_EQ(b.bw, 37580);
 	CHECK_EQ(b.max_bw, 53687);
+}
+
+/*
+ * Seed 1's draws (xorshift32: x ^= x << 13, x >>= 17, x <<= 5 in turn):
+ * 270369, 67634689, 2647435461, 307599695, 2398689233, 745495504.
+ * PickProbeWait takes two: rounds = draw & 1, wait = 2 s + draw % 1 s.
+ * The first: 1 round, 2 s + 634689 us; the second: 1, 2 s + 599695 us.
+ */
+#define WAIT1 2634689
+#define WAIT2 2599695
+
+/* One round's ACK of 320 packets (the path's 320 per 100 ms), at @r RTTs. */
+static void cruise_round(struct bbr3 *b, u32 *delivered, u32 r, u32 inflight)
+{
+	struct bbr3_ack a;
+	u32 prior = *delivered;
+
+	*delivered += 320;
+	a = round_ack(r * RTT, prior, *delivered, 320, inflight);
+	feed(b, &a);
+}
+
+/* The plateau, then Drain left at the BDP: ProbeBW, cruising, at 0.8 s. */
+static void run_to_cruise(struct bbr3 *b, u32 *delivered)
+{
+	struct bbr3_ack a;
+
+	run_plateau(b, delivered);
+	a = round_ack(8 * RTT - 5, *delivered - 320, *delivered + 2, 320, 319);
+	*delivered += 2;
+	feed(b, &a);
+}
+
+/*
+ * Draft, "ProbeBW" (the cycle) with "Exiting PROBE_UP on Bandwidth Plateau"
+ * and "Entering and Exiting PROBE_RTT".  A path of 320 packets per 100 ms
+ * and RTT samples of exactly 100 ms throughout.
+ *   0.799995 s  Drain -> DOWN -> CRUISE; cycle_stamp 799995, wait WAIT1
+ *   3.5 s       (round 35) the first ACK past 799995 + 2634689 = 3434684:
+ *               REFILL, short-term model forgotten
+ *   3.6 s       (36) one round of REFILL: UP (1.25 x, cwnd gain 2.25), a
+ *               probe sample, full_bw = this sample
+ *   3.7-3.9 s   (37-39) 320 is under +25 % for three rounds: DOWN at 3.9 s
+ *               (cycle_stamp 3.9 s, wait WAIT2), the probe's ACKs stopping
+ *               (the first DOWN's round, ended at 0.8 s, began cycle 1)
+ *   4.0 s       (40) their last round ends: the max_bw filter's cycle 2;
+ *               inflight 319 is the BDP: CRUISE
+ *   5.1 s       (51) 5 s with no RTT sample under 100 ms (a sample equal
+ *               to the minimum does not renew it): ProbeRTT, cwnd gain 0.5
+ *               (cwnd at most max(bdp / 2, 4) = 159)
+ *   5.100010 s  inflight 150 <= 159: hold until 5.300010 s and a round
+ *   5.2, 5.3 s  a round has passed, but not 200 ms
+ *   5.4 s       both: back to CRUISE (the pipe was full), the next
+ *               ProbeRTT 5 s after this
+ */
+static void test_probe_bw_cycle_and_probe_rtt(void)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 delivered, r;
+
+	run_to_cruise(&b, &delivered);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_CRUISE);
+	CHECK_EQ(b.cycle_stamp, 8 * RTT - 5);
+	CHECK_EQ(b.bw_probe_wait_us, WAIT1);
+	CHECK_EQ(b.rounds_since_probe_up, 1);
+	for (r = 8; r <= 34; r++) {
+		cruise_round(&b, &delivered, r, 319);
+		CHECK_EQ(b.state, BBR3_PROBE_BW_CRUISE);
+	}
+	CHECK_EQ(b.rounds_since_probe_up, 1 + 34 - 7);	/* 28: Reno's 63 not reached */
+	cruise_round(&b, &delivered, 35, 319);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_REFILL);
+	CHECK_EQ(b.pacing_gain, 1000);
+	CHECK_EQ(b.ack_phase, BBR3_ACKS_REFILLING);
+	CHECK_EQ(b.bw_shortterm, BBR3_INF_BW);
+	cruise_round(&b, &delivered, 36, 319);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
+	CHECK_EQ(b.pacing_gain, 1250);
+	CHECK_EQ(b.cwnd_gain, 2250);
+	CHECK(b.is_bw_probe_sample);
+	CHECK_EQ(b.ack_phase, BBR3_ACKS_PROBE_STARTING);
+	CHECK_EQ(b.full_bw, 53687);
+	CHECK_EQ(b.full_bw_count, 0);
+	CHECK_EQ(bbr3_inflight(&b, BBR3_UNIT), 321);	/* UP's 2 more */
+	cruise_round(&b, &delivered, 37, 319);
+	CHECK_EQ(b.ack_phase, BBR3_ACKS_PROBE_FEEDBACK);
+	CHECK_EQ(b.full_bw_count, 1);
+	cruise_round(&b, &delivered, 38, 319);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
+	CHECK_EQ(b.full_bw_count, 2);
+	cruise_round(&b, &delivered, 39, 319);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_DOWN);
+	CHECK_EQ(b.pacing_gain, 900);
+	CHECK_EQ(b.cwnd_gain, 2000);
+	CHECK_EQ(b.cycle_stamp, 39 * RTT);
+	CHECK_EQ(b.bw_probe_wait_us, WAIT2);
+	CHECK_EQ(b.ack_phase, BBR3_ACKS_PROBE_STOPPING);
+	CHECK_EQ(b.cycle_count, 1);	/* the first DOWN's round ended at 0.8 s */
+	cruise_round(&b, &delivered, 40, 319);
+	CHECK_EQ(b.ack_phase, BBR3_ACKS_INIT);
+	CHECK(!b.is_bw_probe_sample);
+	CHECK_EQ(b.cycle_count, 2);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_CRUISE);
+	for (r = 41; r <= 50; r++) {
+		cruise_round(&b, &delivered, r, 319);
+		CHECK_EQ(b.state, BBR3_PROBE_BW_CRUISE);
+	}
+	CHECK_EQ(b.max_bw, 53687);	/* the new cycle's slot holds it again */
+	cruise_round(&b, &delivered, 51, 319);
+	CHECK_EQ(b.state, BBR3_PROBE_RTT);
+	CHECK_EQ(b.cwnd_gain, 500);
+	CHECK_EQ(b.pacing_gain, 1000);
+	CHECK(b.mark_app_limited);
+	CHECK_EQ(bbr3_probe_rtt_cwnd(&b), 159);
+	CHECK_EQ(b.cwnd, 159);
+	CHECK_EQ(b.probe_rtt_done_stamp, 0);	/* 319 in flight: not there yet */
+	a = round_ack(51 * RTT + 10, delivered - 320, delivered + 1, 320, 150);
+	delivered += 1;
+	feed(&b, &a);
+	CHECK_EQ(b.probe_rtt_done_stamp, 51 * RTT + 10 + 200000);
+	CHECK(!b.probe_rtt_round_done);
+	cruise_round(&b, &delivered, 52, 150);
+	CHECK(b.probe_rtt_round_done);
+	CHECK_EQ(b.state, BBR3_PROBE_RTT);
+	cruise_round(&b, &delivered, 53, 150);
+	CHECK_EQ(b.state, BBR3_PROBE_RTT);	/* 5.3 s is not past 5.300010 s */
+	cruise_round(&b, &delivered, 54, 150);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_CRUISE);
+	CHECK_EQ(b.probe_rtt_min_stamp, 54 * RTT);
+	CHECK_EQ(b.cwnd_gain, 2000);
+	CHECK(b.cwnd > 159);	/* the cwnd from before ProbeRTT, restored */
+}
+
+/*
+ * Draft, "Exiting PROBE_DOWN on Inflight": with inflight_longterm 300 the
+ * headroom is max(1, 0.15 * 300 = 45) = 45, so DOWN waits for inflight
+ * 255 (and the BDP, 319).  Drain is left by time (round 11) so DOWN starts
+ * with a queue.
+ */
+static void run_to_down_by_time(struct bbr3 *b, u32 *delivered)
+{
+	u32 r;
+
+	run_plateau(b, delivered);
+	for (r = 8; r <= 11; r++) {
+		struct bbr3_ack a;
+		u32 prior = *delivered;
+
+		*delivered += 288;
+		a = round_ack(r * RTT, prior, *delivered, 288, HUGE_INFLIGHT);
+		feed(b, &a);
+	}
+}
+
+static void test_probe_down_exits_with_headroom(void)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 delivered;
+
+	run_to_down_by_time(&b, &delivered);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_DOWN);
+	b.inflight_longterm = 300;
+	CHECK_EQ(bbr3_inflight_with_headroom(&b), 255);
+	a = round_ack(11 * RTT + 10, delivered - 288, delivered + 1, 288, 256);
+	feed(&b, &a);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_DOWN);
+	a = round_ack(11 * RTT + 20, delivered - 288, delivered + 2, 288, 255);
+	feed(&b, &a);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_CRUISE);
+	/* CRUISE's volume cap is the headroom's (bbr3.h's table): 255. */
+	CHECK_EQ(b.cwnd, 255);
+}
+
+/*
+ * Draft, "Exiting PROBE_DOWN After Max Time": DOWN began at 1.1 s (round
+ * 11) with wait WAIT1; inflight never falls to the BDP; the first ACK past
+ * 1.1 s + 2.634689 s = 3.734689 s (round 38) goes to REFILL, not CRUISE.
+ */
+static void test_probe_down_exits_after_max_time(void)
+{
+	struct bbr3 b;
+	u32 delivered, r;
+
+	run_to_down_by_time(&b, &delivered);
+	CHECK_EQ(b.cycle_stamp, 11 * RTT);
+	CHECK_EQ(b.bw_probe_wait_us, WAIT1);
+	for (r = 12; r <= 37; r++) {
+		cruise_round(&b, &delivered, r, HUGE_INFLIGHT);
+		CHECK_EQ(b.state, BBR3_PROBE_BW_DOWN);
+	}
+	cruise_round(&b, &delivered, 38, HUGE_INFLIGHT);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_REFILL);
+}
+
+/*
+ * IsRenoCoexistenceProbeTime: with cwnd 5 the target is min(bdp 319,
+ * cwnd 5) = 5 rounds: rounds_since_probe_up (1 at DOWN) reaches 5 at
+ * round 12, long before the 2.6 s.
+ */
+static void test_reno_coexistence_probe_time(void)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 delivered, r;
+
+	run_to_cruise(&b, &delivered);
+	for (r = 8; r <= 12; r++) {
+		u32 prior = delivered;
+
+		delivered += 320;
+		a = round_ack(r * RTT, prior, delivered, 320, 5);
+		a.cwnd = 5;
+		feed(&b, &a);
+		CHECK_EQ(b.rounds_since_probe_up, r - 6);
+		CHECK_EQ(b.state, r < 11 ? BBR3_PROBE_BW_CRUISE : BBR3_PROBE_BW_REFILL);
+		if (b.state == BBR3_PROBE_BW_REFILL)
+			break;
+	}
+	CHECK_EQ(r, 11);	/* 11 - 6 = 5 rounds */
+}
+
+/* Up to ProbeBW_UP, as in the cycle test (round 36, 3.6 s). */
+static void run_to_up(struct bbr3 *b, u32 *delivered)
+{
+	u32 r;
+
+	run_to_cruise(b, delivered);
+	for (r = 8; r <= 36; r++)
+		cruise_round(b, delivered, r, 319);
+}
+
+/*
+ * Draft, "Exiting PROBE_UP on Loss" (section "Probing for Bandwidth In
+ * ProbeBW").  A packet of the probe is lost: 400 were in flight when it
+ * left and 10 have been lost since (2.5 % > 2 %).  InflightAtLoss: before
+ * it 399 in flight, 9 lost: (0.02 * 399 - 9) / 0.98 < 0: prefix 0, 399.
+ * inflight_longterm = max(399, 0.7 * min(bdp 319, cwnd)) = 399, and UP
+ * goes DOWN with undo_state UP.  With an app-limited packet the bound is
+ * left as it was (the pseudocode's "if (!RS.is_app_limited)"; the test
+ * case's "regardless of the application-limited state" we read as: the
+ * exit to DOWN happens regardless).  A second loss in the same probe is
+ * not a new signal (is_bw_probe_sample is cleared).
+ */
+static void probe_up_loss(bool app_limited, u32 *longterm, enum bbr3_state *state)
+{
+	struct bbr3 b;
+	struct bbr3_lost_packet p = {0};
+	u32 delivered;
+
+	run_to_up(&b, &delivered);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
+	p.now_us = 36 * RTT + 50;
+	p.delivered = delivered;
+	p.tx_in_flight = 400;
+	p.tx_lost = 0;
+	p.lost = 10;
+	p.is_app_limited = app_limited;
+	p.new_range = true;
+	bbr3_on_lost_packet(&b, &p);
+	CHECK(b.prev_probe_too_high);
+	CHECK(!b.is_bw_probe_sample);
+	CHECK_EQ(b.undo_state, BBR3_PROBE_BW_UP);
+	*longterm = b.inflight_longterm;
+	*state = b.state;
+	p.tx_in_flight = 300;
+	p.lost = 20;
+	bbr3_on_lost_packet(&b, &p);
+	CHECK_EQ(b.inflight_longterm, *longterm);
+}
+
+static void test_probe_up_exits_on_loss(void)
+{
+	u32 longterm;
+	enum bbr3_state state;
+
+	probe_up_loss(false, &longterm, &state);
+	CHECK_EQ(longterm, 399);
+	CHECK_EQ(state, BBR3_PROBE_BW_DOWN);
+	probe_up_loss(true, &longterm, &state);
+	CHECK_EQ(longterm, BBR3_INF_PKTS);
+	CHECK_EQ(state, BBR3_PROBE_BW_DOWN);
+	/* 2 % exactly is not too high; 8 of 400 stays in UP. */
+	{
+		struct bbr3 b;
+		struct bbr3_lost_packet p = {.tx_in_flight = 400, .lost = 8};
+		u32 delivered;
+
+		run_to_up(&b, &delivered);
+		p.delivered = delivered;
+		bbr3_on_lost_packet(&b, &p);
+		CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
+		CHECK(b.is_bw_probe_sample);
+	}
+}
+
+/*
+ * Draft, "Never Exiting PROBE_UP ... When Application-Limited With No
+ * Loss": app-limited samples never count toward a plateau, so UP holds
+ * for 20 rounds.
+ */
+static void test_probe_up_stays_when_app_limited(void)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 delivered, r;
+
+	run_to_up(&b, &delivered);
+	for (r = 37; r <= 56; r++) {
+		u32 prior = delivered;
+
+		delivered += 320;
+		a = round_ack(r * RTT, prior, delivered, 320, 319);
+		a.rs_is_app_limited = true;
+		a.rs_rtt_us = 90000 + r;	/* lower each time: no ProbeRTT */
+		feed(&b, &a);
+		CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
+	}
+	CHECK_EQ(b.full_bw_count, 0);
+}
+
+/*
+ * ProbeInflightLongtermUpward: in UP, while cwnd-limited at
+ * inflight_longterm, it grows by 1, 2, 4 ... packets a round.  cwnd 300 =
+ * inflight_longterm 300; each ACK acks 100.  UP's start (round 36) set the
+ * slope: growth 1, 300 acked per packet.  Round 36's rest: 3 ACKs of 100:
+ * +1 (301).  Round 37's first ACK adds its 100 at that slope (100 of 300),
+ * then the slope doubles: 301 / 2 = 150 per packet; its 2 more ACKs: 300
+ * acked -> +2 (303).  Round 38's first ACK: 100 more, then 303 / 4 = 75;
+ * 2 more ACKs: 300 -> +4 (307).
+ */
+static void test_inflight_longterm_grows_in_up(void)
+{
+	static const u32 expected[] = {301, 303, 307};
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 delivered, r, i;
+
+	run_to_up(&b, &delivered);
+	b.inflight_longterm = 300;
+	b.probe_up_acked_per_inc = 300;
+	for (r = 36; r <= 38; r++) {
+		for (i = 0; i < 3; i++) {
+			u32 prior = delivered;
+
+			if (r == 36 || i > 0)
+				prior = delivered - 1000;	/* mid-round */
+			delivered += 100;
+			a = round_ack(r * RTT + i, prior, delivered, 100, 300);
+			a.cwnd = b.inflight_longterm;
+			a.is_cwnd_limited = true;
+			a.rs_rtt_us = 90000 - r * 10 - i;	/* no ProbeRTT */
+			feed(&b, &a);
+			CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
+		}
+		CHECK_EQ(b.inflight_longterm, expected[r - 36]);
+	}
+}
+
+/*
+ * SetCwnd in Startup: cwnd grows by what each ACK acks while under
+ * max_inflight (2 x bdp + extra_acked); after the pipe is full, never past
+ * max_inflight.  Startup, 100 ms RTT, one ACK of 20 packets over 100 ms:
+ * bw = 20 per RTT (335544 units), bdp 19 (19.99), cwnd gain 2: 39;
+ * extra_acked: the interval starts at this ACK (nothing expected yet), 20
+ * acked, min(20, cwnd 10) = 10; the budget: pacing 2.77 x 19.8 per RTT
+ * is 0.55 a ms, quantum 2, offload 6: max_inflight = 39 + 10 = 49.
+ * cwnd 10 + 20 = 30.  The next ACK of 20 goes to 50 (30 < 49 then).
+ */
+static void test_cwnd_in_startup(void)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+
+	init10(&b, 0, RTT);
+	a = round_ack(RTT, 0, 20, 20, 20);
+	feed(&b, &a);
+	CHECK_EQ(bbr3_bdp_multiple(&b, BBR3_UNIT), 19);
+	CHECK_EQ(b.extra_acked, 10);
+	CHECK_EQ(b.send_quantum, 2);
+	CHECK_EQ(b.max_inflight, 49);
+	CHECK_EQ(b.cwnd, 30);
+	a = round_ack(RTT + 10, 0, 40, 20, 40);
+	feed(&b, &a);
+	CHECK_EQ(b.cwnd, 50);
+}
+
+/*
+ * SetSendQuantum: 1 ms at the pacing rate.  Cruising at 320 per 100 ms,
+ * pacing 0.99 x 53687 = 53150 units: 53150 * 1000 / 2^24 = 3.17 -> 3
+ * packets; at 100 000 packets a second the 64 KB cap (45 packets of 1448
+ * bytes) holds.
+ */
+static void test_send_quantum(void)
+{
+	struct bbr3 b;
+	u32 delivered;
+
+	run_to_cruise(&b, &delivered);
+	CHECK_EQ(b.pacing_rate, 53150);
+	CHECK_EQ(b.send_quantum, 3);
+	CHECK_EQ(bbr3_pacing_rate_bytes_per_sec(&b), 4587244);	/* 53150 * 1448 * 1e6 / 2^24 = 4587244.1 */
+	b.pacing_rate = bbr3_delivery_rate(100, 1000);
+	{
+		struct bbr3_ack a = round_ack(9 * RTT, delivered, delivered + 320, 320, 319);
+
+		b.full_bw_reached = false;	/* keep the rate for this check */
+		b.bw = 0;
+		b.max_bw = 0;
+		b.max_bw_slot[0] = b.max_bw_slot[1] = 0;
+		a.rs_interval_us = 0;
+		feed(&b, &a);
+	}
+	CHECK_EQ(b.send_quantum, 45);
+}
+
+/*
+ * Draft, "Skipping PROBE_RTT Due to Application-Limited Sending": idle in
+ * ProbeBW (nothing in flight, app-limited) across the 5 s: the restart
+ * marks idle_restart, so the expired probe_rtt_min_delay does not send the
+ * connection to ProbeRTT; the first ACK that delivers clears the mark.
+ */
+static void test_idle_restart_skips_probe_rtt(void)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 delivered;
+
+	run_to_cruise(&b, &delivered);
+	bbr3_on_transmit(&b, 6000000, 0, true);
+	CHECK(b.idle_restart);
+	CHECK_EQ(b.extra_acked_interval_start, 6000000);
+	a = round_ack(6100000, delivered, delivered + 10, 10, 10);
+	feed(&b, &a);
+	CHECK(b.probe_rtt_expired);
+	/* Not ProbeRTT; CRUISE's wait (0.8 + 2.63 s) has passed: REFILL. */
+	CHECK_EQ(b.state, BBR3_PROBE_BW_REFILL);
+	CHECK(!b.idle_restart);
+	/* Not idle (something in flight): no mark. */
+	bbr3_on_transmit(&b, 6200000, 5, true);
+	CHECK(!b.idle_restart);
+}
+
+/*
+ * HandleSpuriousLossDetection after Startup was left on loss: back to
+ * Startup, the pipe not full, the bounds from before the loss, and cwnd
+ * restored to the largest it was since recovery began: recovery entered at
+ * 600, round 2's ACK grew it by 300 to 900, and the first loss of round 3
+ * saved again (SaveCwnd in recovery keeps the larger): 900.
+ */
+static void test_spurious_loss_undoes_startup_exit(void)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	struct bbr3_lost_packet p = {0};
+	u32 r, i, delivered = 0;
+	static const u32 rs[] = {200, 300, 400};
+
+	init10(&b, 0, RTT);
+	for (r = 1; r <= 3; r++) {
+		u32 prior = delivered;
+
+		if (r == 2) {
+			a.cwnd = 600;
+			b.cwnd = 600;
+			bbr3_on_enter_fast_recovery(&b);
+			CHECK_EQ(b.prior_cwnd, 600);
+		}
+		for (i = 0; r == 3 && i < 9; i++) {
+			p.delivered = delivered;
+			p.new_range = i < 6;
+			bbr3_on_lost_packet(&b, &p);
+		}
+		delivered += rs[r - 1];
+		a = round_ack(r * RTT, prior, delivered, rs[r - 1], 500);
+		a.in_recovery = r >= 2;
+		a.cwnd = 600;
+		feed(&b, &a);
+	}
+	CHECK_EQ(b.state, BBR3_DRAIN);
+	CHECK_EQ(b.undo_state, BBR3_STARTUP);
+	CHECK_EQ(b.inflight_longterm, 400);
+	b.cwnd = 100;
+	bbr3_on_spurious_loss(&b);
+	CHECK_EQ(b.state, BBR3_STARTUP);
+	CHECK(!b.full_bw_reached);
+	CHECK_EQ(b.cwnd, 900);
+	CHECK_EQ(b.inflight_longterm, BBR3_INF_PKTS);	/* max(400, the saved infinity) */
+	CHECK_EQ(b.undo_state, BBR3_NO_STATE);
+	CHECK_EQ(b.pacing_gain, 2770);
+}
+
+/* OnEnterRTO: cwnd = inflight + 1; recovery's end restores the cwnd before. */
+static void test_rto_and_recovery_cwnd(void)
+{
+	struct bbr3 b;
+
+	init10(&b, 0, RTT);
+	b.cwnd = 80;
+	bbr3_on_enter_rto(&b, 30);
+	CHECK_EQ(b.cwnd, 31);
+	CHECK_EQ(b.prior_cwnd, 80);
+	bbr3_on_exit_recovery(&b);
+	CHECK_EQ(b.cwnd, 80);
+}
+
+/*
+ * The extra_acked filter: the largest excess of the last round in Startup,
+ * of the last 10 after it.  Without rate samples bw stays 0, so nothing is
+ * "expected" and the excess is all acked since the interval began, capped
+ * by C.cwnd: the ACKs' cwnd sets each sample.  One ACK a round:
+ *   round 1 (Startup): min(30 acked, cwnd 10) = 10      -> 10
+ *   round 2 (Startup): min(35, cwnd 4) = 4, window 1    -> 4
+ *   pipe full (window 10); rounds 3-13 with cwnd 3, then 2:
+ *   round 3: 3, but round 1's 10 is in the window       -> 10
+ *   round 11: rounds 2-11                               -> 4
+ *   round 12: rounds 3-12                               -> 3
+ *   round 13: rounds 4-13 (2 from round 4 on)           -> 2
+ */
+static void test_extra_acked_window(void)
+{
+	static const u32 expected[14] = {0, 10, 4, 10, 10, 10, 10, 10, 10, 10, 10, 4, 3, 2};
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 r, delivered = 0;
+
+	init10(&b, 0, RTT);
+	for (r = 1; r <= 13; r++) {
+		u32 prior = delivered;
+
+		delivered += r == 1 ? 30 : 5;
+		a = round_ack(r * RTT, prior, delivered, r == 1 ? 30 : 5, 1);
+		a.rs_interval_us = 0;
+		a.cwnd = r == 1 ? 10 : r == 2 ? 4 : r == 3 ? 3 : 2;
+		if (r == 3)
+			b.full_bw_reached = true;
+		feed(&b, &a);
+		CHECK_EQ(b.round_count, r);
+		CHECK_EQ(b.extra_acked, expected[r]);
+	}
 }
 
 int main(void)
@@ -412,6 +974,19 @@ int main(void)
 	test_min_rtt_filter();
 	test_loss_thresholds();
 	test_short_term_bounds_in_drain();
+	test_probe_bw_cycle_and_probe_rtt();
+	test_probe_down_exits_with_headroom();
+	test_probe_down_exits_after_max_time();
+	test_reno_coexistence_probe_time();
+	test_probe_up_exits_on_loss();
+	test_probe_up_stays_when_app_limited();
+	test_inflight_longterm_grows_in_up();
+	test_cwnd_in_startup();
+	test_send_quantum();
+	test_idle_restart_skips_probe_rtt();
+	test_spurious_loss_undoes_startup_exit();
+	test_rto_and_recovery_cwnd();
+	test_extra_acked_window();
 	printf("bbr3 core: %d checks passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
