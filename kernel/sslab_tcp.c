@@ -43,6 +43,7 @@
 #include <net/tcp.h>
 
 #include "core/sscore.h"
+#include "sslab_bbr3.h"
 
 #define CREATE_TRACE_POINTS
 #include "sslab_trace.h"
@@ -421,6 +422,13 @@ static struct tcp_congestion_ops *sslab_all[] = {
 #undef SS_NAME
 };
 
+static void sslab_unregister_first(int n)
+{
+	while (--n >= 0)
+		tcp_unregister_congestion_control(sslab_all[n]);
+}
+
+/* The registry's names, then bbr3 (sslab_bbr3.c: only where the kernel has our hooks). */
 static int __init sslab_register(void)
 {
 	int i, err;
@@ -428,20 +436,20 @@ static int __init sslab_register(void)
 	for (i = 0; i < ARRAY_SIZE(sslab_all); i++) {
 		err = tcp_register_congestion_control(sslab_all[i]);
 		if (err) {
-			while (--i >= 0)
-				tcp_unregister_congestion_control(sslab_all[i]);
+			sslab_unregister_first(i);
 			return err;
 		}
 	}
-	return 0;
+	err = sslab_bbr3_register();
+	if (err)
+		sslab_unregister_first(ARRAY_SIZE(sslab_all));
+	return err;
 }
 
 static void __exit sslab_unregister(void)
 {
-	int i;
-
-	for (i = ARRAY_SIZE(sslab_all) - 1; i >= 0; i--)
-		tcp_unregister_congestion_control(sslab_all[i]);
+	sslab_bbr3_unregister();
+	sslab_unregister_first(ARRAY_SIZE(sslab_all));
 }
 
 module_init(sslab_register);
@@ -449,4 +457,4 @@ module_exit(sslab_unregister);
 
 MODULE_AUTHOR("slowstart-lab");
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("CUBIC with traditional slow start, HyStart, HyStart++, SUSS; NewReno with Astart and Hoe; Blitzstart");
+MODULE_DESCRIPTION("CUBIC with traditional slow start, HyStart, HyStart++, SUSS; NewReno with Astart and Hoe; Blitzstart; BBRv3 (draft-06)");

@@ -3,6 +3,7 @@
  * Tracepoints of tcp_sslab (see kernel/README.md for the fields).
  *   sslab:sslab_ack    one per ACK: the connection's congestion state
  *   sslab:sslab_event  one per algorithm event (rounds, SUSS decisions, exits)
+ *   sslab:sslab_bbr3   bbr3: its state at each round and each change of state
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM sslab
@@ -13,6 +14,7 @@
 #include <linux/tracepoint.h>
 #include <net/tcp.h>
 #include "core/sscore.h"
+#include "core/bbr3.h"
 
 TRACE_EVENT(sslab_ack,
 	TP_PROTO(const struct sock *sk, const struct sscore_state *st, u8 state),
@@ -109,6 +111,65 @@ TRACE_EVENT(sslab_event,
 		  __entry->a, __entry->b, __entry->c, __entry->pkts,
 		  __entry->duration_us, __entry->rate, __entry->guard_us,
 		  __entry->limit, __entry->growth)
+);
+
+TRACE_EVENT(sslab_bbr3,
+	TP_PROTO(const struct sock *sk, const struct bbr3 *b, u8 why),
+	TP_ARGS(sk, b, why),
+	TP_STRUCT__entry(
+		__field(u64, time_us)
+		__field(u64, bw)
+		__field(u64, pacing_rate)
+		__field(u32, cwnd)
+		__field(u32, in_flight)
+		__field(u32, min_rtt_us)
+		__field(u32, inflight_longterm)
+		__field(u32, inflight_shortterm)
+		__field(u32, round)
+		__field(u32, lost)
+		__field(u16, sport)
+		__field(u16, dport)
+		__field(u16, pacing_gain)
+		__field(u16, cwnd_gain)
+		__field(u8, state)
+		__field(u8, why)
+		__field(u8, full_bw_reached)
+	),
+	TP_fast_assign(
+		const struct tcp_sock *tp = tcp_sk(sk);
+
+		__entry->time_us = tp->tcp_mstamp;
+		__entry->bw = (b->bw * b->mss * USEC_PER_SEC) >> BBR3_BW_SHIFT;
+		__entry->pacing_rate = bbr3_pacing_rate_bytes_per_sec(b);
+		__entry->cwnd = b->cwnd;
+		__entry->in_flight = tcp_packets_in_flight(tp);
+		__entry->min_rtt_us = b->min_rtt_us;
+		__entry->inflight_longterm = b->inflight_longterm;
+		__entry->inflight_shortterm = b->inflight_shortterm;
+		__entry->round = b->round_count;
+		__entry->lost = tp->lost;
+		__entry->sport = ntohs(inet_sk(sk)->inet_sport);
+		__entry->dport = ntohs(inet_sk(sk)->inet_dport);
+		__entry->pacing_gain = b->pacing_gain;
+		__entry->cwnd_gain = b->cwnd_gain;
+		__entry->state = b->state;
+		__entry->why = why;
+		__entry->full_bw_reached = b->full_bw_reached;
+	),
+	TP_printk("sport=%u dport=%u time_us=%llu why=%s state=%s pacing_gain=%u cwnd_gain=%u bw=%llu pacing_rate=%llu cwnd=%u in_flight=%u min_rtt_us=%u inflight_longterm=%u inflight_shortterm=%u round=%u lost=%u full_bw_reached=%u",
+		  __entry->sport, __entry->dport, __entry->time_us,
+		  __print_symbolic(__entry->why, { 0, "round" }, { 1, "ack" },
+				   { 2, "loss" }, { 3, "undo" }),
+		  __print_symbolic(__entry->state,
+				   { 0, "startup" }, { 1, "drain" },
+				   { 2, "probe_bw_down" }, { 3, "probe_bw_cruise" },
+				   { 4, "probe_bw_refill" }, { 5, "probe_bw_up" },
+				   { 6, "probe_rtt" }),
+		  __entry->pacing_gain, __entry->cwnd_gain, __entry->bw,
+		  __entry->pacing_rate, __entry->cwnd, __entry->in_flight,
+		  __entry->min_rtt_us, __entry->inflight_longterm,
+		  __entry->inflight_shortterm, __entry->round, __entry->lost,
+		  __entry->full_bw_reached)
 );
 
 #endif /* _SSLAB_TRACE_H */

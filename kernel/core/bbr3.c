@@ -903,6 +903,7 @@ static void handle_inflight_too_high(struct bbr3 *b, u32 tx_in_flight,
 /* NoteLoss + HandleLostPacket. */
 void bbr3_on_lost_packet(struct bbr3 *b, const struct bbr3_lost_packet *p)
 {
+	u32 size = p->size ? p->size : 1;
 	u32 lost, tx_in_flight;
 
 	b->delivered = p->delivered;
@@ -911,17 +912,16 @@ void bbr3_on_lost_packet(struct bbr3 *b, const struct bbr3_lost_packet *p)
 		save_state_upon_loss(b);
 	}
 	b->is_loss_in_round = true;
-	b->round_lost++;
+	b->round_lost = ss_sat_add(b->round_lost, size);
 	if (p->new_range || b->round_loss_ranges == 0)
 		b->round_loss_ranges++;
 	if (!b->is_bw_probe_sample)
 		return;
 	lost = p->lost - p->tx_lost;
 	tx_in_flight = p->tx_in_flight;
-	/* P is one packet: the stack marks lost packets one by one. */
 	if (bbr3_is_inflight_too_high(lost, tx_in_flight,
 				      b->has_selective_acks)) {
-		tx_in_flight = bbr3_inflight_at_loss(tx_in_flight, lost, 1);
+		tx_in_flight = bbr3_inflight_at_loss(tx_in_flight, lost, size);
 		handle_inflight_too_high(b, tx_in_flight, p->is_app_limited,
 					 p->now_us);
 	}

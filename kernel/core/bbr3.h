@@ -66,14 +66,13 @@
  *
  * What a stock Linux 6.1 rate sample lacks (RS.tx_in_flight, RS.lost, a
  * callback per lost packet) comes in through struct bbr3_ack and struct
- * bbr3_lost_packet; a kernel patch of ours is to supply it (not written
- * yet: until it is, no congestion control is registered from this file).
- * ECN is left out, as the draft leaves it unspecified.
+ * bbr3_lost_packet; our kernel patch supplies it (images/uml/patches/0005)
+ * and ../sslab_bbr3.c registers "bbr3" where it is there.  ECN is left
+ * out, as the draft leaves it unspecified.
  *
  * Where the draft's pseudocode is silent we chose, and say so at the step:
  * the StartProbeBW_* steps set their state's gains from the draft's table;
- * CheckStartupHighLoss is judged per packet-timed round; a lost "packet"
- * is one packet (the stack marks them one by one).
+ * CheckStartupHighLoss is judged per packet-timed round.
  *
  * Units, as in the rest of the core: data in packets (u32), time in u32
  * microseconds compared by signed difference, bandwidth in packets per
@@ -184,6 +183,7 @@ struct bbr3_lost_packet {
 	u32 lost;		/* C.lost now, this packet counted */
 	u32 tx_in_flight;	/* P.tx_in_flight: C.inflight when P was sent */
 	u32 tx_lost;		/* P.lost: C.lost when P was sent */
+	u32 size;		/* P.size, packets (a GSO skb: several); 0: 1 */
 	bool is_app_limited;	/* P.is_app_limited */
 	bool new_range;		/* not contiguous with the previous lost one */
 };

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bbr3: BBRv3 from draft-ietf-ccwg-bbr-06 as a congestion control of
+ * tcp_sslab.  The algorithm is core/bbr3.c (its header teaches the model);
+ * this file moves numbers between the stack and the core:
+ *
+ *   cong_control    every ACK: the rate sample and the connection's counters
+ *                   in, cwnd and the pacing rate out (the stack does no
+ *                   cwnd reduction of its own for a cong_control module)
+ *   skb_marked_lost every newly lost packet (our kernel patch's callback)
+ *   ssthresh        recovery or a timeout begins: the state an undo restores
+ *                   is saved before the stack cuts cwnd
+ *   set_state       recovery ends (back to Open): cwnd from before it
+ *   undo_cwnd       the recovery was spurious
+ *   cwnd_event      TX_START after idle: the restart from idle
+ *
+ * It needs what a stock 6.1 rate sample lacks (RS.tx_in_flight, RS.lost)
+ * and a per-lost-packet callback: images/uml/patches/0005 adds them and
+ * defines TCP_CA_SSLAB_LOSS_HOOKS.  Built against a kernel without them
+ * (Debian's stock kernel, the other kernel sources) bbr3 is not registered.
+ *
+ * The core's state (about 300 bytes) is larger than the 104 bytes a
+ * congestion control keeps in the socket, so the socket keeps a pointer to
+ * an allocation; a connection whose allocation failed keeps the stack's
+ * cwnd and pacing and counts in the module parameter bbr3_alloc_failures.
+ */
+#include <linux/module.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <net/tcp.h>
+
+#include "sslab_bbr3.h"
+
+#ifdef TCP_CA_SSLAB_LOSS_HOOKS
+
+#include "core/bbr3.h"
+#include "sslab_trace.h"
+
+static unsigned int bbr3_drain_gain = BBR3_DRAIN_PACING_GAIN;
+module_param(bbr3_drain_gain, uint, 0644);
+MODULE_PARM_DESC(bbr3_drain_gain, "bbr3: Drain's pacing gain, thousandths (draft-06: 500)");
+static unsigned int bbr3_probe_down_gain = BBR3_PROBE_DOWN_PACING_GAIN;
+module_param(bbr3_probe_down_gain, uint, 0644);
+MODULE_PARM_DESC(bbr3_probe_down_gain, "bbr3: ProbeBW_DOWN's pacing gain, thousandths (draft-06: 900)");
+static unsigned int bbr3_alloc_failures;
+module_param(bbr3_alloc_failures, uint, 0444);
+MODULE_PARM_DESC(bbr3_alloc_failures, "bbr3: connections that ran without BBR (no memory for its state)");
+
+/* The socket's share: a pointer to the state, and where the stack was. */
+struct bbr3_sock {
+	struct bbr3_conn *conn;
+};
+
+struct bbr3_conn {
+	struct bbr3 core;
+	u32 last_lost_end_seq;	/* a lost packet starting here is contiguous */
+	u8 prev_ca_state;
+};
+
+static struct bbr3_conn *conn_of(const struct sock *sk)
+{
+	return ((struct bbr3_sock *)inet_csk_ca(sk))->conn;
+}
+
+static void trace_state(struct sock *sk, const struct bbr3 *b, u8 why)
+{
+	trace_sslab_bbr3(sk, b, why);
+}
+
+/* The pacing rate the core asks for, within the socket's cap. */
+static void set_pacing_rate(struct sock *sk, const struct bbr3 *b)
+{
+	u64 rate = bbr3_pacing_rate_bytes_per_sec(b);
+
+	rate = min_t(u64, rate, READ_ONCE(sk->sk_max_pacing_rate));
+	WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)rate);
+}
+
+static void bbr3_init_sock(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct bbr3_sock *s = inet_csk_ca(sk);
+	struct bbr3_params p = {
+		.initial_cwnd = tcp_snd_cwnd(tp),
+		.mss = tp->mss_cache,
+		.drain_pacing_gain = READ_ONCE(bbr3_drain_gain),
+		.probe_down_pacing_gain = READ_ONCE(bbr3_probe_down_gain),
+		.seed = get_random_u32(),
+	};
+
+	BUILD_BUG_ON(sizeof(struct bbr3_sock) > ICSK_CA_PRIV_SIZE);
+	s->conn = kzalloc(sizeof(*s->conn), GFP_ATOMIC);
+	if (!s->conn) {
+		bbr3_alloc_failures++;
+		return;
+	}
+	bbr3_init(&s->conn->core, (u32)tp->tcp_mstamp, tp->srtt_us >> 3, &p);
+	s->conn->prev_ca_state = TCP_CA_Open;
+	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
+	set_pacing_rate(sk, &s->conn->core);
+	trace_state(sk, &s->conn->core, 0);
+}
+
+static void bbr3_release(struct sock *sk)
+{
+	struct bbr3_sock *s = inet_csk_ca(sk);
+
+	kfree(s->conn);
+	s->conn = NULL;
+}
+
+static void bbr3_cong_control(struct sock *sk, const struct rate_sample *rs)
+{
+	struct bbr3_conn *c = conn_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	enum bbr3_state before;
+	u32 round_before;
+	struct bbr3_ack a;
+
+	if (!c)
+		return;
+	a = (struct bbr3_ack){
+		.now_us = (u32)tp->tcp_mstamp,
+		.delivered = tp->delivered,
+		.inflight = tcp_packets_in_flight(tp),
+		.cwnd = tcp_snd_cwnd(tp),
+		.is_cwnd_limited = tcp_is_cwnd_limited(sk),
+		.newly_acked = rs->acked_sacked,
+		.rs_delivered = rs->delivered > 0 ? rs->delivered : 0,
+		.rs_interval_us = rs->interval_us > 0 && rs->delivered > 0 ?
+				  (u32)rs->interval_us : 0,
+		.rs_prior_delivered = rs->prior_delivered,
+		.rs_tx_in_flight = rs->tx_in_flight,
+		.rs_lost = rs->lost_since_tx,
+		.rs_rtt_us = rs->rtt_us >= 0 ? (s32)min_t(long, rs->rtt_us, S32_MAX) : -1,
+		.rs_is_app_limited = rs->is_app_limited,
+		.in_recovery = inet_csk(sk)->icsk_ca_state >= TCP_CA_Recovery,
+		.has_selective_acks = tcp_is_sack(tp),
+	};
+	before = c->core.state;
+	round_before = c->core.round_count;
+	bbr3_on_ack(&c->core, &a);
+	tcp_snd_cwnd_set(tp, max(c->core.cwnd, 1U));
+	set_pacing_rate(sk, &c->core);
+	/* MarkConnectionAppLimited (ProbeRTT), as the stack marks it itself. */
+	if (c->core.mark_app_limited)
+		tp->app_limited = (tp->delivered + tcp_packets_in_flight(tp)) ? : 1;
+	if (c->core.state != before)
+		trace_state(sk, &c->core, 1);
+	else if (c->core.round_count != round_before)
+		trace_state(sk, &c->core, 0);
+}
+
+static void bbr3_skb_marked_lost(struct sock *sk, const struct sk_buff *skb)
+{
+	struct bbr3_conn *c = conn_of(sk);
+	const struct tcp_skb_cb *scb = TCP_SKB_CB(skb);
+	struct tcp_sock *tp = tcp_sk(sk);
+	enum bbr3_state before;
+	struct bbr3_lost_packet p;
+
+	if (!c)
+		return;
+	p = (struct bbr3_lost_packet){
+		.now_us = (u32)tp->tcp_mstamp,
+		.delivered = tp->delivered,
+		.lost = tp->lost,
+		.size = tcp_skb_pcount(skb),
+		.tx_in_flight = scb->tx.in_flight,
+		.tx_lost = scb->tx.lost,
+		.is_app_limited = scb->tx.is_app_limited,
+		.new_range = scb->seq != c->last_lost_end_seq,
+	};
+	c->last_lost_end_seq = scb->end_seq;
+	before = c->core.state;
+	bbr3_on_lost_packet(&c->core, &p);
+	if (c->core.state != before)
+		trace_state(sk, &c->core, 2);
+}
+
+/* Recovery or a timeout begins: save what an undo would restore. */
+static u32 bbr3_ssthresh(struct sock *sk)
+{
+	struct bbr3_conn *c = conn_of(sk);
+
+	if (c) {
+		c->core.cwnd = tcp_snd_cwnd(tcp_sk(sk));
+		bbr3_on_enter_fast_recovery(&c->core);
+	}
+	return tcp_sk(sk)->snd_ssthresh;
+}
+
+static void bbr3_set_state(struct sock *sk, u8 new_state)
+{
+	struct bbr3_conn *c = conn_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!c)
+		return;
+	if (new_state == TCP_CA_Loss) {
+		/* tcp_enter_loss has set cwnd to what is in flight + 1. */
+		c->core.cwnd = tcp_snd_cwnd(tp);
+	} else if (new_state == TCP_CA_Open &&
+		   c->prev_ca_state >= TCP_CA_Recovery) {
+		c->core.cwnd = tcp_snd_cwnd(tp);
+		bbr3_on_exit_recovery(&c->core);
+		tcp_snd_cwnd_set(tp, max(c->core.cwnd, 1U));
+	}
+	c->prev_ca_state = new_state;
+}
+
+static u32 bbr3_undo_cwnd(struct sock *sk)
+{
+	struct bbr3_conn *c = conn_of(sk);
+
+	if (!c)
+		return tcp_snd_cwnd(tcp_sk(sk));
+	c->core.cwnd = tcp_snd_cwnd(tcp_sk(sk));
+	bbr3_on_spurious_loss(&c->core);
+	trace_state(sk, &c->core, 3);
+	return c->core.cwnd;
+}
+
+static void bbr3_cwnd_event(struct sock *sk, enum tcp_ca_event event)
+{
+	struct bbr3_conn *c = conn_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (c && event == CA_EVENT_TX_START) {
+		bbr3_on_transmit(&c->core, (u32)tp->tcp_mstamp,
+				 tcp_packets_in_flight(tp), tp->app_limited);
+		set_pacing_rate(sk, &c->core);
+	}
+}
+
+static struct tcp_congestion_ops sslab_bbr3_ops __read_mostly = {
+	.init		= bbr3_init_sock,
+	.release	= bbr3_release,
+	.ssthresh	= bbr3_ssthresh,
+	.cong_control	= bbr3_cong_control,
+	.set_state	= bbr3_set_state,
+	.undo_cwnd	= bbr3_undo_cwnd,
+	.cwnd_event	= bbr3_cwnd_event,
+	.skb_marked_lost = bbr3_skb_marked_lost,
+	.flags		= TCP_CONG_NON_RESTRICTED,
+	.owner		= THIS_MODULE,
+	.name		= "bbr3",
+};
+
+int sslab_bbr3_register(void)
+{
+	return tcp_register_congestion_control(&sslab_bbr3_ops);
+}
+
+void sslab_bbr3_unregister(void)
+{
+	tcp_unregister_congestion_control(&sslab_bbr3_ops);
+}
+
+#else /* a kernel without our hooks: no bbr3 */
+
+int sslab_bbr3_register(void)
+{
+	return 0;
+}
+
+void sslab_bbr3_unregister(void)
+{
+}
+
+#endif
