@@ -41,7 +41,13 @@ SLOW_START_CCAS = OUR_CCAS[:4]
 #: The kernel's own, as built into or shipped as modules with Debian's 6.1 kernel.
 KERNEL_CCAS = ("reno", "cubic", "bbr", "bic", "cdg", "dctcp", "highspeed", "htcp", "hybla",
                "illinois", "lp", "nv", "scalable", "vegas", "veno", "westwood", "yeah")
-KNOWN_CCAS = OUR_CCAS + KERNEL_CCAS
+#: Ours too, but registered only by a kernel that carries our patch 0005 (the rate sample's
+#: tx_in_flight and lost, and a per-lost-packet callback): the default 6.1 UML kernel.  Elsewhere
+#: (Debian's stock kernel, KERNEL_SOURCE=) a run asking for one is refused at preflight.
+HOOKED_CCAS = ("bbr3",)
+KNOWN_CCAS = OUR_CCAS + HOOKED_CCAS + KERNEL_CCAS
+#: What a table calls a congestion control when its name alone would mislead.
+CC_LABELS = {"bbr3": "BBRv3 (draft-06)", "bbr": "BBRv1"}
 #: What Linux takes as a congestion control's name (TCP_CA_NAME_MAX is 16 bytes with the NUL).
 _CC_NAME = re.compile(r"[a-z][a-z0-9_]{0,14}")
 #: Set (by the Makefile's KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES=) when the kernel under test is not ours.
@@ -107,11 +113,12 @@ def variant_label(cc: str, suss_version: int | None = None) -> str:
 def is_suss_label(label: str) -> bool:
     return label.startswith("cubic_suss")
 
-#: The module's parameters (kernel/sslab_tcp.c, /sys/module/tcp_sslab/parameters/), all
-#: unsigned integers read on every ACK (suss_version: when a connection starts); a unit test
-#: checks this list against the C source.
+#: The module's parameters (kernel/sslab_tcp.c, then kernel/sslab_bbr3.c;
+#: /sys/module/tcp_sslab/parameters/), all unsigned integers read on every ACK (suss_version and
+#: bbr3's: when a connection starts); a unit test checks this list against the C sources.
 MODULE_PARAMS = ("hs_low_window", "hs_ack_delta_us", "hs_delay_min_us", "hs_delay_max_us", "hs_min_samples",
                  "hspp_min_rtt_thresh_us", "hspp_max_rtt_thresh_us", "hspp_min_rtt_divisor", "hspp_n_rtt_sample",
                  "hspp_css_growth_divisor", "hspp_css_rounds", "hspp_l_unpaced", "suss_max", "suss_k_max",
                  "suss_min_rtt_us", "suss_lift_rwnd_rounds", "suss_version", "reno_init_ssthresh", "reno_iw",
-                 "astart_tau_us", "std_iw", "blitz_pace_pct", "blitz_lift_rwnd_rounds")
+                 "astart_tau_us", "std_iw", "blitz_pace_pct", "blitz_lift_rwnd_rounds",
+                 "bbr3_drain_gain", "bbr3_probe_down_gain")

@@ -170,8 +170,9 @@ def test_a_name_of_a_researchers_kernel_is_taken_only_with_one(tmp_path, monkeyp
 
 def test_cc_name_refusal():
     assert cc_name_refusal("cubic_suss", {}) is None
-    assert "unknown congestion control 'bbr3'" in cc_name_refusal("bbr3", {})
-    assert cc_name_refusal("bbr3", {"SSLAB_KERNEL_PATCHES": "/p"}) is None
+    assert cc_name_refusal("bbr3", {}) is None  # ours, where the kernel has patch 0005 (checked at boot)
+    assert "unknown congestion control 'bbr4'" in cc_name_refusal("bbr4", {})
+    assert cc_name_refusal("bbr4", {"SSLAB_KERNEL_PATCHES": "/p"}) is None
     assert "not a congestion-control name" in cc_name_refusal("BBR 3", {"SSLAB_MODULES": "/m"})
 
 

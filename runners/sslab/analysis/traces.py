@@ -10,7 +10,8 @@ server ports:
   tcp:tcp_probe       the stack's per-ACK view, for any congestion control;
   sslab:sslab_ack     our module's per-ACK view (round, min RTTs, state),
                       with its own microsecond timestamp (tcp_mstamp);
-  sslab:sslab_event   our module's algorithm events.
+  sslab:sslab_event   our module's algorithm events,
+  sslab:sslab_bbr3    bbr3's state at each round and each change of state.
 The trace clock's own timestamp is coarse under UML (1 ms: it has no
 sched_clock), so series of our controls use sslab_ack's time_us; for the
 kernel's own controls only tcp_probe exists and its times are the trace
@@ -129,7 +130,9 @@ def flow_facts(records: list[Record], port: int) -> dict:
     probes = [r for r in mine if r.event == "tcp_probe"]
     return {"slow_start": slow_start_exit(probes), "probe_records": len(probes),
             "receiver_limited_acks": receiver_limited_samples(probes),
-            "events": [{"ts": r.ts, **r.fields} for r in mine if r.event == "sslab_event"]}
+            "events": [{"ts": r.ts, **r.fields} for r in mine if r.event == "sslab_event"],
+            # bbr3's state at each round and each change of state (sslab_bbr3)
+            "bbr3": [{"ts": r.ts, **r.fields} for r in mine if r.event == "sslab_bbr3"]}
 
 
 def trace_series(path: Path, port: int) -> dict:

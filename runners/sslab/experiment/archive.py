@@ -23,7 +23,7 @@ from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
 from ..analysis.traces import flow_facts, read_trace
 
 #: Per-flow fields that come from the trace (absent or empty when a run was not traced).
-NO_TRACE = {"slow_start": None, "probe_records": 0, "receiver_limited_acks": 0, "events": []}
+NO_TRACE = {"slow_start": None, "probe_records": 0, "receiver_limited_acks": 0, "events": [], "bbr3": []}
 
 
 def gzip_in_place(raw: Path) -> Path:

@@ -1,10 +1,11 @@
 """Record kernel tracepoints with ftrace.  Runs on the substrate.
 
-Three events are recorded per run:
+Four events are recorded per run:
   tcp:tcp_probe       the stack's per-ACK view, for any congestion control
                       (including the kernel's own cubic and bbr);
   sslab:sslab_ack     our module's per-ACK view (round, min RTTs, state);
-  sslab:sslab_event   our module's algorithm events.
+  sslab:sslab_event   our module's algorithm events;
+  sslab:sslab_bbr3    bbr3's state at each round and each change of state.
 Records are filtered to the experiment's server ports at the source.  The
 trace text is copied to the run's directory as the kernel formats it;
 parsing and compressing it is the host's (sslab.analysis.traces).
