@@ -30,8 +30,8 @@ def test_selection_matches_make_style_values(table1):
     assert mx.resolve_selection(table1, {"RTT": "100"}) == {"large_rtt": ["100ms"]}
     assert mx.resolve_selection(table1, {"BUF": "2bdp", "RTT": "25ms,200"}) == {
         "buffer": ["2BDP"], "large_rtt": ["25ms", "200ms"]}
-    with pytest.raises(mx.MatrixError, match="CCA=bbr3: not a congestion control the harness knows"):
-        mx.resolve_selection(table1, {"CCA": "bbr3"})
+    with pytest.raises(mx.MatrixError, match="CCA=bbr4: not a congestion control the harness knows"):
+        mx.resolve_selection(table1, {"CCA": "bbr4"})
     with pytest.raises(mx.MatrixError, match="no option FOO"):
         mx.resolve_selection(table1, {"FOO": "1"})
     assert mx.selection_id(spec, {"large_cc": ["cubic"]}) == "cca-cubic"
@@ -40,9 +40,15 @@ def test_selection_matches_make_style_values(table1):
 
 def test_table1_cells_and_unavailable_cca(table1):
     plan = plan_of(table1, iterations=2)
-    # bbr2 is not in the kernel: its 8 settings are reported, not run, not substituted.
-    assert len(plan["unavailable"]) == 8
-    assert all(u["setting"]["large_cc"] == "bbr2" and "not offered" in u["reason"] for u in plan["unavailable"])
+    # bbr2 is in no kernel, and bbr3 not in this one (no patch 0005): their 8 settings each are
+    # reported, not run, not substituted.
+    assert len(plan["unavailable"]) == 16
+    assert {u["setting"]["large_cc"] for u in plan["unavailable"]} == {"bbr2", "bbr3"}
+    assert all("not offered" in u["reason"] for u in plan["unavailable"])
+    # Where the kernel has our hooks, bbr3's settings are cells (bbr2's still are not).
+    with_bbr3 = mx.plan_matrix(table1, mx.resolve_selection(table1, {}), 1, "img1", {**KERNEL, "bbr3": "module tcp_sslab"}, "code1")
+    assert len(with_bbr3["cells"]) == 24 and len(with_bbr3["unavailable"]) == 8
+    assert with_bbr3["paper_beside"]["bbr3"]["column"] == "bbr2"
     assert len(plan["cells"]) == 2 * 16
     # Repetition-major: every setting once before any repeats.
     assert [c["rep"] for c in plan["cells"]] == [0] * 16 + [1] * 16

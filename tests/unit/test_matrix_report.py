@@ -221,3 +221,21 @@ def test_kernels_side_by_side(tmp_path):
     assert "## 6.1" in text and "| CUBIC | 1BDP | 25ms | 3 |" in text  # 6.1's own report follows
     assert "## 7.3" in text and "No report yet." in text
     assert json.loads((dest / "kernels.json").read_text())["kernels"][1] == {"kernel": "7.3", "matrix_dir": str(d73)}
+
+
+def test_bbr3_stands_beside_the_papers_bbrv2_and_is_never_called_it(tmp_path):
+    d, plan = synthetic_matrix(tmp_path)
+    s = {"large_cc": "bbr3", "buffer": "1BDP", "large_rtt": "25ms"}
+    # Small flows 2.0 s off, 1.0 s on: a 50 % improvement; the paper's BBRv2 row here says 28 %.
+    plan["cells"].append(make_cell(d, "x0", s, 0, {"off": (28.0, [2.0, 2.0]), "on": (29.0, [1.0, 1.0])}))
+    plan["labels"] = {"cubic": "CUBIC", "bbr2": "BBRv2", "bbr3": "BBRv3 (draft-06)"}
+    plan["paper_beside"] = {"bbr3": {"column": "bbr2", "note": "another algorithm."}}
+    table, extra = mr.table1(d, plan)
+    row = next(r for r in extra["rows"] if r["large_cc"] == "bbr3")
+    assert row["paper"]["improvement_pct"] == 28 and row["improvement_pct"] == pytest.approx(50.0)
+    assert row["sign_vs_paper"] == "agrees (beside BBRv2: another algorithm)"
+    line = next(ln for ln in table.splitlines() if ln.startswith("| BBRv3 (draft-06) | 1BDP | 25ms |"))
+    assert "| 28.5 / 1.44 | 29.2 / 1.04 | 28% |" in line  # the paper's BBRv2 cells, beside ours
+    assert not any(ln.startswith("| BBRv2 |") for ln in table.splitlines())
+    assert any("BBRv3 (draft-06) is shown beside the paper's BBRv2 values: another algorithm." in n
+               for n in extra["notes"])

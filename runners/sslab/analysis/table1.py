@@ -87,6 +87,7 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
     ref_rows = {(r["large_cc"], r["buffer"], r["large_rtt"]): r for r in ref.get("rows", [])}
     ref_avg = {r["large_cc"]: r for r in ref.get("averages", [])}
     labels = plan.get("labels", {})
+    beside = plan.get("paper_beside", {})  # e.g. bbr3 beside the paper's BBRv2: another algorithm
     cells = current_cells(matrix_dir, plan)
     by_setting: dict[tuple, list[dict]] = {}
     walls = []
@@ -118,10 +119,13 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
         d = {k: describe(v) for k, v in vals.items()}
         impr = (1 - d["on_small"]["mean"] / d["off_small"]["mean"]) * 100
         claims = _claims(vals["off_small"], vals["on_small"], vals["off_large"], vals["on_large"])
-        p = ref_rows.get(key)
+        paper_cca = beside[cca]["column"] if cca in beside else cca
+        p = ref_rows.get((paper_cca, buf, rtt))
         on_grid = on_paper_grid(plan, {"large_cc": cca, "buffer": buf, "large_rtt": rtt})
         if p:
             sign = "agrees" if (impr > 0) == (p["improvement_pct"] > 0) else "DISAGREES"
+            if cca in beside:
+                sign += f" (beside {labels.get(paper_cca, paper_cca)}: another algorithm)"
             paper = _paper_cells(p)
         else:
             sign = "no paper value" if on_grid else "no paper value (beside the paper's grid)"
@@ -147,9 +151,12 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
             continue
         m = {k: statistics.fmean(r[k]["mean"] for r in rs) for k in ("off_large", "off_small", "on_large", "on_small")}
         impr = (1 - m["on_small"] / m["off_small"]) * 100
-        p = ref_avg.get(cca)
+        paper_cca = beside[cca]["column"] if cca in beside else cca
+        p = ref_avg.get(paper_cca)
         paper = _paper_cells(p) if p else ("–", "–", "–")
         sign = ("agrees" if (impr > 0) == (p["improvement_pct"] > 0) else "DISAGREES") if p else "no paper value"
+        if p and cca in beside:
+            sign += f" (beside {labels.get(paper_cca, paper_cca)}: another algorithm)"
         bufs = sorted({r["buffer"] for r in rs})
         lines.append(f"| {labels.get(cca, cca)} | average ({', '.join(bufs)}) | {len(rs)} settings | "
                      f"{sum(r['n'] for r in rs)} | {m['off_large']:.1f} / {m['off_small']:.2f} | "
@@ -158,9 +165,11 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
     notes = [f"- {labels.get(u['setting'].get('large_cc'), u['setting'].get('large_cc'))} "
              f"({', '.join(f'{k}={v}' for k, v in u['setting'].items())}): **unavailable**, not run and not "
              f"substituted: {u['reason']}." for u in plan.get("unavailable", [])]
-    beside = [r for r in rows if not r["on_paper_grid"]]
-    if beside:
-        notes.append(f"- {len(beside)} setting(s) beside the paper's grid (a value the matrix file does not list): "
+    notes += [f"- {labels.get(cca, cca)} is shown beside the paper's {labels.get(b['column'], b['column'])} values: "
+              f"{b['note']}" for cca, b in beside.items() if cca in per_cca]
+    off_grid = [r for r in rows if not r["on_paper_grid"]]
+    if off_grid:
+        notes.append(f"- {len(off_grid)} setting(s) beside the paper's grid (a value the matrix file does not list): "
                      f"no paper value, and left out of the averages.")
     overhead = overhead_table(walls)
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})

@@ -63,7 +63,9 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
             "selection": chosen, "iterations": iterations, "image_hash": image_hash,
             "code_version": code_version, "available_ccas": available_ccas, "unavailable": unavailable,
             "substrate": substrate, "clock": clock,
-            "defaults": spec.defaults, "labels": spec.labels, "compare": spec.compare.model_dump(),
+            "defaults": spec.defaults, "labels": spec.labels,
+            "paper_beside": {k: v.model_dump() for k, v in spec.paper_beside.items()},
+            "compare": spec.compare.model_dump(),
             "axes": {a: spec.axes[a].option for a in spec.axes},
             # The file's own values per axis: a setting with any other value is beside the paper's grid.
             "axis_values": {a: list(spec.axes[a].values) for a in spec.axes}, "cells": cells}

@@ -35,6 +35,14 @@ class Compare(BaseModel):
     on: str
 
 
+class PaperBeside(BaseModel):
+    """A value of ours shown beside another of the paper's columns (bbr3 beside the paper's BBRv2):
+    never presented as that column; the report says which it is beside and prints @note."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    column: str
+    note: str
+
+
 class MatrixSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
@@ -45,6 +53,8 @@ class MatrixSpec(BaseModel):
     paper_iterations: int | None = None
     axes: dict[str, Axis] = Field(min_length=1)
     labels: dict[str, str] = Field(default_factory=dict)
+    #: Values the paper did not run, each shown beside one of the paper's (its `column`).
+    paper_beside: dict[str, PaperBeside] = Field(default_factory=dict)
     alternate_cases: bool = True
     compare: Compare
     defaults: dict[str, str] = Field(default_factory=dict)
