@@ -129,6 +129,46 @@ def test_cached_image_is_returned_without_building(repo, tmp_path, monkeypatch):
     assert img.ensure_image(cache=cache, repo=repo).root == root
 
 
+def test_a_built_image_is_used_while_another_build_holds_the_lock(repo, tmp_path, monkeypatch):
+    """A run whose image is complete does not queue behind the cache's build lock (another kernel's
+    build holds it for minutes); one whose image is missing waits for it."""
+    import fcntl
+    import threading
+
+    cache = tmp_path / "cache"
+    base_hash = fake_base(cache, repo)
+    image_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel", uml_hash(repo, base_hash)))
+    root = cache / "images" / image_hash
+    (root / "rootfs").mkdir(parents=True)
+    for name in ("root.img", "vmlinuz", "initrd.img", "linux", "manifest.json"):
+        (root / name).write_text("{}")
+    got = []
+
+    def use():
+        try:
+            got.append(img.ensure_image(cache=cache, repo=repo).root)
+        except RuntimeError:
+            got.append("stopped")
+
+    with open(cache / "build.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as a build of another image would
+        t = threading.Thread(target=use, daemon=True)
+        t.start()
+        t.join(10)
+        assert got == [root], "a built image waited for the build lock"
+        (root / "linux").unlink()  # incomplete now: this one must wait for the lock
+        got.clear()
+        t = threading.Thread(target=use, daemon=True)
+        monkeypatch.setattr(img, "remove_stale_builds", lambda c: got.append("locked"))
+        monkeypatch.setattr(img, "ensure_base", lambda *a: (_ for _ in ()).throw(RuntimeError("stop")))
+        t.start()
+        t.join(1)
+        assert got == [], "a missing image was built without the lock"
+        fcntl.flock(held, fcntl.LOCK_UN)
+        t.join(10)
+        assert got == ["locked", "stopped"]
+
+
 def test_incomplete_or_interrupted_builds_do_not_count(repo, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     base_hash = fake_base(cache, repo)

@@ -550,6 +550,17 @@ def prebuilt_image() -> Image | None:
     return image
 
 
+def built_image(recipe: Recipe, cache: Path, repo: Path, kernel_dir: Path,
+                changes: KernelChanges | None) -> Image | None:
+    """The complete image of this recipe if the cache has it, else None (nothing is built)."""
+    base_hash = hash_inputs(base_inputs(recipe.images_dir))
+    if not (cache / "base" / base_hash / "base.json").is_file():
+        return None
+    uml_hash = hash_inputs(uml_inputs(repo / "images", base_hash, changes))
+    image = Image(cache / "images" / hash_inputs(final_inputs(base_hash, repo, kernel_dir, uml_hash, changes)))
+    return image if image.is_complete() else None
+
+
 def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
                  kernel_dir: Path | None = None, mirrors: Mirrors | None = None,
                  changes: KernelChanges | None = None) -> Image:
@@ -565,6 +576,10 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
     cache = cache or paths.cache_dir()
     kernel_dir = kernel_dir or repo / "kernel"
     recipe = Recipe.load(repo / "images")
+    # An image is renamed into place only when complete, so one that is there needs no lock: a run
+    # does not wait for another image's build (a kernel source's takes minutes) to use its own.
+    if (built := built_image(recipe, cache, repo, kernel_dir, changes)) is not None:
+        return built
     with cache_lock(cache):
         # Before anything else: a build killed earlier (SIGKILL, a lost machine) may have left its
         # chroot's mounts and directories; nothing else holds the lock, so they are stale.
