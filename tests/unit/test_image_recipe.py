@@ -111,14 +111,20 @@ def fake_base(cache: Path, repo: Path) -> str:
     return base_hash
 
 
-def test_cached_image_is_returned_without_building(repo, tmp_path, monkeypatch):
-    cache = tmp_path / "cache"
+def fake_image(cache: Path, repo: Path) -> Path:
+    """A complete image of @repo's recipe in @cache (its files empty); its root."""
     base_hash = fake_base(cache, repo)
     image_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel", uml_hash(repo, base_hash)))
     root = cache / "images" / image_hash
     (root / "rootfs").mkdir(parents=True)
     for name in ("root.img", "vmlinuz", "initrd.img", "linux", "manifest.json"):
         (root / name).write_text("{}")
+    return root
+
+
+def test_cached_image_is_returned_without_building(repo, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    root = fake_image(cache, repo)
 
     def no_build(*a, **k):
         raise AssertionError("a cached image must not be rebuilt")
@@ -136,12 +142,7 @@ def test_a_built_image_is_used_while_another_build_holds_the_lock(repo, tmp_path
     import threading
 
     cache = tmp_path / "cache"
-    base_hash = fake_base(cache, repo)
-    image_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel", uml_hash(repo, base_hash)))
-    root = cache / "images" / image_hash
-    (root / "rootfs").mkdir(parents=True)
-    for name in ("root.img", "vmlinuz", "initrd.img", "linux", "manifest.json"):
-        (root / name).write_text("{}")
+    root = fake_image(cache, repo)
     got = []
 
     def use():
