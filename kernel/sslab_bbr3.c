@@ -15,7 +15,7 @@
  *   cwnd_event      TX_START after idle: the restart from idle
  *
  * It needs what a stock 6.1 rate sample lacks (RS.tx_in_flight, RS.lost)
- * and a per-lost-packet callback: images/uml/patches/0005 adds them and
+ * and a per-lost-packet callback: images/uml/patches/bbr3/0005 adds them and
  * defines TCP_CA_SSLAB_LOSS_HOOKS.  Built against a kernel without them
  * (Debian's stock kernel, the other kernel sources) bbr3 is not registered.
  *

@@ -66,7 +66,7 @@
  *
  * What a stock Linux 6.1 rate sample lacks (RS.tx_in_flight, RS.lost, a
  * callback per lost packet) comes in through struct bbr3_ack and struct
- * bbr3_lost_packet; our kernel patch supplies it (images/uml/patches/0005)
+ * bbr3_lost_packet; our kernel patch supplies it (images/uml/patches/bbr3/0005)
  * and ../sslab_bbr3.c registers "bbr3" where it is there.  ECN is left
  * out, as the draft leaves it unspecified.
  *

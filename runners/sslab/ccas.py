@@ -42,8 +42,9 @@ SLOW_START_CCAS = OUR_CCAS[:4]
 KERNEL_CCAS = ("reno", "cubic", "bbr", "bic", "cdg", "dctcp", "highspeed", "htcp", "hybla",
                "illinois", "lp", "nv", "scalable", "vegas", "veno", "westwood", "yeah")
 #: Ours too, but registered only by a kernel that carries our patch 0005 (the rate sample's
-#: tx_in_flight and lost, and a per-lost-packet callback): the default 6.1 UML kernel.  Elsewhere
-#: (Debian's stock kernel, KERNEL_SOURCE=) a run asking for one is refused at preflight.
+#: tx_in_flight and lost, and a per-lost-packet callback): the 6.1 UML kernel with
+#: KERNEL_PATCHES=images/uml/patches/bbr3.  Elsewhere (the default kernel for now, Debian's stock
+#: kernel, KERNEL_SOURCE=) a run asking for one is refused at preflight.
 HOOKED_CCAS = ("bbr3",)
 KNOWN_CCAS = OUR_CCAS + HOOKED_CCAS + KERNEL_CCAS
 #: What a table calls a congestion control when its name alone would mislead.
