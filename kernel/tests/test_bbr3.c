@@ -167,21 +167,26 @@ static void test_startup_exits_on_a_plateau(void)
 	CHECK_EQ(b.pacing_rate, 26574);
 }
 
+/* Round @r's ACK at @r RTTs: @rs packets delivered over the RTT, the round's sample. */
+static void one_round(struct bbr3 *b, u32 *delivered, u32 r, u32 rs, u32 inflight)
+{
+	struct bbr3_ack a;
+	u32 prior = *delivered;
+
+	*delivered += rs;
+	a = round_ack(r * RTT, prior, *delivered, rs, inflight);
+	feed(b, &a);
+}
+
 static void run_plateau(struct bbr3 *b, u32 *delivered)
 {
 	static const u32 rs[] = {100, 200, 240, 290, 300, 310, 320};
-	struct bbr3_ack a;
 	u32 i;
 
 	init10(b, 0, RTT);
 	*delivered = 0;
-	for (i = 0; i < 7; i++) {
-		u32 prior = *delivered;
-
-		*delivered += rs[i];
-		a = round_ack((i + 1) * RTT, prior, *delivered, rs[i], HUGE_INFLIGHT);
-		feed(b, &a);
-	}
+	for (i = 0; i < 7; i++)
+		one_round(b, delivered, i + 1, rs[i], HUGE_INFLIGHT);
 }
 
 /*
@@ -432,12 +437,7 @@ static void test_short_term_bounds_in_drain(void)
 /* One round's ACK of 320 packets (the path's 320 per 100 ms), at @r RTTs. */
 static void cruise_round(struct bbr3 *b, u32 *delivered, u32 r, u32 inflight)
 {
-	struct bbr3_ack a;
-	u32 prior = *delivered;
-
-	*delivered += 320;
-	a = round_ack(r * RTT, prior, *delivered, 320, inflight);
-	feed(b, &a);
+	one_round(b, delivered, r, 320, inflight);
 }
 
 /* The plateau, then Drain left at the BDP: ProbeBW, cruising, at 0.8 s. */
@@ -563,14 +563,8 @@ static void run_to_down_by_time(struct bbr3 *b, u32 *delivered)
 	u32 r;
 
 	run_plateau(b, delivered);
-	for (r = 8; r <= 11; r++) {
-		struct bbr3_ack a;
-		u32 prior = *delivered;
-
-		*delivered += 288;
-		a = round_ack(r * RTT, prior, *delivered, 288, HUGE_INFLIGHT);
-		feed(b, &a);
-	}
+	for (r = 8; r <= 11; r++)
+		one_round(b, delivered, r, 288, HUGE_INFLIGHT);	/* 10 % less than 320 */
 }
 
 static void test_probe_down_exits_with_headroom(void)
