@@ -239,3 +239,71 @@ def test_bbr3_stands_beside_the_papers_bbrv2_and_is_never_called_it(tmp_path):
     assert not any(ln.startswith("| BBRv2 |") for ln in table.splitlines())
     assert any("BBRv3 (draft-06) is shown beside the paper's BBRv2 values: another algorithm." in n
                for n in extra["notes"])
+
+
+# --------------------------------------------------------------------------
+# E6 (fairness) on a synthetic archive: the incumbents' control is part of a row
+
+
+def fairness_series(start, rate_at, end=20.0):
+    """A client's byte counts every 50 ms from @start: rate_at(t) in Mbit/s."""
+    out, t, b = [[start, 0]], start, 0.0
+    while t < end - 1e-9:
+        b += rate_at(t) * 1e6 / 8 * 0.05
+        t = round(t + 0.05, 4)
+        out.append([t, int(b)])
+    return out
+
+
+def make_fairness_cell(matrix_dir, key, setting, rep, unfair_until, ran=None):
+    """Four incumbents at 10 Mbit/s from t = 0, 8 each once the fifth joins at t = 10 s; the fifth gets
+    2 Mbit/s until @unfair_until[side] s, then its share.  @ran: what the kernel ran for the incumbents."""
+    incumbents = setting.get("incumbents", "cubic")
+    out = matrix_dir / "cells" / key / "job" / "out"
+    index = []
+    for i, (side, until) in enumerate(unfair_until.items()):
+        fifth = {"off": "cubic_hs", "on": "cubic_suss"}[side]
+        tag = f"{i:03d}-fifth-{fifth}-r{rep}"
+        flows = [{"port": 5201 + k, "cc": incumbents, "cc_used": ran or incumbents, "started_s": 0.0, "fct_s": 20.0,
+                  "rx_series": fairness_series(0.0, lambda t: 10 if t < 10 else 8)} for k in range(4)]
+        flows.append({"port": 5205, "cc": fifth, "cc_used": fifth, "started_s": 10.0, "fct_s": 10.0,
+                      "rx_series": fairness_series(10.0, lambda t, u=until: 2 if t < u else 8)})
+        run = {"tag": tag, "run": {"params": {"fifth": fifth}, "case": f"fifth-{fifth}", "rep": rep},
+               "flows": flows, "fidelity": {"base_rtt_ok": True, "rate_ok": True}}
+        (out / "runs" / tag).mkdir(parents=True)
+        (out / "runs" / tag / "run.json").write_text(json.dumps(run))
+        index.append({"tag": tag})
+    (out / "runs.json").write_text(json.dumps(runs_index(index)))
+    (out.parent.parent / "cell.json").write_text(json.dumps({"key": key, "host": "h", "wall_s": 50.0,
+                                                             "traffic_s": 20.0}))
+    return {"key": key, "setting": setting, "rep": rep, "name": f"c-{key}"}
+
+
+def fairness_plan(d, cells):
+    return {"matrix": "fairness", "title": "E6", "report": "fairness", "matrix_file": "playbooks/matrices/fairness.yaml",
+            "selection": {}, "iterations": 1, "image_hash": "i" * 64, "code_version": "c" * 64, "defaults": {},
+            "labels": {"cubic": "CUBIC", "bbr3": "BBRv3 (draft-06)"},
+            "compare": {"param": "fifth", "off": "cubic_hs", "on": "cubic_suss"}, "cells": cells}
+
+
+def test_fairness_rows_are_per_incumbent_control(tmp_path):
+    d = tmp_path / "fairness" / "all"
+    bbr3 = {"incumbents": "bbr3", "buffer": "1BDP", "rtt": "50ms"}
+    older = {"buffer": "1BDP", "rtt": "50ms"}  # a cell planned before the matrix had a CCA axis: CUBIC's
+    cells = [make_fairness_cell(d, "x0", bbr3, 0, {"off": 13.0, "on": 11.0}),
+             make_fairness_cell(d, "y0", older, 0, {"off": 12.0, "on": 12.0})]
+    table, extra = mr.fairness(d, fairness_plan(d, cells), tmp_path)
+    rows = {r["incumbents"]: r for r in extra["rows"]}
+    # Fair from the window (13, 14] off and (11, 12] on: 4 and 2 s after the fifth flow's start
+    assert rows["bbr3"]["on_minus_off_s"] == [pytest.approx(-2.0, abs=0.05)]
+    assert rows["cubic"]["on_minus_off_s"] == [pytest.approx(0.0, abs=0.05)]
+    assert "| 4 × BBRv3 (draft-06) | 1BDP | 50ms | 1 |" in table and "| 4 × CUBIC | 1BDP | 50ms | 1 |" in table
+    assert extra["plot"] == "jain.png"
+
+
+def test_fairness_refuses_incumbents_the_kernel_substituted(tmp_path):
+    d = tmp_path / "fairness" / "cca-bbr3"
+    cells = [make_fairness_cell(d, "x0", {"incumbents": "bbr3", "buffer": "1BDP", "rtt": "50ms"}, 0,
+                                {"off": 13.0, "on": 11.0}, ran="cubic")]
+    with pytest.raises(ValueError, match="asked for bbr3 but ran cubic"):
+        mr.fairness(d, fairness_plan(d, cells), tmp_path)

@@ -100,25 +100,44 @@ def recovery(series: dict, start: float) -> dict:
             "mean_F_before": round(statistics.fmean(before), 4) if before else None}
 
 
+#: The incumbents of cells made before the matrix had a CCA axis: the paper's four CUBIC flows.
+PAPER_INCUMBENTS = "cubic"
+
+
+def setting_key(setting: dict) -> tuple[str, str, str]:
+    """A row of the report: (the four incumbents' control, buffer, minRTT)."""
+    return setting.get("incumbents", PAPER_INCUMBENTS), setting["buffer"], setting["rtt"]
+
+
+def check_controls(run: dict, where: Path) -> None:
+    """Every flow ran the control it asked for: a kernel that substituted one (an unknown name falls
+    back to the default) would put another algorithm's numbers under this one's name."""
+    for f in run["flows"]:
+        if f.get("cc_used", f["cc"]) != f["cc"]:
+            raise ValueError(f"{where}: flow on port {f['port']} asked for {f['cc']} but ran {f['cc_used']}")
+
+
 def fairness(matrix_dir: Path, plan: dict, dest: Path) -> tuple[str, dict]:
     cells = current_cells(matrix_dir, plan)
+    labels = plan.get("labels") or {}
     results = []
     series_by_setting: dict[tuple, list] = {}
     for cell, cdir in cells:
-        s = cell["setting"]
+        key = setting_key(cell["setting"])
         for run, rdir in runs_of(cdir):
+            check_controls(run, rdir)
             side = side_of(plan, run)
             ser = jain_series(run, rdir)
             last = max(ser["starts"].values())
             rec = recovery(ser, last)
-            results.append({"buffer": s["buffer"], "rtt": s["rtt"], "rep": cell["rep"], "side": side,
+            results.append({"incumbents": key[0], "buffer": key[1], "rtt": key[2], "rep": cell["rep"], "side": side,
                             "fifth_start_s": round(last, 3), **rec, "goodput_source": ser["source"],
                             "pcap_dropped_by_kernel": run.get("pcap_dropped_by_kernel"),
                             "fidelity_ok": bool(run["fidelity"]["base_rtt_ok"] and run["fidelity"]["rate_ok"])})
-            series_by_setting.setdefault((s["buffer"], s["rtt"]), []).append((side, cell["rep"], ser, last))
-    order = list(dict.fromkeys((c["setting"]["buffer"], c["setting"]["rtt"]) for c in plan["cells"]))
-    lines = ["| buffer | minRTT | n | F before the fifth flow (10 s), off / on | min F after, off / on | "
-             "time to F ≥ 0.95 (s), off | on | on − off (s) |", "|---|---|---|---|---|---|---|---|"]
+            series_by_setting.setdefault(key, []).append((side, cell["rep"], ser, last))
+    order = list(dict.fromkeys(setting_key(c["setting"]) for c in plan["cells"]))
+    lines = ["| incumbents | buffer | minRTT | n | F before the fifth flow (10 s), off / on | min F after, off / on | "
+             "time to F ≥ 0.95 (s), off | on | on − off (s) |", "|---|---|---|---|---|---|---|---|---|"]
 
     def fmt_rec(vals: list, observed: list) -> str:
         got = [v for v in vals if v is not None]
@@ -130,9 +149,10 @@ def fairness(matrix_dir: Path, plan: dict, dest: Path) -> tuple[str, dict]:
 
     summary_rows = []
     for key in order:
-        rs = [r for r in results if (r["buffer"], r["rtt"]) == key]
+        who = f"4 × {labels.get(key[0], key[0])}"
+        rs = [r for r in results if (r["incumbents"], r["buffer"], r["rtt"]) == key]
         if not rs:
-            lines.append(f"| {key[0]} | {key[1]} | 0 | not run yet | | | | |")
+            lines.append(f"| {who} | {key[1]} | {key[2]} | 0 | not run yet | | | | |")
             continue
         off = [r for r in rs if r["side"] == "off"]
         on = [r for r in rs if r["side"] == "on"]
@@ -144,19 +164,21 @@ def fairness(matrix_dir: Path, plan: dict, dest: Path) -> tuple[str, dict]:
             pairs[r["rep"]][r["side"]] = r["recovery_s"]
         diffs = [p["on"] - p["off"] for p in pairs.values()
                  if p.get("on") is not None and p.get("off") is not None]
-        lines.append(f"| {key[0]} | {key[1]} | {len(pairs)} | {before} | {mins} | "
+        lines.append(f"| {who} | {key[1]} | {key[2]} | {len(pairs)} | {before} | {mins} | "
                      f"{fmt_rec([r['recovery_s'] for r in off], [r['observed_s'] for r in off])} | "
                      f"{fmt_rec([r['recovery_s'] for r in on], [r['observed_s'] for r in on])} | "
                      f"{fmt_mean_ci(describe(diffs), 1) if diffs else '–'} |")
-        summary_rows.append({"buffer": key[0], "rtt": key[1], "runs": rs, "on_minus_off_s": diffs})
-    plot = plot_jain(series_by_setting, order, dest)
+        summary_rows.append({"incumbents": key[0], "buffer": key[1], "rtt": key[2], "runs": rs,
+                             "on_minus_off_s": diffs})
+    plot = plot_jain(series_by_setting, order, dest, labels)
     walls = [cell_timing(cell, cdir) for cell, cdir in cells]
     return "\n".join(lines), {"rows": summary_rows, "plot": plot.name if plot else None,
                                "overhead_md": overhead_table(walls)}
 
 
-def plot_jain(series_by_setting: dict, order: list[tuple], dest: Path) -> Path | None:
-    """F against time, off and on, one panel per setting (buffers as rows, minRTTs as columns)."""
+def plot_jain(series_by_setting: dict, order: list[tuple], dest: Path, labels: dict | None = None) -> Path | None:
+    """F against time, off and on, one panel per setting (incumbents and buffers as rows, minRTTs as
+    columns)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -164,13 +186,13 @@ def plot_jain(series_by_setting: dict, order: list[tuple], dest: Path) -> Path |
     keys = [k for k in order if k in series_by_setting]
     if not keys:
         return None
-    bufs = list(dict.fromkeys(k[0] for k in keys))
-    rtts = list(dict.fromkeys(k[1] for k in keys))
+    bufs = list(dict.fromkeys(k[:2] for k in keys))
+    rtts = list(dict.fromkeys(k[2] for k in keys))
     fig, axes = plt.subplots(len(bufs), len(rtts), figsize=(4.2 * len(rtts), 3.2 * len(bufs)),
                              squeeze=False, sharey=True)
     colours = {"off": "tab:blue", "on": "tab:red"}
     for key in keys:
-        ax = axes[bufs.index(key[0])][rtts.index(key[1])]
+        ax = axes[bufs.index(key[:2])][rtts.index(key[2])]
         seen = set()
         for side, rep, ser, last in sorted(series_by_setting[key], key=lambda x: (x[0], x[1])):
             label = f"SUSS {side}" if side not in seen else None
@@ -178,7 +200,7 @@ def plot_jain(series_by_setting: dict, order: list[tuple], dest: Path) -> Path |
             ax.plot(ser["t"], ser["F"], color=colours[side], lw=0.9, alpha=0.9 if rep == 0 else 0.4, label=label)
             ax.axvline(last, color=colours[side], lw=0.6, ls=":")
         ax.axhline(JAIN_FAIR, color="grey", lw=0.6, ls="--")
-        ax.set_title(f"buffer {key[0]}, minRTT {key[1]}", fontsize=9)
+        ax.set_title(f"4 × {(labels or {}).get(key[0], key[0])}, buffer {key[1]}, minRTT {key[2]}", fontsize=9)
         ax.set_ylim(0.5, 1.02)
         ax.grid(alpha=0.3)
         ax.set_xlabel("time since the first flow was due (s)" if ser["source"] == "client"
