@@ -166,8 +166,8 @@ static void bbr3_skb_marked_lost(struct sock *sk, const struct sk_buff *skb)
 		.delivered = tp->delivered,
 		.lost = tp->lost,
 		.size = tcp_skb_pcount(skb),
-		.tx_in_flight = scb->tx.in_flight,
-		.tx_lost = scb->tx.lost,
+		.tx_in_flight = scb->tx_in_flight,
+		.tx_lost = scb->tx_lost,
 		.is_app_limited = scb->tx.is_app_limited,
 		.new_range = scb->seq != c->last_lost_end_seq,
 	};
