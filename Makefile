@@ -134,7 +134,7 @@ image: deps
 # daemon does not count): if none does, Debian's podman and runc are installed, then checked again.
 engine-deps: python-deps
 	@$(VPY) -m sslab container engine >/dev/null 2>&1 || { \
-	  echo "no working container engine ($$($(VPY) -m sslab container engine 2>&1 | tail -n 1 | sed 's/^error: //')); installing podman"; \
+	  echo "$$($(VPY) -m sslab container engine 2>&1 | tail -n 1 | sed 's/^error: //'); installing podman"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install podman" >&2; exit 1; fi; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends podman runc && \
 	  $(VPY) -m sslab container engine; }
