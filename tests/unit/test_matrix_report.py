@@ -165,18 +165,21 @@ def test_a_substituted_cca_is_refused(tmp_path):
         mr.table1(d, plan)
 
 
+def fairness_series(start, rate_at, end=20.0):
+    """A client's byte counts every 50 ms from @start: rate_at(t) in Mbit/s."""
+    out, t, b = [[start, 0]], start, 0.0
+    while t < end - 1e-9:
+        b += rate_at(t) * 1e6 / 8 * 0.05
+        t = round(t + 0.05, 4)
+        out.append([t, int(b)])
+    return out
+
+
 def test_jain_series_from_the_clients_byte_counts(tmp_path):
     # Four flows at 10 Mbit/s each from t = 0; a fifth from t = 10 s that gets
     # 2 Mbit/s for 3 s, then its share (the others drop to 8 Mbit/s).
-    def series(start, rate_at, end=20.0):
-        out, t, b = [[start, 0]], start, 0.0
-        while t < end - 1e-9:
-            b += rate_at(t) * 1e6 / 8 * 0.05
-            t = round(t + 0.05, 4)
-            out.append([t, int(b)])
-        return out
-    old = [series(0.0, lambda t: 10 if t < 10 else 8) for _ in range(4)]
-    new = series(10.0, lambda t: 2 if t < 13 else 8)
+    old = [fairness_series(0.0, lambda t: 10 if t < 10 else 8) for _ in range(4)]
+    new = fairness_series(10.0, lambda t: 2 if t < 13 else 8)
     run = {"flows": [{"port": 5201 + i, "rx_series": s} for i, s in enumerate(old + [new])]}
     ser = mr.jain_series(run, tmp_path)
     assert ser["source"] == "client" and ser["starts"][5205] == 10.0
@@ -243,16 +246,6 @@ def test_bbr3_stands_beside_the_papers_bbrv2_and_is_never_called_it(tmp_path):
 
 # --------------------------------------------------------------------------
 # E6 (fairness) on a synthetic archive: the incumbents' control is part of a row
-
-
-def fairness_series(start, rate_at, end=20.0):
-    """A client's byte counts every 50 ms from @start: rate_at(t) in Mbit/s."""
-    out, t, b = [[start, 0]], start, 0.0
-    while t < end - 1e-9:
-        b += rate_at(t) * 1e6 / 8 * 0.05
-        t = round(t + 0.05, 4)
-        out.append([t, int(b)])
-    return out
 
 
 def make_fairness_cell(matrix_dir, key, setting, rep, unfair_until, ran=None):
