@@ -93,11 +93,14 @@ def ready(substrate):
 
 def cmd_fresh_check(args) -> int:
     """`make fresh-check`: the README's two commands in a throw-away Debian root with an empty cache."""
-    from .substrate.freshcheck import fresh_check, make_targets
+    from .substrate.freshcheck import NEED_GB, disk_shortfall, fresh_check, make_targets
     target = (args.main.split() or [""])[0]
     if target not in make_targets():
         raise Refused(f"--main {args.main!r}: {target!r} is not a target of the Makefile "
                       f"(`make help` lists them)")
+    short = disk_shortfall(NEED_GB if args.need_gb is None else args.need_gb)
+    if short:
+        raise Refused(short)
     record = fresh_check(main=args.main, keep=args.keep)
     print(json.dumps({k: record[k] for k in ("ok", "commit", "steps", "total_s", "record") if k in record}, indent=1))
     return EXIT_OK if record["ok"] else EXIT_FAILED
@@ -540,6 +543,9 @@ def main(argv: list[str] | None = None) -> int:
     pfc.add_argument("--main", default="reproduce-table1 CCA=cubic ITER=1", help="the make target (and variables) "
                      "of the main job")
     pfc.add_argument("--keep", action="store_true", help="keep the root afterwards (it is large)")
+    pfc.add_argument("--need-gb", type=float, default=None, metavar="GB",
+                     help="free disk the check asks for before it starts (default: the measured need, "
+                          "sslab.substrate.freshcheck.NEED_GB)")
     pfc.set_defaults(func=cmd_fresh_check)
     for name, func, timeout, what in (
             ("vm-check", cmd_vm_check, 300.0, "boot the testbed and print its self-check"),

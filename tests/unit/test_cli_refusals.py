@@ -30,6 +30,7 @@ from sslab.paths import REPO_ROOT
     (["image", "rebuild"], "invalid choice: 'rebuild'"),
     (["container", "push"], "invalid choice: 'push'"),
     (["fresh-check", "--main", "reproduce-tabel1"], "'reproduce-tabel1' is not a target of the Makefile"),
+    (["fresh-check", "--need-gb", "1e9"], "fresh-check needs about 1e+09 GB free"),
     (["vm-check", "--timeout", "0"], "0: more than 0 seconds"),
     (["exec", "--timeout", "-5", "--", "true"], "-5: more than 0 seconds"),
     (["startup", "--reps", "0"], "REPS=0: at least 1"),

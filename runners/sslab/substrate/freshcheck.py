@@ -48,6 +48,12 @@ TRUST_FILES = ("etc/ssl/certs/ca-certificates.crt", "usr/local/share/ca-certific
 TRUST_ENV_PREFIXES = ("PIP_", "SSL_CERT_", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO",
                       "NODE_EXTRA_CA_CERTS", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
                       "NO_PROXY")
+#: Free disk the check asks for where the cache is, before it starts.  Measured here (25 Nov 2026): a
+#: run's root held 14 GB a third of the way through `make test`, which then builds two more kernels
+#: (about 2 GB each) and images of 2.8 GB each; a second run started with 43 GB free beside an image
+#: cache that grew to 13 images of mine while it ran; its container test errored while the disk was
+#: full (0.7 GB free; a container build of mine at that moment failed with "No space left on device").
+NEED_GB = 30.0
 #: Device nodes of the root's private /dev (the testbed's UML and QEMU need no more).
 DEV_NODES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9), "tty": (5, 0)}
 
@@ -76,6 +82,23 @@ mount -t tmpfs -o mode=0755 run "$root/run"
 exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb {trust_env} \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$*"
 """
+
+
+def disk_shortfall(need_gb: float, where: Path | None = None) -> str | None:
+    """Why the disk at @where (default: the image cache, or its nearest existing parent) is too small
+    for a fresh-check, or None."""
+    where = where or paths.cache_dir()
+    probe = where
+    while not probe.exists():
+        probe = probe.parent
+    free_gb = shutil.disk_usage(probe).free / 1e9
+    if free_gb >= need_gb:
+        return None
+    images = sorted((where / "images").glob("*/")) if (where / "images").is_dir() else []
+    held = f"; the image cache ({where / 'images'}) holds {len(images)} image(s) of about 2.8 GB, " \
+           f"each rebuilt on demand if removed" if images else ""
+    return (f"fresh-check needs about {need_gb:g} GB free where the cache is ({probe}); {free_gb:.1f} GB "
+            f"are{held}")
 
 
 def make_root(root: Path, mirror_suite: str = SUITE) -> dict:
