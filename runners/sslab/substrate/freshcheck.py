@@ -49,7 +49,7 @@ TRUST_ENV_PREFIXES = ("PIP_", "SSL_CERT_", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE
                       "NODE_EXTRA_CA_CERTS", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
                       "NO_PROXY")
 #: Free disk the check asks for where the cache is, before it starts.  Measured here (25 Nov 2026): a
-#: run's root held 14 GB a third of the way through `make test`, which then builds two more kernels
+#: run's root held 14 GB eight tests into `make test` (of 367), which then builds two more kernels
 #: (about 2 GB each) and images of 2.8 GB each; a second run started with 43 GB free beside an image
 #: cache that grew to 13 images of mine while it ran; its container test errored while the disk was
 #: full (0.7 GB free; a container build of mine at that moment failed with "No space left on device").
