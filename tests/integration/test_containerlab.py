@@ -2,6 +2,7 @@
 leaves no container, namespace or veth behind."""
 
 import json
+import os
 
 import pytest
 
@@ -16,7 +17,15 @@ from sslab.substrate.uml import UMLTestbed
 
 from .helpers import sslab
 
-pytestmark = pytest.mark.vm
+#: Under UML's inf-cpu virtual time the lab's deploy often never ends: a guest process (Docker's or
+#: containerlab's) holds a host CPU at full load and the guest's clock stands still (4 of 5 runs on
+#: 25 Nov 2026, with and without our patch 0005, alone and beside other work; kernel/README.md).
+#: Each such run costs the job's 30-minute timeout, so `make test` leaves these out until that is
+#: fixed; SSLAB_TEST_CONTAINERLAB=1 runs them.
+pytestmark = [pytest.mark.vm,
+              pytest.mark.skipif(not os.environ.get("SSLAB_TEST_CONTAINERLAB"),
+                                 reason="containerlab's deploy livelocks under UML inf-cpu in most runs "
+                                        "(known, kernel/README.md); SSLAB_TEST_CONTAINERLAB=1 runs it")]
 SMOKE = REPO_ROOT / "tests/data/e1-smoke.yaml"
 
 
