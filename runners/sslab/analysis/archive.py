@@ -49,6 +49,14 @@ def runs_of(cell_dir: Path) -> list[tuple[dict, Path]]:
             for e in index]
 
 
+def check_controls(run: dict, where: Path) -> None:
+    """Every flow of @run ran the control it asked for: a kernel that substituted one (an unknown
+    name falls back to the default) would put another algorithm's numbers under this one's name."""
+    for f in run["flows"]:
+        if f["cc_used"] != f["cc"]:
+            raise ValueError(f"{where}: flow on port {f['port']} asked for {f['cc']} but ran {f['cc_used']}")
+
+
 def side_of(plan: dict, run: dict) -> str:
     """'off' or 'on': which side of the comparison a run is."""
     cmp = plan["compare"]

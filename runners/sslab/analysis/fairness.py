@@ -7,7 +7,7 @@ import math
 import statistics
 from pathlib import Path
 
-from .archive import overhead_table, runs_of, side_of, cell_timing, current_cells
+from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
 from .pcap import analyse_pcap_ports
 from .stats import fmt_mean_ci, describe
 
@@ -109,12 +109,8 @@ def setting_key(setting: dict) -> tuple[str, str, str]:
     return setting.get("incumbents", PAPER_INCUMBENTS), setting["buffer"], setting["rtt"]
 
 
-def check_controls(run: dict, where: Path) -> None:
-    """Every flow ran the control it asked for: a kernel that substituted one (an unknown name falls
-    back to the default) would put another algorithm's numbers under this one's name."""
-    for f in run["flows"]:
-        if f.get("cc_used", f["cc"]) != f["cc"]:
-            raise ValueError(f"{where}: flow on port {f['port']} asked for {f['cc']} but ran {f['cc_used']}")
+def incumbents_label(control: str, labels: dict) -> str:
+    return f"4 × {labels.get(control, control)}"
 
 
 def fairness(matrix_dir: Path, plan: dict, dest: Path) -> tuple[str, dict]:
@@ -149,7 +145,7 @@ def fairness(matrix_dir: Path, plan: dict, dest: Path) -> tuple[str, dict]:
 
     summary_rows = []
     for key in order:
-        who = f"4 × {labels.get(key[0], key[0])}"
+        who = incumbents_label(key[0], labels)
         rs = [r for r in results if (r["incumbents"], r["buffer"], r["rtt"]) == key]
         if not rs:
             lines.append(f"| {who} | {key[1]} | {key[2]} | 0 | not run yet | | | | |")
@@ -200,7 +196,7 @@ def plot_jain(series_by_setting: dict, order: list[tuple], dest: Path, labels: d
             ax.plot(ser["t"], ser["F"], color=colours[side], lw=0.9, alpha=0.9 if rep == 0 else 0.4, label=label)
             ax.axvline(last, color=colours[side], lw=0.6, ls=":")
         ax.axhline(JAIN_FAIR, color="grey", lw=0.6, ls="--")
-        ax.set_title(f"4 × {(labels or {}).get(key[0], key[0])}, buffer {key[1]}, minRTT {key[2]}", fontsize=9)
+        ax.set_title(f"{incumbents_label(key[0], labels or {})}, buffer {key[1]}, minRTT {key[2]}", fontsize=9)
         ax.set_ylim(0.5, 1.02)
         ax.grid(alpha=0.3)
         ax.set_xlabel("time since the first flow was due (s)" if ser["source"] == "client"
