@@ -56,6 +56,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+#: Clocks under which time is the guest's own (virtual): a path's RTT is its configured delay
+#: exactly and timers fire when due, whatever the host does.
+VIRTUAL_CLOCKS = ("uml/inf-cpu",)
+
 #: kind -> the version this harness writes and reads up to.
 FORMATS: dict[str, int] = {
     "sslab.plan": 1,      # a scenario's plan, host -> guest (sslab.experiment.plan)

@@ -6,11 +6,8 @@ it sets changes what runs on the wire.
 
 from __future__ import annotations
 
-from ..records import read_plan, stamped
+from ..records import VIRTUAL_CLOCKS, read_plan, stamped
 from ..scenario import Scenario, to_plan
-
-#: Clocks under which a path's RTT is its configured delay exactly.
-VIRTUAL_CLOCKS = ("uml/inf-cpu",)
 
 
 def fidelity_rules(clock: str) -> dict:

@@ -37,6 +37,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..records import VIRTUAL_CLOCKS
 from .netns import in_ns, parse_ping, sh, tx_bytes
 from .qdiscs import probe_qdiscs
 
@@ -58,7 +59,6 @@ RTT_TOLERANCE_MS = 1.0
 VIRTUAL_RTT_TOLERANCE_MS = 0.002
 VIRTUAL_MDEV_MAX_MS = 0.01
 RATE_TOLERANCE = 0.03
-VIRTUAL_CLOCKS = ("uml/inf-cpu",)
 
 
 def virtual_clock() -> bool:
