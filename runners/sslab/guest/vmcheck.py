@@ -26,6 +26,10 @@ the configured 50 Mbit/s is the sender device's transmitted bytes over the
 steady part of the transfer.  The receiver's goodput counts TCP payload only
 and is lower by the header share (1448/1514 with timestamps, ~47.8 Mbit/s);
 iperf3's per-interval figures are the sender's (bytes written to the socket).
+
+A lossy self-test names where it lost: drop counters of both qdiscs and
+devices and of the input backlog (netns.INPUT_BACKLOG says why that one is
+raised), and the sender's TCP counters (timeouts, fast retransmits, reordering).
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ import time
 from pathlib import Path
 
 from ..records import VIRTUAL_CLOCKS
-from .netns import in_ns, parse_ping, sh, tx_bytes
+from .netns import (in_ns, input_backlog, parse_ping, raise_input_backlog, restore_input_backlog, sh,
+                    softnet_drops, tx_bytes)
 from .qdiscs import probe_qdiscs
 
 RATE_MBIT = 50
@@ -91,8 +96,41 @@ def share_write_rate(out: Path, megabytes: int = 64) -> float:
     return round(megabytes / dt, 1)
 
 
+def where_dropped(a: str, b: str, backlog_before: int) -> dict:
+    """Drop counters along the self-test's path, to tell a lossy run's cause."""
+    out: dict = {"softnet_backlog": softnet_drops() - backlog_before}
+    for ns, dev in ((a, "va"), (b, "vb")):
+        q = json.loads(in_ns(ns, "tc", "-s", "-j", "qdisc", "show", "dev", dev))
+        link = json.loads(sh("ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev))[0]["stats64"]
+        out[dev] = {"qdisc_drops": sum(x.get("drops", 0) for x in q), "qdisc_overlimits":
+                    sum(x.get("overlimits", 0) for x in q), "rx_dropped": link["rx"]["dropped"],
+                    "tx_dropped": link["tx"]["dropped"]}
+    return out
+
+
+#: The sender's TCP counters that tell why a flow retransmitted (/proc/net/netstat, TcpExt).
+SENDER_COUNTERS = ("TCPTimeouts", "TCPSpuriousRTOs", "TCPLossProbes", "TCPFastRetrans", "TCPSlowStartRetrans",
+                   "TCPSACKReorder", "TCPDSACKRecv")
+
+
+def tcp_counters(ns: str) -> dict:
+    return parse_tcp_counters(in_ns(ns, "cat", "/proc/net/netstat"))
+
+
+def parse_tcp_counters(text: str) -> dict:
+    """SENDER_COUNTERS from /proc/net/netstat: pairs of lines, names then values, per table."""
+    lines = text.splitlines()
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names.startswith("TcpExt:"):
+            table = dict(zip(names.split()[1:], values.split()[1:]))
+            return {k: int(table[k]) for k in SENDER_COUNTERS if k in table}
+    return {}
+
+
 def link_selftest() -> dict:
     a, b = "sslab-st-a", "sslab-st-b"
+    backlog_default = input_backlog() if virtual_clock() else raise_input_backlog()
+    backlog = input_backlog()
     for ns in (a, b):
         sh("ip", "netns", "del", ns, check=False)
         sh("ip", "netns", "add", ns)
@@ -130,6 +168,7 @@ def link_selftest() -> dict:
         set_delay(max(ONE_WAY_DELAY_MS - offset, 0))
         ping = ping_min()
 
+        backlog_before = softnet_drops()
         server = subprocess.Popen(["ip", "netns", "exec", b, "iperf3", "-s", "-1"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(1.0)
@@ -142,6 +181,8 @@ def link_selftest() -> dict:
         bytes1, t1 = tx_bytes(a, "va"), time.monotonic()
         report = json.loads(client.communicate(timeout=IPERF_SECONDS + 60)[0])
         server.wait(timeout=30)
+        drops = where_dropped(a, b, backlog_before)
+        counters = tcp_counters(a)
         intervals = report["intervals"]
         steady = [iv["sum"]["bits_per_second"] for iv in intervals[STEADY_FROM_S:IPERF_SECONDS - 1]]
         wire_mbps = (bytes1 - bytes0) * 8 / (t1 - t0) / 1e6
@@ -161,10 +202,17 @@ def link_selftest() -> dict:
             "iperf3_goodput_steady_mbps": round(sum(steady) / len(steady) / 1e6, 3),
             "iperf3_goodput_total_mbps": round(report["end"]["sum_received"]["bits_per_second"] / 1e6, 3),
             "iperf3_retransmits": report["end"]["sum_sent"].get("retransmits"),
+            "input_backlog": {"ran_with": backlog, "default": backlog_default},
+            "drops": drops,
+            "sender_counters": counters,
+            # Per second, as iperf3 reports them: [retransmits, cwnd in bytes, smoothed RTT in ms].
+            "iperf3_intervals": [[iv["streams"][0].get("retransmits"), iv["streams"][0].get("snd_cwnd"),
+                                  round(iv["streams"][0].get("rtt", 0) / 1e3, 1)] for iv in intervals],
         }
     finally:
         for ns in (a, b):
             sh("ip", "netns", "del", ns, check=False)
+        restore_input_backlog(backlog_default)
 
 
 def verdict(result: dict) -> dict:
@@ -180,6 +228,7 @@ def verdict(result: dict) -> dict:
             < VIRTUAL_MDEV_MAX_MS
     else:
         out["min_rtt_within_1ms"] = abs(st["min_rtt_ms"] - st["expected_rtt_ms"]) <= RTT_TOLERANCE_MS
+    out["no_input_backlog_drops"] = st["drops"]["softnet_backlog"] == 0
     out["rate_within_3pct"] = abs(st["wire_rate_mbps"] - cfg["rate_mbit"]) <= RATE_TOLERANCE * cfg["rate_mbit"]
     return out
 
