@@ -60,9 +60,9 @@ IPERF_SECONDS = 14
 #: The link's rate is measured with UDP offered at twice the rate (under TCG here the sender
 #: managed 56-96 Mbit/s): netem's queue grows towards its limit (10000 frames of 1442 bytes,
 #: 2.3 s of the link's time) and drops what comes beyond it, so the link stays busy through
-#: stalls of the sender shorter than what the queue holds.  A TCP flow leaves it idle after a timeout: measured under TCG, the ACK clock
-#: stopped for a second or more once in 8 self-tests, with nothing dropped anywhere, and TCP's
-#: rate over the window was 42.5 Mbit/s while netem's was never in question.
+#: stalls of the sender shorter than what the queue holds.  A TCP flow leaves it idle after a
+#: timeout: measured under TCG, the ACK clock stopped for a second or more once in 8
+#: self-tests, with nothing dropped anywhere, and TCP's rate over the window was 42.5 Mbit/s.
 UDP_OVERLOAD = 2
 #: A UDP socket's frames count against its send buffer until they leave netem, so with the
 #: default (208 KiB, below the 312 KB the 50 ms delay line holds) the sender is held to about
@@ -160,7 +160,8 @@ def wait_drained(ns: str, dev: str, timeout_s: float = 30) -> None:
     """Wait until @dev's qdisc holds nothing (the UDP phase leaves seconds of frames queued)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if all(q.get("qlen", 0) == 0 for q in json.loads(sh("tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", dev))):
+        qdiscs = json.loads(sh("tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", dev))
+        if all(q.get("qlen", 0) == 0 for q in qdiscs):
             return
         time.sleep(0.5)
     raise RuntimeError(f"{dev}'s qdisc did not drain within {timeout_s} s")
