@@ -51,7 +51,7 @@ def write_matrix_report(matrix_dir: Path) -> Path:
     else:
         table, extra = fairness(matrix_dir, plan, dest)
         intro = (f"Jain's index F over {JAIN_WINDOW_S:g} s windows of goodput (the bytes each client received, "
-                 f"from its own byte counts; the packet capture cannot keep up at this rate under TCG) among "
+                 f"from its own byte counts) among "
                  f"the flows receiving throughout the window. Time to F ≥ {JAIN_FAIR}: from the fifth flow's "
                  f"start to the end of the first of {JAIN_HOLD_WINDOWS} consecutive windows with F ≥ {JAIN_FAIR}. "
                  f"Mean ±95% CI half-width over repetitions.")
