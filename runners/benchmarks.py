@@ -10,11 +10,15 @@ from the archives the runs leave:
             SUSS off and on, pcaps and traces on): wall / guest
   table1    `make reproduce-table1 CCA=cubic ITER=2` (16 cells), serial
             (JOBS=1) and parallel (JOBS=<cores>), each into its own results tree
+  profile   where a Table 1 cell's wall time goes, by phase (sslab.analysis.profile):
+            `make reproduce-table1 CCA=cubic ITER=1` (16 cells, JOBS=<cores>) into its
+            own results tree, or the cells of --matrix DIR as they are
   rxcost    not the testbed: this machine's own kernel's receive cost per TCP
             packet (runners/rxcost.py; root; asked for by name only), the
             number behind the host models' rx_cost
 
-    python3 runners/benchmarks.py [startup] [e7cell] [table1] [rxcost] [--results DIR]
+    python3 runners/benchmarks.py [startup] [e7cell] [table1] [profile] [rxcost] [--results DIR]
+                                  [--matrix DIR]
 
 Prints one JSON object per benchmark and writes them to DIR/benchmarks.json.
 """
@@ -29,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from sslab.analysis.profile import cell_profile, profile_table
 from sslab.records import read_runs_index
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,6 +88,21 @@ def bench_table1(results: Path) -> list[dict]:
     return out
 
 
+def bench_profile(results: Path, matrix: Path | None) -> dict:
+    wall = None
+    if matrix is None:
+        jobs = len(os.sched_getaffinity(0))
+        tree = results / "profile"
+        wall, _ = sslab(["matrix", "run", "table1", "--set", "CCA=cubic", "--iter", "1", "--jobs", str(jobs)], tree)
+        matrix = tree / "table1" / "cca-cubic"
+    cells = sorted(c.parent for c in matrix.glob("cells/*/cell.json"))
+    table = profile_table([cell_profile(c) for c in cells])
+    (results / "profile.md").write_text(f"Cells of {matrix}\n\n{table}\n")
+    print(table, file=sys.stderr)
+    return {"benchmark": f"profile of {len(cells)} cell(s) of {matrix}", "matrix_wall_s": wall and round(wall, 1),
+            "table": str(results / "profile.md")}
+
+
 def bench_rxcost(results: Path) -> dict:
     res = subprocess.run([PY, str(REPO / "runners" / "rxcost.py"), "--out", str(results / "rxcost.json")],
                          capture_output=True, text=True)
@@ -94,7 +114,8 @@ def bench_rxcost(results: Path) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("which", nargs="*", default=["startup", "e7cell", "table1"],
-                    choices=["startup", "e7cell", "table1", "rxcost"])
+                    choices=["startup", "e7cell", "table1", "profile", "rxcost"])
+    ap.add_argument("--matrix", type=Path, help="profile: the cells of this matrix tree, run before")
     ap.add_argument("--results", default=str(REPO / "results" / "benchmarks" / time.strftime("%Y%m%dT%H%M%SZ",
                                                                                              time.gmtime())))
     a = ap.parse_args()
@@ -103,7 +124,7 @@ def main() -> int:
     found = []
     for name in a.which:
         fn = {"startup": bench_startup, "e7cell": bench_e7cell, "table1": bench_table1,
-              "rxcost": bench_rxcost}[name]
+              "profile": lambda r: bench_profile(r, a.matrix), "rxcost": bench_rxcost}[name]
         got = fn(results)
         for r in (got if isinstance(got, list) else [got]):
             print(json.dumps(r), flush=True)
