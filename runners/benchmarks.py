@@ -11,7 +11,7 @@ from the archives the runs leave:
   table1    `make reproduce-table1 CCA=cubic ITER=2` (16 cells), serial
             (JOBS=1) and parallel (JOBS=<cores>), each into its own results tree
   profile   where a Table 1 cell's wall time goes, by phase (sslab.analysis.profile):
-            `make reproduce-table1 CCA=cubic ITER=1` (16 cells, JOBS=<cores>) into its
+            `make reproduce-table1 CCA=cubic ITER=1` (8 cells, JOBS=<cores>) into its
             own results tree, or the cells of --matrix DIR as they are
   rxcost    not the testbed: this machine's own kernel's receive cost per TCP
             packet (runners/rxcost.py; root; asked for by name only), the
