@@ -1,7 +1,7 @@
 """Counters the guest reads to tell where a run lost packets."""
 
-from sslab.guest.netns import parse_softnet_drops
-from sslab.guest.vmcheck import parse_tcp_counters
+from sslab.guest.netns import parse_softnet_drops, parse_tcp_counters
+from sslab.guest.vmcheck import SENDER_COUNTERS
 
 # /proc/net/softnet_stat of a 2-CPU guest (6.1): processed, dropped, time_squeeze, ... in hex.
 SOFTNET_STAT = (
@@ -28,5 +28,5 @@ NETSTAT = (
 
 
 def test_tcp_counters_pick_the_named_ones_of_the_tcpext_table():
-    assert parse_tcp_counters(NETSTAT) == {"TCPTimeouts": 1, "TCPSpuriousRTOs": 1, "TCPFastRetrans": 254,
-                                           "TCPSACKReorder": 261}
+    assert parse_tcp_counters(NETSTAT, SENDER_COUNTERS) == {"TCPTimeouts": 1, "TCPSpuriousRTOs": 1,
+                                                            "TCPFastRetrans": 254, "TCPSACKReorder": 261}

@@ -51,7 +51,7 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 
-from .netns import end_batch, in_ns, run_batch, set_sysctls, sh
+from .netns import end_batch, in_ns, run_batch, set_sysctls, sh, tcp_counters
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
 DELAY_LIMIT_PKTS = 100000
@@ -364,13 +364,7 @@ class Dumbbell:
 
     def tcp_counters(self, server_index: int) -> dict[str, int]:
         """The server namespace's Tcp: and TcpExt: counters (snmp, netstat), in one process."""
-        ns = self.servers[server_index - 1]
-        out: dict[str, int] = {}
-        lines = [ln.split() for ln in in_ns(ns, "cat", "/proc/net/snmp", "/proc/net/netstat").splitlines()]
-        for head, vals in zip(lines[::2], lines[1::2]):
-            if head[0] in ("Tcp:", "TcpExt:"):
-                out.update({k: int(v) for k, v in zip(head[1:], vals[1:])})
-        return out
+        return tcp_counters(self.servers[server_index - 1])
 
 
 class QdiscStats:

@@ -117,6 +117,23 @@ def parse_softnet_drops(text: str) -> int:
     return sum(int(line.split()[1], 16) for line in text.splitlines() if line.strip())
 
 
+def tcp_counters(ns: str, names: tuple[str, ...] | None = None) -> dict[str, int]:
+    """Namespace @ns's Tcp: and TcpExt: counters (/proc/net/snmp and netstat), in one process;
+    only @names of them if given."""
+    return parse_tcp_counters(in_ns(ns, "cat", "/proc/net/snmp", "/proc/net/netstat"), names)
+
+
+def parse_tcp_counters(text: str, names: tuple[str, ...] | None = None) -> dict[str, int]:
+    """The Tcp: and TcpExt: tables of snmp/netstat text (pairs of lines, names then values), or
+    only @names of them."""
+    out: dict[str, int] = {}
+    lines = [ln.split() for ln in text.splitlines() if ln.strip()]
+    for head, vals in zip(lines[::2], lines[1::2]):
+        if head[0] in ("Tcp:", "TcpExt:"):
+            out.update({k: int(v) for k, v in zip(head[1:], vals[1:]) if names is None or k in names})
+    return out
+
+
 def tx_bytes(ns: str, dev: str) -> int:
     """Bytes the device has transmitted (after its qdisc), link-layer headers included."""
     data = json.loads(sh("ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev))

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from ..records import VIRTUAL_CLOCKS
 from .netns import (in_ns, input_backlog, parse_ping, raise_input_backlog, restore_input_backlog, sh,
-                    softnet_drops, tx_bytes)
+                    softnet_drops, tcp_counters, tx_bytes)
 from .qdiscs import probe_qdiscs
 
 RATE_MBIT = 50
@@ -189,20 +189,6 @@ SENDER_COUNTERS = ("TCPTimeouts", "TCPSpuriousRTOs", "TCPLossProbes", "TCPFastRe
                    "TCPSACKReorder", "TCPDSACKRecv")
 
 
-def tcp_counters(ns: str) -> dict:
-    return parse_tcp_counters(in_ns(ns, "cat", "/proc/net/netstat"))
-
-
-def parse_tcp_counters(text: str) -> dict:
-    """SENDER_COUNTERS from /proc/net/netstat: pairs of lines, names then values, per table."""
-    lines = text.splitlines()
-    for names, values in zip(lines[::2], lines[1::2]):
-        if names.startswith("TcpExt:"):
-            table = dict(zip(names.split()[1:], values.split()[1:]))
-            return {k: int(table[k]) for k in SENDER_COUNTERS if k in table}
-    return {}
-
-
 def link_selftest() -> dict:
     a, b = "sslab-st-a", "sslab-st-b"
     backlog_default = input_backlog() if virtual_clock() else raise_input_backlog()
@@ -248,11 +234,11 @@ def link_selftest() -> dict:
         # Under a virtual clock the sender takes no time: an unpaced UDP sender never lets the
         # clock move (measured: the job hung).  There TCP's rate is exact, and stalls do not occur.
         udp = None if virtual_clock() else udp_overload(a, b, backlog_before)
-        counters_before = tcp_counters(a)
+        counters_before = tcp_counters(a, SENDER_COUNTERS)
         tcp = iperf3(a, b, [], IPERF_SECONDS, STEADY_FROM_S)
         drops = where_dropped(a, b, backlog_before)
         drops = counters_since(drops, udp["drops"]) if udp else drops
-        counters = counters_since(tcp_counters(a), counters_before)
+        counters = counters_since(tcp_counters(a, SENDER_COUNTERS), counters_before)
         report = tcp["report"]
         intervals = report["intervals"]
         steady = [iv["sum"]["bits_per_second"] for iv in intervals[STEADY_FROM_S:IPERF_SECONDS - 1]]
