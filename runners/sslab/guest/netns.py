@@ -84,27 +84,30 @@ INPUT_BACKLOG = 100_000
 NETDEV_MAX_BACKLOG = Path("/proc/sys/net/core/netdev_max_backlog")
 
 
-def raise_input_backlog() -> int:
-    """Raise the (kernel-wide) input backlog to INPUT_BACKLOG; returns the value it had, for
-    restore_input_backlog (on a native host the setting is the host's own).
+def raise_input_backlog() -> dict[str, int]:
+    """Raise the (kernel-wide) input backlog to INPUT_BACKLOG; returns what the job ran with and
+    the value it had ({"ran_with", "default"}), for restore_input_backlog (on a native host the
+    setting is the host's own).
 
     For real clocks only.  Under a virtual clock timers fire when due and no burst builds up,
     and a job must not touch the setting before its runs: even reading it at a job's start
     shifted the seeded timeline (measured: the determinism scenario's pcap changed, same seed,
     where an added comment left it byte-identical)."""
-    before = input_backlog()
+    before = int(NETDEV_MAX_BACKLOG.read_text())
     if before < INPUT_BACKLOG:
         NETDEV_MAX_BACKLOG.write_text(str(INPUT_BACKLOG))
-    return before
+    return {"ran_with": max(before, INPUT_BACKLOG), "default": before}
 
 
-def input_backlog() -> int:
-    return int(NETDEV_MAX_BACKLOG.read_text())
+def unchanged_input_backlog() -> dict[str, int]:
+    """The input backlog as the kernel has it, in raise_input_backlog's form (nothing raised)."""
+    value = int(NETDEV_MAX_BACKLOG.read_text())
+    return {"ran_with": value, "default": value}
 
 
-def restore_input_backlog(before: int) -> None:
-    if input_backlog() != before:
-        NETDEV_MAX_BACKLOG.write_text(str(before))
+def restore_input_backlog(backlog: dict[str, int]) -> None:
+    if backlog["ran_with"] != backlog["default"]:
+        NETDEV_MAX_BACKLOG.write_text(str(backlog["default"]))
 
 
 def softnet_drops() -> int:

@@ -37,7 +37,7 @@ from .clab import ContainerlabDumbbell
 from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
 from .flows import MAX_FLOWS, SERVER_PORT, run_case
 from .ftrace import Ftrace
-from .netns import INPUT_BACKLOG, input_backlog, raise_input_backlog, restore_input_backlog, softnet_drops
+from .netns import raise_input_backlog, restore_input_backlog, softnet_drops, unchanged_input_backlog
 from .phases import mark
 
 #: Defaults for a real clock; the plan's `fidelity` section overrides them.
@@ -233,7 +233,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _interrupted)
     rules = plan.fidelity
     # Under a real clock only (netns.raise_input_backlog says why); None: left as it was.
-    backlog_default = None if rules.clock in VIRTUAL_CLOCKS else raise_input_backlog()
+    backlog = None if rules.clock in VIRTUAL_CLOCKS else raise_input_backlog()
     t_build = time.monotonic()
     mark("topology")
     db = backend(DumbbellSpec.from_plan(record))
@@ -282,10 +282,10 @@ def main() -> int:
         mark("teardown")
     finally:
         db.teardown()
-        if backlog_default is not None:
-            restore_input_backlog(backlog_default)
+        if backlog is not None:
+            restore_input_backlog(backlog)
     # After the runs, so that reading it cannot shift them.
-    (out / "kernel.json").write_text(json.dumps(kernel_facts(backlog_default), indent=1))
+    (out / "kernel.json").write_text(json.dumps(kernel_facts(backlog or unchanged_input_backlog()), indent=1))
     return 0
 
 
@@ -308,16 +308,14 @@ def suss_version(cc: str, params: dict[str, int]) -> int | None:
 UML_FP_PARAMS = {"host_fp_bytes": "uml_host_fp_bytes", "fp_area_bytes": "uml_fp_area_bytes"}
 
 
-def kernel_facts(raised_from: int | None) -> dict:
+def kernel_facts(backlog: dict[str, int]) -> dict:
     """The guest kernel's release, under UML the host's XSAVE area size it uses, and the input
-    backlog the job ran with (raised from @raised_from, or left at the kernel's) and what it
-    dropped (since boot: on a substrate the job's alone; on a native host, the host's)."""
+    backlog the job ran with (@backlog) and what it dropped (since boot: on a substrate the
+    job's alone; on a native host, the host's)."""
     params = Path("/sys/module/kernel/parameters")
     fp = {k: int((params / name).read_text()) for k, name in UML_FP_PARAMS.items() if (params / name).exists()}
     return {"release": os.uname().release, "uml_fp": fp or None,
-            "input_backlog": {"ran_with": input_backlog() if raised_from is None else max(raised_from, INPUT_BACKLOG),
-                              "default": input_backlog() if raised_from is None else raised_from,
-                              "drops_since_boot": softnet_drops()}}
+            "input_backlog": {**backlog, "drops_since_boot": softnet_drops()}}
 
 
 if __name__ == "__main__":
