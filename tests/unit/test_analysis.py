@@ -2,13 +2,15 @@
 
 import gzip
 import math
+import struct
 
 import dpkt
 import pytest
 
+from sslab.analysis import pcap as pcapmod
 from sslab.analysis.pcap import analyse_pcap
 from sslab.analysis.stats import describe, t95
-from sslab.analysis.traces import parse, slow_start_exit, trace_series
+from sslab.analysis.traces import flow_records, parse, records_by_port, slow_start_exit, trace_series
 
 
 SERVER, CLIENT = b"\x0a\x01\x01\x02", b"\x0a\x02\x01\x02"
@@ -74,3 +76,63 @@ def test_trace_parse_and_slow_start_exit_across_an_undo(tmp_path):
     s = trace_series(path, 5201)
     assert s["cwnd"] == [10, 20, 52, 53, 400, 280] and s["in_flight_source"] == "outstanding"
     assert s["in_flight"][1] == pytest.approx(20)
+
+
+def _reference_records(path):
+    with open(path, "rb") as f:
+        return list(dpkt.pcap.Reader(f))
+
+
+@pytest.mark.parametrize("endian", ["little", "big"])
+def test_pcap_records_match_dpkt_across_chunks_and_a_cut_last_record(tmp_path, monkeypatch, endian):
+    """Our record reader gives dpkt's (timestamp, bytes) exactly: records that straddle the
+    reader's chunks, both byte orders, and a last record cut short by the file's end."""
+    path = tmp_path / "flow.pcap"
+    with open(path, "wb") as f:
+        w = dpkt.pcap.Writer(f, snaplen=96)
+        for i in range(50):
+            w.writepkt(frame(SERVER, CLIENT, 5201, 40000, i * 1448, dpkt.tcp.TH_ACK, 1448)[:54 + i % 7],
+                       ts=5.001471 + i * 0.000731)
+    raw = path.read_bytes()
+    if endian == "big":  # dpkt writes the host's order: the headers rewritten big-endian
+        out = bytearray(struct.pack(">IHHiIII", 0xA1B2C3D4, *struct.unpack_from("<HHiIII", raw, 4)))
+        off = 24
+        while off < len(raw):
+            sec, usec, cap, wire = struct.unpack_from("<IIII", raw, off)
+            out += struct.pack(">IIII", sec, usec, cap, wire) + raw[off + 16:off + 16 + cap]
+            off += 16 + cap
+        raw = bytes(out)
+    path.write_bytes(raw[:-20])  # the last record loses 20 of its bytes
+    monkeypatch.setattr(pcapmod, "_CHUNK_BYTES", 37)  # not a multiple of any record's length
+    with open(path, "rb") as f:
+        ours = list(pcapmod.pcap_records(f))
+    assert ours == _reference_records(path)
+    assert len(ours) == 50 and len(ours[-1][1]) == 54 + 49 % 7 - 20
+    # usec / 1e6 as dpkt computes it: 5.0014710000000004, where usec * 1e-6 gives 5.001471
+    assert ours[0][0] == 5 + 1471 / 1e6 != 5 + 1471 * 1e-6
+
+
+def test_pcap_records_leave_other_formats_to_dpkt(tmp_path):
+    """A nanosecond pcap is read by dpkt (our reader knows microsecond pcaps only)."""
+    path = tmp_path / "ns.pcap"
+    with open(path, "wb") as f:
+        w = dpkt.pcap.Writer(f, nano=True)
+        w.writepkt(frame(SERVER, CLIENT, 5201, 40000, 0, dpkt.tcp.TH_ACK, 10), ts=5.000000123)
+    with open(path, "rb") as f:
+        ours = list(pcapmod.pcap_records(f))
+    assert ours == _reference_records(path) and len(ours) == 1
+
+
+def test_records_by_port_is_flow_records_of_each_port():
+    """One pass picks out what flow_records picks out port by port: sport, or src's port."""
+    text = "\n".join([
+        PROBE.format(ts=1.0, nxt=1, una=1, cwnd=10, ss=1),
+        "  x-1 [000] ..s.. 1.100000: sslab_event: sport=5202 dport=4 type=new_round",
+        "  x-1 [000] ..s.. 1.200000: sslab_ack: sport=52011 dport=4 cwnd=3",
+        "  x-1 [000] ..s.. 1.300000: tcp_probe: src=10.1.1.2:15201 dest=10.2.1.2:4 snd_cwnd=3",
+    ])
+    recs = parse(text)
+    got = records_by_port(recs, [5201, 5202, 15201])
+    for port in (5201, 5202, 15201):
+        assert got[port] == flow_records(recs, port)
+    assert [len(got[p]) for p in (5201, 5202, 15201)] == [1, 1, 1]
