@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..records import read_record, read_runs_index
 from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
-from ..analysis.traces import flow_facts, read_trace
+from ..analysis.traces import flow_facts, read_trace, records_by_port
 
 #: Per-flow fields that come from the trace (absent or empty when a run was not traced).
 NO_TRACE = {"slow_start": None, "probe_records": 0, "receiver_limited_acks": 0, "events": [], "bbr3": []}
@@ -45,8 +45,9 @@ def complete_run(run_dir: Path) -> dict:
     run = read_record(path, "sslab.run")
     trace = run.get("trace")
     traced = read_trace(run_dir / trace) if trace and trace.endswith(".trace") else None
+    mine = records_by_port(traced, [f["port"] for f in run["flows"]]) if traced is not None else {}
     for flow in run["flows"]:
-        flow.update(flow_facts(traced, flow["port"]) if traced is not None else NO_TRACE)
+        flow.update(flow_facts(traced, flow["port"], mine[flow["port"]]) if traced is not None else NO_TRACE)
     if run.get("link_replay") and "link_fidelity" not in run:
         run["link_fidelity"] = replay_fidelity(run["link_replay"])
         run.setdefault("fidelity", {})["link_ok"] = run["link_fidelity"]["ok"]
