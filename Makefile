@@ -165,7 +165,11 @@ fresh-check: deps
 	$(VPY) -m sslab fresh-check --main "$(FRESH_MAIN)" $(if $(FRESH_KEEP),--keep) $(if $(FRESH_NEED_GB),--need-gb $(FRESH_NEED_GB))
 
 # Wall-clock benchmarks of the UML substrate (not tests: timings depend on the machine).
+# BENCH=umlperf samples the host with perf: installed here when missing (Debian's linux-perf).
 bench: deps
+	$(if $(findstring umlperf,$(BENCH)),@command -v perf >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] || \
+	  { echo "error: BENCH=umlperf needs perf (linux-perf) and root to install it" >&2; exit 1; }; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends linux-perf; })
 	$(VPY) runners/benchmarks.py $(BENCH)
 
 report: python-deps

@@ -13,11 +13,16 @@ from the archives the runs leave:
   profile   where a Table 1 cell's wall time goes, by phase (sslab.analysis.profile):
             `make reproduce-table1 CCA=cubic ITER=1` (8 cells, JOBS=<cores>) into its
             own results tree, or the cells of --matrix DIR as they are
+  umlperf   where a UML testbed's host CPU goes during traffic (sslab.analysis.hostperf):
+            one E7 cell (topologies/e7-cell.yaml), `perf record -a -g` for UMLPERF_S
+            seconds from its first run's traffic, split into guest kernel work (from
+            the UML kernel's System.map), the host kernel's work for UML (ptrace,
+            stops, file I/O) and user code; needs `perf` (Debian: linux-perf; root)
   rxcost    not the testbed: this machine's own kernel's receive cost per TCP
             packet (runners/rxcost.py; root; asked for by name only), the
             number behind the host models' rx_cost
 
-    python3 runners/benchmarks.py [startup] [e7cell] [table1] [profile] [rxcost] [--results DIR]
+    python3 runners/benchmarks.py [startup] [e7cell] [table1] [profile] [umlperf] [rxcost] [--results DIR]
                                   [--matrix DIR]
 
 Prints one JSON object per benchmark and writes them to DIR/benchmarks.json.
@@ -103,6 +108,70 @@ def bench_profile(results: Path, matrix: Path | None) -> dict:
             "table": str(results / "profile.md")}
 
 
+#: How long the host is sampled from the first run's traffic on (the E7 cell's first run
+#: carries traffic for about 15 s of wall time on a 2-core machine of this kind).
+UMLPERF_S = 6.0
+#: The perf sampling event: the CPU clock works in VMs without hardware counters.
+PERF_EVENT = "cpu-clock"
+
+
+def _wait_for_traffic(tree: Path, proc: subprocess.Popen, timeout_s: float = 600.0) -> Path:
+    """The running job's console.log.times, once it shows the first run's traffic."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout_s:
+        if proc.poll() is not None:
+            raise SystemExit(f"the cell ended (exit {proc.returncode}) before its traffic was seen")
+        for times in tree.glob("umlperf/*/job/uml/console.log.times"):
+            if "SSLAB-PHASE flow traffic" in times.read_text(errors="replace"):
+                return times
+        time.sleep(0.2)
+    raise SystemExit(f"no traffic within {timeout_s:.0f} s")
+
+
+def _uml_kernel_of(meta: dict) -> tuple[Path, Path]:
+    """(the UML binary the job ran, its build's System.map), from the run's meta.json."""
+    from sslab import paths
+    uml = (meta.get("image") or {}).get("uml") or {}
+    for info in paths.cache_dir().glob("uml/*/uml.json"):
+        if json.loads(info.read_text()).get("binary_sha256") == uml.get("binary_sha256"):
+            return paths.cache_dir() / "images" / meta["image"]["hash"] / "linux", info.parent / "tree" / "System.map"
+    raise SystemExit(f"no UML kernel build with binary {uml.get('binary_sha256')} in {paths.cache_dir()}/uml")
+
+
+def bench_umlperf(results: Path) -> dict:
+    import shutil
+    from sslab.analysis.hostperf import UmlBinary, parse_perf_script, split, split_table
+    if shutil.which("perf") is None:
+        raise SystemExit("umlperf needs perf (Debian: apt-get install linux-perf)")
+    tree = results / "umlperf-results"
+    env = {**os.environ, "SSLAB_RESULTS": str(tree)}
+    proc = subprocess.Popen([PY, "-m", "sslab", "startup", "--kind", "umlperf", "--scenario",
+                             str(REPO / "topologies/e7-cell.yaml")], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    _wait_for_traffic(tree, proc)
+    data = results / "perf.data"
+    rec = subprocess.run(["perf", "record", "-e", PERF_EVENT, "-a", "-g", "-o", str(data), "--",
+                          "sleep", str(UMLPERF_S)], capture_output=True, text=True)
+    out, _ = proc.communicate()
+    if rec.returncode != 0:
+        raise SystemExit(f"perf record failed ({rec.returncode}): {rec.stderr[-1000:]}")
+    if proc.returncode != 0:
+        raise SystemExit(f"the cell failed ({proc.returncode}):\n{out[-2000:]}")
+    run_dir = (tree / "umlperf" / "latest").resolve()
+    binary, system_map = _uml_kernel_of(json.loads((run_dir / "meta.json").read_text()))
+    script = subprocess.run(["perf", "script", "-i", str(data), "-F", "comm,pid,tid,ip,sym,dso"],
+                            capture_output=True, text=True, check=True).stdout
+    cats, syms = split(parse_perf_script(script), UmlBinary.load(binary, system_map))
+    table = split_table(cats, syms)
+    (results / "umlperf.md").write_text(
+        f"Host CPU of {run_dir}, {UMLPERF_S:g} s from its first run's traffic "
+        f"(`perf record -e {PERF_EVENT} -a -g`)\n\n{table}\n")
+    print(table, file=sys.stderr)
+    return {"benchmark": f"host CPU during an E7 cell's traffic ({UMLPERF_S:g} s sampled)", "run": str(run_dir),
+            "samples": sum(cats.values()), "shares": {c: round(n / sum(cats.values()), 4) for c, n in cats.items()},
+            "table": str(results / "umlperf.md")}
+
+
 def bench_rxcost(results: Path) -> dict:
     res = subprocess.run([PY, str(REPO / "runners" / "rxcost.py"), "--out", str(results / "rxcost.json")],
                          capture_output=True, text=True)
@@ -114,7 +183,7 @@ def bench_rxcost(results: Path) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("which", nargs="*", default=["startup", "e7cell", "table1"],
-                    choices=["startup", "e7cell", "table1", "profile", "rxcost"])
+                    choices=["startup", "e7cell", "table1", "profile", "umlperf", "rxcost"])
     ap.add_argument("--matrix", type=Path, help="profile: the cells of this matrix tree, run before")
     ap.add_argument("--results", default=str(REPO / "results" / "benchmarks" / time.strftime("%Y%m%dT%H%M%SZ",
                                                                                              time.gmtime())))
@@ -124,7 +193,8 @@ def main() -> int:
     found = []
     for name in a.which:
         fn = {"startup": bench_startup, "e7cell": bench_e7cell, "table1": bench_table1,
-              "profile": lambda r: bench_profile(r, a.matrix), "rxcost": bench_rxcost}[name]
+              "profile": lambda r: bench_profile(r, a.matrix), "umlperf": bench_umlperf,
+              "rxcost": bench_rxcost}[name]
         got = fn(results)
         for r in (got if isinstance(got, list) else [got]):
             print(json.dumps(r), flush=True)
