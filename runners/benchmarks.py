@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -129,17 +130,18 @@ def _wait_for_traffic(tree: Path, proc: subprocess.Popen, timeout_s: float = 600
 
 
 def _uml_kernel_of(meta: dict) -> tuple[Path, Path]:
-    """(the UML binary the job ran, its build's System.map), from the run's meta.json."""
+    """(the UML binary the job ran, its build's System.map), from the run's meta.json: its image
+    and the UML kernel build that image names (manifest `uml.uml_hash`), both in the cache."""
     from sslab import paths
-    uml = (meta.get("image") or {}).get("uml") or {}
-    for info in paths.cache_dir().glob("uml/*/uml.json"):
-        if json.loads(info.read_text()).get("binary_sha256") == uml.get("binary_sha256"):
-            return paths.cache_dir() / "images" / meta["image"]["hash"] / "linux", info.parent / "tree" / "System.map"
-    raise SystemExit(f"no UML kernel build with binary {uml.get('binary_sha256')} in {paths.cache_dir()}/uml")
+    from sslab.substrate.image import Image
+    from sslab.substrate.umlkernel import UMLKernel
+    kernel = UMLKernel(paths.cache_dir() / "uml" / meta["image"]["uml"]["uml_hash"])
+    if not kernel.is_complete():
+        raise SystemExit(f"the UML kernel build {kernel.root} is not in the cache")
+    return Image(paths.cache_dir() / "images" / meta["image"]["hash"]).uml_binary, kernel.tree / "System.map"
 
 
 def bench_umlperf(results: Path) -> dict:
-    import shutil
     from sslab.analysis.hostperf import UmlBinary, parse_perf_script, split, split_table
     if shutil.which("perf") is None:
         raise SystemExit("umlperf needs perf (Debian: apt-get install linux-perf)")
