@@ -137,10 +137,19 @@ def parse_tcp_counters(text: str, names: tuple[str, ...] | None = None) -> dict[
     return out
 
 
+def link_stats(ns: str, dev: str) -> dict:
+    """The device's counters (`ip -s -j link`'s stats64: rx and tx bytes, packets, dropped, ...)."""
+    return json.loads(sh("ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev))[0]["stats64"]
+
+
+def qdisc_stats(ns: str, dev: str) -> list[dict]:
+    """The device's qdiscs with their counters (`tc -s -j qdisc show`: drops, overlimits, qlen, ...)."""
+    return json.loads(sh("tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", dev))
+
+
 def tx_bytes(ns: str, dev: str) -> int:
     """Bytes the device has transmitted (after its qdisc), link-layer headers included."""
-    data = json.loads(sh("ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev))
-    return int(data[0]["stats64"]["tx"]["bytes"])
+    return int(link_stats(ns, dev)["tx"]["bytes"])
 
 
 PING_SUMMARY = re.compile(r"= (?P<min>[0-9.]+)/(?P<avg>[0-9.]+)/(?P<max>[0-9.]+)/(?P<mdev>[0-9.]+) ms")

@@ -47,8 +47,8 @@ import time
 from pathlib import Path
 
 from ..records import VIRTUAL_CLOCKS
-from .netns import (in_ns, parse_ping, raise_input_backlog, restore_input_backlog, sh, softnet_drops,
-                    tcp_counters, tx_bytes, unchanged_input_backlog)
+from .netns import (in_ns, link_stats, parse_ping, qdisc_stats, raise_input_backlog, restore_input_backlog, sh,
+                    softnet_drops, tcp_counters, tx_bytes, unchanged_input_backlog)
 from .qdiscs import probe_qdiscs
 
 RATE_MBIT = 50
@@ -160,8 +160,7 @@ def wait_drained(ns: str, dev: str, timeout_s: float = 30) -> None:
     """Wait until @dev's qdisc holds nothing (the UDP phase leaves seconds of frames queued)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        qdiscs = json.loads(sh("tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", dev))
-        if all(q.get("qlen", 0) == 0 for q in qdiscs):
+        if all(q.get("qlen", 0) == 0 for q in qdisc_stats(ns, dev)):
             return
         time.sleep(0.5)
     raise RuntimeError(f"{dev}'s qdisc did not drain within {timeout_s} s")
@@ -176,8 +175,8 @@ def where_dropped(a: str, b: str, backlog_before: int) -> dict:
     """Drop counters along the self-test's path, to tell a lossy run's cause."""
     out: dict = {"softnet_backlog": softnet_drops() - backlog_before}
     for ns, dev in ((a, "va"), (b, "vb")):
-        q = json.loads(in_ns(ns, "tc", "-s", "-j", "qdisc", "show", "dev", dev))
-        link = json.loads(sh("ip", "-n", ns, "-s", "-j", "link", "show", "dev", dev))[0]["stats64"]
+        q = qdisc_stats(ns, dev)
+        link = link_stats(ns, dev)
         out[dev] = {"qdisc_drops": sum(x.get("drops", 0) for x in q), "qdisc_overlimits":
                     sum(x.get("overlimits", 0) for x in q), "rx_dropped": link["rx"]["dropped"],
                     "tx_dropped": link["tx"]["dropped"]}
