@@ -85,7 +85,10 @@ class Pcap:
       buffered   (virtual time) packets come in ring blocks, and the capture
                  waits PCAP_DRAIN_S of guest time, which costs no wall time,
                  before stopping.  Under UML a wake-up per packet cost 9 s of
-                 wall time in an E7 run.
+                 wall time in an E7 run.  The file is written in stdio's
+                 blocks too, not a write() per packet (-U): under UML each
+                 write is a system call through the host's ptrace, ~190k of
+                 them per E7 run; the file is whole once tcpdump exits.
     """
 
     def __init__(self, db: Dumbbell, path: Path, snaplen: int, immediate: bool = True,
@@ -95,8 +98,8 @@ class Pcap:
         self.proc = subprocess.Popen(
             # -Z root: keep the capture file root's (tcpdump would hand it to its own user, a uid
             # that means someone else on the host that owns the job directory).
-            ["ip", "netns", "exec", ns, "tcpdump", "-Z", "root", "-i", dev, "-n", "-U",
-             *(["--immediate-mode"] if immediate else []),
+            ["ip", "netns", "exec", ns, "tcpdump", "-Z", "root", "-i", dev, "-n",
+             *(["-U", "--immediate-mode"] if immediate else []),
              "-s", str(snaplen), "-w", str(path), "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()  # "listening on ..." once capturing
         if "listening" not in line:
