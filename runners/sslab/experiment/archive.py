@@ -22,6 +22,8 @@ from ..records import read_record, read_runs_index
 from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
 from ..analysis.traces import flow_facts, read_trace, records_by_port
 
+#: How hard captures and traces are compressed (see gzip_in_place).
+GZIP_LEVEL = 1
 #: Per-flow fields that come from the trace (absent or empty when a run was not traced).
 NO_TRACE = {"slow_start": None, "probe_records": 0, "receiver_limited_acks": 0, "events": [], "bbr3": []}
 
@@ -30,11 +32,14 @@ def gzip_in_place(raw: Path) -> Path:
     """Replace @raw by @raw.gz, reproducibly: the same bytes in give the same bytes out.
 
     The gzip header keeps a name and a time; the time is 0, so the archive of
-    a run is a function of the run, not of when it was made.
+    a run is a function of the run, not of when it was made.  Level 1
+    (GZIP_LEVEL): on an E7 run's 19.3 MB capture it took 0.11 s against
+    level 6's 0.59 s and gave 3.34 MB against 3.33 (25 Nov 2026): headers
+    compress about as well either way.
     """
     packed = raw.with_name(raw.name + ".gz")
     with open(raw, "rb") as src, open(packed, "wb") as out, \
-            gzip.GzipFile(filename=raw.name, fileobj=out, mode="wb", compresslevel=6, mtime=0) as dst:
+            gzip.GzipFile(filename=raw.name, fileobj=out, mode="wb", compresslevel=GZIP_LEVEL, mtime=0) as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
     raw.unlink()
     return packed
