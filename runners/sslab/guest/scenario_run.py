@@ -7,6 +7,16 @@ scenario (sslab.scenario.to_plan).  Output, under $SSLAB_OUT_DIR:
                            delay calibration), saturating rate
   runs/NNN-<case>-r<rep>/  run.json, <tag>.pcap, <tag>.trace.gz per run
   runs.json                the index of runs, in the order they ran (an sslab.runs record)
+  cells/NN/                runs/ and runs.json of the NNth further plan of a shared boot
+
+A shared boot.  The host may add plan-01.json, plan-02.json, ... beside
+plan.json: further cells (repetitions of one matrix setting) with the same
+topology, run in this boot after plan.json's runs, each into cells/NN/.  The
+topology is built and checked (fidelity) once, for plan.json; every run
+still measures its own pairs' base RTT.  plan.json's runs are exactly those
+of the same plan run alone (the further plans are read only after them); a
+further plan's runs are not (the guest's random numbers and clock go on from
+the runs before them), and their cells' keys say so (sslab.matrix.plan).
 
 Fidelity.  Before the runs, each pair's idle base RTT is measured with ping.
 On a real clock the substrate adds latency of its own (under TCG about
@@ -32,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..records import VIRTUAL_CLOCKS, read_plan, read_record, runs_index, stamped
+from ..records import SHARED_PLAN_FIELDS, VIRTUAL_CLOCKS, read_plan, read_record, runs_index, stamped
 from .clab import ContainerlabDumbbell
 from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
 from .flows import MAX_FLOWS, SERVER_PORT, run_case
@@ -249,35 +259,13 @@ def main() -> int:
         (out / "fidelity.json").write_text(json.dumps(fidelity, indent=1))
         print(f"fidelity: rtt {fidelity['rtt']['measured_ms']} (offset {fidelity['rtt']['delay_offset_ms']} ms), "
               f"rate {fidelity['rate']['measured_mbit']} Mbit/s", flush=True)
-        index = []
         tracer = Ftrace()
         tracer.setup(SERVER_PORT, SERVER_PORT + MAX_FLOWS - 1)
-        for run, written in zip(plan.runs, record["runs"]):
-            tag = f"{run.index:03d}-{run.case}-r{run.rep}"
-            mark(f"run {tag}")
-            rdir = out / "runs" / tag
-            pairs = sorted({f.pair for f in run.flows})
-            params = set_module_params(defaults, run.module_params)
-            rtts = measure_base_rtts(db, pairs, rules.ping_count, rules.pairs_together)
-            t = time.time()
-            res = run_case(db, written["flows"], rdir, "flow", capture=record["capture"], tracer=tracer,
-                           link=record["bottleneck"]["link"],
-                           trace_offset_s=0.0 if run.trace_offset_s is None else run.trace_offset_s)
-            res.update(run=written, started_unix=t, seconds=round(time.time() - t, 3), module_params=params)
-            for flow in res["flows"]:
-                if (version := suss_version(flow["cc"], params)) is not None:
-                    flow["suss_version"] = version
-            res["fidelity"] = {
-                "base_rtt_ms": rtts,
-                "base_rtt_ok": all(rtt_within(db, p, rtts[p], rules.rtt_tolerance_ms) for p in pairs),
-                "rate_ok": fidelity["rate"]["ok"],
-            }
-            (rdir / "run.json").write_text(json.dumps(stamped("sslab.run", res), indent=1))
-            index.append({"tag": tag, "case": run.case, "rep": run.rep})
-            f0 = res["flows"][0]
-            print(f"{tag}: fct {f0['fct_s']:.3f} s, drops {res['bottleneck']['drops']}, "
-                  f"rtt {rtts}, ok {res['fidelity']['base_rtt_ok'] and res['fidelity']['rate_ok']}", flush=True)
-            (out / "runs.json").write_text(json.dumps(runs_index(index), indent=1))
+        run_plan(db, record, plan, out, defaults, tracer, fidelity["rate"]["ok"])
+        for n, (later_record, later_plan) in further_plans(job, record):
+            mark(f"cell {n:02d}")
+            run_plan(db, later_record, later_plan, out / "cells" / f"{n:02d}", defaults, tracer,
+                     fidelity["rate"]["ok"])
         tracer.close()
         mark("teardown")
     finally:
@@ -287,6 +275,53 @@ def main() -> int:
     # After the runs, so that reading it cannot shift them.
     (out / "kernel.json").write_text(json.dumps(kernel_facts(backlog or unchanged_input_backlog()), indent=1))
     return 0
+
+
+def further_plans(job: Path, first: dict):
+    """(n, record, plan) of plan-01.json, plan-02.json, ... in @job, each read when its turn comes
+    (after the runs before it); one that would need another topology than @first stops the job."""
+    n = 1
+    while (path := job / f"plan-{n:02d}.json").exists():
+        record = read_record(path, "sslab.plan")
+        plan = read_plan(record, str(path))
+        differ = [k for k in SHARED_PLAN_FIELDS if record.get(k) != first.get(k)]
+        if differ:
+            raise RuntimeError(f"{path.name} cannot share this boot: its {', '.join(differ)} differ from plan.json's")
+        yield n, (record, plan)
+        n += 1
+
+
+def run_plan(db: Dumbbell, record: dict, plan, out: Path, defaults: dict[str, int], tracer: Ftrace,
+             rate_ok: bool) -> None:
+    """Every run of @plan (its typed form; @record as written) into @out/runs/, indexed in @out/runs.json."""
+    rules = plan.fidelity
+    index = []
+    for run, written in zip(plan.runs, record["runs"]):
+        tag = f"{run.index:03d}-{run.case}-r{run.rep}"
+        mark(f"run {tag}")
+        rdir = out / "runs" / tag
+        pairs = sorted({f.pair for f in run.flows})
+        params = set_module_params(defaults, run.module_params)
+        rtts = measure_base_rtts(db, pairs, rules.ping_count, rules.pairs_together)
+        t = time.time()
+        res = run_case(db, written["flows"], rdir, "flow", capture=record["capture"], tracer=tracer,
+                       link=record["bottleneck"]["link"],
+                       trace_offset_s=0.0 if run.trace_offset_s is None else run.trace_offset_s)
+        res.update(run=written, started_unix=t, seconds=round(time.time() - t, 3), module_params=params)
+        for flow in res["flows"]:
+            if (version := suss_version(flow["cc"], params)) is not None:
+                flow["suss_version"] = version
+        res["fidelity"] = {
+            "base_rtt_ms": rtts,
+            "base_rtt_ok": all(rtt_within(db, p, rtts[p], rules.rtt_tolerance_ms) for p in pairs),
+            "rate_ok": rate_ok,
+        }
+        (rdir / "run.json").write_text(json.dumps(stamped("sslab.run", res), indent=1))
+        index.append({"tag": tag, "case": run.case, "rep": run.rep})
+        f0 = res["flows"][0]
+        print(f"{tag}: fct {f0['fct_s']:.3f} s, drops {res['bottleneck']['drops']}, "
+              f"rtt {rtts}, ok {res['fidelity']['base_rtt_ok'] and res['fidelity']['rate_ok']}", flush=True)
+        (out / "runs.json").write_text(json.dumps(runs_index(index), indent=1))
 
 
 #: SUSS names and the version each pins (None: the module parameter suss_version's); the host's
