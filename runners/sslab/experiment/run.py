@@ -12,18 +12,20 @@ package's (sslab.analysis.startup), which can rebuild it from the archive.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
 
-from ..records import format_of, read_record, stamped
+from ..records import SHARED_PLAN_FIELDS, format_of, read_record, stamped
 from .. import paths
 from ..analysis.startup import write_report
 from ..scenario import Scenario, load_scenario, scenario_from_dump
 from ..substrate.hostfacts import host_facts
 from ..substrate.image import sha256_file as sha256
 from ..substrate.containerlab import containerlab_for_job
-from ..substrate.job import JobError, JobSpec, remove_tools
+from ..substrate.job import TOOLS_DIR, JobError, JobSpec, remove_tools
 from ..substrate.preflight import check_offered
 from .archive import complete_runs
 from .plan import plan_for
@@ -118,53 +120,142 @@ def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = N
 
 def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> None:
     """Run @s on @substrate into the (new, empty) @run_dir and write its report."""
-    plan = plan_for(s, substrate.name, substrate.clock)
-    # The job's timeout counts guest seconds (the agent's clock); generous on every substrate.
-    eta = max(estimate_seconds(s), guest_seconds(s))
-    meta = {"format": format_of("sslab.meta"), "scenario": {**source, "model": s.model_dump(mode="json", by_alias=True)},
-            "code": code_version(), "substrate": substrate.name, "clock": substrate.clock, "seed": s.seed,
-            # The host, its XSAVE area's size among its facts: results must not depend on it
-            # (tests/integration/test_uml_fp.py), and a reader can check that they did not.
-            "host": host_facts(),
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "run_order": [f"{r['index']:03d}-{r['case']}-r{r['rep']}" for r in plan["runs"]]}
-    if getattr(substrate, "image", None) is not None:
-        m = substrate.image.manifest()
-        meta["image"] = {"hash": m["image_hash"], "kernel": m["kernel"], "module": m["module"]}
-        if substrate.name == "uml":
-            meta["image"]["uml"] = m.get("uml")
-    (run_dir / "plan.json").write_text(json.dumps(plan, indent=1))
+    run_scenarios_in_one_boot([s], [run_dir], substrate, [source])
+
+
+class SharedBootError(ValueError):
+    """Scenarios that cannot share one boot (another topology, other checks)."""
+
+
+def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], substrate,
+                              sources: list[dict]) -> list[Path]:
+    """Run @scenarios one after another in one boot of @substrate, each into its own (new, empty)
+    run directory, and write each one's report; returns the run directories.
+
+    One scenario is a run of its own.  Several (the repetitions of one matrix setting) share the
+    boot, the topology and its fidelity check: the first's plan is plan.json, the others' are
+    plan-01.json, ... (sslab.guest.scenario_run), and the boot's seed is the first's.  The first
+    runs exactly as alone; the others' runs do not (the guest's random numbers and clock go on
+    from the runs before), which each one's meta.json says under "boot".  Each run directory is
+    then complete on its own: its plan, the job's record (console, status, fidelity, kernel) and
+    its own runs."""
+    if not scenarios or len(scenarios) != len(run_dirs) or len(sources) != len(scenarios):
+        raise ValueError("one run directory and one source per scenario")
+    plans = [plan_for(s, substrate.name, substrate.clock) for s in scenarios]
+    first = plans[0]
+    for s, plan in zip(scenarios[1:], plans[1:]):
+        differ = [k for k in SHARED_PLAN_FIELDS if plan.get(k) != first.get(k)]
+        if differ:
+            raise SharedBootError(f"{s.name} cannot share a boot with {scenarios[0].name}: its "
+                                  f"{', '.join(differ)} differ")
+    # What the boot's scenarios share, read once: the harness's commit, the host, the image.
+    common = {"code": code_version(), "host": host_facts(), "image": _image_facts(substrate)}
+    metas = [_meta(s, substrate, source, plan, common) for s, source, plan in zip(scenarios, sources, plans)]
+    run_dir = run_dirs[0]
+    for d, plan in zip(run_dirs, plans):
+        (d / "plan.json").write_text(json.dumps(plan, indent=1))
     tools = {}
-    if s.topology.backend == "containerlab":
+    if scenarios[0].topology.backend == "containerlab":
         # Built on this first need only (a few minutes, cached); the image does not carry it.
-        binary, meta["containerlab"] = containerlab_for_job()
+        binary, containerlab = containerlab_for_job()
         tools["containerlab"] = str(binary)
+        for meta in metas:
+            meta["containerlab"] = containerlab
+    # The job's timeout counts guest seconds (the agent's clock); generous on every substrate.
+    eta = sum(max(estimate_seconds(s), guest_seconds(s)) for s in scenarios)
+    files = {"plan.json": json.dumps(first)}
+    files.update({f"plan-{n:02d}.json": json.dumps(plan) for n, plan in enumerate(plans[1:], 1)})
+    s0 = scenarios[0]
     job = JobSpec(argv=["python3", "-m", "sslab.guest.scenario_run"], timeout_s=eta * 2 + 300,
-                  name=s.name, files={"plan.json": json.dumps(plan)},
+                  name=s0.name, files=files,
                   # With variation.entropy off every boot draws the same random numbers.
-                  seed=s.seed if s.variation.entropy else 0, tools=tools)
+                  seed=s0.seed if s0.variation.entropy else 0, tools=tools)
     t0 = time.monotonic()
     try:
         res = substrate.run(job, run_dir / "job")
     finally:
         remove_tools(run_dir / "job")
-    meta.update(accelerator=res.accelerator, seconds_to_userspace=res.seconds_to_userspace,
-                substrate_seconds=round(time.monotonic() - t0, 1), job_exit_code=res.exit_code,
-                job_timed_out=res.timed_out, clock=res.clock or substrate.clock, cpu=res.cpu,
-                guest_seconds=res.guest_seconds)
+    facts = dict(accelerator=res.accelerator, seconds_to_userspace=res.seconds_to_userspace,
+                 substrate_seconds=round(time.monotonic() - t0, 1), job_exit_code=res.exit_code,
+                 job_timed_out=res.timed_out, clock=res.clock or substrate.clock, cpu=res.cpu,
+                 guest_seconds=res.guest_seconds)
     if substrate.name == "vm":
-        meta["accel_probe"] = substrate.accel_probe
+        facts["accel_probe"] = substrate.accel_probe
     if (kernel := res.out_dir / "kernel.json").exists():
-        meta["guest_kernel"] = json.loads(kernel.read_text())
-    (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
+        facts["guest_kernel"] = json.loads(kernel.read_text())
+    for n, (meta, d) in enumerate(zip(metas, run_dirs)):
+        meta.update(facts)
+        if len(scenarios) > 1:
+            meta["boot"] = {"shared_by": len(scenarios), "position": n, "entropy_seed": job.seed,
+                            "first": {"name": s0.name, "seed": s0.seed},
+                            "same_as_alone": n == 0}
+        (d / "meta.json").write_text(json.dumps(meta, indent=1))
     if not res.ok:
         raise JobError(f"the scenario job failed (exit {res.exit_code}, timed out {res.timed_out}); "
                        f"see {res.out_dir}/stderr.log:\n{res.stderr()[-2000:]}")
-    t1 = time.monotonic()
-    complete_runs(res.out_dir)
-    meta["host_trace_seconds"] = round(time.monotonic() - t1, 1)
-    (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
-    write_report(run_dir, run_dir)
+    for n, d in enumerate(run_dirs[1:], 1):
+        split_shared_job(run_dir / "job", d / "job", n)
+    shutil.rmtree(res.out_dir / "cells", ignore_errors=True)
+    for meta, d in zip(metas, run_dirs):
+        t1 = time.monotonic()
+        complete_runs(d / "job" / "out")
+        meta["host_trace_seconds"] = round(time.monotonic() - t1, 1)
+        (d / "meta.json").write_text(json.dumps(meta, indent=1))
+        write_report(d, d)
+    return run_dirs
+
+
+def _meta(s: Scenario, substrate, source: dict, plan: dict, common: dict) -> dict:
+    meta = {"format": format_of("sslab.meta"), "scenario": {**source, "model": s.model_dump(mode="json", by_alias=True)},
+            "code": common["code"], "substrate": substrate.name, "clock": substrate.clock, "seed": s.seed,
+            # The host, its XSAVE area's size among its facts: results must not depend on it
+            # (tests/integration/test_uml_fp.py), and a reader can check that they did not.
+            "host": common["host"],
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "run_order": [f"{r['index']:03d}-{r['case']}-r{r['rep']}" for r in plan["runs"]]}
+    if common["image"] is not None:
+        meta["image"] = dict(common["image"])
+    return meta
+
+
+def _image_facts(substrate) -> dict | None:
+    if getattr(substrate, "image", None) is None:
+        return None
+    m = substrate.image.manifest()
+    image = {"hash": m["image_hash"], "kernel": m["kernel"], "module": m["module"]}
+    if substrate.name == "uml":
+        image["uml"] = m.get("uml")
+    return image
+
+
+#: A shared job's records every one of its scenarios keeps a copy of (the boot's own).
+SHARED_JOB_FILES = ("job.json", "out/fidelity.json", "out/kernel.json", "out/status.json", "out/stdout.log",
+                    "out/stderr.log")
+
+
+def split_shared_job(shared: Path, dest: Path, n: int) -> None:
+    """Scenario @n's part of the shared boot's job directory @shared, as @dest: its own plan (written
+    by the host beside the others) and runs (moved out of out/cells/NN/), with copies of the boot's
+    records (console, status, fidelity check, kernel facts); symlinks (the substrate's working
+    links) are left out."""
+    own = shared / "out" / "cells" / f"{n:02d}"
+    if not (own / "runs.json").is_file():
+        raise JobError(f"the shared boot left no runs for its scenario {n} ({own / 'runs.json'} missing)")
+    (dest / "out").mkdir(parents=True)
+    shutil.copy2(shared / f"plan-{n:02d}.json", dest / "plan.json")
+    for name in SHARED_JOB_FILES:
+        if (shared / name).is_file():
+            shutil.copy2(shared / name, dest / name)
+    if (shared / "out" / "fidelity").is_dir():
+        shutil.copytree(shared / "out" / "fidelity", dest / "out" / "fidelity", symlinks=True)
+    for sub in sorted(p for p in shared.iterdir() if p.is_dir() and p.name not in ("out", TOOLS_DIR)):
+        # The substrate's own records (uml/: console, boot, command line); not its links.
+        (dest / sub.name).mkdir()
+        for f in sorted(sub.iterdir()):
+            if f.is_file() and not f.is_symlink():
+                shutil.copy2(f, dest / sub.name / f.name)
+    os.rename(own / "runs", dest / "out" / "runs")
+    os.rename(own / "runs.json", dest / "out" / "runs.json")
 
 
 def write_manifest(run_dir: Path) -> Path:
