@@ -59,6 +59,11 @@ def cmd_container(args) -> int:
     return EXIT_OK
 
 
+BOOT_SHARE_HELP = ("(matrices, UML) repetitions of a setting per boot: they share its topology and fidelity "
+                   "check; the first of each runs exactly as alone, the others' cells are keyed apart "
+                   "(default: 10 under UML, 1 on a real clock; 1: a boot per cell)")
+
+
 def at_least_one(name: str):
     """An argparse type: an integer of at least 1 (refused by the parser, exit 2, before anything runs)."""
     def parse(text: str) -> int:
@@ -244,7 +249,7 @@ def cmd_run(args) -> int:
         return _run_matrix_experiment(exp, args)
     for option, value in (("--set", args.set), ("--iter", args.iter), ("--serial", args.serial),
                           ("--container", args.container), ("--inventory", args.inventory),
-                          ("--kernel", args.kernel)):
+                          ("--kernel", args.kernel), ("--boot-share", args.boot_share)):
         if value:
             raise Refused(f"{option}: {exp.target} is not a matrix ({option} belongs to matrices: "
                           f"`sslab experiments` lists them)")
@@ -328,7 +333,7 @@ def _matrix_on_kernels(m, options: dict[str, str], args, inventory: Path) -> int
     from .matrix.orchestrate import run_matrix, run_on_kernels
     run_args = dict(iterations=args.iter, inventory=inventory, serial=args.serial, substrate=args.substrate,
                     jobs=args.jobs, clock=args.clock, container=args.container, backend=args.backend,
-                    suss_version=args.suss_version, host_model=args.hosts)
+                    suss_version=args.suss_version, host_model=args.hosts, boot_share=args.boot_share)
     if args.kernel:
         return run_on_kernels(m, options, args.kernel, **run_args)
     return run_matrix(m, options, **run_args)
@@ -591,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
     prun.add_argument("--inventory", help="(matrices) the Ansible inventory (default: this machine)")
     prun.add_argument("--serial", help="(matrices) hosts at a time (default: all at once)")
     prun.add_argument("--container", help="(matrices) run the cells in this slowstart-lab container image")
+    prun.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
     add_kernel_option(prun)
     add_suss_version_option(prun)
     add_substrate_options(prun)
@@ -629,6 +635,7 @@ def main(argv: list[str] | None = None) -> int:
     mr.add_argument("--serial", help="hosts at a time (default: all at once)")
     mr.add_argument("--jobs", type=at_least_one("JOBS"), help="cells at a time per host (UML; default: its cores)")
     mr.add_argument("--container", help="run the cells in this slowstart-lab container image (make container)")
+    mr.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
     mr.add_argument("--backend", choices=BACKENDS, help="who builds each cell's topology (default: the matrix's)")
     add_kernel_option(mr)
     add_suss_version_option(mr)

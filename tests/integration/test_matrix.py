@@ -122,3 +122,60 @@ def test_a_second_suss_version_is_archived_apart_and_reported_beside_the_first(f
     # Ctrl-C test above reruns it with --iter 2).
     (row,) = [ln for ln in side.splitlines() if ln.startswith("| cubic | 1BDP | 20ms |")]
     assert row.count("% (n=") == 2
+
+
+
+@pytest.fixture(scope="module")
+def shared_boot(tmp_path_factory, image):
+    """The tiny matrix's two repetitions in one boot (the default under UML: BOOT_SHARE=10)."""
+    results = tmp_path_factory.mktemp("shared")
+    res = run(["run", str(TINY), "--iter", "2"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    mdir = results / "tiny" / "all"
+    cells = {json.loads((mdir / "cells" / k / "cell.json").read_text())["rep"]: mdir / "cells" / k
+             for k in done_cells(mdir)}
+    (plan_file,) = (mdir / "plans").glob("plan-*.json")
+    return cells, json.loads(plan_file.read_text()), res.stdout
+
+
+def run_files(cell: Path) -> dict[str, bytes]:
+    """What a cell's runs recorded: every run's record, capture and trace, by path."""
+    runs = cell / "job" / "out" / "runs"
+    return {str(p.relative_to(runs)): p.read_bytes() for p in sorted(runs.rglob("*")) if p.is_file()}
+
+
+def test_a_shared_boots_first_repetition_is_the_cell_it_is_alone(first_run, shared_boot):
+    _, alone_dir, _ = first_run
+    shared, _, out = shared_boot
+    assert "up to 10 repetitions of a setting per boot" in out and sorted(shared) == [0, 1]
+    # The first run of the module ran repetition 0 in a boot of its own: the same key, and the
+    # same bytes in every run (records, captures) and in the topology check.
+    alone = alone_dir / "cells" / shared[0].name
+    assert json.loads((alone / "cell.json").read_text()).get("boot") is None
+    assert run_files(alone) == run_files(shared[0]) and len(run_files(alone)) >= 4
+    assert (alone / "job/out/fidelity.json").read_bytes() == (shared[0] / "job/out/fidelity.json").read_bytes()
+    # One boot: the second repetition's cell keeps a copy of its console and its fidelity check.
+    meta = [json.loads((shared[r] / "meta.json").read_text()) for r in (0, 1)]
+    assert [m["boot"]["position"] for m in meta] == [0, 1] and meta[1]["boot"]["same_as_alone"] is False
+    assert meta[1]["boot"]["entropy_seed"] == meta[0]["seed"] != meta[1]["seed"]
+    assert (shared[1] / "job/uml/console.log").read_bytes() == (shared[0] / "job/uml/console.log").read_bytes()
+    assert (shared[1] / "job/out/fidelity.json").read_bytes() == (shared[0] / "job/out/fidelity.json").read_bytes()
+    cell = json.loads((shared[1] / "cell.json").read_text())
+    assert cell["boot"]["cells"] == [shared[0].name, shared[1].name] and cell["boot"]["position"] == 1
+    assert "shared boot: repetition 2 of 2" in (shared[1] / "report.md").read_text()
+
+
+def test_a_later_repetition_in_a_shared_boot_is_keyed_apart_with_its_own_plan(shared_boot):
+    from sslab.matrix import cell_key
+    shared, plan, _ = shared_boot
+    second = next(c for c in plan["cells"] if c["rep"] == 1)
+    alone_key = cell_key(second["scenario"], 1, plan["image_hash"], plan["code_version"], plan["clock"])
+    assert second["key"] == shared[1].name != alone_key
+    # Its own plan: its seed's start offsets, the case order of an odd repetition (on, then off).
+    runs = [json.loads(p.read_text()) for p in sorted((shared[1] / "job/out/runs").glob("*/run.json"))]
+    job_plan = json.loads((shared[1] / "job/plan.json").read_text())
+    assert [r["run"] for r in runs] == job_plan["runs"] and job_plan["seed"] == second["scenario"]["seed"]
+    assert [r["run"]["case"] for r in runs] == ["suss-cubic_suss", "suss-cubic_hs"]
+    assert all(r["fidelity"]["base_rtt_ok"] for r in runs)
+    # Its captures are not the first repetition's: its own offsets, the boot's random numbers going on.
+    assert run_files(shared[0]) != run_files(shared[1])

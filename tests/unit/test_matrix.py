@@ -304,3 +304,110 @@ def test_a_hosts_tar_is_extracted_only_inside_and_only_files(tmp_path, monkeypat
     with pytest.raises(Exception):
         extract_data(tar_of("../outside"), tmp_path / "cells")
     assert not (tmp_path / "outside").exists()
+
+
+# --------------------------------------------------------------------------
+# Shared boots: repetitions of a setting in one boot
+# --------------------------------------------------------------------------
+
+
+def test_shared_boot_groups_keys_and_dealing(table1):
+    chosen = mx.resolve_selection(table1, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25,50"})
+    alone = mx.plan_matrix(table1, chosen, 7, "img", KERNEL, "code", clock="uml/inf-cpu")
+    shared = mx.plan_matrix(table1, chosen, 7, "img", KERNEL, "code", clock="uml/inf-cpu", boot_share=3)
+    assert shared["boot_share"] == 3 and "boot" not in alone["cells"][0]
+    by_rep = {(c["setting"]["large_rtt"], c["rep"]): c for c in shared["cells"]}
+    same = {(c["setting"]["large_rtt"], c["rep"]): c["key"] for c in alone["cells"]}
+    # Repetitions 0-2, 3-5 and 6 of each setting share a boot; the first of each keeps its key alone.
+    assert by_rep[("25ms", 4)]["boot"] == {"group": "buffer=1BDP,large_cc=cubic,large_rtt=25ms/1", "share": 3,
+                                           "position": 1}
+    for (rtt, rep), cell in by_rep.items():
+        assert (cell["key"] == same[(rtt, rep)]) == (rep % 3 == 0)
+    assert len({c["key"] for c in shared["cells"]}) == 14
+    groups = mx.plan.boot_groups(shared["cells"])
+    assert [[c["rep"] for c in g] for g in groups] == [[0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5], [6], [6]]
+    assert [g[0]["setting"]["large_rtt"] for g in groups[:2]] == ["25ms", "50ms"]
+    # A boot's cells go to one host; boots are dealt round-robin.
+    dealt = mx.deal(shared["cells"], ["a", "b"])
+    assert dealt["a"] == [c["key"] for g in groups[0::2] for c in g]
+    assert dealt["b"] == [c["key"] for g in groups[1::2] for c in g]
+    with pytest.raises(ValueError, match="at least 1"):
+        mx.plan_matrix(table1, chosen, 1, "img", KERNEL, "code", boot_share=0)
+
+
+def boot_plan(reps=4, share=2):
+    cells = []
+    for rep in range(reps):
+        boot = {"group": f"s/{rep // share}", "share": share, "position": rep % share}
+        cells.append({"key": f"k{rep}", "name": "cell", "rep": rep, "setting": {}, "scenario": {}, "boot": boot})
+    return {"cells": cells}
+
+
+def boot_runner(calls, fail_at=None):
+    def run(cells, dests, substrate, host):
+        calls.append([c["key"] for c in cells])
+        if fail_at in [c["key"] for c in cells]:
+            raise RuntimeError(f"VM hung running {fail_at}")
+        return [finishing_runner([])(c, d, substrate, host) for c, d in zip(cells, dests)]
+    return run
+
+
+def test_a_shared_boot_runs_from_its_first_repetition_to_its_last_missing(tmp_path):
+    plan, calls = boot_plan(), []
+    store = mx.CellStore(tmp_path)
+    # k1 alone is missing from the first boot: k0 runs again to reach it and is not replaced.
+    mx.run_cells(tmp_path, plan, "h", ["k0"], None, log=lambda m: None, group_runner=boot_runner(calls))
+    (store.cell_dir("k0") / "data.txt").write_text("the first k0")
+    calls.clear()
+    counts = mx.run_cells(tmp_path, plan, "h", ["k0", "k1", "k2", "k3"], None, log=lambda m: None,
+                          group_runner=boot_runner(calls))
+    assert calls == [["k0", "k1"], ["k2", "k3"]]
+    assert counts == {"ran": 3, "skipped": 1, "failed": 0}
+    assert (store.cell_dir("k0") / "data.txt").read_text() == "the first k0"
+    assert all(store.done(f"k{i}") for i in range(4)) and not store.stale_partials()
+    # Only the second boot's first repetition missing: its boot stops there.
+    calls.clear()
+    counts = mx.run_cells(tmp_path / "other", plan, "h", ["k2"], None, log=lambda m: None,
+                          group_runner=boot_runner(calls))
+    assert calls == [["k2"]] and counts["ran"] == 1
+
+
+def test_a_failing_shared_boot_records_each_missing_cell(tmp_path):
+    calls = []
+    counts = mx.run_cells(tmp_path, boot_plan(), "h", ["k0", "k1", "k2", "k3"], None, log=lambda m: None,
+                          group_runner=boot_runner(calls, fail_at="k3"))
+    assert calls == [["k0", "k1"], ["k2", "k3"], ["k2", "k3"]]
+    assert counts == {"ran": 2, "skipped": 0, "failed": 2}
+    store = mx.CellStore(tmp_path)
+    assert [len(store.failures(k)) for k in ("k2", "k3")] == [2, 2] and not store.stale_partials()
+
+
+def test_a_shared_jobs_later_scenario_gets_its_own_runs_and_copies_of_the_boots_records(tmp_path):
+    from sslab.experiment.run import split_shared_job
+    shared, dest = tmp_path / "first" / "job", tmp_path / "second" / "job"
+    (shared / "out" / "cells" / "01" / "runs" / "000-a-r0").mkdir(parents=True)
+    (shared / "out" / "cells" / "01" / "runs" / "000-a-r0" / "run.json").write_text("second's run")
+    (shared / "out" / "cells" / "01" / "runs.json").write_text("second's index")
+    (shared / "out" / "runs" / "000-a-r0").mkdir(parents=True)
+    (shared / "out" / "runs" / "000-a-r0" / "run.json").write_text("first's run")
+    (shared / "out" / "fidelity").mkdir()
+    (shared / "out" / "fidelity" / "saturate.json").write_text("check")
+    for name, text in (("job.json", "job"), ("plan.json", "first's plan"), ("plan-01.json", "second's plan"),
+                       ("out/fidelity.json", "fidelity"), ("out/kernel.json", "kernel"), ("out/status.json", "0")):
+        (shared / name).write_text(text)
+    (shared / "uml").mkdir()
+    (shared / "uml" / "console.log").write_text("console")
+    (shared / "uml" / "root").symlink_to(tmp_path)
+    split_shared_job(shared, dest, 1)
+    assert (dest / "plan.json").read_text() == "second's plan"
+    assert (dest / "out/runs/000-a-r0/run.json").read_text() == "second's run"
+    assert (dest / "out/runs.json").read_text() == "second's index"
+    assert [(dest / f).read_text() for f in ("job.json", "out/fidelity.json", "out/kernel.json", "out/status.json",
+                                             "uml/console.log", "out/fidelity/saturate.json")] == \
+        ["job", "fidelity", "kernel", "0", "console", "check"]
+    assert not (dest / "uml" / "root").exists() and not (dest / "out" / "cells").exists()
+    # The first's own runs stay where they were; the second's are moved out of the shared job.
+    assert (shared / "out/runs/000-a-r0/run.json").read_text() == "first's run"
+    assert not (shared / "out/cells/01/runs").exists()
+    with pytest.raises(Exception, match="left no runs for its scenario 2"):
+        split_shared_job(shared, tmp_path / "third" / "job", 2)

@@ -12,12 +12,21 @@ A matrix file (playbooks/matrices/*.yaml) is a scenario template plus axes:
     scenario: {... "{large_cc}" ... "{buffer}" ...}
 
 A *setting* is one value per axis; a *cell* is one setting x one
-repetition: one scenario, run in one boot of the testbed, holding the
-compared cases (SUSS off and on) back to back.  Cells are what get dealt to
-hosts, retried, archived and resumed.
+repetition: one scenario holding the compared cases (SUSS off and on) back
+to back.  Cells are what get retried, archived and resumed.
+
+A *boot* runs one cell, or (BOOT_SHARE=, default 10 under UML) up to that
+many repetitions of one setting in a row: they share the boot, its topology
+and its fidelity check (a boot costs a Table 1 cell about a fifth of its
+time).  The first repetition of a boot runs exactly as alone and keeps the
+key it has alone; a later one runs after the ones before it (the guest's
+random numbers and clock go on from them) and its key says where it stood.
+Boots are what get dealt to hosts; resuming a boot runs it from its first
+repetition to its last missing one, and drops what it makes again.
 
 Cell key = sha256 of (the cell's scenario, its repetition, the image hash,
-the traffic code's version).  The traffic code is the code that decides what
+the traffic code's version, the clock, and a later repetition's place in a
+shared boot).  The traffic code is the code that decides what
 runs on the wire (runners/sslab/guest/, scenario/, substrate/qemu.py, uml.py and job.py,
 experiment/plan.py); the
 image hash covers the kernel, our module and the guest agent.  Analysis
@@ -42,9 +51,9 @@ The package:
 
     spec         the matrix file (axes, compare, defaults) and its loader
     selection    make variables (CCA=, BUF=, RTT=) to axis values
-    plan         cell keys, the plan, dealing cells to hosts
+    plan         cell keys, the plan, boots, dealing boots to hosts
     store        the resumable cell store (writing; reading is analysis.archive)
-    cells        running one host's cells (retry, record failures, progress)
+    cells        running one host's boots of cells (retry, record failures, progress)
     orchestrate  the controller: plan, deal, run Ansible, progress, report
 
 May import: experiment, analysis, substrate, scenario and the leaves.  Not cli.

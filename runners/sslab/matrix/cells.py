@@ -1,4 +1,4 @@
-"""Running one host's cells: skip finished ones, retry a failure once, record it."""
+"""Running one host's cells, a boot at a time: skip finished ones, retry a failure once, record it."""
 
 from __future__ import annotations
 
@@ -7,14 +7,16 @@ import fcntl
 import json
 import os
 import queue
+import shutil
 import threading
 import time
 import traceback
 from pathlib import Path
 
 from ..records import read_record, read_runs_index, stamped
-from ..experiment import gzip_in_place, run_scenario_into, write_manifest
+from ..experiment import gzip_in_place, run_scenarios_in_one_boot, write_manifest
 from ..scenario import scenario_from_dump
+from .plan import boot_groups
 from .spec import MatrixError
 from .store import CellStore, write_json_atomic
 
@@ -33,23 +35,41 @@ def compress_pcaps(run_dir: Path) -> int:
 
 def run_one_cell(cell: dict, dest: Path, substrate, host: str) -> dict:
     """Run @cell's scenario into @dest (a partial directory) and finish its archive."""
-    s = scenario_from_dump(cell["scenario"])
+    return run_cell_group([cell], [dest], substrate, host)[0]
+
+
+def run_cell_group(cells: list[dict], dests: list[Path], substrate, host: str) -> list[dict]:
+    """Run @cells (one, or the repetitions of one setting that share a boot, in position order)
+    into @dests (partial directories) in one boot, and finish each one's archive."""
+    scenarios = [scenario_from_dump(c["scenario"]) for c in cells]
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    run_scenario_into(s, dest, substrate, source={"matrix_cell": cell["key"], "name": s.name})
-    compress_pcaps(dest)
-    runs = read_runs_index(dest / "job" / "out" / "runs.json")
-    traffic = 0.0
-    for r in runs:
-        traffic += read_record(dest / "job" / "out" / "runs" / r["tag"] / "run.json", "sslab.run")["seconds"]
-    meta = read_record(dest / "meta.json", "sslab.meta")
-    info = {"key": cell["key"], "setting": cell["setting"], "rep": cell["rep"], "name": cell["name"],
-            "host": host, "started": started, "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "wall_s": round(time.monotonic() - t0, 1), "traffic_s": round(traffic, 1),
-            "substrate_s": meta.get("substrate_seconds"), "runs": [r["tag"] for r in runs]}
-    (dest / "cell.json").write_text(json.dumps(stamped("sslab.cell", info), indent=1, sort_keys=True))
-    write_manifest(dest)
-    return info
+    run_scenarios_in_one_boot(scenarios, dests, substrate,
+                              [{"matrix_cell": c["key"], "name": s.name} for c, s in zip(cells, scenarios)])
+    for dest in dests:
+        compress_pcaps(dest)
+    wall = time.monotonic() - t0
+    infos = []
+    for cell, dest in zip(cells, dests):
+        runs = read_runs_index(dest / "job" / "out" / "runs.json")
+        traffic = 0.0
+        for r in runs:
+            traffic += read_record(dest / "job" / "out" / "runs" / r["tag"] / "run.json", "sslab.run")["seconds"]
+        meta = read_record(dest / "meta.json", "sslab.meta")
+        substrate_s = meta.get("substrate_seconds")
+        info = {"key": cell["key"], "setting": cell["setting"], "rep": cell["rep"], "name": cell["name"],
+                "host": host, "started": started, "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                # A shared boot's time is shared out evenly among its cells.
+                "wall_s": round(wall / len(cells), 1), "traffic_s": round(traffic, 1),
+                "substrate_s": substrate_s if len(cells) == 1 or substrate_s is None
+                else round(substrate_s / len(cells), 1), "runs": [r["tag"] for r in runs]}
+        if len(cells) > 1:
+            info["boot"] = {**cell["boot"], "cells": [c["key"] for c in cells], "wall_s": round(wall, 1),
+                            "substrate_s": substrate_s}
+        (dest / "cell.json").write_text(json.dumps(stamped("sslab.cell", info), indent=1, sort_keys=True))
+        write_manifest(dest)
+        infos.append(info)
+    return infos
 
 
 class Progress:
@@ -94,14 +114,19 @@ class Progress:
 
 
 def run_cells(matrix_dir: Path, plan: dict, host: str, keys: list[str], substrate, log=print,
-              runner=run_one_cell) -> dict:
+              runner=run_one_cell, group_runner=run_cell_group) -> dict:
     """Run this host's cells: skip finished ones, retry a failure once, record it.
 
-    @substrate is one substrate, or a list of them to run that many cells at
+    @substrate is one substrate, or a list of them to run that many boots at
     once (UMLs pinned to one core each; the same seeds give the same results
-    serial or parallel).  Returns counts.  An interruption (Ctrl-C, SIGTERM,
-    a lost host) leaves the cells in progress as .partial directories, which
-    never count as done, and records no failure for them.
+    serial or parallel).  A cell of its own runs through @runner; the cells of
+    a shared boot (the plan's "boot" groups) through @group_runner, together,
+    from the group's first repetition up to the last one still missing (the
+    ones before it in its boot run again, as they must for it to be the same
+    cell, and what they make is dropped: a finished cell is never replaced).
+    Returns counts.  An interruption (Ctrl-C, SIGTERM, a lost host) leaves the
+    cells in progress as .partial directories, which never count as done, and
+    records no failure for them.
     """
     store = CellStore(matrix_dir)
     by_key = {c["key"]: c for c in plan["cells"]}
@@ -110,7 +135,22 @@ def run_cells(matrix_dir: Path, plan: dict, host: str, keys: list[str], substrat
         raise MatrixError(f"cells not in the plan: {unknown[:3]}")
     workers = list(substrate) if isinstance(substrate, (list, tuple)) else [substrate]
     with host_lock(store, host):
-        return _run_cells_locked(store, by_key, host, keys, workers, log, runner)
+        return _run_cells_locked(store, plan["cells"], host, keys, workers, log, runner, group_runner)
+
+
+def host_boots(cells: list[dict], keys: list[str]) -> list[tuple[list[dict], list[str]]]:
+    """The boots a host runs for its cells @keys (of the plan's @cells): per boot, the cells it
+    runs (a shared boot's from its first repetition to the last of @keys in it) and which of
+    them are the host's; in the order of @keys."""
+    mine = set(keys)
+    boots = []
+    for group in boot_groups(cells):
+        dealt = [c["key"] for c in group if c["key"] in mine]
+        if dealt:
+            last = max(i for i, c in enumerate(group) if c["key"] in mine)
+            boots.append((group[:last + 1], dealt))
+    order = {k: i for i, k in enumerate(keys)}
+    return sorted(boots, key=lambda b: min(order[k] for k in b[1]))
 
 
 @contextlib.contextmanager
@@ -136,54 +176,84 @@ class Stopping(Exception):
     """The runner is being stopped: the cell in progress is left unfinished, not failed."""
 
 
-def _run_cells_locked(store: CellStore, by_key: dict, host: str, keys: list[str], workers: list, log,
-                      runner) -> dict:
+def _run_cells_locked(store: CellStore, cells: list[dict], host: str, keys: list[str], workers: list, log,
+                      runner, group_runner) -> dict:
     progress = Progress(store, host, keys)
     progress.update(workers=len(workers))
-    todo: "queue.Queue[tuple[int, str]]" = queue.Queue()
-    for n, key in enumerate(keys, 1):
-        todo.put((n, key))
+    todo: "queue.Queue[tuple[int, list[dict], list[str]]]" = queue.Queue()
+    n = 0
+    for boot, dealt in host_boots(cells, keys):
+        todo.put((n + 1, boot, dealt))
+        n += len(dealt)
     stop = threading.Event()
 
-    def one_cell(n: int, key: str, substrate) -> None:
-        cell = by_key[key]
-        label = f"{cell['name']} r{cell['rep']}"
-        if store.done(key):
-            progress.add("skipped")
-            log(f"[{host}] {n}/{len(keys)} {label}: already done ({key})")
+    def label_of(boot: list[dict]) -> str:
+        c0 = boot[0]
+        return f"{c0['name']} r{c0['rep']}" + (f"-{boot[-1]['rep']}" if len(boot) > 1 else "")
+
+    def one_boot(n: int, boot: list[dict], dealt: list[str], substrate) -> None:
+        label = label_of(boot)
+        mine = [c for c in boot if c["key"] in dealt]
+        missing = [c for c in mine if not store.done(c["key"])]
+        for c in mine:
+            if c not in missing:
+                progress.add("skipped")
+                log(f"[{host}] {n}/{len(keys)} {c['name']} r{c['rep']}: already done ({c['key']})")
+        if not missing:
             return
         for attempt in range(1, ATTEMPTS + 1):
             if stop.is_set():
                 return
-            partial = store.new_partial(key)
+            # Up to the last cell still missing: the ones after it need not run.
+            boot = boot[:max(boot.index(c) for c in missing) + 1]
+            partials = [store.new_partial(c["key"]) for c in boot]
             progress.start(label)
-            log(f"[{host}] {n}/{len(keys)} {label}: running (attempt {attempt}, {key})")
+            what = f"{len(boot)} cells in one boot, {len(missing)} to keep" if len(boot) > 1 else boot[0]["key"]
+            log(f"[{host}] {n}/{len(keys)} {label}: running (attempt {attempt}, {what})")
             t0 = time.monotonic()
             try:
-                info = runner(cell, partial, substrate, host)
-                store.commit(partial, key)
+                infos = runner(boot[0], partials[0], substrate, host) if len(boot) == 1 and "boot" not in boot[0] \
+                    else group_runner(boot, partials, substrate, host)
+                infos = infos if isinstance(infos, list) else [infos]
+                for c, partial in zip(boot, partials):
+                    if c in missing:
+                        store.commit(partial, c["key"])
+                    else:
+                        # Run again only to reach the state of the cells after it; never replaces it.
+                        shutil.rmtree(partial, ignore_errors=True)
             except Exception as e:  # noqa: BLE001 - any failure of a cell is recorded, then retried
                 progress.end(label)
                 if stop.is_set():
                     return  # killed on the way out: not a failure of the cell
                 err = f"{type(e).__name__}: {e}\n\n{traceback.format_exc()}"
-                where = store.record_failure(partial, key, attempt, err)
+                where = None
+                for c, partial in zip(boot, partials):
+                    if c in missing and partial.exists():
+                        where = store.record_failure(partial, c["key"], attempt, err)
+                    else:
+                        shutil.rmtree(partial, ignore_errors=True)
                 log(f"[{host}]   attempt {attempt} failed: {str(e).splitlines()[0][:200]} (log: {where})")
                 if attempt == ATTEMPTS:
-                    progress.add("failed")
+                    for _ in missing:
+                        progress.add("failed")
                 continue
             progress.end(label)
-            progress.add("done", time.monotonic() - t0)
-            log(f"[{host}]   {label} done in {info['wall_s']:.0f} s (traffic {info['traffic_s']:.0f} s)")
+            seconds = time.monotonic() - t0
+            for _ in missing:
+                progress.add("done", seconds / len(boot))
+            info = {i["key"]: i for i in infos}
+            traffic = sum(info[c["key"]]["traffic_s"] for c in boot if c["key"] in info)
+            log(f"[{host}]   {label} done in {seconds:.0f} s (traffic {traffic:.0f} s"
+                f"{f', {len(boot)} cells' if len(boot) > 1 else ''})")
             return
 
     def worker(substrate) -> None:
         while not stop.is_set():
             try:
-                n, key = todo.get_nowait()
+                n, boot, dealt = todo.get_nowait()
             except queue.Empty:
                 return
-            one_cell(n, key, substrate)
+            one_boot(n, boot, dealt, substrate)
 
     if len(workers) == 1:
         worker(workers[0])  # in this thread: a signal unwinds straight through the running cell

@@ -45,7 +45,7 @@ from ..substrate.image import ensure_image
 from ..substrate.kernelchanges import KernelChanges
 from ..substrate.preflight import offered_ccas, preflight
 from .cells import host_error
-from .plan import deal, plan_matrix, traffic_code_version
+from .plan import BOOT_SHARE_UML, deal, plan_matrix, traffic_code_version
 from .progress import ProgressBoard
 from .selection import resolve_selection, selection_id
 from .spec import Matrix, MatrixError
@@ -128,6 +128,17 @@ def check_jobs(substrate: str, jobs: int | None) -> int:
     return jobs
 
 
+def check_boot_share(substrate: str, boot_share: int | None) -> int:
+    """Repetitions of a setting per boot (BOOT_SHARE=): BOOT_SHARE_UML under UML, one on a real
+    clock (where a boot's fixed cost is a smaller share of a cell, and a repetition in a boot of its
+    own is what the real-clock runs so far were)."""
+    if boot_share is None:
+        return BOOT_SHARE_UML if substrate == "uml" else 1
+    if boot_share < 1:
+        raise MatrixError(f"BOOT_SHARE={boot_share}: at least 1 (1: a boot per cell)")
+    return boot_share
+
+
 def substrate_clock(substrate: str, clock: str) -> str:
     if substrate == "uml":
         return "uml/inf-cpu"
@@ -166,7 +177,8 @@ def matrix_rel_of(m: Matrix, chosen: dict[str, list[str]], backend: str | None, 
 def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
                serial: str | None = None, substrate: str = "uml", jobs: int | None = None,
                clock: str = "real", container: str | None = None, backend: str | None = None,
-               suss_version: int | None = None, host_model: str | None = None, check_only: bool = False) -> int:
+               suss_version: int | None = None, host_model: str | None = None, check_only: bool = False,
+               boot_share: int | None = None) -> int:
     """Run the matrix's missing cells on the kernel the environment names (KernelChanges.from_env) and
     write its report.  @check_only: stop after the image is built, the testbed booted here and the
     congestion controls asked for found in its kernel (run_on_kernels checks every kernel first)."""
@@ -178,6 +190,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     if iterations < 1:
         raise MatrixError(f"ITER must be at least 1, got {iterations}")
     jobs = check_jobs(substrate, jobs)
+    boot_share = check_boot_share(substrate, boot_share)
     container = container or os.environ.get("SSLAB_CONTAINER") or None
     if container and substrate != "uml":
         raise MatrixError("CONTAINER= runs cells on the container's UML substrate: SUBSTRATE=uml")
@@ -212,7 +225,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         return 0
     clock_name = substrate_clock(substrate, clock)
     plan = plan_matrix(m, chosen, iterations, manifest["image_hash"], ccas, traffic_code_version(),
-                       substrate=substrate, clock=clock_name, backend=backend)
+                       substrate=substrate, clock=clock_name, backend=backend, boot_share=boot_share)
     plan["jobs"] = jobs
     # Cells built by another backend than the matrix names are archived apart.
     matrix_rel = matrix_rel_of(m, chosen, backend, suss_version, host_model, changes)
@@ -247,8 +260,10 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         # Hosts run side by side, unless one at a time (SERIAL=1).
         per_host = len(missing) if serial == "1" else max(len(k) for k in plan["deal"].values())
         rounds = -(-per_host // jobs)  # cells run `jobs` at a time on a host
-        print(f"  substrate {substrate} ({clock_name}), {jobs} cell(s) at a time per host"
-              f"{f', in the container {container}' if container else ''}")
+        print(f"  substrate {substrate} ({clock_name}), {jobs} boot(s) at a time per host"
+              f"{f', in the container {container}' if container else ''}; "
+              + (f"up to {boot_share} repetitions of a setting per boot (BOOT_SHARE=; the first runs as alone, "
+                 f"the others after it, keyed apart)" if boot_share > 1 else "a boot per cell"))
         print(f"  expected time: about {rounds * est / 60:.0f} min ({est:.0f} s per cell"
               f"{' measured on this matrix' if len(plan['cells']) > len(missing) else ', estimated'};"
               f" {iterations} iteration(s)"

@@ -24,21 +24,47 @@ def traffic_code_version(root: Path = paths.REPO_ROOT) -> str:
     return h.hexdigest()
 
 
-def cell_key(scenario: dict, rep: int, image_hash: str, code_version: str, clock: str = "qemu/mttcg") -> str:
+def cell_key(scenario: dict, rep: int, image_hash: str, code_version: str, clock: str = "qemu/mttcg",
+             boot: dict | None = None) -> str:
     """A cell's identity: what runs (scenario, repetition), on what (image, traffic code) and
-    under which clock; results from another clock are other cells."""
+    under which clock; results from another clock are other cells.  @boot: where a cell that
+    shares its boot with the repetitions before it stands in that boot (see boot_place); a cell
+    first in its boot runs exactly as alone and has the key it has alone."""
     parts = {"scenario": scenario, "rep": rep, "image": image_hash, "code": code_version}
     if clock != "qemu/mttcg":  # the keys of cells made before clocks were named stay what they were
         parts["clock"] = clock
+    if boot and boot["position"] > 0:
+        parts["boot"] = {"share": boot["share"], "position": boot["position"]}
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
+#: Repetitions of one setting per boot under virtual time (BOOT_SHARE=): a boot, its topology and
+#: its fidelity check cost a Table 1 cell about 7.5 of its 38 s (make bench BENCH=profile, 25 Nov
+#: 2026); ten share them.  Repetitions are grouped by number (0-9, 10-19, ...), so a larger ITER
+#: adds boots and keeps the cells already run.
+BOOT_SHARE_UML = 10
+
+
+def boot_place(setting_id: str, rep: int, share: int) -> dict:
+    """Where repetition @rep of a setting runs when @share repetitions share a boot: its group
+    (repetitions share*k .. share*k + share - 1 of the setting) and its position there.  The
+    group's first runs exactly as alone; the others after the repetitions before them in it."""
+    return {"group": f"{setting_id}/{rep // share}", "share": share, "position": rep % share}
+
+
+def setting_id(setting: dict[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(setting.items()))
+
+
 def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_hash: str,
                 available_ccas: dict[str, str], code_version: str, substrate: str = "vm",
-                clock: str = "qemu/mttcg", backend: str | None = None) -> dict:
+                clock: str = "qemu/mttcg", backend: str | None = None, boot_share: int = 1) -> dict:
     """Every cell of the selection, in the order they should run (repetition-major,
-    so a partial run covers every setting before repeating any)."""
+    so a partial run covers every setting before repeating any).  @boot_share > 1: that many
+    repetitions of a setting share a boot (boot_place); their cells are run group by group."""
+    if boot_share < 1:
+        raise ValueError(f"boot_share must be at least 1, got {boot_share}")
     spec = m.spec
     runnable, unavailable = [], []
     for setting in settings(spec, chosen):
@@ -55,12 +81,13 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
             model = s.model_dump(mode="json", by_alias=True)
             if backend:
                 model["topology"]["backend"] = backend
-            cells.append({"key": cell_key(model, rep, image_hash, code_version, clock), "setting": setting,
-                          "rep": rep, "name": s.name, "scenario": model})
+            boot = boot_place(setting_id(setting), rep, boot_share) if boot_share > 1 else None
+            cells.append({"key": cell_key(model, rep, image_hash, code_version, clock, boot), "setting": setting,
+                          "rep": rep, "name": s.name, "scenario": model, **({"boot": boot} if boot else {})})
     return {"matrix": spec.name, "title": spec.title, "report": spec.report,
             "matrix_file": str(m.path.relative_to(paths.REPO_ROOT)) if m.path.is_relative_to(paths.REPO_ROOT)
             else str(m.path), "matrix_sha256": hashlib.sha256(m.path.read_bytes()).hexdigest(),
-            "selection": chosen, "iterations": iterations, "image_hash": image_hash,
+            "selection": chosen, "iterations": iterations, "boot_share": boot_share, "image_hash": image_hash,
             "code_version": code_version, "available_ccas": available_ccas, "unavailable": unavailable,
             "substrate": substrate, "clock": clock,
             "defaults": spec.defaults, "labels": spec.labels,
@@ -71,9 +98,19 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
             "axis_values": {a: list(spec.axes[a].values) for a in spec.axes}, "cells": cells}
 
 
+def boot_groups(cells: list[dict]) -> list[list[dict]]:
+    """@cells as the boots they run in: a group per shared boot (in position order), a cell of its
+    own otherwise; in the order of each group's first cell."""
+    groups: dict[str, list[dict]] = {}
+    for cell in cells:
+        groups.setdefault(cell["boot"]["group"] if cell.get("boot") else cell["key"], []).append(cell)
+    return [sorted(g, key=lambda c: c["boot"]["position"] if c.get("boot") else 0) for g in groups.values()]
+
+
 def deal(cells: list[dict], hosts: list[str]) -> dict[str, list[str]]:
-    """Round-robin: host i gets cells i, i+n, i+2n, ... (each host a spread of settings)."""
+    """Round-robin by boot: host i gets boots i, i+n, i+2n, ... (each host a spread of settings);
+    the cells of a shared boot go to one host together."""
     out: dict[str, list[str]] = {h: [] for h in hosts}
-    for i, cell in enumerate(cells):
-        out[hosts[i % len(hosts)]].append(cell["key"])
+    for i, group in enumerate(boot_groups(cells)):
+        out[hosts[i % len(hosts)]].extend(cell["key"] for cell in group)
     return out
