@@ -50,3 +50,25 @@ def test_a_cells_host_share_is_what_its_job_and_trace_read_out_leave(tmp_path):
     assert "Mean over 2 cell(s): 97.7 s" in table
     # 34.477 s of 97.7 (35 %), 60.958 guest s: 0.566 wall s per guest s.
     assert "| traffic | 34.48 | 35% | 60.96 | 0.566 |" in table
+
+
+def test_a_shared_boots_phases_are_shared_out_among_its_cells(tmp_path):
+    # The same console, as if a second repetition's cell ("cell 01") had begun at the second run.
+    text = CONSOLE.read_text().replace("   44.002 SSLAB-PHASE run 001-",
+                                       "   43.000 SSLAB-PHASE cell 01 uptime=56.770\n   44.002 SSLAB-PHASE run 001-")
+    assert "cell 01" in text
+    (tmp_path / "job/uml").mkdir(parents=True)
+    (tmp_path / "job/uml/console.log.times").write_text(text)
+    # Two cells in one boot of 68.6 s: each cell's wall_s and substrate_s are halves.
+    (tmp_path / "cell.json").write_text(json.dumps({"wall_s": 40.0, "substrate_s": 34.3,
+                                                    "boot": {"cells": ["a", "b"], "substrate_s": 68.6}}))
+    (tmp_path / "meta.json").write_text(json.dumps({"host_trace_seconds": 2.0}))
+    p = cell_profile(tmp_path)
+    # The boot's 68.6 s of job, halved; "cell 01" opens the next run's set-up (42.395 to 43.000 was run
+    # end, 43.000 to 44.002 now set-up: 2.462 - 1.002 + ... of run end, 11.905 + 1.002 of set-up).
+    job = sum(v["wall_s"] for k, v in p.items() if not k.startswith("host"))
+    assert round(job, 3) == 34.3
+    assert round(p["traffic"]["wall_s"], 4) == round(34.477 / 2, 4)
+    assert round(p["run set-up"]["wall_s"], 4) == round((11.905 + 1.002) / 2, 4)
+    assert round(p["run end"]["wall_s"], 4) == round((4.878 - 1.002) / 2, 4)
+    assert round(p["host: runner, report, manifest"]["wall_s"], 3) == 3.7  # 40.0 - 34.3 - 2.0

@@ -1,4 +1,4 @@
-"""What a figure ran under: substrate, clock, host model and SUSS version.
+"""What a figure ran under: substrate, clock, host model and SUSS version (and shared boots).
 
 Every report prints one line of this for its runs (the project's rule: a
 figure is reported with the substrate, clock, host model and SUSS version
@@ -75,15 +75,20 @@ def conditions_of(run_dirs: list[Path]) -> str:
     how many runs it holds; then every SUSS version any of them ran."""
     testbeds: dict[str, int] = {}
     versions: set[int] = set()
+    after = 0
     for d in run_dirs:
         meta_path = Path(d) / "meta.json"
         if not meta_path.exists():
             continue
-        line = _testbed(json.loads(meta_path.read_text()))
+        meta = json.loads(meta_path.read_text())
+        line = _testbed(meta)
         testbeds[line] = testbeds.get(line, 0) + 1
         versions |= _versions(_flows_of(Path(d)))
+        after += bool(meta.get("boot")) and not meta["boot"]["same_as_alone"]
     if not testbeds:
         return "not recorded (no run's meta.json found)"
     where = next(iter(testbeds)) if len(testbeds) == 1 else \
         "; ".join(f"[{n} run(s)] {line}" for line, n in testbeds.items())
-    return f"{where}; SUSS: {_suss_text(versions)}"
+    shared = (f"; {after} of {sum(testbeds.values())} ran after other repetitions in a shared boot (BOOT_SHARE)"
+              if after else "")
+    return f"{where}; SUSS: {_suss_text(versions)}{shared}"

@@ -74,7 +74,7 @@ def phase_of(label: str, current: str) -> str:
         return word
     if word == "saturate":
         return "fidelity"
-    if word == "run":
+    if word in ("run", "cell"):  # "cell NN": the next repetition of a shared boot begins
         return "run set-up"
     if label == "flow traffic":
         return "traffic"
@@ -107,7 +107,14 @@ def cell_profile(cell_dir: Path) -> dict[str, dict[str, float]]:
     times = next((cell_dir / "job").glob("*/console.log.times"), None)
     if times is None:
         raise FileNotFoundError(f"{cell_dir}: no console.log.times (a cell from before phase marks?)")
-    phases = job_phases(parse_console_times(times.read_text()), cell.get("substrate_s"))
+    boot = cell.get("boot") or {}
+    if boot.get("cells"):
+        # A shared boot's phases, shared out evenly among its cells (as its wall_s is).
+        n = len(boot["cells"])
+        phases = {k: {f: v / n for f, v in p.items()}
+                  for k, p in job_phases(parse_console_times(times.read_text()), boot.get("substrate_s")).items()}
+    else:
+        phases = job_phases(parse_console_times(times.read_text()), cell.get("substrate_s"))
     trace = meta.get("host_trace_seconds") or 0.0
     phases["host: trace read-out"] = {"wall_s": trace, "guest_s": 0.0}
     phases["host: runner, report, manifest"] = {

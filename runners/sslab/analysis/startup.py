@@ -148,6 +148,17 @@ def case_table(cases: dict) -> str:
 # --------------------------------------------------------------------------
 
 
+def shared_boot_line(boot: dict) -> str:
+    """What a run record of a shared boot (meta.json's "boot") says of it."""
+    where = (f"- shared boot: repetition {boot['position'] + 1} of {boot['shared_by']} run in one boot "
+             f"(the boot's entropy seed {boot['entropy_seed']}, the first's), one topology and fidelity check; ")
+    if boot["same_as_alone"]:
+        return where + "the first, so these runs are the ones this scenario gives alone"
+    return where + ("after the repetitions before it: its start offsets and case order are its own seed's, the "
+                    "guest's random numbers and clock went on from those before, so its bytes are not the "
+                    "ones it gives alone")
+
+
 def write_report(run_dir: Path, dest: Path) -> dict:
     """summary.json, report.md and plots in @dest, from @run_dir's archive only."""
     out = run_dir / "job" / "out"
@@ -200,6 +211,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         f" ({'ok' if fidelity['rate']['ok'] else 'OFF BY MORE THAN 1%'})",
         "",
         f"- ran under: {run_conditions(meta, list(cases.values()))}",
+        *([shared_boot_line(meta["boot"])] if meta.get("boot") else []),
         "",
         "Median [95% CI of the mean, Student t; lower ends below zero shown as 0] over repetitions.",
         "",
