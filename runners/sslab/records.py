@@ -60,11 +60,6 @@ from typing import Any
 #: exactly and timers fire when due, whatever the host does.
 VIRTUAL_CLOCKS = ("uml/inf-cpu",)
 
-#: The plan fields the scenarios of one shared boot have alike (the host checks them before the
-#: boot, the guest again): what the topology is built from and what its checks hold runs to.  Each
-#: one's name, seed, runs and module parameters are its own (sslab.guest.scenario_run).
-SHARED_PLAN_FIELDS = ("topology", "bottleneck", "pairs", "addresses", "hosts", "capture", "fidelity")
-
 #: kind -> the version this harness writes and reads up to.
 FORMATS: dict[str, int] = {
     "sslab.plan": 1,      # a scenario's plan, host -> guest (sslab.experiment.plan)

@@ -13,12 +13,12 @@ Not matrix or cli.
 """
 
 from .archive import gzip_in_place
-from .run import (SharedBootError, code_version, estimate_seconds, run_scenario, run_scenario_into,
+from .run import (code_version, estimate_seconds, run_scenario, run_scenario_into,
                   run_scenarios_in_one_boot, sha256, write_manifest)
 from .series import run_series, write_scenarios
 from .spec import Experiment, ExperimentError, experiment_files, experiments_table, load_experiment
 
 __all__ = ["Experiment", "ExperimentError", "experiment_files", "experiments_table", "load_experiment",
            "write_scenarios", "code_version", "gzip_in_place", "estimate_seconds", "run_scenario", "run_scenario_into",
-           "run_scenarios_in_one_boot", "SharedBootError", "run_series", "sha256",
+           "run_scenarios_in_one_boot", "run_series", "sha256",
            "write_manifest"]

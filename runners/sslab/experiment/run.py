@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..records import SHARED_PLAN_FIELDS, format_of, read_record, stamped
+from ..records import format_of, read_record, stamped
 from .. import paths
 from ..analysis.startup import write_report
 from ..scenario import Scenario, load_scenario, scenario_from_dump
@@ -124,8 +124,10 @@ def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> No
     run_scenarios_in_one_boot([s], [run_dir], substrate, [source])
 
 
-class SharedBootError(ValueError):
-    """Scenarios that cannot share one boot (another topology, other checks)."""
+#: The plan fields the scenarios of one shared boot must have alike: what the guest builds the
+#: topology from and what its checks hold runs to.  Each one's name, seed, runs and module
+#: parameters are its own (sslab.guest.scenario_run).
+SHARED_PLAN_FIELDS = ("topology", "bottleneck", "pairs", "addresses", "hosts", "capture", "fidelity")
 
 
 def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], substrate,
@@ -147,7 +149,7 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
     for s, plan in zip(scenarios[1:], plans[1:]):
         differ = [k for k in SHARED_PLAN_FIELDS if plan.get(k) != first.get(k)]
         if differ:
-            raise SharedBootError(f"{s.name} cannot share a boot with {scenarios[0].name}: its "
+            raise ValueError(f"{s.name} cannot share a boot with {scenarios[0].name}: its "
                                   f"{', '.join(differ)} differ")
     # What the boot's scenarios share, read once: the harness's commit, the host, the image.
     common = {"code": code_version(), "host": host_facts(), "image": _image_facts(substrate)}
