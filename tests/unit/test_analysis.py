@@ -136,3 +136,27 @@ def test_records_by_port_is_flow_records_of_each_port():
     for port in (5201, 5202, 15201):
         assert got[port] == flow_records(recs, port)
     assert [len(got[p]) for p in (5201, 5202, 15201)] == [1, 1, 1]
+
+
+def test_records_for_facts_give_the_facts_a_full_parse_gives():
+    """The host's read-out (records_for_facts) skips sslab_ack lines and reads a tcp_probe's first
+    items only; the facts it gives are those of the full parse, item for item."""
+    from sslab.analysis.traces import flow_facts, records_for_facts
+    lines = [PROBE.format(ts=1.0 + i / 100, nxt=1448 * (i + 11), una=1448 * i, cwnd=10 + i, ss=0x7FFFFFFF)
+             for i in range(5)]
+    lines += [PROBE.format(ts=1.1, nxt=1448 * 20, una=1448 * 8, cwnd=7, ss=7),
+              "  x-1 [000] ..s.. 1.200000: sslab_ack: sport=5201 dport=4 cwnd=3",
+              "  x-1 [000] ..s.. 1.300000: sslab_event: sport=5201 dport=4 type=exit a=1 b=2",
+              "  x-1 [000] ..s.. 1.400000: sslab_bbr3: sport=5202 dport=5 mode=startup"]
+    text = "\n".join(lines)
+    full = parse(text)
+    fast = records_for_facts(text, [5201, 5202])
+    assert all(r.event != "sslab_ack" for r in fast[5201])
+    for port in (5201, 5202):
+        assert flow_facts(None, port, fast[port]) == flow_facts(full, port)
+    facts = flow_facts(None, 5201, fast[5201])
+    assert facts["slow_start"] == {"exit_cwnd": 14, "ssthresh": 7, "exit_time_s": 0.1, "undone_reductions": 0}
+    assert facts["events"] == [{"ts": 1.3, "sport": "5201", "dport": "4", "type": "exit", "a": "1", "b": "2"}]
+    # A tcp_probe format with the fields further on: read whole, the same facts.
+    moved = text.replace("family=AF_INET ", "family=AF_INET x1=0 x2=0 x3=0 x4=0 x5=0 ")
+    assert flow_facts(None, 5201, records_for_facts(moved, [5201])[5201]) == facts

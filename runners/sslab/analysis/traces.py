@@ -51,24 +51,29 @@ def parse(text: str) -> list[Record]:
     split that way falls back to the full pattern."""
     out = []
     for line in text.splitlines():
-        if not line or line[0] == "#":
-            continue
-        parts = line.split(": ", 2)
-        try:
-            head, event, body = parts
-            ts = float(head.rsplit(None, 1)[1])
-        except (ValueError, IndexError):
-            m = LINE.match(line)
-            if not m:
-                continue
-            ts, event, body = float(m["ts"]), m["event"], m["body"]
-        fields = {}
-        for item in body.split():
-            k, eq, v = item.partition("=")
-            if eq:
-                fields[k] = v
-        out.append(Record(ts, event, fields))
+        if line and line[0] != "#" and (split := _split_line(line)):
+            out.append(Record(split[0], split[1], _fields(split[2])))
     return out
+
+
+def _split_line(line: str) -> tuple[float, str, str] | None:
+    """(timestamp, event, body) of one trace line, or None if it is not an event's."""
+    try:
+        head, event, body = line.split(": ", 2)
+        return float(head.rsplit(None, 1)[1]), event, body
+    except (ValueError, IndexError):
+        m = LINE.match(line)
+        return (float(m["ts"]), m["event"], m["body"]) if m else None
+
+
+def _fields(body: str, items: int = -1) -> dict[str, str]:
+    """The k=v items of an event's body (its first @items only, if given)."""
+    fields = {}
+    for item in body.split(" ", items)[:items] if items > 0 else body.split():
+        k, eq, v = item.partition("=")
+        if eq:
+            fields[k] = v
+    return fields
 
 
 def read_trace(path: Path) -> list[Record]:
@@ -139,12 +144,42 @@ def records_by_port(records: list[Record], ports: list[int]) -> dict[int, list[R
     return out
 
 
-def flow_facts(records: list[Record], port: int, mine: list[Record] | None = None) -> dict:
+#: What flow_facts reads of a tcp_probe record, and how many of its body's items hold them (the
+#: kernel prints `family src dest mark data_len snd_nxt snd_una snd_cwnd ssthresh snd_wnd` first).
+PROBE_FACT_FIELDS = ("snd_nxt", "snd_una", "snd_cwnd", "ssthresh", "snd_wnd")
+PROBE_FACT_ITEMS = 10
+#: The event flow_facts never reads: its lines are passed over unparsed (a Table 1 run's trace
+#: holds about 17k sslab_ack lines of its 87k).
+NOT_A_FACT = ": sslab_ack: "
+
+
+def records_for_facts(text: str, ports: list[int]) -> dict[int, list[Record]]:
+    """records_by_port(parse(@text), @ports) as far as flow_facts reads it, for less: sslab_ack
+    lines are skipped, and a tcp_probe record holds only its first PROBE_FACT_ITEMS items (all
+    of them, if the trace's first tcp_probe does not have PROBE_FACT_FIELDS among those: an
+    event's format is the same throughout a trace)."""
+    records = []
+    probe_items = None
+    for line in text.splitlines():
+        if not line or line[0] == "#" or NOT_A_FACT in line or (split := _split_line(line)) is None:
+            continue
+        ts, event, body = split
+        if event == "tcp_probe":
+            if probe_items is None:
+                head = _fields(body, PROBE_FACT_ITEMS)
+                probe_items = PROBE_FACT_ITEMS if all(k in head for k in PROBE_FACT_FIELDS) else -1
+            records.append(Record(ts, event, _fields(body, probe_items)))
+        else:
+            records.append(Record(ts, event, _fields(body)))
+    return records_by_port(records, ports)
+
+
+def flow_facts(records: list[Record] | None, port: int, mine: list[Record] | None = None) -> dict:
     """What a run record keeps per flow from the trace: slow start's end, the receiver-limited
     ACKs and the module's events (with their microsecond times).  @mine: the flow's records,
     when already picked out (records_by_port)."""
     if mine is None:
-        mine = flow_records(records, port)
+        mine = flow_records(records or [], port)
     probes = [r for r in mine if r.event == "tcp_probe"]
     return {"slow_start": slow_start_exit(probes), "probe_records": len(probes),
             "receiver_limited_acks": receiver_limited_samples(probes),

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..records import read_record, read_runs_index
 from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
-from ..analysis.traces import flow_facts, read_trace, records_by_port
+from ..analysis.traces import flow_facts, records_for_facts
 
 #: How hard captures and traces are compressed (see gzip_in_place).
 GZIP_LEVEL = 1
@@ -49,17 +49,17 @@ def complete_run(run_dir: Path) -> dict:
     path = run_dir / "run.json"
     run = read_record(path, "sslab.run")
     trace = run.get("trace")
-    traced = read_trace(run_dir / trace) if trace and trace.endswith(".trace") else None
-    mine = records_by_port(traced, [f["port"] for f in run["flows"]]) if traced is not None else {}
+    traced = trace is not None and trace.endswith(".trace")
+    mine = records_for_facts((run_dir / trace).read_text(), [f["port"] for f in run["flows"]]) if traced else {}
     for flow in run["flows"]:
-        flow.update(flow_facts(traced, flow["port"], mine[flow["port"]]) if traced is not None else NO_TRACE)
+        flow.update(flow_facts(None, flow["port"], mine[flow["port"]]) if traced else NO_TRACE)
     if run.get("link_replay") and "link_fidelity" not in run:
         run["link_fidelity"] = replay_fidelity(run["link_replay"])
         run.setdefault("fidelity", {})["link_ok"] = run["link_fidelity"]["ok"]
     if run.get("client_pcap") and "link_bursts" not in run and (run_dir / run["client_pcap"]).exists():
         run["link_bursts"] = burst_summary(arrival_bursts(run_dir / run["client_pcap"],
                                                           {f["port"] for f in run["flows"]}))
-    if traced is not None:
+    if traced:
         gzip_in_place(run_dir / trace)
         run["trace"] = trace + ".gz"
     tmp = path.with_name(".run.json.tmp")
