@@ -66,6 +66,10 @@ def test_variants_behave_on_a_real_path(tmp_path):
     assert growth and growth[0]["a"] == "2" and growth[0]["b"] == "4", growth[:2]
     assert any(e["type"] == "pacing" for e in suss["events"])
     assert runs["cubic_ss"]["bottleneck"]["drops"] > 0
+    # The server namespace's own counters (read from the job's process, netns.tcp_counters_of):
+    # every segment the bottleneck dropped was the one flow's data, and the flow completed, so
+    # each was sent again.
+    assert runs["cubic_ss"]["tcp_counters"]["1"]["RetransSegs"] >= runs["cubic_ss"]["bottleneck"]["drops"]
     ss_exit = runs["cubic_ss"]["flows"][0]["slow_start"]["exit_cwnd"]
     assert ss_exit > runs["cubic_hs"]["flows"][0]["slow_start"]["exit_cwnd"]
     for r in runs.values():

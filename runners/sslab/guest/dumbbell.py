@@ -51,7 +51,7 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 
-from .netns import end_batch, in_ns, run_batch, set_sysctls, sh, tcp_counters
+from .netns import end_batch, in_ns, run_batch, set_sysctls, sh, tcp_counters_of
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
 DELAY_LIMIT_PKTS = 100000
@@ -362,9 +362,11 @@ class Dumbbell:
         return {"packets": fifo.get("packets", 0), "drops": fifo.get("drops", 0),
                 "backlog_pkts": fifo.get("qlen", 0)}
 
-    def tcp_counters(self, server_index: int) -> dict[str, int]:
-        """The server namespace's Tcp: and TcpExt: counters (snmp, netstat), in one process."""
-        return tcp_counters(self.servers[server_index - 1])
+    def tcp_counters(self, pairs: list[int]) -> dict[int, dict[str, int]]:
+        """Each of @pairs' server namespace's Tcp: and TcpExt: counters (snmp, netstat), read by
+        this process (netns.tcp_counters_of)."""
+        counters = tcp_counters_of([self.servers[p - 1] for p in pairs])
+        return {p: counters[self.servers[p - 1]] for p in pairs}
 
 
 class QdiscStats:

@@ -193,7 +193,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         raise ValueError(f"at most {MAX_FLOWS} flows per run")
     ports = [SERVER_PORT + k for k in range(len(flows))]
     pairs = sorted({f["pair"] for f in flows})
-    counters0 = {p: db.tcp_counters(p) for p in pairs}
+    counters0 = db.tcp_counters(pairs)
     bn0 = db.bottleneck_counters()
     pcap = Pcap(db, out_dir / f"{tag}.pcap", capture.get("snaplen", 96), capture.get("immediate", True)) \
         if capture.get("pcap") else None
@@ -263,8 +263,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         client_note = client_pcap.stop() if client_pcap else None
     mark(f"{tag} captured")
     bn1 = db.bottleneck_counters()
-    # Once per pair (each read spawns a process: 40 ms of wall time under UML).
-    counters1 = {p: db.tcp_counters(p) for p in pairs}
+    counters1 = db.tcp_counters(pairs)
     flows_out = []
     for flow, port, rec, cli, srv in results:
         flows_out.append({
