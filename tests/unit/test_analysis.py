@@ -153,10 +153,10 @@ def test_records_for_facts_give_the_facts_a_full_parse_gives():
     fast = records_for_facts(text, [5201, 5202])
     assert all(r.event != "sslab_ack" for r in fast[5201])
     for port in (5201, 5202):
-        assert flow_facts(None, port, fast[port]) == flow_facts(full, port)
-    facts = flow_facts(None, 5201, fast[5201])
+        assert flow_facts(fast[port]) == flow_facts(flow_records(full, port))
+    facts = flow_facts(fast[5201])
     assert facts["slow_start"] == {"exit_cwnd": 14, "ssthresh": 7, "exit_time_s": 0.1, "undone_reductions": 0}
     assert facts["events"] == [{"ts": 1.3, "sport": "5201", "dport": "4", "type": "exit", "a": "1", "b": "2"}]
     # A tcp_probe format with the fields further on: read whole, the same facts.
     moved = text.replace("family=AF_INET ", "family=AF_INET x1=0 x2=0 x3=0 x4=0 x5=0 ")
-    assert flow_facts(None, 5201, records_for_facts(moved, [5201])[5201]) == facts
+    assert flow_facts(records_for_facts(moved, [5201])[5201]) == facts

@@ -174,12 +174,10 @@ def records_for_facts(text: str, ports: list[int]) -> dict[int, list[Record]]:
     return records_by_port(records, ports)
 
 
-def flow_facts(records: list[Record] | None, port: int, mine: list[Record] | None = None) -> dict:
+def flow_facts(mine: list[Record]) -> dict:
     """What a run record keeps per flow from the trace: slow start's end, the receiver-limited
-    ACKs and the module's events (with their microsecond times).  @mine: the flow's records,
-    when already picked out (records_by_port)."""
-    if mine is None:
-        mine = flow_records(records or [], port)
+    ACKs and the module's events (with their microsecond times).  @mine: the flow's records
+    (records_for_facts, records_by_port or flow_records pick them out)."""
     probes = [r for r in mine if r.event == "tcp_probe"]
     return {"slow_start": slow_start_exit(probes), "probe_records": len(probes),
             "receiver_limited_acks": receiver_limited_samples(probes),

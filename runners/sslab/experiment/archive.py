@@ -52,7 +52,7 @@ def complete_run(run_dir: Path) -> dict:
     traced = trace is not None and trace.endswith(".trace")
     mine = records_for_facts((run_dir / trace).read_text(), [f["port"] for f in run["flows"]]) if traced else {}
     for flow in run["flows"]:
-        flow.update(flow_facts(None, flow["port"], mine[flow["port"]]) if traced else NO_TRACE)
+        flow.update(flow_facts(mine[flow["port"]]) if traced else NO_TRACE)
     if run.get("link_replay") and "link_fidelity" not in run:
         run["link_fidelity"] = replay_fidelity(run["link_replay"])
         run.setdefault("fidelity", {})["link_ok"] = run["link_fidelity"]["ok"]
