@@ -150,6 +150,13 @@ def fake_plan(n=3):
                       for i in range(n)]}
 
 
+def one_at_a_time(run_one):
+    """A boot runner (run_cells' @runner) from a stand-in that runs one cell."""
+    def run(cells, dests, substrate, host):
+        return [run_one(c, d, substrate, host) for c, d in zip(cells, dests)]
+    return run
+
+
 def finishing_runner(calls):
     def run(cell, dest, substrate, host):
         calls.append(cell["key"])
@@ -163,13 +170,13 @@ def finishing_runner(calls):
 def test_run_cells_skips_done_and_never_overwrites(tmp_path):
     plan, calls = fake_plan(), []
     counts = mx.run_cells(tmp_path, plan, "h", ["k0", "k1", "k2"], None, log=lambda m: None,
-                          runner=finishing_runner(calls))
+                          runner=one_at_a_time(finishing_runner(calls)))
     assert counts == {"ran": 3, "skipped": 0, "failed": 0} and calls == ["k0", "k1", "k2"]
     store = mx.CellStore(tmp_path)
     assert all(store.done(k) for k in ("k0", "k1", "k2")) and not store.stale_partials()
     calls.clear()
     counts = mx.run_cells(tmp_path, plan, "h", ["k0", "k1", "k2"], None, log=lambda m: None,
-                          runner=finishing_runner(calls))
+                          runner=one_at_a_time(finishing_runner(calls)))
     assert counts == {"ran": 0, "skipped": 3, "failed": 0} and calls == []
     partial = store.new_partial("k0")
     with pytest.raises(FileExistsError):
@@ -189,7 +196,8 @@ def test_a_failing_cell_is_retried_once_then_recorded(tmp_path):
             raise RuntimeError("VM hung in phase job")
         return finishing_runner([])(cell, dest, substrate, host)
 
-    counts = mx.run_cells(tmp_path, fake_plan(), "h", ["k0", "k1", "k2"], None, log=lambda m: None, runner=flaky)
+    counts = mx.run_cells(tmp_path, fake_plan(), "h", ["k0", "k1", "k2"], None, log=lambda m: None,
+                          runner=one_at_a_time(flaky))
     assert counts == {"ran": 2, "skipped": 0, "failed": 1}
     assert attempts == ["k0", "k1", "k1", "k2"]
     store = mx.CellStore(tmp_path)
@@ -199,7 +207,7 @@ def test_a_failing_cell_is_retried_once_then_recorded(tmp_path):
     assert all("VM hung in phase job" in (f / "error.txt").read_text() for f in fails)
     # A rerun tries the failed cell again (and keeps the old failure logs).
     counts = mx.run_cells(tmp_path, fake_plan(), "h", ["k0", "k1", "k2"], None, log=lambda m: None,
-                          runner=finishing_runner([]))
+                          runner=one_at_a_time(finishing_runner([])))
     assert counts == {"ran": 1, "skipped": 2, "failed": 0} and store.done("k1") and len(store.failures("k1")) == 2
 
 
@@ -211,22 +219,24 @@ def test_an_interrupted_cell_does_not_count(tmp_path):
         return finishing_runner([])(cell, dest, substrate, host)
 
     with pytest.raises(KeyboardInterrupt):
-        mx.run_cells(tmp_path, fake_plan(), "h", ["k0", "k1", "k2"], None, log=lambda m: None, runner=interrupted)
+        mx.run_cells(tmp_path, fake_plan(), "h", ["k0", "k1", "k2"], None, log=lambda m: None,
+                     runner=one_at_a_time(interrupted))
     store = mx.CellStore(tmp_path)
     assert store.done("k0") and not store.done("k1") and not store.done("k2")
     assert len(store.stale_partials()) == 1
     calls = []
     counts = mx.run_cells(tmp_path, fake_plan(), "h", ["k0", "k1", "k2"], None, log=lambda m: None,
-                          runner=finishing_runner(calls))
+                          runner=one_at_a_time(finishing_runner(calls)))
     assert calls == ["k1", "k2"] and counts["skipped"] == 1
 
 
 def test_pack_and_merge_never_replace_a_cell(tmp_path):
     host_dir, ctl_dir = tmp_path / "host", tmp_path / "ctl"
     plan = {**fake_plan(), "deal": {"b": ["k0", "k1", "k2"]}}
-    mx.run_cells(host_dir, plan, "b", ["k0", "k1"], None, log=lambda m: None, runner=finishing_runner([]))
+    mx.run_cells(host_dir, plan, "b", ["k0", "k1"], None, log=lambda m: None,
+                 runner=one_at_a_time(finishing_runner([])))
     # The controller already holds k0, made elsewhere: it must stay as it is.
-    mx.run_cells(ctl_dir, plan, "a", ["k0"], None, log=lambda m: None, runner=finishing_runner([]))
+    mx.run_cells(ctl_dir, plan, "a", ["k0"], None, log=lambda m: None, runner=one_at_a_time(finishing_runner([])))
     (ctl_dir / "cells" / "k0" / "data.txt").write_text("controller's own")
     tar = tmp_path / "b.tar"
     assert pack_cells(host_dir, plan, "b", tar) == 2
@@ -356,11 +366,11 @@ def test_a_shared_boot_runs_from_its_first_repetition_to_its_last_missing(tmp_pa
     plan, calls = boot_plan(), []
     store = mx.CellStore(tmp_path)
     # k1 alone is missing from the first boot: k0 runs again to reach it and is not replaced.
-    mx.run_cells(tmp_path, plan, "h", ["k0"], None, log=lambda m: None, group_runner=boot_runner(calls))
+    mx.run_cells(tmp_path, plan, "h", ["k0"], None, log=lambda m: None, runner=boot_runner(calls))
     (store.cell_dir("k0") / "data.txt").write_text("the first k0")
     calls.clear()
     counts = mx.run_cells(tmp_path, plan, "h", ["k0", "k1", "k2", "k3"], None, log=lambda m: None,
-                          group_runner=boot_runner(calls))
+                          runner=boot_runner(calls))
     assert calls == [["k0", "k1"], ["k2", "k3"]]
     assert counts == {"ran": 3, "skipped": 1, "failed": 0}
     assert (store.cell_dir("k0") / "data.txt").read_text() == "the first k0"
@@ -368,14 +378,14 @@ def test_a_shared_boot_runs_from_its_first_repetition_to_its_last_missing(tmp_pa
     # Only the second boot's first repetition missing: its boot stops there.
     calls.clear()
     counts = mx.run_cells(tmp_path / "other", plan, "h", ["k2"], None, log=lambda m: None,
-                          group_runner=boot_runner(calls))
+                          runner=boot_runner(calls))
     assert calls == [["k2"]] and counts["ran"] == 1
 
 
 def test_a_failing_shared_boot_records_each_missing_cell(tmp_path):
     calls = []
     counts = mx.run_cells(tmp_path, boot_plan(), "h", ["k0", "k1", "k2", "k3"], None, log=lambda m: None,
-                          group_runner=boot_runner(calls, fail_at="k3"))
+                          runner=boot_runner(calls, fail_at="k3"))
     assert calls == [["k0", "k1"], ["k2", "k3"], ["k2", "k3"]]
     assert counts == {"ran": 2, "skipped": 0, "failed": 2}
     store = mx.CellStore(tmp_path)

@@ -114,14 +114,14 @@ class Progress:
 
 
 def run_cells(matrix_dir: Path, plan: dict, host: str, keys: list[str], substrate, log=print,
-              runner=run_one_cell, group_runner=run_cell_group) -> dict:
+              runner=run_cell_group) -> dict:
     """Run this host's cells: skip finished ones, retry a failure once, record it.
 
     @substrate is one substrate, or a list of them to run that many boots at
     once (UMLs pinned to one core each; the same seeds give the same results
-    serial or parallel).  A cell of its own runs through @runner; the cells of
-    a shared boot (the plan's "boot" groups) through @group_runner, together,
-    from the group's first repetition up to the last one still missing (the
+    serial or parallel).  A boot's cells run through @runner (run_cell_group), a
+    cell of its own alone and a shared boot's (the plan's "boot" groups)
+    together, from the group's first repetition up to the last one still missing (the
     ones before it in its boot run again, as they must for it to be the same
     cell, and what they make is dropped: a finished cell is never replaced).
     Returns counts.  An interruption (Ctrl-C, SIGTERM, a lost host) leaves the
@@ -135,7 +135,7 @@ def run_cells(matrix_dir: Path, plan: dict, host: str, keys: list[str], substrat
         raise MatrixError(f"cells not in the plan: {unknown[:3]}")
     workers = list(substrate) if isinstance(substrate, (list, tuple)) else [substrate]
     with host_lock(store, host):
-        return _run_cells_locked(store, plan["cells"], host, keys, workers, log, runner, group_runner)
+        return _run_cells_locked(store, plan["cells"], host, keys, workers, log, runner)
 
 
 def host_boots(cells: list[dict], keys: list[str]) -> list[tuple[list[dict], list[str]]]:
@@ -177,7 +177,7 @@ class Stopping(Exception):
 
 
 def _run_cells_locked(store: CellStore, cells: list[dict], host: str, keys: list[str], workers: list, log,
-                      runner, group_runner) -> dict:
+                      runner) -> dict:
     progress = Progress(store, host, keys)
     progress.update(workers=len(workers))
     todo: "queue.Queue[tuple[int, list[dict], list[str]]]" = queue.Queue()
@@ -212,9 +212,7 @@ def _run_cells_locked(store: CellStore, cells: list[dict], host: str, keys: list
             log(f"[{host}] {n}/{len(keys)} {label}: running (attempt {attempt}, {what})")
             t0 = time.monotonic()
             try:
-                infos = runner(boot[0], partials[0], substrate, host) if len(boot) == 1 and "boot" not in boot[0] \
-                    else group_runner(boot, partials, substrate, host)
-                infos = infos if isinstance(infos, list) else [infos]
+                infos = runner(boot, partials, substrate, host)
                 for c, partial in zip(boot, partials):
                     if c in missing:
                         store.commit(partial, c["key"])
