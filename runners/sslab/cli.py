@@ -453,13 +453,13 @@ def cmd_matrix(args) -> int:
         print(json.dumps(counts))
         return EXIT_FAILED if counts["failed"] else EXIT_OK
     if args.action == "pack":
-        from .matrix.orchestrate import pack_cells
+        from .matrix.transfer import pack_cells
         plan = read_record(Path(args.plan), "sslab.matrix-plan")
         n = pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.out))
         print(json.dumps({"packed_cells": n}))
         return EXIT_OK
     if args.action == "merge":
-        from .matrix.orchestrate import merge_cells
+        from .matrix.transfer import merge_cells
         if not Path(args.tar).is_file():
             raise Refused(f"{args.tar}: no such tar of cells")
         print(json.dumps(merge_cells(Path(args.matrix_dir), Path(args.tar))))

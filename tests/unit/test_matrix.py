@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sslab import matrix as mx
-from sslab.matrix.orchestrate import merge_cells, pack_cells
+from sslab.matrix.transfer import merge_cells, pack_cells
 from sslab.scenario import load_scenario, parse_scenario, scenario_from_dump
 
 KERNEL = {"reno": "built in", "cubic": "built in", "bbr": "module tcp_bbr", "cubic_hs": "module tcp_sslab",
@@ -296,7 +296,7 @@ def test_a_hosts_tar_is_extracted_only_inside_and_only_files(tmp_path, monkeypat
     import io
     import tarfile
 
-    from sslab.matrix.orchestrate import extract_data
+    from sslab.matrix.transfer import extract_data
     if not has_filters:
         monkeypatch.delattr(tarfile, "data_filter", raising=False)
 

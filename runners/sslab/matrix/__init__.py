@@ -54,6 +54,7 @@ The package:
     plan         cell keys, the plan, boots, dealing boots to hosts
     store        the resumable cell store (writing; reading is analysis.archive)
     cells        running one host's boots of cells (retry, record failures, progress)
+    transfer     packing a host's cells, merging them on the controller
     orchestrate  the controller: plan, deal, run Ansible, progress, report
 
 May import: experiment, analysis, substrate, scenario and the leaves.  Not cli.
