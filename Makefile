@@ -51,7 +51,8 @@ SUSS_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),-
 MATRIX_ARGS = $(SUSS_ARGS) $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
               $(if $(RTT),--set RTT=$(RTT)) $(if $(INVENTORY),--inventory $(INVENTORY)) $(if $(SERIAL),--serial $(SERIAL)) \
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \
-              $(if $(BACKEND),--backend $(BACKEND)) $(if $(BOOT_SHARE),--boot-share $(BOOT_SHARE)) $(KERNEL_ARGS)
+              $(if $(BACKEND),--backend $(BACKEND)) $(if $(BOOT_SHARE),--boot-share $(BOOT_SHARE)) $(KERNEL_ARGS) \
+              $(if $(HOST_TIMEOUT),--host-timeout $(HOST_TIMEOUT))
 
 # A researcher's kernel (README, "Test your own algorithm"): KERNEL_SOURCE=name, another Debian
 # kernel source (images/uml/sources/<name>.yaml; default 6.1); KERNEL_PATCHES=dir, a patch series
@@ -83,7 +84,7 @@ RUN_ARGS = $(SUSS_ARGS) $(foreach v,SELECT LINKS VARIANTS SETTINGS,$(if $($(v)),
            $(if $(BACKEND),--backend $(BACKEND)) $(if $(ITER),--iter $(ITER)) \
            $(foreach v,CCA BUF RTT,$(if $($(v)),--set $(v)=$($(v)))) $(if $(INVENTORY),--inventory $(INVENTORY)) \
            $(if $(SERIAL),--serial $(SERIAL)) $(if $(CONTAINER),--container $(CONTAINER)) $(if $(BOOT_SHARE),--boot-share $(BOOT_SHARE)) $(SUBSTRATE_ARGS) \
-           $(KERNEL_ARGS)
+           $(KERNEL_ARGS) $(if $(HOST_TIMEOUT),--host-timeout $(HOST_TIMEOUT))
 
 # Host programs and the Debian packages that provide them.
 HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \

@@ -59,6 +59,8 @@ def cmd_container(args) -> int:
     return EXIT_OK
 
 
+HOST_TIMEOUT_HELP = ("seconds a host has for a batch of boots before it counts as lost and its boots go to "
+                     "the other hosts (default: 4x the batch's expected time, at least 300)")
 BOOT_SHARE_HELP = ("(matrices, UML) repetitions of a setting per boot: they share its topology and fidelity "
                    "check; the first of each runs exactly as alone, the others' cells are keyed apart "
                    "(default: 10 under UML, 1 on a real clock; 1: a boot per cell)")
@@ -249,7 +251,8 @@ def cmd_run(args) -> int:
         return _run_matrix_experiment(exp, args)
     for option, value in (("--set", args.set), ("--iter", args.iter), ("--serial", args.serial),
                           ("--container", args.container), ("--inventory", args.inventory),
-                          ("--kernel", args.kernel), ("--boot-share", args.boot_share)):
+                          ("--kernel", args.kernel), ("--boot-share", args.boot_share),
+                          ("--host-timeout", args.host_timeout)):
         if value:
             raise Refused(f"{option}: {exp.target} is not a matrix ({option} belongs to matrices: "
                           f"`sslab experiments` lists them)")
@@ -333,7 +336,8 @@ def _matrix_on_kernels(m, options: dict[str, str], args, inventory: Path) -> int
     from .matrix.orchestrate import run_matrix, run_on_kernels
     run_args = dict(iterations=args.iter, inventory=inventory, serial=args.serial, substrate=args.substrate,
                     jobs=args.jobs, clock=args.clock, container=args.container, backend=args.backend,
-                    suss_version=args.suss_version, host_model=args.hosts, boot_share=args.boot_share)
+                    suss_version=args.suss_version, host_model=args.hosts, boot_share=args.boot_share,
+                    host_timeout=args.host_timeout)
     if args.kernel:
         return run_on_kernels(m, options, args.kernel, **run_args)
     return run_matrix(m, options, **run_args)
@@ -427,9 +431,13 @@ def cmd_matrix(args) -> int:
         return _matrix_on_kernels(m, options, args, Path(args.inventory))
     if args.action == "run-cells":
         plan = read_record(Path(args.plan), "sslab.matrix-plan")
-        keys = plan["deal"].get(args.host)
+        # --keys: the batch the controller deals this host now (matrix.dealer); else the plan's dealing.
+        keys = args.keys.split(",") if args.keys else plan["deal"].get(args.host)
         if keys is None:
             raise mx.MatrixError(f"the plan deals no cells to host {args.host!r}")
+        redo = args.redo.split(",") if args.redo else []
+        if stray := sorted(set(redo) - set(keys)):
+            raise Refused(f"--redo names cells not run here: {', '.join(stray)}")
 
         def stop(signum, frame):
             # Unwind: the VM's QEMU is killed on the way out; the cell in
@@ -448,14 +456,24 @@ def cmd_matrix(args) -> int:
         substrate = substrates[0]
         image_hash = substrate.image.manifest()["image_hash"] if args.substrate != "native" else plan["image_hash"]
         mx.check_host_matches(plan, image_hash, mx.traffic_code_version())
-        counts = mx.run_cells(Path(args.matrix_dir), plan, args.host, keys, substrates,
-                              log=lambda m: print(m, flush=True))
+        for key in redo:
+            # Arrived damaged at the controller: set this copy aside, run the cell again.
+            mx.set_aside(Path(args.matrix_dir), key, "arrived damaged at the controller; run again")
+        try:
+            counts = mx.run_cells(Path(args.matrix_dir), plan, args.host, keys, substrates,
+                                  log=lambda m: print(m, flush=True))
+        finally:
+            if args.pack_to:
+                # What finished comes home even when a cell failed (not when stopped: SystemExit).
+                from .matrix.transfer import pack_cells
+                pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.pack_to), keys)
         print(json.dumps(counts))
         return EXIT_FAILED if counts["failed"] else EXIT_OK
     if args.action == "pack":
         from .matrix.transfer import pack_cells
         plan = read_record(Path(args.plan), "sslab.matrix-plan")
-        n = pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.out))
+        n = pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.out),
+                       args.keys.split(",") if args.keys else None)
         print(json.dumps({"packed_cells": n}))
         return EXIT_OK
     if args.action == "merge":
@@ -463,6 +481,10 @@ def cmd_matrix(args) -> int:
         if not Path(args.tar).is_file():
             raise Refused(f"{args.tar}: no such tar of cells")
         print(json.dumps(merge_cells(Path(args.matrix_dir), Path(args.tar))))
+        return EXIT_OK
+    if args.action == "stop":
+        from .matrix.stopping import stop_runner
+        print(json.dumps(stop_runner(Path(args.matrix_dir), args.host)))
         return EXIT_OK
     if args.action == "report":
         from .analysis.matrix_report import write_matrix_report
@@ -597,6 +619,7 @@ def main(argv: list[str] | None = None) -> int:
     prun.add_argument("--serial", help="(matrices) hosts at a time (default: all at once)")
     prun.add_argument("--container", help="(matrices) run the cells in this slowstart-lab container image")
     prun.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
+    prun.add_argument("--host-timeout", type=at_least_one("HOST_TIMEOUT"), help=HOST_TIMEOUT_HELP)
     add_kernel_option(prun)
     add_suss_version_option(prun)
     add_substrate_options(prun)
@@ -636,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
     mr.add_argument("--jobs", type=at_least_one("JOBS"), help="cells at a time per host (UML; default: its cores)")
     mr.add_argument("--container", help="run the cells in this slowstart-lab container image (make container)")
     mr.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
+    mr.add_argument("--host-timeout", type=at_least_one("HOST_TIMEOUT"), help=HOST_TIMEOUT_HELP)
     mr.add_argument("--backend", choices=BACKENDS, help="who builds each cell's topology (default: the matrix's)")
     add_kernel_option(mr)
     add_suss_version_option(mr)
@@ -645,12 +669,19 @@ def main(argv: list[str] | None = None) -> int:
     mc.add_argument("--plan", required=True)
     mc.add_argument("--host", required=True)
     mc.add_argument("--jobs", type=at_least_one("JOBS"))
+    mc.add_argument("--keys", help="run these cells (comma-separated keys of the plan), not the plan's dealing")
+    mc.add_argument("--redo", help="of --keys, cells to set aside and run again (they arrived damaged)")
+    mc.add_argument("--pack-to", help="then tar the finished cells of --keys here, for the controller")
     add_substrate_options(mc)
     mp = msub.add_parser("pack", help="(on a host) tar its finished cells for the controller")
     mp.add_argument("--matrix-dir", required=True)
     mp.add_argument("--plan", required=True)
     mp.add_argument("--host", required=True)
     mp.add_argument("--out", required=True)
+    mp.add_argument("--keys", help="these cells (comma-separated), not the plan's dealing to HOST")
+    ms = msub.add_parser("stop", help="(on a host) stop HOST's runner of a matrix, its testbeds, its partial cells")
+    ms.add_argument("--matrix-dir", required=True)
+    ms.add_argument("--host", required=True)
     mg = msub.add_parser("merge", help="(on the controller) merge a host's tar of cells")
     mg.add_argument("--matrix-dir", required=True)
     mg.add_argument("--tar", required=True)

@@ -15,3 +15,34 @@ def sslab(args: list[str], results: Path, timeout: float = 1800,
     env = {**os.environ, "SSLAB_RESULTS": str(results), **(env or {})}
     return subprocess.run([sys.executable, "-m", "sslab", *args], capture_output=True, text=True,
                           cwd=REPO_ROOT, env=env, timeout=timeout)
+
+
+def cell_record(cell: Path) -> dict[str, bytes]:
+    """What a matrix cell recorded of its runs, by path: the job's plan and everything its guest wrote
+    (every run's record, capture and trace, the fidelity check).  Left out, as the host's and not the
+    cell's: cell.json (host, wall times), meta.json and job/uml/ (the host's boot timings, paths), and
+    manifest.json, which hashes those too."""
+    job = cell / "job"
+    files = [job / "plan.json", *sorted(p for p in (job / "out").rglob("*") if p.is_file())]
+    return {str(p.relative_to(cell)): p.read_bytes() for p in files}
+
+
+def matrix_records(matrix_dir: Path) -> dict[str, dict[str, bytes]]:
+    """cell_record of every finished cell of a matrix directory, by key."""
+    cells = matrix_dir / "cells"
+    return {d.name: cell_record(d) for d in sorted(cells.iterdir()) if (d / "cell.json").is_file()}
+
+
+def processes_matching(*patterns: str) -> list[str]:
+    """Processes (pid and command line) whose command line holds any of @patterns, this one aside."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if cmd and any(p in cmd for p in patterns):
+            out.append(f"{proc.name} {cmd[:200]}")
+    return out

@@ -12,6 +12,8 @@ import pytest
 
 from sslab.paths import REPO_ROOT
 
+from .helpers import matrix_records, processes_matching
+
 pytestmark = pytest.mark.vm
 TINY = REPO_ROOT / "tests/data/matrix-tiny.yaml"
 
@@ -41,7 +43,7 @@ def first_run(tmp_path_factory, image):
 
 def test_cells_run_and_report(first_run):
     results, mdir, out = first_run
-    assert "1 cells; 0 already done, 1 to run on 1 host(s): localhost 1" in out
+    assert "1 cells; 0 already done, 1 to run in 1 boot(s) on 1 host(s) (localhost), dealt as they free up" in out
     assert "unavailable, not run and never substituted" in out and "bbr2" in out
     (key,) = done_cells(mdir)
     cell = mdir / "cells" / key
@@ -74,37 +76,41 @@ def test_rerun_runs_nothing_and_report_is_byte_identical(first_run):
     assert (new[-1] / "table.md").read_bytes() == (reports[-1] / "table.md").read_bytes()
 
 
-def test_ctrl_c_keeps_finished_cells_and_the_rerun_runs_only_the_missing(first_run, image):
-    results, mdir, _ = first_run
-    before = done_cells(mdir)
+def test_ctrl_c_to_the_foreground_group_stops_everything_and_the_rerun_completes_the_same_cells(
+        tmp_path, image):
+    """As a new user's Ctrl-C: SIGINT to make's process group, here started as a script's background
+    job, with SIGINT ignored (a terminal's foreground job has it at its default: the harder case)."""
+    results, reference = tmp_path / "results", tmp_path / "reference"
+    mdir = results / "tiny" / "all"
+    cmd = ["make", "matrix", f"MATRIX={TINY}", "ITER=6", "BOOT_SHARE=1"]
     env = {**os.environ, "SSLAB_RESULTS": str(results)}
-    proc = subprocess.Popen(matrix_cmd("run", str(TINY), "--iter", "2"), cwd=REPO_ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    # Wait until the second repetition's VM is up, then press Ctrl-C.
-    deadline = time.monotonic() + 300
-    serial = None
-    while time.monotonic() < deadline and serial is None:
-        time.sleep(1)
-        logs = list((mdir / "cells").glob(".partial-*/job/uml/console.log"))
-        if logs and "SSLAB:shares-mounted" in logs[0].read_text(errors="replace"):
-            serial = logs[0]
-    assert serial is not None, "the second cell never started"
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=180)
-    assert proc.returncode != 0
-    assert "interrupted" in out
-    # Nothing half-done counts, nothing finished is lost, no VM is left behind.
-    assert done_cells(mdir) == before
-    assert list((mdir / "cells").glob(".partial-*"))
-    time.sleep(2)
-    left = subprocess.run(["pgrep", "-f", str(results)], capture_output=True, text=True).stdout.split()
-    left += subprocess.run(["pgrep", "-f", str(image.uml_binary)], capture_output=True, text=True).stdout.split()
-    assert not left, f"processes left running: {left}"
-    res = run(["run", str(TINY), "--iter", "2"], results)
+    log = open(tmp_path / "make.log", "w")
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    # Partway: some cells home, others running.
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and not (done_cells(mdir) and list((mdir / "cells").glob(".partial-*"))):
+        assert proc.poll() is None, (tmp_path / "make.log").read_text()[-3000:]
+        time.sleep(0.5)
+    before = done_cells(mdir)
+    assert before and len(before) < 6
+    os.killpg(proc.pid, signal.SIGINT)
+    t0 = time.monotonic()
+    left = ["?"]
+    while time.monotonic() - t0 < 10 and (proc.poll() is None or left):
+        left = processes_matching(str(results), "ansible-playbook", str(image.uml_binary))
+        time.sleep(0.2)
+    out = (tmp_path / "make.log").read_text()
+    assert proc.poll() is not None and not left, f"left after 10 s: {left}\n{out[-3000:]}"
+    assert "interrupted (SIGINT): stopping every host's run" in out and "partial cell(s) removed" in out
+    # Finished cells kept, nothing partial left to count or to clean up.
+    assert before <= done_cells(mdir) and not list((mdir / "cells").glob(".partial-*"))
+    res = run(["run", str(TINY), "--iter", "6", "--boot-share", "1"], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert "2 cells; 1 already done, 1 to run" in res.stdout
-    after = done_cells(mdir)
-    assert before < after and len(after) == 2
+    res = run(["run", str(TINY), "--iter", "6", "--boot-share", "1"], reference)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    resumed, whole = matrix_records(mdir), matrix_records(reference / "tiny" / "all")
+    assert len(whole) == 6 and resumed == whole
 
 
 def test_a_second_suss_version_is_archived_apart_and_reported_beside_the_first(first_run):
@@ -118,8 +124,7 @@ def test_a_second_suss_version_is_archived_apart_and_reported_beside_the_first(f
     assert "SUSS: SUSS 2025 (the authors' rewrite)" in table
     side = table[table.index("## SUSS versions side by side"):]
     assert "| SUSS 2024 (all) | SUSS 2025 (all_suss-2025) |" in side
-    # One setting, an improvement under each version (the base may hold 2 repetitions by now: the
-    # Ctrl-C test above reruns it with --iter 2).
+    # One setting, an improvement under each version.
     (row,) = [ln for ln in side.splitlines() if ln.startswith("| cubic | 1BDP | 20ms |")]
     assert row.count("% (n=") == 2
 

@@ -1,5 +1,6 @@
 """Matrices: selection, cell keys, dealing, the cell store, resuming and merging."""
 
+import hashlib
 import json
 import tarfile
 from pathlib import Path
@@ -123,10 +124,10 @@ def test_traffic_code_version_follows_guest_code(tmp_path):
     assert mx.traffic_code_version(tmp_path) != v1
 
 
-def test_deal_round_robin():
-    cells = [{"key": str(i)} for i in range(5)]
-    assert mx.deal(cells, ["a", "b"]) == {"a": ["0", "2", "4"], "b": ["1", "3"]}
-    assert mx.deal([], ["a", "b"]) == {"a": [], "b": []}
+def test_boots_to_run_are_a_cell_each_without_boot_sharing():
+    cells = [{"key": str(i)} for i in range(3)]
+    assert mx.boots_to_run(cells) == [["0"], ["1"], ["2"]]
+    assert mx.boots_to_run([]) == []
 
 
 def test_bdp_form_and_dump_round_trip():
@@ -163,6 +164,8 @@ def finishing_runner(calls):
         (dest / "data.txt").write_text(cell["key"])
         info = {"key": cell["key"], "wall_s": 1.0, "traffic_s": 0.5}
         (dest / "cell.json").write_text(json.dumps(info))
+        artifacts = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in dest.iterdir()}
+        (dest / "manifest.json").write_text(json.dumps({"artifacts": artifacts}))
         return info
     return run
 
@@ -242,10 +245,36 @@ def test_pack_and_merge_never_replace_a_cell(tmp_path):
     assert pack_cells(host_dir, plan, "b", tar) == 2
     with tarfile.open(tar) as t:
         assert "cells/k1/cell.json" in t.getnames()
-    assert merge_cells(ctl_dir, tar) == {"merged": 1, "already_here": 1, "failure_logs": 0}
+    assert merge_cells(ctl_dir, tar) == {"merged": 1, "already_here": 1, "failure_logs": 0, "damaged": []}
     assert (ctl_dir / "cells" / "k0" / "data.txt").read_text() == "controller's own"
     assert (ctl_dir / "cells" / "k1" / "data.txt").read_text() == "k1"
     assert not list(ctl_dir.glob(".merge-*"))
+
+
+def test_a_cell_that_arrives_damaged_is_never_merged(tmp_path):
+    """A file changed, one missing, one added after the manifest: each names the cell damaged."""
+    host_dir, ctl_dir = tmp_path / "host", tmp_path / "ctl"
+    plan = {**fake_plan(), "deal": {"b": ["k0", "k1", "k2"]}}
+    mx.run_cells(host_dir, plan, "b", ["k0", "k1", "k2"], None, log=lambda m: None,
+                 runner=one_at_a_time(finishing_runner([])))
+    (host_dir / "cells" / "k0" / "data.txt").write_text("k0, one byte off")
+    (host_dir / "cells" / "k1" / "data.txt").unlink()
+    (host_dir / "cells" / "k2" / "extra.txt").write_text("not listed")
+    tar = tmp_path / "b.tar"
+    assert pack_cells(host_dir, plan, "b", tar, keys=["k0", "k1", "k2"]) == 3
+    counts = merge_cells(ctl_dir, tar, host="b")
+    assert counts["merged"] == 0 and counts["damaged"] == ["k0", "k1", "k2"]
+    store = mx.CellStore(ctl_dir)
+    assert not any(store.done(k) for k in ("k0", "k1", "k2"))
+    errors = {f.name.split("-")[0]: (f / "error.txt").read_text() for f in store.failed.iterdir()}
+    assert all(f.name.endswith("-damaged-b") for f in store.failed.iterdir())
+    assert "data.txt: sha256" in errors["k0"] and "data.txt: missing" in errors["k1"]
+    assert "extra.txt: not in the manifest" in errors["k2"]
+    # The same cells sound: merged.
+    sound = tmp_path / "sound"
+    mx.run_cells(sound, plan, "b", ["k0"], None, log=lambda m: None, runner=one_at_a_time(finishing_runner([])))
+    pack_cells(sound, plan, "b", tar, keys=["k0"])
+    assert merge_cells(ctl_dir, tar, host="b")["merged"] == 1 and store.done("k0")
 
 
 def test_host_must_match_the_plan():
@@ -337,10 +366,8 @@ def test_shared_boot_groups_keys_and_dealing(table1):
     groups = mx.plan.boot_groups(shared["cells"])
     assert [[c["rep"] for c in g] for g in groups] == [[0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5], [6], [6]]
     assert [g[0]["setting"]["large_rtt"] for g in groups[:2]] == ["25ms", "50ms"]
-    # A boot's cells go to one host; boots are dealt round-robin.
-    dealt = mx.deal(shared["cells"], ["a", "b"])
-    assert dealt["a"] == [c["key"] for g in groups[0::2] for c in g]
-    assert dealt["b"] == [c["key"] for g in groups[1::2] for c in g]
+    # A boot's cells are dealt together, boots in the plan's order.
+    assert mx.boots_to_run(shared["cells"]) == [[c["key"] for c in g] for g in groups]
     with pytest.raises(ValueError, match="at least 1"):
         mx.plan_matrix(table1, chosen, 1, "img", KERNEL, "code", boot_share=0)
 

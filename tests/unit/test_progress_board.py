@@ -1,4 +1,4 @@
-"""The matrix progress board: per-host counts, the running cell and ETAs, from progress files."""
+"""The matrix progress board: per-host state from the dealer, the running cell from progress files."""
 
 import io
 import json
@@ -6,66 +6,67 @@ import time
 
 from rich.console import Console
 
+from sslab.matrix.dealer import Dealer
 from sslab.matrix.progress import ProgressBoard, mmss
 
 
-def write(path, **state):
-    base = {"done": 0, "skipped": 0, "failed": 0, "running": None, "running_since": None, "cell_seconds": [],
-            "finished": False, "updated": time.time()}
-    path.write_text(json.dumps({**base, **state}))
+def board_of(dealer, files, total, preparing=(), out=None):
+    return ProgressBoard(dealer, files, total, est_cell_s=60.0, preparing=set(preparing),
+                         console=Console(file=out or io.StringIO(), force_terminal=False, width=200))
 
 
-def test_plain_board_counts_running_cell_and_eta(tmp_path):
-    a, b = tmp_path / "a.json", tmp_path / "b.json"
+def test_board_shows_each_hosts_state_and_the_cell_its_runner_is_on(tmp_path):
+    d = Dealer([["k0"], ["k1"], ["k2", "k3"], ["k4"]], {"a": 1, "b": 1, "c": 1}, boot_seconds=60)
     now = time.time()
-    write(a, done=2, failed=1, cell_seconds=[100.0, 120.0], running="cell-x r0", running_since=now - 30)
-    board = ProgressBoard({"a": a, "b": b, "far": None}, {"a": ["k"] * 5, "b": ["k"] * 2, "far": ["k"]},
-                          est_cell_s=60.0, console=Console(file=io.StringIO(), force_terminal=False))
-    assert not board.tty
+    ba = d.next_batch("a", now - 30)
+    bb = d.next_batch("b", now - 10)
+    d.batch_ended(bb, {"k1"}, set(), set())
+    d.next_batch("b", now - 5)  # k2, k3
+    a_file = tmp_path / "a.json"
+    a_file.write_text(json.dumps({"running": "smoke-cubic r0", "updated": now}))
+    board = board_of(d, {"a": a_file, "b": None, "c": None}, total=5, preparing={"c"})
     lines = board.lines(now)
-    # a: 3 of 5 finished (2 done + 1 failed); 2 left at its own mean of 110 s, 30 s into one: 190 s
-    assert lines[1].split() == ["a", "[##############..........]", "3/5,", "1", "failed,", "running", "cell-x",
-                                "r0", "(0:30),", "ETA", "3:10"]
-    # b has written nothing yet: 2 cells at the estimate
-    assert "0/2, preparing, ETA 2:00" in lines[2]
-    assert "far" in lines[3] and "remote" in lines[3]
-    assert lines[0].startswith("matrix: 3/8 cells") and lines[0].endswith("ETA 3:10")
+    assert lines[1].split() == ["a", "running", "0", "cell(s)", "home,", "batch", f"{ba.number}", "(1", "cell(s),",
+                                "0:30):", "smoke-cubic", "r0"]
+    assert "b            running   1 cell(s) home, batch 3 (2 cell(s), 0:05)" in lines[2]
+    assert lines[3].split()[:2] == ["c", "preparing"]
+    # 4 cells left at 60 s over 3 slots: 80 s
+    assert lines[0].startswith("matrix: 1/5 cells home, elapsed ") and "ETA 1:20 (3 host(s))" in lines[0]
 
 
-def test_a_previous_runs_progress_file_is_ignored(tmp_path):
-    a = tmp_path / "a.json"
-    write(a, done=4, updated=time.time() - 3600)
-    board = ProgressBoard({"a": a}, {"a": ["k"] * 4}, est_cell_s=10.0,
-                          console=Console(file=io.StringIO(), force_terminal=False))
-    assert board.states()[0].finished == 0 and not board.states()[0].started
+def test_a_lost_host_says_why_and_leaves_the_eta_to_the_others():
+    d = Dealer([["k0"], ["k1"]], {"a": 1, "b": 1}, boot_seconds=60)
+    bb = d.next_batch("b", 0)
+    d.batch_ended(bb, set(), set(), set(), why="unreachable")
+    lines = board_of(d, {}, total=2).lines()
+    assert "b            lost      0 cell(s) home: unreachable" in lines[2]
+    assert "ETA 2:00 (2 host(s), 1 lost)" in lines[0]
+    d.lose("a", "preparation failed")
+    assert "no live host" in board_of(d, {}, total=2).lines()[0]
 
 
-def test_log_prints_only_when_something_changed(tmp_path):
-    a = tmp_path / "a.json"
+def test_an_earlier_batchs_progress_file_is_not_this_batchs(tmp_path):
+    d = Dealer([["k0"]], {"a": 1}, boot_seconds=60)
+    now = time.time()
+    d.next_batch("a", now)
+    f = tmp_path / "a.json"
+    f.write_text(json.dumps({"running": "old cell", "updated": now - 100}))
+    assert board_of(d, {"a": f}, total=1).states(now)[0].running is None
+
+
+def test_the_board_prints_only_when_something_changed():
+    d = Dealer([["k0"]], {"a": 1}, boot_seconds=60)
     out = io.StringIO()
-    board = ProgressBoard({"a": a}, {"a": ["k"] * 2}, est_cell_s=10.0,
-                          console=Console(file=out, force_terminal=False, width=200))
+    board = board_of(d, {}, total=1, out=out)
     board.draw()
     board.draw()
     assert out.getvalue().count("matrix:") == 1
-    write(a, done=1)
+    batch = d.next_batch("a", time.time())
     board.draw()
-    assert out.getvalue().count("matrix:") == 2 and "1/2" in out.getvalue()
-
-
-def test_terminal_board_is_a_rich_progress_display(tmp_path):
-    a = tmp_path / "a.json"
-    write(a, done=1, cell_seconds=[5.0], running="cell-y r1", running_since=time.time())
-    out = io.StringIO()
-    board = ProgressBoard({"a": a}, {"a": ["k"] * 3}, est_cell_s=10.0,
-                          console=Console(file=out, force_terminal=True, width=120))
-    assert board.tty
-    board.start()
+    d.batch_ended(batch, {"k0"}, set(), set())
     board.draw()
-    board.stop()
-    text = out.getvalue()
-    # 2 cells left at 5 s each, a moment into one of them
-    assert "1/3" in text and "running cell-y r1" in text and ("ETA 0:09" in text or "ETA 0:10" in text)
+    assert out.getvalue().count("matrix:") == 3 and "1/1 cells home" in out.getvalue()
+    assert "a            done" in out.getvalue()
 
 
 def test_mmss():

@@ -51,25 +51,28 @@ The package:
 
     spec         the matrix file (axes, compare, defaults) and its loader
     selection    make variables (CCA=, BUF=, RTT=) to axis values
-    plan         cell keys, the plan, boots, dealing boots to hosts
+    plan         cell keys, the plan, boots
+    dealer       which boot goes to which host, as hosts free up (lost hosts, damaged cells)
     store        the resumable cell store (writing; reading is analysis.archive)
     cells        running one host's boots of cells (retry, record failures, progress)
     transfer     packing a host's cells, merging them on the controller
-    orchestrate  the controller: plan, deal, run Ansible, progress, report
+    stopping     stopping a host's runner by name (Ctrl-C reaches every host)
+    fleet        the hosts of a run: prepare, batches through Ansible, merge, stop
+    orchestrate  the controller: plan, the fleet, report
 
 May import: experiment, analysis, substrate, scenario and the leaves.  Not cli.
 """
 
 from .cells import (ATTEMPTS, Progress, check_host_matches, compress_pcaps, host_error, record_host_error, run_cells,
                     run_one_cell)
-from .plan import TRAFFIC_CODE, cell_key, deal, plan_matrix, traffic_code_version
+from .plan import TRAFFIC_CODE, boots_to_run, cell_key, plan_matrix, traffic_code_version
 from .selection import resolve_selection, selection_id, settings, validate_options
 from .spec import MATRICES_DIR, Axis, Compare, Matrix, MatrixError, MatrixSpec, load_matrix, matrix_path
-from .store import CellStore, current_cells, latest_plan, write_json_atomic
+from .store import CellStore, current_cells, latest_plan, set_aside, write_json_atomic
 
 __all__ = ["ATTEMPTS", "Progress", "check_host_matches", "compress_pcaps", "host_error", "record_host_error",
            "run_cells", "run_one_cell",
-           "TRAFFIC_CODE", "cell_key", "deal", "plan_matrix", "traffic_code_version", "resolve_selection",
+           "TRAFFIC_CODE", "boots_to_run", "cell_key", "plan_matrix", "traffic_code_version", "resolve_selection",
            "selection_id", "settings", "validate_options", "MATRICES_DIR", "Axis", "Compare", "Matrix",
            "MatrixError", "MatrixSpec", "load_matrix", "matrix_path", "CellStore", "current_cells",
-           "latest_plan", "write_json_atomic"]
+           "latest_plan", "set_aside", "write_json_atomic"]

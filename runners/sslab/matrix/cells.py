@@ -88,9 +88,11 @@ class Progress:
             self.state.update(kw, updated=time.time())
             write_json_atomic(self.path, self.state)
 
-    def add(self, counter: str, cell_seconds: float | None = None) -> None:
+    def add(self, counter: str, cell_seconds: float | None = None, key: str | None = None) -> None:
         with self.lock:
             self.state[counter] += 1
+            if key is not None:
+                self.state[f"{counter}_keys"] = self.state.get(f"{counter}_keys", []) + [key]
             if cell_seconds is not None:
                 self.state["cell_seconds"] = self.state["cell_seconds"] + [round(cell_seconds, 1)]
             self.state["updated"] = time.time()
@@ -232,8 +234,8 @@ def _run_cells_locked(store: CellStore, cells: list[dict], host: str, keys: list
                         shutil.rmtree(partial, ignore_errors=True)
                 log(f"[{host}]   attempt {attempt} failed: {str(e).splitlines()[0][:200]} (log: {where})")
                 if attempt == ATTEMPTS:
-                    for _ in missing:
-                        progress.add("failed")
+                    for c in missing:
+                        progress.add("failed", key=c["key"])
                 continue
             progress.end(label)
             seconds = time.monotonic() - t0

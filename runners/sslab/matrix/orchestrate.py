@@ -1,15 +1,16 @@
-"""The controller side of a matrix: plan, deal, run Ansible, watch, report.
+"""The controller side of a matrix: plan, run it on the fleet, report.
 
     sslab matrix run table1 --set CCA=cubic --iter 1 --inventory INV
 
 1. Validate the request (unknown options or values: refused, exit 2).
 2. Build or reuse the image; read which congestion controls its kernel
    offers; plan every cell of the selection (matrix.plan_matrix).
-3. Leave out cells already done; deal the rest round-robin to the
-   inventory's hosts; write the plan (with the dealing) to plans/.
+3. Leave out cells already done; write the plan, with the boots still to
+   run, to plans/.
 4. Announce what will run, the chosen defaults and the expected time.
-5. Run playbooks/matrix.yml (its output goes to logs/ansible-*.log) while
-   drawing a progress bar per host from the hosts' progress files.
+5. Run the boots on the inventory's hosts, dealt as hosts free up
+   (matrix.fleet, matrix.dealer; playbook logs under logs/run-<stamp>/),
+   with a board of each host's state.
 6. Write the report (reports/<stamp>/table.md) and print it.
 
 A host whose inventory entry has no `sslab_workdir` runs its cells in the
@@ -24,13 +25,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
-import signal
 import statistics
-import subprocess
 import sys
-import tarfile
-import time
 from pathlib import Path
 
 from ..records import stamped
@@ -39,77 +35,16 @@ from ..analysis.matrix_report import write_kernels_report, write_matrix_report
 from ..experiment import estimate_seconds
 from ..scenario import scenario_from_dump
 from ..substrate import make_substrate
-from ..substrate.agent import kill_group
 from ..substrate.image import ensure_image
 from ..substrate.kernelchanges import KernelChanges
 from ..substrate.preflight import offered_ccas, preflight
-from .cells import host_error
-from .plan import BOOT_SHARE_UML, deal, plan_matrix, traffic_code_version
-from .progress import ProgressBoard
+from .fleet import Fleet, inventory_hosts, on_this_machine
+from .plan import BOOT_SHARE_UML, boots_to_run, plan_matrix, traffic_code_version
 from .selection import resolve_selection, selection_id
 from .spec import Matrix, MatrixError
 from .store import CellStore
 
-PLAYBOOK = paths.REPO_ROOT / "playbooks" / "matrix.yml"
 DEFAULT_INVENTORY = paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"
-ANSIBLE_CFG = paths.REPO_ROOT / "playbooks" / "ansible.cfg"
-HOST_GROUP = "testbeds"
-
-
-def venv_bin(name: str) -> str:
-    """An executable next to this Python (the venv's ansible), else on PATH."""
-    cand = Path(sys.executable).parent / name
-    if cand.exists():
-        return str(cand)
-    found = shutil.which(name)
-    if not found:
-        raise MatrixError(f"{name} not found: run `make deps` (it installs ansible-core into .venv)")
-    return found
-
-
-def inventory_hosts(inventory: Path) -> dict[str, dict]:
-    """Hosts of the inventory's `testbeds` group with their variables."""
-    if not Path(inventory).exists():
-        raise MatrixError(f"no inventory {inventory}")
-    res = subprocess.run([venv_bin("ansible-inventory"), "-i", str(inventory), "--list"],
-                         capture_output=True, text=True, env=ansible_env())
-    if res.returncode != 0:
-        raise MatrixError(f"cannot read inventory {inventory}: {res.stderr.strip()[-500:]}")
-    data = json.loads(res.stdout)
-    hosts = data.get(HOST_GROUP, {}).get("hosts", [])
-    if not hosts:
-        raise MatrixError(f"inventory {inventory} has no hosts in group [{HOST_GROUP}]")
-    hostvars = data.get("_meta", {}).get("hostvars", {})
-    return {h: hostvars.get(h, {}) for h in hosts}
-
-
-def ansible_env() -> dict:
-    return {**os.environ, "ANSIBLE_CONFIG": str(ANSIBLE_CFG), "ANSIBLE_NOCOLOR": "1"}
-
-
-def on_this_machine(hostvars: dict) -> bool:
-    return "sslab_workdir" not in hostvars or hostvars.get("ansible_connection") == "local"
-
-
-def host_matrix_dir(hostvars: dict, matrix_rel: str) -> Path | None:
-    """Where a host keeps this matrix, if it can be read from here (a local host); None otherwise."""
-    if "sslab_workdir" not in hostvars:
-        return paths.RESULTS_DIR / matrix_rel
-    if hostvars.get("ansible_connection") == "local":
-        return Path(hostvars["sslab_workdir"]) / "results" / matrix_rel
-    return None
-
-
-def code_tarball(dest: Path) -> Path:
-    """The controller's tree as the hosts need it: tracked and new files, not results or caches."""
-    res = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "ls-files", "-co", "--exclude-standard", "-z"],
-                         capture_output=True, check=True)
-    names = [n for n in res.stdout.decode().split("\0") if n and not n.startswith("results/")
-             and (paths.REPO_ROOT / n).is_file()]
-    with tarfile.open(dest, "w:gz") as tar:
-        for n in sorted(names):
-            tar.add(paths.REPO_ROOT / n, arcname=n, recursive=False)
-    return dest
 
 
 def check_jobs(substrate: str, jobs: int | None) -> int:
@@ -177,7 +112,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
                serial: str | None = None, substrate: str = "uml", jobs: int | None = None,
                clock: str = "real", container: str | None = None, backend: str | None = None,
                suss_version: int | None = None, host_model: str | None = None, check_only: bool = False,
-               boot_share: int | None = None) -> int:
+               boot_share: int | None = None, host_timeout: float | None = None) -> int:
     """Run the matrix's missing cells on the kernel the environment names (KernelChanges.from_env) and
     write its report.  @check_only: stop after the image is built, the testbed booted here and the
     congestion controls asked for found in its kernel (run_on_kernels checks every kernel first)."""
@@ -231,7 +166,9 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     matrix_dir = paths.RESULTS_DIR / matrix_rel
     store = CellStore(matrix_dir)
     missing = [c for c in plan["cells"] if not store.done(c["key"])]
-    plan["deal"] = deal(missing, list(hosts))
+    # Dealt as hosts free up (matrix.dealer): the plan records what was to run, a boot at a time.
+    plan["boots"] = boots_to_run(missing)
+    plan["deal"] = {}
     plan["inventory"] = {"path": str(inventory), "hosts": list(hosts)}
     plan_stamp = paths.stamp()
     plan_path = matrix_dir / "plans" / f"plan-{plan_stamp}.json"
@@ -247,8 +184,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         print(f"    {k}: {v}")
     runnable = len(plan["cells"]) // iterations  # iterations >= 1, checked above
     print(f"  {runnable} settings x {iterations} iteration(s) = {len(plan['cells'])} cells; "
-          f"{len(plan['cells']) - len(missing)} already done, {len(missing)} to run on "
-          f"{len(hosts)} host(s): {', '.join(f'{h} {len(k)}' for h, k in plan['deal'].items())}")
+          f"{len(plan['cells']) - len(missing)} already done, {len(missing)} to run in {len(plan['boots'])} boot(s) "
+          f"on {len(hosts)} host(s) ({', '.join(hosts)}), dealt as they free up")
     current = {c["key"] for c in plan["cells"]}
     stale = [d for d in (store.cells.iterdir() if store.cells.exists() else [])
              if not d.name.startswith(".") and d.name not in current]
@@ -256,29 +193,33 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         print(f"  {len(stale)} cell(s) in {store.cells} are not in this plan (another image or traffic code, "
               f"or a repetition beyond ITER): kept, not used in this report")
     if missing:
-        # Hosts run side by side, unless one at a time (SERIAL=1).
-        per_host = len(missing) if serial == "1" else max(len(k) for k in plan["deal"].values())
-        rounds = -(-per_host // jobs)  # cells run `jobs` at a time on a host
+        # Hosts run side by side, unless SERIAL= limits how many at once.
+        slots = {h: int(v.get("sslab_host_jobs") or jobs) for h, v in hosts.items()}
+        at_once = sum(sorted(slots.values(), reverse=True)[:int(serial)]) if serial else sum(slots.values())
+        per_boot = len(missing) / len(plan["boots"])
+        rounds = -(-len(plan["boots"]) // at_once)
         print(f"  substrate {substrate} ({clock_name}), {jobs} boot(s) at a time per host"
               f"{f', in the container {container}' if container else ''}; "
               + (f"up to {boot_share} repetitions of a setting per boot (BOOT_SHARE=; the first runs as alone, "
                  f"the others after it, keyed apart)" if boot_share > 1 else "a boot per cell"))
-        print(f"  expected time: about {rounds * est / 60:.0f} min ({est:.0f} s per cell"
+        print(f"  expected time: about {rounds * per_boot * est / 60:.0f} min ({est:.0f} s per cell"
               f"{' measured on this matrix' if len(plan['cells']) > len(missing) else ', estimated'};"
               f" {iterations} iteration(s)"
               f"{f', the paper ran {m.spec.paper_iterations}' if m.spec.paper_iterations else ''})", flush=True)
     rc = 0
     if missing:
+        fleet = Fleet(inventory, hosts, matrix_dir, matrix_rel, plan_path, plan, plan["boots"],
+                      {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock,
+                       "sslab_kernel_source": changes.source_name or "",
+                       "sslab_kernel_patches": str(changes.patches_dir or ""),
+                       "sslab_modules": str(changes.modules_dir or ""),
+                       **({"sslab_container": container} if container else {})},
+                      slots, int(serial) if serial else None, est,
+                      timeout_s=host_timeout, log=lambda msg: print(msg, file=sys.stderr, flush=True))
         try:
-            rc = _run_playbook(plan_path, inventory, matrix_dir, matrix_rel, hosts, plan["deal"], est / jobs,
-                               serial, {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock,
-                                        "sslab_kernel_source": changes.source_name or "",
-                                        "sslab_kernel_patches": str(changes.patches_dir or ""),
-                                        "sslab_modules": str(changes.modules_dir or ""),
-                                        **({"sslab_container": container} if container else {})})
+            rc = fleet.run()
         except KeyboardInterrupt:
             rc = 130
-        rc = rc if rc >= 0 else 128 - rc  # killed by a signal: the shell's convention
     report = write_matrix_report(matrix_dir)
     print((report / "table.md").read_text())
     print(f"report: {report / 'table.md'}")
@@ -355,76 +296,3 @@ def run_on_kernels(m: Matrix, options: dict[str, str], kernel_terms: list[str], 
     print((dest / "table.md").read_text())
     print(f"kernels side by side: {dest / 'table.md'}")
     return rc
-
-
-def _run_playbook(plan_path: Path, inventory: Path, matrix_dir: Path, matrix_rel: str, hosts: dict[str, dict],
-                  dealt: dict[str, list[str]], est: float, serial: str | None, run_vars: dict) -> int:
-    logs = matrix_dir / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    extra = {"plan_file": str(plan_path), "matrix_rel": matrix_rel, "controller_repo": str(paths.REPO_ROOT),
-             "controller_results": str(paths.RESULTS_DIR), "controller_matrix_dir": str(matrix_dir),
-             "controller_python": sys.executable, **run_vars}
-    if any("sslab_workdir" in v for v in hosts.values()):
-        extra["code_tar"] = str(code_tarball(matrix_dir / "plans" / f"code-{plan_path.stem.removeprefix('plan-')}.tar.gz"))
-    if serial:
-        extra["sslab_serial"] = serial
-    extra_path = matrix_dir / "plans" / f"vars-{plan_path.stem.removeprefix('plan-')}.json"
-    extra_path.write_text(json.dumps(extra, indent=1))
-    log_path = logs / f"ansible-{plan_path.stem}.log"
-    cmd = [venv_bin("ansible-playbook"), "-i", str(inventory), str(PLAYBOOK),
-           "-e", f"@{extra_path}", "--limit", ",".join(h for h, k in dealt.items() if k)]
-    files = {h: (d / "progress" / f"{h}.json" if (d := host_matrix_dir(v, matrix_rel)) else None)
-             for h, v in hosts.items()}
-    board = ProgressBoard(files, {h: k for h, k in dealt.items() if k}, est)
-    with open(log_path, "w") as log:
-        # Own session: a Ctrl-C (or SIGTERM, SIGHUP: a closed terminal, a
-        # CI timeout) here is forwarded to the whole Ansible tree, and with
-        # it to the cell runners and their VMs, once and deliberately.
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=ansible_env(),
-                                start_new_session=True)
-        previous = {sig: signal.signal(sig, _as_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-        board.start()
-        try:
-            while proc.poll() is None:
-                board.draw()
-                time.sleep(1.0 if board.tty else 5.0)
-        except KeyboardInterrupt:
-            print("\ninterrupted: stopping the hosts' runs (finished cells are kept)", file=sys.stderr)
-            _stop(proc)
-            raise
-        finally:
-            board.stop()
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-    if proc.returncode != 0:
-        # The hosts' own words first (a host whose substrate does not boot says why); Ansible's
-        # record of the failed tasks stays in its log.
-        errors = {h: e for h, f in files.items() for e in [host_error_of(h, f, matrix_dir)] if e}
-        for h, e in errors.items():
-            print(f"host {h}: {e}", file=sys.stderr)
-        if not errors:
-            tail = [ln for ln in log_path.read_text(errors="replace").splitlines() if ln.strip()][-12:]
-            print("ansible-playbook failed before a host reported; its last lines:\n  " + "\n  ".join(tail),
-                  file=sys.stderr)
-        print(f"ansible-playbook exited {proc.returncode}; its log: {log_path}", file=sys.stderr)
-    return proc.returncode
-
-
-def host_error_of(host: str, progress: Path | None, matrix_dir: Path) -> str | None:
-    """What a host's runner recorded as its error: its progress file, or the copy fetched with its cells."""
-    for f in (progress, matrix_dir / "progress" / f"{host}.remote.json"):
-        if f is not None and (e := host_error(f)):
-            return e
-    return None
-
-
-def _as_interrupt(signum, frame):
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """End the Ansible tree: SIGTERM (cell runners then stop their VMs and
-    leave the cell in progress unfinished), SIGKILL if that is not enough.
-    Not SIGINT: a tree started in the background ignores it.  The same
-    escalation the guest agent uses for a job past its timeout."""
-    kill_group(proc)

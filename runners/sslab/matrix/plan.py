@@ -107,10 +107,7 @@ def boot_groups(cells: list[dict]) -> list[list[dict]]:
     return [sorted(g, key=lambda c: c["boot"]["position"] if c.get("boot") else 0) for g in groups.values()]
 
 
-def deal(cells: list[dict], hosts: list[str]) -> dict[str, list[str]]:
-    """Round-robin by boot: host i gets boots i, i+n, i+2n, ... (each host a spread of settings);
-    the cells of a shared boot go to one host together."""
-    out: dict[str, list[str]] = {h: [] for h in hosts}
-    for i, group in enumerate(boot_groups(cells)):
-        out[hosts[i % len(hosts)]].extend(cell["key"] for cell in group)
-    return out
+def boots_to_run(cells: list[dict]) -> list[list[str]]:
+    """@cells' keys as the boots they run in (boot_groups), in order: what the dealer deals, a boot
+    at a time (matrix.dealer)."""
+    return [[c["key"] for c in group] for group in boot_groups(cells)]

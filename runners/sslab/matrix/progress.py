@@ -1,25 +1,25 @@
-"""The controller's view of a running matrix: per host, cells finished of those dealt,
-the cell running, and an ETA.
+"""The controller's view of a running matrix: the whole matrix's count and ETA, and per host its
+state (preparing, running a batch, idle, lost and why, done), its cells home and the cell it is
+running.
 
-Each host's runner writes progress/<host>.json (matrix.cells.Progress); the
-board only reads those files.  On a terminal it is a rich.progress display,
-one task per host plus the whole matrix; in a log (CI, a file, a pipe) it
-prints a plain block whenever a host's count changes, and otherwise every
-two minutes, so a log stays short and still shows the run is alive.
+The states come from the dealer (matrix.dealer.Dealer); the cell running comes from a host's
+progress/<host>.json (matrix.cells.Progress) where that file can be read from here (a host on this
+machine).  A block is printed whenever something changed, and otherwise every LOG_EVERY_S, so a
+log (CI, a file, a pipe) stays short and still shows the run is alive; a terminal gets the same.
 """
 
 from __future__ import annotations
 
 import json
-import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-#: In a log, print a block at least this often (s) even when nothing finished.
+from .dealer import Dealer
+
+#: Print a block at least this often (s) even when nothing changed.
 LOG_EVERY_S = 120.0
 
 
@@ -31,48 +31,46 @@ def mmss(s: float) -> str:
 @dataclass
 class HostState:
     host: str
-    total: int
-    finished: int = 0
-    failed: int = 0
-    #: The cell being run, and for how long (s).
+    state: str
+    done: int
+    failed: int
+    batches: int
+    #: The batch out on the host: its number, its cells, since when (s).
+    batch: int | None = None
+    batch_cells: int = 0
+    batch_for: float = 0.0
+    #: The cell its runner says it is running (hosts on this machine only).
     running: str | None = None
-    running_for: float = 0.0
-    eta_s: float | None = None
-    #: No progress file can be read from here (a remote host): results arrive when it finishes.
-    remote: bool = False
-    started: bool = False
-    done: bool = False
+    why_lost: str | None = None
 
-    def status(self) -> str:
-        if self.remote:
-            return "remote: results arrive when it finishes"
-        parts = [] if self.started else ["preparing"]
+    def line(self) -> str:
+        text = f"  {self.host:<12} {self.state:<9} {self.done} cell(s) home"
         if self.failed:
-            parts.append(f"{self.failed} failed")
-        if self.running:
-            parts.append(f"running {self.running} ({mmss(self.running_for)})")
-        if not self.done and self.eta_s is not None:
-            parts.append(f"ETA {mmss(self.eta_s)}")
-        return ", ".join(parts)
+            text += f", {self.failed} failed"
+        if self.state == "running":
+            text += f", batch {self.batch} ({self.batch_cells} cell(s), {mmss(self.batch_for)})"
+            if self.running:
+                text += f": {self.running}"
+        if self.state == "lost":
+            text += f": {self.why_lost}"
+        return text
 
 
 class ProgressBoard:
-    """Per-host progress with ETA, from the hosts' progress files (None: a remote host)."""
+    """The matrix and its hosts, from the dealer and the progress files readable here."""
 
-    WIDTH = 24
-
-    def __init__(self, files: dict[str, Path | None], dealt: dict[str, list[str]], est_cell_s: float,
-                 console: Console | None = None):
-        self.files, self.dealt, self.est = files, dealt, est_cell_s
+    def __init__(self, dealer: Dealer, files: dict[str, Path | None], total: int, est_cell_s: float,
+                 preparing: set[str], console: Console | None = None):
+        """@files: per host its progress file, None for a host elsewhere.  @total: cells to run in this
+        invocation.  @preparing: hosts still being prepared (the caller empties it as they finish)."""
+        self.dealer, self.files, self.total, self.est = dealer, files, total, est_cell_s
+        self.preparing = preparing
         self.console = console or Console()
-        self.tty = self.console.is_terminal
         self.t0 = time.time()
-        self.last_counts: list[tuple] = []
+        self.last: list[tuple] = []
         self.last_print = 0.0
-        self.live: Progress | None = None
-        self.tasks: dict[str, int] = {}
 
-    def _read(self, host: str) -> dict | None:
+    def _running(self, host: str, since: float) -> str | None:
         f = self.files.get(host)
         if not f or not f.exists():
             return None
@@ -80,82 +78,46 @@ class ProgressBoard:
             st = json.loads(f.read_text())
         except (OSError, json.JSONDecodeError):
             return None
-        return st if st.get("updated", 0) >= self.t0 - 5 else None  # not a previous invocation's file
+        return st.get("running") if st.get("updated", 0) >= since else None  # not an earlier batch's file
 
     def states(self, now: float | None = None) -> list[HostState]:
         now = time.time() if now is None else now
         out = []
-        for host, keys in self.dealt.items():
-            hs = HostState(host, len(keys), remote=self.files.get(host) is None)
-            st = None if hs.remote else self._read(host)
-            if st is None:
-                if not hs.remote:
-                    hs.eta_s = hs.total * self.est
-                out.append(hs)
-                continue
-            hs.started, hs.done = True, bool(st.get("finished"))
-            hs.finished = st["done"] + st["skipped"] + st["failed"]
-            hs.failed = st["failed"]
-            per = statistics.fmean(st["cell_seconds"]) if st["cell_seconds"] else self.est
-            if st.get("running"):
-                hs.running = st["running"]
-                hs.running_for = now - (st.get("running_since") or now)
-            hs.eta_s = 0.0 if hs.done else max(0.0, (hs.total - hs.finished) * per - hs.running_for)
+        for name, rec in self.dealer.hosts.items():
+            state = "preparing" if name in self.preparing and rec.state != "lost" else rec.state
+            if state == "idle" and self.dealer.finished():
+                state = "done"
+            hs = HostState(name, state, rec.done, rec.failed, rec.batches, why_lost=rec.why_lost)
+            if rec.batch is not None:
+                hs.batch, hs.batch_cells = rec.batch.number, len(rec.batch.keys)
+                hs.batch_for = now - rec.batch.started
+                hs.running = self._running(name, rec.batch.started)
             out.append(hs)
         return out
 
-    def summary(self, states: list[HostState], now: float) -> str:
-        done = sum(s.finished for s in states)
-        total = sum(s.total for s in states)
-        eta = max((s.eta_s for s in states if s.eta_s is not None), default=0.0)
-        return f"matrix: {done}/{total} cells, elapsed {mmss(now - self.t0)}, ETA {mmss(eta)}"
+    def eta_s(self) -> float:
+        """Cells not home yet at the measured rate per cell, spread over the live hosts' slots."""
+        left = self.total - len(self.dealer.done) - len(self.dealer.failed)
+        slots = sum(r.slots for r in self.dealer.hosts.values() if r.state != "lost")
+        return left * self.est / slots if slots else float("inf")
 
     def lines(self, now: float | None = None) -> list[str]:
-        """The board as plain text (a log's view)."""
         now = time.time() if now is None else now
         states = self.states(now)
-        out = [self.summary(states, now)]
-        for s in states:
-            if s.remote:
-                out.append(f"  {s.host:<12} {s.total} cells ({s.status()})")
-                continue
-            fill = int(self.WIDTH * s.finished / s.total) if s.total else self.WIDTH
-            status = s.status()
-            out.append(f"  {s.host:<12} [{'#' * fill}{'.' * (self.WIDTH - fill)}] {s.finished}/{s.total}"
-                       f"{', ' + status if status else ''}")
-        return out
-
-    # -- drawing --------------------------------------------------------
-
-    def start(self) -> None:
-        if not self.tty:
-            return
-        self.live = Progress(TextColumn("{task.description:<14}"), BarColumn(bar_width=self.WIDTH),
-                             MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
-                             console=self.console, auto_refresh=False)
-        self.tasks["*"] = self.live.add_task("matrix", total=sum(len(k) for k in self.dealt.values()), status="")
-        for host, keys in self.dealt.items():
-            self.tasks[host] = self.live.add_task(f"  {host}", total=len(keys), status="")
-        self.live.start()
+        lost = sum(s.state == "lost" for s in states)
+        home = len(self.dealer.done)
+        head = f"matrix: {home}/{self.total} cells home"
+        if self.dealer.failed:
+            head += f", {len(self.dealer.failed)} failed"
+        eta = self.eta_s()
+        head += f", elapsed {mmss(now - self.t0)}, " + ("no live host" if eta == float("inf") else f"ETA {mmss(eta)}")
+        head += f" ({len(states)} host(s)" + (f", {lost} lost)" if lost else ")")
+        return [head] + [s.line() for s in states]
 
     def draw(self, force: bool = False) -> None:
         now = time.time()
         states = self.states(now)
-        if self.live is not None:
-            for s in states:
-                self.live.update(self.tasks[s.host], completed=s.finished, status=s.status())
-            self.live.update(self.tasks["*"], completed=sum(s.finished for s in states),
-                             status=self.summary(states, now).split(", ", 1)[1])
-            self.live.refresh()
-            return
-        counts = [(s.host, s.finished, s.failed, s.running) for s in states]
-        if force or counts != self.last_counts or now - self.last_print > LOG_EVERY_S:
+        key = [(s.host, s.state, s.done, s.failed, s.batch, s.running) for s in states]
+        if force or key != self.last or now - self.last_print > LOG_EVERY_S:
             self.console.print("\n".join(self.lines(now)), highlight=False, markup=False, soft_wrap=True)
-            self.last_counts, self.last_print = counts, now
-
-    def stop(self) -> None:
-        """The final state: drawn once more (a log gets it whatever changed), then the display ends."""
-        self.draw(force=True)
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
+            self.last, self.last_print = key, now

@@ -16,7 +16,7 @@ from typing import Any
 from .. import paths
 from ..analysis.archive import cell_dir, cell_done, current_cells, latest_plan
 
-__all__ = ["CellStore", "current_cells", "latest_plan", "write_json_atomic"]
+__all__ = ["CellStore", "current_cells", "latest_plan", "set_aside", "write_json_atomic"]
 
 
 class CellStore:
@@ -57,8 +57,23 @@ class CellStore:
         os.rename(partial, dest)
         return dest
 
+    def set_aside(self, key: str, why: str) -> Path | None:
+        """Move a finished cell out of cells/ (to failed/<key>-<stamp>-set-aside, with @why), so it
+        runs again; None if it is not here."""
+        if not self.done(key):
+            return None
+        self.failed.mkdir(parents=True, exist_ok=True)
+        dest = self.failed / f"{key}-{paths.stamp()}-set-aside"
+        os.rename(self.cell_dir(key), dest)
+        (dest / "error.txt").write_text(why + "\n")
+        return dest
+
     def stale_partials(self) -> list[Path]:
         return sorted(self.cells.glob(".partial-*")) if self.cells.exists() else []
+
+
+def set_aside(matrix_dir: Path, key: str, why: str) -> Path | None:
+    return CellStore(matrix_dir).set_aside(key, why)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -1,20 +1,33 @@
-"""Cells between a host and the controller: a host packs its finished cells, the controller merges
-them into its store (never replacing a cell it has)."""
+"""Cells between a host and the controller: a host packs its finished cells, the controller checks
+each against its manifest and merges the sound ones into its store (never replacing a cell it has).
+
+A cell's manifest.json (experiment.run.write_manifest, written last on the host) holds the sha256 of
+every other file of the cell.  A cell arriving with a file missing, added or changed is *damaged*:
+it is never merged; it is kept under failed/<key>-<stamp>-damaged-<host>/ with the mismatches in
+error.txt, and the controller deals it again (dealer.Dealer).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import tarfile
 import tempfile
 from pathlib import Path
 
+from .. import paths
+from ..substrate.buildtools import sha256_file
 from .spec import MatrixError
 from .store import CellStore
 
-def pack_cells(matrix_dir: Path, plan: dict, host: str, out: Path) -> int:
-    """A tar of this host's finished cells and failure logs (for fetching)."""
+#: A cell's manifest: what every other file of the cell must hash to.
+MANIFEST = "manifest.json"
+
+def pack_cells(matrix_dir: Path, plan: dict, host: str, out: Path, keys: list[str] | None = None) -> int:
+    """A tar of this host's finished cells and failure logs (for fetching): of @keys, else of the
+    plan's dealing to @host."""
     store = CellStore(matrix_dir)
-    keys = plan["deal"].get(host, [])
+    keys = plan["deal"].get(host, []) if keys is None else keys
     n = 0
     with tarfile.open(out, "w") as tar:
         for k in keys:
@@ -45,11 +58,27 @@ def extract_data(tar: tarfile.TarFile, dest: Path) -> None:
     tar.extractall(dest)
 
 
-def merge_cells(matrix_dir: Path, tar_path: Path) -> dict:
-    """Unpack a host's tar next to the store, then move in each cell that is not
-    here yet (one rename each); never replace one that is."""
+def cell_problems(cell: Path) -> list[str]:
+    """How @cell's files differ from its manifest (none: the cell is sound)."""
+    try:
+        listed = json.loads((cell / MANIFEST).read_text())["artifacts"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return [f"{MANIFEST}: unreadable ({type(e).__name__})"]
+    present = {str(p.relative_to(cell)) for p in cell.rglob("*") if p.is_file() and p.name != MANIFEST}
+    problems = [f"{name}: missing" for name in sorted(set(listed) - present)]
+    problems += [f"{name}: not in the manifest" for name in sorted(present - set(listed))]
+    problems += [f"{name}: sha256 {got[:12]}, manifest {listed[name][:12]}" for name in sorted(present & set(listed))
+                 if (got := sha256_file(cell / name)) != listed[name]]
+    return problems
+
+
+def merge_cells(matrix_dir: Path, tar_path: Path, host: str = "host") -> dict:
+    """Unpack a host's tar next to the store, check each cell against its manifest, then move in each
+    sound cell that is not here yet (one rename each); never replace one that is.  A damaged cell is
+    kept apart under failed/ (see the module doc) and named in the result's "damaged"."""
     store = CellStore(matrix_dir)
-    counts = {"merged": 0, "already_here": 0, "failure_logs": 0}
+    counts: dict = {"merged": 0, "already_here": 0, "failure_logs": 0, "damaged": []}
+    Path(matrix_dir).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=matrix_dir, prefix=".merge-") as tmp:
         with tarfile.open(tar_path) as tar:
             extract_data(tar, Path(tmp))
@@ -60,6 +89,13 @@ def merge_cells(matrix_dir: Path, tar_path: Path) -> dict:
                 continue
             if store.done(cell.name):
                 counts["already_here"] += 1
+                continue
+            if problems := cell_problems(cell):
+                store.failed.mkdir(parents=True, exist_ok=True)
+                (cell / "error.txt").write_text(f"arrived damaged from {host} in {tar_path.name}:\n"
+                                                + "\n".join(problems) + "\n")
+                os.rename(cell, store.failed / f"{cell.name}-{paths.stamp()}-damaged-{host}")
+                counts["damaged"].append(cell.name)
                 continue
             os.rename(cell, store.cells / cell.name)
             counts["merged"] += 1

@@ -1,0 +1,388 @@
+"""The hosts of a matrix run, driven from the controller: each prepared once, then given boots as it
+frees up, each batch one `ansible-playbook` run; lost hosts, damaged cells, Ctrl-C.
+
+    prepare.yml  per host, all at once: the tree and image there (or the container image), the plan
+    cells.yml    per batch (--limit HOST): run the batch's cells, pack the finished ones, fetch the tar
+    stop.yml     on Ctrl-C / SIGTERM / SIGHUP, and for hosts given up: the runner, its testbeds, its
+                 partial cells
+
+Which boot goes where is matrix.dealer.Dealer's; this module only starts and watches the playbook
+runs, merges what they fetch (matrix.transfer.merge_cells, every cell checked against its manifest)
+and tells the dealer what came home.
+
+Every playbook run is in a session of its own: a terminal's Ctrl-C reaches this process only, and
+this process stops everything, once, in order: the playbook runs, then each host's runner by name
+(on the host: matrix.stopping).  SIGINT is taken even when it arrived ignored (a non-interactive
+shell's background job: that is how a script "presses Ctrl-C"), since the controller is what the
+person at the terminal means to stop.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import paths
+from .cells import host_error
+from .dealer import Batch, Dealer
+from .progress import ProgressBoard
+from .spec import MatrixError
+from .stopping import stop_runner
+from .store import CellStore
+from .transfer import merge_cells
+
+PLAYBOOKS = paths.REPO_ROOT / "playbooks"
+ANSIBLE_CFG = PLAYBOOKS / "ansible.cfg"
+HOST_GROUP = "testbeds"
+#: ansible-playbook's exit status when a host could not be reached.
+ANSIBLE_UNREACHABLE = 4
+#: Seconds a playbook run has after SIGTERM before SIGKILL, when the matrix is stopped.
+PLAY_GRACE_S = 2.0
+#: Seconds stop.yml may take on the hosts elsewhere.
+STOP_TIMEOUT_S = 60.0
+#: Seconds between looks at the running playbooks.
+TICK_S = 0.5
+
+
+def venv_bin(name: str) -> str:
+    """An executable next to this Python (the venv's ansible), else on PATH."""
+    cand = Path(sys.executable).parent / name
+    if cand.exists():
+        return str(cand)
+    found = shutil.which(name)
+    if not found:
+        raise MatrixError(f"{name} not found: run `make deps` (it installs ansible-core into .venv)")
+    return found
+
+
+def ansible_env() -> dict:
+    return {**os.environ, "ANSIBLE_CONFIG": str(ANSIBLE_CFG), "ANSIBLE_NOCOLOR": "1"}
+
+
+def inventory_hosts(inventory: Path) -> dict[str, dict]:
+    """Hosts of the inventory's `testbeds` group with their variables."""
+    if not Path(inventory).exists():
+        raise MatrixError(f"no inventory {inventory}")
+    res = subprocess.run([venv_bin("ansible-inventory"), "-i", str(inventory), "--list"],
+                         capture_output=True, text=True, env=ansible_env())
+    if res.returncode != 0:
+        raise MatrixError(f"cannot read inventory {inventory}: {res.stderr.strip()[-500:]}")
+    data = json.loads(res.stdout)
+    hosts = data.get(HOST_GROUP, {}).get("hosts", [])
+    if not hosts:
+        raise MatrixError(f"inventory {inventory} has no hosts in group [{HOST_GROUP}]")
+    hostvars = data.get("_meta", {}).get("hostvars", {})
+    return {h: hostvars.get(h, {}) for h in hosts}
+
+
+def on_this_machine(hostvars: dict) -> bool:
+    return "sslab_workdir" not in hostvars or hostvars.get("ansible_connection") == "local"
+
+
+def host_matrix_dir(hostvars: dict, matrix_rel: str) -> Path | None:
+    """Where a host keeps this matrix, if it can be read from here (a local host); None otherwise."""
+    if "sslab_workdir" not in hostvars:
+        return paths.RESULTS_DIR / matrix_rel
+    if hostvars.get("ansible_connection") == "local":
+        return Path(hostvars["sslab_workdir"]) / "results" / matrix_rel
+    return None
+
+
+def code_tarball(dest: Path) -> Path:
+    """The controller's tree as the hosts need it: tracked and new files, not results or caches."""
+    res = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "ls-files", "-co", "--exclude-standard", "-z"],
+                         capture_output=True, check=True)
+    names = [n for n in res.stdout.decode().split("\0") if n and not n.startswith("results/")
+             and (paths.REPO_ROOT / n).is_file()]
+    with tarfile.open(dest, "w:gz") as tar:
+        for n in sorted(names):
+            tar.add(paths.REPO_ROOT / n, arcname=n, recursive=False)
+    return dest
+
+
+@dataclass
+class Play:
+    """One ansible-playbook run for one host: its preparation, a batch, or its stop."""
+    kind: str
+    host: str
+    proc: subprocess.Popen
+    log: Path
+    batch: Batch | None = None
+    tar: Path | None = None
+    started: float = field(default_factory=time.time)
+
+    def ended(self) -> bool:
+        return self.proc.poll() is not None
+
+    def tail(self, n: int = 8) -> str:
+        lines = [ln for ln in self.log.read_text(errors="replace").splitlines() if ln.strip()]
+        return "\n    ".join(lines[-n:])
+
+
+def _as_interrupt(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+class Fleet:
+    """The hosts of one matrix run (see the module doc)."""
+
+    def __init__(self, inventory: Path, hosts: dict[str, dict], matrix_dir: Path, matrix_rel: str, plan_path: Path,
+                 plan: dict, boots: list[list[str]], run_vars: dict, slots: dict[str, int], serial: int | None,
+                 cell_seconds: float, timeout_s: float | None = None, log=print):
+        self.inventory, self.hosts, self.matrix_dir = inventory, hosts, matrix_dir
+        self.matrix_rel, self.plan_path, self.plan = matrix_rel, plan_path, plan
+        self.store = CellStore(matrix_dir)
+        self.serial = serial
+        self.log = log
+        per_boot = sum(len(b) for b in boots) / len(boots) if boots else 1
+        self.dealer = Dealer(boots, slots, boot_seconds=cell_seconds * per_boot, timeout_s=timeout_s)
+        self.total = sum(len(b) for b in boots)
+        self.stamp = plan_path.stem.removeprefix("plan-")
+        self.logs = matrix_dir / "logs" / f"run-{self.stamp}"
+        self.incoming = matrix_dir / "incoming"
+        self.plays: list[Play] = []
+        self.abandoned: list[Play] = []  # batches given up on (their host lost), left to finish
+        self.touched: set[str] = set()  # hosts that ran anything: stopped by name when the matrix stops
+        self.preparing: set[str] = set()
+        self.board = ProgressBoard(self.dealer, {h: (d / "progress" / f"{h}.json" if (d := host_matrix_dir(v, matrix_rel))
+                                                     else None) for h, v in hosts.items()},
+                                   self.total, cell_seconds, self.preparing)
+        self.vars_file = self._write_vars(run_vars)
+
+    # -- the run ----------------------------------------------------------
+
+    def run(self) -> int:
+        """Run every boot to the end (or until no host is left); 0 if every cell came home."""
+        previous = {sig: signal.signal(sig, _as_interrupt) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+        try:
+            self._prepare_all()
+            while not (self.dealer.finished() and not self.preparing) and not self._stranded():
+                self._step(time.time())
+                self.board.draw()
+                time.sleep(TICK_S)
+            self.board.draw(force=True)
+            self._give_up_abandoned()
+        except KeyboardInterrupt as e:
+            self.log(f"\ninterrupted ({e.args[0] if e.args else 'SIGINT'}): stopping every host's run "
+                     f"(finished cells are kept, partial ones discarded)")
+            self.stop_everything()
+            raise
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        for name, rec in self.dealer.hosts.items():
+            if rec.state == "lost":
+                self.log(f"host {name}: lost ({rec.why_lost}); {rec.done} cell(s) home from it")
+        if self.dealer.late:
+            self.log(f"{len(self.dealer.late)} cell(s) came home from a host after it was given up; each kept once")
+        if self._stranded():
+            self.log(f"no host left to run {len(self.dealer.undone())} cell(s)", )
+        return 0 if len(self.dealer.done) == self.total else 1
+
+    def _stranded(self) -> bool:
+        return self.dealer.stranded() and not self.preparing
+
+    def _step(self, now: float) -> None:
+        for play in [p for p in self.plays if p.ended()]:
+            self.plays.remove(play)
+            if play.kind == "prepare":
+                self._prepared(play)
+            else:
+                self._batch_home(play)
+        for play in [p for p in self.abandoned if p.ended()]:
+            self.abandoned.remove(play)
+            self._batch_home(play)
+        for batch in self.dealer.overdue(now):
+            play = next(p for p in self.plays if p.batch is batch)
+            self.plays.remove(play)
+            self.abandoned.append(play)
+            self.log(f"host {batch.host}: {self.dealer.hosts[batch.host].why_lost}: given up, its "
+                     f"{len(batch.keys)} cell(s) dealt to the others (a late finish is kept once)")
+        for name in self.dealer.hosts:
+            if name in self.preparing or (self.serial and self._batches_out() >= self.serial):
+                continue
+            batch = self.dealer.next_batch(name, now)
+            if batch is not None:
+                self._start_batch(batch)
+
+    def _batches_out(self) -> int:
+        return sum(p.kind == "cells" for p in self.plays)
+
+    # -- preparing --------------------------------------------------------
+
+    def _prepare_all(self) -> None:
+        """Every host that needs it, at the same time; a host of this machine in the controller's own
+        tree needs nothing (its plan is the controller's file)."""
+        code_tar = None
+        for name, hv in self.hosts.items():
+            if "sslab_workdir" not in hv and "sslab_container_archive" not in hv:
+                continue
+            if "sslab_workdir" in hv and "sslab_container" not in hv and code_tar is None:
+                code_tar = code_tarball(self.matrix_dir / "plans" / f"code-{self.stamp}.tar.gz")
+            self.preparing.add(name)
+            self.plays.append(self._play("prepare", name, "prepare.yml",
+                                         {"code_tar": str(code_tar)} if code_tar else {}))
+
+    def _prepared(self, play: Play) -> None:
+        self.preparing.discard(play.host)
+        rc = play.proc.returncode
+        if rc != 0:
+            why = "unreachable" if rc == ANSIBLE_UNREACHABLE else f"preparation failed (ansible-playbook exited {rc})"
+            self.dealer.lose(play.host, why)
+            self.log(f"host {play.host}: {why}; its log {play.log}:\n    {play.tail()}")
+
+    # -- batches ----------------------------------------------------------
+
+    def _start_batch(self, batch: Batch) -> None:
+        self.touched.add(batch.host)
+        tar = self.incoming / f"{batch.host}-b{batch.number}-{self.stamp}.tar"
+        extra = {"batch_keys": batch.keys, "batch_redo": batch.redo, "batch_tar": str(tar)}
+        play = self._play("cells", batch.host, "cells.yml", extra, tag=f"b{batch.number}")
+        play.batch, play.tar = batch, tar
+        self.plays.append(play)
+
+    def _batch_home(self, play: Play) -> None:
+        """Merge what @play fetched, then tell the dealer what came home."""
+        batch = play.batch
+        assert batch is not None
+        damaged: list[str] = []
+        if play.tar is not None and play.tar.exists():
+            counts = merge_cells(self.matrix_dir, play.tar, host=batch.host)
+            damaged = counts["damaged"]
+            play.tar.unlink()
+            if damaged:
+                self.log(f"host {batch.host}: {len(damaged)} cell(s) arrived damaged (not merged, run again; "
+                         f"kept under {self.store.failed}): {', '.join(damaged)}")
+        done = {k for k in batch.keys if self.store.done(k)}
+        failed = self._failed_on(batch) - done
+        rc = play.proc.returncode
+        why = None
+        if rc == ANSIBLE_UNREACHABLE:
+            why = "unreachable"
+        elif rc != 0:
+            error = self._host_error(batch.host)
+            why = error or f"batch {batch.number} ended with ansible-playbook exit {rc}"
+        back = self.dealer.batch_ended(batch, done, failed, set(damaged), why=why)
+        if self.dealer.hosts[batch.host].state == "lost" and back:
+            self.log(f"host {batch.host}: lost ({why}); {len(back)} cell(s) dealt to the others; its log "
+                     f"{play.log}:\n    {play.tail()}")
+
+    def _failed_on(self, batch: Batch) -> set[str]:
+        """Cells of @batch the host's runner gave up on (its progress file, here or fetched)."""
+        d = host_matrix_dir(self.hosts[batch.host], self.matrix_rel)
+        files = [d / "progress" / f"{batch.host}.json"] if d else []
+        files.append(self.matrix_dir / "progress" / f"{batch.host}.remote.json")
+        for f in files:
+            try:
+                st = json.loads(f.read_text())
+            except (OSError, ValueError):
+                continue
+            if st.get("updated", 0) >= batch.started:
+                return set(st.get("failed_keys", [])) & set(batch.keys)
+        return set()
+
+    def _host_error(self, host: str) -> str | None:
+        d = host_matrix_dir(self.hosts[host], self.matrix_rel)
+        for f in ([d / "progress" / f"{host}.json"] if d else []) + [self.matrix_dir / "progress" / f"{host}.remote.json"]:
+            if e := host_error(f):
+                return e
+        return None
+
+    # -- stopping ---------------------------------------------------------
+
+    def stop_everything(self) -> None:
+        """Every playbook run, then every host that ran anything, by name; says what it stopped."""
+        running = self.plays + self.abandoned
+        for play in running:
+            self._signal(play, signal.SIGTERM)
+        deadline = time.monotonic() + PLAY_GRACE_S
+        while any(not p.ended() for p in running) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for play in running:
+            if not play.ended():
+                self._signal(play, signal.SIGKILL)
+            play.proc.wait()
+        self.log(f"  stopped {len(running)} ansible-playbook run(s)")
+        self.stop_hosts(sorted(self.touched))
+
+    def stop_hosts(self, names: list[str]) -> None:
+        """Each host's runner of this matrix: on this machine directly, elsewhere through stop.yml."""
+        here = [h for h in names if "sslab_container" not in self.hosts[h]
+                and host_matrix_dir(self.hosts[h], self.matrix_rel) is not None]
+        far = [h for h in names if h not in here]
+        results: dict[str, dict] = {}
+
+        def stop_here(h: str) -> None:
+            results[h] = stop_runner(host_matrix_dir(self.hosts[h], self.matrix_rel), h)
+        threads = [threading.Thread(target=stop_here, args=(h,)) for h in here]
+        for t in threads:
+            t.start()
+        play = self._play("stop", ",".join(far), "stop.yml", {}, tag="stop") if far else None
+        for t in threads:
+            t.join()
+        for h in here:
+            r = results[h]
+            self.log(f"  host {h}: " + (f"runner {r['runner']} stopped" if r["runner"] else "no runner running")
+                     + (" (killed after its grace)" if r["killed_after_grace"] else "")
+                     + (f", {len(r['left_behind'])} process(es) it left killed" if r["left_behind"] else "")
+                     + f", {r['partials_removed']} partial cell(s) removed")
+        if play is not None:
+            try:
+                play.proc.wait(timeout=STOP_TIMEOUT_S)
+                self.log(f"  hosts {', '.join(far)}: stop.yml exited {play.proc.returncode} (log {play.log})")
+            except subprocess.TimeoutExpired:
+                self._signal(play, signal.SIGKILL)
+                self.log(f"  hosts {', '.join(far)}: stop.yml did not end in {STOP_TIMEOUT_S:.0f} s (log {play.log})")
+
+    def _give_up_abandoned(self) -> None:
+        """Batches of lost hosts still out when the matrix is done: stopped, with their runners."""
+        if not self.abandoned:
+            return
+        hosts = sorted({p.host for p in self.abandoned})
+        for play in self.abandoned:
+            self._signal(play, signal.SIGKILL)
+            play.proc.wait()
+        self.abandoned.clear()
+        self.log(f"stopping what the lost host(s) {', '.join(hosts)} still run")
+        self.stop_hosts(hosts)
+
+    @staticmethod
+    def _signal(play: Play, sig: int) -> None:
+        try:
+            os.killpg(play.proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    # -- ansible ----------------------------------------------------------
+
+    def _write_vars(self, run_vars: dict) -> Path:
+        extra = {"plan_file": str(self.plan_path), "matrix_rel": self.matrix_rel,
+                 "controller_repo": str(paths.REPO_ROOT), "controller_results": str(paths.RESULTS_DIR),
+                 "controller_matrix_dir": str(self.matrix_dir), "controller_python": sys.executable, **run_vars}
+        path = self.matrix_dir / "plans" / f"vars-{self.stamp}.json"
+        path.write_text(json.dumps(extra, indent=1))
+        return path
+
+    def _play(self, kind: str, limit: str, playbook: str, extra: dict, tag: str | None = None) -> Play:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        name = f"{kind}-{limit.replace(',', '+')}" + (f"-{tag}" if tag else "")
+        cmd = [venv_bin("ansible-playbook"), "-i", str(self.inventory), str(PLAYBOOKS / playbook),
+               "-e", f"@{self.vars_file}", "--limit", limit]
+        if extra:
+            extra_path = self.logs / f"{name}.vars.json"
+            extra_path.write_text(json.dumps(extra, indent=1))
+            cmd += ["-e", f"@{extra_path}"]
+        log_path = self.logs / f"{name}.log"
+        with open(log_path, "w") as log:
+            proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=ansible_env(), start_new_session=True)
+        return Play(kind, limit.split(",")[0], proc, log_path)

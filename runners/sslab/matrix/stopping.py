@@ -1,0 +1,108 @@
+"""Stopping a host's runner of one matrix, whoever started it and from wherever: `sslab matrix stop`.
+
+The controller's Ctrl-C (or SIGTERM) cannot count on signals reaching a host's runner: Ansible's
+ssh connection does not carry them, and a runner started by Ansible on this machine is in a session
+of its own.  So every host is stopped by name, on the host:
+
+1. the runner, by the pid in progress/<host>.lock (matrix.cells.host_lock), SIGTERM: it unwinds,
+   stopping its testbeds; SIGKILL after GRACE_S;
+2. any process still working inside the matrix directory (a UML's working directory is its job's,
+   inside the cell it runs: one a killed runner left behind), SIGKILL with its process group;
+3. the partial cells (cells/.partial-*), which never count: removed, once no runner of this
+   matrix directory holds its lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import time
+from pathlib import Path
+
+from .store import CellStore
+
+#: Seconds a runner has to unwind after SIGTERM (it kills its UMLs, whose own grace is shorter).
+GRACE_S = 5.0
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def lock_holder(lock: Path) -> int | None:
+    """The pid of the runner holding @lock, or None if nobody holds it."""
+    try:
+        with open(lock, "a+") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                f.seek(0)
+                text = f.read().strip()
+                return int(text) if text.isdigit() else -1
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return None
+    except FileNotFoundError:
+        return None
+
+
+def processes_inside(directory: Path) -> list[int]:
+    """Pids (not this one) whose working directory is inside @directory."""
+    root = str(directory.resolve())
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+        except OSError:
+            continue
+        if cwd == root or cwd.startswith(root + "/"):
+            found.append(int(entry.name))
+    return found
+
+
+def stop_runner(matrix_dir: Path, host: str, grace_s: float = GRACE_S) -> dict:
+    """Stop @host's runner of @matrix_dir and what it left (see the module doc); what was stopped."""
+    store = CellStore(matrix_dir)
+    out: dict = {"host": host, "runner": None, "killed_after_grace": False, "left_behind": [], "partials_removed": 0}
+    pid = lock_holder(store.dir / "progress" / f"{host}.lock")
+    if pid and pid > 0:
+        out["runner"] = pid
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + grace_s
+        while alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if alive(pid):
+            out["killed_after_grace"] = True
+            _kill_with_group(pid)
+    if store.cells.exists():
+        for p in processes_inside(store.cells):
+            out["left_behind"].append(p)
+            _kill_with_group(p)
+    if not any(lock_holder(lock) for lock in (store.dir / "progress").glob("*.lock")):
+        for partial in store.stale_partials():
+            shutil.rmtree(partial, ignore_errors=True)
+            out["partials_removed"] += 1
+    return out
+
+
+def _kill_with_group(pid: int) -> None:
+    """SIGKILL @pid and, if it leads one, its process group (a UML's host processes)."""
+    try:
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
