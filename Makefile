@@ -95,7 +95,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: help deps host-deps python-deps engine-deps image image-repin container container-save test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: help deps host-deps python-deps engine-deps image image-repin container container-save fleet-up fleet-down test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
         matrix crosscheck bench fresh-check $(EXPERIMENTS)
 
 help:
@@ -147,6 +147,18 @@ container: deps engine-deps
 
 container-save: container
 	$(VPY) -m sslab container save
+
+# A test fleet on this machine (playbooks/README.md): FLEET_HOSTS= containers (default 3) reachable only over
+# ssh, FLEET_DOCKER= of them (default 1) under Docker (installs Debian's docker.io), the rest under Podman.
+# Then: make reproduce-table1 INVENTORY=$$(.venv/bin/python -m sslab fleet inventory)
+fleet-up: deps engine-deps
+	@command -v dockerd >/dev/null 2>&1 || [ "$(FLEET_DOCKER)" = 0 ] || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install docker.io" >&2; exit 1; fi; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io; }
+	$(VPY) -m sslab fleet up --hosts $(or $(FLEET_HOSTS),3) --docker $(or $(FLEET_DOCKER),1)
+
+fleet-down: deps
+	$(VPY) -m sslab fleet down
 
 image-repin: deps
 	$(VPY) -m sslab image repin

@@ -59,6 +59,33 @@ def cmd_container(args) -> int:
     return EXIT_OK
 
 
+def cmd_fleet(args) -> int:
+    """`sslab fleet up|down|kill|inventory`: the test fleet (substrate.testfleet)."""
+    from .substrate import testfleet
+    if args.action == "up":
+        if args.hosts < 1 or not 0 <= args.docker <= args.hosts:
+            raise Refused(f"--hosts {args.hosts} --docker {args.docker}: at least one host, at most that many by Docker")
+        rec = testfleet.up(args.hosts, args.docker)
+        for m in rec["hosts"]:
+            print(f"{m['host']}: {m['engine']} container {m['container']}, ssh root@{m['ip']}")
+        print(f"inventory: {rec['inventory']}  (make fleet-down removes the fleet)")
+    elif args.action == "down":
+        print(f"removed: {', '.join(testfleet.down()) or 'nothing'}")
+    elif args.action == "kill":
+        if not args.host:
+            raise Refused("sslab fleet kill HOST: which host")
+        try:
+            m = testfleet.kill(args.host)
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        print(f"killed {m['host']} ({m['engine']} container {m['container']})")
+    else:
+        if not testfleet.members():
+            raise Refused("no test fleet is up: make fleet-up")
+        print(testfleet.inventory_path())
+    return EXIT_OK
+
+
 HOST_TIMEOUT_HELP = ("seconds a host has for a batch of boots before it counts as lost and its boots go to "
                      "the other hosts (default: 4x the batch's expected time, at least 300)")
 BOOT_SHARE_HELP = ("(matrices, UML) repetitions of a setting per boot: they share its topology and fidelity "
@@ -564,6 +591,13 @@ def main(argv: list[str] | None = None) -> int:
                                           "container engine that works here)")
     pk.add_argument("action", choices=["build", "save", "engine"])
     pk.set_defaults(func=cmd_container)
+    pf = sub.add_parser("fleet", help="a test fleet on this machine: containers of the testbed reachable only over "
+                                      "ssh (up, down, kill HOST, inventory)")
+    pf.add_argument("action", choices=["up", "down", "kill", "inventory"])
+    pf.add_argument("host", nargs="?", help="(kill) the host, e.g. fleet2")
+    pf.add_argument("--hosts", type=int, default=3, help="(up) how many hosts (default 3)")
+    pf.add_argument("--docker", type=int, default=1, help="(up) of those, how many run under Docker (default 1)")
+    pf.set_defaults(func=cmd_fleet)
     pfc = sub.add_parser("fresh-check", help="the README's two commands on a new machine: a throw-away Debian "
                                              "root with an empty cache (root; takes a cold build, the main job "
                                              "and the tests)")

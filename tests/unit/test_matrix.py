@@ -448,3 +448,38 @@ def test_a_shared_jobs_later_scenario_gets_its_own_runs_and_copies_of_the_boots_
     assert not (shared / "out/cells/01/runs").exists()
     with pytest.raises(Exception, match="left no runs for its scenario 2"):
         split_shared_job(shared, tmp_path / "third" / "job", 2)
+
+
+def test_a_packed_cell_leaves_its_links_behind(tmp_path):
+    """A UML cell's job/uml/{root,job,src} are links to the host's paths: not shipped (a merge refuses
+    links), and not in the manifest, so the cell arrives sound without them."""
+    host_dir, ctl_dir = tmp_path / "host", tmp_path / "ctl"
+    plan = {**fake_plan(), "deal": {"b": ["k0"]}}
+    mx.run_cells(host_dir, plan, "b", ["k0"], None, log=lambda m: None, runner=one_at_a_time(finishing_runner([])))
+    (host_dir / "cells" / "k0" / "root").symlink_to("/opt/sslab/image/root")
+    tar = tmp_path / "b.tar"
+    pack_cells(host_dir, plan, "b", tar)
+    assert merge_cells(ctl_dir, tar, host="b")["merged"] == 1
+    assert not (ctl_dir / "cells" / "k0" / "root").exists()
+
+
+def test_stop_results_read_per_host_from_stop_yml_output():
+    from sslab.matrix.fleet import stop_results
+    log = """TASK [Say what was stopped] ***
+ok: [fleet1] => {
+    "msg": {
+        "host": "fleet1",
+        "killed_after_grace": false,
+        "left_behind": [
+            4242, 4243],
+        "partials_removed": 2,
+        "runner": 4100
+    }
+}
+ok: [lab2] => {
+    "msg": "container sslab-lab2-0123456789ab removed"
+}
+skipping: [fleet9]
+"""
+    assert stop_results(log) == {"fleet1": "runner 4100 stopped, 2 process(es) it left killed, 2 partial cell(s) removed",
+                                 "lab2": "container sslab-lab2-0123456789ab removed"}

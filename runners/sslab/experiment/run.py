@@ -41,9 +41,10 @@ def code_version() -> dict:
         return res.stdout.strip() if res.returncode == 0 else ""
     commit = git("rev-parse", "HEAD")
     if not commit and (paths.REPO_ROOT / ".sslab-commit").is_file():
-        # A tree without git (the container's): the commit it was made from.
-        return {"commit": (paths.REPO_ROOT / ".sslab-commit").read_text().strip(), "dirty": False,
-                "from": ".sslab-commit"}
+        # A tree without git (the container's, a fleet host's): the commit it was made from, and
+        # whether that tree had changes beyond it (a second word "dirty").
+        words = (paths.REPO_ROOT / ".sslab-commit").read_text().split()
+        return {"commit": words[0] if words else "unknown", "dirty": "dirty" in words[1:], "from": ".sslab-commit"}
     return {"commit": commit or "unknown", "dirty": bool(git("status", "--porcelain"))}
 
 

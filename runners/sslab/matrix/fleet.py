@@ -19,8 +19,10 @@ person at the terminal means to stop.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
+from ..experiment import code_version
 from .cells import host_error
 from .dealer import Batch, Dealer
 from .progress import ProgressBoard
@@ -103,9 +106,15 @@ def code_tarball(dest: Path) -> Path:
                          capture_output=True, check=True)
     names = [n for n in res.stdout.decode().split("\0") if n and not n.startswith("results/")
              and (paths.REPO_ROOT / n).is_file()]
+    code = code_version()
+    stamp = f"{code['commit']}{' dirty' if code['dirty'] else ''}\n".encode()
     with tarfile.open(dest, "w:gz") as tar:
         for n in sorted(names):
             tar.add(paths.REPO_ROOT / n, arcname=n, recursive=False)
+        # The tree goes without git: the commit it is, for the hosts' run records.
+        info = tarfile.TarInfo(".sslab-commit")
+        info.size, info.mtime = len(stamp), int(time.time())
+        tar.addfile(info, io.BytesIO(stamp))
     return dest
 
 
@@ -126,6 +135,28 @@ class Play:
     def tail(self, n: int = 8) -> str:
         lines = [ln for ln in self.log.read_text(errors="replace").splitlines() if ln.strip()]
         return "\n    ".join(lines[-n:])
+
+
+def stop_results(log: str) -> dict[str, str]:
+    """What stop.yml's last task said per host (a `sslab matrix stop` record, or a container's fate),
+    from its log, as one line each."""
+    out = {}
+    for chunk in log.split("ok: [")[1:]:
+        host = chunk.split("]", 1)[0]
+        if '"msg"' not in chunk:
+            continue
+        if m := re.search(r'"msg": "([^"]*)"', chunk):
+            out[host] = m.group(1)
+            continue
+        runner = re.search(r'"runner": (\d+|null)', chunk)
+        partials = re.search(r'"partials_removed": (\d+)', chunk)
+        left = re.search(r'"left_behind": \[([^\]]*)\]', chunk)
+        n_left = len([x for x in (left.group(1) if left else "").split(",") if x.strip()])
+        out[host] = ((f"runner {runner.group(1)} stopped" if runner and runner.group(1) != "null"
+                      else "no runner running")
+                     + (f", {n_left} process(es) it left killed" if n_left else "")
+                     + f", {partials.group(1) if partials else '?'} partial cell(s) removed")
+    return out
 
 
 def _as_interrupt(signum, frame):
@@ -174,6 +205,10 @@ class Fleet:
         except KeyboardInterrupt as e:
             self.log(f"\ninterrupted ({e.args[0] if e.args else 'SIGINT'}): stopping every host's run "
                      f"(finished cells are kept, partial ones discarded)")
+            self.stop_everything()
+            raise
+        except Exception as e:
+            self.log(f"\nthe controller failed ({type(e).__name__}: {e}): stopping every host's run")
             self.stop_everything()
             raise
         finally:
@@ -338,7 +373,9 @@ class Fleet:
         if play is not None:
             try:
                 play.proc.wait(timeout=STOP_TIMEOUT_S)
-                self.log(f"  hosts {', '.join(far)}: stop.yml exited {play.proc.returncode} (log {play.log})")
+                said = stop_results(play.log.read_text(errors="replace"))
+                for h in far:
+                    self.log(f"  host {h}: {said.get(h, 'no word from it (log ' + str(play.log) + ')')}")
             except subprocess.TimeoutExpired:
                 self._signal(play, signal.SIGKILL)
                 self.log(f"  hosts {', '.join(far)}: stop.yml did not end in {STOP_TIMEOUT_S:.0f} s (log {play.log})")

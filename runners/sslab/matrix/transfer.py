@@ -32,7 +32,9 @@ def pack_cells(matrix_dir: Path, plan: dict, host: str, out: Path, keys: list[st
     with tarfile.open(out, "w") as tar:
         for k in keys:
             if store.done(k):
-                tar.add(store.cell_dir(k), arcname=f"cells/{k}")
+                # Without links: a cell's are the UML's staging (job/uml/{root,job,src}), paths of
+                # this host that mean nothing elsewhere and that no manifest lists.
+                tar.add(store.cell_dir(k), arcname=f"cells/{k}", filter=without_links)
                 n += 1
             for f in store.failures(k):
                 tar.add(f, arcname=f"failed/{f.name}")
@@ -40,6 +42,10 @@ def pack_cells(matrix_dir: Path, plan: dict, host: str, out: Path, keys: list[st
         if prog.exists():
             tar.add(prog, arcname=f"progress/{host}.json")
     return n
+
+
+def without_links(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    return None if member.issym() or member.islnk() else member
 
 
 def extract_data(tar: tarfile.TarFile, dest: Path) -> None:

@@ -1,0 +1,119 @@
+"""A matrix over the test fleet: three containers of the testbed reachable only over ssh, two under
+Podman and one under Docker (`make fleet-up`).  Ctrl-C stops every host; a host that dies mid-run
+loses nothing; every cell is byte for byte the cell one host makes alone."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sslab.paths import REPO_ROOT
+
+from .helpers import matrix_records, processes_matching, sslab
+
+pytestmark = pytest.mark.vm
+TINY = REPO_ROOT / "tests/data/matrix-tiny.yaml"
+#: Six cells, a boot each: enough for every host to run several, and to lose one mid-run.
+ARGS = ["matrix", "run", str(TINY), "--iter", "6", "--boot-share", "1"]
+HOST_MATRIX = "/srv/sslab/results/tiny/all"
+
+
+@pytest.fixture(scope="module")
+def fleet(image):
+    res = subprocess.run(["make", "fleet-up"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=2400)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    record = json.loads((Path(os.environ.get("SSLAB_CACHE", Path.home() / ".cache/sslab")) / "fleet/fleet.json")
+                        .read_text())
+    assert [m["engine"] for m in record["hosts"]] == ["podman", "podman", "docker"]
+    yield record
+    subprocess.run(["make", "fleet-down"], cwd=REPO_ROOT, capture_output=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def one_host(tmp_path_factory, image):
+    """The same cells, run on this machine alone (the default inventory)."""
+    results = tmp_path_factory.mktemp("one-host")
+    res = sslab(ARGS, results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    records = matrix_records(results / "tiny" / "all")
+    assert len(records) == 6
+    return records
+
+
+def on_host(member: dict, script: str) -> subprocess.CompletedProcess:
+    """A shell command inside a fleet host, by its engine (the test looks; the harness only uses ssh)."""
+    return subprocess.run([member["engine"], "exec", member["container"], "sh", "-c", script],
+                          capture_output=True, text=True)
+
+
+def mid_cell(member: dict) -> bool:
+    """A UML of the matrix is booted on the host."""
+    return on_host(member, f"ls -d {HOST_MATRIX}/cells/.partial-*/job/uml/console.log").returncode == 0
+
+
+def start(results: Path, out: Path) -> subprocess.Popen:
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    return subprocess.Popen([sys.executable, "-m", "sslab", *ARGS, "--inventory", fleet_inventory()], cwd=REPO_ROOT,
+                            env=env, stdout=open(out, "w"), stderr=subprocess.STDOUT, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+
+
+def fleet_inventory() -> str:
+    return subprocess.run([sys.executable, "-m", "sslab", "fleet", "inventory"], capture_output=True, text=True,
+                          cwd=REPO_ROOT, check=True).stdout.strip()
+
+
+def wait_for(what, timeout: float, proc: subprocess.Popen, out: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while not what():
+        assert proc.poll() is None, out.read_text()[-3000:]
+        assert time.monotonic() < deadline, out.read_text()[-3000:]
+        time.sleep(0.5)
+
+
+def test_ctrl_c_stops_every_hosts_run_and_the_rerun_completes_the_same_cells(fleet, one_host, tmp_path):
+    results, out = tmp_path / "results", tmp_path / "controller.log"
+    proc = start(results, out)
+    wait_for(lambda: all(mid_cell(m) for m in fleet["hosts"]), 600, proc, out)
+    os.killpg(proc.pid, signal.SIGINT)
+    t0 = time.monotonic()
+    here = hosts = ["?"]
+    while time.monotonic() - t0 < 10 and (proc.poll() is None or here or hosts):
+        here = processes_matching(str(results), "ansible-playbook")
+        hosts = [f"{m['host']}: {r.stdout.strip()}" for m in fleet["hosts"]
+                 if (r := on_host(m, "ps -eo pid,args | grep -E 'sslab|linux|ansible' | grep -v grep")).stdout.strip()]
+        time.sleep(0.3)
+    log = out.read_text()
+    assert proc.poll() is not None and not here and not hosts, f"left after 10 s: {here} {hosts}\n{log[-3000:]}"
+    assert "interrupted (SIGINT): stopping every host's run" in log
+    for m in fleet["hosts"]:
+        assert f"host {m['host']}: " in log.split("interrupted (SIGINT)")[1]
+        assert on_host(m, f"ls -d {HOST_MATRIX}/cells/.partial-*").returncode != 0, f"{m['host']} kept a partial cell"
+    # The same command again: only what is missing runs, and every cell is the one-host cell.
+    res = sslab(ARGS + ["--inventory", fleet_inventory()], results, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert matrix_records(results / "tiny" / "all") == one_host
+
+
+def test_a_host_that_dies_mid_run_loses_nothing(fleet, one_host, tmp_path):
+    results, out = tmp_path / "results", tmp_path / "controller.log"
+    victim = fleet["hosts"][1]
+    proc = start(results, out)
+    wait_for(lambda: mid_cell(victim), 600, proc, out)
+    subprocess.run([sys.executable, "-m", "sslab", "fleet", "kill", victim["host"]], cwd=REPO_ROOT, check=True)
+    assert proc.wait(timeout=900) == 0, out.read_text()[-3000:]
+    log = out.read_text()
+    assert f"host {victim['host']}: lost (unreachable)" in log
+    mdir = results / "tiny" / "all"
+    # Every cell once, each the cell one host makes; nothing half-merged.
+    assert sorted(p.name for p in (mdir / "cells").iterdir()) == sorted(one_host)
+    assert matrix_records(mdir) == one_host
+    assert not list(mdir.glob(".merge-*")) and not list((mdir / "incoming").glob("*.tar"))
+    ran_on = {json.loads((mdir / "cells" / k / "cell.json").read_text())["host"] for k in one_host}
+    # The Docker host ran cells; the dead host's cell in progress went to another.
+    assert "fleet3" in ran_on and ran_on - {victim["host"]}
