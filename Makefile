@@ -95,7 +95,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: help deps host-deps python-deps engine-deps image image-repin container container-save fleet-up fleet-down test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: help deps host-deps python-deps engine-deps image image-repin container container-save fleet-up fleet-down docker-deps test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
         matrix crosscheck bench fresh-check $(EXPERIMENTS)
 
 help:
@@ -151,14 +151,18 @@ container-save: container
 # A test fleet on this machine (playbooks/README.md): FLEET_HOSTS= containers (default 3) reachable only over
 # ssh, FLEET_DOCKER= of them (default 1) under Docker (installs Debian's docker.io), the rest under Podman.
 # Then: make reproduce-table1 INVENTORY=$$(.venv/bin/python -m sslab fleet inventory)
-fleet-up: deps engine-deps
-	@command -v dockerd >/dev/null 2>&1 || [ "$(FLEET_DOCKER)" = 0 ] || { \
-	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install docker.io" >&2; exit 1; fi; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io; }
+fleet-up: deps engine-deps $(if $(filter 0,$(FLEET_DOCKER)),,docker-deps)
 	$(VPY) -m sslab fleet up --hosts $(or $(FLEET_HOSTS),3) --docker $(or $(FLEET_DOCKER),1)
 
 fleet-down: deps
 	$(VPY) -m sslab fleet down
+
+# Docker's engine (Debian's docker.io: dockerd), for the fleet's Docker host and the Docker test; the
+# harness starts dockerd when it is not running (substrate/testfleet.py).
+docker-deps:
+	@command -v dockerd >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install docker.io" >&2; exit 1; fi; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io; }
 
 image-repin: deps
 	$(VPY) -m sslab image repin
@@ -209,8 +213,8 @@ test-vm: deps
 lint-imports: python-deps
 	$(VENV)/bin/lint-imports --no-cache
 
-# The container integration test needs an engine that works (engine-deps).
-test-deps: engine-deps
+# The container integration tests need an engine that works (engine-deps), and Docker's (docker-deps).
+test-deps: engine-deps docker-deps
 
 test: deps kernel-test lint-imports test-deps
 	$(VPY) -m pytest -q tests

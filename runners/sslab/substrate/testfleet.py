@@ -109,6 +109,7 @@ def ensure_docker() -> str | None:
         return "dockerd not installed (Debian's docker.io: apt-get install docker.io)"
     root = paths.cache_dir() / DOCKER_ROOT
     root.mkdir(parents=True, exist_ok=True)
+    fleet_dir().mkdir(parents=True, exist_ok=True)
     log = open(fleet_dir() / "dockerd.log", "a")
     proc = subprocess.Popen(["dockerd", "--data-root", str(root), "-H", "unix:///var/run/docker.sock"],
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
