@@ -483,3 +483,15 @@ skipping: [fleet9]
 """
     assert stop_results(log) == {"fleet1": "runner 4100 stopped, 2 process(es) it left killed, 2 partial cell(s) removed",
                                  "lab2": "container sslab-lab2-0123456789ab removed"}
+
+
+@pytest.mark.parametrize("playbook", ["prepare.yml", "cells.yml", "stop.yml"])
+def test_the_playbooks_parse(playbook):
+    """ansible-playbook --syntax-check: a playbook that does not parse fails every host of a run."""
+    import subprocess
+
+    from sslab.matrix.fleet import PLAYBOOKS, ansible_env, venv_bin
+    inventory = PLAYBOOKS / "inventory" / "localhost.ini"
+    res = subprocess.run([venv_bin("ansible-playbook"), "--syntax-check", "-i", str(inventory),
+                          str(PLAYBOOKS / playbook)], capture_output=True, text=True, env=ansible_env())
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]

@@ -46,7 +46,7 @@ from .transfer import merge_cells
 PLAYBOOKS = paths.REPO_ROOT / "playbooks"
 ANSIBLE_CFG = PLAYBOOKS / "ansible.cfg"
 HOST_GROUP = "testbeds"
-#: ansible-playbook's exit status when a host could not be reached.
+#: ansible-playbook's exit status when a host could not be reached (or a playbook not parsed).
 ANSIBLE_UNREACHABLE = 4
 #: Seconds a playbook run has after SIGTERM before SIGKILL, when the matrix is stopped.
 PLAY_GRACE_S = 2.0
@@ -131,6 +131,11 @@ class Play:
 
     def ended(self) -> bool:
         return self.proc.poll() is not None
+
+    def unreachable(self) -> bool:
+        """The host could not be reached (ansible-playbook's status 4 is also a playbook it could not
+        parse: the log tells them apart)."""
+        return self.proc.returncode == ANSIBLE_UNREACHABLE and "UNREACHABLE!" in self.log.read_text(errors="replace")
 
     def tail(self, n: int = 8) -> str:
         lines = [ln for ln in self.log.read_text(errors="replace").splitlines() if ln.strip()]
@@ -271,7 +276,7 @@ class Fleet:
         self.preparing.discard(play.host)
         rc = play.proc.returncode
         if rc != 0:
-            why = "unreachable" if rc == ANSIBLE_UNREACHABLE else f"preparation failed (ansible-playbook exited {rc})"
+            why = "unreachable" if play.unreachable() else f"preparation failed (ansible-playbook exited {rc})"
             self.dealer.lose(play.host, why)
             self.log(f"host {play.host}: {why}; its log {play.log}:\n    {play.tail()}")
 
@@ -301,7 +306,7 @@ class Fleet:
         failed = self._failed_on(batch) - done
         rc = play.proc.returncode
         why = None
-        if rc == ANSIBLE_UNREACHABLE:
+        if play.unreachable():
             why = "unreachable"
         elif rc != 0:
             error = self._host_error(batch.host)
