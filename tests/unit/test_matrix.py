@@ -457,10 +457,15 @@ def test_a_packed_cell_leaves_its_links_behind(tmp_path):
     plan = {**fake_plan(), "deal": {"b": ["k0"]}}
     mx.run_cells(host_dir, plan, "b", ["k0"], None, log=lambda m: None, runner=one_at_a_time(finishing_runner([])))
     (host_dir / "cells" / "k0" / "root").symlink_to("/opt/sslab/image/root")
+    failure = host_dir / "failed" / "k0-20261125T000000Z-0000-a1"  # an earlier attempt's log and staging
+    failure.mkdir(parents=True)
+    (failure / "error.txt").write_text("VMHangError")
+    (failure / "job").symlink_to("/srv/sslab/results/x/cells/.partial-k0/job")
     tar = tmp_path / "b.tar"
     pack_cells(host_dir, plan, "b", tar)
-    assert merge_cells(ctl_dir, tar, host="b")["merged"] == 1
+    assert merge_cells(ctl_dir, tar, host="b") == {"merged": 1, "already_here": 0, "failure_logs": 1, "damaged": []}
     assert not (ctl_dir / "cells" / "k0" / "root").exists()
+    assert (ctl_dir / "failed" / failure.name / "error.txt").read_text() == "VMHangError"
 
 
 def test_stop_results_read_per_host_from_stop_yml_output():

@@ -296,9 +296,14 @@ class Fleet:
         assert batch is not None
         damaged: list[str] = []
         if play.tar is not None and play.tar.exists():
-            counts = merge_cells(self.matrix_dir, play.tar, host=batch.host)
-            damaged = counts["damaged"]
-            play.tar.unlink()
+            try:
+                damaged = merge_cells(self.matrix_dir, play.tar, host=batch.host)["damaged"]
+                play.tar.unlink()
+            except (tarfile.TarError, MatrixError, OSError) as e:
+                # A tar that cannot be read or holds what a data archive must not: nothing of it is
+                # merged; its cells run again (the tar is kept beside the others, for a look).
+                damaged = [k for k in batch.keys if not self.store.done(k)]
+                self.log(f"host {batch.host}: its tar {play.tar} was refused ({type(e).__name__}: {e})")
             if damaged:
                 self.log(f"host {batch.host}: {len(damaged)} cell(s) arrived damaged (not merged, run again; "
                          f"kept under {self.store.failed}): {', '.join(damaged)}")

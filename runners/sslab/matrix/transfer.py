@@ -37,7 +37,7 @@ def pack_cells(matrix_dir: Path, plan: dict, host: str, out: Path, keys: list[st
                 tar.add(store.cell_dir(k), arcname=f"cells/{k}", filter=without_links)
                 n += 1
             for f in store.failures(k):
-                tar.add(f, arcname=f"failed/{f.name}")
+                tar.add(f, arcname=f"failed/{f.name}", filter=without_links)
         prog = matrix_dir / "progress" / f"{host}.json"
         if prog.exists():
             tar.add(prog, arcname=f"progress/{host}.json")

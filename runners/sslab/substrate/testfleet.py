@@ -147,12 +147,18 @@ def up(hosts: int = 3, docker: int = 1) -> dict:
             if save.wait() != 0 or res.returncode != 0:
                 raise ImageError(f"docker load of {tag} failed: {res.stderr.strip()[-400:]}")
     members = []
+    cores = sorted(os.sched_getaffinity(0))
     for n, eng in enumerate(engines, start=1):
         name = f"{PREFIX}{n}"
-        run([eng, "run", "-d", "--name", name, "--hostname", f"fleet{n}", *RUN_FLAGS[eng],
+        # A core of its own where the machine has enough (round-robin where it has fewer): a host's
+        # runner pins its UMLs to the first core it may use, and without a cpuset every host's
+        # first core is this machine's first (three hosts on one core of two: a poweroff past its
+        # 30 s watchdog on 2026-11-25).
+        core = cores[(n - 1) % len(cores)]
+        run([eng, "run", "-d", "--name", name, "--hostname", f"fleet{n}", "--cpuset-cpus", str(core), *RUN_FLAGS[eng],
              "-v", f"{key}.pub:/root/.ssh/authorized_keys:ro", tag])
         ip = run([eng, "inspect", "-f", "{{.NetworkSettings.IPAddress}}", name]).stdout.strip()
-        members.append({"host": f"fleet{n}", "container": name, "engine": eng, "ip": ip})
+        members.append({"host": f"fleet{n}", "container": name, "engine": eng, "ip": ip, "core": core})
     known = d / "known_hosts"
     known.write_text("")
     for m in members:
