@@ -186,6 +186,7 @@ class Fleet:
         self.logs = matrix_dir / "logs" / f"run-{self.stamp}"
         self.incoming = matrix_dir / "incoming"
         self.plays: list[Play] = []
+        self.history: list[dict] = []  # every batch that came home: logs/run-<stamp>/fleet.json
         self.abandoned: list[Play] = []  # batches given up on (their host lost), left to finish
         self.touched: set[str] = set()  # hosts that ran anything: stopped by name when the matrix stops
         self.preparing: set[str] = set()
@@ -219,6 +220,7 @@ class Fleet:
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            self._write_record()
         for name, rec in self.dealer.hosts.items():
             if rec.state == "lost":
                 self.log(f"host {name}: lost ({rec.why_lost}); {rec.done} cell(s) home from it")
@@ -256,6 +258,15 @@ class Fleet:
 
     def _batches_out(self) -> int:
         return sum(p.kind == "cells" for p in self.plays)
+
+    def _write_record(self) -> None:
+        """logs/run-<stamp>/fleet.json: the hosts as they ended and every batch, for the archive."""
+        self.logs.mkdir(parents=True, exist_ok=True)
+        hosts = {h: {"state": r.state, "why_lost": r.why_lost, "done": r.done, "failed": r.failed,
+                     "batches": r.batches, "slots": r.slots} for h, r in self.dealer.hosts.items()}
+        (self.logs / "fleet.json").write_text(json.dumps(
+            {"plan": self.plan_path.name, "hosts": hosts, "batches": self.history, "late": self.dealer.late,
+             "undone": self.dealer.undone()}, indent=1))
 
     # -- preparing --------------------------------------------------------
 
@@ -317,6 +328,10 @@ class Fleet:
             error = self._host_error(batch.host)
             why = error or f"batch {batch.number} ended with ansible-playbook exit {rc}"
         back = self.dealer.batch_ended(batch, done, failed, set(damaged), why=why)
+        self.history.append({"batch": batch.number, "host": batch.host, "cells": batch.keys,
+                             "started": round(batch.started, 3), "ended": round(time.time(), 3),
+                             "ansible_exit": rc, "done": sorted(done), "failed": sorted(failed),
+                             "damaged": sorted(damaged), "sent_back": back, "why": why})
         if self.dealer.hosts[batch.host].state == "lost" and back:
             self.log(f"host {batch.host}: lost ({why}); {len(back)} cell(s) dealt to the others; its log "
                      f"{play.log}:\n    {play.tail()}")
