@@ -78,8 +78,8 @@ def test_rerun_runs_nothing_and_report_is_byte_identical(first_run):
 
 def test_ctrl_c_to_the_foreground_group_stops_everything_and_the_rerun_completes_the_same_cells(
         tmp_path, image):
-    """As a new user's Ctrl-C: SIGINT to make's process group, here started as a script's background
-    job, with SIGINT ignored (a terminal's foreground job has it at its default: the harder case)."""
+    """As a new user's Ctrl-C: SIGINT to make's process group (started here as a script's background
+    job, which gets SIGINT ignored on arrival: the controller must take it all the same)."""
     results, reference = tmp_path / "results", tmp_path / "reference"
     mdir = results / "tiny" / "all"
     cmd = ["make", "matrix", f"MATRIX={TINY}", "ITER=6", "BOOT_SHARE=1"]

@@ -66,13 +66,22 @@ def test_an_overdue_host_is_lost_and_its_late_cells_count_once():
 
 
 def test_a_late_cell_still_queued_leaves_the_queue():
-    d = Dealer(boots(3), {"a": 1, "b": 1}, boot_seconds=10)
+    d = Dealer(boots(4), {"a": 1, "b": 1, "c": 1}, boot_seconds=10)
     d.next_batch("a", 0)
     bb = d.next_batch("b", 0)
-    d.overdue(MIN_TIMEOUT_S + 1)  # both lost: c0, c1 back at the front
-    assert d.stranded() and d.undone() == ["c0", "c1", "c2"]
+    d.next_batch("c", 100)
+    d.overdue(MIN_TIMEOUT_S + 1)  # a and b lost: c0, c1 back at the front
+    assert d.live_hosts() == ["c"] and d.undone() == ["c0", "c1", "c3"]
     d.batch_ended(bb, {"c1"}, set(), set())
-    assert d.undone() == ["c0", "c2"]
+    assert d.undone() == ["c0", "c3"]
+
+
+def test_the_last_live_host_is_waited_for_however_late():
+    d = Dealer(boots(2), {"a": 1}, boot_seconds=10)
+    batch = d.next_batch("a", 0)
+    assert d.overdue(10 * MIN_TIMEOUT_S) == [] and d.hosts["a"].state == "running"
+    d.batch_ended(batch, {"c0"}, set(), set())
+    assert d.next_batch("a", 1).keys == ["c1"]
 
 
 def test_a_damaged_cell_is_run_again_elsewhere_and_a_failed_one_not_at_all():

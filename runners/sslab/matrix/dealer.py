@@ -169,11 +169,13 @@ class Dealer:
 
     def overdue(self, now: float) -> list[Batch]:
         """Batches past their deadline: their hosts are lost, their boots go back to the front of
-        the queue.  The batches are returned so the caller can leave them running (a late finish is
+        the queue; never the last live host's (a slow host is better than none).  The batches are returned so the caller can leave them running (a late finish is
         still merged, once) or stop them."""
         late = []
         # Newest first, each to the queue's front: the oldest work ends up first.
         for rec in sorted(self.hosts.values(), key=lambda r: -(r.batch.number if r.batch else 0)):
+            if len(self.live_hosts()) == 1:
+                break  # the last host left: nobody else could take its boots, so it is waited for
             if rec.batch is not None and now > rec.batch.deadline:
                 batch = rec.batch
                 rec.state, rec.batch = "lost", None

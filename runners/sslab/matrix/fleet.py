@@ -12,9 +12,9 @@ and tells the dealer what came home.
 
 Every playbook run is in a session of its own: a terminal's Ctrl-C reaches this process only, and
 this process stops everything, once, in order: the playbook runs, then each host's runner by name
-(on the host: matrix.stopping).  SIGINT is taken even when it arrived ignored (a non-interactive
-shell's background job: that is how a script "presses Ctrl-C"), since the controller is what the
-person at the terminal means to stop.
+(on the host: matrix.stopping): a runner Ansible started on this machine is in a session of its
+own too, and one on a host elsewhere hears nothing of a signal here.  SIGINT is taken whatever it
+was on arrival (the CLI's main does so too), so a script's background job stops as a terminal's does.
 """
 
 from __future__ import annotations
