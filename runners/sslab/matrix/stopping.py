@@ -27,16 +27,6 @@ from .store import CellStore
 GRACE_S = 5.0
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def lock_holder(lock: Path) -> int | None:
     """The pid of the runner holding @lock, or None if nobody holds it."""
     try:
@@ -73,19 +63,19 @@ def stop_runner(matrix_dir: Path, host: str, grace_s: float = GRACE_S) -> dict:
     """Stop @host's runner of @matrix_dir and what it left (see the module doc); what was stopped."""
     store = CellStore(matrix_dir)
     out: dict = {"host": host, "runner": None, "killed_after_grace": False, "left_behind": [], "partials_removed": 0}
-    pid = lock_holder(store.dir / "progress" / f"{host}.lock")
+    lock = store.dir / "progress" / f"{host}.lock"
+    pid = lock_holder(lock)
     if pid and pid > 0:
         out["runner"] = pid
         try:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-        deadline = time.monotonic() + grace_s
-        while alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if alive(pid):
+        # Its lock tells when it is gone (a zombie not yet reaped still answers kill(pid, 0)).
+        if not _released(lock, grace_s):
             out["killed_after_grace"] = True
             _kill_with_group(pid)
+            _released(lock, grace_s)
     if store.cells.exists():
         for p in processes_inside(store.cells):
             out["left_behind"].append(p)
@@ -95,6 +85,16 @@ def stop_runner(matrix_dir: Path, host: str, grace_s: float = GRACE_S) -> dict:
             shutil.rmtree(partial, ignore_errors=True)
             out["partials_removed"] += 1
     return out
+
+
+def _released(lock: Path, wait_s: float) -> bool:
+    """Whether @lock is free within @wait_s seconds."""
+    deadline = time.monotonic() + wait_s
+    while lock_holder(lock):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def _kill_with_group(pid: int) -> None:
