@@ -249,7 +249,8 @@ class Fleet:
             self.abandoned.append(play)
             self.log(f"host {batch.host}: {self.dealer.hosts[batch.host].why_lost}: given up, its "
                      f"{len(batch.keys)} cell(s) dealt to the others (a late finish is kept once)")
-        for name in self.dealer.hosts:
+        # Idle hosts with the fewest batches first: under SERIAL= one host must not take every turn.
+        for name in sorted(self.dealer.hosts, key=lambda h: self.dealer.hosts[h].batches):
             if name in self.preparing or (self.serial and self._batches_out() >= self.serial):
                 continue
             batch = self.dealer.next_batch(name, now)
