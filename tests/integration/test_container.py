@@ -65,7 +65,8 @@ def docker_image(tag, tmp_path_factory):
     res = subprocess.run(["docker", "load", "-i", archive], capture_output=True, text=True, timeout=900)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
     assert f"Loaded image: localhost/{tag}" in res.stdout
-    return f"localhost/{tag}"
+    yield f"localhost/{tag}"
+    subprocess.run(["docker", "rmi", "-f", f"localhost/{tag}"], capture_output=True)  # 1.8 GB
 
 
 def in_container(engine_cmd: list[str], image_tag: str, results: Path, *argv: str) -> Path:

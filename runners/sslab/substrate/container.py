@@ -235,8 +235,29 @@ def build(repo: Path = paths.REPO_ROOT) -> dict:
         remove_tree(work)
     size = subprocess.run([eng, "image", "inspect", "--format", "{{.Size}}", tag], capture_output=True,
                           text=True).stdout.strip()
-    return {"tag": tag, "built": True, "seconds": round(time.monotonic() - t0, 1),
+    dropped = drop_older_containers(eng, image, tag)
+    return {"tag": tag, "built": True, "older_removed": dropped, "seconds": round(time.monotonic() - t0, 1),
             "size_bytes": int(size) if size.isdigit() else None}
+
+
+#: Containers of one testbed image kept in an engine's store: a new harness tree makes a new one
+#: (1.8 GB each), so the oldest beyond these are removed when one is built.
+KEEP_CONTAINERS = 2
+
+
+def drop_older_containers(eng: str, image: Image, built: str) -> list[str]:
+    """Remove the engine's slowstart-lab images of @image's hash but the newest KEEP_CONTAINERS (@built
+    among them); the names removed."""
+    prefix = f"slowstart-lab:{image.manifest()['image_hash'][:12]}-"
+    res = subprocess.run([eng, "images", "--format", "{{.CreatedAt}}\t{{.Repository}}:{{.Tag}}"],
+                         capture_output=True, text=True)
+    listed = sorted((ln.split("\t") for ln in res.stdout.splitlines() if "\t" in ln), reverse=True)
+    ours = [name for _, name in listed if prefix in name and not name.endswith(built)]
+    removed = []
+    for name in ours[KEEP_CONTAINERS - 1:]:
+        if subprocess.run([eng, "rmi", name], capture_output=True).returncode == 0:
+            removed.append(name)
+    return removed
 
 
 #: `make container-save`'s format: a docker-archive, gzip-compressed.  Debian 12's Docker (20.10)

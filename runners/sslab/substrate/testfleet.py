@@ -97,7 +97,17 @@ def fleet_image() -> str:
     with tempfile.TemporaryDirectory() as ctx:
         (Path(ctx) / "Containerfile").write_text(SSH_LAYER.format(base=base, env=env))
         run(["podman", "build", "--runtime", "runc", "--cgroup-manager=cgroupfs", "--network", "host", "-t", tag, ctx])
+    drop_older_fleet_images("podman", tag)
     return tag
+
+
+def drop_older_fleet_images(eng: str, keep: str) -> None:
+    """Fleet images of other bases (about 1.9 GB each): removed, so repeated runs do not fill the disk."""
+    names = subprocess.run([eng, "images", "--format", "{{.Repository}}:{{.Tag}}"], capture_output=True,
+                           text=True).stdout.split()
+    for name in names:
+        if name.split(":")[0].endswith("sslab-fleet") and name != keep:
+            subprocess.run([eng, "rmi", "-f", name], capture_output=True)
 
 
 def ensure_docker() -> str | None:
@@ -146,6 +156,7 @@ def up(hosts: int = 3, docker: int = 1) -> dict:
             save.stdout.close()
             if save.wait() != 0 or res.returncode != 0:
                 raise ImageError(f"docker load of {tag} failed: {res.stderr.strip()[-400:]}")
+            drop_older_fleet_images("docker", tag)
     members = []
     cores = sorted(os.sched_getaffinity(0))
     for n, eng in enumerate(engines, start=1):
