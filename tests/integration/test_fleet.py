@@ -57,6 +57,13 @@ def mid_cell(member: dict) -> bool:
     return on_host(member, f"ls -d {HOST_MATRIX}/cells/.partial-*/job/uml/console.log").returncode == 0
 
 
+def forget_cells(fleet: dict) -> None:
+    """The hosts' own copies of the matrix removed: a host dealt a cell it has done packs it at once,
+    and a test that needs hosts mid-cell needs them to run their cells."""
+    for m in fleet["hosts"]:
+        on_host(m, f"rm -rf {HOST_MATRIX}")
+
+
 def start(results: Path, out: Path) -> subprocess.Popen:
     env = {**os.environ, "SSLAB_RESULTS": str(results)}
     return subprocess.Popen([sys.executable, "-m", "sslab", *ARGS, "--inventory", fleet_inventory()], cwd=REPO_ROOT,
@@ -79,6 +86,7 @@ def wait_for(what, timeout: float, proc: subprocess.Popen, out: Path) -> None:
 
 def test_ctrl_c_stops_every_hosts_run_and_the_rerun_completes_the_same_cells(fleet, one_host, tmp_path):
     results, out = tmp_path / "results", tmp_path / "controller.log"
+    forget_cells(fleet)
     proc = start(results, out)
     wait_for(lambda: all(mid_cell(m) for m in fleet["hosts"]), 600, proc, out)
     os.killpg(proc.pid, signal.SIGINT)
@@ -104,6 +112,7 @@ def test_ctrl_c_stops_every_hosts_run_and_the_rerun_completes_the_same_cells(fle
 def test_a_host_that_dies_mid_run_loses_nothing(fleet, one_host, tmp_path):
     results, out = tmp_path / "results", tmp_path / "controller.log"
     victim = fleet["hosts"][1]
+    forget_cells(fleet)
     proc = start(results, out)
     wait_for(lambda: mid_cell(victim), 600, proc, out)
     subprocess.run([sys.executable, "-m", "sslab", "fleet", "kill", victim["host"]], cwd=REPO_ROOT, check=True)
