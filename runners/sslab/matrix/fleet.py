@@ -339,10 +339,7 @@ class Fleet:
 
     def _failed_on(self, batch: Batch) -> set[str]:
         """Cells of @batch the host's runner gave up on (its progress file, here or fetched)."""
-        d = host_matrix_dir(self.hosts[batch.host], self.matrix_rel)
-        files = [d / "progress" / f"{batch.host}.json"] if d else []
-        files.append(self.matrix_dir / "progress" / f"{batch.host}.remote.json")
-        for f in files:
+        for f in self._progress_files(batch.host):
             try:
                 st = json.loads(f.read_text())
             except (OSError, ValueError):
@@ -351,9 +348,14 @@ class Fleet:
                 return set(st.get("failed_keys", [])) & set(batch.keys)
         return set()
 
-    def _host_error(self, host: str) -> str | None:
+    def _progress_files(self, host: str) -> list[Path]:
+        """@host's runner's progress file where it can be read from here, then the copy fetched with
+        its last batch."""
         d = host_matrix_dir(self.hosts[host], self.matrix_rel)
-        for f in ([d / "progress" / f"{host}.json"] if d else []) + [self.matrix_dir / "progress" / f"{host}.remote.json"]:
+        return ([d / "progress" / f"{host}.json"] if d else []) + [self.matrix_dir / "progress" / f"{host}.remote.json"]
+
+    def _host_error(self, host: str) -> str | None:
+        for f in self._progress_files(host):
             if e := host_error(f):
                 return e
         return None
