@@ -7,6 +7,7 @@ import math
 import statistics
 from pathlib import Path
 
+from .fidelity import run_passes
 from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
 from .pcap import analyse_pcap_ports
 from .stats import fmt_mean_ci, describe
@@ -129,7 +130,7 @@ def fairness(matrix_dir: Path, plan: dict, dest: Path) -> tuple[str, dict]:
             results.append({"incumbents": key[0], "buffer": key[1], "rtt": key[2], "rep": cell["rep"], "side": side,
                             "fifth_start_s": round(last, 3), **rec, "goodput_source": ser["source"],
                             "pcap_dropped_by_kernel": run.get("pcap_dropped_by_kernel"),
-                            "fidelity_ok": bool(run["fidelity"]["base_rtt_ok"] and run["fidelity"]["rate_ok"])})
+                            "fidelity_ok": run_passes(run)})
             series_by_setting.setdefault(key, []).append((side, cell["rep"], ser, last))
     order = list(dict.fromkeys(setting_key(c["setting"]) for c in plan["cells"]))
     lines = ["| incumbents | buffer | minRTT | n | F before the fifth flow (10 s), off / on | min F after, off / on | "

@@ -34,6 +34,7 @@ from .link import rate_series, replay_fidelity
 from .plots import plot_dynamics
 from .startup import load_runs
 from .conditions import conditions_of
+from .fidelity import run_passes
 from .stats import describe, welch_diff
 
 OFF = "cubic_hs"
@@ -66,8 +67,7 @@ def load_setting(run_dir: Path) -> list[dict]:
             "size_label": r["run"]["params"].get("size"), "rep": r["run"]["rep"], "fct_s": f["fct_s"],
             "lost": lost, "loss_rate": lost / (sent + lost) if sent else None,
             "retrans": sum(c["RetransSegs"] for c in r["tcp_counters"].values()),
-            "fidelity_ok": bool(r["fidelity"]["base_rtt_ok"] and r["fidelity"]["rate_ok"]
-                                and (link_fid is None or link_fid["ok"])),
+            "fidelity_ok": run_passes(r) and (link_fid is None or link_fid["ok"]),
             "bursts": r.get("link_bursts"), "link_fidelity": link_fid,
             "trace_offset_s": r["run"].get("trace_offset_s"), "run": r,
         })
