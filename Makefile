@@ -90,7 +90,7 @@ RUN_ARGS = $(SUSS_ARGS) $(foreach v,SELECT LINKS VARIANTS SETTINGS,$(if $($(v)),
 HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
               ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git taskset:util-linux strip:binutils patch:patch xz:xz-utils \
-              pgrep:procps
+              pgrep:procps tshark:tshark
 # Host files and their packages: the C library's headers, for the kernel core's user-space tests
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev

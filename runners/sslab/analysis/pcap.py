@@ -21,6 +21,16 @@ class PcapFlow:
     data_segments: int = 0
     retransmitted_segments: int = 0
     new_bytes_by_bin: dict | None = None
+    #: Segments that start beyond every byte seen before them (what was missed: the bottleneck's
+    #: drops, seen after its queue), one per hole however many packets it spans.
+    holes: int = 0
+    #: The highest data byte reached, from the SYN-ACK's sequence number (or the first segment's,
+    #: without one): what the flow delivered past the capture point, first copies or not.
+    seq_span: int = 0
+
+    @property
+    def new_bytes(self) -> int:
+        return sum((self.new_bytes_by_bin or {}).values())
 
 
 def _u32_ahead(a: int, b: int) -> bool:
@@ -36,24 +46,40 @@ def open_pcap(path: Path):
 
 
 def _flow_events(path: Path, server_ports: list[int]):
-    """(timestamp, port, what) for the listed flows, in capture order: what is "syn" for a SYN
-    towards a port, else the data segment's new bytes (0: a retransmission, all of it seen before)."""
+    """(timestamp, port, what, ahead) for the listed flows, in capture order: what is "syn" for a SYN
+    towards a port, "hole" for a segment from a port that starts beyond every byte seen so far
+    (some before it never passed the capture point), else the data segment's new bytes (0: a
+    retransmission, all of it seen before).  A segment with a hole gives "hole", then its bytes.
+    ahead: how far a data segment moved the highest data byte seen (a hole's span included; 0
+    for the rest).
+
+    The sender's SYN-ACK starts its sequence space (a first data segment lost before the capture
+    point is a hole); zero-length segments (a FIN) can show a hole too; RSTs never do."""
     ports = set(server_ports)
     highest: dict[int, int] = {}
     for ts, (sport, dport, seq, flags), payload in tcp_segments(path):
-        if flags & SYN and not flags & ACK:
-            if dport in ports:
-                yield ts, dport, "syn"
+        if flags & SYN:
+            if not flags & ACK and dport in ports:
+                yield ts, dport, "syn", 0
+            elif flags & ACK and sport in ports and sport not in highest:
+                highest[sport] = (seq + 1) & 0xFFFFFFFF
             continue
-        if sport not in ports or payload <= 0:
+        if sport not in ports:
             continue
-        end = (seq + payload) & 0xFFFFFFFF
         top = highest.get(sport)
-        if top is None or _u32_ahead(end, top):
-            highest[sport] = end
-            yield ts, sport, payload if top is None else min(payload, (end - top) & 0xFFFFFFFF)
-        else:
-            yield ts, sport, 0
+        if top is not None and not flags & RST and _u32_ahead(seq, top):
+            yield ts, sport, "hole", 0
+        end = (seq + payload) & 0xFFFFFFFF
+        # What the sender has sent up to, as the receiver's next sequence number: a FIN takes one.
+        following = (end + 1) & 0xFFFFFFFF if flags & FIN else end
+        if payload > 0:
+            if top is None or _u32_ahead(end, top):
+                ahead = payload if top is None else (end - top) & 0xFFFFFFFF
+                yield ts, sport, min(payload, ahead), ahead
+            else:
+                yield ts, sport, 0, 0
+        if top is None or _u32_ahead(following, top):
+            highest[sport] = following
 
 
 def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODPUT_BIN_S,
@@ -65,13 +91,17 @@ def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODP
     @absolute_t0 (one clock for all flows, for fairness over time).
     """
     flows = {p: PcapFlow(new_bytes_by_bin={}) for p in server_ports}
-    for ts, port, what in _flow_events(path, server_ports):
+    for ts, port, what, ahead in _flow_events(path, server_ports):
         flow = flows[port]
         if what == "syn":
             if flow.syn_ts is None:
                 flow.syn_ts = ts
             continue
+        if what == "hole":
+            flow.holes += 1
+            continue
         flow.data_segments += 1
+        flow.seq_span += ahead
         if flow.first_data_ts is None:
             flow.first_data_ts = ts
         if what:
@@ -87,15 +117,15 @@ def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODP
 def new_bytes_between(path: Path, server_ports: list[int], t0: float, t1: float) -> dict[int, int]:
     """New data bytes each flow put through the bottleneck between capture times @t0 and @t1."""
     out = {p: 0 for p in server_ports}
-    for ts, port, what in _flow_events(path, server_ports):
+    for ts, port, what, _ahead in _flow_events(path, server_ports):
         if ts > t1:
             break
-        if what != "syn" and ts >= t0:
+        if isinstance(what, int) and ts >= t0:
             out[port] += what
     return out
 
 
-SYN, ACK = 0x02, 0x10
+FIN, SYN, RST, ACK = 0x01, 0x02, 0x04, 0x10
 _ETH_IP = b"\x08\x00"
 
 

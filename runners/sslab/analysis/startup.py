@@ -27,6 +27,8 @@ from ..records import read_record, read_runs_index, stamped
 from .. import paths
 from ..ccas import suss_tag, variant_label
 from ..scenario import parse_size
+from .capturecheck import agreement_line
+from .fidelity import run_passes
 from .conditions import run_conditions
 from .plots import plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
@@ -72,8 +74,7 @@ def summarise(runs: list[dict]) -> dict:
             "retransmissions": describe([sum(c["RetransSegs"] for c in r["tcp_counters"].values()) for r in rs]),
             "slow_start_exit_cwnd": describe([(f["slow_start"] or {}).get("exit_cwnd") for f in first]),
             "receiver_limited_runs": sum(1 for f in first if f["receiver_limited_acks"]),
-            "fidelity_ok_runs": sum(1 for r in rs if r["fidelity"]["base_rtt_ok"] and r["fidelity"]["rate_ok"]
-                                    and r["fidelity"].get("link_ok", True)),
+            "fidelity_ok_runs": sum(1 for r in rs if run_passes(r)),
             "runs": len(rs),
         }
     return cases
@@ -210,6 +211,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         f" {fidelity['rate']['measured_mbit']} Mbit/s of {fidelity['rate']['configured_mbit']:g}"
         f" ({'ok' if fidelity['rate']['ok'] else 'OFF BY MORE THAN 1%'})",
         "",
+        agreement_line(runs),
         f"- ran under: {run_conditions(meta, list(cases.values()))}",
         *([shared_boot_line(meta["boot"])] if meta.get("boot") else []),
         "",
@@ -220,7 +222,8 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         "FCT (app): client, connect() to last byte. FCT (pcap): at the bottleneck, client SYN to the last new"
         " data segment. Lost: packets dropped at the bottleneck queue. Exit cwnd: largest cwnd while ssthresh"
         " was infinite (tcp:tcp_probe). A run passes fidelity when its measured base RTT is within 0.5 ms of"
-        " the configured one and the saturating rate within 1%. In-flight plots: the kernel's packets in"
+        " the configured one, the saturating rate within 1%, and tshark reads every flow of its capture as our"
+        " parser does (when checked). In-flight plots: the kernel's packets in"
         " flight from our module's trace (sslab_ack) for our congestion controls.",
         "",
     ]
@@ -231,13 +234,14 @@ def write_report(run_dir: Path, dest: Path) -> dict:
               "|---|---|---|---|---|---|---|"]
     for r in runs:
         fid = r["fidelity"]
-        ok = fid["base_rtt_ok"] and fid["rate_ok"]
+        ok = run_passes(r)
         rwnd = sum(f["receiver_limited_acks"] for f in r["flows"])
         qmax = max((b[1] for b in r.get("bottleneck_backlog") or []), default=None)
         lines.append(f"| {r['dir'].name} | {r['flows'][0]['fct_s']:.3f} | {r['bottleneck']['drops']} | "
                      f"{'–' if qmax is None else qmax} | "
                      f"{', '.join(f'{v:.2f}' for v in fid['base_rtt_ms'].values())} | "
-                     f"{rwnd if rwnd else 0}{' (FLAGGED)' if rwnd else ''} | {'ok' if ok else 'FLAGGED'} |")
+                     f"{rwnd if rwnd else 0}{' (FLAGGED)' if rwnd else ''} | "
+                     f"{'ok' if ok else 'FLAGGED'}{' (tshark differs)' if fid.get('capture_ok') is False else ''} |")
     (dest / "report.md").write_text("\n".join(lines) + "\n")
     return summary
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import yaml
 
 from .. import paths
+from .capturecheck import agreement_line
+from .fidelity import run_passes
 from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
 from .stats import without_values, fmt_mean_ci, describe
 
@@ -33,7 +35,9 @@ def table1_cell(plan: dict, cell_dir: Path) -> dict:
             "large_fct_s": flows[0]["fct_s"],
             "small_mean_fct_s": statistics.fmean(f["fct_s"] for f in flows[1:]),
             "small_fct_s": [f["fct_s"] for f in flows[1:]],
-            "fidelity_ok": bool(run["fidelity"]["base_rtt_ok"] and run["fidelity"]["rate_ok"]),
+            "fidelity_ok": run_passes(run),
+            # what tshark's reading of the capture said (the report's line on captures)
+            "capture": {"tag": run["tag"], "pcap": run.get("pcap"), "capture_check": run.get("capture_check")},
             "drops": run["bottleneck"]["drops"],
             # small flows whose sender was held by the receiver's advertised window (per-ACK trace)
             "small_rwnd_limited": sum(1 for f in flows[1:] if f.get("receiver_limited_acks")),
@@ -169,6 +173,8 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
     if off_grid:
         notes.append(f"- {len(off_grid)} setting(s) beside the paper's grid (a value the matrix file does not list): "
                      f"no paper value, and left out of the averages.")
+    notes.append(agreement_line([r[s]["capture"] for reps in by_setting.values() for r in reps for s in ("off", "on")
+                                 if s in r]) + " (a sample of the cells: the matrix file's capture_check_every)")
     overhead = overhead_table(walls)
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
     return "\n".join(lines), {"rows": rows, "unavailable": plan.get("unavailable", []), "notes": notes,

@@ -208,11 +208,12 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
 
 
 def finish_run_dir(run_dir: Path) -> None:
-    """The host's part of a run directory after its job: every run's trace read out (the time it
-    took in meta.json's host_trace_seconds), then the report."""
+    """The host's part of a run directory after its job: every run's trace read out and its capture
+    checked by tshark (the time it took in meta.json's host_trace_seconds), then the report."""
     t1 = time.monotonic()
-    complete_runs(run_dir / "job" / "out")
     meta = read_record(run_dir / "meta.json", "sslab.meta")
+    # A matrix checks a sample of its cells' captures with tshark (the cell says); a scenario, all.
+    complete_runs(run_dir / "job" / "out", check_captures=meta["scenario"].get("capture_check", True))
     meta["host_trace_seconds"] = round(time.monotonic() - t1, 1)
     (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
     write_report(run_dir, run_dir)

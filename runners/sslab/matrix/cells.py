@@ -45,7 +45,8 @@ def run_cell_group(cells: list[dict], dests: list[Path], substrate, host: str) -
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     run_scenarios_in_one_boot(scenarios, dests, substrate,
-                              [{"matrix_cell": c["key"], "name": s.name} for c, s in zip(cells, scenarios)])
+                              [{"matrix_cell": c["key"], "name": s.name, "capture_check": c.get("capture_check", True)}
+                               for c, s in zip(cells, scenarios)])
     for dest in dests:
         compress_pcaps(dest)
     wall = time.monotonic() - t0

@@ -83,7 +83,9 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
                 model["topology"]["backend"] = backend
             boot = boot_place(setting_id(setting), rep, boot_share) if boot_share > 1 else None
             cells.append({"key": cell_key(model, rep, image_hash, code_version, clock, boot), "setting": setting,
-                          "rep": rep, "name": s.name, "scenario": model, **({"boot": boot} if boot else {})})
+                          "rep": rep, "name": s.name, "scenario": model, **({"boot": boot} if boot else {}),
+                          # tshark's second opinion on a sample of the cells (MatrixSpec.capture_check_every)
+                          "capture_check": len(cells) % spec.capture_check_every == 0})
     return {"matrix": spec.name, "title": spec.title, "report": spec.report,
             "matrix_file": str(m.path.relative_to(paths.REPO_ROOT)) if m.path.is_relative_to(paths.REPO_ROOT)
             else str(m.path), "matrix_sha256": hashlib.sha256(m.path.read_bytes()).hexdigest(),

@@ -58,6 +58,9 @@ class MatrixSpec(BaseModel):
     alternate_cases: bool = True
     compare: Compare
     defaults: dict[str, str] = Field(default_factory=dict)
+    #: Every this many cells in plan order (the first included) have their captures read by tshark
+    #: as well as by our parser (sslab.analysis.capturecheck): 1, all of them.
+    capture_check_every: int = Field(default=1, ge=1)
 
     @model_validator(mode="after")
     def _options_unique(self):

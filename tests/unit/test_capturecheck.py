@@ -1,0 +1,114 @@
+"""tshark's second opinion on a capture (sslab.analysis.capturecheck), on captures made here.
+
+The capture below is worked by hand: a handshake, segments 0, 1, 3, 4 of 1448 bytes (2 lost
+before the capture point), 2 sent again 0.5 ms after 4 and again 446 ms later, then a FIN.
+"""
+
+import shutil
+
+import dpkt
+import pytest
+
+from sslab.analysis import capturecheck
+from sslab.analysis.pcap import analyse_pcap
+
+from .test_analysis import CLIENT, SERVER, frame
+
+A, S, F = dpkt.tcp.TH_ACK, dpkt.tcp.TH_SYN, dpkt.tcp.TH_FIN
+ISN = 1000
+MSS = 1448
+
+#: The figures both parsers must give for the capture above.
+EXPECTED = {"syn_us": 10_000_000, "first_data_us": 10_150_000, "last_new_data_us": 10_154_000,
+            # 0, 1, 3, 4 and 2 twice
+            "data_segments": 6, "retransmitted_segments": 2,
+            # one hole (segment 2), seen at segment 3; the FIN starts where the data ends
+            "holes": 1, "bytes": 5 * MSS}
+
+
+def write_capture(path, lose_first_copy=True):
+    with open(path, "wb") as f:
+        w = dpkt.pcap.Writer(f, snaplen=96)
+        w.writepkt(frame(CLIENT, SERVER, 40000, 5201, 5000, S), ts=10.0)
+        w.writepkt(frame(SERVER, CLIENT, 5201, 40000, ISN, S | A), ts=10.05)
+        w.writepkt(frame(CLIENT, SERVER, 40000, 5201, 5001, A), ts=10.1)
+        first = ISN + 1
+        sent = ((0, 10.15), (1, 10.151), (3, 10.153), (4, 10.154)) if lose_first_copy else \
+            ((0, 10.15), (1, 10.151), (2, 10.152), (3, 10.153), (4, 10.154))
+        for i, t in sent:
+            w.writepkt(frame(SERVER, CLIENT, 5201, 40000, first + i * MSS, A, MSS), ts=t)
+        w.writepkt(frame(SERVER, CLIENT, 5201, 40000, first + 2 * MSS, A, MSS), ts=10.1545)
+        w.writepkt(frame(SERVER, CLIENT, 5201, 40000, first + 2 * MSS, A, MSS), ts=10.6)
+        w.writepkt(frame(SERVER, CLIENT, 5201, 40000, first + 5 * MSS, A | F), ts=10.7)
+    return path
+
+
+def test_our_parser_on_the_hand_worked_capture(tmp_path):
+    path = write_capture(tmp_path / "flow.pcap")
+    assert capturecheck.our_view(path, [5201])[5201] == EXPECTED
+    pf = analyse_pcap(path, 5201)
+    # new bytes: what moved the highest byte seen; segment 2's bytes came after 3 and 4 (a retransmission)
+    assert pf.new_bytes == 4 * MSS and pf.seq_span == 5 * MSS
+
+
+def test_no_hole_when_nothing_is_lost(tmp_path):
+    path = write_capture(tmp_path / "flow.pcap", lose_first_copy=False)
+    ours = capturecheck.our_view(path, [5201])[5201]
+    assert ours["holes"] == 0 and ours["data_segments"] == 7 and ours["retransmitted_segments"] == 2
+    assert ours["bytes"] == 5 * MSS
+
+
+@pytest.mark.skipif(not shutil.which("tshark"), reason="tshark is a host package (make deps installs it)")
+def test_tshark_reads_the_capture_as_we_do(tmp_path):
+    """tshark calls the first copy of 2 out-of-order (0.5 ms after the newest segment, within its RTT
+    estimate) and the second a retransmission; counted together, as the module says, they are our 2."""
+    path = write_capture(tmp_path / "flow.pcap")
+    check = capturecheck.check_capture(path, [5201])
+    assert check["agree"] is True and check["version"]
+    flow = check["flows"][0]
+    assert {k: flow["tshark"][k] for k in EXPECTED} == EXPECTED and flow["tshark"]["streams"] == 1
+    assert flow["differences"] == []
+    # the same from the .gz archive copy, as the archive keeps it
+    import gzip
+    with open(path, "rb") as src, gzip.open(str(path) + ".gz", "wb") as dst:
+        dst.write(src.read())
+    path.unlink()
+    assert capturecheck.check_capture(path, [5201])["agree"] is True
+
+
+def _line(ts, stream, sport, dport, flags, seglen, seq, rtx="", ooo="", lost=""):
+    return "\t".join([ts, str(stream), str(sport), str(dport), flags, str(seglen), str(seq), rtx, "", "", ooo, lost])
+
+
+def test_tshark_fields_two_streams_on_one_port_are_summed():
+    """iperf3's control and data connections share the server port: one flow to our parser, two
+    streams to tshark, whose bytes and segments are summed."""
+    lines = [_line("1.000000000", 0, 40000, 5201, "0x0002", 0, 0),
+             _line("1.010000000", 0, 5201, 40000, "0x0012", 0, 0),
+             _line("1.020000000", 0, 5201, 40000, "0x0018", 100, 1),
+             _line("1.100000000", 1, 40001, 5201, "0x0002", 0, 0),
+             _line("1.110000000", 1, 5201, 40001, "0x0012", 0, 0),
+             _line("1.120000000", 1, 5201, 40001, "0x0010", 1000, 1),
+             _line("1.130000000", 1, 5201, 40001, "0x0010", 1000, 2001, lost="1"),
+             _line("1.140000000", 1, 5201, 40001, "0x0010", 1000, 1001, ooo="1"),
+             _line("1.150000000", 1, 5202, 40002, "0x0010", 1000, 1)]  # another port: not asked for
+    view = capturecheck.parse_tshark_fields(lines, [5201])[5201]
+    assert view == {"syn_us": 1_000_000, "first_data_us": 1_020_000, "last_new_data_us": 1_130_000,
+                    "data_segments": 4, "retransmitted_segments": 1, "holes": 1, "bytes": 100 + 3000,
+                    "streams": 2}
+
+
+def test_differences_and_the_report_line():
+    ours = dict(EXPECTED)
+    theirs = {**EXPECTED, "retransmitted_segments": 3, "streams": 1}
+    assert capturecheck.differences(ours, theirs) == ["retransmitted_segments 2/3"]
+    good = {"tag": "000-a", "pcap": "000-a.pcap", "capture_check": {
+        "version": "4.0.17", "agree": True, "flows": [{"port": 5201, "differences": []}]}}
+    bad = {"tag": "001-b", "pcap": "001-b.pcap", "capture_check": {
+        "version": "4.0.17", "agree": False, "flows": [{"port": 5201, "differences": ["holes 1/2"]}]}}
+    unchecked = {"tag": "002-c", "pcap": "002-c.pcap"}
+    line = capturecheck.agreement_line([good, bad, unchecked])
+    assert line.startswith("- captures checked by tshark 4.0.17: 1 of 2 runs agree")
+    assert "1 not checked" in line and "DIFFER: 001-b port 5201: holes 1/2" in line
+    assert "none of 1 (not asked for" in capturecheck.agreement_line([unchecked])
+    assert "none recorded" in capturecheck.agreement_line([{"tag": "x", "pcap": None}])
