@@ -47,7 +47,10 @@ MATRIX ?= smoke
 # SUSS_VERSION=2024 (the authors' code behind the paper; the default), 2025 (their rewrite) or 0 (ours):
 # the version cubic_suss runs in make startup, wifi, fct-vs-size and the matrices.
 # HOSTS=ideal (infinitely fast hosts; the default), 1gbe or logging: the host model (sslab.scenario.hosts).
-SUSS_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS))
+# LANS=veth (each host on a link of its own to its router; the default) or ovs (each side's hosts on an
+# Open vSwitch switch, standalone, no controller): the dumbbell's LANs (sslab.guest.ovs).
+SUSS_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) \
+            $(if $(LANS),--lans $(LANS))
 MATRIX_ARGS = $(SUSS_ARGS) $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
               $(if $(RTT),--set RTT=$(RTT)) $(if $(INVENTORY),--inventory $(INVENTORY)) $(if $(SERIAL),--serial $(SERIAL)) \
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \

@@ -364,7 +364,7 @@ def _matrix_on_kernels(m, options: dict[str, str], args, inventory: Path) -> int
     run_args = dict(iterations=args.iter, inventory=inventory, serial=args.serial, substrate=args.substrate,
                     jobs=args.jobs, clock=args.clock, container=args.container, backend=args.backend,
                     suss_version=args.suss_version, host_model=args.hosts, boot_share=args.boot_share,
-                    host_timeout=args.host_timeout)
+                    host_timeout=args.host_timeout, lans=args.lans)
     if args.kernel:
         return run_on_kernels(m, options, args.kernel, **run_args)
     return run_matrix(m, options, **run_args)
@@ -523,12 +523,14 @@ def cmd_matrix(args) -> int:
 
 
 def overrides(args) -> dict | None:
-    """What --suss-version and --hosts ask over the scenarios (None: nothing)."""
+    """What --suss-version, --hosts and --lans ask over the scenarios (None: nothing)."""
     out = {}
     if getattr(args, "suss_version", None) is not None:
         out["module_params"] = {"suss_version": args.suss_version}
     if getattr(args, "hosts", None):
         out["hosts"] = {"model": args.hosts}
+    if getattr(args, "lans", None):
+        out["lans"] = args.lans
     return out or None
 
 
@@ -550,6 +552,9 @@ def add_suss_version_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hosts", choices=list(HOST_PRESETS),
                    help="the host model (sslab.scenario.hosts): ideal (infinitely fast hosts), 1gbe, logging "
                         "(default: the scenario's, else ideal)")
+    p.add_argument("--lans", choices=["veth", "ovs"],
+                   help="each side's hosts: veth, a link each to the router; ovs, on one Open vSwitch switch "
+                        "(standalone, no controller) (default: the scenario's, else veth)")
 
 
 def add_substrate_options(p: argparse.ArgumentParser) -> None:

@@ -148,6 +148,8 @@ class Topology:
     pairs: int
     backend: str
     mtu: int
+    #: Each side's hosts: "veth" (a link each to the router) or "ovs" (one Open vSwitch switch).
+    lans: str = "veth"
 
 
 @dataclass(frozen=True)

@@ -62,3 +62,24 @@ def test_the_testbed_wires_containers_it_starts_itself():
     assert [tuple(e.removeprefix("clab-sslab-") for e in pair) for pair in ends] == plain
     # a management network without IPv6 or iptables (the testbed's kernel has neither)
     assert t["mgmt"]["external-access"] is False and "ipv6-subnet" not in t["mgmt"]
+
+
+def test_switched_lans_are_ovs_bridge_nodes_with_the_hosts_and_the_router_on_them():
+    """lans: ovs. Each side one Open vSwitch bridge node (containerlab's ovs-bridge kind); every host
+    and its router on it by one link; the delay lines on the switch's ports towards the hosts."""
+    from sslab.scenario import scenario_from_dump
+    s = load_scenario(REPO_ROOT / "topologies/e1-startup.yaml")
+    dump = s.model_dump(by_alias=True)
+    s = scenario_from_dump({**dump, "topology": {**dump["topology"], "lans": "ovs"}})
+    db = ContainerlabDumbbell(DumbbellSpec.from_plan(to_plan(s)))
+    t = topology(db, external=True)
+    nodes = t["topology"]["nodes"]
+    assert nodes["sl-lan1"] == {"kind": "ovs-bridge"} and nodes["sl-lan2"] == {"kind": "ovs-bridge"}
+    ends = [tuple(link["endpoints"]) for link in t["topology"]["links"]]
+    assert ("clab-sslab-r1:r1-r2", "clab-sslab-r2:r2-r1") in ends
+    assert ("clab-sslab-r1:r1-lan", "sl-lan1:sl-l1-r1") in ends and ("clab-sslab-r2:r2-lan", "sl-lan2:sl-l2-r2") in ends
+    assert ("clab-sslab-s3:eth1", "sl-lan1:sl-l1-s3") in ends and ("clab-sslab-c5:eth1", "sl-lan2:sl-l2-c5") in ends
+    assert len(ends) == 1 + 2 + 2 * 5
+    assert db.toward_server(3) == (None, "sl-l1-s3") and db.toward_client(5) == (None, "sl-l2-c5")
+    plain = dumbbell()
+    assert plain.toward_server(3) == ("sl-r1", "r1-s3") and plain.switches == []

@@ -149,6 +149,15 @@ def case_table(cases: dict) -> str:
 # --------------------------------------------------------------------------
 
 
+def lans_text(fidelity: dict) -> str:
+    """How each side's hosts reached their router, from the topology's fidelity record."""
+    if fidelity.get("lans") != "ovs":
+        return ""
+    version = (fidelity.get("backend_versions") or {}).get("openvswitch", "?")
+    modes = sorted(set((fidelity.get("switches") or {}).values()))
+    return f", each side's hosts on an Open vSwitch {version} switch ({'; '.join(modes) or '?'})"
+
+
 def shared_boot_line(boot: dict) -> str:
     """What a run record of a shared boot (meta.json's "boot") says of it."""
     where = (f"- shared boot: repetition {boot['position'] + 1} of {boot['shared_by']} run in one boot "
@@ -202,7 +211,8 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         f" = {read_record(run_dir / 'plan.json', 'sslab.plan')['bottleneck']['buffer_pkts']} packets;"
         f" pair RTTs {pair_rtts} ms",
         f"- {s['repetitions']} repetitions, order {s['order']}; substrate {meta['substrate']}"
-        f" ({meta.get('accelerator') or 'native'}), topology built with {fidelity.get('backend', 'netns')}; kernel {meta.get('image', {}).get('kernel', {}).get('release', '?')};"
+        f" ({meta.get('accelerator') or 'native'}), topology built with {fidelity.get('backend', 'netns')}"
+        f"{lans_text(fidelity)}; kernel {meta.get('image', {}).get('kernel', {}).get('release', '?')};"
         f" image {meta.get('image', {}).get('hash', '?')[:12]}; code {meta['code']['commit'][:12]}"
         f"{' (dirty)' if meta['code']['dirty'] else ''}",
         f"- fidelity: idle base RTT per pair {rtts} ms after calibration (the substrate added"

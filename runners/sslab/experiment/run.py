@@ -92,7 +92,8 @@ def with_backend(s: Scenario, backend: str | None) -> Scenario:
 def with_overrides(s: Scenario, overrides: dict | None) -> Scenario:
     """@s with what a command line asks over the file: "module_params" over its scenario-level
     ones (a case's own still win; e.g. the SUSS version of `SUSS_VERSION=2025`), "hosts" instead
-    of its host model (`HOSTS=1gbe`).  The model checks them."""
+    of its host model (`HOSTS=1gbe`), "lans" instead of its topology's (`LANS=ovs`).  The model
+    checks them."""
     if not overrides:
         return s
     dump = s.model_dump(by_alias=True)
@@ -101,6 +102,8 @@ def with_overrides(s: Scenario, overrides: dict | None) -> Scenario:
     if "hosts" in overrides:
         dump["hosts"] = overrides["hosts"]
         dump["pairs"] = [{**p, "server": None, "client": None} for p in dump["pairs"]]
+    if "lans" in overrides:
+        dump["topology"] = {**dump["topology"], "lans": overrides["lans"]}
     return scenario_from_dump(dump)
 
 

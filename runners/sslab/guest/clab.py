@@ -47,6 +47,7 @@ import tarfile
 import time
 from pathlib import Path
 
+from . import ovs
 from .dumbbell import Dumbbell, DumbbellSpec
 from .netns import sh
 
@@ -154,6 +155,13 @@ def topology(db: Dumbbell, image: str = NODE_IMAGE, external: bool = False) -> d
     name = container_name if external else (lambda n: n)
     defaults = {"kind": "ext-container"} if external else \
         {"kind": "linux", "image": image, "image-pull-policy": "never", "network-mode": "none", "cmd": NODE_CMD}
+    # Switched LANs: each switch an `ovs-bridge` node, a bridge that must exist before the deploy
+    # (ContainerlabDumbbell.build makes it; by hand: ovs-vsctl add-br NAME -- set-fail-mode NAME
+    # standalone); a link's end on it is named by the switch and the port.
+    on_switch = {port: bridge for bridge, ports in db.switch_ports().items() for port in ports}
+
+    def end(ns: str | None, dev: str) -> str:
+        return f"{on_switch[dev]}:{dev}" if ns is None else f"{name(node[ns])}:{dev}"
     return {
         "name": LAB,
         # containerlab always makes a management network; the nodes do not join it.  IPv4 only
@@ -162,9 +170,9 @@ def topology(db: Dumbbell, image: str = NODE_IMAGE, external: bool = False) -> d
         "mgmt": {"network": f"{LAB}-mgmt", "ipv4-subnet": MGMT_SUBNET, "external-access": False},
         "topology": {
             "defaults": defaults,
-            "nodes": {name(node[ns]): {} for ns in db.namespaces},
-            "links": [{"endpoints": [f"{name(node[a])}:{da}", f"{name(node[b])}:{db_}"]}
-                      for a, da, b, db_ in db.links()],
+            "nodes": {**{name(node[ns]): {} for ns in db.namespaces},
+                      **{bridge: {"kind": "ovs-bridge"} for bridge in db.switches}},
+            "links": [{"endpoints": [end(a, da), end(b, db_)]} for a, da, b, db_ in db.links()],
         },
     }
 
@@ -232,8 +240,13 @@ class ContainerlabDumbbell(Dumbbell):
                                "--hostname", node, image, *NODE_CMD.split())
         CLAB_DIR.mkdir(parents=True, exist_ok=True)
         self.file.write_text(to_yaml(topology(self, image, external=True)) + "\n")
+        self._start_switches()
+        for bridge in self.switches:
+            ovs.add_bridge(bridge, [])  # containerlab's ovs-bridge nodes are bridges that exist
         _run(["containerlab", "deploy", "--runtime", "docker", "-t", str(self.file), "--reconfigure"],
              self.clab_env(), DEPLOY_TIMEOUT_S, cwd=CLAB_DIR)
+        # containerlab put the switches' ports on them; they keep our qdiscs (sslab.guest.ovs).
+        ovs.keep_qdiscs([port for ports in self.switch_ports().values() for port in ports])
         pids = self.engine.docker("inspect", "-f", "{{.State.Pid}}",
                                   *[self.container(ns) for ns in self.namespaces]).stdout.decode().split()
         for ns, pid in zip(self.namespaces, pids):

@@ -6,7 +6,17 @@
     sN ─┘                          └─ cN
 
 Servers s_i (the senders, running the algorithm under test) sit behind
-router r1, clients c_i (the receivers) behind r2.  The only queue on the
+router r1, clients c_i (the receivers) behind r2.  Each host has a link of
+its own to its router (lans "veth", the default), or each side's hosts
+share a switch, an Open vSwitch bridge in standalone mode with no
+controller, on its router by one link (lans "ovs"; sslab.guest.ovs):
+
+    s_i ── lan1 ── r1 ══ bottleneck ══> r2 ── lan2 ── c_i
+
+The switch's ports live in the root namespace; what is on r1's egress
+towards s_i with point-to-point links (the pair's delay line, the host
+model) is on the switch's port towards s_i instead, and likewise on r2's
+side: the path's queues and delays are the same, with one more hop.  The only queue on the
 data path is the bottleneck: r1's egress towards r2, a netem rate limiter
 (delay 0) whose queue limit is the buffer size.  netem computes each
 packet's departure time from the previous one's, so a late timer (common
@@ -51,6 +61,7 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 
+from . import ovs
 from .netns import end_batch, in_ns, run_batch, set_sysctls, sh, tcp_counters_of
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
@@ -131,6 +142,8 @@ class DumbbellSpec:
     slot_up: dict | None = None
     #: The host model per pair (the plan's hosts.pairs): {"server": {...}, "client": {...}}.
     hosts: list[dict] = field(default_factory=list)
+    #: Each side's hosts: "veth", a link each to the router; "ovs", one Open vSwitch switch.
+    lans: str = "veth"
 
     @property
     def frame_bytes(self) -> int:
@@ -152,7 +165,8 @@ class DumbbellSpec:
                    servers_net=a.get("servers", cls.servers_net), clients_net=a.get("clients", cls.clients_net),
                    core_net=a.get("core", cls.core_net), mtu=plan.get("topology", {}).get("mtu", 1500),
                    shaper=link.get("shaper", "netem"), slot_down=agg.get("down"), slot_up=agg.get("up"),
-                   hosts=(plan.get("hosts") or {}).get("pairs", []))
+                   hosts=(plan.get("hosts") or {}).get("pairs", []),
+                   lans=plan.get("topology", {}).get("lans", "veth"))
 
     def host(self, pair: int, kind: str) -> dict:
         """Pair @pair's (1-based) server or client in the host model ({}: ideal)."""
@@ -175,6 +189,32 @@ class Dumbbell:
         self.servers = [f"{p}-s{i}" for i in range(1, len(spec.pairs) + 1)]
         self.clients = [f"{p}-c{i}" for i in range(1, len(spec.pairs) + 1)]
         self.bottleneck_dev = "r1-r2"
+        if spec.lans not in ("veth", "ovs"):
+            raise ValueError(f"lans must be veth or ovs, not {spec.lans!r}")
+        #: The switches (Open vSwitch bridges, root namespace): servers' side, clients' side.
+        self.switches = [f"{p}-lan1", f"{p}-lan2"] if spec.lans == "ovs" else []
+        self.versions: dict = {}
+        self._ovs: ovs.Daemons | None = None
+
+    @property
+    def switched(self) -> bool:
+        return bool(self.switches)
+
+    def toward_server(self, i: int) -> tuple[str | None, str]:
+        """(namespace, device; None: the root namespace) whose egress is the last hop towards server @i."""
+        return (None, f"{self.spec.prefix}-l1-s{i}") if self.switched else (self.r1, f"r1-s{i}")
+
+    def toward_client(self, i: int) -> tuple[str | None, str]:
+        """(namespace, device) whose egress is the last hop towards client @i."""
+        return (None, f"{self.spec.prefix}-l2-c{i}") if self.switched else (self.r2, f"r2-c{i}")
+
+    def switch_ports(self) -> dict[str, list[str]]:
+        """Each switch's ports: its router's link first, then its hosts'."""
+        if not self.switched:
+            return {}
+        p, n = self.spec.prefix, len(self.spec.pairs)
+        return {self.switches[0]: [f"{p}-l1-r1"] + [f"{p}-l1-s{i}" for i in range(1, n + 1)],
+                self.switches[1]: [f"{p}-l2-r2"] + [f"{p}-l2-c{i}" for i in range(1, n + 1)]}
 
     @property
     def namespaces(self) -> list[str]:
@@ -203,22 +243,47 @@ class Dumbbell:
         run_batch("ip", None, [f"netns add {ns}" for ns in self.namespaces])
 
     def _create_links(self) -> None:
-        run_batch("ip", None, [f"link add {dev_a} netns {ns_a} type veth peer name {dev_b} netns {ns_b}"
+        def where(ns: str | None) -> str:
+            return f" netns {ns}" if ns else ""
+        run_batch("ip", None, [f"link add {dev_a}{where(ns_a)} type veth peer name {dev_b}{where(ns_b)}"
                                for ns_a, dev_a, ns_b, dev_b in self.links()])
 
-    def links(self) -> list[tuple[str, str, str, str]]:
-        """(namespace, device, peer namespace, peer device) for every link."""
+    def links(self) -> list[tuple[str, str | None, str, str]]:
+        """(namespace, device, peer namespace, peer device) for every link; a switch's end is in the
+        root namespace (None)."""
         out = [(self.r1, "r1-r2", self.r2, "r2-r1")]
+        if self.switched:
+            (lan1, ports1), (lan2, ports2) = self.switch_ports().items()
+            out += [(self.r1, "r1-lan", None, ports1[0]), (self.r2, "r2-lan", None, ports2[0])]
+            for srv, cli, to_srv, to_cli in zip(self.servers, self.clients, ports1[1:], ports2[1:]):
+                out += [(srv, self.host_dev, None, to_srv), (cli, self.host_dev, None, to_cli)]
+            return out
         for i, (srv, cli) in enumerate(zip(self.servers, self.clients), start=1):
             out += [(srv, self.host_dev, self.r1, f"r1-s{i}"), (cli, self.host_dev, self.r2, f"r2-c{i}")]
         return out
 
+    def _start_switches(self) -> None:
+        """The Open vSwitch daemons, when the LANs are switched (started here if none runs)."""
+        if self.switched:
+            self._ovs = ovs.Daemons().ensure()
+            self.versions["openvswitch"] = ovs.version()
+
+    def _create_switches(self) -> None:
+        for bridge, ports in self.switch_ports().items():
+            ovs.add_bridge(bridge, ports)
+
     def build(self) -> "Dumbbell":
+        self._start_switches()
         self.teardown()
         self._create_namespaces()
         self._create_links()
+        self._create_switches()
         self._configure()
         return self
+
+    def switch_modes(self) -> dict[str, str]:
+        """Each switch's fail mode and controllers, read back from Open vSwitch ({} unswitched)."""
+        return ovs.fail_modes(self.switches) if self.switched else {}
 
     def _configure(self) -> None:
         """Everything after the namespaces and veths exist, batched: per namespace the sysctls
@@ -226,9 +291,11 @@ class Dumbbell:
         shell for receive steering).  Every process costs wall time (15-40 ms each under UML),
         and the per-command form spawned several hundred of them for a 13-pair dumbbell."""
         ns_sysctl: dict[str, list[str]] = {ns: ["net.ipv4.tcp_no_metrics_save=1"] for ns in self.namespaces}
-        ns_devs: dict[str, list[str]] = {ns: [] for ns in self.namespaces}
-        ns_ip: dict[str, list[str]] = {ns: ["link set lo up"] for ns in self.namespaces}
-        ns_tc: dict[str, list[str]] = {ns: [] for ns in self.namespaces}
+        # The switches' ports are in the root namespace (None): their devices and qdiscs only.
+        every = self.namespaces + ([None] if self.switched else [])
+        ns_devs: dict[str | None, list[str]] = {ns: [] for ns in every}
+        ns_ip: dict[str | None, list[str]] = {ns: ["link set lo up"] if ns else [] for ns in every}
+        ns_tc: dict[str | None, list[str]] = {ns: [] for ns in every}
         for r in (self.r1, self.r2):
             ns_sysctl[r].append("net.ipv4.ip_forward=1")
         for ns_a, dev_a, ns_b, dev_b in self.links():
@@ -247,21 +314,24 @@ class Dumbbell:
             half = self.one_way_delay(i)
             srv_gw, cli_gw = self._host(self.spec.servers_net, i, 1), self._host(self.spec.clients_net, i, 1)
             ns_ip[srv] += [f"addr add {self.server_addr(i)}/24 dev {self.host_dev}", f"route add default via {srv_gw}"]
-            ns_ip[self.r1].append(f"addr add {srv_gw}/24 dev r1-s{i}")
+            # On a switched LAN every pair's gateway address is on r1's one port to the switch.
+            ns_ip[self.r1].append(f"addr add {srv_gw}/24 dev {'r1-lan' if self.switched else f'r1-s{i}'}")
             ns_sysctl[srv].append(f"net.ipv4.tcp_wmem=4096 65536 {SERVER_WMEM_MAX}")
-            # ACK direction: r1 -> server, then the server's own time.
-            ns_tc[self.r1].append(f"qdisc add dev r1-s{i} root handle 1: {self._delay_line(i, 'server')}")
-            ns_tc[self.r1] += self._chain(f"r1-s{i}", host_stages(self.spec.host(i, "server")))
+            # ACK direction: r1 (or its switch) -> server, then the server's own time.
+            ns, dev = self.toward_server(i)
+            ns_tc[ns].append(f"qdisc add dev {dev} root handle 1: {self._delay_line(i, 'server')}")
+            ns_tc[ns] += self._chain(dev, host_stages(self.spec.host(i, "server")))
             if (nic := self.spec.host(i, "server").get("nic_mbit")):
                 # Data leaves the server at its link's rate.
                 ns_tc[srv].append(f"qdisc add dev {self.host_dev} root netem rate {nic:g}mbit limit {DELAY_LIMIT_PKTS}")
             ns_ip[cli] += [f"addr add {self.client_addr(i)}/24 dev {self.host_dev}",
                            f"route add default via {cli_gw} initrwnd {CLIENT_INITRWND}"]
-            ns_ip[self.r2].append(f"addr add {cli_gw}/24 dev r2-c{i}")
+            ns_ip[self.r2].append(f"addr add {cli_gw}/24 dev {'r2-lan' if self.switched else f'r2-c{i}'}")
             ns_sysctl[cli].append(f"net.ipv4.tcp_rmem=4096 {CLIENT_RMEM_DEFAULT} {CLIENT_RMEM_MAX}")
-            # Data direction: r2 -> client, then the client's own time.
-            ns_tc[self.r2].append(f"qdisc add dev r2-c{i} root handle 1: {self._delay_line(i, 'client')}")
-            ns_tc[self.r2] += self._chain(f"r2-c{i}", host_stages(self.spec.host(i, "client")))
+            # Data direction: r2 (or its switch) -> client, then the client's own time.
+            ns, dev = self.toward_client(i)
+            ns_tc[ns].append(f"qdisc add dev {dev} root handle 1: {self._delay_line(i, 'client')}")
+            ns_tc[ns] += self._chain(dev, host_stages(self.spec.host(i, "client")))
             nic = self.spec.host(i, "client").get("nic_mbit")
             if self.spec.slot_up or nic:
                 # The client's ACKs leave its own interface at its link's rate and, on a hop
@@ -271,15 +341,20 @@ class Dumbbell:
         ns_ip[self.r1].append(f"route add {self.spec.clients_net} via {self._core(2)}")
         ns_ip[self.r2].append(f"route add {self.spec.servers_net} via {self._core(1)}")
         smp = (os.cpu_count() or 1) > 1
-        for ns in self.namespaces:
-            set_sysctls(ns, dict(kv.split("=", 1) for kv in ns_sysctl[ns]))
+        for ns in every:
+            if ns:
+                set_sysctls(ns, dict(kv.split("=", 1) for kv in ns_sysctl[ns]))
             if smp:
                 # veth hands each packet to the backlog of the CPU that sent it; a
                 # sender that moves between CPUs then reorders its own flow.
                 # Steering every veth's receive work to one CPU keeps links FIFO.
                 # (A kernel without SMP, such as UML's, has no steering and no reordering.)
-                in_ns(ns, "sh", "-ec", "\n".join(f"echo {RPS_CPU_MASK} > /sys/class/net/{d}/queues/rx-0/rps_cpus"
-                                                   for d in ns_devs[ns]))
+                steer = "\n".join(f"echo {RPS_CPU_MASK} > /sys/class/net/{d}/queues/rx-0/rps_cpus"
+                                  for d in ns_devs[ns])
+                if ns:
+                    in_ns(ns, "sh", "-ec", steer)
+                else:
+                    sh("sh", "-ec", steer)
             run_batch("ip", ns, ns_ip[ns])
             if ns_tc[ns]:
                 run_batch("tc", ns, ns_tc[ns])
@@ -314,11 +389,11 @@ class Dumbbell:
 
     def set_delays(self) -> None:
         """Apply the pairs' delays again (after delay_offset_ms changed)."""
-        per_ns: dict[str, list[str]] = {self.r1: [], self.r2: []}
+        per_ns: dict[str | None, list[str]] = {}
         for i in range(1, len(self.spec.pairs) + 1):
-            for ns, dev, kind in ((self.r1, f"r1-s{i}", "server"), (self.r2, f"r2-c{i}", "client")):
+            for (ns, dev), kind in ((self.toward_server(i), "server"), (self.toward_client(i), "client")):
                 # The root only: the host model's stages below it stay.
-                per_ns[ns].append(f"qdisc change dev {dev} root handle 1: {self._delay_line(i, kind)}")
+                per_ns.setdefault(ns, []).append(f"qdisc change dev {dev} root handle 1: {self._delay_line(i, kind)}")
         for ns, lines in per_ns.items():
             run_batch("tc", ns, lines)
 
@@ -345,8 +420,16 @@ class Dumbbell:
                 f"qdisc add dev {dev} parent 1:1 handle 10: pfifo limit {self.spec.buffer_pkts}"]
 
     def teardown(self) -> None:
-        # -force: carry on past namespaces that are not there.
+        # -force: carry on past namespaces that are not there.  A veth goes with its namespace, and
+        # its peer (a switch's port) with it; the switches are deleted after.
         run_batch("ip", None, [f"netns del {ns}" for ns in self.namespaces], force=True)
+        for bridge in self.switches:
+            ovs.del_bridge(bridge)
+
+    def stop_switches(self) -> None:
+        """The Open vSwitch daemons, if this dumbbell started them (after teardown)."""
+        if self._ovs:
+            self._ovs.stop()
 
 
     # -- measuring ------------------------------------------------------
@@ -414,21 +497,35 @@ class MininetDumbbell(Dumbbell):
 
     def _create_namespaces(self) -> None:
         from mininet.net import Mininet
-        from mininet.node import Host
+        from mininet.node import Host, OVSBridge
 
         self.net = Mininet(controller=None, build=False, autoSetMacs=False, autoStaticArp=False)
         self.hosts = {ns: self.net.addHost(ns.replace(self.spec.prefix + "-", ""), cls=Host, inNamespace=True)
                       for ns in self.namespaces}
+        # Mininet's OVSBridge: an OVSSwitch in standalone mode, no controller.
+        self.switch_nodes = {name: self.net.addSwitch(name, cls=OVSBridge) for name in self.switches}
 
     def _create_links(self) -> None:
+        on_switch = {port: bridge for bridge, ports in self.switch_ports().items() for port in ports}
+
+        def node(ns: str | None, dev: str):
+            return self.hosts[ns] if ns else self.switch_nodes[on_switch[dev]]
         for ns_a, dev_a, ns_b, dev_b in self.links():
-            self.net.addLink(self.hosts[ns_a], self.hosts[ns_b], intfName1=dev_a, intfName2=dev_b)
+            self.net.addLink(node(ns_a, dev_a), node(ns_b, dev_b), intfName1=dev_a, intfName2=dev_b)
+
+    def _create_switches(self) -> None:
+        """Mininet starts its switches (adding their ports); ours keep their qdiscs (sslab.guest.ovs)."""
+        for sw in self.switch_nodes.values():
+            sw.start([])
+        ovs.keep_qdiscs([port for ports in self.switch_ports().values() for port in ports])
 
     def build(self) -> "Dumbbell":
+        self._start_switches()
         self.teardown()
         self._create_namespaces()
         self._create_links()
         self.net.build()
+        self._create_switches()
         for ns, host in self.hosts.items():
             sh("ip", "netns", "attach", ns, str(host.pid))
             # Mininet configures interfaces its own way; start from a clean slate.

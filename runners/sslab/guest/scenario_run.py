@@ -253,6 +253,8 @@ def main() -> int:
         mark("fidelity")
         fidelity = {"backend": db.backend, "clock": rules.clock, "topology_build_s": round(built_s, 3),
                     **({"backend_versions": db.versions} if getattr(db, "versions", None) else {}),
+                    # Each side's hosts on links of their own (veth) or on a switch (ovs: its mode, read back).
+                    "lans": db.spec.lans, **({"switches": db.switch_modes()} if db.switched else {}),
                     "rtt": calibrate(db, rules.rtt_tolerance_ms, rules.calibrate, rules.ping_count,
                                      rules.pairs_together)}
         fidelity["rate"] = saturating_rate(db, out / "fidelity")
@@ -270,6 +272,7 @@ def main() -> int:
         mark("teardown")
     finally:
         db.teardown()
+        db.stop_switches()
         if backlog is not None:
             restore_input_backlog(backlog)
     # After the runs, so that reading it cannot shift them.

@@ -78,7 +78,8 @@ class Matrix:
 
     def with_overrides(self, overrides: dict | None) -> "Matrix":
         """The matrix with a command line's "module_params" over its scenario's own (e.g. a SUSS
-        version) and its "hosts" instead of the scenario's host model."""
+        version), its "hosts" instead of the scenario's host model, its "lans" instead of the
+        topology's."""
         if not overrides:
             return self
         template = dict(self.template)
@@ -86,6 +87,8 @@ class Matrix:
             template["module_params"] = {**(template.get("module_params") or {}), **overrides["module_params"]}
         if "hosts" in overrides:
             template["hosts"] = overrides["hosts"]
+        if "lans" in overrides:
+            template["topology"] = {**(template.get("topology") or {}), "lans": overrides["lans"]}
         return Matrix(self.spec, template, self.path)
 
     def scenario_for(self, setting: dict[str, str], rep: int) -> Scenario:

@@ -243,7 +243,7 @@ def to_plan(s: Scenario) -> dict:
         "name": s.name,
         "seed": s.seed,
         "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs, "backend": s.topology.backend,
-                     "mtu": s.topology.mtu},
+                     "mtu": s.topology.mtu, "lans": s.topology.lans},
         "bottleneck": {"rate_mbit": s.bottleneck.rate_mbit, "buffer_pkts": s.buffer_packets, "link": link},
         "pairs": [{"rtt_ms": p.rtt * 1e3} for p in s.pairs],
         "addresses": {k: str(v) for k, v in s.topology.addresses.model_dump().items()},

@@ -439,6 +439,10 @@ class Topology(Strict):
     #: Every link's MTU, bytes (IP packet); TCP's MSS is 52 less (IP, TCP and
     #: timestamp headers).  The Astart paper's 1000-byte packets: 1052.
     mtu: int = Field(default=1500, ge=576, le=9000)
+    #: Each side's hosts: "veth", each on a point-to-point link of its own to its router; "ovs",
+    #: all on one Open vSwitch switch (standalone, no controller) on the router by one link, as
+    #: the SUSS group's testbed had switches between hosts and routers (sslab.guest.ovs).
+    lans: Literal["veth", "ovs"] = "veth"
 
     @model_validator(mode="after")
     def _fits(self):
