@@ -80,6 +80,9 @@ def stop_runner(matrix_dir: Path, host: str, grace_s: float = GRACE_S) -> dict:
         for p in processes_inside(store.cells):
             out["left_behind"].append(p)
             _kill_with_group(p)
+        # SIGKILL is delivered, not yet done: a process is gone when it no longer works in the
+        # directory (unit tests saw a second stop find the first one's `sleep` still there).
+        _gone_from(store.cells, out["left_behind"], grace_s)
     if not any(lock_holder(lock) for lock in (store.dir / "progress").glob("*.lock")):
         for partial in store.stale_partials():
             shutil.rmtree(partial, ignore_errors=True)
@@ -91,6 +94,16 @@ def _released(lock: Path, wait_s: float) -> bool:
     """Whether @lock is free within @wait_s seconds."""
     deadline = time.monotonic() + wait_s
     while lock_holder(lock):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _gone_from(directory: Path, pids: list[int], wait_s: float) -> bool:
+    """Whether none of @pids works inside @directory any more, within @wait_s seconds."""
+    deadline = time.monotonic() + wait_s
+    while set(pids) & set(processes_inside(directory)):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
