@@ -441,6 +441,36 @@ def cmd_clab(args) -> int:
     return EXIT_OK
 
 
+def cmd_captures(args) -> int:
+    """`sslab captures DIR...`: every run's flows under DIR as our parser and tshark read them.
+
+    Runs checked when they were made show their record; others (a matrix's cells outside its
+    sample, runs from before the check) are read now, printed and not written.  Exit 1 when any
+    flow differs."""
+    from .analysis.capturecheck import FLOWS_TABLE_HEAD, check_capture, flows_table, tshark_version
+    runs = [(p, p.parent.relative_to(d)) for d in map(Path, args.dirs)
+            for p in sorted(d.rglob("run.json")) if p.parent.parent.name == "runs"]
+    if not runs:
+        raise Refused(f"no run under {', '.join(args.dirs)} (a run's record is .../runs/<tag>/run.json)")
+    if tshark_version() is None:
+        raise Refused("tshark is not installed (make deps installs it)")
+    lines, differ, now = list(FLOWS_TABLE_HEAD), 0, 0
+    for path, label in runs:
+        run = read_record(path, "sslab.run")
+        if not run.get("pcap"):
+            continue
+        check = run.get("capture_check")
+        if not check or check.get("agree") is None:
+            check = check_capture(path.parent / run["pcap"], [f["port"] for f in run["flows"]])
+            now += 1
+        differ += not check["agree"]
+        lines += flows_table(str(label), check)
+    print("\n".join(lines))
+    print(f"\n{len(runs)} runs, {differ} with a flow on which tshark {tshark_version()} and our parser differ; "
+          f"{now} read now (not recorded)")
+    return EXIT_FAILED if differ else EXIT_OK
+
+
 def cmd_report(args) -> int:
     from .analysis.startup import rebuild_report
     if not (Path(args.run_dir) / "meta.json").is_file():
@@ -684,6 +714,10 @@ def main(argv: list[str] | None = None) -> int:
     pcl = sub.add_parser("clab", help="print a scenario's containerlab topology file")
     pcl.add_argument("scenario")
     pcl.set_defaults(func=cmd_clab)
+    pca = sub.add_parser("captures", help="every run's flows under DIR as our capture parser and tshark read them, "
+                                          "side by side (runs not checked when made are read now, not recorded)")
+    pca.add_argument("dirs", nargs="+", metavar="DIR")
+    pca.set_defaults(func=cmd_captures)
     pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
     pr.add_argument("run_dir")
     pr.set_defaults(func=cmd_report)

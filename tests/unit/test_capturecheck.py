@@ -112,3 +112,27 @@ def test_differences_and_the_report_line():
     assert "1 not checked" in line and "DIFFER: 001-b port 5201: holes 1/2" in line
     assert "none of 1 (not asked for" in capturecheck.agreement_line([unchecked])
     assert "none recorded" in capturecheck.agreement_line([{"tag": "x", "pcap": None}])
+
+
+@pytest.mark.skipif(not shutil.which("tshark"), reason="tshark is a host package (make deps installs it)")
+def test_the_captures_command_reads_an_unchecked_run_and_writes_nothing(tmp_path):
+    """`sslab captures DIR`: a run made before the check (no capture_check) is read now, its flows
+    printed beside tshark's, and its record left as it was."""
+    import json
+    import subprocess
+    import sys
+    from sslab.paths import REPO_ROOT
+    from sslab.records import stamped
+    run_dir = tmp_path / "job" / "out" / "runs" / "000-a-r0"
+    run_dir.mkdir(parents=True)
+    write_capture(run_dir / "000-a-r0.pcap")
+    record = json.dumps(stamped("sslab.run", {"tag": "000-a-r0", "pcap": "000-a-r0.pcap", "flows": [{"port": 5201}]}))
+    (run_dir / "run.json").write_text(record)
+    res = subprocess.run([sys.executable, "-m", "sslab", "captures", str(tmp_path)], capture_output=True, text=True,
+                         cwd=REPO_ROOT / "runners")
+    assert res.returncode == 0, res.stderr
+    row = next(line for line in res.stdout.splitlines() if line.startswith("| job/out/runs/000-a-r0 |"))
+    # ours | tshark: first / last new data (ms from SYN), segments, retransmitted, holes, bytes
+    assert "| 5201 | 150.000 / 154.000 | 6 | 2 | 1 | 7240 | 150.000 / 154.000 | 6 | 2 | 1 | 7240 | agree |" in row
+    assert "1 runs, 0 with a flow on which" in res.stdout and "1 read now (not recorded)" in res.stdout
+    assert (run_dir / "run.json").read_text() == record

@@ -25,6 +25,8 @@ from sslab.paths import REPO_ROOT
     (["experiments", "--html"], "unrecognized arguments: --html"),
     (["startup", "--suss-version", "2023"], "invalid choice: 2023"),
     (["startup", "--hosts", "fast"], "invalid choice: 'fast'"),
+    (["startup", "--lans", "hub"], "invalid choice: 'hub'"),
+    (["captures", "no-such-dir"], "no run under no-such-dir"),
     (["matrix", "run", "table1", "--set", "CCA=vegasx"], "vegasx"),
     # every other command, each with one bad value
     (["image", "rebuild"], "invalid choice: 'rebuild'"),

@@ -209,3 +209,28 @@ def agreement_line(runs: list[dict]) -> str:
     if bad:
         line += "; DIFFER: " + "; ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
     return line
+
+
+def _ms(us: int | None, origin: int | None) -> str:
+    return "–" if us is None or origin is None else f"{(us - origin) / 1000:.3f}"
+
+
+def flows_table(tag: str, check: dict) -> list[str]:
+    """Markdown rows, a flow each: our figures and tshark's side by side (times in ms from the flow's
+    SYN: first data, last new data), and whether they agree."""
+    rows = []
+    for f in check.get("flows", []):
+        cells = []
+        for view in (f["ours"], f["tshark"]):
+            syn = view["syn_us"]
+            cells.append(f"{_ms(view['first_data_us'], syn)} / {_ms(view['last_new_data_us'], syn)} | "
+                         f"{view['data_segments']} | {view['retransmitted_segments']} | {view['holes']} | "
+                         f"{view['bytes']}")
+        verdict = "agree" if not f["differences"] else "DIFFER: " + ", ".join(f["differences"])
+        rows.append(f"| {tag} | {f['port']} | {cells[0]} | {cells[1]} | {verdict} |")
+    return rows
+
+
+FLOWS_TABLE_HEAD = ["| run | port | ours: first / last new data (ms from SYN) | segments | retransmitted | holes | "
+                    "bytes | tshark: first / last new data | segments | retransmitted | holes | bytes | |",
+                    "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
