@@ -5,7 +5,7 @@
 #   make startup           E1  make wifi        E2   make fct-vs-size  E4/E5   make fairness  E6
 #   make reproduce-table1  E7 (the main job)    make astart      E8   make blitzstart   E9
 # They take REPS= (repetitions), SELECT= (parts by name or setting value; LINKS=, VARIANTS=,
-# SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, BACKEND=, SCENARIO= (a one-scenario
+# SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, BACKEND=, LANS=, SCENARIO= (a one-scenario
 # experiment's file); matrices take ITER=, CCA=, BUF=, RTT=, INVENTORY=, SERIAL=, CONTAINER=,
 # BOOT_SHARE= (UML: repetitions of a setting per boot, default 10; 1: a boot per cell).
 # All take KERNEL_SOURCE=7.3, KERNEL_PATCHES=dir and MODULES=dir: another kernel, your patches and module (README);
