@@ -172,32 +172,32 @@ def check_capture(path: Path, ports: list[int], version: str | None = None,
                   theirs: tuple[dict[int, dict], float] | None = None) -> dict:
     """Both views of every flow in the capture at @path, and whether they agree.
 
-    {"tool": "tshark", "version", "seconds" (tshark's wall time), "agree", "flows": [{"port",
-    "ours", "tshark", "differences"}]}, or {"tool", "skipped": why, "agree": None} without tshark.
-    @theirs: timed_tshark_view's answer, when it was run already (sslab.experiment.archive runs
-    it beside the trace's read-out)."""
+    {"tool": "tshark", "version", "agree", "flows": [{"port", "ours", "tshark", "differences"}]},
+    or {"tool", "skipped": why, "agree": None} without tshark: the same bytes for the same capture
+    (tshark's wall time is the caller's to keep: timed_tshark_view).  @theirs: timed_tshark_view's
+    answer, when it was run already (sslab.experiment.archive runs it beside the trace's read-out)."""
     version = version or tshark_version()
     if version is None:
         return {"tool": "tshark", "version": None, "skipped": "tshark is not installed", "agree": None}
     with open_pcap(path):
         pass  # a missing capture fails here, naming it, not inside tshark
-    view, seconds = theirs or timed_tshark_view(path, ports)
+    view, _seconds = theirs or timed_tshark_view(path, ports)
     ours = our_view(path, ports)
     flows = [{"port": p, "ours": ours[p], "tshark": view[p], "differences": differences(ours[p], view[p])}
              for p in ports]
-    return {"tool": "tshark", "version": version, "seconds": round(seconds, 2),
-            "agree": not any(f["differences"] for f in flows), "flows": flows}
+    return {"tool": "tshark", "version": version, "agree": not any(f["differences"] for f in flows), "flows": flows}
 
 
-def agreement_line(runs: list[dict]) -> str:
-    """The report's line: how many runs' captures tshark checked and how many agreed, per flow."""
+def agreement_line(runs: list[dict], unchecked_why: str = "not asked for") -> str:
+    """The report's line: how many runs' captures tshark checked and how many agreed, per flow
+    (@unchecked_why: why some were not, when some were not)."""
     checks = [r.get("capture_check") for r in runs if r.get("pcap")]
     done = [c for c in checks if c and c.get("agree") is not None]
     if not checks:
         return "- captures: none recorded, so none checked by tshark"
     versions = sorted({c["version"] for c in done})
     if not done:
-        why = next((c["skipped"] for c in checks if c and c.get("skipped")), "not asked for (a matrix's sample)")
+        why = next((c["skipped"] for c in checks if c and c.get("skipped")), unchecked_why)
         return f"- captures checked by tshark: none of {len(checks)} ({why})"
     agreed = sum(1 for c in done if c["agree"])
     flows = sum(len(c["flows"]) for c in done)
@@ -205,7 +205,7 @@ def agreement_line(runs: list[dict]) -> str:
            for f in (r.get("capture_check") or {}).get("flows", []) if f["differences"]]
     line = (f"- captures checked by tshark {', '.join(versions)}: {agreed} of {len(done)} runs agree with our"
             f" parser on every flow ({flows} flows; syn, first and last new data, data segments,"
-            f" retransmissions, holes, bytes){'' if len(done) == len(checks) else f'; {len(checks) - len(done)} not checked'}")
+            f" retransmissions, holes, bytes){'' if len(done) == len(checks) else f'; {len(checks) - len(done)} not checked ({unchecked_why})'}")
     if bad:
         line += "; DIFFER: " + "; ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
     return line

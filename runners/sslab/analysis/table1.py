@@ -174,7 +174,7 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
         notes.append(f"- {len(off_grid)} setting(s) beside the paper's grid (a value the matrix file does not list): "
                      f"no paper value, and left out of the averages.")
     notes.append(agreement_line([r[s]["capture"] for reps in by_setting.values() for r in reps for s in ("off", "on")
-                                 if s in r]) + " (a sample of the cells: the matrix file's capture_check_every)")
+                                 if s in r], "outside the sample of cells: the matrix file's capture_check_every"))
     overhead = overhead_table(walls)
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
     return "\n".join(lines), {"rows": rows, "unavailable": plan.get("unavailable", []), "notes": notes,

@@ -53,9 +53,12 @@ def gzip_in_place(raw: Path) -> Path:
     return packed
 
 
-def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | None = None) -> dict:
+def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | None = None,
+                 timing: dict | None = None) -> dict:
     """Finish one run's record (the module's docstring); @check_captures: tshark reads its capture
-    (@tshark: that reading, started already: timed_tshark_view's future)."""
+    (@tshark: that reading, started already: timed_tshark_view's future).  tshark's wall seconds
+    are added to @timing["capture_check_seconds"], never to the record: a run's record is the
+    same bytes wherever and whenever it is finished."""
     path = run_dir / "run.json"
     run = read_record(path, "sslab.run")
     if tshark is None and check_captures and needs_capture_check(run):
@@ -73,8 +76,11 @@ def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | No
                                                           {f["port"] for f in run["flows"]}))
     if check_captures and needs_capture_check(run):
         try:
+            theirs = tshark.result()
             run["capture_check"] = check_capture(run_dir / run["pcap"], [f["port"] for f in run["flows"]],
-                                                 version=tshark_version(), theirs=tshark.result())
+                                                 version=tshark_version(), theirs=theirs)
+            if timing is not None:
+                timing["capture_check_seconds"] = timing.get("capture_check_seconds", 0.0) + theirs[1]
         except (RuntimeError, OSError) as e:
             run["capture_check"] = {"tool": "tshark", "error": str(e)[-500:], "agree": False}
         if run["capture_check"]["agree"] is not None:
@@ -102,8 +108,9 @@ def _now(fn, *args) -> Future:
     return done
 
 
-def complete_runs(out_dir: Path, check_captures: bool = True) -> int:
-    """Finish every run listed in @out_dir/runs.json; return how many.
+def complete_runs(out_dir: Path, check_captures: bool = True, timing: dict | None = None) -> int:
+    """Finish every run listed in @out_dir/runs.json; return how many (tshark's wall seconds in all
+    added to @timing, see complete_run).
 
     tshark reads the captures from threads of their own (TSHARK_READERS at once), ahead of this one
     reading the traces: its CPU time (processes of its own) overlaps ours.  Measured on E1 (40 runs,
@@ -116,5 +123,5 @@ def complete_runs(out_dir: Path, check_captures: bool = True) -> int:
                                      [f["port"] for f in run["flows"]])
                     for tag, run in runs.items() if check_captures and needs_capture_check(run)}
         for entry in index:
-            complete_run(out_dir / "runs" / entry["tag"], check_captures, readings.get(entry["tag"]))
+            complete_run(out_dir / "runs" / entry["tag"], check_captures, readings.get(entry["tag"]), timing)
     return len(index)

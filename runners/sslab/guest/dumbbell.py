@@ -16,10 +16,11 @@ controller, on its router by one link (lans "ovs"; sslab.guest.ovs):
 The switch's ports live in the root namespace; what is on r1's egress
 towards s_i with point-to-point links (the pair's delay line, the host
 model) is on the switch's port towards s_i instead, and likewise on r2's
-side: the path's queues and delays are the same, with one more hop.  The only queue on the
-data path is the bottleneck: r1's egress towards r2, a netem rate limiter
-(delay 0) whose queue limit is the buffer size.  netem computes each
-packet's departure time from the previous one's, so a late timer (common
+side: the path's queues and delays are the same, with one more hop.
+
+The only queue on the data path is the bottleneck: r1's egress towards
+r2, a netem rate limiter (delay 0) whose queue limit is the buffer size.
+netem computes each packet's departure time from the previous one's, so a late timer (common
 under TCG) does not lose rate and no burst ever passes at line rate; an HTB
 class with a packet FIFO is available as the alternative shaper, but under
 TCG a small HTB burst loses rate (48.9 of 50 Mbit/s measured) and a large
@@ -248,12 +249,12 @@ class Dumbbell:
         run_batch("ip", None, [f"link add {dev_a}{where(ns_a)} type veth peer name {dev_b}{where(ns_b)}"
                                for ns_a, dev_a, ns_b, dev_b in self.links()])
 
-    def links(self) -> list[tuple[str, str | None, str, str]]:
+    def links(self) -> list[tuple[str | None, str, str | None, str]]:
         """(namespace, device, peer namespace, peer device) for every link; a switch's end is in the
         root namespace (None)."""
         out = [(self.r1, "r1-r2", self.r2, "r2-r1")]
         if self.switched:
-            (lan1, ports1), (lan2, ports2) = self.switch_ports().items()
+            ports1, ports2 = self.switch_ports().values()
             out += [(self.r1, "r1-lan", None, ports1[0]), (self.r2, "r2-lan", None, ports2[0])]
             for srv, cli, to_srv, to_cli in zip(self.servers, self.clients, ports1[1:], ports2[1:]):
                 out += [(srv, self.host_dev, None, to_srv), (cli, self.host_dev, None, to_cli)]
