@@ -37,7 +37,7 @@ are then summed over its streams and the record says how many there were.
 
 Cost: tshark builds its protocol tree for every packet (about 6 s of CPU for
 a Table 1 run's 240k packets, 24 Nov 2026): matrices check a sample of their
-cells (sslab.matrix.spec, `capture_check`), every scenario run checks all.
+cells (sslab.matrix.spec, `capture_check_every`), every scenario run checks all.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from .pcap import analyse_pcap_ports, open_pcap
+from .pcap import analyse_pcap_ports, stored_capture
 
 FIGURES = ("syn_us", "first_data_us", "last_new_data_us", "data_segments", "retransmitted_segments",
            "holes", "bytes")
@@ -141,8 +141,9 @@ def parse_tshark_fields(lines, ports: list[int]) -> dict[int, dict]:
 
 def tshark_view(path: Path, ports: list[int]) -> dict[int, dict]:
     """Each port's figures from tshark's own analysis of the capture at @path (pcap or .pcap.gz)."""
-    if not Path(path).exists() and Path(str(path) + ".gz").exists():
-        path = Path(str(path) + ".gz")
+    path = stored_capture(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no capture at {path}")
     cmd = ["tshark", "-r", str(path), "-n", "-Y", TSHARK_FILTER, "-T", "fields", "-E", "separator=/t"]
     for pref in TSHARK_PREFS:
         cmd += ["-o", pref]
@@ -179,8 +180,6 @@ def check_capture(path: Path, ports: list[int], version: str | None = None,
     version = version or tshark_version()
     if version is None:
         return {"tool": "tshark", "version": None, "skipped": "tshark is not installed", "agree": None}
-    with open_pcap(path):
-        pass  # a missing capture fails here, naming it, not inside tshark
     view, _seconds = theirs or timed_tshark_view(path, ports)
     ours = our_view(path, ports)
     flows = [{"port": p, "ours": ours[p], "tshark": view[p], "differences": differences(ours[p], view[p])}

@@ -37,11 +37,17 @@ def _u32_ahead(a: int, b: int) -> bool:
     return ((a - b) & 0xFFFFFFFF) < 0x80000000 and a != b
 
 
-def open_pcap(path: Path):
-    """A pcap file, or its gzip-compressed archive copy (path + '.gz')."""
+def stored_capture(path: Path) -> Path:
+    """@path, or its gzip-compressed archive copy (path + '.gz') when only that is there."""
     path = Path(path)
     if not path.exists() and path.with_name(path.name + ".gz").exists():
-        path = path.with_name(path.name + ".gz")
+        return path.with_name(path.name + ".gz")
+    return path
+
+
+def open_pcap(path: Path):
+    """A pcap file, or its gzip-compressed archive copy (path + '.gz')."""
+    path = stored_capture(path)
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
