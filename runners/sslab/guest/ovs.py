@@ -66,8 +66,6 @@ class Daemons:
 
     def __init__(self):
         self.started = False
-        #: Guest seconds waited before ovs-vswitchd could start (wait_for_uptime).
-        self.waited_s = 0.0
 
     def ensure(self) -> "Daemons":
         _load_datapath()
@@ -81,7 +79,7 @@ class Daemons:
         subprocess.run(["ovsdb-server", str(db), f"--remote=p{sock}", f"--pidfile={RUN_DIR / 'ovsdb-server.pid'}",
                         "--detach", f"--log-file={RUN_DIR / 'ovsdb-server.log'}"], check=True, capture_output=True)
         _vsctl("--no-wait", "init")
-        self.waited_s = wait_for_uptime()
+        wait_for_uptime()
         subprocess.run(["ovs-vswitchd", sock, f"--pidfile={RUN_DIR / 'ovs-vswitchd.pid'}", "--detach",
                         f"--log-file={RUN_DIR / 'ovs-vswitchd.log'}"], check=True, capture_output=True)
         self.started = True
