@@ -108,6 +108,9 @@ static inline const struct ss_start_ops *ss_ops(const struct sscore_state *st)
 	return ss_variant_ops[st->variant];
 }
 
+/* RTT samples this soon after a CUBIC epoch starts are ignored (post-recovery ACKs are distorted). */
+#define CUBIC_QUIET_MS 1000U
+
 /* Shared steps, for the variants' files. */
 void ss_emit(const struct sscore_state *st, enum ss_event_type type, u32 a, u32 b, u32 c,
 	     const struct ss_pacing_plan *plan);
