@@ -40,6 +40,7 @@
  *    pacing status are restored, and the stack paces (or not) as it would.
  */
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <net/tcp.h>
 
 #include "core/sscore.h"
@@ -98,23 +99,38 @@ SSLAB_PARAM(std_iw, "cubic_std and cubic_blitz without a hint: initial window (p
 SSLAB_PARAM(blitz_pace_pct, "Blitzstart: the first window leaves over this % of the RTT");
 SSLAB_PARAM(blitz_lift_rwnd_rounds, "Blitzstart: not held by the peer's window in rounds <= this");
 
-/* The module's per-socket area: the core's state and what the glue restores. */
-struct sslab_sock {
+static unsigned int alloc_failures;
+module_param(alloc_failures, uint, 0444);
+MODULE_PARM_DESC(alloc_failures, "connections that ran as the kernel's reno (no memory for their state)");
+
+/*
+ * A connection's state: the core's and what the glue restores.  It is larger
+ * than the 104 bytes a congestion control keeps in the socket
+ * (icsk_ca_priv), so the socket keeps a pointer to it, allocated when the
+ * connection starts; a connection whose allocation failed runs as the
+ * kernel's reno and is counted in alloc_failures.
+ */
+struct sslab_conn {
 	struct sscore_state st;
+	struct sock *sk;	/* the connection's socket (for the tracepoints) */
 	u32 saved_max_rate;	/* socket's own cap, bytes/s; ~0U = none */
+};
+
+/* What the socket keeps: the pointer. */
+struct sslab_sock {
+	struct sslab_conn *conn;
 };
 
 #define SSLAB_WE_PACE 0x1	/* st.glue_flags: we switched internal pacing on */
 
-static struct sslab_sock *sslab_of(const struct sock *sk)
+static struct sslab_conn *sslab_of(const struct sock *sk)
 {
-	return inet_csk_ca(sk);
+	return ((struct sslab_sock *)inet_csk_ca(sk))->conn;
 }
 
 static struct sock *sk_of(const struct sscore_state *st)
 {
-	return (struct sock *)container_of((const u64 *)st, struct inet_connection_sock,
-					   icsk_ca_priv[0]);
+	return container_of(st, struct sslab_conn, st)->sk;
 }
 
 static u64 now_us(const struct tcp_sock *tp)
@@ -138,7 +154,7 @@ static void trace_ack(struct sock *sk)
 
 static void suss_start_pacing(struct sock *sk, const struct ss_pacing_plan *plan)
 {
-	struct sslab_sock *ss = sslab_of(sk);
+	struct sslab_conn *ss = sslab_of(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 	unsigned long own = READ_ONCE(sk->sk_max_pacing_rate);
 
@@ -154,7 +170,7 @@ static void suss_start_pacing(struct sock *sk, const struct ss_pacing_plan *plan
 
 static void suss_stop_pacing(struct sock *sk)
 {
-	struct sslab_sock *ss = sslab_of(sk);
+	struct sslab_conn *ss = sslab_of(sk);
 	unsigned long own = ss->saved_max_rate == U32_MAX ? ~0UL : ss->saved_max_rate;
 
 	WRITE_ONCE(sk->sk_max_pacing_rate, own);
@@ -235,7 +251,7 @@ static void sync_pacing(struct sock *sk, bool was_pacing)
  */
 static void blitz_start(struct sock *sk)
 {
-	struct sslab_sock *ss = sslab_of(sk);
+	struct sslab_conn *ss = sslab_of(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 	unsigned long hint = READ_ONCE(sk->sk_max_pacing_rate);
 	struct ss_pacing_plan plan;
@@ -264,10 +280,17 @@ static void blitz_start(struct sock *sk)
 static void sslab_init_version(struct sock *sk, enum ss_variant v, unsigned int suss_version)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct sslab_sock *ss = sslab_of(sk);
+	struct sslab_sock *s = inet_csk_ca(sk);
+	struct sslab_conn *ss;
 	struct ss_win w;
 
 	BUILD_BUG_ON(sizeof(struct sslab_sock) > ICSK_CA_PRIV_SIZE);
+	ss = s->conn = kzalloc(sizeof(*s->conn), GFP_ATOMIC);
+	if (!ss) {
+		alloc_failures++;
+		return;
+	}
+	ss->sk = sk;
 	if (suss_version == SS_SUSS_VERSION_PARAM)
 		suss_version = ss_suss_version_of_year(READ_ONCE(sslab_params.suss_version));
 	ss_init(&ss->st, v, suss_version, (u32)now_us(tp), tp->snd_nxt, tcp_snd_cwnd(tp), tp->mss_cache);
@@ -291,20 +314,29 @@ static void sslab_init_##ident(struct sock *sk) { sslab_init_version(sk, SS_##id
 
 static void sslab_release(struct sock *sk)
 {
-	if (ss_suss_pacing(&sslab_of(sk)->st))
+	struct sslab_sock *s = inet_csk_ca(sk);
+
+	if (s->conn && ss_suss_pacing(&s->conn->st))
 		suss_stop_pacing(sk);
+	kfree(s->conn);
+	s->conn = NULL;
 }
 
 static void sslab_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 {
 	const struct inet_connection_sock *icsk = inet_csk(sk);
-	struct sscore_state *st = &sslab_of(sk)->st;
+	struct sslab_conn *ss = sslab_of(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	bool was_pacing = ss_suss_pacing(st);
 	struct ss_pacing_plan plan;
+	struct sscore_state *st;
 	struct ss_win w;
 	struct ss_ack a;
+	bool was_pacing;
 
+	if (!ss)
+		return;
+	st = &ss->st;
+	was_pacing = ss_suss_pacing(st);
 	/* RTT samples taken while recovering from a timeout are unreliable. */
 	if (icsk->icsk_ca_state == TCP_CA_Loss)
 		return;
@@ -326,12 +358,19 @@ static void sslab_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 
 static void sslab_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 {
-	struct sscore_state *st = &sslab_of(sk)->st;
+	struct sslab_conn *ss = sslab_of(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	bool was_pacing = ss_suss_pacing(st);
+	struct sscore_state *st;
 	struct ss_win w;
 	struct ss_ack a;
+	bool was_pacing;
 
+	if (!ss) {
+		tcp_reno_cong_avoid(sk, ack, acked);
+		return;
+	}
+	st = &ss->st;
+	was_pacing = ss_suss_pacing(st);
 	if (tcp_is_cwnd_limited(sk)) {
 		fill_ack(sk, &a, acked, -1);
 		read_win(tp, &w);
@@ -345,12 +384,17 @@ static void sslab_cong_avoid(struct sock *sk, u32 ack, u32 acked)
 
 static u32 sslab_ssthresh(struct sock *sk)
 {
-	struct sscore_state *st = &sslab_of(sk)->st;
+	struct sslab_conn *ss = sslab_of(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-	bool was_pacing = ss_suss_pacing(st);
+	struct sscore_state *st;
 	struct ss_win w;
+	bool was_pacing;
 	u32 ssthresh;
 
+	if (!ss)
+		return tcp_reno_ssthresh(sk);
+	st = &ss->st;
+	was_pacing = ss_suss_pacing(st);
 	read_win(tp, &w);
 	ssthresh = ss_ssthresh(st, tcp_packets_in_flight(tp), &w);
 	/* SUSS may cut cwnd to what is in flight before the reduction. */
@@ -361,10 +405,12 @@ static u32 sslab_ssthresh(struct sock *sk)
 
 static void sslab_set_state(struct sock *sk, u8 new_state)
 {
-	struct sscore_state *st = &sslab_of(sk)->st;
+	struct sslab_conn *ss = sslab_of(sk);
+	struct sscore_state *st;
 
-	if (new_state != TCP_CA_Loss)
+	if (!ss || new_state != TCP_CA_Loss)
 		return;
+	st = &ss->st;
 	if (ss_suss_pacing(st))
 		suss_stop_pacing(sk);
 	/* tcp_enter_loss has already set cwnd to what is in flight + 1; the
@@ -374,9 +420,13 @@ static void sslab_set_state(struct sock *sk, u8 new_state)
 
 static void sslab_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 {
-	struct sscore_state *st = &sslab_of(sk)->st;
+	struct sslab_conn *ss = sslab_of(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
+	struct sscore_state *st;
 
+	if (!ss)
+		return;
+	st = &ss->st;
 	if (event == CA_EVENT_TX_START) {
 		s32 idle = (s32)(tcp_jiffies32 - tp->lsndtime);
 
@@ -390,7 +440,7 @@ static void sslab_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 		}
 
 		if (idle > 0)
-			ss_on_idle_restart(&sslab_of(sk)->st,
+			ss_on_idle_restart(st,
 					   (u32)div_u64(now_us(tp), USEC_PER_MSEC),
 					   jiffies_to_msecs(idle));
 	}

@@ -268,8 +268,9 @@ struct ss_params {
 extern const struct ss_params ss_default_params;
 
 /*
- * Per-connection state.  It lives in the kernel's icsk_ca_priv area, which
- * is 104 bytes on 6.x kernels; the glue checks the size at build time.
+ * Per-connection state.  The glue allocates it when a connection starts (it
+ * is larger than the 104 bytes of the kernel's icsk_ca_priv area, which
+ * keeps a pointer to it).
  */
 struct ss_cubic {
 	u32 w_max;		/* cwnd just before the last reduction */
