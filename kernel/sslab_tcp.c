@@ -60,6 +60,7 @@ SSLAB_PARAM(hs_ack_delta_us, "HyStart: ACKs closer than this (us) form a train")
 SSLAB_PARAM(hs_delay_min_us, "HyStart: lower clamp of the delay threshold (us)");
 SSLAB_PARAM(hs_delay_max_us, "HyStart: upper clamp of the delay threshold (us)");
 SSLAB_PARAM(hs_min_samples, "HyStart: RTT samples per round before the delay test");
+SSLAB_PARAM(hs_round_fix, "cubic_hs: HyStart's rounds as Linux 6.1.192 (1, the 2025 fix) or 5.19 (0, the paper's kernel); read when a connection starts");
 SSLAB_PARAM(hspp_min_rtt_thresh_us, "HyStart++ MIN_RTT_THRESH (us)");
 SSLAB_PARAM(hspp_max_rtt_thresh_us, "HyStart++ MAX_RTT_THRESH (us)");
 SSLAB_PARAM(hspp_min_rtt_divisor, "HyStart++ MIN_RTT_DIVISOR");
@@ -189,7 +190,8 @@ static void fill_ack(struct sock *sk, struct ss_ack *a, u32 acked, s32 rtt_us)
 	u64 us = now_us(tp);
 
 	a->now_us = (u32)us;
-	a->now_ms = (u32)div_u64(us, USEC_PER_MSEC);
+	a->now_ticks = tcp_jiffies32;
+	a->hz = HZ;
 	a->snd_una = tp->snd_una;
 	a->snd_nxt = tp->snd_nxt;
 	a->acked = acked;
@@ -208,12 +210,14 @@ static void read_win(const struct tcp_sock *tp, struct ss_win *w)
 {
 	w->cwnd = tcp_snd_cwnd(tp);
 	w->ssthresh = tp->snd_ssthresh;
+	w->cwnd_cnt = tp->snd_cwnd_cnt;
 }
 
 static void write_win(struct tcp_sock *tp, const struct ss_win *w)
 {
 	tcp_snd_cwnd_set(tp, max(min(w->cwnd, tp->snd_cwnd_clamp), 1U));
 	tp->snd_ssthresh = w->ssthresh;
+	tp->snd_cwnd_cnt = w->cwnd_cnt;
 }
 
 /*
@@ -293,7 +297,8 @@ static void sslab_init_version(struct sock *sk, enum ss_variant v, unsigned int 
 	ss->sk = sk;
 	if (suss_version == SS_SUSS_VERSION_PARAM)
 		suss_version = ss_suss_version_of_year(READ_ONCE(sslab_params.suss_version));
-	ss_init(&ss->st, v, suss_version, (u32)now_us(tp), tp->snd_nxt, tcp_snd_cwnd(tp), tp->mss_cache);
+	ss_init(&ss->st, &sslab_params, v, suss_version, (u32)now_us(tp), tp->snd_nxt, tcp_snd_cwnd(tp),
+		tp->mss_cache);
 	ss->saved_max_rate = U32_MAX;
 	read_win(tp, &w);
 	ss_init_window(&ss->st, &sslab_params, &w);
@@ -337,8 +342,9 @@ static void sslab_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 		return;
 	st = &ss->st;
 	was_pacing = ss_suss_pacing(st);
-	/* RTT samples taken while recovering from a timeout are unreliable. */
-	if (icsk->icsk_ca_state == TCP_CA_Loss)
+	/* After a timeout Linux's CUBIC takes ACKs as any other; the NewReno
+	 * family waits until the Loss state ends. */
+	if (icsk->icsk_ca_state == TCP_CA_Loss && !ss_acks_in_loss(st))
 		return;
 	fill_ack(sk, &a, sample->pkts_acked, sample->rtt_us);
 	read_win(tp, &w);
@@ -415,7 +421,7 @@ static void sslab_set_state(struct sock *sk, u8 new_state)
 		suss_stop_pacing(sk);
 	/* tcp_enter_loss has already set cwnd to what is in flight + 1; the
 	 * window before the timeout is prior_cwnd. */
-	ss_on_rto(st, tcp_sk(sk)->prior_cwnd);
+	ss_on_rto(st, tcp_sk(sk)->prior_cwnd, (u32)now_us(tcp_sk(sk)), tcp_sk(sk)->snd_nxt);
 }
 
 static void sslab_cwnd_event(struct sock *sk, enum tcp_ca_event event)
@@ -440,9 +446,7 @@ static void sslab_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 		}
 
 		if (idle > 0)
-			ss_on_idle_restart(st,
-					   (u32)div_u64(now_us(tp), USEC_PER_MSEC),
-					   jiffies_to_msecs(idle));
+			ss_on_idle_restart(st, tcp_jiffies32, (u32)idle);
 	}
 }
 

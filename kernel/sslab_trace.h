@@ -43,7 +43,7 @@ TRACE_EVENT(sslab_ack,
 		__entry->ssthresh = tp->snd_ssthresh;
 		__entry->in_flight = tcp_packets_in_flight(tp);
 		__entry->srtt_us = tp->srtt_us >> 3;
-		__entry->round_min_rtt_us = st->rnd.round_min_rtt_us;
+		__entry->round_min_rtt_us = st->hs.round_min_rtt_us;
 		__entry->min_rtt_us = st->rnd.min_rtt_us;
 		__entry->delivered = tp->delivered;
 		__entry->snd_wnd = tp->snd_wnd;

@@ -21,7 +21,7 @@ static void hspp_round_end(struct sscore_state *st, const struct ss_params *p, s
 
 	if (st->rnd.found)
 		return;
-	h->last_round_min_rtt_us = st->rnd.round_min_rtt_us;
+	h->last_round_min_rtt_us = st->hs.round_min_rtt_us;
 	if (h->in_css && ++h->css_rounds >= p->hspp_css_rounds)
 		ss_exit_slow_start(st, w, SS_EXIT_CSS_DONE);
 }
@@ -29,8 +29,9 @@ static void hspp_round_end(struct sscore_state *st, const struct ss_params *p, s
 static void hspp_update(struct sscore_state *st, const struct ss_params *p,
 			const struct ss_ack *ack, struct ss_win *w, struct ss_pacing_plan *plan)
 {
-	struct ss_round *r = &st->rnd;
+	struct ss_hystart *r = &st->hs;
 	struct ss_hspp *h = &st->hspp;
+	u16 round = st->rnd.round;
 	u32 thresh;
 
 	if (!ss_rtt_valid(ack))
@@ -50,13 +51,13 @@ static void hspp_update(struct sscore_state *st, const struct ss_params *p,
 			h->in_css = 1;
 			h->css_rounds = 0;
 			h->css_baseline_us = r->round_min_rtt_us;
-			ss_emit(st, SS_EV_CSS, 1, r->round, h->css_baseline_us, 0);
+			ss_emit(st, SS_EV_CSS, 1, round, h->css_baseline_us, 0);
 		}
 	} else if (r->round_min_rtt_us < h->css_baseline_us) {
 		/* The RTT rise was a spurious: back to slow start. */
 		h->in_css = 0;
 		h->css_baseline_us = SS_RTT_UNKNOWN;
-		ss_emit(st, SS_EV_CSS, 0, r->round, r->round_min_rtt_us, 0);
+		ss_emit(st, SS_EV_CSS, 0, round, r->round_min_rtt_us, 0);
 	}
 }
 
@@ -91,8 +92,8 @@ static u32 hspp_slow_start_growth(struct sscore_state *st, const struct ss_param
 	return st->rnd.found ? ss_slow_start(w, ack->acked) : hspp_grow(st, p, ack, w);
 }
 
-static void hspp_init(struct sscore_state *st, unsigned int suss_version, u32 now_us, u32 snd_nxt, u32 cwnd,
-		      u32 mss)
+static void hspp_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+		      u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
 {
 	st->hspp.last_round_min_rtt_us = SS_RTT_UNKNOWN;
 	st->hspp.css_baseline_us = SS_RTT_UNKNOWN;

@@ -293,6 +293,13 @@ static u32 blitz_first_window_pace_rate(const struct sscore_state *st)
 	return st->rnd.round == 1 ? st->blitz.pace_rate : 0;
 }
 
+/* The standard start's HyStart is the kernel's own (6.1.192's rounds). */
+static void std_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+		     u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
+{
+	st->hs.rounds = SS_HS_ROUNDS_LINUX;
+}
+
 /* ------------------------------------------------------------------------
  * The variants
  */
@@ -320,6 +327,7 @@ const struct ss_start_ops ss_reno_astart_ops = {
 /* cubic_std: HyStart from an initial window of 32, the socket paced. */
 const struct ss_start_ops ss_std_start_ops = {
 	.growth = &ss_cubic_growth,
+	.init = std_init,
 	.first_window = std_first_window,
 	.slow_start_ack = ss_hystart_update,
 	.paced_socket = true,
@@ -328,6 +336,7 @@ const struct ss_start_ops ss_std_start_ops = {
 /* cubic_blitz: Blitzstart (ss_blitz_start); without a hint, the standard start. */
 const struct ss_start_ops ss_blitz_ops = {
 	.growth = &ss_cubic_growth,
+	.init = std_init,
 	.first_window = std_first_window,
 	.slow_start_ack = ss_hystart_update,
 	.ignore_peer_window = blitz_ignore_peer_window,

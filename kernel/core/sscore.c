@@ -46,9 +46,11 @@ static void take_rtt_sample(struct sscore_state *st, const struct ss_ack *ack)
 	}
 }
 
-static bool rtt_quiet(const struct sscore_state *st, const struct ss_ack *ack)
+bool ss_rtt_sample_taken(const struct sscore_state *st, const struct ss_ack *ack)
 {
-	return st->cubic.epoch_ms && ss_elapsed(ack->now_ms, st->cubic.epoch_ms) < CUBIC_QUIET_MS;
+	const struct ss_growth_ops *g = ss_ops(st)->growth;
+
+	return ss_rtt_valid(ack) && !(g->rtt_quiet && g->rtt_quiet(st, ack));
 }
 
 /* Slow start ends: ssthresh = cwnd.  @cwnd_then: the window that ended it,
@@ -72,8 +74,8 @@ const struct ss_start_ops *const ss_variant_ops[SS_NR_VARIANTS] = {
 #undef SS_VARIANT
 };
 
-void ss_init(struct sscore_state *st, enum ss_variant v, unsigned int suss_version, u32 now_us,
-	     u32 snd_nxt, u32 cwnd, u32 mss)
+void ss_init(struct sscore_state *st, const struct ss_params *p, enum ss_variant v,
+	     unsigned int suss_version, u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
 {
 	const struct ss_start_ops *ops;
 
@@ -81,13 +83,12 @@ void ss_init(struct sscore_state *st, enum ss_variant v, unsigned int suss_versi
 	st->variant = v < SS_NR_VARIANTS ? v : SS_TRADITIONAL;
 	st->rnd.end_seq = snd_nxt;
 	st->rnd.start_us = now_us;
-	st->rnd.last_ack_us = now_us;
 	st->rnd.round = 1;
 	st->rnd.min_rtt_us = SS_RTT_UNKNOWN;
-	st->rnd.round_min_rtt_us = SS_RTT_UNKNOWN;
+	ss_hystart_start_round(st, &(struct ss_ack){ .now_us = now_us, .snd_nxt = snd_nxt });
 	ops = ss_ops(st);
 	if (ops->init)
-		ops->init(st, suss_version, now_us, snd_nxt, cwnd, mss);
+		ops->init(st, p, suss_version, now_us, snd_nxt, cwnd, mss);
 }
 
 void ss_init_window(struct sscore_state *st, const struct ss_params *p, struct ss_win *w)
@@ -111,12 +112,8 @@ static void start_round(struct sscore_state *st, const struct ss_params *p,
 		r->round++;
 	r->end_seq = ack->snd_nxt;
 	r->start_us = ack->now_us;
-	if (!ops->own_hystart_round || !ops->own_hystart_round(st)) {
-		/* HyStart's round is this one. */
-		r->last_ack_us = ack->now_us;
-		r->round_min_rtt_us = SS_RTT_UNKNOWN;
-		r->samples = 0;
-	}
+	if (st->hs.rounds == SS_HS_ROUNDS_CORE)
+		ss_hystart_start_round(st, ack);
 	if (ops->round_begin)
 		ops->round_begin(st, ack, w);
 	trace(st, SS_EV_NEW_ROUND, r->round, r->end_seq, w->cwnd, 0);
@@ -136,10 +133,11 @@ void ss_on_ack(struct sscore_state *st, const struct ss_params *p,
 	/* The round check runs before any low-window test (the 2025 fix to
 	 * Linux's HyStart: otherwise a round that starts below the low window
 	 * is never closed, and the first detection uses a stale start).  It
-	 * also runs before the RTT sample, which belongs to the new round. */
+	 * also runs before the RTT sample, which belongs to the new round.
+	 * (HyStart's own round, when it is not this one, is HyStart's: hystart.c.) */
 	if ((in_slow_start || ops->counts_rounds_in_ca) && ss_after(ack->snd_una, r->end_seq))
 		start_round(st, p, ack, w);
-	if (ss_rtt_valid(ack) && !rtt_quiet(st, ack))
+	if (ss_rtt_sample_taken(st, ack))
 		take_rtt_sample(st, ack);
 	/* Astart also works at or above ssthresh (its mini linear phases). */
 	if (ops->any_ack)
@@ -170,7 +168,7 @@ void ss_cong_avoid(struct sscore_state *st, const struct ss_params *p,
 		if (!left)
 			return;
 	}
-	ops->growth->avoid(st, ack->now_ms, left, w);
+	ops->growth->avoid(st, ack, left, w);
 }
 
 u32 ss_ssthresh(struct sscore_state *st, u32 in_flight, struct ss_win *w)
@@ -188,11 +186,14 @@ u32 ss_ssthresh(struct sscore_state *st, u32 in_flight, struct ss_win *w)
 	return w->ssthresh;
 }
 
-void ss_on_rto(struct sscore_state *st, u32 cwnd_before)
+void ss_on_rto(struct sscore_state *st, u32 cwnd_before, u32 now_us, u32 snd_nxt)
 {
 	const struct ss_start_ops *ops = ss_ops(st);
 
-	st->cubic.epoch_ms = 0;
+	if (ops->growth->rto)
+		ops->growth->rto(st);
+	/* HyStart's round starts again (Linux's CUBIC restarts it on every RTO). */
+	ss_hystart_start_round(st, &(struct ss_ack){ .now_us = now_us, .snd_nxt = snd_nxt });
 	if (ops->rto && !ops->rto(st, cwnd_before))
 		return;
 	/* HyStart re-arms for the slow start that follows a timeout. */
@@ -200,16 +201,17 @@ void ss_on_rto(struct sscore_state *st, u32 cwnd_before)
 	st->rnd.exit_cause = SS_EXIT_NONE;
 }
 
-void ss_on_idle_restart(struct sscore_state *st, u32 now_ms, u32 idle_ms)
+void ss_on_idle_restart(struct sscore_state *st, u32 now_ticks, u32 idle_ticks)
 {
-	struct ss_cubic *c = &st->cubic;
+	const struct ss_growth_ops *g = ss_ops(st)->growth;
 
-	/* Idle time is not congestion-avoidance time (RFC 9438 5.8). */
-	if (!c->epoch_ms)
-		return;
-	c->epoch_ms += idle_ms;
-	if (ss_after(c->epoch_ms, now_ms))
-		c->epoch_ms = now_ms ? now_ms : 1;
+	if (g->idle)
+		g->idle(st, now_ticks, idle_ticks);
+}
+
+bool ss_acks_in_loss(const struct sscore_state *st)
+{
+	return ss_ops(st)->growth->acks_in_loss;
 }
 
 /* ------------------------------------------------------------------------

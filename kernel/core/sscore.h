@@ -2,8 +2,8 @@
 /*
  * sscore: the algorithm core of slowstart-lab's congestion controls.
  *
- * One congestion-avoidance algorithm, CUBIC (RFC 9438), behind four ways of
- * leaving slow start:
+ * One congestion-avoidance algorithm, CUBIC as Linux computes it (cubic.c),
+ * behind four ways of leaving slow start:
  *
  *   SS_TRADITIONAL  double cwnd every round until loss;
  *   SS_HYSTART      HyStart: leave when an ACK train gets long (the
@@ -183,6 +183,26 @@ enum ss_suss_state {
 	SUSS_OFF = 10,		/* not accelerating: plain HyStart */
 };
 
+/*
+ * When HyStart's round starts.  HyStart measures its ACK train and its round
+ * minimum RTT from the start of a round of its own:
+ *
+ *   SS_HS_ROUNDS_CORE       at the core's round start (SUSS 2025 and ours,
+ *                           HyStart++);
+ *   SS_HS_ROUNDS_LINUX      as Linux 6.1.192's HyStart: on an ACK it tests
+ *                           (an RTT sample taken, in slow start), once
+ *                           snd_una has passed the end of its round, before
+ *                           the low-window test (the 2025 fix);
+ *   SS_HS_ROUNDS_LINUX_519  as Linux 5.19's, the paper's kernel: the same,
+ *                           but only on ACKs with cwnd >= hs_low_window, so
+ *                           a round that began below it starts late.
+ */
+enum ss_hystart_rounds {
+	SS_HS_ROUNDS_CORE,
+	SS_HS_ROUNDS_LINUX,
+	SS_HS_ROUNDS_LINUX_519,
+};
+
 /* Why slow start ended (trace and tests). */
 enum ss_exit_cause {
 	SS_EXIT_NONE,
@@ -202,6 +222,8 @@ struct ss_params {
 	u32 hs_delay_min_us;	/* delay threshold clamp, lower */
 	u32 hs_delay_max_us;	/* delay threshold clamp, upper */
 	u32 hs_min_samples;	/* RTT samples per round before the delay test */
+	u32 hs_round_fix;	/* cubic_hs's rounds: 1 Linux 6.1.192's (the 2025
+				 * fix), 0 Linux 5.19's (enum ss_hystart_rounds) */
 	/* HyStart++ (RFC 9406 names) */
 	u32 hspp_min_rtt_thresh_us;
 	u32 hspp_max_rtt_thresh_us;
@@ -245,6 +267,7 @@ struct ss_params {
 	.hs_delay_min_us = 4000,			\
 	.hs_delay_max_us = 16000,			\
 	.hs_min_samples = 8,				\
+	.hs_round_fix = 1,				\
 	.hspp_min_rtt_thresh_us = 4000,			\
 	.hspp_max_rtt_thresh_us = 16000,		\
 	.hspp_min_rtt_divisor = 8,			\
@@ -272,28 +295,37 @@ extern const struct ss_params ss_default_params;
  * is larger than the 104 bytes of the kernel's icsk_ca_priv area, which
  * keeps a pointer to it).
  */
+/* CUBIC, as Linux computes it (cubic.c).  Ticks: the kernel's clock (jiffies). */
 struct ss_cubic {
-	u32 w_max;		/* cwnd just before the last reduction */
-	u32 origin;		/* plateau of the cubic curve (W_max or more) */
-	u32 k_ms;		/* time from epoch start to the plateau */
-	u32 epoch_ms;		/* start of the current epoch; 0 = none */
-	u32 ack_credit;		/* ACKs counted towards the next +1 of cwnd */
-	u32 w_est;		/* RFC 9438 Reno-friendly estimate, packets */
-	u32 w_est_acks;		/* ACKs counted towards the next +1 of w_est */
+	u32 cnt;		/* packets acked per +1 of cwnd, as last computed */
+	u32 w_max;		/* cwnd before the last reduction; 0 = none yet */
+	u32 last_cwnd;		/* cwnd when cnt was last computed ... */
+	u32 last_tick;		/* ... and the tick */
+	u32 origin;		/* the curve's plateau, packets */
+	u32 k;			/* from the epoch's start to the plateau, 1/1024 s */
+	u32 epoch;		/* the tick the epoch began; 0 = none */
+	u32 acks;		/* packets acked in the epoch, for the Reno estimate */
+	u32 w_est;		/* the Reno estimate, packets */
 };
 
 struct ss_round {
 	u32 end_seq;		/* round ends when snd_una passes this */
 	u32 start_us;		/* when the round started */
-	u32 last_ack_us;	/* HyStart: last ACK of the current ACK train */
-	u32 round_min_rtt_us;	/* moRTT: min of the round's first samples */
 	u32 min_rtt_us;		/* min RTT of the connection (minRTT) */
 	u16 round;		/* 1 = the initial window's round */
 	u16 min_rtt_round;	/* round in which min_rtt last decreased */
-	u8 samples;		/* RTT samples taken this round */
 	u8 found;		/* slow start exit decided */
 	u8 exit_cause;		/* enum ss_exit_cause */
-	u8 pad;
+};
+
+/* HyStart's round (enum ss_hystart_rounds says when it starts). */
+struct ss_hystart {
+	u32 end_seq;		/* it ends when snd_una passes this (Linux's rounds) */
+	u32 start_us;		/* when it started */
+	u32 last_ack_us;	/* the last ACK of the current ACK train */
+	u32 round_min_rtt_us;	/* moRTT: the round's minimum RTT so far */
+	u8 samples;		/* RTT samples taken in the round */
+	u8 rounds;		/* enum ss_hystart_rounds, chosen when the connection starts */
 };
 
 struct ss_hspp {
@@ -311,16 +343,10 @@ struct ss_suss {
 	u32 prev_train_us;	/* previous round's estimated full ACK-train time */
 	u32 limit;		/* cwnd target of the current pacing period */
 	u32 cap;		/* HyStart's deferred exit point, packets */
-	union {
-		struct {	/* SUSS_VER_PAPER */
-			u32 blue_expected;	/* packets in the blue part being acked */
-			u32 cwnd_round_start;	/* cwnd when the round started */
-		} paper;
-		struct {	/* SUSS_VER_2024: HyStart's own round */
-			u32 hs_end_seq;		/* it ends when snd_una passes this */
-			u32 hs_start_us;	/* when it started */
-		} code;
-	};
+	struct {		/* SUSS_VER_PAPER */
+		u32 blue_expected;	/* packets in the blue part being acked */
+		u32 cwnd_round_start;	/* cwnd when the round started */
+	} paper;
 	u16 iw;			/* initial window, packets */
 	u16 prev_red;		/* code versions: red packets of the previous round */
 	u8 state;		/* enum ss_suss_state */
@@ -375,6 +401,7 @@ struct ss_blitz {
 struct sscore_state {
 	struct ss_cubic cubic;
 	struct ss_round rnd;
+	struct ss_hystart hs;
 	union {
 		struct ss_hspp hspp;
 		struct ss_suss suss;
@@ -391,7 +418,8 @@ struct sscore_state {
 /* What the connection looks like at an ACK (filled by the glue). */
 struct ss_ack {
 	u32 now_us;
-	u32 now_ms;		/* a millisecond clock (CUBIC epochs outlast u32 us) */
+	u32 now_ticks;		/* the kernel's clock (jiffies): CUBIC's epochs */
+	u32 hz;			/* ticks per second */
 	u32 snd_una;		/* after this ACK */
 	u32 snd_nxt;
 	u32 acked;		/* packets newly acked by this ACK */
@@ -412,6 +440,8 @@ struct ss_ack {
 struct ss_win {
 	u32 cwnd;
 	u32 ssthresh;
+	u32 cwnd_cnt;		/* the socket's snd_cwnd_cnt: packets acked towards
+				 * the next +1 in congestion avoidance */
 };
 
 /* A pacing period planned by SUSS, for the glue to carry out. */
@@ -462,9 +492,10 @@ void ss_trace_event(const struct sscore_state *st, const struct ss_event *ev);
 #define SUSS_NO_DISALLOWED	0x40	/* growth already fell to 2 */
 
 /* API, in the order the kernel calls it.  @suss_version (enum
- * ss_suss_version) matters for SS_SUSS only. */
-void ss_init(struct sscore_state *st, enum ss_variant v, unsigned int suss_version, u32 now_us,
-	     u32 snd_nxt, u32 cwnd, u32 mss);
+ * ss_suss_version) matters for SS_SUSS only; of @p, what is read when a
+ * connection starts (hs_round_fix). */
+void ss_init(struct sscore_state *st, const struct ss_params *p, enum ss_variant v,
+	     unsigned int suss_version, u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss);
 
 /* Every ACK that acks new data: RTT samples, rounds, exit tests, SUSS. */
 void ss_on_ack(struct sscore_state *st, const struct ss_params *p,
@@ -494,11 +525,16 @@ void ss_init_window(struct sscore_state *st, const struct ss_params *p, struct s
 void ss_blitz_start(struct sscore_state *st, const struct ss_params *p, u64 hint, u32 rtt_us,
 		    u32 mss, struct ss_win *w, struct ss_pacing_plan *plan);
 
-/* RTO (the kernel's Loss state); @cwnd_before: cwnd before the timeout. */
-void ss_on_rto(struct sscore_state *st, u32 cwnd_before);
+/* RTO (the kernel's Loss state); @cwnd_before: cwnd before the timeout;
+ * @now_us and @snd_nxt: where HyStart's round starts again. */
+void ss_on_rto(struct sscore_state *st, u32 cwnd_before, u32 now_us, u32 snd_nxt);
 
-/* Sending restarts after an idle period of @idle_us. */
-void ss_on_idle_restart(struct sscore_state *st, u32 now_ms, u32 idle_ms);
+/* Sending restarts after @idle_ticks idle. */
+void ss_on_idle_restart(struct sscore_state *st, u32 now_ticks, u32 idle_ticks);
+
+/* Does the connection take ACKs while the kernel is in its Loss state (after
+ * an RTO)?  Linux's CUBIC does; the NewReno family does not. */
+bool ss_acks_in_loss(const struct sscore_state *st);
 
 /* Is SUSS pacing right now (the glue must keep its rate)? */
 bool ss_suss_pacing(const struct sscore_state *st);
@@ -543,8 +579,10 @@ u32 ss_ere_sample_interval(const struct ss_ere *e, u32 cwnd, u32 mss, u32 min_rt
 u32 ss_ere_filter(u32 prev_ere, u32 prev_sample, u32 sample, u32 dt_us, u32 tau_us);
 u64 ss_hoe_rate(const u32 t_us[3], const u32 una[3]);
 
-/* CUBIC's window function (exposed for tests): W_cubic at @t_ms into the epoch. */
-u32 ss_cubic_window(const struct ss_cubic *c, u32 t_ms);
-u32 ss_cbrt64(u64 x);
+/* The kernel's approximate cube root, from which CUBIC's K comes, and its
+ * additive increase (tcp_cong_avoid_ai: +1 packet per @per packets acked,
+ * counted in w->cwnd_cnt, the socket's snd_cwnd_cnt); exposed for tests. */
+u32 ss_cubic_root(u64 a);
+void ss_additive_increase(struct ss_win *w, u32 per, u32 acked);
 
 #endif /* SSCORE_H */

@@ -26,21 +26,32 @@
 
 /* The window rules after slow start. */
 struct ss_growth_ops {
-	/* Grow w->cwnd for @acked packets in congestion avoidance. */
-	void (*avoid)(struct sscore_state *st, u32 now_ms, u32 acked, struct ss_win *w);
+	/* Grow w->cwnd for @acked packets of @ack in congestion avoidance. */
+	void (*avoid)(struct sscore_state *st, const struct ss_ack *ack, u32 acked, struct ss_win *w);
 	/* Loss or ECN: the new ssthresh from w->cwnd (the family's own state updated). */
 	u32 (*reduce)(struct sscore_state *st, struct ss_win *w);
+	/* RTO: what the family forgets.  NULL: nothing. */
+	void (*rto)(struct sscore_state *st);
+	/* Sending resumes after @idle_ticks idle.  NULL: nothing. */
+	void (*idle)(struct sscore_state *st, u32 now_ticks, u32 idle_ticks);
+	/* RTT samples not to take now (and no HyStart test on them).  NULL: all taken. */
+	bool (*rtt_quiet)(const struct sscore_state *st, const struct ss_ack *ack);
+	/* ACKs in the kernel's Loss state (after an RTO) are processed as any
+	 * other (Linux's CUBIC does); false: ignored until it ends. */
+	bool acks_in_loss;
 };
 
-extern const struct ss_growth_ops ss_cubic_growth;	/* RFC 9438 */
+extern const struct ss_growth_ops ss_cubic_growth;	/* Linux's CUBIC (cubic.c) */
 extern const struct ss_growth_ops ss_reno_growth;	/* RFC 5681/6582; the start-up ends at the first loss */
 
 struct ss_start_ops {
 	const struct ss_growth_ops *growth;
 
-	/* ss_init, after the common part: the variant's own state.  NULL: all zero. */
-	void (*init)(struct sscore_state *st, unsigned int suss_version, u32 now_us, u32 snd_nxt, u32 cwnd,
-		     u32 mss);
+	/* ss_init, after the common part: the variant's own state, and when
+	 * HyStart's round starts (st->hs.rounds).  NULL: all zero (HyStart's
+	 * round is the core's). */
+	void (*init)(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+		     u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss);
 	/* ss_init_window: set the first window and/or ssthresh and return true,
 	 * or false to keep the stack's.  NULL: the stack's. */
 	bool (*first_window)(struct sscore_state *st, const struct ss_params *p, struct ss_win *w);
@@ -49,12 +60,6 @@ struct ss_start_ops {
 	void (*round_end)(struct sscore_state *st, const struct ss_params *p, struct ss_win *w);
 	/* A new round has begun (counter, end and start already set). */
 	void (*round_begin)(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w);
-	/* HyStart's round is not the core's (SUSS 2024's late rounds): the core
-	 * then leaves HyStart's per-round fields alone at a round's start, and
-	 * the two hooks below keep HyStart's own round.  NULL: the core's round. */
-	bool (*own_hystart_round)(const struct sscore_state *st);
-	u32 (*hystart_round_start_us)(const struct sscore_state *st);
-	void (*hystart_round_check)(struct sscore_state *st, const struct ss_ack *ack);
 
 	/* Every ACK of new data, in slow start or not, after the RTT sample. */
 	void (*any_ack)(struct sscore_state *st, const struct ss_params *p, const struct ss_ack *ack,
@@ -108,9 +113,6 @@ static inline const struct ss_start_ops *ss_ops(const struct sscore_state *st)
 	return ss_variant_ops[st->variant];
 }
 
-/* RTT samples this soon after a CUBIC epoch starts are ignored (post-recovery ACKs are distorted). */
-#define CUBIC_QUIET_MS 1000U
-
 /* Shared steps, for the variants' files. */
 void ss_emit(const struct sscore_state *st, enum ss_event_type type, u32 a, u32 b, u32 c,
 	     const struct ss_pacing_plan *plan);
@@ -127,12 +129,20 @@ static inline void ss_exit_slow_start(struct sscore_state *st, struct ss_win *w,
 }
 /* One packet of cwnd per packet acked, up to ssthresh; returns what is left. */
 u32 ss_slow_start(struct ss_win *w, u32 acked);
+/* Is @ack's RTT sample one the connection takes (valid, and not in the
+ * window rules' quiet time)?  HyStart's tests run only on those. */
+bool ss_rtt_sample_taken(const struct sscore_state *st, const struct ss_ack *ack);
 
 /* HyStart's two tests (hystart.c), shared by the variants built on it. */
 bool ss_hystart_train_too_long(struct sscore_state *st, const struct ss_params *p,
 			       const struct ss_ack *ack, u32 scale);
 bool ss_hystart_delay_increased(struct sscore_state *st, const struct ss_params *p,
 				const struct ss_ack *ack);
+/* HyStart's round starts (its fields reset) at @ack. */
+void ss_hystart_start_round(struct sscore_state *st, const struct ss_ack *ack);
+/* HyStart's round check as Linux's HyStart makes it (SS_HS_ROUNDS_LINUX*):
+ * a new round when snd_una has passed the end of its round. */
+void ss_hystart_round_check(struct sscore_state *st, const struct ss_ack *ack);
 /* HyStart's exits on one ACK (the hook of SS_HYSTART and of the starts built on it). */
 void ss_hystart_update(struct sscore_state *st, const struct ss_params *p, const struct ss_ack *ack,
 		       struct ss_win *w, struct ss_pacing_plan *plan);

@@ -41,35 +41,6 @@ static bool suss_code(const struct sscore_state *st)
 	return st->suss_version != SUSS_VER_PAPER;
 }
 
-/*
- * HyStart's round is the core's, except under SUSS 2024: Linux 5.19 reset it
- * inside the code that only ran for cwnd >= hs_low_window, with an end
- * sequence of its own, so it started late (5.8 ms after SUSS's in round 4
- * of the authors' log, 10.9 ms in round 5).  Linux fixed that in 2025 (the
- * Debian 6.1.192 kernel has the fix); their 2024 code did not have it.
- */
-bool ss_suss_late_hystart_rounds(const struct sscore_state *st)
-{
-	return st->suss_version == SUSS_VER_2024;
-}
-
-u32 ss_suss_hystart_round_start_us(const struct sscore_state *st)
-{
-	return ss_suss_late_hystart_rounds(st) ? st->suss.code.hs_start_us : st->rnd.start_us;
-}
-
-/* A new HyStart round, in the late-round model, when snd_una passes its end. */
-void ss_suss_hystart_round_check(struct sscore_state *st, const struct ss_ack *ack)
-{
-	if (!ss_suss_late_hystart_rounds(st) || !ss_after(ack->snd_una, st->suss.code.hs_end_seq))
-		return;
-	st->suss.code.hs_end_seq = ack->snd_nxt;
-	st->suss.code.hs_start_us = ack->now_us;
-	st->rnd.last_ack_us = ack->now_us;
-	st->rnd.round_min_rtt_us = SS_RTT_UNKNOWN;
-	st->rnd.samples = 0;
-}
-
 void ss_suss_new_round(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w)
 {
 	struct ss_suss *s = &st->suss;
@@ -92,22 +63,25 @@ void ss_suss_new_round(struct sscore_state *st, const struct ss_ack *ack, struct
 }
 
 /* Condition 2 (Eq. 8 with r = rounds since minRTT last fell):
- * (r + 1) moRTT <= (r + 1) minRTT + r minRTT / 8. */
-static bool suss_rtt_flat(const struct ss_round *r)
+ * (r + 1) moRTT <= (r + 1) minRTT + r minRTT / 8, moRTT HyStart's round
+ * minimum RTT. */
+static bool suss_rtt_flat(const struct sscore_state *st)
 {
+	const struct ss_round *r = &st->rnd;
 	u64 rounds = (u16)(r->round - r->min_rtt_round);
+	u32 mo = st->hs.round_min_rtt_us;
 
-	if (r->round_min_rtt_us == SS_RTT_UNKNOWN)
+	if (mo == SS_RTT_UNKNOWN)
 		return false;
-	return (rounds + 1) * r->round_min_rtt_us <=
-	       (rounds + 1) * r->min_rtt_us + rounds * (r->min_rtt_us / 8);
+	return (rounds + 1) * mo <= (rounds + 1) * r->min_rtt_us + rounds * (r->min_rtt_us / 8);
 }
 
 /* Appendix A, line 3 of Algorithm 1, for looking k rounds ahead. */
-static bool suss_ahead_ok(const struct ss_round *r, u32 train_us, u32 k)
+static bool suss_ahead_ok(const struct sscore_state *st, u32 train_us, u32 k)
 {
+	const struct ss_round *r = &st->rnd;
 	u64 rounds = (u16)(r->round - r->min_rtt_round);
-	u64 mo = r->round_min_rtt_us, min = r->min_rtt_us;
+	u64 mo = st->hs.round_min_rtt_us, min = r->min_rtt_us;
 
 	if (k >= 31 || (u64)train_us > (min >> (k + 1)))
 		return false;
@@ -149,7 +123,7 @@ static u32 suss_growth(struct sscore_state *st, const struct ss_params *p,
 			*why |= SUSS_NO_SAMPLE;
 		else if (ss_div64((u64)train_us * train_us, prev_us) > r->min_rtt_us)
 			*why |= SUSS_NO_TRAIN;
-		if (!suss_rtt_flat(r))
+		if (!suss_rtt_flat(st))
 			*why |= SUSS_NO_DELAY;
 	}
 	if (*why) {
@@ -158,7 +132,7 @@ static u32 suss_growth(struct sscore_state *st, const struct ss_params *p,
 			s->state = SUSS_OFF;	/* plain HyStart from here on */
 		return 2;
 	}
-	while (!suss_code(st) && k < p->suss_k_max && suss_ahead_ok(r, train_us, k + 1))
+	while (!suss_code(st) && k < p->suss_k_max && suss_ahead_ok(st, train_us, k + 1))
 		k++;
 	return 2U << k;
 }
@@ -454,8 +428,12 @@ static void suss_update_code(struct sscore_state *st, const struct ss_params *p,
 		suss_exit(st, ack, w, SUSS_EXIT_CAP, SS_EXIT_SUSS_CAP);
 		return;
 	}
-	if (w->cwnd >= p->hs_low_window) {
-		ss_suss_hystart_round_check(st, ack);
+	/* HyStart (Linux 5.19's, which their code sits in): on ACKs with an RTT
+	 * sample CUBIC takes and cwnd >= the low window; 2024's round starts
+	 * only there (late), 2025's with SUSS's. */
+	if (w->cwnd >= p->hs_low_window && ss_rtt_sample_taken(st, ack)) {
+		if (st->hs.rounds == SS_HS_ROUNDS_LINUX_519)
+			ss_hystart_round_check(st, ack);
 		if (blue && ss_hystart_train_too_long(st, p, ack, ss_min(s->jumps, 16)))
 			suss_train_fired(st, ack, w);
 		else if (ss_hystart_delay_increased(st, p, ack))
@@ -506,8 +484,8 @@ u32 ss_suss_peer_window(const struct sscore_state *st, u32 snd_wnd, u32 mss)
 	return want > snd_wnd ? ss_sat32(want) : snd_wnd;
 }
 
-void ss_suss_init(struct sscore_state *st, unsigned int suss_version, u32 now_us, u32 snd_nxt, u32 cwnd,
-		  u32 mss)
+void ss_suss_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+		  u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
 {
 	st->suss_version = suss_version < SUSS_NR_VERSIONS ? suss_version : SUSS_VER_2024;
 	st->suss.iw = (u16)ss_clamp(cwnd, 1, 0xffff);
@@ -515,10 +493,13 @@ void ss_suss_init(struct sscore_state *st, unsigned int suss_version, u32 now_us
 	st->suss.growth_allowed = 1;
 	/* Round 1's blue part is the whole initial window. */
 	st->suss.blue_tail = snd_nxt + st->suss.iw * mss;
-	if (suss_code(st)) {
-		st->suss.code.hs_end_seq = snd_nxt;
-		st->suss.code.hs_start_us = now_us;
-	} else {
+	/* HyStart's round: under 2024 as Linux 5.19 started it (late: the
+	 * low-window check sat before the round reset, 5.8 ms after SUSS's round
+	 * in round 4 of the authors' log, 10.9 ms in round 5); under 2025 and
+	 * ours with SUSS's round. */
+	if (st->suss_version == SUSS_VER_2024)
+		st->hs.rounds = SS_HS_ROUNDS_LINUX_519;
+	if (!suss_code(st)) {
 		st->suss.paper.cwnd_round_start = cwnd;
 		st->suss.paper.blue_expected = st->suss.iw;
 	}

@@ -11,12 +11,9 @@
 
 #include "ssvariant.h"
 
-void ss_suss_init(struct sscore_state *st, unsigned int suss_version, u32 now_us, u32 snd_nxt, u32 cwnd,
-		  u32 mss);
+void ss_suss_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+		  u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss);
 void ss_suss_new_round(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w);
-bool ss_suss_late_hystart_rounds(const struct sscore_state *st);
-u32 ss_suss_hystart_round_start_us(const struct sscore_state *st);
-void ss_suss_hystart_round_check(struct sscore_state *st, const struct ss_ack *ack);
 void ss_suss_update(struct sscore_state *st, const struct ss_params *p, const struct ss_ack *ack,
 		    struct ss_win *w, struct ss_pacing_plan *plan);
 u32 ss_suss_grow(struct sscore_state *st, const struct ss_params *p, const struct ss_ack *ack,
@@ -33,9 +30,6 @@ u8 ss_suss_trace_state(const struct sscore_state *st);
 #define SS_SUSS_HOOKS							\
 	.growth = &ss_cubic_growth,					\
 	.round_begin = ss_suss_new_round,				\
-	.own_hystart_round = ss_suss_late_hystart_rounds,		\
-	.hystart_round_start_us = ss_suss_hystart_round_start_us,	\
-	.hystart_round_check = ss_suss_hystart_round_check,		\
 	.slow_start_ack = ss_suss_update,				\
 	.grow = ss_suss_grow,						\
 	.loss = ss_suss_loss,						\

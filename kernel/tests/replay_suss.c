@@ -34,9 +34,10 @@
  * reads.  A difference is a difference in the algorithm.
  *
  * Exit status: 0 when SUSS 2024 matches every logged decision of the SUSS
- * run and the HyStart that SUSS 2024 runs when SUSS is off stops where
- * theirs did on the SUSS-off run; 1 otherwise.  cubic_hs (Linux 6.1.192's
- * HyStart, with the 2025 round fix) and SUSS 2025 and ours are replayed
+ * run, and on the SUSS-off run both the HyStart that SUSS 2024 runs when
+ * SUSS is off and cubic_hs in Linux 5.19's rounds (hs_round_fix = 0: the
+ * HyStart of their kernel) stop where theirs did; 1 otherwise.  cubic_hs in
+ * Linux 6.1.192's rounds (the 2025 fix) and SUSS 2025 and ours are replayed
  * and printed beside, not held to their log.
  */
 #include <inttypes.h>
@@ -232,25 +233,29 @@ struct run {
 	u32 cwnd_max_diff_clocking;	/* |ours - theirs| on clocking ACKs before the exit */
 };
 
-static void replay(enum ss_variant v, unsigned int version, u32 suss_max, struct run *out)
+static void replay(enum ss_variant v, unsigned int version, u32 suss_max, u32 hs_round_fix,
+		   struct run *out)
 {
 	struct ss_params p = ss_default_params;
 	struct ss_pacing_plan plan;
 
 	p.suss_max = suss_max;
+	p.hs_round_fix = hs_round_fix;
 	memset(out, 0, sizeof(*out));
 	n_ours = 0;
 	out->exit_row = -1;
 	out->w.cwnd = 10;
 	out->w.ssthresh = 0x7fffffff;
 	/* The connection started when HyStart's first round did. */
-	ss_init(&out->st, v, version, rows[0].hs_start_us, 0, 10, MSS);
+	ss_init(&out->st, &p, v, version, rows[0].hs_start_us, 0, 10, MSS);
 	for (int i = 0; i < n_rows; i++) {
 		const struct row *r = &rows[i];
 		u32 una = (u32)r->delivered;
 		struct ss_ack a = {
 			.now_us = (u32)r->t_us,
-			.now_ms = (u32)(r->t_us / 1000),
+			/* Their kernel's clock in ticks (HZ 250, as Ubuntu's and Debian's). */
+			.now_ticks = (u32)(r->t_us / 4000),
+			.hz = 250,
 			.snd_una = una,
 			.snd_nxt = una + r->in_flight * MSS,
 			.acked = r->acked,
@@ -279,7 +284,7 @@ static void replay(enum ss_variant v, unsigned int version, u32 suss_max, struct
 			out->exit_row = i;
 		if (v == SS_SUSS && version == SUSS_VER_2024 && !found && r->cwnd >= p.hs_low_window) {
 			out->hs_rows++;
-			out->hs_matches += out->st.suss.code.hs_start_us == r->hs_start_us;
+			out->hs_matches += out->st.hs.start_us == r->hs_start_us;
 		}
 		if (out->st.rnd.found && i > out->exit_row + 5)
 			break;
@@ -328,7 +333,7 @@ static void compare_suss(const char *label, unsigned int version, bool held)
 	struct run run;
 	char what[96];
 
-	replay(SS_SUSS, version, ss_default_params.suss_max, &run);
+	replay(SS_SUSS, version, ss_default_params.suss_max, ss_default_params.hs_round_fix, &run);
 	header(label);
 	for (int k = 0; ; k++) {
 		const struct logged_event *bt = find_logged("Blue ACK train", k);
@@ -420,13 +425,13 @@ static void compare_suss(const char *label, unsigned int version, bool held)
 }
 
 static void compare_hystart(const char *label, enum ss_variant v, unsigned int version, u32 suss_max,
-			    bool held)
+			    u32 hs_round_fix, bool held)
 {
 	const struct logged_event *stop = find_logged("Stop exponential growth", 0);
 	struct run run;
 	const struct ours_event *ox;
 
-	replay(v, version, suss_max, &run);
+	replay(v, version, suss_max, hs_round_fix, &run);
 	ox = find_ours(SS_EV_EXIT, 0);
 	header(label);
 	line("stop: at ACK row", stop->row, ox ? ox->row : -1, held);
@@ -462,9 +467,13 @@ int main(int argc, char **argv)
 	/* Their SUSS off is their CUBIC with SUSS switched off: 5.19's HyStart.
 	 * SUSS 2024 allowed no accelerated round (suss_max 0) is the same. */
 	compare_hystart("## SUSS 2024 with no round allowed (suss_max = 0), i.e. their HyStart: held to the log",
-			SS_SUSS, SUSS_VER_2024, 0, true);
+			SS_SUSS, SUSS_VER_2024, 0, 1, true);
+	/* cubic_hs in Linux 5.19's rounds (hs_round_fix = 0) is the HyStart their
+	 * SUSS-off flow ran: held to the log too. */
+	compare_hystart("## cubic_hs with hs_round_fix = 0 (Linux 5.19's HyStart, the paper's kernel): held to the log",
+			SS_HYSTART, SUSS_VER_PAPER, 0, 0, true);
 	compare_hystart("## cubic_hs (Linux 6.1.192's HyStart, rounds fixed in 2025): beside", SS_HYSTART,
-			SUSS_VER_PAPER, 0, false);
+			SUSS_VER_PAPER, 0, 1, false);
 	printf("\n%d mismatch(es) with the log\n", mismatches);
 	return mismatches ? 1 : 0;
 }

@@ -3,8 +3,10 @@
  * User-space tests of the algorithm core, driven by synthetic ACK sequences.
  *
  * Every expected number below is worked out by hand from the specifications
- * (RFC 9438, RFC 9406, the HyStart paper, the SUSS paper and
- * shared/design/suss-behaviour.md); the working is in the comments.
+ * (RFC 9406, the HyStart paper, the SUSS paper, the SUSS authors' code as
+ * kernel/README.md describes it) and, for CUBIC and HyStart, from the rules
+ * of Linux's own (core/cubic.c, core/hystart.c); the working is in the
+ * comments.
  *
  * Model: a sender with unlimited data, MSS 1000 bytes, initial window 10.
  * Every ACK acks the next packet in order (acked = 1) unless a test says
@@ -86,6 +88,9 @@ static int count_events(enum ss_event_type type)
 
 #define MSS 1000U
 #define IW 10U
+/* The kernel clock of the tests: the UML kernel's HZ. */
+#define HZ_TEST 250U
+#define TICK_US (1000000U / HZ_TEST)
 
 struct flow {
 	struct sscore_state st;
@@ -110,7 +115,7 @@ static void flow_init_version(struct flow *f, enum ss_variant v, unsigned int ve
 	f->t0_us = t0_us;
 	f->w.cwnd = IW;
 	f->w.ssthresh = 0x7fffffff;
-	ss_init(&f->st, v, version, t0_us, isn, IW, MSS);
+	ss_init(&f->st, &f->p, v, version, t0_us, isn, IW, MSS);
 	f->snd_nxt += IW * MSS;	/* the initial window leaves at once */
 }
 
@@ -134,7 +139,8 @@ static void ack_n(struct flow *f, u32 t_us, u32 pkts, u32 rtt_us)
 	f->snd_una += pkts * MSS;
 	a = (struct ss_ack){
 		.now_us = f->now_us,
-		.now_ms = f->now_us / 1000,
+		.now_ticks = f->now_us / TICK_US,
+		.hz = HZ_TEST,
 		.snd_una = f->snd_una,
 		.snd_nxt = f->snd_nxt,
 		.acked = pkts,
@@ -168,122 +174,210 @@ static u32 ack_burst(struct flow *f, u32 start_us, u32 n, u32 gap_us, u32 rtt_us
 }
 
 /* ======================================================================
- * CUBIC: window function against RFC 9438 equations 1 and 2.
- *   W_cubic(t) = C (t - K)^3 + W_max,  K = cbrt((W_max - cwnd_epoch) / C),
- *   C = 0.4, beta = 0.7.
+ * CUBIC as Linux computes it (core/cubic.c).  The test clock has the UML
+ * kernel's HZ, 250: a tick is 4 ms (TICK_US).  Units: t and K in 1/1024 s;
+ * C = 410/1024; K_FACTOR = 2^40 / 410 = 2681735677 (integer division).
  */
-static void test_cbrt(void)
+
+/* The kernel's approximate cube root: the table for a < 64, else a table
+ * estimate from the six leading bits and one Newton-Raphson step. */
+static void test_cubic_root(void)
 {
-	CHECK_EQ(ss_cbrt64(0), 0);
-	CHECK_EQ(ss_cbrt64(26), 2);
-	CHECK_EQ(ss_cbrt64(27), 3);
-	CHECK_EQ(ss_cbrt64(1ULL << 63), 2097152);	/* 2^21 */
-	CHECK_EQ(ss_cbrt64(~0ULL), 2642245);
-	CHECK_EQ(ss_cbrt64(75000000000ULL), 4217);	/* 4217.163... */
+	/* a < 64: (table[a] + 35) >> 6: 0 -> 35 >> 6 = 0; 1 -> 89 >> 6 = 1;
+	 * 8 -> 158 >> 6 = 2; 27 -> 225 >> 6 = 3; 63 -> 289 >> 6 = 4. */
+	CHECK_EQ(ss_cubic_root(0), 0);
+	CHECK_EQ(ss_cubic_root(1), 1);
+	CHECK_EQ(ss_cubic_root(8), 2);
+	CHECK_EQ(ss_cubic_root(27), 3);
+	CHECK_EQ(ss_cubic_root(63), 4);
+	/* 64: 7 bits, shift = (7 x 84 >> 8) - 1 = 1, table[64 >> 3] = 123,
+	 * x = (133 << 1) >> 6 = 4; Newton: 2 x 4 + 64 / (4 x 3) = 13;
+	 * 13 x 341 >> 10 = 4. */
+	CHECK_EQ(ss_cubic_root(64), 4);
+	/* K after a loss of 30 packets: a = 30 x 2681735677 = 80452070310,
+	 * 42 bits, shift 12, table[38] = 213, x = (223 << 12) >> 6 = 14272;
+	 * Newton: 28544 + a / (14272 x 14271) = 28544 + 12942 = 41486;
+	 * 41486 x 341 >> 10 = 13815 ... */
+	CHECK_EQ(ss_cubic_root(80452070310ULL), 4316);
+	/* ... and after 983 packets the kernel's root is 13815 where the
+	 * exact one is 13814.1: the approximation is part of the rule. */
+	CHECK_EQ(ss_cubic_root(983ULL * 2681735677ULL), 13815);
 }
 
-static void test_cubic_window(void)
-{
-	struct ss_cubic c = { .w_max = 100, .origin = 100 };
-
-	/* W_max = 100, cwnd_epoch = 70 (= 0.7 W_max):
-	 * K = cbrt(30 / 0.4) s = cbrt(75) s = 4.2172 s -> 4217 ms. */
-	c.k_ms = ss_cbrt64(30ULL * 10000000000ULL / 4);
-	CHECK_EQ(c.k_ms, 4217);
-	/* W(0) = 100 - 0.4 * 4.217^3 = 100 - 29.996 = 70.004 -> 70 */
-	CHECK_EQ(ss_cubic_window(&c, 0), 70);
-	/* W(K) = W_max */
-	CHECK_EQ(ss_cubic_window(&c, 4217), 100);
-	/* W(K + 5 s) = 100 + 0.4 * 125 = 150 */
-	CHECK_EQ(ss_cubic_window(&c, 4217 + 5000), 150);
-	/* W(K + 10 s) = 100 + 0.4 * 1000 = 500 */
-	CHECK_EQ(ss_cubic_window(&c, 4217 + 10000), 500);
-	/* W(K - 2 s) = 100 - 0.4 * 8 = 96.8 -> 97 */
-	CHECK_EQ(ss_cubic_window(&c, 4217 - 2000), 97);
-	/* Far past the plateau |t - K| is clamped to 2^20 ms (so the cube
-	 * fits in u64): W = 100 + 0.4e-9 * 2^60 = 100 + 461168602, no wrap. */
-	CHECK_EQ(ss_cubic_window(&c, 0xffffffffU), 461168702);
-	CHECK_EQ(ss_cubic_window(&c, 4217 + (1U << 20)), 461168702);
-}
-
-static void test_cubic_reduction_and_growth(void)
+static void test_cubic_reduction(void)
 {
 	struct flow f;
-	u32 t = 0;
 
 	flow_init(&f, SS_TRADITIONAL, 1000, 0);
 	f.w.cwnd = 100;
-	/* First loss: W_max = 100, ssthresh = 0.7 * 100 = 70. */
+	/* First loss: W_max = 100, ssthresh = 100 x 717 / 1024 = 70.02 -> 70. */
 	CHECK_EQ(ss_ssthresh(&f.st, 100, &f.w), 70);
 	CHECK_EQ(f.st.cubic.w_max, 100);
-	/* Second loss below W_max: fast convergence, W_max = 80 * 1.7 / 2 = 68;
-	 * ssthresh = 0.7 * 80 = 56. */
+	CHECK_EQ(f.st.cubic.epoch, 0);
+	/* Second loss below W_max: fast convergence, W_max = 80 x 1741 / 2048
+	 * = 68.0 -> 68; ssthresh = 80 x 717 / 1024 = 56.01 -> 56. */
 	f.w.cwnd = 80;
 	CHECK_EQ(ss_ssthresh(&f.st, 80, &f.w), 56);
 	CHECK_EQ(f.st.cubic.w_max, 68);
-
-	/* Congestion avoidance from cwnd 70 after a loss at 100, minRTT 100 ms.
-	 * At the epoch start the target is W(t + RTT) = W(0.1 s):
-	 * 100 - 0.4 * (4.217 - 0.1)^3 = 100 - 27.91 = 72.09 -> 72, so
-	 * cwnd grows by (72 - 70) / 70 per ACK: +1 after 35 ACKs. */
-	flow_init(&f, SS_TRADITIONAL, 1000, 0);
-	f.st.cubic.w_max = 100;
-	f.st.rnd.min_rtt_us = 100000;
-	f.st.rnd.found = 1;
-	f.w.cwnd = 70;
-	f.w.ssthresh = 70;
-	f.snd_nxt = f.snd_una + 70 * MSS;
-	for (int i = 0; i < 34; i++)
-		ack(&f, t += 100, SS_RTT_UNKNOWN);
-	CHECK_EQ(f.w.cwnd, 70);
-	CHECK_EQ(f.st.cubic.k_ms, 4217);
-	CHECK_EQ(f.st.cubic.origin, 100);
-	ack(&f, t += 100, SS_RTT_UNKNOWN);
-	CHECK_EQ(f.w.cwnd, 71);
-
-	/* After K + 10 s the target is clamped to 1.5 cwnd: with cwnd 200,
-	 * target 300, cnt = 200 / 100 = 2: +1 every two ACKs. */
-	f.w.cwnd = 200;
-	f.st.cubic.ack_credit = 0;
-	f.snd_nxt = f.snd_una + 200 * MSS;
-	t = 4217 * 1000 + 10000 * 1000;
-	ack(&f, t, SS_RTT_UNKNOWN);
-	CHECK_EQ(f.w.cwnd, 200);
-	ack(&f, t + 1, SS_RTT_UNKNOWN);
-	CHECK_EQ(f.w.cwnd, 201);
+	/* Never below 2: 3 x 717 / 1024 = 2.1 -> 2; 2 -> 1.4 -> 1 -> 2. */
+	f.w.cwnd = 3;
+	CHECK_EQ(ss_ssthresh(&f.st, 3, &f.w), 2);
+	f.w.cwnd = 2;
+	CHECK_EQ(ss_ssthresh(&f.st, 2, &f.w), 2);
 }
 
-static void test_cubic_reno_friendly(void)
+/* A flow in congestion avoidance at @cwnd after a loss that left W_max
+ * @w_max, min RTT @min_rtt_us; its ACKs carry no RTT sample (the min RTT
+ * stays). */
+static void cubic_flow(struct flow *f, u32 cwnd, u32 w_max, u32 min_rtt_us)
+{
+	flow_init(f, SS_TRADITIONAL, 1000, 0);
+	f->st.cubic.w_max = w_max;
+	f->st.rnd.min_rtt_us = min_rtt_us;
+	f->st.rnd.found = 1;
+	f->w.cwnd = cwnd;
+	f->w.ssthresh = cwnd;
+	f->snd_nxt = f->snd_una + cwnd * MSS;
+}
+
+static void test_cubic_epoch_and_cnt(void)
+{
+	struct flow f;
+	int i;
+
+	/* cwnd 70 after a loss at 100, min RTT 100 ms; ACKs 100 us apart from
+	 * 1 s (tick 250).  ACK 1 starts the epoch: K = 4316 (test_cubic_root),
+	 * origin 100.  t = 0 ticks + 100 ms rounded up to 25 ticks = 25 ticks
+	 * = 25 x 1024 / 250 = 102; offs = 4316 - 102 = 4214; delta = 410 x
+	 * 4214^3 >> 40 = 27; target = 100 - 27 = 73; cnt = 70 / 3 = 23. */
+	cubic_flow(&f, 70, 100, 100000);
+	ack(&f, 1000000 + 100, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.cubic.epoch, 250);
+	CHECK_EQ(f.st.cubic.k, 4316);
+	CHECK_EQ(f.st.cubic.origin, 100);
+	CHECK_EQ(f.st.cubic.cnt, 23);
+	CHECK_EQ(f.w.cwnd_cnt, 1);
+	/* ACKs 2..22: cwnd unchanged within 1/32 s, cnt kept: +1 at ACK 23. */
+	for (i = 2; i <= 22; i++)
+		ack(&f, 1000000 + i * 100, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.w.cwnd, 70);
+	ack(&f, 1000000 + 23 * 100, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.w.cwnd, 71);
+	CHECK_EQ(f.w.cwnd_cnt, 0);
+	/* cwnd changed, but in the same tick cnt is not computed again: still
+	 * 23 at ACK 39, the last of tick 250 ... */
+	for (i = 24; i <= 39; i++)
+		ack(&f, 1000000 + i * 100, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.cubic.cnt, 23);
+	CHECK_EQ(f.st.cubic.last_cwnd, 70);
+	/* ... and at ACK 40 (tick 251): t = 26 ticks = 106, offs 4210, delta
+	 * 27, target 73, cnt = 71 / 2 = 35. */
+	ack(&f, 1000000 + 40 * 100, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.cubic.cnt, 35);
+	CHECK_EQ(f.st.cubic.last_cwnd, 71);
+	CHECK_EQ(f.w.cwnd_cnt, 17);
+}
+
+/* Before the first reduction (W_max = 0) Linux grows at least 5 % a round. */
+static void test_cubic_first_floor(void)
+{
+	struct flow f;
+	int i;
+
+	/* cwnd 100 after slow start: K = 0, origin 100; t = 102, delta =
+	 * 410 x 102^3 >> 40 = 0, target 100 = cwnd: cnt = 100 x 100, held to
+	 * 20.  +1 at the 20th ACK. */
+	cubic_flow(&f, 100, 0, 100000);
+	for (i = 1; i <= 19; i++)
+		ack(&f, 1000000 + i * 100, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.cubic.cnt, 20);
+	CHECK_EQ(f.w.cwnd, 100);
+	ack(&f, 1000000 + 20 * 100, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.w.cwnd, 101);
+	/* With a reduction behind it, the same curve gives cnt 10000. */
+	cubic_flow(&f, 100, 100, 100000);
+	ack(&f, 1000000 + 100, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.cubic.cnt, 10000);
+}
+
+static void test_cubic_reno_estimate(void)
+{
+	struct flow f;
+	int i;
+
+	/* cwnd 17, W_max 10 (below cwnd: K = 0, origin 17), min RTT 1 ms (1
+	 * tick = 4/1024 s): the curve gives target 17, cnt 1700.  The Reno
+	 * estimate grows by 1 per 17 x 15 >> 3 = 31 packets acked while acks
+	 * > 31.  ACKs 2..32, 10 us apart, come within 1/32 s with cwnd
+	 * unchanged: skipped whole, the estimate not brought up to date. */
+	cubic_flow(&f, 17, 10, 1000);
+	for (i = 1; i <= 32; i++)
+		ack(&f, 1000000 + i * 10, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.cubic.cnt, 1700);
+	CHECK_EQ(f.st.cubic.w_est, 17);
+	CHECK_EQ(f.st.cubic.acks, 32);
+	CHECK_EQ(f.w.cwnd_cnt, 32);
+	/* ACK 33 at tick 258 (8 ticks on): cnt from the curve again, 1700;
+	 * acks 33 > 31: W_est 18, acks 2; W_est ahead: cnt = 17 / 1 = 17.
+	 * The 32 packets of credit gathered at cnt 1700 are spent at once:
+	 * cwnd 18, counter 0 + 1. */
+	ack(&f, 1000000 + 32 * 10 + 32000, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.cubic.w_est, 18);
+	CHECK_EQ(f.st.cubic.acks, 2);
+	CHECK_EQ(f.st.cubic.cnt, 17);
+	CHECK_EQ(f.w.cwnd, 18);
+	CHECK_EQ(f.w.cwnd_cnt, 1);
+}
+
+/* The kernel's additive increase (tcp_cong_avoid_ai). */
+static void test_additive_increase(void)
+{
+	struct ss_win w = { .cwnd = 10, .cwnd_cnt = 0 };
+
+	ss_additive_increase(&w, 5, 3);		/* 3 < 5 */
+	CHECK_EQ(w.cwnd, 10);
+	CHECK_EQ(w.cwnd_cnt, 3);
+	ss_additive_increase(&w, 5, 4);		/* 7: +1, 2 left */
+	CHECK_EQ(w.cwnd, 11);
+	CHECK_EQ(w.cwnd_cnt, 2);
+	ss_additive_increase(&w, 2, 5);		/* 2 >= 2: +1, 0; then 5: +2, 1 left */
+	CHECK_EQ(w.cwnd, 14);
+	CHECK_EQ(w.cwnd_cnt, 1);
+}
+
+/* An RTO: Linux's CUBIC forgets its curve, W_max and min RTT; HyStart's
+ * round starts again where the connection is. */
+static void test_cubic_rto_forgets(void)
 {
 	struct flow f;
 
-	/* RFC 9438 4.3: W_est grows by alpha = 3 (1 - 0.7) / (1 + 0.7) = 9/17
-	 * per cwnd of ACKs.  With cwnd 17 and W_max 1000 (so the curve is far
-	 * below W_est and alpha stays 9/17): W_est +1 after 17 * 17 / 9 = 32.1,
-	 * i.e. on the 33rd ACK, and cwnd follows it. */
-	flow_init(&f, SS_TRADITIONAL, 1000, 0);
-	f.st.rnd.found = 1;
-	f.st.rnd.min_rtt_us = 1000;
-	f.w.cwnd = 17;
-	f.w.ssthresh = 17;
-	f.st.cubic.w_max = 1000;
-	/* Pretend the epoch began at 17 with a plateau far away: K ~ 13.4 s,
-	 * so in the first second W_cubic stays at ~17 and the target is W_est. */
-	f.snd_nxt = f.snd_una + 17 * MSS;
-	for (int i = 1; i <= 32; i++)
-		ack(&f, i * 10, SS_RTT_UNKNOWN);
-	CHECK_EQ(f.st.cubic.w_est, 17);
-	ack(&f, 330, SS_RTT_UNKNOWN);
-	CHECK_EQ(f.st.cubic.w_est, 18);
-	/* Until now the target was the cubic curve, 17 = cwnd: no growth.
-	 * From this ACK the target is W_est = 18: cwnd += 1/17 per ACK, so
-	 * cwnd reaches 18 on the 17th such ACK (ACK 49). */
-	CHECK_EQ(f.w.cwnd, 17);
-	for (int i = 34; i <= 48; i++)
-		ack(&f, i * 10, SS_RTT_UNKNOWN);
-	CHECK_EQ(f.w.cwnd, 17);
-	ack(&f, 490, SS_RTT_UNKNOWN);
-	CHECK_EQ(f.w.cwnd, 18);
+	cubic_flow(&f, 70, 100, 100000);
+	ack(&f, 1000000 + 100, SS_RTT_UNKNOWN);
+	CHECK(f.st.cubic.epoch && f.st.cubic.k);
+	ss_on_rto(&f.st, 70, 1500000, f.snd_nxt + 5 * MSS);
+	CHECK_EQ(f.st.cubic.epoch, 0);
+	CHECK_EQ(f.st.cubic.w_max, 0);
+	CHECK_EQ(f.st.cubic.k, 0);
+	CHECK_EQ(f.st.cubic.cnt, 0);
+	CHECK_EQ(f.st.rnd.min_rtt_us, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.hs.start_us, 1500000);
+	CHECK_EQ(f.st.hs.last_ack_us, 1500000);
+	CHECK_EQ(f.st.hs.end_seq, f.snd_nxt + 5 * MSS);
+	CHECK_EQ(f.st.hs.round_min_rtt_us, SS_RTT_UNKNOWN);
+	CHECK(!f.st.rnd.found);
+}
+
+/* Within a second (250 ticks) of an epoch's start no RTT sample is taken. */
+static void test_cubic_quiet_second(void)
+{
+	struct flow f;
+
+	cubic_flow(&f, 70, 100, 100000);
+	ack(&f, 1000000 + 100, SS_RTT_UNKNOWN);	/* the epoch: tick 250 */
+	ack(&f, 1000000 + 996000, 90000);	/* tick 499: quiet */
+	CHECK_EQ(f.st.rnd.min_rtt_us, 100000);
+	ack(&f, 1000000 + 1000000, 90000);	/* tick 500: taken */
+	CHECK_EQ(f.st.rnd.min_rtt_us, 90000);
 }
 
 /* ======================================================================
@@ -419,7 +513,7 @@ static void test_hystart_delay_min_over_all_samples(void)
 	for (u32 j = 0; j < 40; j++)
 		ack(&f, 300000 + j * 3000, j == 8 ? 100000 : 113000);
 	CHECK(!f.st.rnd.found);
-	CHECK_EQ(f.st.rnd.round_min_rtt_us, 100000);
+	CHECK_EQ(f.st.hs.round_min_rtt_us, 100000);
 	CHECK_EQ(f.w.cwnd, 80);
 }
 
@@ -458,7 +552,7 @@ static void test_hystart_low_window_and_round_reset(void)
 	flow_init(&f, SS_HYSTART, 5000, 0);
 	f.w.cwnd = 4;
 	f.snd_nxt = f.snd_una + 4 * MSS;
-	ss_init(&f.st, SS_HYSTART, SUSS_VER_PAPER, 0, f.snd_una, 4, MSS);
+	ss_init(&f.st, &f.p, SS_HYSTART, SUSS_VER_PAPER, 0, f.snd_una, 4, MSS);
 	ack_burst(&f, 100000, 4, 1000, 100000);
 	ack_burst(&f, 200000, 8, 1000, 500000);
 	CHECK(!f.st.rnd.found);
@@ -468,10 +562,57 @@ static void test_hystart_low_window_and_round_reset(void)
 	 * its train is measured from 300 ms, not from a stale start. */
 	CHECK_EQ(f.st.rnd.round, 3);
 	CHECK_EQ(f.st.rnd.start_us, 200000);
+	CHECK_EQ(f.st.hs.start_us, 200000);
 	ack(&f, 300000, 100000);
 	CHECK_EQ(f.st.rnd.round, 4);
 	CHECK_EQ(f.st.rnd.start_us, 300000);
+	CHECK_EQ(f.st.hs.start_us, 300000);
 	CHECK(!f.st.rnd.found);
+}
+
+/* Linux 5.19's HyStart (hs_round_fix = 0, the paper's kernel): the round
+ * check sits after the low-window test, so a round that begins below 16
+ * starts for HyStart at its first ACK with cwnd >= 16. */
+static void test_hystart_519_rounds_start_late(void)
+{
+	struct flow f;
+	u32 j;
+
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	f.p.hs_round_fix = 0;
+	ss_init(&f.st, &f.p, SS_HYSTART, SUSS_VER_PAPER, 0, f.snd_una, IW, MSS);
+	CHECK_EQ(f.st.hs.rounds, SS_HS_ROUNDS_LINUX_519);
+	/* Round 2 (cwnd 10 -> 20), ACKs 1 ms apart from 100 ms.  HyStart looks
+	 * at cwnd before an ACK's growth (pkts_acked comes before cong_avoid):
+	 * the 6th ACK (105 ms) finds 15 and makes it 16, the 7th (106 ms)
+	 * finds 16 and starts HyStart's round, 6 ms after the core's. */
+	for (j = 0; j < 6; j++)
+		ack(&f, 100000 + j * 1000, 100000);
+	CHECK_EQ(f.st.rnd.start_us, 100000);
+	CHECK_EQ(f.w.cwnd, 16);
+	CHECK_EQ(f.st.hs.start_us, 0);
+	ack(&f, 106000, 100000);
+	CHECK_EQ(f.st.hs.start_us, 106000);
+	/* The same ACKs with the fix (the default): HyStart's round starts at
+	 * 100 ms with the core's. */
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	CHECK_EQ(f.st.hs.rounds, SS_HS_ROUNDS_LINUX);
+	ack(&f, 100000, 100000);
+	CHECK_EQ(f.st.hs.start_us, 100000);
+}
+
+/* Linux's HyStart looks only at ACKs with an RTT sample CUBIC takes: an ACK
+ * without one neither starts its round nor ends slow start. */
+static void test_hystart_needs_an_rtt_sample(void)
+{
+	struct flow f;
+
+	flow_init(&f, SS_HYSTART, 5000, 0);
+	ack(&f, 100000, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.rnd.start_us, 100000);	/* the core's round: every ACK */
+	CHECK_EQ(f.st.hs.start_us, 0);		/* HyStart's: not this one */
+	ack(&f, 101000, 100000);
+	CHECK_EQ(f.st.hs.start_us, 101000);
 }
 
 /* ======================================================================
@@ -547,7 +688,7 @@ static void test_hspp_plain_slow_start_after_rto(void)
 	flow_init(&f, SS_HYSTARTPP, 7000, 0);
 	ack_burst(&f, 100000, 10, 3000, 100000);
 	ss_ssthresh(&f.st, in_flight(&f), &f.w);	/* 0.7 * 20 = 14 */
-	ss_on_rto(&f.st, f.w.cwnd);
+	ss_on_rto(&f.st, f.w.cwnd, f.now_us, f.snd_nxt);
 	CHECK(f.st.rnd.found);
 	f.w.cwnd = 1;
 	f.w.ssthresh = 0x7fffffff;	/* as if undone: slow start is not bounded here */
@@ -801,7 +942,7 @@ static void test_suss_loss_cuts_to_in_flight(void)
 	CHECK_EQ(f.st.suss.state, SUSS_REDUCED);
 	CHECK_EQ(f.st.cubic.w_max, 20);
 	/* RTO with cwnd < 40: SUSS off. */
-	ss_on_rto(&f.st, f.w.cwnd);
+	ss_on_rto(&f.st, f.w.cwnd, f.now_us, f.snd_nxt);
 	CHECK_EQ(f.st.suss.state, SUSS_OFF);
 }
 
@@ -1037,11 +1178,11 @@ static void test_reno_fixed(void)
 	 * avoidance credit (8 of the 32 needed for +1). */
 	ack_burst(&f, 200000, 20, 1000, 100000);
 	CHECK_EQ(f.w.cwnd, 32);
-	CHECK_EQ(f.st.cubic.ack_credit, 8);
+	CHECK_EQ(f.w.cwnd_cnt, 8);
 	/* 24 more ACKs: credit 32 = cwnd, so cwnd 33 and credit 0. */
 	ack_burst(&f, 300000, 24, 1000, 100000);
 	CHECK_EQ(f.w.cwnd, 33);
-	CHECK_EQ(f.st.cubic.ack_credit, 0);
+	CHECK_EQ(f.w.cwnd_cnt, 0);
 	/* A loss halves the window (33 / 2 = 16) and ends the start-up. */
 	CHECK_EQ(ss_ssthresh(&f.st, 33, &f.w), 16);
 	CHECK(f.st.rnd.found);
@@ -1204,7 +1345,7 @@ static void test_astart(void)
 			ack(&f, 600000 + i * 1000, 100000);
 		CHECK_EQ(count_events(SS_EV_ESTIMATE), n);
 		/* A timeout re-arms it (Astart after every coarse timeout). */
-		ss_on_rto(&f.st, f.w.cwnd);
+		ss_on_rto(&f.st, f.w.cwnd, f.now_us, f.snd_nxt);
 		CHECK(!f.st.rnd.found);
 	}
 }
@@ -1298,14 +1439,20 @@ static void test_blitz_without_hint(void)
 
 int main(void)
 {
-	test_cbrt();
-	test_cubic_window();
-	test_cubic_reduction_and_growth();
-	test_cubic_reno_friendly();
+	test_cubic_root();
+	test_cubic_reduction();
+	test_cubic_epoch_and_cnt();
+	test_cubic_first_floor();
+	test_cubic_reno_estimate();
+	test_additive_increase();
+	test_cubic_rto_forgets();
+	test_cubic_quiet_second();
 	test_traditional();
 	test_hystart_ack_train();
 	test_hystart_delay();
 	test_hystart_low_window_and_round_reset();
+	test_hystart_519_rounds_start_late();
+	test_hystart_needs_an_rtt_sample();
 	test_hystart_delay_min_over_all_samples();
 	test_hystart_survives_undone_loss();
 	test_hspp_css_and_exit();
