@@ -118,8 +118,34 @@ def is_suss_label(label: str) -> bool:
 #: /sys/module/tcp_sslab/parameters/), all unsigned integers read on every ACK (suss_version and
 #: bbr3's: when a connection starts); a unit test checks this list against the C sources.
 MODULE_PARAMS = ("hs_low_window", "hs_ack_delta_us", "hs_delay_min_us", "hs_delay_max_us", "hs_min_samples",
-                 "hspp_min_rtt_thresh_us", "hspp_max_rtt_thresh_us", "hspp_min_rtt_divisor", "hspp_n_rtt_sample",
+                 "hs_round_fix", "hspp_min_rtt_thresh_us", "hspp_max_rtt_thresh_us", "hspp_min_rtt_divisor", "hspp_n_rtt_sample",
                  "hspp_css_growth_divisor", "hspp_css_rounds", "hspp_l_unpaced", "suss_max", "suss_k_max",
                  "suss_min_rtt_us", "suss_lift_rwnd_rounds", "suss_version", "reno_init_ssthresh", "reno_iw",
                  "astart_tau_us", "std_iw", "blitz_pace_pct", "blitz_lift_rwnd_rounds",
                  "bbr3_drain_gain", "bbr3_probe_down_gain")
+
+#: cubic_hs's HyStart, by the module parameter hs_round_fix: Linux 5.19's rounds (0; the paper's
+#: kernel, whose round check sat after the low-window test) or 6.1.192's (1; the 2025 fix).
+HYSTART_ROUNDS = {0: "Linux 5.19", 1: "Linux 6.1.192"}
+HYSTART_NAMES = {0: "Linux 5.19's HyStart (the paper's kernel)", 1: "Linux 6.1.192's HyStart (the 2025 round fix)"}
+#: Each SUSS version's kernel, whose HyStart the SUSS-off arm (cubic_hs) runs unless a run says otherwise:
+#: the 2024 code ran on Linux 5.19; the 2025 rewrite and ours run with the fixed rounds.
+SUSS_HYSTART_ROUND_FIX = {2024: 0, 2025: 1, 0: 1}
+
+
+def with_hystart_of_suss(params: dict) -> dict:
+    """A run's module parameters @params with hs_round_fix, when they do not set it, from the run's
+    SUSS version (suss_version; unset: the module's default, 2024): the SUSS-off arm runs the HyStart
+    of the kernel its SUSS version ran on, so under SUSS 2024 (the paper's) Linux 5.19's."""
+    if "hs_round_fix" in params:
+        return params
+    version = int(params.get("suss_version", SUSS_DEFAULT_VERSION))
+    return {**params, "hs_round_fix": SUSS_HYSTART_ROUND_FIX[version]}
+
+
+#: The kernel's own congestion controls' parameters a run may set, as "<module>.<parameter>"
+#: (/sys/module/<module>/parameters/<parameter>): Linux's CUBIC's (the oracle's `hystart=0` runs
+#: cubic_ss against).  bic_scale is read-only; the rest are read on every ACK.
+KERNEL_MODULE_PARAMS = tuple(f"tcp_cubic.{n}" for n in (
+    "fast_convergence", "beta", "initial_ssthresh", "tcp_friendliness", "hystart", "hystart_detect",
+    "hystart_low_window", "hystart_ack_delta_us"))

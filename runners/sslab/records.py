@@ -73,6 +73,7 @@ FORMATS: dict[str, int] = {
     "sslab.job": 1,       # a job directory's job.json, host -> agent (sslab.substrate.job)
     "sslab.status": 1,    # the agent's out/status.json, agent -> host (sslab.substrate.agent)
     "sslab.runs": 1,      # the guest's index of runs, out/runs.json (sslab.guest.scenario_run)
+    "sslab.oracle": 1,    # our runs against the kernel's, flow by flow (sslab.experiment.oracle)
 }
 
 
@@ -211,6 +212,8 @@ class Capture:
     snaplen: int
     traces: bool
     immediate: bool
+    #: "all": the stack's tcp_probe and our module's events; "stack": tcp_probe alone (the oracle's).
+    trace_events: str = "all"
 
 
 @dataclass(frozen=True)

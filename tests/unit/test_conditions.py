@@ -44,3 +44,15 @@ def test_a_directory_without_meta_is_not_a_run(tmp_path):
     assert run_conditions(meta, [{"suss_version": 0}, {"suss_version": None}]) == (
         "substrate vm, clock qemu/icount; host model ideal (not recorded: before host models); "
         "SUSS: SUSS, ours from the paper's text")
+
+
+def test_the_hystart_each_cubic_hs_flow_ran_is_named(tmp_path):
+    a = _run(tmp_path, "a", {}, [None, 2024])
+    flows = json.loads((a / "job/out/runs/r0/run.json").read_text())["flows"]
+    flows[0]["hystart"] = "Linux 5.19"
+    (a / "job/out/runs/r0/run.json").write_text(json.dumps({"flows": flows}))
+    assert conditions_of([a]).endswith("SUSS: SUSS 2024 (the authors' code behind the paper); "
+                                       "cubic_hs: Linux 5.19 HyStart")
+    meta = json.loads((a / "meta.json").read_text())
+    assert run_conditions(meta, [{"hystart": "Linux 6.1.192"}]).endswith("; cubic_hs: Linux 6.1.192 HyStart")
+    assert "cubic_hs" not in run_conditions(meta, [{"suss_version": 2024}])

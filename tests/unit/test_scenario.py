@@ -156,8 +156,10 @@ def test_module_params_per_scenario_and_per_case():
     data["cases"]["matrix"] = {"cc": ["cubic_suss"], "size": ["5MB"], "lift": [0, 3]}
     data["cases"]["name"] = "{cc}-lift{lift}"
     plan = to_plan(parse_scenario(data))
+    # (hs_round_fix 0: the SUSS-off arm's HyStart under the default SUSS 2024, as below.)
     assert [r["module_params"] for r in plan["runs"]][:2] == [
-        {"suss_max": 2, "suss_lift_rwnd_rounds": 0}, {"suss_max": 2, "suss_lift_rwnd_rounds": 3}]
+        {"suss_max": 2, "suss_lift_rwnd_rounds": 0, "hs_round_fix": 0},
+        {"suss_max": 2, "suss_lift_rwnd_rounds": 3, "hs_round_fix": 0}]
     data["module_params"] = {"suss_maxx": 2, "hs_low_window": -1}
     with pytest.raises(ScenarioError) as err:
         parse_scenario(data)
@@ -276,6 +278,37 @@ def test_congestion_control_names_come_from_the_modules_registry():
     # The guest's own copy of the SUSS map (kept to leave its timeline alone) is the registry's.
     from sslab.guest.scenario_run import SUSS_CCAS as GUEST_SUSS_CCAS
     assert GUEST_SUSS_CCAS == SUSS_CCAS
+    from sslab.ccas import HYSTART_ROUNDS
+    from sslab.guest.scenario_run import HYSTART_ROUNDS as GUEST_HYSTART_ROUNDS
+    assert GUEST_HYSTART_ROUNDS == HYSTART_ROUNDS
+
+
+def test_the_suss_off_arm_runs_the_hystart_of_its_suss_versions_kernel():
+    """hs_round_fix, unless a run sets it, follows the run's SUSS version: 2024 (the paper's code, on
+    Linux 5.19) gives 5.19's rounds, 2025 and ours 6.1.192's; a scenario or case that sets it wins."""
+    data = e1_data()
+    data["cases"]["matrix"] = {"cc": ["cubic_hs"], "size": ["5MB"], "v": [2024, 2025, 0]}
+    data["cases"]["name"] = "{cc}-{v}"
+    data["cases"]["module_params"] = {"suss_version": "{v}"}
+    plan = to_plan(parse_scenario(data))
+    assert [r["module_params"]["hs_round_fix"] for r in plan["runs"][:3]] == [0, 1, 1]
+    data["module_params"] = {"hs_round_fix": 1}
+    data["cases"]["matrix"]["v"] = [2024]
+    assert to_plan(parse_scenario(data))["runs"][0]["module_params"] == {"hs_round_fix": 1, "suss_version": 2024}
+    del data["module_params"], data["cases"]["module_params"]
+    assert to_plan(parse_scenario(data))["runs"][0]["module_params"] == {"hs_round_fix": 0}
+    data["module_params"] = {"hs_round_fix": 2}
+    with pytest.raises(ScenarioError, match="hs_round_fix 2: 0 .*5.19.* or 1"):
+        parse_scenario(data)
+
+
+def test_the_kernels_cubic_parameters_are_module_parameters_too():
+    data = e1_data()
+    data["module_params"] = {"tcp_cubic.hystart": 0}
+    assert to_plan(parse_scenario(data))["runs"][0]["module_params"]["tcp_cubic.hystart"] == 0
+    data["module_params"] = {"tcp_cubic.bic_scale": 40}
+    with pytest.raises(ScenarioError, match="unknown module parameter.*tcp_cubic.bic_scale"):
+        parse_scenario(data)
 
 
 def test_suss_versions_per_scenario_case_and_flow():
@@ -285,7 +318,8 @@ def test_suss_versions_per_scenario_case_and_flow():
     data["cases"]["name"] = "{cc}-{v}"
     data["cases"]["module_params"] = {"suss_version": "{v}"}
     plan = to_plan(parse_scenario(data))
-    assert [r["module_params"] for r in plan["runs"]][:2] == [{"suss_version": 0}, {"suss_version": 2024}]
+    assert [r["module_params"] for r in plan["runs"]][:2] == [{"suss_version": 0, "hs_round_fix": 1},
+                                                              {"suss_version": 2024, "hs_round_fix": 0}]
     # A flow may pin its own: it runs under the pinned name, whatever the run's parameter.
     data = e1_data()
     data["cases"]["flows"][0]["suss_version"] = 2025

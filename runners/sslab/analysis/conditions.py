@@ -1,10 +1,11 @@
-"""What a figure ran under: substrate, clock, host model and SUSS version (and shared boots).
+"""What a figure ran under: substrate, clock, host model, kernel, HyStart and SUSS version (and shared boots).
 
 Every report prints one line of this for its runs (the project's rule: a
-figure is reported with the substrate, clock, host model and SUSS version
-it ran under).  Read from the archive alone: each run's meta.json (the
-substrate, its clock and the scenario's model with its hosts) and its
-flows' records (the SUSS version each cubic_suss flow ran).
+figure is reported with the substrate, clock, host model, kernel, HyStart
+and SUSS version it ran under).  Read from the archive alone: each run's
+meta.json (the substrate, its clock and the scenario's model with its
+hosts) and its flows' records (the SUSS version each cubic_suss flow ran,
+the HyStart each cubic_hs flow ran).
 """
 
 from __future__ import annotations
@@ -33,6 +34,16 @@ def _versions(rows: list[dict] | None) -> set[int]:
     return {r["suss_version"] for r in rows or [] if isinstance(r.get("suss_version"), int)}
 
 
+def _hystarts(rows: list[dict] | None) -> set[str]:
+    return {r["hystart"] for r in rows or [] if isinstance(r.get("hystart"), str)}
+
+
+def _hystart_text(hystarts: set[str]) -> str:
+    """cubic_hs's HyStart (its rounds) as the flows recorded it; nothing when no cubic_hs flow ran, and
+    "not recorded" is not said: runs from before hs_round_fix ran Linux 6.1.192's."""
+    return f"; cubic_hs: {' and '.join(f'{h} HyStart' for h in sorted(hystarts))}" if hystarts else ""
+
+
 def kernel_text(meta: dict) -> str:
     """A researcher's kernel a run ran on (KERNEL_SOURCE=, KERNEL_PATCHES=, MODULES=), in a few words;
     "" for ours."""
@@ -57,7 +68,7 @@ def _testbed(meta: dict) -> str:
 
 def run_conditions(meta: dict, rows: list[dict] | None = None) -> str:
     """One run's conditions: @meta its meta.json, @rows anything carrying a flow's suss_version."""
-    return f"{_testbed(meta)}; SUSS: {_suss_text(_versions(rows))}"
+    return f"{_testbed(meta)}; SUSS: {_suss_text(_versions(rows))}{_hystart_text(_hystarts(rows))}"
 
 
 def _flows_of(run_dir: Path) -> list[dict]:
@@ -75,6 +86,7 @@ def conditions_of(run_dirs: list[Path]) -> str:
     how many runs it holds; then every SUSS version any of them ran."""
     testbeds: dict[str, int] = {}
     versions: set[int] = set()
+    hystarts: set[str] = set()
     after = 0
     for d in run_dirs:
         meta_path = Path(d) / "meta.json"
@@ -83,7 +95,9 @@ def conditions_of(run_dirs: list[Path]) -> str:
         meta = json.loads(meta_path.read_text())
         line = _testbed(meta)
         testbeds[line] = testbeds.get(line, 0) + 1
-        versions |= _versions(_flows_of(Path(d)))
+        flows = _flows_of(Path(d))
+        versions |= _versions(flows)
+        hystarts |= _hystarts(flows)
         after += bool(meta.get("boot")) and not meta["boot"]["same_as_alone"]
     if not testbeds:
         return "not recorded (no run's meta.json found)"
@@ -91,4 +105,4 @@ def conditions_of(run_dirs: list[Path]) -> str:
         "; ".join(f"[{n} run(s)] {line}" for line, n in testbeds.items())
     shared = (f"; {after} of {sum(testbeds.values())} ran after other repetitions in a shared boot (BOOT_SHARE)"
               if after else "")
-    return f"{where}; SUSS: {_suss_text(versions)}{shared}"
+    return f"{where}; SUSS: {_suss_text(versions)}{_hystart_text(hystarts)}{shared}"

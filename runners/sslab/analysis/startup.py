@@ -68,6 +68,8 @@ def summarise(runs: list[dict]) -> dict:
             "params": rs[0]["run"].get("params", {}),
             # The SUSS version the case's flow ran (its run records'), when it is a SUSS flow.
             "suss_version": versions[0] if len(versions) == 1 else (versions or None),
+            # The HyStart a cubic_hs flow ran (its rounds: Linux 5.19's or 6.1.192's).
+            **({"hystart": first[0]["hystart"]} if first and first[0].get("hystart") else {}),
             "fct_app_s": describe([f["fct_s"] for f in first]),
             "fct_pcap_s": describe([f.get("fct_pcap_s") for f in first]),
             "lost_packets": describe([r["bottleneck"]["drops"] for r in rs]),

@@ -17,6 +17,11 @@ import shutil
 from pathlib import Path
 
 TRACEFS = Path("/sys/kernel/tracing")
+#: What a job records: the stack's per-ACK view and our module's events, or the stack's alone (the
+#: view every congestion control has: a run of ours and one of the kernel's then have the same
+#: observers; our events' extra records alone moved the next run's start by 1 us).
+ALL_EVENTS = ("tcp/tcp_probe", "sslab")
+STACK_EVENTS = ("tcp/tcp_probe",)
 #: Per-CPU ring buffer (KiB).  A 20 MB flow makes ~30k records of ~250 B.
 BUFFER_KB = 32768
 
@@ -40,7 +45,7 @@ class Ftrace:
         (self.root / rel).write_text(value)
 
     def setup(self, port: int, last_port: int | None = None,
-              systems: tuple[str, ...] = ("tcp/tcp_probe", "sslab")) -> None:
+              systems: tuple[str, ...] = ALL_EVENTS) -> None:
         """Enable @systems for connections whose local port is in [port, last_port]."""
         if self.enabled:
             return

@@ -46,7 +46,7 @@ from ..records import VIRTUAL_CLOCKS, read_plan, read_record, runs_index, stampe
 from .clab import ContainerlabDumbbell
 from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
 from .flows import MAX_FLOWS, SERVER_PORT, run_case
-from .ftrace import Ftrace
+from .ftrace import ALL_EVENTS, STACK_EVENTS, Ftrace
 from .netns import raise_input_backlog, restore_input_backlog, softnet_drops, unchanged_input_backlog
 from .phases import mark
 
@@ -203,24 +203,37 @@ def _interrupted(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-MODULE_PARAMS_DIR = Path("/sys/module/tcp_sslab/parameters")
+MODULES_DIR = Path("/sys/module")
+MODULE_PARAMS_DIR = MODULES_DIR / "tcp_sslab" / "parameters"
 
 
 def module_defaults() -> dict[str, int]:
-    """Our module's parameters as loaded (its defaults), to return to between runs."""
+    """Our module's writable parameters as loaded (its defaults), to return to between runs."""
     if not MODULE_PARAMS_DIR.is_dir():
         return {}
-    return {p.name: int(p.read_text()) for p in sorted(MODULE_PARAMS_DIR.iterdir())}
+    return {p.name: int(p.read_text()) for p in sorted(MODULE_PARAMS_DIR.iterdir()) if p.stat().st_mode & 0o200}
+
+
+def param_path(name: str) -> Path:
+    """A parameter's file: ours by name, the kernel's as "<module>.<parameter>" (tcp_cubic.hystart)."""
+    module, dot, param = name.rpartition(".")
+    return MODULES_DIR / module / "parameters" / param if dot else MODULE_PARAMS_DIR / name
 
 
 def set_module_params(defaults: dict[str, int], asked: dict[str, int]) -> dict[str, int]:
-    """The module's parameters for one run: its defaults with @asked over them; returns what was set."""
+    """The module parameters for one run: the defaults with @asked over them; returns what was set.
+
+    A kernel module's parameter (tcp_cubic.hystart) joins @defaults, at the value the kernel had, the
+    first time a run asks for it, so that the runs after it get it back."""
+    for name in asked:
+        if name not in defaults and "." in name and param_path(name).exists():
+            defaults[name] = int(param_path(name).read_text())
     missing = sorted(set(asked) - set(defaults))
     if missing:
-        raise RuntimeError(f"the loaded module has no parameter(s) {', '.join(missing)}")
+        raise RuntimeError(f"the kernel has no module parameter(s) {', '.join(missing)}")
     values = {**defaults, **asked}
     for name, value in values.items():
-        path = MODULE_PARAMS_DIR / name
+        path = param_path(name)
         if int(path.read_text()) != value:
             path.write_text(str(value))
     return values
@@ -262,7 +275,8 @@ def main() -> int:
         print(f"fidelity: rtt {fidelity['rtt']['measured_ms']} (offset {fidelity['rtt']['delay_offset_ms']} ms), "
               f"rate {fidelity['rate']['measured_mbit']} Mbit/s", flush=True)
         tracer = Ftrace()
-        tracer.setup(SERVER_PORT, SERVER_PORT + MAX_FLOWS - 1)
+        tracer.setup(SERVER_PORT, SERVER_PORT + MAX_FLOWS - 1,
+                     STACK_EVENTS if plan.capture.trace_events == "stack" else ALL_EVENTS)
         run_plan(db, record, plan, out, defaults, tracer, fidelity["rate"]["ok"])
         for n, (later_record, later_plan) in further_plans(job):
             mark(f"cell {n:02d}")
@@ -311,6 +325,8 @@ def run_plan(db: Dumbbell, record: dict, plan, out: Path, defaults: dict[str, in
         for flow in res["flows"]:
             if (version := suss_version(flow["cc"], params)) is not None:
                 flow["suss_version"] = version
+            if flow["cc"] == "cubic_hs" and "hs_round_fix" in params:
+                flow["hystart"] = HYSTART_ROUNDS[params["hs_round_fix"]]
         res["fidelity"] = {
             "base_rtt_ms": rtts,
             "base_rtt_ok": all(rtt_within(db, p, rtts[p], rules.rtt_tolerance_ms) for p in pairs),
@@ -329,6 +345,10 @@ def run_plan(db: Dumbbell, record: dict, plan, out: Path, defaults: dict[str, in
 #: here rather than imported: reading the registry at a job's start costs the guest clock reads,
 #: which shift every run's virtual timeline (measured: the same seeds then gave other bytes).
 SUSS_CCAS = {"cubic_suss": None, "cubic_suss24": 2024, "cubic_suss25": 2025, "cubic_susspaper": 0}
+
+
+#: cubic_hs's HyStart by hs_round_fix: the host's sslab.ccas.HYSTART_ROUNDS (a unit test holds it).
+HYSTART_ROUNDS = {0: "Linux 5.19", 1: "Linux 6.1.192"}
 
 
 def suss_version(cc: str, params: dict[str, int]) -> int | None:

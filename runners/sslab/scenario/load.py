@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from ..ccas import with_hystart_of_suss
 from .model import Flow, Scenario, ScenarioError
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -255,7 +256,7 @@ def to_plan(s: Scenario) -> dict:
         "runs": [
             {"index": i, "rep": rep, "case": case.name, "params": case.params,
              **({"trace_offset_s": trace_offset(s, rep)} if link["trace"] else {}),
-             "module_params": {**s.module_params, **case.module_params},
+             "module_params": with_hystart_of_suss({**s.module_params, **case.module_params}),
              "flows": [{**f.model_dump(), "cc": f.cc_to_run, "start_offset_s": start_offset(s, i, k, f),
                         **({"hint_bytes_per_s": round(f.hint_mbit(s.bottleneck.rate_mbit) * 1e6 / 8)}
                            if f.hint is not None else {})}

@@ -35,7 +35,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from .. import paths
-from ..ccas import MODULE_PARAMS, SUSS_PINNED, SUSS_VERSIONS, cc_name_refusal
+from ..ccas import (HYSTART_NAMES, HYSTART_ROUNDS, KERNEL_MODULE_PARAMS, MODULE_PARAMS, SUSS_PINNED, SUSS_VERSIONS,
+                    cc_name_refusal)
 from .links import fill_link
 from .traces import RateTrace, floor_mbit, generated_trace, trace_from_text
 from .hosts import DEFAULT_HOST_MODEL, host_preset
@@ -547,12 +548,15 @@ class Flow(Strict):
 
 
 def _module_params(v: dict) -> dict:
-    unknown = sorted(set(v) - set(MODULE_PARAMS))
+    unknown = sorted(set(v) - set(MODULE_PARAMS) - set(KERNEL_MODULE_PARAMS))
     if unknown:
-        raise ValueError(f"unknown module parameter(s) {', '.join(unknown)}; known: {', '.join(MODULE_PARAMS)}")
+        raise ValueError(f"unknown module parameter(s) {', '.join(unknown)}; known: {', '.join(MODULE_PARAMS)} "
+                         f"(ours) and {', '.join(KERNEL_MODULE_PARAMS)} (the kernel's cubic)")
     bad = [k for k, x in v.items() if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 2**32]
     if bad:
         raise ValueError(f"module parameters are unsigned 32-bit integers: {', '.join(bad)}")
+    if "hs_round_fix" in v and v["hs_round_fix"] not in HYSTART_ROUNDS:
+        raise ValueError(f"hs_round_fix {v['hs_round_fix']}: 0 ({HYSTART_NAMES[0]}) or 1 ({HYSTART_NAMES[1]})")
     if "suss_version" in v and v["suss_version"] not in SUSS_VERSIONS:
         raise ValueError(f"suss_version {v['suss_version']}: one of {', '.join(map(str, SUSS_VERSIONS))} "
                          f"({'; '.join(f'{k}: {n}' for k, n in SUSS_VERSIONS.items())})")
@@ -581,6 +585,10 @@ class Capture(Strict):
     pcap: bool = True
     snaplen: int = Field(default=96, ge=64, le=65535)
     traces: bool = True
+    #: Which kernel events: "all" (the stack's tcp_probe, our module's per-ACK view and events), or
+    #: "stack" (tcp_probe alone, which every congestion control has: runs of ours and of the kernel's
+    #: then have the same observers; the oracle's).
+    trace_events: Literal["all", "stack"] = "all"
 
 
 class Variation(Strict):
