@@ -441,6 +441,43 @@ def cmd_clab(args) -> int:
     return EXIT_OK
 
 
+def cmd_oracle(args) -> int:
+    """`sslab oracle SCENARIO...` (`make oracle`): each scenario with our controls and with the kernel's, in
+    two boots, compared ACK by ACK and packet by packet.  Exit 1 when a flow differs."""
+    from .analysis.oracle import difference_text
+    from .experiment.oracle import HYSTART519_PATCHES, SCENARIOS_DIR, load_oracle_scenarios, run_oracle
+    from .substrate.image import ensure_image
+    from .substrate.kernelchanges import KernelChanges
+    from .substrate.uml import UMLConfig, UMLTestbed, allowed_cpus
+    if not KernelChanges.from_env().empty:
+        raise Refused("the oracle chooses its kernels (the image's; with hs_round_fix 0, the image's with "
+                      "images/uml/patches/hystart519): unset KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES=")
+    names = args.scenarios or sorted(p.stem for p in SCENARIOS_DIR.glob("*.yaml"))
+    scenarios = load_oracle_scenarios(names)
+    cpus = allowed_cpus()
+    jobs = min(args.jobs or len(cpus), len(cpus))
+    images = {fix: ensure_image(changes=KernelChanges() if fix else KernelChanges.of(HYSTART519_PATCHES, None))
+              for fix in sorted({fix for _, _, fix in scenarios})}
+    testbeds: dict[tuple[int, int], UMLTestbed] = {}
+
+    def substrate_for(fix: int, slot: int) -> UMLTestbed:
+        if (fix, slot) not in testbeds:
+            testbeds[(fix, slot)] = UMLTestbed(images[fix], UMLConfig(cpu=cpus[slot]))
+        return testbeds[(fix, slot)]
+
+    for fix in images:
+        ready(substrate_for(fix, 0))
+    print(f"oracle: {len(scenarios)} scenario(s), each twice (ours, the kernel's), {jobs} boot(s) at a time",
+          flush=True)
+    top, rows = run_oracle(scenarios, substrate_for, jobs)
+    for name, c in rows:
+        print(f"{name} {c.run} port {c.port}: {c.cc_ours} / {c.cc_kernel}: {c.acks} ACKs, {c.packets} packets; "
+              f"first difference: {difference_text(c)}")
+    failing = sum(not c.passes for _, c in rows)
+    print(f"report: {top / 'report.md'} ({len(rows)} flows, {failing} differing)")
+    return EXIT_FAILED if failing else EXIT_OK
+
+
 def cmd_captures(args) -> int:
     """`sslab captures DIR...`: every run's flows under DIR as our parser and tshark read them.
 
@@ -718,6 +755,12 @@ def main(argv: list[str] | None = None) -> int:
                                           "side by side (runs not checked when made are read now, not recorded)")
     pca.add_argument("dirs", nargs="+", metavar="DIR")
     pca.set_defaults(func=cmd_captures)
+    po = sub.add_parser("oracle", help="our CUBIC against the kernel's: each scenario in two boots, ours and the "
+                                       "kernel's, compared ACK by ACK and packet by packet (kernel/tests/oracle/)")
+    po.add_argument("scenarios", nargs="*", metavar="SCENARIO",
+                    help="scenario files, or names of kernel/tests/oracle/*.yaml (default: all of them)")
+    po.add_argument("--jobs", type=at_least_one("JOBS"), help="boots at once (default: the host's cores)")
+    po.set_defaults(func=cmd_oracle)
     pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
     pr.add_argument("run_dir")
     pr.set_defaults(func=cmd_report)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import struct
 from dataclasses import dataclass
@@ -120,6 +121,55 @@ def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODP
     return flows
 
 
+class SeenRanges:
+    """The byte ranges [start, end) seen so far, disjoint and sorted: add() answers how many bytes
+    of a range are new, and remembers them."""
+
+    def __init__(self):
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def add(self, start: int, end: int) -> int:
+        if end <= start:
+            return 0
+        i = bisect.bisect_left(self.ends, start)   # the first range ending at or after start
+        j = bisect.bisect_right(self.starts, end)  # past the last range starting at or before end
+        covered = sum(max(0, min(e, end) - max(b, start)) for b, e in zip(self.starts[i:j], self.ends[i:j]))
+        merged_start = min(start, self.starts[i]) if i < j else start
+        merged_end = max(end, self.ends[j - 1]) if i < j else end
+        self.starts[i:j] = [merged_start]
+        self.ends[i:j] = [merged_end]
+        return (end - start) - covered
+
+
+def delivered_series(path: Path, server_port: int) -> tuple[list[float], list[int]]:
+    """Data delivered past the bottleneck over time, for one flow: (seconds since its SYN at the
+    capture point, bytes that have passed so far) at each segment that brought bytes not seen
+    before.  A byte counts once, when it first passes: the retransmission that fills a hole counts
+    as it passes, a duplicate does not.  The same measure for every congestion control (the
+    capture's, not a trace's), and it does not stall in recovery."""
+    t, delivered = [], []
+    syn = isn = None
+    seen = SeenRanges()
+    total = 0
+    for ts, (sport, dport, seq, flags), payload in tcp_segments(path):
+        if flags & SYN:
+            if not flags & ACK and dport == server_port and syn is None:
+                syn = ts
+            elif flags & ACK and sport == server_port and isn is None:
+                isn = (seq + 1) & 0xFFFFFFFF
+            continue
+        if sport != server_port or payload <= 0:
+            continue
+        rel = (seq - isn) & 0xFFFFFFFF if isn is not None else seq
+        new = seen.add(rel, rel + payload)
+        if new:
+            total += new
+            t.append(ts - (syn if syn is not None else ts))
+            delivered.append(total)
+    return t, delivered
+
+
 def new_bytes_between(path: Path, server_ports: list[int], t0: float, t1: float) -> dict[int, int]:
     """New data bytes each flow put through the bottleneck between capture times @t0 and @t1."""
     out = {p: 0 for p in server_ports}
@@ -197,6 +247,40 @@ def tcp_segments(path: Path):
             sport, dport, seq = _TCP_HEAD.unpack_from(buf, t)
             off = (buf[t + 12] >> 4) * 4
             yield ts, (sport, dport, seq, buf[t + 13]), ip_len - ihl - off
+
+
+_TCP_SEQ_ACK = struct.Struct("!HHII")
+
+
+def flow_packets(path: Path, server_port: int) -> list[tuple]:
+    """Every packet of the flow whose server port is @server_port, in capture order, as
+    (microseconds, direction, seq, ack, flags, payload bytes): direction "s" from the server
+    (its data), "c" from the client; seq and ack relative to the server's and the client's initial
+    sequence numbers (their SYN-ACK's and SYN's), so that two runs of one flow with other random
+    ISNs compare equal when they moved the same bytes at the same times (sslab.analysis.oracle)."""
+    out = []
+    isn = {"s": None, "c": None}
+    with open_pcap(path) as f:
+        for ts, buf in pcap_records(f):
+            if buf[12:14] != _ETH_IP or len(buf) < 34 or buf[23] != 6:  # IPv4, TCP
+                continue
+            ihl = (buf[14] & 0x0F) * 4
+            t = 14 + ihl
+            if len(buf) < t + 14:
+                continue
+            sport, dport, seq, ack = _TCP_SEQ_ACK.unpack_from(buf, t)
+            if server_port not in (sport, dport):
+                continue
+            side = "s" if sport == server_port else "c"
+            flags = buf[t + 13]
+            if flags & 0x02:  # SYN: the side's ISN
+                isn[side] = seq
+            other = "c" if side == "s" else "s"
+            rel_seq = (seq - isn[side]) & 0xFFFFFFFF if isn[side] is not None else seq
+            rel_ack = (ack - isn[other]) & 0xFFFFFFFF if flags & 0x10 and isn[other] is not None else 0
+            ip_len = (buf[16] << 8) | buf[17]
+            out.append((round(ts * 1e6), side, rel_seq, rel_ack, flags, ip_len - ihl - (buf[t + 12] >> 4) * 4))
+    return out
 
 
 def analyse_pcap(path: Path, server_port: int) -> PcapFlow:
