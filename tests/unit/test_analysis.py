@@ -74,8 +74,10 @@ def test_trace_parse_and_slow_start_exit_across_an_undo(tmp_path):
     with gzip.open(path, "wt") as f:
         f.write(text)
     s = trace_series(path, 5201)
-    assert s["cwnd"] == [10, 20, 52, 53, 400, 280] and s["in_flight_source"] == "outstanding"
-    assert s["in_flight"][1] == pytest.approx(20)
+    # The same series for every congestion control: tcp_probe's cwnd, outstanding and in-order acked.
+    assert s["cwnd"] == [10, 20, 52, 53, 400, 280] and s["source"] == "tcp_probe"
+    assert s["outstanding"][1] == pytest.approx(20) and s["acked_mb"] == [0.0] * 6
+    assert s["t"] == pytest.approx([0, 0.1, 0.2, 0.21, 0.3, 0.4])
 
 
 def _reference_records(path):
@@ -160,3 +162,39 @@ def test_records_for_facts_give_the_facts_a_full_parse_gives():
     # A tcp_probe format with the fields further on: read whole, the same facts.
     moved = text.replace("family=AF_INET ", "family=AF_INET x1=0 x2=0 x3=0 x4=0 x5=0 ")
     assert flow_facts(records_for_facts(moved, [5201])[5201]) == facts
+
+
+def test_seen_ranges_count_each_byte_once():
+    from sslab.analysis.pcap import SeenRanges
+    r = SeenRanges()
+    assert r.add(0, 100) == 100
+    assert r.add(200, 300) == 100      # a hole 100-200
+    assert r.add(50, 250) == 100       # fills it, overlapping both sides
+    assert (r.starts, r.ends) == ([0], [300])
+    assert r.add(0, 300) == 0 and r.add(300, 300) == 0
+    assert r.add(400, 500) == 100 and r.add(350, 450) == 50
+    assert (r.starts, r.ends) == ([0, 350], [300, 500])
+
+
+def test_delivered_counts_the_retransmission_that_fills_a_hole(tmp_path):
+    """A flow's bytes past the bottleneck: segments 1 and 2, then 4 (3 was dropped before the capture
+    point), then 3 again (the retransmission: counted, it fills the hole), then 2 again (a duplicate:
+    not counted)."""
+    from sslab.analysis.pcap import delivered_series, flow_packets
+    path = tmp_path / "flow.pcap"
+    mss = 1448
+    with open(path, "wb") as f:
+        w = dpkt.pcap.Writer(f, snaplen=96)
+        w.writepkt(frame(CLIENT, SERVER, 40000, 5201, 7000, dpkt.tcp.TH_SYN), ts=1.0)
+        w.writepkt(frame(SERVER, CLIENT, 5201, 40000, 9999, dpkt.tcp.TH_SYN | dpkt.tcp.TH_ACK), ts=1.05)
+        for k, (n, t) in enumerate(((0, 1.2), (1, 1.21), (3, 1.22), (2, 1.4), (1, 1.5))):
+            w.writepkt(frame(SERVER, CLIENT, 5201, 40000, 10000 + n * mss, dpkt.tcp.TH_ACK, mss), ts=t)
+    t, delivered = delivered_series(path, 5201)
+    assert t == pytest.approx([0.2, 0.21, 0.22, 0.4])
+    assert delivered == [mss, 2 * mss, 3 * mss, 4 * mss]
+    # The oracle's view of the same packets: sequence numbers relative to the server's ISN (9999).
+    pk = flow_packets(path, 5201)
+    assert [(p[1], p[2], p[5]) for p in pk] == [("c", 0, 0), ("s", 0, 0), ("s", 1, mss), ("s", 1 + mss, mss),
+                                                ("s", 1 + 3 * mss, mss), ("s", 1 + 2 * mss, mss),
+                                                ("s", 1 + mss, mss)]
+    assert pk[0][0] == 1_000_000 and pk[2][0] == 1_200_000

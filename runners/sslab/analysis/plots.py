@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .pcap import GOODPUT_BIN_S
+from .pcap import GOODPUT_BIN_S, delivered_series, stored_capture
 from .traces import trace_series
 
 
 def plot_dynamics(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0) -> Path | None:
-    """cwnd, packets in flight and data delivered against time, one column per variant."""
+    """cwnd, packets outstanding and data delivered against time, one column per variant.
+
+    Every variant is measured the same way, ours and the kernel's: cwnd and the packets outstanding
+    from the stack's tcp_probe (sslab.analysis.traces.trace_series), the data delivered from the
+    capture (new bytes past the bottleneck: sslab.analysis.pcap.delivered_series)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -18,34 +22,38 @@ def plot_dynamics(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
     if not chosen:
         return None
     n = len(chosen)
-    fig, axes = plt.subplots(3, n, figsize=(3.6 * n, 7.5), sharex=True, squeeze=False)
-    tmax = 0.0
+    fig, axes = plt.subplots(3, n, figsize=(3.6 * n, 7.5), squeeze=False)
     series = []
     for r in chosen:
         flow = r["flows"][0]
         s = trace_series(r["dir"] / r["trace"], flow["port"]) if r.get("trace") else None
-        series.append((r, flow, s))
-        if s and s["t"]:
-            tmax = max(tmax, s["t"][-1])
-    ymax = [max((max(s[k]) for _, _, s in series if s and s[k]), default=1)
-            for k in ("cwnd", "in_flight", "delivered_mb")]
-    for col, (r, flow, s) in enumerate(series):
+        d = delivered_series(stored_capture(r["dir"] / r["pcap"]), flow["port"]) if r.get("pcap") else ([], [])
+        series.append((r, flow, s, d))
+    tmax = max([s["t"][-1] for _, _, s, _ in series if s and s["t"]] +
+               [d[0][-1] for _, _, _, d in series if d[0]], default=1.0)
+    ymax = [max((max(s[k]) for _, _, s, _ in series if s and s[k]), default=1) for k in ("cwnd", "outstanding")]
+    ymax.append(max((d[1][-1] / 1e6 for _, _, _, d in series if d[1]), default=1))
+    rows = (("cwnd (packets), tcp_probe", "time since the first ACK (s)"),
+            ("outstanding (packets), tcp_probe", "time since the first ACK (s)"),
+            ("delivered (MB), capture", "time since the SYN at the bottleneck (s)"))
+    for col, (r, flow, s, d) in enumerate(series):
         title = f"{flow['cc']}  (FCT {flow['fct_s']:.2f} s, lost {r['bottleneck']['drops']})"
         axes[0][col].set_title(title, fontsize=9)
-        if not s or not s["t"]:
-            continue
-        for row, (key, label) in enumerate((("cwnd", "cwnd (packets)"), ("in_flight", "in flight (packets)"),
-                                            ("delivered_mb", "delivered (MB)"))):
+        lines = [(s["t"], s["cwnd"]) if s else ([], []), (s["t"], s["outstanding"]) if s else ([], []),
+                 (d[0], [b / 1e6 for b in d[1]])]
+        for row, ((x, y), (label, xlabel)) in enumerate(zip(lines, rows)):
             ax = axes[row][col]
-            ax.plot(s["in_flight_t"] if key == "in_flight" else s["t"], s[key], lw=0.8)
+            if x:
+                ax.plot(x, y, lw=0.8)
             ax.set_ylim(0, ymax[row] * 1.05)
             ax.set_xlim(0, tmax)
             ax.grid(alpha=0.3)
             if col == 0:
-                ax.set_ylabel(label)
-            if row == 2:
-                ax.set_xlabel("time since first ACK (s)")
-    fig.suptitle(f"{size} transfer, repetition {rep}", fontsize=10)
+                ax.set_ylabel(label, fontsize=8)
+            if row >= 1:
+                ax.set_xlabel(xlabel, fontsize=8)
+    fig.suptitle(f"{size} transfer, repetition {rep}: every variant measured alike (tcp_probe; the capture)",
+                 fontsize=10)
     fig.tight_layout()
     out = dest / f"dynamics-{size}.png"
     fig.savefig(out, dpi=110)
@@ -83,15 +91,15 @@ def _line_plot(lines: list[tuple[str, list, list]], dest: Path, name: str, xlabe
 
 
 def plot_delivered_overlay(runs: list[dict], dest: Path, size: str = "5MB", rep: int = 0) -> Path | None:
-    """Data delivered against time, one line per variant."""
+    """Data delivered against time, one line per variant, from the capture (every variant alike)."""
     lines = []
     for r in _chosen(runs, size, rep):
         flow = r["flows"][0]
-        s = trace_series(r["dir"] / r["trace"], flow["port"]) if r.get("trace") else None
-        if s:
-            lines.append((f"{flow['cc']} ({flow['fct_s']:.2f} s)", s["t"], s["delivered_mb"]))
-    return _line_plot(lines, dest, f"delivered-{size}.png", "time since first ACK (s)", "data delivered (MB)",
-                      f"{size} transfer, repetition {rep}")
+        if r.get("pcap"):
+            t, delivered = delivered_series(stored_capture(r["dir"] / r["pcap"]), flow["port"])
+            lines.append((f"{flow['cc']} ({flow['fct_s']:.2f} s)", t, [b / 1e6 for b in delivered]))
+    return _line_plot(lines, dest, f"delivered-{size}.png", "time since the SYN at the bottleneck (s)",
+                      "data delivered past the bottleneck (MB, capture)", f"{size} transfer, repetition {rep}")
 
 
 def plot_goodput(runs: list[dict], dest: Path, size: str, rep: int = 0) -> Path | None:

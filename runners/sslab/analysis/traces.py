@@ -13,9 +13,9 @@ server ports:
   sslab:sslab_event   our module's algorithm events,
   sslab:sslab_bbr3    bbr3's state at each round and each change of state.
 The trace clock's own timestamp is coarse under UML (1 ms: it has no
-sched_clock), so series of our controls use sslab_ack's time_us; for the
-kernel's own controls only tcp_probe exists and its times are the trace
-clock's.
+sched_clock); sslab_ack carries the module's microsecond time_us.  The
+per-ACK series of a flow (trace_series) are tcp_probe's, for ours and the
+kernel's controls alike: one measurement for every congestion control.
 """
 
 from __future__ import annotations
@@ -187,37 +187,19 @@ def flow_facts(mine: list[Record]) -> dict:
 
 
 def trace_series(path: Path, port: int) -> dict:
-    """Per-ACK time series of one flow: cwnd, packets in flight, data delivered.
-
-    For our congestion controls the series come from sslab_ack, timed by the
-    module's own microsecond clock: in flight is the kernel's
-    packets_in_flight (outstanding less SACKed and lost, plus retransmitted),
-    delivered is tp->delivered in packets.  For the kernel's controls they
-    come from tcp:tcp_probe on the trace clock: `in_flight_source` is then
-    "outstanding" (snd_nxt - snd_una, which in recovery also counts SACKed
-    and lost packets) and delivered is snd_una's advance.
-    """
-    mine = flow_records(read_trace(path), port)
-    acks = [r for r in mine if r.event == "sslab_ack"]
-    probes = [r for r in mine if r.event == "tcp_probe"]
-    out = {"t": [], "cwnd": [], "delivered_mb": [], "in_flight_t": [], "in_flight": [],
-           "in_flight_source": "sslab_ack" if acks else "outstanding",
-           "clock": "module time_us" if acks else "trace clock"}
-    if acks:
-        t0, d0 = acks[0].int("time_us"), acks[0].int("delivered")
-        out["t"] = [(r.int("time_us") - t0) / 1e6 for r in acks]
-        out["cwnd"] = [r.int("cwnd") for r in acks]
-        out["delivered_mb"] = [(r.int("delivered") - d0) * TRACE_MSS / 1e6 for r in acks]
-        out["in_flight_t"] = out["t"]
-        out["in_flight"] = [r.int("in_flight") for r in acks]
-        return out
+    """Per-ACK time series of one flow from tcp:tcp_probe, which the stack writes for every
+    congestion control (ours and the kernel's alike, so a plot of several measures each the same
+    way): cwnd, the packets outstanding (snd_nxt - snd_una in full-sized segments: in recovery it
+    still counts the SACKed and the lost) and the data acknowledged in order (snd_una's advance),
+    against the trace clock (under UML it ticks in ms)."""
+    probes = [r for r in flow_records(read_trace(path), port) if r.event == "tcp_probe"]
+    out = {"t": [], "cwnd": [], "outstanding": [], "acked_mb": [], "source": "tcp_probe", "clock": "trace clock"}
     if not probes:
         return out
     t0, una0 = probes[0].ts, probes[0].int("snd_una")
     for r in probes:
         out["t"].append(r.ts - t0)
         out["cwnd"].append(r.int("snd_cwnd"))
-        out["delivered_mb"].append(((r.int("snd_una") - una0) & 0xFFFFFFFF) / 1e6)
-    out["in_flight_t"] = out["t"]
-    out["in_flight"] = [((r.int("snd_nxt") - r.int("snd_una")) & 0xFFFFFFFF) / TRACE_MSS for r in probes]
+        out["acked_mb"].append(((r.int("snd_una") - una0) & 0xFFFFFFFF) / 1e6)
+        out["outstanding"].append(((r.int("snd_nxt") - r.int("snd_una")) & 0xFFFFFFFF) / TRACE_MSS)
     return out
