@@ -96,6 +96,23 @@ def test_invalid_values_are_refused_naming_the_reason(table1, option, value, wor
     assert str(err.value).startswith(f"{option}={value}: ") and words in str(err.value), str(err.value)
 
 
+def test_cubics_column_runs_linuxs_cubic_as_cubic_hs_under_its_own_name(table1):
+    """CCA=cubic plans the column CUBIC (keys, names and labels say cubic) whose large flow runs
+    cubic_hs: Linux's CUBIC ACK for ACK, in the HyStart of the SUSS version's kernel (5.19's under
+    the default SUSS 2024, hs_round_fix 0, for every flow of the cell)."""
+    plan = plan_of(table1, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25"}, iterations=1)
+    (cell,) = plan["cells"]
+    assert cell["setting"]["large_cc"] == "cubic" and cell["scenario"]["name"] == "table1-cubic-1BDP-25ms"
+    s = scenario_from_dump(cell["scenario"])
+    assert [f.cc for f in s.cases[0].flows[:2]] == ["cubic_hs", "cubic_hs"]
+    from sslab.scenario import to_plan
+    assert {r["module_params"]["hs_round_fix"] for r in to_plan(s)["runs"]} == {0}
+    # A kernel without our module (no cubic_hs) cannot run the column: reported, not substituted.
+    bare = mx.plan_matrix(table1, mx.resolve_selection(table1, {"CCA": "cubic"}), 1, "img1",
+                          {k: v for k, v in KERNEL.items() if k != "cubic_hs"}, "code1")
+    assert not bare["cells"] and all("cubic_hs is not offered" in u["reason"] for u in bare["unavailable"])
+
+
 def test_cases_alternate_in_pairs(table1):
     plan = plan_of(table1, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25"}, iterations=3)
     orders = [[c["params"]["small"] for c in cell["scenario"]["cases"]] for cell in plan["cells"]]

@@ -68,7 +68,8 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
     spec = m.spec
     runnable, unavailable = [], []
     for setting in settings(spec, chosen):
-        missing = [v for a, v in setting.items() if spec.axes[a].cca and v not in available_ccas]
+        missing = [spec.axes[a].runs(v) for a, v in setting.items()
+                   if spec.axes[a].cca and spec.axes[a].runs(v) not in available_ccas]
         if missing:
             unavailable.append({"setting": setting, "reason": f"{', '.join(missing)} is not offered by the "
                                                               f"kernel under test"})

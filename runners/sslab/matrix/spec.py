@@ -26,6 +26,15 @@ class Axis(BaseModel):
     values: list[str] = Field(min_length=1)
     #: The values name congestion controls: checked against the kernel under test.
     cca: bool = False
+    #: (cca axes) a value whose flows run another congestion control than the one it names: the
+    #: column CUBIC runs cubic_hs, Linux's CUBIC ACK for ACK (kernel/README.md, the oracle) in the
+    #: HyStart rounds of the SUSS version's kernel (5.19's under SUSS 2024, as the paper's flows),
+    #: where the kernel's own `cubic` has 6.1.192's.  Names, keys and labels keep the value.
+    runs_as: dict[str, str] = Field(default_factory=dict)
+
+    def runs(self, value: str) -> str:
+        """The congestion control a value's flows run."""
+        return self.runs_as.get(value, value)
 
 
 class Compare(BaseModel):
@@ -94,13 +103,26 @@ class Matrix:
     def scenario_for(self, setting: dict[str, str], rep: int) -> Scenario:
         """The cell's scenario: the template with @setting, its own seed for repetition @rep,
         and (alternate_cases) the compared cases in the order of the repetition."""
-        data = substitute(self.template, setting)
+        data = substitute(self._flows_running(setting), setting)
         s = parse_scenario(data, f"{self.path} {setting}")
         dump = {**s.model_dump(by_alias=True), "seed": repetition_seed(s.seed, rep)}
         if self.spec.alternate_cases and rep % 2 == 1:
             # Alternate in pairs: off-on in even repetitions, on-off in odd ones.
             dump["cases"] = [c.model_dump(by_alias=True) for c in reversed(s.cases)]
         return scenario_from_dump(dump)
+
+
+    def _flows_running(self, setting: dict[str, str]) -> dict:
+        """The template with each flow whose cc is a cca axis's placeholder ("{large_cc}") set to the
+        control the setting's value runs (Axis.runs_as); names and the rest keep the value."""
+        runs = {f"{{{k}}}": ax.runs(setting[k]) for k, ax in self.spec.axes.items()
+                if ax.cca and k in setting and ax.runs(setting[k]) != setting[k]}
+        cases = self.template.get("cases")
+        if not runs or not isinstance(cases, dict):
+            return self.template
+        flows = [{**f, "cc": runs[f["cc"]]} if isinstance(f, dict) and f.get("cc") in runs else f
+                 for f in cases.get("flows", [])]
+        return {**self.template, "cases": {**cases, "flows": flows}}
 
 
 def repetition_seed(base: int, rep: int) -> int:
