@@ -42,6 +42,7 @@ def _row(diff=None):
 def test_the_table_shows_a_value_once_where_both_sides_agree():
     table = oracle_table([("oracle-e1", _row())])
     assert "| oracle-e1 | 000-x-r0 | 5201 | cubic_hs | cubic | 4 | 9 | none | 529 | 0 / 42 | 1.500000 |" in table
+    assert "drops (the run's, at the bottleneck)" in table
     diff = {"index": 3, "fields": {"snd_cwnd": {"ours": 13, "kernel": 14}}, "ours": [1.003, 0], "kernel": [1.003, 0]}
     row = _row(diff)
     assert not row.identical and not row.passes

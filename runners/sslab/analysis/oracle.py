@@ -165,7 +165,7 @@ def oracle_table(rows: list[tuple[str, FlowComparison]]) -> str:
     """The table of the kernel's documentation: scenario x run x flow, ours against the kernel's
     (a value shown once is the same on both sides; "ours / kernel" where they differ)."""
     lines = ["| scenario | run | flow (port) | ours | kernel | ACKs compared | packets compared | "
-             "first difference | exit cwnd | lost | FCT, s |",
+             "first difference | exit cwnd | drops (the run's, at the bottleneck) | FCT, s |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for scenario, c in rows:
         lines.append(f"| {scenario} | {c.run} | {c.port} | {c.cc_ours} | {c.cc_kernel} | {c.acks} | {c.packets} | "
