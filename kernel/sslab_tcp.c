@@ -189,6 +189,9 @@ static void fill_ack(struct sock *sk, struct ss_ack *a, u32 acked, s32 rtt_us)
 	const struct sscore_state *st = &sslab_of(sk)->st;
 	u64 us = now_us(tp);
 
+	/* Every field the glue does not set is zero: tail_clocked is false (a
+	 * module has no hook between an ACK's transmissions and a pacing period). */
+	*a = (struct ss_ack){ 0 };
 	a->now_us = (u32)us;
 	a->now_ticks = tcp_jiffies32;
 	a->hz = HZ;
@@ -221,11 +224,12 @@ static void write_win(struct tcp_sock *tp, const struct ss_win *w)
 }
 
 /*
- * The ACK has just set snd_wnd from the peer's window.  The SUSS code
- * versions raise it by their authors' rules (ss_peer_window); ours, when
- * asked for (suss_lift_rwnd_rounds), and Blitzstart's first rounds
- * (blitz_lift_rwnd_rounds) let it be at least cwnd, for this ACK's
- * transmissions (and the pacing timer's until the next ACK).
+ * After an ACK's cong_avoid: ours, when asked for (suss_lift_rwnd_rounds),
+ * and Blitzstart's first rounds (blitz_lift_rwnd_rounds) let the send
+ * window be at least cwnd, for this ACK's transmissions (and the pacing
+ * timer's until the next ACK); SUSS 2025 applies its authors' rule
+ * (ss_peer_window, where theirs sat).  SUSS 2024's rule applies as the
+ * peer's window arrives (sslab_in_ack_event).
  */
 static void lift_peer_window(struct sock *sk)
 {
@@ -235,7 +239,23 @@ static void lift_peer_window(struct sock *sk)
 
 	if (ss_ignore_peer_window(st, &sslab_params) && tp->snd_wnd < want)
 		tp->snd_wnd = (u32)min_t(u64, want, U32_MAX >> 1);
-	tp->snd_wnd = min(ss_peer_window(st, tp->snd_wnd, tp->mss_cache), U32_MAX >> 1);
+	if (ss_window_rule(st) == SS_WINDOW_EACH_CONG_AVOID)
+		tp->snd_wnd = min(ss_peer_window(st, tp->snd_wnd, tp->mss_cache), U32_MAX >> 1);
+}
+
+/*
+ * An ACK's window update has run (tcp_ack).  SUSS 2024's authors changed
+ * the slow-path update itself: the peer's window, as it arrives, is shifted
+ * by the jumps (at most 3 MB).  A fast-path ACK leaves the window as it was.
+ */
+static void sslab_in_ack_event(struct sock *sk, u32 flags)
+{
+	struct sslab_conn *ss = sslab_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!ss || !(flags & CA_ACK_SLOWPATH) || ss_window_rule(&ss->st) != SS_WINDOW_ON_ARRIVAL)
+		return;
+	tp->snd_wnd = min(ss_window_on_arrival(&ss->st, tp->snd_wnd, tp->mss_cache), U32_MAX >> 1);
 }
 
 /* Stop pacing when the core has left its pacing state. */
@@ -353,10 +373,6 @@ static void sslab_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 	sync_pacing(sk, was_pacing);
 	if (plan.start)
 		suss_start_pacing(sk, &plan);
-	/* The SUSS code versions' window rules hold on every ACK (theirs sat
-	 * in tcp_ack); the others' lifts are cong_avoid's. */
-	if (ss_peer_window_each_ack(st))
-		tp->snd_wnd = min(ss_peer_window(st, tp->snd_wnd, tp->mss_cache), U32_MAX >> 1);
 	/* cong_avoid, which traces the other ACKs, is skipped in Recovery/CWR. */
 	if (icsk->icsk_ca_state >= TCP_CA_CWR)
 		trace_ack(sk);
@@ -459,6 +475,7 @@ static struct tcp_congestion_ops ident __read_mostly = {	\
 	.set_state	= sslab_set_state,			\
 	.undo_cwnd	= tcp_reno_undo_cwnd,			\
 	.cwnd_event	= sslab_cwnd_event,			\
+	.in_ack_event	= sslab_in_ack_event,			\
 	.pkts_acked	= sslab_pkts_acked,			\
 	.flags		= TCP_CONG_NON_RESTRICTED,		\
 	.owner		= THIS_MODULE,				\

@@ -125,6 +125,7 @@ void ss_on_ack(struct sscore_state *st, const struct ss_params *p,
 {
 	const struct ss_start_ops *ops = ss_ops(st);
 	struct ss_round *r = &st->rnd;
+	bool sample_first = ops->sample_before_round && ops->sample_before_round(st);
 	bool in_slow_start;
 
 	plan->start = false;
@@ -133,11 +134,15 @@ void ss_on_ack(struct sscore_state *st, const struct ss_params *p,
 	/* The round check runs before any low-window test (the 2025 fix to
 	 * Linux's HyStart: otherwise a round that starts below the low window
 	 * is never closed, and the first detection uses a stale start).  It
-	 * also runs before the RTT sample, which belongs to the new round.
-	 * (HyStart's own round, when it is not this one, is HyStart's: hystart.c.) */
+	 * runs before the RTT sample, which belongs to the new round, unless
+	 * the start takes it first (the SUSS code versions).  (HyStart's own
+	 * round, when it is not this one, is HyStart's: hystart.c.) */
+
+	if (sample_first && ss_rtt_sample_taken(st, ack))
+		take_rtt_sample(st, ack);
 	if ((in_slow_start || ops->counts_rounds_in_ca) && ss_after(ack->snd_una, r->end_seq))
 		start_round(st, p, ack, w);
-	if (ss_rtt_sample_taken(st, ack))
+	if (!sample_first && ss_rtt_sample_taken(st, ack))
 		take_rtt_sample(st, ack);
 	/* Astart also works at or above ssthresh (its mini linear phases). */
 	if (ops->any_ack)
@@ -225,11 +230,23 @@ u32 ss_peer_window(const struct sscore_state *st, u32 snd_wnd, u32 mss)
 	return ops->peer_window ? ops->peer_window(st, snd_wnd, mss) : snd_wnd;
 }
 
-bool ss_peer_window_each_ack(const struct sscore_state *st)
+enum ss_window_rule ss_window_rule(const struct sscore_state *st)
 {
 	const struct ss_start_ops *ops = ss_ops(st);
 
-	return ops->peer_window_each_ack && ops->peer_window_each_ack(st);
+	return ops->window_rule ? ops->window_rule(st) : SS_WINDOW_NONE;
+}
+
+u32 ss_window_on_arrival(struct sscore_state *st, u32 snd_wnd, u32 mss)
+{
+	struct ss_peer_wnd *pw = &st->peer;
+
+	/* What the kernel holds is the peer's own window unless it is what we
+	 * set last (then the ACK carried no new one to apply the rule to). */
+	if (snd_wnd != pw->set || !pw->set)
+		pw->raw = snd_wnd;
+	pw->set = ss_peer_window(st, pw->raw, mss);
+	return pw->set;
 }
 
 bool ss_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p)

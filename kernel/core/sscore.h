@@ -354,6 +354,7 @@ struct ss_suss {
 	u8 growth_allowed;	/* cleared for good once G falls to 2 */
 	u8 cap_set;
 	u8 blue_open;		/* this round's blue ACKs are still arriving */
+	u8 nwin_shift;		/* 2024: the peer window's shift, from the ACK before */
 };
 
 /*
@@ -398,10 +399,17 @@ struct ss_blitz {
 	u32 pace_rate;		/* bytes per second of the first window */
 };
 
+/* The peer's window as ss_window_on_arrival last saw it and what it set. */
+struct ss_peer_wnd {
+	u32 raw;		/* the peer's own (advertised, scaled) */
+	u32 set;		/* what the rule made of it */
+};
+
 struct sscore_state {
 	struct ss_cubic cubic;
 	struct ss_round rnd;
 	struct ss_hystart hs;
+	struct ss_peer_wnd peer;
 	union {
 		struct ss_hspp hspp;
 		struct ss_suss suss;
@@ -553,16 +561,31 @@ bool ss_suss_pacing(const struct sscore_state *st);
 bool ss_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p);
 
 /*
- * The send window (bytes) the SUSS authors' code lets a connection use, given
- * the peer's advertised @snd_wnd: 2024 multiplies it by 2^jumps, at most
- * 3 MB; 2025 raises it to 10 MSS x 2^(round + jumps - 1) while SUSS still
- * grows, and to 10 MSS always.  Never lower than @snd_wnd.  Other variants
- * and versions: @snd_wnd.  ss_peer_window_each_ack(): the rule holds on
- * every ACK (theirs sat in tcp_ack).
+ * The send window (bytes) the SUSS authors' code lets a connection use, and
+ * when (enum ss_window_rule):
+ *
+ *   2024, SS_WINDOW_ON_ARRIVAL: the peer's window as it arrives (the
+ *         kernel's slow-path window update; a fast-path ACK leaves it), while
+ *         SUSS clocks or paces: shifted left by the jumps (while round <
+ *         suss_max + jumps), at most 3 MB (which can also lower it);
+ *   2025, SS_WINDOW_EACH_CONG_AVOID: on every cong_avoid, at least 10 MSS x
+ *         2^(round + jumps - 1) while SUSS clocks or paces and round <
+ *         suss_max + jumps, else at least 10 MSS.
+ *
+ * ss_window_on_arrival() applies the 2024 rule to the window the kernel
+ * holds after an ACK's slow-path update: once, to the peer's own window (what
+ * it wrote last), never to what the rule wrote (struct ss_peer_wnd).  Other
+ * variants and versions: SS_WINDOW_NONE, @snd_wnd.
  */
 #define SUSS_2024_RWND_MAX (3U << 20)
+enum ss_window_rule {
+	SS_WINDOW_NONE,
+	SS_WINDOW_ON_ARRIVAL,
+	SS_WINDOW_EACH_CONG_AVOID,
+};
 u32 ss_peer_window(const struct sscore_state *st, u32 snd_wnd, u32 mss);
-bool ss_peer_window_each_ack(const struct sscore_state *st);
+enum ss_window_rule ss_window_rule(const struct sscore_state *st);
+u32 ss_window_on_arrival(struct sscore_state *st, u32 snd_wnd, u32 mss);
 
 /* The glue's questions about a connection's start: the rate its first
  * window is paced at right now (Blitzstart's round 1; 0: none); the state

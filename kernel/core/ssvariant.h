@@ -83,7 +83,7 @@ struct ss_start_ops {
 	 * (NULL: the peer's), whether that rule holds on every ACK, and whether
 	 * the peer's window holds the sender back at all right now. */
 	u32 (*peer_window)(const struct sscore_state *st, u32 snd_wnd, u32 mss);
-	bool (*peer_window_each_ack)(const struct sscore_state *st);
+	enum ss_window_rule (*window_rule)(const struct sscore_state *st);
 	bool (*ignore_peer_window)(const struct sscore_state *st, const struct ss_params *p);
 
 	/* The variant paces a period itself right now (SUSS's red packets). */
@@ -94,6 +94,11 @@ struct ss_start_ops {
 	/* The state number the glue traces per ACK.  NULL: 1 once slow start has ended, else 0. */
 	u8 (*trace_state)(const struct sscore_state *st);
 
+	/* The ACK's RTT sample is taken before its round check (the SUSS authors'
+	 * code: delay_min, and the round it fell in, in pkts_acked; the round in
+	 * cong_avoid), so a minimum that falls on a round's first ACK is the
+	 * previous round's.  NULL: after (the sample belongs to the new round). */
+	bool (*sample_before_round)(const struct sscore_state *st);
 	/* Rounds are counted in congestion avoidance too. */
 	bool counts_rounds_in_ca;
 	/* The socket paces from the start (the Blitzstart paper's transport, QUIC, paces). */

@@ -449,10 +449,30 @@ static void suss_update_code(struct sscore_state *st, const struct ss_params *p,
 	s->blue_cnt = ss_sat32((u64)s->blue_cnt + ack->acked);
 }
 
+/* Their window rules hold while SUSS clocks or paces and may still jump
+ * (round < suss_max + jumps). */
+static bool suss_window_growing(const struct sscore_state *st, const struct ss_params *p)
+{
+	const struct ss_suss *s = &st->suss;
+
+	return (s->state == SUSS_CLOCKING || s->state == SUSS_PACING) && st->rnd.round < p->suss_max + s->jumps;
+}
+
 void ss_suss_update(struct sscore_state *st, const struct ss_params *p,
 		    const struct ss_ack *ack, struct ss_win *w,
 		    struct ss_pacing_plan *plan)
 {
+	struct ss_suss *s = &st->suss;
+
+	/* The window rules' shift, as it stands before this ACK's decisions
+	 * (theirs computed it at the top of cong_avoid): 2024 the jumps, 2025
+	 * round + jumps - 1. */
+	if (!suss_window_growing(st, p))
+		s->nwin_shift = 0;
+	else if (st->suss_version == SUSS_VER_2024)
+		s->nwin_shift = s->jumps;
+	else
+		s->nwin_shift = (u8)ss_min(st->rnd.round + s->jumps - 1, 24);
 	if (st->suss.state == SUSS_OFF || st->suss.state == SUSS_REDUCED) {
 		/* No more acceleration: plain HyStart (in 2024, with its late rounds). */
 		ss_hystart_update(st, p, ack, w, plan);
@@ -467,20 +487,18 @@ void ss_suss_update(struct sscore_state *st, const struct ss_params *p,
 u32 ss_suss_peer_window(const struct sscore_state *st, u32 snd_wnd, u32 mss)
 {
 	const struct ss_suss *s = &st->suss;
-	u64 want = snd_wnd;
+	u64 want;
 
-	if (!suss_code(st))
-		return snd_wnd;
 	if (st->suss_version == SUSS_VER_2024) {
-		if (s->jumps)
-			want = ss_min(ss_sat32((u64)snd_wnd << ss_min(s->jumps, 16)), SUSS_2024_RWND_MAX);
-	} else {
-		u32 shift = ss_min(st->rnd.round + s->jumps - 1, 24);
-
-		want = (u64)10 * mss;
-		if (!st->rnd.found && s->growth_allowed && s->state != SUSS_OFF)
-			want = ss_max(want, (u64)10 * mss << shift);
+		if (s->state != SUSS_CLOCKING && s->state != SUSS_PACING)
+			return snd_wnd;
+		return ss_min(ss_sat32((u64)snd_wnd << ss_min(s->nwin_shift, 16)), SUSS_2024_RWND_MAX);
 	}
+	if (st->suss_version != SUSS_VER_2025)
+		return snd_wnd;
+	want = (u64)10 * mss;
+	if (s->state == SUSS_CLOCKING || s->state == SUSS_PACING)
+		want <<= ss_min(s->nwin_shift, 24);
 	return want > snd_wnd ? ss_sat32(want) : snd_wnd;
 }
 
@@ -565,10 +583,22 @@ u8 ss_suss_trace_state(const struct sscore_state *st)
 	return st->suss.state;
 }
 
-/* The code versions' rule on the peer's window holds on every ACK. */
-bool ss_suss_peer_window_each_ack(const struct sscore_state *st)
+/* The code versions take an ACK's RTT sample before its round check: their
+ * minimum RTT, and the round it fell in (condition 2's k counts from it), is
+ * updated in pkts_acked, their round counter in cong_avoid.  A minimum that
+ * falls on a round's first ACK is the previous round's: k = 1, not 0. */
+bool ss_suss_sample_before_round(const struct sscore_state *st)
 {
 	return suss_code(st);
+}
+
+/* 2024 applied its rule as the peer's window arrived (tcp_ack_update_window),
+ * 2025 on every cong_avoid; ours has none (suss_lift_rwnd_rounds aside). */
+enum ss_window_rule ss_suss_window_rule(const struct sscore_state *st)
+{
+	if (st->suss_version == SUSS_VER_2024)
+		return SS_WINDOW_ON_ARRIVAL;
+	return st->suss_version == SUSS_VER_2025 ? SS_WINDOW_EACH_CONG_AVOID : SS_WINDOW_NONE;
 }
 
 /* cubic_suss (and the names pinned to one version) */

@@ -21,7 +21,8 @@ u32 ss_suss_grow(struct sscore_state *st, const struct ss_params *p, const struc
 void ss_suss_loss(struct sscore_state *st, u32 in_flight, struct ss_win *w);
 bool ss_suss_rto(struct sscore_state *st, u32 cwnd_before);
 u32 ss_suss_peer_window(const struct sscore_state *st, u32 snd_wnd, u32 mss);
-bool ss_suss_peer_window_each_ack(const struct sscore_state *st);
+enum ss_window_rule ss_suss_window_rule(const struct sscore_state *st);
+bool ss_suss_sample_before_round(const struct sscore_state *st);
 bool ss_suss_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p);
 bool ss_suss_pacing_now(const struct sscore_state *st);
 u8 ss_suss_trace_state(const struct sscore_state *st);
@@ -30,12 +31,13 @@ u8 ss_suss_trace_state(const struct sscore_state *st);
 #define SS_SUSS_HOOKS							\
 	.growth = &ss_cubic_growth,					\
 	.round_begin = ss_suss_new_round,				\
+	.sample_before_round = ss_suss_sample_before_round,		\
 	.slow_start_ack = ss_suss_update,				\
 	.grow = ss_suss_grow,						\
 	.loss = ss_suss_loss,						\
 	.rto = ss_suss_rto,						\
 	.peer_window = ss_suss_peer_window,				\
-	.peer_window_each_ack = ss_suss_peer_window_each_ack,		\
+	.window_rule = ss_suss_window_rule,				\
 	.ignore_peer_window = ss_suss_ignore_peer_window,		\
 	.pacing = ss_suss_pacing_now,					\
 	.trace_state = ss_suss_trace_state,

@@ -328,6 +328,41 @@ static long long their_cause(long long type, bool suss)
 	return type == 1 ? SS_EXIT_ACK_TRAIN : type == 2 ? SS_EXIT_DELAY : -1;
 }
 
+/* How many of their decision lines of kind @name there are. */
+static int count_logged(const char *name)
+{
+	int n = 0;
+
+	while (find_logged(name, n))
+		n++;
+	return n;
+}
+
+static int count_ours(enum ss_event_type type)
+{
+	int n = 0;
+
+	for (int i = 0; i < n_ours; i++)
+		n += ours[i].ev.type == type;
+	return n;
+}
+
+/* Decisions the log does not have are differences too: as many blue trains,
+ * growth factors (theirs print G from round 3; round 2's is in its plan),
+ * pacing plans, caps and stops as theirs, up to the stop (the replay stops a
+ * few ACKs after it). */
+static void compare_decision_counts(bool held)
+{
+	int theirs_g = count_logged("Growth factor") + (find_logged("Total amount", 0) &&
+						       find_logged("Blue ACK train", 0) ? 1 : 0);
+
+	line("decisions: blue trains", count_logged("Blue ACK train"), count_ours(SS_EV_BLUE_TRAIN), held);
+	line("decisions: growth factors", theirs_g, count_ours(SS_EV_GROWTH), held);
+	line("decisions: pacing plans", count_logged("Total amount"), count_ours(SS_EV_PACING), held);
+	line("decisions: caps", count_logged("Cap is set"), count_ours(SS_EV_CAP), held);
+	line("decisions: stops", count_logged("Stop exponential growth"), count_ours(SS_EV_EXIT), held);
+}
+
 static void compare_suss(const char *label, unsigned int version, bool held)
 {
 	struct run run;
@@ -335,6 +370,7 @@ static void compare_suss(const char *label, unsigned int version, bool held)
 
 	replay(SS_SUSS, version, ss_default_params.suss_max, ss_default_params.hs_round_fix, &run);
 	header(label);
+	compare_decision_counts(held);
 	for (int k = 0; ; k++) {
 		const struct logged_event *bt = find_logged("Blue ACK train", k);
 		const struct ours_event *ob = find_ours(SS_EV_BLUE_TRAIN, k);

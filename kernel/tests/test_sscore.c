@@ -923,6 +923,36 @@ static void test_suss_condition2(void)
 	CHECK(ev && ev->b == 4);
 }
 
+/*
+ * A minimum RTT that falls on a round's first ACK (by a microsecond, as the
+ * testbed's timestamps let it) is the previous round's in the SUSS authors'
+ * code: their pkts_acked records delay_min's round before their cong_avoid
+ * moves the round on.  Condition 2's k counts rounds from it, so in round 3
+ * theirs has k = 1 (slack minRTT/8) where k = 0 would leave none: on their
+ * own path in closed loop that decided round 3's G (kernel/README.md).
+ * Round 2's first ACK at 50 ms sets minRTT 50000 (round 1 in theirs: its
+ * sample comes before the round starts); round 3's first ACK 49999 us.
+ */
+static void test_suss_min_rtt_falls_on_a_rounds_first_ack(void)
+{
+	struct flow f;
+
+	flow_init_version(&f, SS_SUSS, SUSS_VER_2024, 1000, 0);
+	ack_burst(&f, 50000, 10, 400, 50000);
+	CHECK_EQ(f.st.rnd.round, 2);
+	CHECK_EQ(f.st.rnd.min_rtt_round, 1);
+	ack(&f, 100000, 49999);				/* round 3's first ACK */
+	CHECK_EQ(f.st.rnd.round, 3);
+	CHECK_EQ(f.st.rnd.min_rtt_us, 49999);
+	CHECK_EQ(f.st.rnd.min_rtt_round, 2);		/* k = 1 in round 3 */
+	/* Ours, from the paper's text: the sample belongs to the new round. */
+	flow_init(&f, SS_SUSS, 1000, 0);
+	ack_burst(&f, 50000, 10, 400, 50000);
+	CHECK_EQ(f.st.rnd.min_rtt_round, 2);
+	ack(&f, 100000, 49999);
+	CHECK_EQ(f.st.rnd.min_rtt_round, 3);		/* k = 0 in round 3 */
+}
+
 static void test_suss_loss_cuts_to_in_flight(void)
 {
 	struct flow f;
@@ -1119,26 +1149,54 @@ static void test_suss_code_peer_window(void)
 {
 	struct flow f;
 
-	/* 2024: the peer's window times 2^jumps, at most 3 MB; never lower. */
+	/* 2024, on the peer's window as it arrives, while SUSS clocks or paces:
+	 * shifted by the jumps (the shift as it stood before this ACK), at
+	 * most 3 MB (3145728 B), which can lower it too. */
 	flow_init_version(&f, SS_SUSS, SUSS_VER_2024, 1000, 0);
+	CHECK_EQ(ss_window_rule(&f.st), SS_WINDOW_ON_ARRIVAL);
 	CHECK_EQ(ss_peer_window(&f.st, 65535, MSS), 65535);	/* no jump yet */
-	f.st.suss.jumps = 2;
+	f.st.suss.nwin_shift = 2;
 	CHECK_EQ(ss_peer_window(&f.st, 65535, MSS), 4 * 65535);
 	CHECK_EQ(ss_peer_window(&f.st, 1000000, MSS), 3U << 20);
+	CHECK_EQ(ss_peer_window(&f.st, 4000000, MSS), 3U << 20);
+	f.st.suss.state = SUSS_EXIT_CAP;			/* after the exit: as it is */
 	CHECK_EQ(ss_peer_window(&f.st, 4000000, MSS), 4000000);
-	/* 2025: at least 10 MSS x 2^(round + jumps - 1) while SUSS grows
-	 * (round 3, one jump: 10 000 x 8 = 80 000 B), 10 MSS otherwise. */
+	/* The glue applies it once per window that arrives: the kernel's
+	 * window after a slow-path update is the peer's own unless it is what
+	 * the rule set last (no new window came); never the rule's again. */
+	flow_init_version(&f, SS_SUSS, SUSS_VER_2024, 1000, 0);
+	f.st.suss.nwin_shift = 1;
+	CHECK_EQ(ss_window_on_arrival(&f.st, 65535, MSS), 131070);
+	CHECK_EQ(ss_window_on_arrival(&f.st, 131070, MSS), 131070);	/* not 262140 */
+	f.st.suss.nwin_shift = 2;					/* a jump since */
+	CHECK_EQ(ss_window_on_arrival(&f.st, 131070, MSS), 262140);	/* of 65535 again */
+	CHECK_EQ(ss_window_on_arrival(&f.st, 70000, MSS), 280000);	/* a new window */
+	CHECK_EQ(f.st.peer.raw, 70000);
+	/* The shift: jumps while SUSS may still jump (round < suss_max + jumps). */
+	flow_init_version(&f, SS_SUSS, SUSS_VER_2024, 1000, 0);
+	f.st.suss.jumps = 2;
+	f.st.rnd.round = 3;		/* this ACK starts round 4: 4 < 3 + 2 */
+	ack(&f, 100000, 100000);
+	CHECK_EQ(f.st.rnd.round, 4);
+	CHECK_EQ(f.st.suss.nwin_shift, 2);
+	f.st.rnd.end_seq = f.snd_una;	/* the next ACK starts round 5: 5 < 5 no more */
+	ack(&f, 101000, 100000);
+	CHECK_EQ(f.st.suss.nwin_shift, 0);
+	/* 2025, on every cong_avoid: at least 10 MSS x 2^(round + jumps - 1)
+	 * while SUSS may grow (round 3, one jump: 10 000 x 8 = 80 000 B), 10
+	 * MSS otherwise. */
 	flow_init_version(&f, SS_SUSS, SUSS_VER_2025, 1000, 0);
-	f.st.rnd.round = 3;
-	f.st.suss.jumps = 1;
+	CHECK_EQ(ss_window_rule(&f.st), SS_WINDOW_EACH_CONG_AVOID);
+	f.st.suss.nwin_shift = 3;
 	CHECK_EQ(ss_peer_window(&f.st, 20000, MSS), 80000);
 	CHECK_EQ(ss_peer_window(&f.st, 90000, MSS), 90000);
-	f.st.suss.growth_allowed = 0;
+	f.st.suss.state = SUSS_OFF;
 	CHECK_EQ(ss_peer_window(&f.st, 5000, MSS), 10000);
 	CHECK_EQ(ss_peer_window(&f.st, 20000, MSS), 20000);
 	/* Ours and the other variants: the peer's window as it is. */
 	flow_init(&f, SS_SUSS, 1000, 0);
 	f.st.suss.jumps = 2;
+	CHECK_EQ(ss_window_rule(&f.st), SS_WINDOW_NONE);
 	CHECK_EQ(ss_peer_window(&f.st, 65535, MSS), 65535);
 	flow_init(&f, SS_HYSTART, 1000, 0);
 	CHECK_EQ(ss_peer_window(&f.st, 5000, MSS), 5000);
@@ -1465,6 +1523,7 @@ int main(void)
 	test_suss_round2_refusals();
 	test_suss_stretch_ack();
 	test_suss_condition2();
+	test_suss_min_rtt_falls_on_a_rounds_first_ack();
 	test_suss_loss_cuts_to_in_flight();
 	test_suss_k_max();
 	test_suss_peer_window();
