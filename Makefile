@@ -18,6 +18,7 @@
 #   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
 #   make crosscheck        E1 on UML and on QEMU -icount, side by side (REPS=2)
 #   make oracle            our CUBIC against the kernel's, ACK by ACK (ORACLE= scenarios of kernel/tests/oracle/)
+#   make suss-loop         SUSS 2024 in closed loop on its authors' path, round by round beside their log
 #   make report RUN=DIR    rebuild a run's tables and plots from its archive
 #   make matrix MATRIX=smoke   any matrix in playbooks/matrices/
 #   make report ARTIFACT=results/<matrix>/<id>   rebuild a matrix's tables and plots from its archive
@@ -100,7 +101,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
 .PHONY: help deps host-deps python-deps engine-deps image image-repin container container-save fleet-up fleet-down docker-deps test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
-        matrix crosscheck oracle bench fresh-check $(EXPERIMENTS)
+        matrix crosscheck oracle suss-loop bench fresh-check $(EXPERIMENTS)
 
 help:
 	@sed -n '2,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -179,6 +180,10 @@ vm-check: deps
 # every scenario of kernel/tests/oracle/, or ORACLE="e1 table1-cell" (names or paths).
 oracle: deps
 	$(VPY) -m sslab oracle $(ORACLE) $(if $(JOBS),--jobs $(JOBS))
+
+# SUSS 2024 in closed loop on its authors' path, each round beside their log (kernel/README.md).
+suss-loop: deps
+	$(VPY) -m sslab suss-loop
 
 crosscheck: deps
 	$(VPY) -m sslab crosscheck --scenario $(or $(SCENARIO),topologies/e1-startup.yaml) $(if $(REPS),--reps $(REPS)) $(if $(HOSTS),--hosts $(HOSTS))

@@ -478,6 +478,37 @@ def cmd_oracle(args) -> int:
     return EXIT_FAILED if failing else EXIT_OK
 
 
+def cmd_suss_loop(args) -> int:
+    """`sslab suss-loop` (`make suss-loop`): SUSS 2024 in closed loop on its authors' path, each round's
+    decisions beside their log's with the targets; SUSS 2025's beside.  Exit 1 when a target is missed."""
+    from .analysis.sussloop import (SCENARIO, conformance, conformance_table, our_rounds, round_min_table,
+                                    their_rounds)
+    from .experiment import run_scenario
+    from .records import read_record, read_runs_index
+    substrate = ready(make_substrate("uml"))
+    run_dir = run_scenario(SCENARIO, "suss-loop", substrate)
+    out = run_dir / "job" / "out"
+    runs = {}
+    for entry in read_runs_index(out / "runs.json"):
+        rdir = out / "runs" / entry["tag"]
+        run = read_record(rdir / "run.json", "sslab.run")
+        runs[run["flows"][0]["cc"]] = our_rounds(run, rdir / run["trace"] if run.get("trace") else None)
+    theirs = their_rounds()
+    rows, ok = conformance(theirs, runs["cubic_suss24"])
+    beside, _ = conformance(theirs, runs["cubic_suss25"])
+    text = "\n".join([
+        "# SUSS 2024 in closed loop on its authors' path, beside their log", "",
+        f"- run: {run_dir}", f"- every target met: {'yes' if ok else 'NO'}", "",
+        "## SUSS 2024, ours, against their log (held to the targets)", "", conformance_table(rows), "",
+        "## SUSS 2025, ours, beside their 2024 log (no log of theirs to hold it to)", "",
+        conformance_table([{**r, "target": "–", "within": None} for r in beside]), "",
+        "## Round 3: HyStart's round minimum RTT at each ACK (us)", "",
+        round_min_table(theirs, runs["cubic_suss24"], 3), ""])
+    (run_dir / "conformance.md").write_text(text)
+    print(text)
+    return EXIT_OK if ok else EXIT_FAILED
+
+
 def cmd_captures(args) -> int:
     """`sslab captures DIR...`: every run's flows under DIR as our parser and tshark read them.
 
@@ -761,6 +792,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="scenario files, or names of kernel/tests/oracle/*.yaml (default: all of them)")
     po.add_argument("--jobs", type=at_least_one("JOBS"), help="boots at once (default: the host's cores)")
     po.set_defaults(func=cmd_oracle)
+    psl = sub.add_parser("suss-loop", help="SUSS 2024 in closed loop on its authors' own path: each round's "
+                                           "decisions beside their log's, held to targets (and SUSS 2025's beside)")
+    psl.set_defaults(func=cmd_suss_loop)
     pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
     pr.add_argument("run_dir")
     pr.set_defaults(func=cmd_report)
