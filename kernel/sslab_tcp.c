@@ -115,7 +115,20 @@ struct sslab_conn {
 	struct sscore_state st;
 	struct sock *sk;	/* the connection's socket (for the tracepoints) */
 	u32 saved_max_rate;	/* socket's own cap, bytes/s; ~0U = none */
+	/* A SUSS pacing period planned and not yet begun (our kernel's sender
+	 * hooks begin it when the tail ACK's packets have left): */
+	u64 pace_rate;		/* bytes/s */
+	u64 pace_start_ns;	/* the first red packet's departure (tail ACK + guard) */
+	bool pacing_on;		/* the period's pacing has begun */
 };
+
+/* Our kernel's patch 0004: the stack tells a congestion control when a packet
+ * has filled the window and lets it keep its pacing rate. */
+#ifdef TCP_CA_SSLAB_SEND_HOOKS
+#define SSLAB_SEND_HOOKS true
+#else
+#define SSLAB_SEND_HOOKS false
+#endif
 
 /* What the socket keeps: the pointer. */
 struct sslab_sock {
@@ -153,26 +166,53 @@ static void trace_ack(struct sock *sk)
 
 /* ---- SUSS pacing periods ------------------------------------------------ */
 
-static void suss_start_pacing(struct sock *sk, const struct ss_pacing_plan *plan)
+/* Pace at @rate from @start_ns on (the guard: the next departure held until then). */
+static void suss_start_pacing(struct sock *sk, u64 rate, u64 start_ns)
 {
 	struct sslab_conn *ss = sslab_of(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 	unsigned long own = READ_ONCE(sk->sk_max_pacing_rate);
 
 	ss->saved_max_rate = own >= U32_MAX ? U32_MAX : (u32)own;
-	WRITE_ONCE(sk->sk_max_pacing_rate, (unsigned long)plan->rate);
-	WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)plan->rate);
+	WRITE_ONCE(sk->sk_max_pacing_rate, (unsigned long)rate);
+	WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)rate);
 	if (cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED) == SK_PACING_NONE)
 		ss->st.glue_flags |= SSLAB_WE_PACE;
-	/* The guard: hold the first red packet until guard_us from now. */
-	tp->tcp_wstamp_ns = max(tp->tcp_wstamp_ns,
-				tp->tcp_clock_cache + (u64)plan->guard_us * NSEC_PER_USEC);
+	tp->tcp_wstamp_ns = max(tp->tcp_wstamp_ns, start_ns);
+	ss->pacing_on = true;
 }
 
+/*
+ * A SUSS pacing period is planned at its round's blue-tail ACK.  With our
+ * kernel's sender hooks it begins as theirs did: the tail ACK's own packets
+ * leave ACK-clocked, and the first packet after which the window is full
+ * switches the socket to pacing, its next departure held until the tail
+ * ACK's time + the guard (sslab_sent_window_full).  Without them (a stock
+ * kernel) it begins at once: the tail ACK's packets wait for the guard too.
+ */
+static void suss_plan_pacing(struct sock *sk, const struct ss_pacing_plan *plan)
+{
+	struct sslab_conn *ss = sslab_of(sk);
+	u64 start_ns = tcp_sk(sk)->tcp_clock_cache + (u64)plan->guard_us * NSEC_PER_USEC;
+
+	if (SSLAB_SEND_HOOKS) {
+		ss->pace_rate = plan->rate;
+		ss->pace_start_ns = start_ns;
+		ss->pacing_on = false;
+		return;
+	}
+	suss_start_pacing(sk, plan->rate, start_ns);
+}
+
+/* Undo what suss_start_pacing did (nothing if the period never began). */
 static void suss_stop_pacing(struct sock *sk)
 {
 	struct sslab_conn *ss = sslab_of(sk);
 	unsigned long own = ss->saved_max_rate == U32_MAX ? ~0UL : ss->saved_max_rate;
+
+	if (!ss->pacing_on)
+		return;
+	ss->pacing_on = false;
 
 	WRITE_ONCE(sk->sk_max_pacing_rate, own);
 	if (ss->st.glue_flags & SSLAB_WE_PACE) {
@@ -201,6 +241,9 @@ static void fill_ack(struct sock *sk, struct ss_ack *a, u32 acked, s32 rtt_us)
 	a->rtt_us = rtt_us > 0 ? (u32)rtt_us : (rtt_us == 0 ? 1 : SS_RTT_UNKNOWN);
 	a->in_flight = tcp_packets_in_flight(tp);
 	a->mss = tp->mss_cache;
+	/* Our kernel's sender hooks send a SUSS period as theirs did. */
+	a->tail_clocked = SSLAB_SEND_HOOKS;
+	a->sender_grows = SSLAB_SEND_HOOKS;
 	a->srtt_us = tp->srtt_us >> 3;
 	a->pacing_rate = READ_ONCE(sk->sk_pacing_rate);
 	a->gso_max_bytes = sk->sk_gso_max_size;
@@ -372,7 +415,7 @@ static void sslab_pkts_acked(struct sock *sk, const struct ack_sample *sample)
 	write_win(tp, &w);
 	sync_pacing(sk, was_pacing);
 	if (plan.start)
-		suss_start_pacing(sk, &plan);
+		suss_plan_pacing(sk, &plan);
 	/* cong_avoid, which traces the other ACKs, is skipped in Recovery/CWR. */
 	if (icsk->icsk_ca_state >= TCP_CA_CWR)
 		trace_ack(sk);
@@ -466,6 +509,35 @@ static void sslab_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 	}
 }
 
+#ifdef TCP_CA_SSLAB_SEND_HOOKS
+/* The stack has sent a packet that filled the window: a SUSS pacing period
+ * grows cwnd as its packets leave, and the first such packet begins it. */
+static void sslab_sent_window_full(struct sock *sk)
+{
+	struct sslab_conn *ss = sslab_of(sk);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct ss_win w;
+
+	if (!ss || !ss_suss_pacing(&ss->st))
+		return;
+	read_win(tp, &w);
+	if (ss_sent_window_full(&ss->st, &w) && !ss->pacing_on)
+		suss_start_pacing(sk, ss->pace_rate, ss->pace_start_ns);
+	write_win(tp, &w);
+}
+
+/* While a SUSS pacing period runs, the stack's per-ACK rate update is left out. */
+static bool sslab_keep_pacing_rate(struct sock *sk)
+{
+	struct sslab_conn *ss = sslab_of(sk);
+
+	return ss && ss->pacing_on && ss_suss_pacing(&ss->st);
+}
+#define SSLAB_SEND_OPS .sent_window_full = sslab_sent_window_full, .keep_pacing_rate = sslab_keep_pacing_rate,
+#else
+#define SSLAB_SEND_OPS
+#endif
+
 #define SSLAB_OPS(ident, cc_name, init_fn)			\
 static struct tcp_congestion_ops ident __read_mostly = {	\
 	.init		= init_fn,				\
@@ -477,6 +549,7 @@ static struct tcp_congestion_ops ident __read_mostly = {	\
 	.cwnd_event	= sslab_cwnd_event,			\
 	.in_ack_event	= sslab_in_ack_event,			\
 	.pkts_acked	= sslab_pkts_acked,			\
+	SSLAB_SEND_OPS						\
 	.flags		= TCP_CONG_NON_RESTRICTED,		\
 	.owner		= THIS_MODULE,				\
 	.name		= cc_name,				\

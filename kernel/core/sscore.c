@@ -263,6 +263,13 @@ bool ss_suss_pacing(const struct sscore_state *st)
 	return ops->pacing && ops->pacing(st);
 }
 
+bool ss_sent_window_full(struct sscore_state *st, struct ss_win *w)
+{
+	const struct ss_start_ops *ops = ss_ops(st);
+
+	return ops->sent_window_full && ops->sent_window_full(st, w);
+}
+
 u32 ss_first_window_pace_rate(const struct sscore_state *st)
 {
 	const struct ss_start_ops *ops = ss_ops(st);

@@ -355,6 +355,8 @@ struct ss_suss {
 	u8 cap_set;
 	u8 blue_open;		/* this round's blue ACKs are still arriving */
 	u8 nwin_shift;		/* 2024: the peer window's shift, from the ACK before */
+	u8 tail_ack;		/* this ACK is the blue tail that began a pacing period */
+	u8 paced;		/* the sender's pacing of this period has begun */
 };
 
 /*
@@ -439,9 +441,16 @@ struct ss_ack {
 	u32 gso_max_bytes;	/* largest burst the stack may send at once */
 	bool paced;		/* the socket paces on its own (not SUSS's pacing) */
 	/* The stack sends what this ACK releases before a SUSS pacing period it
-	 * starts, ACK-clocked (the authors' kernel, so the replay of its log).  A
-	 * module cannot: those packets leave paced, after the guard. */
+	 * starts, ACK-clocked (the authors' kernel, so the replay of its log, and
+	 * our kernel with patch 0004); a module without it cannot: those packets
+	 * then leave paced, after the guard. */
 	bool tail_clocked;
+	/* The sender grows cwnd towards a pacing period's limit as its packets
+	 * leave (ss_sent_window_full, from the stack's hook in our patch 0004):
+	 * the core does not raise cwnd to the limit at once.  The replay leaves
+	 * it off: its cwnd stands for what their kernel's would be by the next
+	 * round. */
+	bool sender_grows;
 };
 
 /* The connection's windows, updated in place by the core. */
@@ -546,6 +555,15 @@ bool ss_acks_in_loss(const struct sscore_state *st);
 
 /* Is SUSS pacing right now (the glue must keep its rate)? */
 bool ss_suss_pacing(const struct sscore_state *st);
+
+/*
+ * The stack has sent a packet that filled the window (our kernel patch
+ * 0004's sent_window_full).  In a SUSS code version's pacing period cwnd
+ * grows by 2 while below the period's limit, as their sender grows it.
+ * Returns true the first time in a period: the glue then starts pacing (the
+ * packets the period's tail ACK released have left ACK-clocked).
+ */
+bool ss_sent_window_full(struct sscore_state *st, struct ss_win *w);
 
 /*
  * Should the sender not be held by the peer's advertised window right now?

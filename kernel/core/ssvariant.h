@@ -88,6 +88,9 @@ struct ss_start_ops {
 
 	/* The variant paces a period itself right now (SUSS's red packets). */
 	bool (*pacing)(const struct sscore_state *st);
+	/* The stack sent a packet that filled the window (ss_sent_window_full).
+	 * NULL: nothing to do. */
+	bool (*sent_window_full)(struct sscore_state *st, struct ss_win *w);
 	/* The rate (bytes/s) the glue paces the first window at right now (Blitzstart's
 	 * round 1); 0: none.  NULL: never. */
 	u32 (*first_window_pace_rate)(const struct sscore_state *st);

@@ -47,11 +47,12 @@ void ss_suss_new_round(struct sscore_state *st, const struct ss_ack *ack, struct
 
 	if (suss_code(st) && s->cap_set)
 		return;	/* theirs: no SUSS decisions after the cap */
-	if (s->state == SUSS_PACING && suss_code(st)) {
+	if (s->state == SUSS_PACING && suss_code(st) && !ack->sender_grows) {
 		/* Theirs grows cwnd as red packets leave, so at this point it
 		 * holds what was sent (all of the limit, unless pacing was cut
-		 * short): we set the limit at once, and take back here what
-		 * was not sent, so that it never leaves as a burst. */
+		 * short): without a sender that does (patch 0004) we set the
+		 * limit at once, and take back here what was not sent, so that
+		 * it never leaves as a burst. */
 		w->cwnd = ss_min(w->cwnd, ss_max(ss_sat_add(ack->in_flight, ack->acked), 2));
 	}
 	if (s->state == SUSS_PACING || s->state == SUSS_CLOCKING)
@@ -221,8 +222,9 @@ static bool suss_plan_pacing_code(struct sscore_state *st, const struct ss_ack *
 	return true;
 }
 
-/* Start the red part of a round: cwnd to the limit (the glue paces it). */
-static void suss_jump(struct sscore_state *st, u32 growth, struct ss_win *w,
+/* Start the red part of a round: cwnd to the limit (the glue paces it), or,
+ * where the sender grows cwnd as the red packets leave, the period planned. */
+static void suss_jump(struct sscore_state *st, const struct ss_ack *ack, u32 growth, struct ss_win *w,
 		      const struct ss_pacing_plan *plan)
 {
 	struct ss_suss *s = &st->suss;
@@ -234,8 +236,31 @@ static void suss_jump(struct sscore_state *st, u32 growth, struct ss_win *w,
 	s->jumps += shift;
 	s->limit = plan->limit;
 	s->state = SUSS_PACING;
-	w->cwnd = ss_max(w->cwnd, plan->limit);
+	s->tail_ack = 1;
+	s->paced = 0;
+	if (!ack->sender_grows)
+		w->cwnd = ss_max(w->cwnd, plan->limit);
 	ss_emit(st, SS_EV_PACING, plan->red_pkts, plan->duration_us, plan->guard_us, plan);
+}
+
+/*
+ * Their sender in a pacing period: every packet after which the window is
+ * full raises cwnd by 2 while cwnd is below the period's limit; the first
+ * such packet is the one that switches the socket to pacing (the tail ACK's
+ * own packets have left ACK-clocked before it).  Loss or the end of slow
+ * start ends the period (state no longer PACING).
+ */
+bool ss_suss_sent_window_full(struct sscore_state *st, struct ss_win *w)
+{
+	struct ss_suss *s = &st->suss;
+	bool first = !s->paced;
+
+	if (!suss_code(st) || s->state != SUSS_PACING)
+		return false;
+	if (w->cwnd < s->limit)
+		w->cwnd += 2;
+	s->paced = 1;
+	return first;
 }
 
 /* Ours: the ACK that completes the blue part of the round. */
@@ -293,7 +318,7 @@ static void suss_blue_done_paper(struct sscore_state *st, const struct ss_params
 	 * hook between this ACK's transmissions and the guard.) */
 	s->blue_tail = ack->snd_nxt;
 	s->paper.blue_expected = sent_blue;
-	suss_jump(st, growth, w, plan);
+	suss_jump(st, ack, growth, w, plan);
 }
 
 /*
@@ -353,7 +378,7 @@ static void suss_blue_done_code(struct sscore_state *st, const struct ss_params 
 		 * N / k then scales those to the iw 2^(r-1) theirs measures). */
 		s->blue_tail = ack->snd_nxt;
 	}
-	suss_jump(st, growth, w, plan);
+	suss_jump(st, ack, growth, w, plan);
 }
 
 /* Leave slow start, SUSS style: after several jumps cwnd may exceed what
@@ -464,6 +489,8 @@ void ss_suss_update(struct sscore_state *st, const struct ss_params *p,
 {
 	struct ss_suss *s = &st->suss;
 
+	s->tail_ack = 0;	/* the ACK after a period's tail is red */
+
 	/* The window rules' shift, as it stands before this ACK's decisions
 	 * (theirs computed it at the top of cong_avoid): 2024 the jumps, 2025
 	 * round + jumps - 1. */
@@ -532,7 +559,10 @@ u32 ss_suss_grow(struct sscore_state *st, const struct ss_params *p, const struc
 	struct ss_suss *s = &st->suss;
 	u32 left;
 
-	if (s->state == SUSS_PACING && !s->cap_set)
+	/* Red ACKs release what they ack and no more.  The tail ACK that began
+	 * the period is blue: where the sender grows cwnd to the limit, it grows
+	 * by what it acks first (theirs; the limit counts it). */
+	if (s->state == SUSS_PACING && !s->cap_set && !(ack->sender_grows && s->tail_ack))
 		return 0;
 	left = ss_slow_start(w, ack->acked);
 	if (st->suss_version == SUSS_VER_PAPER && s->cap_set && !st->rnd.found && w->cwnd > s->cap)

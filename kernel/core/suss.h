@@ -25,6 +25,7 @@ enum ss_window_rule ss_suss_window_rule(const struct sscore_state *st);
 bool ss_suss_sample_before_round(const struct sscore_state *st);
 bool ss_suss_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p);
 bool ss_suss_pacing_now(const struct sscore_state *st);
+bool ss_suss_sent_window_full(struct sscore_state *st, struct ss_win *w);
 u8 ss_suss_trace_state(const struct sscore_state *st);
 
 /* Every hook of SUSS's but .init. */
@@ -40,6 +41,7 @@ u8 ss_suss_trace_state(const struct sscore_state *st);
 	.window_rule = ss_suss_window_rule,				\
 	.ignore_peer_window = ss_suss_ignore_peer_window,		\
 	.pacing = ss_suss_pacing_now,					\
+	.sent_window_full = ss_suss_sent_window_full,			\
 	.trace_state = ss_suss_trace_state,
 
 #endif /* SUSS_H */

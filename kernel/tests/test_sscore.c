@@ -101,6 +101,7 @@ struct flow {
 	u32 now_us;
 	u64 pacing_rate;
 	bool paced;
+	bool sender;		/* the stack sends as patch 0004 lets it (tail first, cwnd grown as sent) */
 	struct ss_pacing_plan last_plan;
 	int plans_started;
 };
@@ -150,6 +151,8 @@ static void ack_n(struct flow *f, u32 t_us, u32 pkts, u32 rtt_us)
 		.pacing_rate = f->pacing_rate,
 		.gso_max_bytes = 65536,
 		.paced = f->paced,
+		.tail_clocked = f->sender,
+		.sender_grows = f->sender,
 	};
 	ss_on_ack(&f->st, &f->p, &a, &f->w, &f->last_plan);
 	if (f->last_plan.start)
@@ -953,6 +956,46 @@ static void test_suss_min_rtt_falls_on_a_rounds_first_ack(void)
 	CHECK_EQ(f.st.rnd.min_rtt_round, 3);		/* k = 0 in round 3 */
 }
 
+/*
+ * With our kernel's sender hooks (patch 0004), SUSS 2024 sends as theirs:
+ * round 2's tail ACK (the 10th; dtB = 9 gaps x 400 us x 10 / 9 = 4000 us <
+ * 12500: G = 4, limit = (19 + 1) + 20 red = 40) grows cwnd by what it acks,
+ * 19 -> 20, and its packets leave ACK-clocked; then each packet that fills
+ * the window raises cwnd by 2 up to 40, the first of them (at cwnd 20)
+ * starting the pacing: 10 raises, 20 -> 40, and none at 40.
+ */
+static void test_suss_code_sender_grows_cwnd_as_red_leaves(void)
+{
+	struct flow f;
+	int raises = 0, starts = 0;
+
+	flow_init_version(&f, SS_SUSS, SUSS_VER_2024, 1000, 0);
+	f.sender = true;
+	ack_burst(&f, 50000, 10, 400, 50000);
+	CHECK_EQ(f.st.suss.state, SUSS_PACING);
+	CHECK_EQ(f.st.suss.limit, 40);
+	CHECK_EQ(f.w.cwnd, 20);				/* not 40 at once */
+	for (int k = 0; k < 15; k++) {
+		u32 before = f.w.cwnd;
+
+		CHECK_EQ(in_flight(&f), f.w.cwnd);	/* the window is full */
+		starts += ss_sent_window_full(&f.st, &f.w);
+		raises += f.w.cwnd > before;
+		while (in_flight(&f) < f.w.cwnd)
+			f.snd_nxt += MSS;
+	}
+	CHECK_EQ(f.w.cwnd, 40);
+	CHECK_EQ(raises, 10);
+	CHECK_EQ(starts, 1);
+	/* Round 3's blue part is round 2's whole ACK-clocked 20 (its tail
+	 * ACK's 2 included): its tail is 20 packets past round 3's start. */
+	CHECK_EQ(f.st.suss.blue_tail, f.st.rnd.end_seq + 20 * MSS);
+	/* Without the hooks (a module alone) cwnd goes to the limit at once. */
+	flow_init_version(&f, SS_SUSS, SUSS_VER_2024, 1000, 0);
+	ack_burst(&f, 50000, 10, 400, 50000);
+	CHECK_EQ(f.w.cwnd, 40);
+}
+
 static void test_suss_loss_cuts_to_in_flight(void)
 {
 	struct flow f;
@@ -1523,6 +1566,7 @@ int main(void)
 	test_suss_round2_refusals();
 	test_suss_stretch_ack();
 	test_suss_condition2();
+	test_suss_code_sender_grows_cwnd_as_red_leaves();
 	test_suss_min_rtt_falls_on_a_rounds_first_ack();
 	test_suss_loss_cuts_to_in_flight();
 	test_suss_k_max();

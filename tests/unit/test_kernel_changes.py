@@ -227,7 +227,9 @@ def test_another_source_has_its_own_uml_key_and_patches():
     default = img.uml_inputs(images, base)
     assert "uml_source_suite_priority" not in default
     assert "images/uml/patches/0003-FP-state-sized-by-the-host.patch" in default
-    assert not any("0004" in k for k in default)  # a sub-directory's patches are not the default's
+    # A sub-directory's patches are not the default's; the default's own 0004 (the sender hooks) is.
+    assert not any("6.12+/" in k for k in default)
+    assert "images/uml/patches/0004-tcp-a-congestion-control-sees-its-packets-leave.patch" in default
 
 
 def test_kernel_axis_terms(tmp_path):
