@@ -478,6 +478,22 @@ def cmd_oracle(args) -> int:
     return EXIT_FAILED if failing else EXIT_OK
 
 
+def cmd_same_bytes(args) -> int:
+    """`sslab same-bytes BEFORE AFTER`: two runs of one scenario (before and after a change that should
+    move nothing: a kernel patch, a backend, a refactoring), every flow compared ACK by ACK and packet by
+    packet.  Exit 1 when a flow differs."""
+    from .analysis.oracle import compare_runs, difference_text, oracle_table
+    rows = compare_runs(Path(args.before), Path(args.after))
+    if not rows:
+        raise Refused(f"no flow to compare in {args.before}")
+    print(oracle_table([(Path(args.after).name, c) for c in rows], sides=("before", "after")))
+    differing = [c for c in rows if not c.identical]
+    for c in differing:
+        print(f"{c.run} port {c.port}: {difference_text(c, 'after')}")
+    print(f"{len(rows)} flows, {len(rows) - len(differing)} the same bytes, {len(differing)} differing")
+    return EXIT_FAILED if differing else EXIT_OK
+
+
 def cmd_suss_loop(args) -> int:
     """`sslab suss-loop` (`make suss-loop`): SUSS 2024 in closed loop on its authors' path, each round's
     decisions beside their log's with the targets; SUSS 2025's beside.  Exit 1 when a target is missed."""
@@ -792,6 +808,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="scenario files, or names of kernel/tests/oracle/*.yaml (default: all of them)")
     po.add_argument("--jobs", type=at_least_one("JOBS"), help="boots at once (default: the host's cores)")
     po.set_defaults(func=cmd_oracle)
+    psb = sub.add_parser("same-bytes", help="two runs of one scenario (before and after a change that should move "
+                                            "nothing) compared flow by flow, ACK by ACK and packet by packet")
+    psb.add_argument("before", help="a run directory")
+    psb.add_argument("after", help="a run directory of the same scenario")
+    psb.set_defaults(func=cmd_same_bytes)
     psl = sub.add_parser("suss-loop", help="SUSS 2024 in closed loop on its authors' own path: each round's "
                                            "decisions beside their log's, held to targets (and SUSS 2025's beside)")
     psl.set_defaults(func=cmd_suss_loop)

@@ -141,14 +141,14 @@ def _with_times(diff: dict | None, ours: list[tuple], kernel: list[tuple]) -> di
             "kernel": list(kernel[i]) if i < len(kernel) else None}
 
 
-def difference_text(c: FlowComparison) -> str:
-    """The first difference in words (ACK first, else packet), or "none"."""
+def difference_text(c: FlowComparison, other: str = "kernel") -> str:
+    """The first difference in words (ACK first, else packet), or "none"; @other names the second side."""
     if c.identical:
         return "none"
     parts = []
     for what, diff in (("ACK", c.ack_difference), ("packet", c.packet_difference)):
         if diff:
-            fields = ", ".join(f"{k} {v['ours']} (kernel {v['kernel']})" for k, v in diff["fields"].items())
+            fields = ", ".join(f"{k} {v['ours']} ({other} {v['kernel']})" for k, v in diff["fields"].items())
             at = diff["ours"][0] if diff.get("ours") else (diff["kernel"] or ["?"])[0]
             parts.append(f"{what} {diff['index'] + 1} (at {at}): {fields}")
     return "; ".join(parts) + (f" [{c.exception}]" if c.exception else "")
@@ -161,13 +161,14 @@ def _pair(values: tuple, fmt: str = "{}") -> str:
     return f"{'–' if a is None else fmt.format(a)} / {'–' if b is None else fmt.format(b)}"
 
 
-def oracle_table(rows: list[tuple[str, FlowComparison]]) -> str:
+def oracle_table(rows: list[tuple[str, FlowComparison]], sides: tuple[str, str] = ("ours", "kernel")) -> str:
     """The table of the kernel's documentation: scenario x run x flow, ours against the kernel's
-    (a value shown once is the same on both sides; "ours / kernel" where they differ)."""
-    lines = ["| scenario | run | flow (port) | ours | kernel | ACKs compared | packets compared | "
+    (a value shown once is the same on both sides; "ours / kernel" where they differ).  @sides names
+    the two (sslab same-bytes: before and after)."""
+    lines = [f"| scenario | run | flow (port) | {sides[0]} | {sides[1]} | ACKs compared | packets compared | "
              "first difference | exit cwnd | drops (the run's, at the bottleneck) | FCT, s |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for scenario, c in rows:
         lines.append(f"| {scenario} | {c.run} | {c.port} | {c.cc_ours} | {c.cc_kernel} | {c.acks} | {c.packets} | "
-                     f"{difference_text(c)} | {_pair(c.exit_cwnd)} | {_pair(c.lost)} | {_pair(c.fct_s, '{:.6f}')} |")
+                     f"{difference_text(c, sides[1])} | {_pair(c.exit_cwnd)} | {_pair(c.lost)} | {_pair(c.fct_s, '{:.6f}')} |")
     return "\n".join(lines)
