@@ -235,8 +235,8 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         " data segment. Lost: packets dropped at the bottleneck queue. Exit cwnd: largest cwnd while ssthresh"
         " was infinite (tcp:tcp_probe). A run passes fidelity when its measured base RTT is within 0.5 ms of"
         " the configured one, the saturating rate within 1%, and tshark reads every flow of its capture as our"
-        " parser does (when checked). In-flight plots: the kernel's packets in"
-        " flight from our module's trace (sslab_ack) for our congestion controls.",
+        " parser does (when checked). Plots measure every variant alike, ours and the kernel's: cwnd and the"
+        " packets outstanding (snd_nxt - snd_una) from tcp:tcp_probe, data delivered from the capture.",
         "",
     ]
     for p in plots:
