@@ -145,7 +145,8 @@ def base_inputs(images_dir: Path) -> dict[str, str]:
 
 
 def module_sources(kernel_dir: Path) -> list[Path]:
-    """The files of kernel/ that go into the module build (not build output)."""
+    """The files of kernel/ that go into the module build (not build output, not its tests, not its
+    documentation: an edit of kernel/README.md builds no new image)."""
     if not kernel_dir.is_dir():
         return []
     keep = []
@@ -155,7 +156,7 @@ def module_sources(kernel_dir: Path) -> list[Path]:
         rel = p.relative_to(kernel_dir)
         if rel.parts[0] in ("build", "tests") or p.name.startswith("."):
             continue
-        if p.suffix in (".o", ".ko", ".mod", ".cmd", ".symvers", ".order") or p.name.endswith(".mod.c"):
+        if p.suffix in (".o", ".ko", ".mod", ".cmd", ".symvers", ".order", ".md") or p.name.endswith(".mod.c"):
             continue
         keep.append(p)
     return keep
