@@ -46,3 +46,16 @@ def processes_matching(*patterns: str) -> list[str]:
         if cmd and any(p in cmd for p in patterns):
             out.append(f"{proc.name} {cmd[:200]}")
     return out
+
+
+#: An AMX host's XSAVE area (PTRACE_GETREGSET of NT_X86_XSTATE there, and CPUID 0xD.0 EBX).
+AMX_XSTATE_BYTES = 11008
+
+
+def larger_fp_area(host_bytes: int) -> int:
+    """An FP area the guest can be given (SSLAB_UML_FP_AREA only enlarges) that differs from this
+    host's: an AMX host's 11008 bytes where the host has less, else a page more than the host's,
+    64-byte aligned as XSAVE wants."""
+    if host_bytes < AMX_XSTATE_BYTES:
+        return AMX_XSTATE_BYTES
+    return (host_bytes + 4096 + 63) // 64 * 64
