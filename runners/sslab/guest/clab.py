@@ -27,6 +27,21 @@ the vfs storage driver, and without iptables or a default bridge (the
 testbed's kernel has no netfilter, and nothing here needs NAT).  On a host
 that runs its own Docker engine, that engine is used.
 
+dockerd, containerd, runc and what runc starts (dockerd's network hook) run
+with one Go scheduler slot (GOMAXPROCS=1, `DockerEngine.ensure`).  The guest
+has one CPU, but containerd starts its shims with GOMAXPROCS=2 and the shim
+starts runc with GOMAXPROCS=4, whatever the environment says, and runc
+passes its environment to the hook.  Under UML's inf-cpu virtual time two Go
+schedulers on one CPU waited for each other for ever in that hook: one spun
+in user mode, never entering the kernel, and the other's 100 us timed wait
+never ended because the guest's clock moves only when the CPU is idle (the
+measured chain: images/uml/README.md, "The spin guard").  So containerd,
+the shim and runc are started through wrappers (`GO_WRAPPED`, first on
+dockerd's PATH) that set GOMAXPROCS=1 after whatever their parent appended.
+The shim's own daemon, which the shim starts from its own executable with
+GOMAXPROCS=4 appended, is beyond them: there the kernel's spin guard keeps
+the guest going.  `gomaxprocs()` says what the running stack got.
+
 Teardown (`teardown()`, also run before every build, and by the caller's
 `finally` on an error, SIGINT or SIGTERM): containerlab destroy, then the
 containers the harness started, then the namespace names.  `leftovers()`
@@ -62,6 +77,13 @@ DOCKER_DIR = Path("/run/sslab-docker")
 DOCKER_DATA = Path("/tmp/sslab-docker")
 DOCKER_SOCK = DOCKER_DIR / "docker.sock"
 CLAB_DIR = Path("/run/sslab-clab")
+#: The Go programs of the stack that their parent starts with GOMAXPROCS>1 whatever our
+#: environment says (containerd -> shim: 2; shim -> runc, and so runc's hooks: 4), each
+#: found on PATH: each is started through a wrapper in WRAPPER_DIR that sets GOMAXPROCS=1 last.
+GO_WRAPPED = ("containerd", "containerd-shim-runc-v2", "runc")
+WRAPPER_DIR = DOCKER_DIR / "bin"
+#: Programs whose GOMAXPROCS `gomaxprocs()` reports (dockerd's network hook is dockerd too).
+GO_STACK = ("dockerd", "containerd", "containerd-shim", "runc")
 DEPLOY_TIMEOUT_S = 900
 #: The management network containerlab insists on (no node joins it).
 MGMT_SUBNET = "172.31.255.0/24"
@@ -101,6 +123,9 @@ class DockerEngine:
             raise RuntimeError("no Docker engine answers (start one, or run in the testbed image)")
         DOCKER_DIR.mkdir(parents=True, exist_ok=True)
         DOCKER_DATA.mkdir(parents=True, exist_ok=True)
+        self.env["PATH"] = f"{write_go_wrappers(WRAPPER_DIR, self.env.get('PATH', os.defpath))}:" \
+                           f"{self.env.get('PATH', os.defpath)}"
+        self.env["GOMAXPROCS"] = "1"   # dockerd itself, the docker client, containerlab
         etc = Path("/etc/docker")
         if not os.access(etc, os.W_OK):
             sh("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(etc))
@@ -108,7 +133,7 @@ class DockerEngine:
         subprocess.Popen(["dockerd", "--iptables=false", "--ip6tables=false", "--bridge=none",
                           "--storage-driver=vfs", f"--data-root={DOCKER_DATA}", f"--exec-root={DOCKER_DIR / 'exec'}",
                           f"--pidfile={DOCKER_DIR / 'docker.pid'}", "-H", f"unix://{DOCKER_SOCK}"],
-                         stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+                         stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True, env=self.env)
         deadline = time.monotonic() + timeout
         while not self._answers():
             if time.monotonic() > deadline:
@@ -116,6 +141,10 @@ class DockerEngine:
             time.sleep(0.5)
         self.started = True
         return self
+
+    def gomaxprocs(self) -> dict[str, list[str]]:
+        """program -> the GOMAXPROCS values its running processes got (unset: "unset")."""
+        return gomaxprocs_of(GO_STACK)
 
     def docker(self, *args: str, **kw) -> subprocess.CompletedProcess:
         return _run(["docker", *args], self.env, **kw)
@@ -131,6 +160,39 @@ class DockerEngine:
             tar.add(str(BUSYBOX), arcname="bin/busybox")
         self.docker("import", "-", NODE_IMAGE, stdin=buf.getvalue())
         return NODE_IMAGE
+
+
+def write_go_wrappers(directory: Path, path: str) -> Path:
+    """Write into @directory one wrapper per GO_WRAPPED program (the real one found on @path)
+    that starts it with GOMAXPROCS=1, whatever its parent put in its environment."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in GO_WRAPPED:
+        real = shutil.which(name, path=path)
+        if real is None:
+            raise RuntimeError(f"{name} is not on PATH ({path}): the testbed image carries Docker's stack")
+        wrapper = directory / name
+        wrapper.write_text(f'#!/bin/sh\n# slowstart-lab: one Go scheduler slot on the one CPU (sslab.guest.clab)\n'
+                           f'GOMAXPROCS=1 exec {real} "$@"\n')
+        wrapper.chmod(0o755)
+    return directory
+
+
+def gomaxprocs_of(programs: tuple[str, ...], proc: Path = Path("/proc")) -> dict[str, list[str]]:
+    """For each running process whose command name is one of @programs (as the kernel keeps it:
+    its first 15 characters): the GOMAXPROCS in its environment ("unset" if none), by program."""
+    found: dict[str, set[str]] = {}
+    for pid_dir in proc.glob("[0-9]*"):
+        try:
+            comm = (pid_dir / "comm").read_text().strip()
+            env = (pid_dir / "environ").read_bytes().split(b"\0")
+        except OSError:  # gone meanwhile, or a kernel thread
+            continue
+        program = next((p for p in programs if comm == p[:15]), None)
+        if program is None:
+            continue
+        value = next((e.split(b"=", 1)[1].decode() for e in env if e.startswith(b"GOMAXPROCS=")), "unset")
+        found.setdefault(program, set()).add(value)
+    return {k: sorted(v) for k, v in sorted(found.items())}
 
 
 def node_names(db: Dumbbell) -> dict[str, str]:
@@ -252,7 +314,8 @@ class ContainerlabDumbbell(Dumbbell):
         for ns, pid in zip(self.namespaces, pids):
             sh("ip", "netns", "attach", ns, pid)
         self._configure()
-        self.versions = {"docker": self.engine.version(), "containerlab": clab_version(self.engine.env)}
+        self.versions = {"docker": self.engine.version(), "containerlab": clab_version(self.engine.env),
+                         "gomaxprocs": self.engine.gomaxprocs()}
         return self
 
     def teardown(self) -> None:
