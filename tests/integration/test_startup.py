@@ -44,6 +44,10 @@ def test_report_table_and_artifacts(smoke_run):
     fid = summary["fidelity"]
     assert abs(fid["rate"]["measured_mbit"] - 50) < 2.5, fid["rate"]
     assert all(abs(v - 100) < 2 for v in fid["rtt"]["measured_ms"].values()), fid["rtt"]
+    # Nothing spins on the default backend: the UML spin guard charged no tick, and every run says so.
+    assert "spin guard: charged" not in (run_dir / "job/uml/console.log").read_text()
+    assert all(r["fidelity"]["spin_guard_charges"] == 0 for r in summary["runs"])
+    assert "- spin guard (200 ms of host CPU in user mode): never charged a tick" in report
 
 
 def test_runs_archive_pcaps_traces_and_manifest(smoke_run):

@@ -27,6 +27,8 @@ from ..records import read_record, read_runs_index, stamped
 from .. import paths
 from ..ccas import suss_tag, variant_label
 from ..scenario import parse_size
+from ..substrate import spinguard
+from ..substrate.spinguard import Charge
 from .capturecheck import agreement_line
 from .fidelity import run_passes
 from .conditions import run_conditions
@@ -171,6 +173,22 @@ def shared_boot_line(boot: dict) -> str:
                     "ones it gives alone")
 
 
+def spin_guard_line(meta: dict, found: list[Charge], runs: list[dict]) -> str | None:
+    """What the UML spin guard did in this job (@found: its charges in the boot), or None without one."""
+    if meta.get("substrate") != "uml" or not spinguard.guarded(meta.get("image")):
+        return None
+    head = f"- spin guard ({spinguard.INTERVAL_MS} ms of host CPU in user mode): "
+    if not found:
+        return head + "never charged a tick: every run is the one its seed gives on any host"
+    charged = [r for r in runs if r["fidelity"].get("spin_guard_charges")]
+    in_runs = sum(r["fidelity"]["spin_guard_charges"] for r in charged)
+    tasks = ", ".join(sorted({c.task for c in found}))
+    return head + (f"charged {len(found)} tick(s) in the boot ({tasks}), {in_runs} of them during the traffic of "
+                   f"{len(charged)} of {len(runs)} runs: a run during or after a charge is not its seed's alone, for "
+                   f"how much a guard interval holds depends on the host's speed (images/uml/README.md, \"The spin "
+                   f"guard\")")
+
+
 def write_report(run_dir: Path, dest: Path) -> dict:
     """summary.json, report.md and plots in @dest, from @run_dir's archive only."""
     out = run_dir / "job" / "out"
@@ -226,6 +244,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         agreement_line(runs),
         f"- ran under: {run_conditions(meta, list(cases.values()))}",
         *([shared_boot_line(meta["boot"])] if meta.get("boot") else []),
+        *([line] if (line := spin_guard_line(meta, spinguard.console_charges(out.parent), runs)) else []),
         "",
         "Median [95% CI of the mean, Student t; lower ends below zero shown as 0] over repetitions.",
         "",
@@ -253,7 +272,8 @@ def write_report(run_dir: Path, dest: Path) -> dict:
                      f"{'–' if qmax is None else qmax} | "
                      f"{', '.join(f'{v:.2f}' for v in fid['base_rtt_ms'].values())} | "
                      f"{rwnd if rwnd else 0}{' (FLAGGED)' if rwnd else ''} | "
-                     f"{'ok' if ok else 'FLAGGED'}{' (tshark differs)' if fid.get('capture_ok') is False else ''} |")
+                     f"{'ok' if ok else 'FLAGGED'}{' (tshark differs)' if fid.get('capture_ok') is False else ''}"
+                     f"{f' (spin guard: {n} tick(s))' if (n := fid.get('spin_guard_charges')) else ''} |")
     (dest / "report.md").write_text("\n".join(lines) + "\n")
     return summary
 

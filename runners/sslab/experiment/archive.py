@@ -9,8 +9,11 @@ compressed (`<tag>.trace.gz`).  On a varying link the link's fidelity
 (sslab.analysis.link).  The capture, when there is one and it is asked for, is
 read by tshark as well as by our parser, per flow (sslab.analysis.capturecheck):
 the two views go in run.json's capture_check, their agreement in its fidelity
-(capture_ok).  Every field the guest wrote stays as it was; run.json is
-replaced by one rename.
+(capture_ok).  Under a UML kernel with the spin guard, the ticks it charged
+during the run's traffic, counted from the boot's console, go in its
+fidelity too (spin_guard_charges; sslab.substrate.spinguard).
+Every field the guest wrote stays as it was; run.json is replaced by one
+rename.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from ..records import read_record, read_runs_index
 from ..analysis.capturecheck import check_capture, timed_tshark_view, tshark_version
 from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
 from ..analysis.traces import flow_facts, records_for_facts
+from ..substrate.spinguard import Charge, console_charges, during
 
 #: How hard captures and traces are compressed (see gzip_in_place).
 GZIP_LEVEL = 1
@@ -54,11 +58,12 @@ def gzip_in_place(raw: Path) -> Path:
 
 
 def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | None = None,
-                 timing: dict | None = None) -> dict:
+                 timing: dict | None = None, guard: list[Charge] | None = None) -> dict:
     """Finish one run's record (the module's docstring); @check_captures: tshark reads its capture
     (@tshark: that reading, started already: timed_tshark_view's future).  tshark's wall seconds
     are added to @timing["capture_check_seconds"], never to the record: a run's record is the
-    same bytes wherever and whenever it is finished."""
+    same bytes wherever and whenever it is finished.  @guard: the spin guard's charges in the boot
+    (None: a kernel without the guard)."""
     path = run_dir / "run.json"
     run = read_record(path, "sslab.run")
     trace = run.get("trace")
@@ -83,6 +88,9 @@ def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | No
             run["capture_check"] = {"tool": "tshark", "error": str(e)[-500:], "agree": False}
         if run["capture_check"]["agree"] is not None:
             run.setdefault("fidelity", {})["capture_ok"] = run["capture_check"]["agree"]
+    if guard is not None and "started_unix" in run:
+        run.setdefault("fidelity", {})["spin_guard_charges"] = during(guard, run["started_unix"],
+                                                                      run["started_unix"] + run["seconds"])
     if traced:
         gzip_in_place(run_dir / trace)
         run["trace"] = trace + ".gz"
@@ -96,20 +104,23 @@ def needs_capture_check(run: dict) -> bool:
     return bool(run.get("pcap")) and "capture_check" not in run and tshark_version() is not None
 
 
-def complete_runs(out_dir: Path, check_captures: bool = True, timing: dict | None = None) -> int:
+def complete_runs(out_dir: Path, check_captures: bool = True, timing: dict | None = None,
+                  spin_guard: bool = False) -> int:
     """Finish every run listed in @out_dir/runs.json; return how many (tshark's wall seconds in all
-    added to @timing, see complete_run).
+    added to @timing, see complete_run).  @spin_guard: the job's UML kernel has the spin guard (its
+    charges are read from the boot's console, beside @out_dir).
 
     tshark reads the captures from threads of their own (TSHARK_READERS at once), ahead of this one
     reading the traces: its CPU time (processes of its own) overlaps ours.  Measured on E1 (40 runs,
     one boot, 26 Nov 2026): the host's read-out took 40.3 s with tshark after each trace (29.0 s
     of it tshark), 29.8 s with one reader beside it, 17.9 s with two."""
     index = read_runs_index(out_dir / "runs.json") if (out_dir / "runs.json").exists() else []
+    guard = console_charges(out_dir.parent) if spin_guard else None
     runs = {e["tag"]: read_record(out_dir / "runs" / e["tag"] / "run.json", "sslab.run") for e in index}
     with ThreadPoolExecutor(max_workers=TSHARK_READERS) as pool:
         readings = {tag: pool.submit(timed_tshark_view, out_dir / "runs" / tag / run["pcap"],
                                      [f["port"] for f in run["flows"]])
                     for tag, run in runs.items() if check_captures and needs_capture_check(run)}
         for entry in index:
-            complete_run(out_dir / "runs" / entry["tag"], check_captures, readings.get(entry["tag"]), timing)
+            complete_run(out_dir / "runs" / entry["tag"], check_captures, readings.get(entry["tag"]), timing, guard)
     return len(index)

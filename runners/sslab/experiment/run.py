@@ -28,6 +28,7 @@ from ..substrate.image import sha256_file as sha256
 from ..substrate.containerlab import containerlab_for_job
 from ..substrate.job import TOOLS_DIR, JobError, JobSpec, remove_tools
 from ..substrate.preflight import check_offered
+from ..substrate import spinguard
 from .archive import complete_runs
 from .plan import plan_for
 
@@ -217,7 +218,8 @@ def finish_run_dir(run_dir: Path) -> None:
     meta = read_record(run_dir / "meta.json", "sslab.meta")
     # A matrix checks a sample of its cells' captures with tshark (the cell says); a scenario, all.
     timing: dict = {}
-    complete_runs(run_dir / "job" / "out", check_captures=meta["scenario"].get("capture_check", True), timing=timing)
+    complete_runs(run_dir / "job" / "out", check_captures=meta["scenario"].get("capture_check", True), timing=timing,
+                  spin_guard=meta["substrate"] == "uml" and spinguard.guarded(meta.get("image")))
     meta["host_trace_seconds"] = round(time.monotonic() - t1, 1)
     if "capture_check_seconds" in timing:
         # tshark's wall time over the runs (its readers run beside the trace read-out, so it is
