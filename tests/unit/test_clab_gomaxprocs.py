@@ -1,13 +1,13 @@
 """The Docker stack's Go programs run with one scheduler slot in the testbed (sslab.guest.clab):
 the wrappers override what a parent puts in their environment, and gomaxprocs_of reads back what
-running processes got."""
+running processes got; where the guest has no sudo, containerlab gets a stand-in."""
 
 import os
 import subprocess
 
 import pytest
 
-from sslab.guest.clab import GO_WRAPPED, gomaxprocs_of, write_go_wrappers
+from sslab.guest.clab import GO_WRAPPED, gomaxprocs_of, write_go_wrappers, write_sudo_standin
 
 
 def test_a_wrapper_overrides_the_parents_gomaxprocs_and_passes_the_arguments(tmp_path):
@@ -47,3 +47,17 @@ def test_gomaxprocs_of_reads_each_programs_environment_by_its_kernel_name(tmp_pa
     (tmp_path / "self").mkdir()   # not a process directory
     got = gomaxprocs_of(("dockerd", "containerd", "containerd-shim", "runc"), tmp_path)
     assert got == {"containerd": ["1"], "containerd-shim": ["1", "2"], "dockerd": ["1"], "runc": ["unset"]}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the stand-in is written only for root")
+def test_sudo_standin_runs_its_command_as_is_where_there_is_no_sudo(tmp_path):
+    standin = write_sudo_standin(tmp_path, str(tmp_path / "empty"))
+    assert standin == tmp_path / "sudo"
+    out = subprocess.run([str(standin), "sh", "-c", 'echo "$0 $1"', "ovs-vsctl", "list-br"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out == "ovs-vsctl list-br\n"
+    # a real sudo on the path is left alone
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "sudo").write_text("#!/bin/sh\n")
+    (tmp_path / "real" / "sudo").chmod(0o755)
+    assert write_sudo_standin(tmp_path / "other", str(tmp_path / "real")) is None

@@ -125,6 +125,7 @@ class DockerEngine:
         DOCKER_DATA.mkdir(parents=True, exist_ok=True)
         self.env["PATH"] = f"{write_go_wrappers(WRAPPER_DIR, self.env.get('PATH', os.defpath))}:" \
                            f"{self.env.get('PATH', os.defpath)}"
+        write_sudo_standin(WRAPPER_DIR, self.env["PATH"])
         self.env["GOMAXPROCS"] = "1"   # dockerd itself, the docker client, containerlab
         etc = Path("/etc/docker")
         if not os.access(etc, os.W_OK):
@@ -175,6 +176,19 @@ def write_go_wrappers(directory: Path, path: str) -> Path:
                            f'GOMAXPROCS=1 exec {real} "$@"\n')
         wrapper.chmod(0o755)
     return directory
+
+
+def write_sudo_standin(directory: Path, path: str) -> Path | None:
+    """containerlab drives Open vSwitch as `sudo ovs-vsctl ...` (its ovs-bridge nodes), and the
+    testbed's guest, where everything runs as root, has no sudo: write into @directory a `sudo`
+    that runs its command as is, when there is none on @path and we are root."""
+    if os.geteuid() != 0 or shutil.which("sudo", path=path) is not None:
+        return None
+    standin = directory / "sudo"
+    standin.write_text('#!/bin/sh\n# slowstart-lab: the guest runs as root and has no sudo (sslab.guest.clab)\n'
+                       'exec "$@"\n')
+    standin.chmod(0o755)
+    return standin
 
 
 def gomaxprocs_of(programs: tuple[str, ...], proc: Path = Path("/proc")) -> dict[str, list[str]]:
@@ -314,8 +328,9 @@ class ContainerlabDumbbell(Dumbbell):
         for ns, pid in zip(self.namespaces, pids):
             sh("ip", "netns", "attach", ns, pid)
         self._configure()
-        self.versions = {"docker": self.engine.version(), "containerlab": clab_version(self.engine.env),
-                         "gomaxprocs": self.engine.gomaxprocs()}
+        # (added to what _start_switches recorded: Open vSwitch's version when the LANs are switched)
+        self.versions.update({"docker": self.engine.version(), "containerlab": clab_version(self.engine.env),
+                              "gomaxprocs": self.engine.gomaxprocs()})
         return self
 
     def teardown(self) -> None:
