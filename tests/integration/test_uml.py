@@ -120,9 +120,12 @@ def test_hystart_leaves_slow_start_by_its_ack_train_test(exits_run):
     flow = runs["cubic_hs"]["flows"][0]
     exits = [e for e in flow["events"] if e["type"] == "exit"]
     assert exits and exits[0]["a"] == "1", exits  # cause 1: the ACK train
-    # ... before the 1-BDP buffer (413 packets) overflows: nothing was dropped.
-    assert runs["cubic_hs"]["bottleneck"]["drops"] == 0
+    # ... before the 1-BDP buffer (413 packets) overflows: nothing is lost in slow start.  Linux's
+    # CUBIC grows past BDP + buffer later, in congestion avoidance (the kernel's cubic: cwnd 867,
+    # 42 drops, a good 1.6 s after the exit), so the first loss comes many RTTs (100 ms) after it.
     assert flow["slow_start"]["exit_cwnd"] < 2 * 413
+    losses = [e for e in flow["events"] if e["type"] == "loss"]
+    assert all(loss["ts"] > exits[0]["ts"] + 5 * 0.1 for loss in losses), (exits, losses)
 
 
 def test_traditional_slow_start_overshoots(exits_run):
