@@ -46,14 +46,12 @@ REPS ?=
 SCENARIO ?=
 INVENTORY ?=
 MATRIX ?= smoke
-# SUSS_VERSION=2024 (the authors' code behind the paper; the default), 2025 (their rewrite) or 0 (ours):
-# the version cubic_suss runs in make startup, wifi, fct-vs-size and the matrices.
-# HOSTS=ideal (infinitely fast hosts; the default), 1gbe or logging: the host model (sslab.scenario.hosts).
-# LANS=veth (each host on a link of its own to its router; the default) or ovs (each side's hosts on an
-# Open vSwitch switch, standalone, no controller): the dumbbell's LANs (sslab.guest.ovs).
-SUSS_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) \
-            $(if $(LANS),--lans $(LANS))
-MATRIX_ARGS = $(SUSS_ARGS) $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
+# The knobs over every experiment's scenarios, one row each in runners/sslab/scenario/knobs.py
+# (`python -m sslab run --help` says what each takes): SUSS_VERSION=2024|2025|0, the version cubic_suss
+# runs; HOSTS=ideal|1gbe|logging, the host model; LANS=veth|ovs, the dumbbell's LANs.  The line below is
+# that table's make_line(); tests/unit/test_knobs.py holds it to the table.
+KNOB_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) $(if $(LANS),--lans $(LANS))
+MATRIX_ARGS = $(KNOB_ARGS) $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(CCA)) $(if $(BUF),--set BUF=$(BUF)) \
               $(if $(RTT),--set RTT=$(RTT)) $(if $(INVENTORY),--inventory $(INVENTORY)) $(if $(SERIAL),--serial $(SERIAL)) \
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \
               $(if $(BACKEND),--backend $(BACKEND)) $(if $(BOOT_SHARE),--boot-share $(BOOT_SHARE)) $(KERNEL_ARGS) \
@@ -84,7 +82,7 @@ endif
 
 # The experiments: experiments/<target>.yaml, each run by `sslab run` (what applies to its kind).
 EXPERIMENTS := $(sort $(basename $(notdir $(wildcard experiments/*.yaml))))
-RUN_ARGS = $(SUSS_ARGS) $(foreach v,SELECT LINKS VARIANTS SETTINGS,$(if $($(v)),--select $($(v)))) \
+RUN_ARGS = $(KNOB_ARGS) $(foreach v,SELECT LINKS VARIANTS SETTINGS,$(if $($(v)),--select $($(v)))) \
            $(if $(REPS),--reps $(REPS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(SCENARIO),--scenario $(SCENARIO)) \
            $(if $(BACKEND),--backend $(BACKEND)) $(if $(ITER),--iter $(ITER)) \
            $(foreach v,CCA BUF RTT,$(if $($(v)),--set $(v)=$($(v)))) $(if $(INVENTORY),--inventory $(INVENTORY)) \

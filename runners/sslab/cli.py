@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import paths
 from .records import RecordFormatError, read_record
+from .scenario import knobs
 from .substrate import CLOCKS, SUBSTRATES, make_substrate
 
 #: Who can build a scenario's topology (the scenario's topology.backend).
@@ -215,7 +216,7 @@ def cmd_startup(args) -> int:
     substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
     t0 = time.monotonic()
     run_dir = run_scenario(Path(args.scenario), args.kind, substrate, reps=args.reps, backend=args.backend,
-                           overrides=overrides(args))
+                           knobs=knobs.given(args))
     print_table(run_dir)
     print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
     return EXIT_OK
@@ -233,11 +234,11 @@ def cmd_crosscheck(args) -> int:
         substrate = ready(make_substrate(name, "tcg" if name == "vm" else "auto", clock))
         t0 = time.monotonic()
         # The host model is UML's: under QEMU's icount the hosts' work already costs instruction time.
-        hosts = {"hosts": {"model": args.hosts}} if args.hosts and name == "uml" else None
+        hosts = {"hosts": args.hosts} if args.hosts and name == "uml" else None
         if hosts:
             label = f"uml/inf-cpu, hosts {args.hosts}"
         runs[label] = run_scenario(Path(args.scenario), f"crosscheck/{name}", substrate, reps=args.reps,
-                                   overrides=hosts)
+                                   knobs=hosts)
         walls[label] = time.monotonic() - t0
         print_table(runs[label])
     table = crosscheck_table(runs)
@@ -306,7 +307,7 @@ def cmd_run(args) -> int:
         from .experiment import run_scenario
         substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
         run_dir = run_scenario(parts[0].path, exp.kind_of(parts[0]), substrate, reps=reps, backend=args.backend,
-                               overrides=overrides(args))
+                               knobs=knobs.given(args))
         print_table(run_dir)
         print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
         return EXIT_OK
@@ -320,7 +321,7 @@ def cmd_run(args) -> int:
                      if written else []))
     by_file = {(p.path or files[p.name]): p for p in parts}
     run_dirs = run_series(list(by_file), lambda f: exp.kind_of(by_file[f]), substrates, reps=reps,
-                          overrides=overrides(args), backend=args.backend)
+                          knobs=knobs.given(args), backend=args.backend)
     took = f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), {jobs} at once)"
     if report.write is None:
         from .analysis.startup import print_table
@@ -363,8 +364,7 @@ def _matrix_on_kernels(m, options: dict[str, str], args, inventory: Path) -> int
     from .matrix.orchestrate import run_matrix, run_on_kernels
     run_args = dict(iterations=args.iter, inventory=inventory, serial=args.serial, substrate=args.substrate,
                     jobs=args.jobs, clock=args.clock, container=args.container, backend=args.backend,
-                    suss_version=args.suss_version, host_model=args.hosts, boot_share=args.boot_share,
-                    host_timeout=args.host_timeout, lans=args.lans)
+                    knobs=knobs.given(args), boot_share=args.boot_share, host_timeout=args.host_timeout)
     if args.kernel:
         return run_on_kernels(m, options, args.kernel, **run_args)
     return run_matrix(m, options, **run_args)
@@ -636,39 +636,12 @@ def cmd_matrix(args) -> int:
     raise Refused(f"unknown matrix action {args.action}")
 
 
-def overrides(args) -> dict | None:
-    """What --suss-version, --hosts and --lans ask over the scenarios (None: nothing)."""
-    out = {}
-    if getattr(args, "suss_version", None) is not None:
-        out["module_params"] = {"suss_version": args.suss_version}
-    if getattr(args, "hosts", None):
-        out["hosts"] = {"model": args.hosts}
-    if getattr(args, "lans", None):
-        out["lans"] = args.lans
-    return out or None
-
-
 def add_kernel_option(p: argparse.ArgumentParser) -> None:
     """--kernel (make KERNELS=): a matrix's `kernel` axis."""
     p.add_argument("--kernel", action="append", metavar="SOURCE[,patches=DIR][,modules=DIR]",
                    help="(matrices) run the matrix on this kernel too, once per --kernel, and report the kernels "
                         "side by side: a source (6.1, the default, or images/uml/sources/<name>.yaml) with your "
                         "patches and modules (make KERNELS=\"6.1 7.3\")")
-
-
-def add_suss_version_option(p: argparse.ArgumentParser) -> None:
-    """--suss-version and --hosts: the options every experiment command takes over its scenarios."""
-    from .ccas import SUSS_VERSIONS
-    from .scenario import HOST_PRESETS
-    p.add_argument("--suss-version", type=int, choices=list(SUSS_VERSIONS),
-                   help="the SUSS version cubic_suss runs: " + "; ".join(f"{k}: {v}" for k, v in SUSS_VERSIONS.items())
-                   + " (default: the scenario's, else 2024)")
-    p.add_argument("--hosts", choices=list(HOST_PRESETS),
-                   help="the host model (sslab.scenario.hosts): ideal (infinitely fast hosts), 1gbe, logging "
-                        "(default: the scenario's, else ideal)")
-    p.add_argument("--lans", choices=["veth", "ovs"],
-                   help="each side's hosts: veth, a link each to the router; ovs, on one Open vSwitch switch "
-                        "(standalone, no controller) (default: the scenario's, else veth)")
 
 
 def add_substrate_options(p: argparse.ArgumentParser) -> None:
@@ -742,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     ps.add_argument("--reps", type=at_least_one("REPS"), help="repetitions (default: the scenario's)")
     ps.add_argument("--kind", default="startup", help="results/<kind>/ directory")
     ps.add_argument("--backend", choices=BACKENDS, help="who builds the topology (default: the scenario's)")
-    add_suss_version_option(ps)
+    knobs.add_options(ps)
     add_substrate_options(ps)
     ps.set_defaults(func=cmd_startup)
     pc = sub.add_parser("crosscheck", help="a scenario (E1) on UML and on QEMU -icount, side by side")
@@ -774,7 +747,7 @@ def main(argv: list[str] | None = None) -> int:
     prun.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
     prun.add_argument("--host-timeout", type=at_least_one("HOST_TIMEOUT"), help=HOST_TIMEOUT_HELP)
     add_kernel_option(prun)
-    add_suss_version_option(prun)
+    knobs.add_options(prun)
     add_substrate_options(prun)
     prun.set_defaults(func=cmd_run)
     pe = sub.add_parser("experiments", help="the experiments (experiments/*.yaml): target, paper, figure, parts")
@@ -833,7 +806,7 @@ def main(argv: list[str] | None = None) -> int:
     mr.add_argument("--host-timeout", type=at_least_one("HOST_TIMEOUT"), help=HOST_TIMEOUT_HELP)
     mr.add_argument("--backend", choices=BACKENDS, help="who builds each cell's topology (default: the matrix's)")
     add_kernel_option(mr)
-    add_suss_version_option(mr)
+    knobs.add_options(mr)
     add_substrate_options(mr)
     mc = msub.add_parser("run-cells", help="(on a host) run the cells the plan deals to HOST")
     mc.add_argument("--matrix-dir", required=True)

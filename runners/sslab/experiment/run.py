@@ -23,6 +23,7 @@ from ..records import format_of, read_record, stamped
 from .. import paths
 from ..analysis.startup import write_report
 from ..scenario import Scenario, load_scenario, scenario_from_dump
+from ..scenario.knobs import apply as apply_knobs
 from ..substrate.hostfacts import host_facts
 from ..substrate.image import sha256_file as sha256
 from ..substrate.containerlab import containerlab_for_job
@@ -90,28 +91,18 @@ def with_backend(s: Scenario, backend: str | None) -> Scenario:
     return scenario_from_dump({**dump, "topology": {**dump["topology"], "backend": backend}})
 
 
-def with_overrides(s: Scenario, overrides: dict | None) -> Scenario:
-    """@s with what a command line asks over the file: "module_params" over its scenario-level
-    ones (a case's own still win; e.g. the SUSS version of `SUSS_VERSION=2025`), "hosts" instead
-    of its host model (`HOSTS=1gbe`), "lans" instead of its topology's (`LANS=ovs`).  The model
-    checks them."""
-    if not overrides:
+def with_knobs(s: Scenario, values: dict | None) -> Scenario:
+    """@s with the knobs a command line set over the file (sslab.scenario.knobs: `SUSS_VERSION=2025`,
+    `HOSTS=1gbe`, `LANS=ovs`); the model checks them."""
+    if not values:
         return s
-    dump = s.model_dump(by_alias=True)
-    if "module_params" in overrides:
-        dump["module_params"] = {**dump["module_params"], **overrides["module_params"]}
-    if "hosts" in overrides:
-        dump["hosts"] = overrides["hosts"]
-        dump["pairs"] = [{**p, "server": None, "client": None} for p in dump["pairs"]]
-    if "lans" in overrides:
-        dump["topology"] = {**dump["topology"], "lans": overrides["lans"]}
-    return scenario_from_dump(dump)
+    return scenario_from_dump(apply_knobs(s.model_dump(by_alias=True), values))
 
 
 def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None,
-                 backend: str | None = None, overrides: dict | None = None) -> Path:
+                 backend: str | None = None, knobs: dict | None = None) -> Path:
     """`sslab startup`: run a scenario file into a new results/<kind>/<run-id>/."""
-    s = with_overrides(with_backend(load_scenario(scenario_path), backend), overrides)
+    s = with_knobs(with_backend(load_scenario(scenario_path), backend), knobs)
     if reps is not None:
         s = scenario_from_dump({**s.model_dump(by_alias=True), "repetitions": reps})
     check_offered(substrate, s.congestion_controls())

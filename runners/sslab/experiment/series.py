@@ -36,7 +36,7 @@ def write_series_scenarios(series, settings: list[dict], dest: Path) -> list[Pat
 
 
 def run_series(scenarios: list[Path], kind_of, substrates: list, reps: int | None = None,
-               overrides: dict | None = None, backend: str | None = None) -> list[Path]:
+               knobs: dict | None = None, backend: str | None = None) -> list[Path]:
     """Run every file in @scenarios into results/<kind_of(path)>/<id>/; returns the run
     directories in the order of @scenarios.  Up to len(@substrates) at once."""
     # A congestion control the kernel under test lacks stops the series before its first run.
@@ -48,7 +48,7 @@ def run_series(scenarios: list[Path], kind_of, substrates: list, reps: int | Non
     def one(path: Path) -> Path:
         substrate = free.get()
         try:
-            return run_scenario(path, kind_of(path), substrate, reps=reps, backend=backend, overrides=overrides)
+            return run_scenario(path, kind_of(path), substrate, reps=reps, backend=backend, knobs=knobs)
         finally:
             free.put(substrate)
 

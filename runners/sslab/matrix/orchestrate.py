@@ -34,6 +34,7 @@ from .. import paths
 from ..analysis.matrix_report import write_kernels_report, write_matrix_report
 from ..experiment import estimate_seconds
 from ..scenario import scenario_from_dump
+from ..scenario.knobs import dir_suffix as knob_suffix
 from ..substrate import make_substrate
 from ..substrate.image import ensure_image
 from ..substrate.kernelchanges import KernelChanges
@@ -99,28 +100,25 @@ def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
 # --------------------------------------------------------------------------
 
 
-def matrix_rel_of(m: Matrix, chosen: dict[str, list[str]], backend: str | None, suss_version: int | None,
-                  host_model: str | None, changes: KernelChanges, lans: str | None = None) -> str:
+def matrix_rel_of(m: Matrix, chosen: dict[str, list[str]], backend: str | None, knobs: dict | None,
+                  changes: KernelChanges) -> str:
     """The matrix's directory under results/: its selection, then what makes its cells other cells
-    (a backend, SUSS version, host model, LANs or kernel other than the matrix's own), archived apart."""
+    (a backend, a knob's value (sslab.scenario.knobs) or a kernel other than the matrix's own), archived apart."""
     return f"{m.spec.name}/{selection_id(m.spec, chosen)}" + (f"_backend-{backend}" if backend else "") \
-        + (f"_suss-{suss_version}" if suss_version is not None else "") + (f"_hosts-{host_model}" if host_model else "") \
-        + (f"_lans-{lans}" if lans else "") + (f"_kernel-{changes.label()}" if not changes.empty else "")
+        + knob_suffix(knobs) + (f"_kernel-{changes.label()}" if not changes.empty else "")
 
 
 def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
                serial: str | None = None, substrate: str = "uml", jobs: int | None = None,
                clock: str = "real", container: str | None = None, backend: str | None = None,
-               suss_version: int | None = None, host_model: str | None = None, check_only: bool = False,
-               boot_share: int | None = None, host_timeout: float | None = None, lans: str | None = None) -> int:
+               knobs: dict | None = None, check_only: bool = False,
+               boot_share: int | None = None, host_timeout: float | None = None) -> int:
     """Run the matrix's missing cells on the kernel the environment names (KernelChanges.from_env) and
     write its report.  @check_only: stop after the image is built, the testbed booted here and the
     congestion controls asked for found in its kernel (run_on_kernels checks every kernel first)."""
     chosen = resolve_selection(m, options)
-    # Cells of another SUSS version or host model are other cells (their scenario differs), archived apart.
-    m = m.with_overrides({**({"module_params": {"suss_version": suss_version}} if suss_version is not None else {}),
-                          **({"hosts": {"model": host_model}} if host_model else {}),
-                          **({"lans": lans} if lans else {})})
+    # Cells of another knob's value are other cells (their scenario differs), archived apart.
+    m = m.with_knobs(knobs)
     iterations = iterations or m.spec.iterations
     if iterations < 1:
         raise MatrixError(f"ITER must be at least 1, got {iterations}")
@@ -163,7 +161,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
                        substrate=substrate, clock=clock_name, backend=backend, boot_share=boot_share)
     plan["jobs"] = jobs
     # Cells built by another backend than the matrix names are archived apart.
-    matrix_rel = matrix_rel_of(m, chosen, backend, suss_version, host_model, changes, lans)
+    matrix_rel = matrix_rel_of(m, chosen, backend, knobs, changes)
     matrix_dir = paths.RESULTS_DIR / matrix_rel
     store = CellStore(matrix_dir)
     missing = [c for c in plan["cells"] if not store.done(c["key"])]
@@ -288,11 +286,9 @@ def run_on_kernels(m: Matrix, options: dict[str, str], kernel_terms: list[str], 
         with kernel_env(k):
             rc = run_matrix(m, options, **run_args) or rc
             chosen = resolve_selection(m, options)  # with this kernel's names
-        rel = matrix_rel_of(m, chosen, run_args.get("backend"), run_args.get("suss_version"),
-                            run_args.get("host_model"), k, run_args.get("lans"))
+        rel = matrix_rel_of(m, chosen, run_args.get("backend"), run_args.get("knobs"), k)
         dirs.append((k.describe(), paths.RESULTS_DIR / rel))
-    base = matrix_rel_of(m, chosen, run_args.get("backend"), run_args.get("suss_version"),
-                         run_args.get("host_model"), KernelChanges(), run_args.get("lans"))
+    base = matrix_rel_of(m, chosen, run_args.get("backend"), run_args.get("knobs"), KernelChanges())
     dest = write_kernels_report(dirs, paths.RESULTS_DIR / f"{base}_kernels")
     print((dest / "table.md").read_text())
     print(f"kernels side by side: {dest / 'table.md'}")

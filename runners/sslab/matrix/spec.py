@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import paths
 from ..scenario import KNOWN_CCAS, Scenario, parse_scenario, scenario_from_dump, substitute
+from ..scenario.knobs import apply as apply_knobs
 from ..scenario.load import read_template_file
 
 MATRICES_DIR = paths.REPO_ROOT / "playbooks" / "matrices"
@@ -85,20 +86,11 @@ class Matrix:
     def __init__(self, spec: MatrixSpec, template: dict, path: Path):
         self.spec, self.template, self.path = spec, template, path
 
-    def with_overrides(self, overrides: dict | None) -> "Matrix":
-        """The matrix with a command line's "module_params" over its scenario's own (e.g. a SUSS
-        version), its "hosts" instead of the scenario's host model, its "lans" instead of the
-        topology's."""
-        if not overrides:
+    def with_knobs(self, values: dict | None) -> "Matrix":
+        """The matrix with the knobs a command line set over its scenario (sslab.scenario.knobs)."""
+        if not values:
             return self
-        template = dict(self.template)
-        if "module_params" in overrides:
-            template["module_params"] = {**(template.get("module_params") or {}), **overrides["module_params"]}
-        if "hosts" in overrides:
-            template["hosts"] = overrides["hosts"]
-        if "lans" in overrides:
-            template["topology"] = {**(template.get("topology") or {}), "lans": overrides["lans"]}
-        return Matrix(self.spec, template, self.path)
+        return Matrix(self.spec, apply_knobs(dict(self.template), values), self.path)
 
     def scenario_for(self, setting: dict[str, str], rep: int) -> Scenario:
         """The cell's scenario: the template with @setting, its own seed for repetition @rep,

@@ -7,6 +7,8 @@
     traces  rate traces: mahimahi's format in and out, seeded generators
     load    YAML files (`extends:`), case templates, the plan for a substrate
     series  series files: one scenario template, one line per setting
+    knobs   the settings a command line asks over any scenario (SUSS_VERSION=, HOSTS=, LANS=), one
+            table row each
 
 May import: the standard library, pydantic, PyYAML, and the leaves
 sslab.ccas and sslab.paths.  Nothing else of sslab: every backend and

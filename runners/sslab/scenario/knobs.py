@@ -1,0 +1,118 @@
+"""Settings a command line asks over an experiment's scenarios, each declared once.
+
+A knob is a row of KNOBS: its name, the make variable and the command-line
+option that set it, the values it takes, the scenario field it sets, and the
+name it gives what it changed.  Everything else is made from the table:
+
+    make VAR=value ... -> Makefile's KNOB_ARGS (make_line(); a unit test holds
+                          the Makefile to it)
+    --option value     -> add_options(parser), given(args)
+    the scenario       -> apply(data, values): a scenario's plain data, or a
+                          matrix's template, with the values set
+    the store          -> dir_suffix(values): a matrix whose cells ran with
+                          another value is another matrix, archived apart
+                          (`table1/..._suss-2025`); a scenario's runs record
+                          their scenario, values included
+
+Adding a knob: its row here, the model field it sets, the guest code that
+acts on it, and a test.
+
+A scenario's cases keep what they set themselves: a knob sets the scenario's
+own field (module parameters merge into the scenario-level ones, and a case's
+own still win).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..ccas import SUSS_VERSIONS
+from .hosts import HOST_PRESETS
+
+
+def _set_module_param(name: str) -> Callable[[dict, Any], dict]:
+    def setter(data: dict, value: Any) -> dict:
+        return {**data, "module_params": {**(data.get("module_params") or {}), name: value}}
+    return setter
+
+
+def _set_host_model(data: dict, value: Any) -> dict:
+    """The host model instead of the scenario's, for every host: a pair's own server or client
+    model (what the file set for one host) gives way too."""
+    pairs = data.get("pairs")
+    if isinstance(pairs, list):
+        pairs = [{**p, **{k: None for k in ("server", "client") if k in p}} if isinstance(p, dict) else p
+                 for p in pairs]
+        data = {**data, "pairs": pairs}
+    return {**data, "hosts": {"model": value}}
+
+
+def _set_topology(field: str) -> Callable[[dict, Any], dict]:
+    def setter(data: dict, value: Any) -> dict:
+        return {**data, "topology": {**(data.get("topology") or {}), field: value}}
+    return setter
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One setting: where it is given (make variable, option), what it takes, what it sets."""
+    name: str                                  # the options' dest and the values' key
+    make_var: str                              # make VAR=...
+    option: str                                # --option ...
+    field: str                                 # the scenario field it sets, as a person reads it
+    choices: Callable[[], list]                # the values it takes (asked when the parser is made)
+    type: Callable[[str], Any]
+    help: str
+    suffix: str                                # a matrix directory's `_<suffix>-<value>`
+    set: Callable[[dict, Any], dict]           # scenario data -> the data with the value
+
+
+KNOBS: tuple[Knob, ...] = (
+    Knob("suss_version", "SUSS_VERSION", "--suss-version", "module_params.suss_version",
+         lambda: list(SUSS_VERSIONS), int,
+         "the SUSS version cubic_suss runs: " + "; ".join(f"{k}: {v}" for k, v in SUSS_VERSIONS.items())
+         + " (default: the scenario's, else 2024)",
+         "suss", _set_module_param("suss_version")),
+    Knob("hosts", "HOSTS", "--hosts", "hosts.model",
+         lambda: list(HOST_PRESETS), str,
+         "the host model (sslab.scenario.hosts): ideal (infinitely fast hosts), 1gbe, logging "
+         "(default: the scenario's, else ideal)",
+         "hosts", _set_host_model),
+    Knob("lans", "LANS", "--lans", "topology.lans",
+         lambda: ["veth", "ovs"], str,
+         "each side's hosts: veth, a link each to the router; ovs, on one Open vSwitch switch "
+         "(standalone, no controller) (default: the scenario's, else veth)",
+         "lans", _set_topology("lans")),
+)
+BY_NAME = {k.name: k for k in KNOBS}
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """Every knob's option on @parser (what each experiment command takes over its scenarios)."""
+    for k in KNOBS:
+        parser.add_argument(k.option, dest=k.name, type=k.type, choices=k.choices(), help=k.help)
+
+
+def given(args: argparse.Namespace) -> dict[str, Any]:
+    """The knobs @args set (by name), in the table's order; {} when none."""
+    return {k.name: getattr(args, k.name) for k in KNOBS if getattr(args, k.name, None) is not None}
+
+
+def apply(data: dict, values: dict[str, Any] | None) -> dict:
+    """@data (a scenario's plain data, or a template) with each knob in @values set."""
+    for name, value in (values or {}).items():
+        data = BY_NAME[name].set(data, value)
+    return data
+
+
+def dir_suffix(values: dict[str, Any] | None) -> str:
+    """What a matrix directory's name adds for @values: `_<suffix>-<value>` each, in the table's order."""
+    values = values or {}
+    return "".join(f"_{k.suffix}-{values[k.name]}" for k in KNOBS if values.get(k.name) is not None)
+
+
+def make_line() -> str:
+    """The Makefile's KNOB_ARGS definition: each knob's variable passed as its option when set."""
+    return "KNOB_ARGS = " + " ".join(f"$(if $({k.make_var}),{k.option} $({k.make_var}))" for k in KNOBS)
