@@ -14,8 +14,8 @@ name it gives what it changed.  Everything else is made from the table:
                           (`table1/..._suss-2025`); a scenario's runs record
                           their scenario, values included
 
-Adding a knob: its row here, the model field it sets, the guest code that
-acts on it, and a test.
+Adding a knob: its row here, the model field it sets, the plan's field
+(to_plan, sslab.records.Plan), the guest code that acts on it, and a test.
 
 A scenario's cases keep what they set themselves: a knob sets the scenario's
 own field (module parameters merge into the scenario-level ones, and a case's
