@@ -1,43 +1,22 @@
-"""Command line: `python -m sslab ...` (the Makefile's targets call this).
-
-Thin: it parses arguments and calls one function per command; errors that
-refuse a request before anything starts exit 2, failures during a run exit 1.
-"""
+"""What each command does: one function per command of sslab.cli.spec, called by sslab.cli.main
+with the parsed arguments; each returns an exit status (sslab.cli.status)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import signal
 import sys
 import time
 from pathlib import Path
 
-from . import paths
-from .records import RecordFormatError, read_record
-from .scenario import knobs
-from .substrate import CLOCKS, SUBSTRATES, make_substrate
-
-#: Who can build a scenario's topology (the scenario's topology.backend).
-BACKENDS = ("mininet", "netns", "containerlab")
-
-#: Exit statuses (README, "Exit statuses").
-EXIT_OK = 0
-#: A run, build or check failed after it started.
-EXIT_FAILED = 1
-#: Refused before anything started: a request, file or value that cannot run, or a host that
-#: cannot run it; the message names what.
-EXIT_REFUSED = 2
-#: Stopped by a signal: 128 + its number (130 Ctrl-C, 143 SIGTERM), the shell's convention.
-EXIT_SIGNAL_BASE = 128
-
-
-class Refused(Exception):
-    """A request refused before anything starts (EXIT_REFUSED); the message names what is wrong."""
-
+from .. import paths
+from ..records import read_record
+from ..scenario import knobs
+from ..substrate import make_substrate
+from .status import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_SIGNAL_BASE, Refused
 
 def cmd_image(args) -> int:
-    from .substrate.image import ensure_image, repin
+    from ..substrate.image import ensure_image, repin
     if args.action == "repin":
         pin = repin()
         print(json.dumps(pin.__dict__, indent=2))
@@ -51,7 +30,7 @@ def cmd_image(args) -> int:
 
 
 def cmd_container(args) -> int:
-    from .substrate import container
+    from ..substrate import container
     if args.action == "engine":
         print(container.engine())  # ImageError (exit 1) names each engine tried and why it failed
         return EXIT_OK
@@ -62,7 +41,7 @@ def cmd_container(args) -> int:
 
 def cmd_fleet(args) -> int:
     """`sslab fleet up|down|kill|inventory`: the test fleet (substrate.testfleet)."""
-    from .substrate import testfleet
+    from ..substrate import testfleet
     if args.action == "up":
         if args.hosts < 1 or not 0 <= args.docker <= args.hosts:
             raise Refused(f"--hosts {args.hosts} --docker {args.docker}: at least one host, at most that many by Docker")
@@ -87,48 +66,17 @@ def cmd_fleet(args) -> int:
     return EXIT_OK
 
 
-HOST_TIMEOUT_HELP = ("seconds a host has for a batch of boots before it counts as lost and its boots go to "
-                     "the other hosts (default: 4x the batch's expected time, at least 300)")
-BOOT_SHARE_HELP = ("(matrices, UML) repetitions of a setting per boot: they share its topology and fidelity "
-                   "check; the first of each runs exactly as alone, the others' cells are keyed apart "
-                   "(default: 10 under UML, 1 on a real clock; 1: a boot per cell)")
-
-
-def at_least_one(name: str):
-    """An argparse type: an integer of at least 1 (refused by the parser, exit 2, before anything runs)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name}={text}: a whole number") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name}={value}: at least 1")
-        return value
-    return parse
-
-
-def positive_seconds(text: str) -> float:
-    """An argparse type: a number of seconds above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: seconds, a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text}: more than 0 seconds")
-    return value
-
-
 def ready(substrate):
     """@substrate, once one short boot has shown that it runs on this host (substrate.preflight:
     cached per host and image; if it does not boot, SubstrateUnusable names why, before anything)."""
-    from .substrate.preflight import preflight
+    from ..substrate.preflight import preflight
     preflight(substrate, log=lambda m: print(m, file=sys.stderr, flush=True))
     return substrate
 
 
 def cmd_fresh_check(args) -> int:
     """`make fresh-check`: the README's two commands in a throw-away Debian root with an empty cache."""
-    from .substrate.freshcheck import NEED_GB, disk_shortfall, fresh_check, make_targets
+    from ..substrate.freshcheck import NEED_GB, disk_shortfall, fresh_check, make_targets
     target = (args.main.split() or [""])[0]
     if target not in make_targets():
         raise Refused(f"--main {args.main!r}: {target!r} is not a target of the Makefile "
@@ -142,8 +90,8 @@ def cmd_fresh_check(args) -> int:
 
 
 def cmd_vm_check(args) -> int:
-    from .substrate.hostfacts import host_facts
-    from .substrate.job import JobSpec
+    from ..substrate.hostfacts import host_facts
+    from ..substrate.job import JobSpec
     substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
     run_dir = paths.new_run_dir("vm-check")
     job = JobSpec(argv=["python3", "-m", "sslab.guest.vmcheck"], timeout_s=args.timeout, name="vm-check",
@@ -194,7 +142,7 @@ def cmd_vm_check(args) -> int:
 
 def cmd_exec(args) -> int:
     """`sslab exec -- CMD`: one command in a fresh testbed boot."""
-    from .substrate.job import JobSpec
+    from ..substrate.job import JobSpec
     substrate = make_substrate(args.substrate, args.accel, args.clock)
     if not args.argv:
         raise Refused("give the command to run after --")
@@ -209,9 +157,9 @@ def cmd_exec(args) -> int:
 
 
 def cmd_startup(args) -> int:
-    from .analysis.startup import print_table
-    from .experiment import run_scenario
-    from .scenario import load_scenario
+    from ..analysis.startup import print_table
+    from ..experiment import run_scenario
+    from ..scenario import load_scenario
     load_scenario(args.scenario)  # refuse a bad file before building or booting anything
     substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
     t0 = time.monotonic()
@@ -224,10 +172,10 @@ def cmd_startup(args) -> int:
 
 def cmd_crosscheck(args) -> int:
     """`make crosscheck`: one scenario on UML and on QEMU with -icount, side by side."""
-    from .analysis.crosscheck import crosscheck_table
-    from .analysis.startup import print_table
-    from .experiment import run_scenario
-    from .scenario import load_scenario
+    from ..analysis.crosscheck import crosscheck_table
+    from ..analysis.startup import print_table
+    from ..experiment import run_scenario
+    from ..scenario import load_scenario
     load_scenario(args.scenario)  # refuse a bad file before anything runs
     runs, walls = {}, {}
     for label, name, clock in (("uml/inf-cpu", "uml", "real"), ("qemu/icount", "vm", "virtual")):
@@ -258,7 +206,7 @@ def _substrates(args, jobs: int) -> list:
     """One UML per core under virtual time (@jobs of them), else the one real-clock substrate; the
     first has passed the preflight (one boot on this host)."""
     if args.substrate == "uml":
-        from .substrate.uml import allowed_cpus
+        from ..substrate.uml import allowed_cpus
         substrates = [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
     else:
         substrates = [make_substrate(args.substrate, args.accel, args.clock)]
@@ -272,8 +220,8 @@ def cmd_run(args) -> int:
     Everything is read and checked first (the file, its scenarios, the selection, the options
     that do not apply to its kind); then one boot shows the testbed works here; then the runs
     and the report the file names."""
-    from .analysis.reports import REPORTS
-    from .experiment import load_experiment
+    from ..analysis.reports import REPORTS
+    from ..experiment import load_experiment
     exp = load_experiment(args.experiment)
     if exp.kind == "matrix":
         return _run_matrix_experiment(exp, args)
@@ -293,8 +241,8 @@ def cmd_run(args) -> int:
     if args.scenario:
         if exp.kind != "scenario":
             raise Refused(f"--scenario: {exp.target} runs several parts; SELECT= picks among them")
-        from .experiment.spec import Part
-        from .scenario import load_scenario
+        from ..experiment.spec import Part
+        from ..scenario import load_scenario
         load_scenario(args.scenario)
         parts = [Part(exp.target, frozenset(), path=Path(args.scenario))]
     else:
@@ -303,16 +251,16 @@ def cmd_run(args) -> int:
     t0 = time.monotonic()
     if exp.kind == "scenario" and parts[0].path is not None:
         # One scenario file, run as it is (the record names that file).
-        from .analysis.startup import print_table
-        from .experiment import run_scenario
+        from ..analysis.startup import print_table
+        from ..experiment import run_scenario
         substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
         run_dir = run_scenario(parts[0].path, exp.kind_of(parts[0]), substrate, reps=reps, backend=args.backend,
                                knobs=knobs.given(args))
         print_table(run_dir)
         print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
         return EXIT_OK
-    from .experiment import run_series, write_scenarios
-    from .matrix.orchestrate import check_jobs
+    from ..experiment import run_series, write_scenarios
+    from ..matrix.orchestrate import check_jobs
     jobs = check_jobs(args.substrate, args.jobs)
     substrates = _substrates(args, jobs)
     written = [p for p in parts if p.path is None]
@@ -324,7 +272,7 @@ def cmd_run(args) -> int:
                           knobs=knobs.given(args), backend=args.backend)
     took = f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), {jobs} at once)"
     if report.write is None:
-        from .analysis.startup import print_table
+        from ..analysis.startup import print_table
         for d in run_dirs:
             print_table(d)
             print(f"report: {d / 'report.md'}")
@@ -346,7 +294,7 @@ def _words(selects: list[str] | None) -> list[str] | None:
 
 
 def _run_matrix_experiment(exp, args) -> int:
-    from . import matrix as mx
+    from .. import matrix as mx
     for option, value in (("--select", args.select), ("--reps", args.reps), ("--scenario", args.scenario),
                           ("--report", args.report)):
         if value:
@@ -361,7 +309,7 @@ def _run_matrix_experiment(exp, args) -> int:
 
 def _matrix_on_kernels(m, options: dict[str, str], args, inventory: Path) -> int:
     """One matrix, on the kernel the environment names, or on each of --kernel's (KERNELS=)."""
-    from .matrix.orchestrate import run_matrix, run_on_kernels
+    from ..matrix.orchestrate import run_matrix, run_on_kernels
     run_args = dict(iterations=args.iter, inventory=inventory, serial=args.serial, substrate=args.substrate,
                     jobs=args.jobs, clock=args.clock, container=args.container, backend=args.backend,
                     knobs=knobs.given(args), boot_share=args.boot_share, host_timeout=args.host_timeout)
@@ -372,7 +320,7 @@ def _matrix_on_kernels(m, options: dict[str, str], args, inventory: Path) -> int
 
 def cmd_experiments(args) -> int:
     """`sslab experiments`: every experiment file, or (--markdown) the README's table of them."""
-    from .experiment import experiment_files, experiments_table, load_experiment
+    from ..experiment import experiment_files, experiments_table, load_experiment
     if args.markdown:
         sys.stdout.write(experiments_table())
         return EXIT_OK
@@ -393,8 +341,8 @@ def cmd_experiments(args) -> int:
 
 def cmd_trace(args) -> int:
     """`sslab trace generate|show`: rate traces in mahimahi's format (sslab.scenario.traces)."""
-    from .scenario.traces import TraceError, generated_trace, trace_from_text
-    from .scenario.units import parse_rate_mbit, parse_seconds
+    from ..scenario.traces import TraceError, generated_trace, trace_from_text
+    from ..scenario.units import parse_rate_mbit, parse_seconds
     try:
         if args.action == "generate":
             out = Path(args.out)
@@ -423,7 +371,7 @@ def cmd_clab(args) -> int:
     """`sslab clab SCENARIO`: the containerlab topology file of a scenario (what BACKEND=containerlab deploys)."""
     import subprocess
     import tempfile
-    from .scenario import load_scenario, to_plan
+    from ..scenario import load_scenario, to_plan
     plan = to_plan(load_scenario(args.scenario))
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         json.dump(plan, f)
@@ -444,11 +392,11 @@ def cmd_clab(args) -> int:
 def cmd_oracle(args) -> int:
     """`sslab oracle SCENARIO...` (`make oracle`): each scenario with our controls and with the kernel's, in
     two boots, compared ACK by ACK and packet by packet.  Exit 1 when a flow differs."""
-    from .analysis.oracle import difference_text
-    from .experiment.oracle import HYSTART519_PATCHES, SCENARIOS_DIR, load_oracle_scenarios, run_oracle
-    from .substrate.image import ensure_image
-    from .substrate.kernelchanges import KernelChanges
-    from .substrate.uml import UMLConfig, UMLTestbed, allowed_cpus
+    from ..analysis.oracle import difference_text
+    from ..experiment.oracle import HYSTART519_PATCHES, SCENARIOS_DIR, load_oracle_scenarios, run_oracle
+    from ..substrate.image import ensure_image
+    from ..substrate.kernelchanges import KernelChanges
+    from ..substrate.uml import UMLConfig, UMLTestbed, allowed_cpus
     if not KernelChanges.from_env().empty:
         raise Refused("the oracle chooses its kernels (the image's; with hs_round_fix 0, the image's with "
                       "images/uml/patches/hystart519): unset KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES=")
@@ -482,7 +430,7 @@ def cmd_same_bytes(args) -> int:
     """`sslab same-bytes BEFORE AFTER`: two runs of one scenario (before and after a change that should
     move nothing: a kernel patch, a backend, a refactoring), every flow compared ACK by ACK and packet by
     packet.  Exit 1 when a flow differs."""
-    from .analysis.oracle import compare_runs, difference_text, oracle_table
+    from ..analysis.oracle import compare_runs, difference_text, oracle_table
     rows = compare_runs(Path(args.before), Path(args.after))
     if not rows:
         raise Refused(f"no flow to compare in {args.before}")
@@ -497,10 +445,10 @@ def cmd_same_bytes(args) -> int:
 def cmd_suss_loop(args) -> int:
     """`sslab suss-loop` (`make suss-loop`): SUSS 2024 in closed loop on its authors' path, each round's
     decisions beside their log's with the targets; SUSS 2025's beside.  Exit 1 when a target is missed."""
-    from .analysis.sussloop import (SCENARIO, conformance, conformance_table, our_rounds, round_min_table,
+    from ..analysis.sussloop import (SCENARIO, conformance, conformance_table, our_rounds, round_min_table,
                                     their_rounds)
-    from .experiment import run_scenario
-    from .records import read_record, read_runs_index
+    from ..experiment import run_scenario
+    from ..records import read_record, read_runs_index
     substrate = ready(make_substrate("uml"))
     run_dir = run_scenario(SCENARIO, "suss-loop", substrate)
     out = run_dir / "job" / "out"
@@ -531,7 +479,7 @@ def cmd_captures(args) -> int:
     Runs checked when they were made show their record; others (a matrix's cells outside its
     sample, runs from before the check) are read now, printed and not written.  Exit 1 when any
     flow differs."""
-    from .analysis.capturecheck import FLOWS_TABLE_HEAD, check_capture, flows_table, tshark_version
+    from ..analysis.capturecheck import FLOWS_TABLE_HEAD, check_capture, flows_table, tshark_version
     runs = [(p, p.parent.relative_to(d)) for d in map(Path, args.dirs)
             for p in sorted(d.rglob("run.json")) if p.parent.parent.name == "runs"]
     if not runs:
@@ -556,7 +504,7 @@ def cmd_captures(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .analysis.startup import rebuild_report
+    from ..analysis.startup import rebuild_report
     if not (Path(args.run_dir) / "meta.json").is_file():
         raise Refused(f"{args.run_dir} is not a run directory (it has no meta.json)")
     dest = rebuild_report(Path(args.run_dir))
@@ -565,7 +513,7 @@ def cmd_report(args) -> int:
 
 
 def cmd_matrix(args) -> int:
-    from . import matrix as mx
+    from .. import matrix as mx
     if args.action == "run":
         m = mx.load_matrix(args.name)
         options = mx.validate_options(args.set or [])
@@ -585,8 +533,8 @@ def cmd_matrix(args) -> int:
             # progress stays a .partial directory, which never counts.
             raise SystemExit(EXIT_SIGNAL_BASE + signum)
         signal.signal(signal.SIGTERM, stop)
-        from .matrix.orchestrate import check_jobs
-        from .substrate.preflight import SubstrateUnusable
+        from ..matrix.orchestrate import check_jobs
+        from ..substrate.preflight import SubstrateUnusable
         jobs = check_jobs(args.substrate, args.jobs)
         try:
             substrates = _substrates(args, jobs)
@@ -606,260 +554,31 @@ def cmd_matrix(args) -> int:
         finally:
             if args.pack_to:
                 # What finished comes home even when a cell failed (not when stopped: SystemExit).
-                from .matrix.transfer import pack_cells
+                from ..matrix.transfer import pack_cells
                 pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.pack_to), keys)
         print(json.dumps(counts))
         return EXIT_FAILED if counts["failed"] else EXIT_OK
     if args.action == "pack":
-        from .matrix.transfer import pack_cells
+        from ..matrix.transfer import pack_cells
         plan = read_record(Path(args.plan), "sslab.matrix-plan")
         n = pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.out),
                        args.keys.split(",") if args.keys else None)
         print(json.dumps({"packed_cells": n}))
         return EXIT_OK
     if args.action == "merge":
-        from .matrix.transfer import merge_cells
+        from ..matrix.transfer import merge_cells
         if not Path(args.tar).is_file():
             raise Refused(f"{args.tar}: no such tar of cells")
         print(json.dumps(merge_cells(Path(args.matrix_dir), Path(args.tar))))
         return EXIT_OK
     if args.action == "stop":
-        from .matrix.stopping import stop_runner
+        from ..matrix.stopping import stop_runner
         print(json.dumps(stop_runner(Path(args.matrix_dir), args.host)))
         return EXIT_OK
     if args.action == "report":
-        from .analysis.matrix_report import write_matrix_report
+        from ..analysis.matrix_report import write_matrix_report
         dest = write_matrix_report(Path(args.matrix_dir))
         print((dest / "table.md").read_text())
         print(f"report: {dest / 'table.md'}")
         return EXIT_OK
     raise Refused(f"unknown matrix action {args.action}")
-
-
-def add_kernel_option(p: argparse.ArgumentParser) -> None:
-    """--kernel (make KERNELS=): a matrix's `kernel` axis."""
-    p.add_argument("--kernel", action="append", metavar="SOURCE[,patches=DIR][,modules=DIR]",
-                   help="(matrices) run the matrix on this kernel too, once per --kernel, and report the kernels "
-                        "side by side: a source (6.1, the default, or images/uml/sources/<name>.yaml) with your "
-                        "patches and modules (make KERNELS=\"6.1 7.3\")")
-
-
-def add_substrate_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--substrate", default="uml", choices=SUBSTRATES,
-                   help="uml: User-Mode Linux in virtual time (default); vm: QEMU; native: this host")
-    p.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"], help="QEMU's accelerator")
-    p.add_argument("--clock", default="real", choices=CLOCKS,
-                   help="QEMU's clock: real (MTTCG or KVM) or virtual (single-threaded TCG with icount)")
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP (a closed terminal, `kill`, a CI timeout), raised where the program is,
-    like a Ctrl-C: every `finally` runs, so a build unmounts its chroot and removes its
-    directories, and a run stops its testbeds."""
-
-    def __init__(self, signum: int):
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def _interrupted(signum, frame):
-    # Once: a second signal must not cut the clean-up short (SIGKILL still ends everything, and
-    # the next build removes what a killed one left).
-    signal.signal(signum, signal.SIG_IGN)
-    if signum == signal.SIGINT:
-        raise KeyboardInterrupt
-    raise Terminated(signum)
-
-
-def main(argv: list[str] | None = None) -> int:
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _interrupted)
-    p = argparse.ArgumentParser(prog="sslab")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    pi = sub.add_parser("image", help="build (or repin) the testbed image")
-    pi.add_argument("action", choices=["build", "repin"])
-    pi.set_defaults(func=cmd_image)
-    pk = sub.add_parser("container", help="build the OCI container image (or save it as an archive; or name the "
-                                          "container engine that works here)")
-    pk.add_argument("action", choices=["build", "save", "engine"])
-    pk.set_defaults(func=cmd_container)
-    pf = sub.add_parser("fleet", help="a test fleet on this machine: containers of the testbed reachable only over "
-                                      "ssh (up, down, kill HOST, inventory)")
-    pf.add_argument("action", choices=["up", "down", "kill", "inventory"])
-    pf.add_argument("host", nargs="?", help="(kill) the host, e.g. fleet2")
-    pf.add_argument("--hosts", type=int, default=3, help="(up) how many hosts (default 3)")
-    pf.add_argument("--docker", type=int, default=1, help="(up) of those, how many run under Docker (default 1)")
-    pf.set_defaults(func=cmd_fleet)
-    pfc = sub.add_parser("fresh-check", help="the README's two commands on a new machine: a throw-away Debian "
-                                             "root with an empty cache (root; takes a cold build, the main job "
-                                             "and the tests)")
-    pfc.add_argument("--main", default="reproduce-table1 CCA=cubic ITER=1", help="the make target (and variables) "
-                     "of the main job")
-    pfc.add_argument("--keep", action="store_true", help="keep the root afterwards (it is large)")
-    pfc.add_argument("--need-gb", type=float, default=None, metavar="GB",
-                     help="free disk the check asks for before it starts (default: the measured need, "
-                          "sslab.substrate.freshcheck.NEED_GB)")
-    pfc.set_defaults(func=cmd_fresh_check)
-    for name, func, timeout, what in (
-            ("vm-check", cmd_vm_check, 300.0, "boot the testbed and print its self-check"),
-            ("exec", cmd_exec, 600.0, "one command in a fresh testbed boot: sslab exec -- uname -a")):
-        sp = sub.add_parser(name, help=what)
-        add_substrate_options(sp)
-        sp.add_argument("--timeout", type=positive_seconds, default=timeout, help="job timeout in seconds")
-        if name == "exec":
-            sp.add_argument("argv", nargs=argparse.REMAINDER)
-        sp.set_defaults(func=func)
-    ps = sub.add_parser("startup", help="run one scenario file (E1's by default) and write its report; "
-                                        "experiments run with `sslab run`")
-    ps.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
-    ps.add_argument("--reps", type=at_least_one("REPS"), help="repetitions (default: the scenario's)")
-    ps.add_argument("--kind", default="startup", help="results/<kind>/ directory")
-    ps.add_argument("--backend", choices=BACKENDS, help="who builds the topology (default: the scenario's)")
-    knobs.add_options(ps)
-    add_substrate_options(ps)
-    ps.set_defaults(func=cmd_startup)
-    pc = sub.add_parser("crosscheck", help="a scenario (E1) on UML and on QEMU -icount, side by side")
-    pc.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
-    pc.add_argument("--reps", type=at_least_one("REPS"), default=2)
-    from .scenario import HOST_PRESETS
-    pc.add_argument("--hosts", choices=list(HOST_PRESETS), help="the host model of the UML side (default: the scenario's)")
-    pc.set_defaults(func=cmd_crosscheck)
-    prun = sub.add_parser("run", help="run an experiment: a file of experiments/ by name (`sslab experiments` "
-                                      "lists them) or a path to one; what `make <experiment>` calls")
-    prun.add_argument("experiment", help="an experiment's name (startup, wifi, ...) or its file")
-    prun.add_argument("--select", action="append", metavar="NAME[,NAME]",
-                      help="the parts to run, by name, tag or setting value (default: the file's select, else all)")
-    prun.add_argument("--reps", type=at_least_one("REPS"),
-                      help="repetitions per scenario (default: the file's, else the scenarios')")
-    prun.add_argument("--jobs", type=at_least_one("JOBS"), help="scenarios or cells at once under UML "
-                      "(default: the host's cores)")
-    prun.add_argument("--scenario", help="another scenario file in place of a one-scenario experiment's "
-                      "(make startup SCENARIO=)")
-    prun.add_argument("--backend", choices=BACKENDS, help="who builds the topology (default: the scenario's)")
-    prun.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the report from these run "
-                      "directories")
-    prun.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="(matrices) narrow an axis, "
-                      "e.g. CCA=cubic")
-    prun.add_argument("--iter", type=at_least_one("ITER"), help="(matrices) repetitions per setting")
-    prun.add_argument("--inventory", help="(matrices) the Ansible inventory (default: this machine)")
-    prun.add_argument("--serial", help="(matrices) hosts at a time (default: all at once)")
-    prun.add_argument("--container", help="(matrices) run the cells in this slowstart-lab container image")
-    prun.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
-    prun.add_argument("--host-timeout", type=at_least_one("HOST_TIMEOUT"), help=HOST_TIMEOUT_HELP)
-    add_kernel_option(prun)
-    knobs.add_options(prun)
-    add_substrate_options(prun)
-    prun.set_defaults(func=cmd_run)
-    pe = sub.add_parser("experiments", help="the experiments (experiments/*.yaml): target, paper, figure, parts")
-    pe.add_argument("--markdown", action="store_true", help="the README's table of experiments")
-    pe.set_defaults(func=cmd_experiments)
-    pt = sub.add_parser("trace", help="rate traces (mahimahi format): generate one from a model, or show one")
-    tsub = pt.add_subparsers(dest="action", required=True)
-    tg = tsub.add_parser("generate", help="a trace from a stated stochastic model and seed")
-    tg.add_argument("--model", required=True, choices=["gauss-markov", "lognormal-markov"])
-    tg.add_argument("--seed", type=int, default=1)
-    tg.add_argument("--mean", required=True, help="mean rate, e.g. 50mbit")
-    tg.add_argument("--cv", type=float, required=True, help="standard deviation over the mean")
-    tg.add_argument("--tau", required=True, help="correlation time, e.g. 500ms")
-    tg.add_argument("--duration", default="60s")
-    tg.add_argument("--bin", default="10ms")
-    tg.add_argument("--out", required=True)
-    ts = tsub.add_parser("show", help="period, mean and spread of trace files")
-    ts.add_argument("files", nargs="+")
-    ts.add_argument("--bin", default="10ms")
-    pt.set_defaults(func=cmd_trace)
-    pcl = sub.add_parser("clab", help="print a scenario's containerlab topology file")
-    pcl.add_argument("scenario")
-    pcl.set_defaults(func=cmd_clab)
-    pca = sub.add_parser("captures", help="every run's flows under DIR as our capture parser and tshark read them, "
-                                          "side by side (runs not checked when made are read now, not recorded)")
-    pca.add_argument("dirs", nargs="+", metavar="DIR")
-    pca.set_defaults(func=cmd_captures)
-    po = sub.add_parser("oracle", help="our CUBIC against the kernel's: each scenario in two boots, ours and the "
-                                       "kernel's, compared ACK by ACK and packet by packet (kernel/tests/oracle/)")
-    po.add_argument("scenarios", nargs="*", metavar="SCENARIO",
-                    help="scenario files, or names of kernel/tests/oracle/*.yaml (default: all of them)")
-    po.add_argument("--jobs", type=at_least_one("JOBS"), help="boots at once (default: the host's cores)")
-    po.set_defaults(func=cmd_oracle)
-    psb = sub.add_parser("same-bytes", help="two runs of one scenario (before and after a change that should move "
-                                            "nothing) compared flow by flow, ACK by ACK and packet by packet")
-    psb.add_argument("before", help="a run directory")
-    psb.add_argument("after", help="a run directory of the same scenario")
-    psb.set_defaults(func=cmd_same_bytes)
-    psl = sub.add_parser("suss-loop", help="SUSS 2024 in closed loop on its authors' own path: each round's "
-                                           "decisions beside their log's, held to targets (and SUSS 2025's beside)")
-    psl.set_defaults(func=cmd_suss_loop)
-    pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
-    pr.add_argument("run_dir")
-    pr.set_defaults(func=cmd_report)
-    pm = sub.add_parser("matrix", help="matrices (E7 table1, E6 fairness): run, resume, report")
-    msub = pm.add_subparsers(dest="action", required=True)
-    mr = msub.add_parser("run", help="plan, deal to the inventory's hosts, run missing cells, report")
-    mr.add_argument("name", help="matrix name (playbooks/matrices/NAME.yaml) or a path")
-    mr.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="narrow an axis, e.g. CCA=cubic")
-    mr.add_argument("--iter", type=at_least_one("ITER"), help="repetitions per setting (default: the matrix's)")
-    mr.add_argument("--inventory", default=str(paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"))
-    mr.add_argument("--serial", help="hosts at a time (default: all at once)")
-    mr.add_argument("--jobs", type=at_least_one("JOBS"), help="cells at a time per host (UML; default: its cores)")
-    mr.add_argument("--container", help="run the cells in this slowstart-lab container image (make container)")
-    mr.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
-    mr.add_argument("--host-timeout", type=at_least_one("HOST_TIMEOUT"), help=HOST_TIMEOUT_HELP)
-    mr.add_argument("--backend", choices=BACKENDS, help="who builds each cell's topology (default: the matrix's)")
-    add_kernel_option(mr)
-    knobs.add_options(mr)
-    add_substrate_options(mr)
-    mc = msub.add_parser("run-cells", help="(on a host) run the cells the plan deals to HOST")
-    mc.add_argument("--matrix-dir", required=True)
-    mc.add_argument("--plan", required=True)
-    mc.add_argument("--host", required=True)
-    mc.add_argument("--jobs", type=at_least_one("JOBS"))
-    mc.add_argument("--keys", help="run these cells (comma-separated keys of the plan), not the plan's dealing")
-    mc.add_argument("--redo", help="of --keys, cells to set aside and run again (they arrived damaged)")
-    mc.add_argument("--pack-to", help="then tar the finished cells of --keys here, for the controller")
-    add_substrate_options(mc)
-    mp = msub.add_parser("pack", help="(on a host) tar its finished cells for the controller")
-    mp.add_argument("--matrix-dir", required=True)
-    mp.add_argument("--plan", required=True)
-    mp.add_argument("--host", required=True)
-    mp.add_argument("--out", required=True)
-    mp.add_argument("--keys", help="these cells (comma-separated), not the plan's dealing to HOST")
-    ms = msub.add_parser("stop", help="(on a host) stop HOST's runner of a matrix, its testbeds, its partial cells")
-    ms.add_argument("--matrix-dir", required=True)
-    ms.add_argument("--host", required=True)
-    mg = msub.add_parser("merge", help="(on the controller) merge a host's tar of cells")
-    mg.add_argument("--matrix-dir", required=True)
-    mg.add_argument("--tar", required=True)
-    mrep = msub.add_parser("report", help="rebuild a matrix's tables and plots from its archive")
-    mrep.add_argument("matrix_dir")
-    pm.set_defaults(func=cmd_matrix)
-    args = p.parse_args(argv)
-    if getattr(args, "argv", None) and args.argv[0] == "--":
-        args.argv = args.argv[1:]
-    from .analysis.archive import ArchiveError
-    from .experiment import ExperimentError
-    from .matrix import MatrixError
-    from .scenario import ScenarioError
-    from .substrate.image import ImageError
-    from .substrate.job import JobError
-    from .substrate.mirrors import MirrorError
-    from .substrate.native import NativeUnavailable
-    from .substrate.kernelchanges import KernelChangesRefused, PatchRefused
-    from .substrate.preflight import SubstrateUnusable, Unoffered
-    from .substrate.qemu import VMError
-    try:
-        return args.func(args)
-    except KeyboardInterrupt as e:
-        signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
-        print(f"interrupted ({signal.Signals(signum).name})", file=sys.stderr)
-        return EXIT_SIGNAL_BASE + signum
-    except (Refused, ScenarioError, ExperimentError, NativeUnavailable, SubstrateUnusable, MatrixError,
-            ArchiveError, RecordFormatError, KernelChangesRefused, PatchRefused, Unoffered) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_REFUSED
-    except (ImageError, MirrorError, VMError, JobError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return EXIT_FAILED
-
-
-if __name__ == "__main__":
-    sys.exit(main())

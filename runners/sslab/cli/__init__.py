@@ -1,0 +1,70 @@
+"""Command line: `python -m sslab ...` (the Makefile's targets call this).
+
+Thin: it parses arguments and calls one function per command; errors that
+refuse a request before anything starts exit 2, failures during a run exit 1.
+
+    spec      the argument spec: every command and its options
+    commands  what each command does
+    status    exit statuses, and Refused
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+from ..records import RecordFormatError
+from . import commands
+from .spec import build_parser
+from .status import EXIT_FAILED, EXIT_REFUSED, EXIT_SIGNAL_BASE, Refused
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (a closed terminal, `kill`, a CI timeout), raised where the program is,
+    like a Ctrl-C: every `finally` runs, so a build unmounts its chroot and removes its
+    directories, and a run stops its testbeds."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _interrupted(signum, frame):
+    # Once: a second signal must not cut the clean-up short (SIGKILL still ends everything, and
+    # the next build removes what a killed one left).
+    signal.signal(signum, signal.SIG_IGN)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
+    raise Terminated(signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _interrupted)
+    p = build_parser()
+    args = p.parse_args(argv)
+    if getattr(args, "argv", None) and args.argv[0] == "--":
+        args.argv = args.argv[1:]
+    from ..analysis.archive import ArchiveError
+    from ..experiment import ExperimentError
+    from ..matrix import MatrixError
+    from ..scenario import ScenarioError
+    from ..substrate.image import ImageError
+    from ..substrate.job import JobError
+    from ..substrate.mirrors import MirrorError
+    from ..substrate.native import NativeUnavailable
+    from ..substrate.kernelchanges import KernelChangesRefused, PatchRefused
+    from ..substrate.preflight import SubstrateUnusable, Unoffered
+    from ..substrate.qemu import VMError
+    try:
+        return getattr(commands, f"cmd_{args.command}")(args)
+    except KeyboardInterrupt as e:
+        signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
+        print(f"interrupted ({signal.Signals(signum).name})", file=sys.stderr)
+        return EXIT_SIGNAL_BASE + signum
+    except (Refused, ScenarioError, ExperimentError, NativeUnavailable, SubstrateUnusable, MatrixError,
+            ArchiveError, RecordFormatError, KernelChangesRefused, PatchRefused, Unoffered) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_REFUSED
+    except (ImageError, MirrorError, VMError, JobError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_FAILED

@@ -1,0 +1,226 @@
+"""The command line's arguments: every command, its options and what each takes (`sslab --help`).
+
+Apart from what the commands do (sslab.cli.commands): each sub-parser names its command
+(`command`), and sslab.cli.main calls it.  Values that cannot run are refused here, by the
+parser, with exit status 2 before anything starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import paths
+from ..scenario import knobs
+from ..substrate import CLOCKS, SUBSTRATES
+
+#: Who can build a scenario's topology (the scenario's topology.backend).
+BACKENDS = ("mininet", "netns", "containerlab")
+
+HOST_TIMEOUT_HELP = ("seconds a host has for a batch of boots before it counts as lost and its boots go to "
+                     "the other hosts (default: 4x the batch's expected time, at least 300)")
+BOOT_SHARE_HELP = ("(matrices, UML) repetitions of a setting per boot: they share its topology and fidelity "
+                   "check; the first of each runs exactly as alone, the others' cells are keyed apart "
+                   "(default: 10 under UML, 1 on a real clock; 1: a boot per cell)")
+
+
+def at_least_one(name: str):
+    """An argparse type: an integer of at least 1 (refused by the parser, exit 2, before anything runs)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name}={text}: a whole number") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"{name}={value}: at least 1")
+        return value
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: seconds, a number") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text}: more than 0 seconds")
+    return value
+
+
+def add_kernel_option(p: argparse.ArgumentParser) -> None:
+    """--kernel (make KERNELS=): a matrix's `kernel` axis."""
+    p.add_argument("--kernel", action="append", metavar="SOURCE[,patches=DIR][,modules=DIR]",
+                   help="(matrices) run the matrix on this kernel too, once per --kernel, and report the kernels "
+                        "side by side: a source (6.1, the default, or images/uml/sources/<name>.yaml) with your "
+                        "patches and modules (make KERNELS=\"6.1 7.3\")")
+
+
+def add_substrate_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--substrate", default="uml", choices=SUBSTRATES,
+                   help="uml: User-Mode Linux in virtual time (default); vm: QEMU; native: this host")
+    p.add_argument("--accel", default="auto", choices=["auto", "kvm", "tcg"], help="QEMU's accelerator")
+    p.add_argument("--clock", default="real", choices=CLOCKS,
+                   help="QEMU's clock: real (MTTCG or KVM) or virtual (single-threaded TCG with icount)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """`sslab`'s parser: a sub-parser per command, each setting `command` to its name."""
+    p = argparse.ArgumentParser(prog="sslab")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    pi = sub.add_parser("image", help="build (or repin) the testbed image")
+    pi.add_argument("action", choices=["build", "repin"])
+    pi.set_defaults(command="image")
+    pk = sub.add_parser("container", help="build the OCI container image (or save it as an archive; or name the "
+                                          "container engine that works here)")
+    pk.add_argument("action", choices=["build", "save", "engine"])
+    pk.set_defaults(command="container")
+    pf = sub.add_parser("fleet", help="a test fleet on this machine: containers of the testbed reachable only over "
+                                      "ssh (up, down, kill HOST, inventory)")
+    pf.add_argument("action", choices=["up", "down", "kill", "inventory"])
+    pf.add_argument("host", nargs="?", help="(kill) the host, e.g. fleet2")
+    pf.add_argument("--hosts", type=int, default=3, help="(up) how many hosts (default 3)")
+    pf.add_argument("--docker", type=int, default=1, help="(up) of those, how many run under Docker (default 1)")
+    pf.set_defaults(command="fleet")
+    pfc = sub.add_parser("fresh-check", help="the README's two commands on a new machine: a throw-away Debian "
+                                             "root with an empty cache (root; takes a cold build, the main job "
+                                             "and the tests)")
+    pfc.add_argument("--main", default="reproduce-table1 CCA=cubic ITER=1", help="the make target (and variables) "
+                     "of the main job")
+    pfc.add_argument("--keep", action="store_true", help="keep the root afterwards (it is large)")
+    pfc.add_argument("--need-gb", type=float, default=None, metavar="GB",
+                     help="free disk the check asks for before it starts (default: the measured need, "
+                          "sslab.substrate.freshcheck.NEED_GB)")
+    pfc.set_defaults(command="fresh_check")
+    for name, func, timeout, what in (
+            ("vm-check", "vm_check", 300.0, "boot the testbed and print its self-check"),
+            ("exec", "exec", 600.0, "one command in a fresh testbed boot: sslab exec -- uname -a")):
+        sp = sub.add_parser(name, help=what)
+        add_substrate_options(sp)
+        sp.add_argument("--timeout", type=positive_seconds, default=timeout, help="job timeout in seconds")
+        if name == "exec":
+            sp.add_argument("argv", nargs=argparse.REMAINDER)
+        sp.set_defaults(command=func)
+    ps = sub.add_parser("startup", help="run one scenario file (E1's by default) and write its report; "
+                                        "experiments run with `sslab run`")
+    ps.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
+    ps.add_argument("--reps", type=at_least_one("REPS"), help="repetitions (default: the scenario's)")
+    ps.add_argument("--kind", default="startup", help="results/<kind>/ directory")
+    ps.add_argument("--backend", choices=BACKENDS, help="who builds the topology (default: the scenario's)")
+    knobs.add_options(ps)
+    add_substrate_options(ps)
+    ps.set_defaults(command="startup")
+    pc = sub.add_parser("crosscheck", help="a scenario (E1) on UML and on QEMU -icount, side by side")
+    pc.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
+    pc.add_argument("--reps", type=at_least_one("REPS"), default=2)
+    from ..scenario import HOST_PRESETS
+    pc.add_argument("--hosts", choices=list(HOST_PRESETS), help="the host model of the UML side (default: the scenario's)")
+    pc.set_defaults(command="crosscheck")
+    prun = sub.add_parser("run", help="run an experiment: a file of experiments/ by name (`sslab experiments` "
+                                      "lists them) or a path to one; what `make <experiment>` calls")
+    prun.add_argument("experiment", help="an experiment's name (startup, wifi, ...) or its file")
+    prun.add_argument("--select", action="append", metavar="NAME[,NAME]",
+                      help="the parts to run, by name, tag or setting value (default: the file's select, else all)")
+    prun.add_argument("--reps", type=at_least_one("REPS"),
+                      help="repetitions per scenario (default: the file's, else the scenarios')")
+    prun.add_argument("--jobs", type=at_least_one("JOBS"), help="scenarios or cells at once under UML "
+                      "(default: the host's cores)")
+    prun.add_argument("--scenario", help="another scenario file in place of a one-scenario experiment's "
+                      "(make startup SCENARIO=)")
+    prun.add_argument("--backend", choices=BACKENDS, help="who builds the topology (default: the scenario's)")
+    prun.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the report from these run "
+                      "directories")
+    prun.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="(matrices) narrow an axis, "
+                      "e.g. CCA=cubic")
+    prun.add_argument("--iter", type=at_least_one("ITER"), help="(matrices) repetitions per setting")
+    prun.add_argument("--inventory", help="(matrices) the Ansible inventory (default: this machine)")
+    prun.add_argument("--serial", help="(matrices) hosts at a time (default: all at once)")
+    prun.add_argument("--container", help="(matrices) run the cells in this slowstart-lab container image")
+    prun.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
+    prun.add_argument("--host-timeout", type=at_least_one("HOST_TIMEOUT"), help=HOST_TIMEOUT_HELP)
+    add_kernel_option(prun)
+    knobs.add_options(prun)
+    add_substrate_options(prun)
+    prun.set_defaults(command="run")
+    pe = sub.add_parser("experiments", help="the experiments (experiments/*.yaml): target, paper, figure, parts")
+    pe.add_argument("--markdown", action="store_true", help="the README's table of experiments")
+    pe.set_defaults(command="experiments")
+    pt = sub.add_parser("trace", help="rate traces (mahimahi format): generate one from a model, or show one")
+    tsub = pt.add_subparsers(dest="action", required=True)
+    tg = tsub.add_parser("generate", help="a trace from a stated stochastic model and seed")
+    tg.add_argument("--model", required=True, choices=["gauss-markov", "lognormal-markov"])
+    tg.add_argument("--seed", type=int, default=1)
+    tg.add_argument("--mean", required=True, help="mean rate, e.g. 50mbit")
+    tg.add_argument("--cv", type=float, required=True, help="standard deviation over the mean")
+    tg.add_argument("--tau", required=True, help="correlation time, e.g. 500ms")
+    tg.add_argument("--duration", default="60s")
+    tg.add_argument("--bin", default="10ms")
+    tg.add_argument("--out", required=True)
+    ts = tsub.add_parser("show", help="period, mean and spread of trace files")
+    ts.add_argument("files", nargs="+")
+    ts.add_argument("--bin", default="10ms")
+    pt.set_defaults(command="trace")
+    pcl = sub.add_parser("clab", help="print a scenario's containerlab topology file")
+    pcl.add_argument("scenario")
+    pcl.set_defaults(command="clab")
+    pca = sub.add_parser("captures", help="every run's flows under DIR as our capture parser and tshark read them, "
+                                          "side by side (runs not checked when made are read now, not recorded)")
+    pca.add_argument("dirs", nargs="+", metavar="DIR")
+    pca.set_defaults(command="captures")
+    po = sub.add_parser("oracle", help="our CUBIC against the kernel's: each scenario in two boots, ours and the "
+                                       "kernel's, compared ACK by ACK and packet by packet (kernel/tests/oracle/)")
+    po.add_argument("scenarios", nargs="*", metavar="SCENARIO",
+                    help="scenario files, or names of kernel/tests/oracle/*.yaml (default: all of them)")
+    po.add_argument("--jobs", type=at_least_one("JOBS"), help="boots at once (default: the host's cores)")
+    po.set_defaults(command="oracle")
+    psb = sub.add_parser("same-bytes", help="two runs of one scenario (before and after a change that should move "
+                                            "nothing) compared flow by flow, ACK by ACK and packet by packet")
+    psb.add_argument("before", help="a run directory")
+    psb.add_argument("after", help="a run directory of the same scenario")
+    psb.set_defaults(command="same_bytes")
+    psl = sub.add_parser("suss-loop", help="SUSS 2024 in closed loop on its authors' own path: each round's "
+                                           "decisions beside their log's, held to targets (and SUSS 2025's beside)")
+    psl.set_defaults(command="suss_loop")
+    pr = sub.add_parser("report", help="rebuild a run's tables and plots from its archive")
+    pr.add_argument("run_dir")
+    pr.set_defaults(command="report")
+    pm = sub.add_parser("matrix", help="matrices (E7 table1, E6 fairness): run, resume, report")
+    msub = pm.add_subparsers(dest="action", required=True)
+    mr = msub.add_parser("run", help="plan, deal to the inventory's hosts, run missing cells, report")
+    mr.add_argument("name", help="matrix name (playbooks/matrices/NAME.yaml) or a path")
+    mr.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="narrow an axis, e.g. CCA=cubic")
+    mr.add_argument("--iter", type=at_least_one("ITER"), help="repetitions per setting (default: the matrix's)")
+    mr.add_argument("--inventory", default=str(paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"))
+    mr.add_argument("--serial", help="hosts at a time (default: all at once)")
+    mr.add_argument("--jobs", type=at_least_one("JOBS"), help="cells at a time per host (UML; default: its cores)")
+    mr.add_argument("--container", help="run the cells in this slowstart-lab container image (make container)")
+    mr.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
+    mr.add_argument("--host-timeout", type=at_least_one("HOST_TIMEOUT"), help=HOST_TIMEOUT_HELP)
+    mr.add_argument("--backend", choices=BACKENDS, help="who builds each cell's topology (default: the matrix's)")
+    add_kernel_option(mr)
+    knobs.add_options(mr)
+    add_substrate_options(mr)
+    mc = msub.add_parser("run-cells", help="(on a host) run the cells the plan deals to HOST")
+    mc.add_argument("--matrix-dir", required=True)
+    mc.add_argument("--plan", required=True)
+    mc.add_argument("--host", required=True)
+    mc.add_argument("--jobs", type=at_least_one("JOBS"))
+    mc.add_argument("--keys", help="run these cells (comma-separated keys of the plan), not the plan's dealing")
+    mc.add_argument("--redo", help="of --keys, cells to set aside and run again (they arrived damaged)")
+    mc.add_argument("--pack-to", help="then tar the finished cells of --keys here, for the controller")
+    add_substrate_options(mc)
+    mp = msub.add_parser("pack", help="(on a host) tar its finished cells for the controller")
+    mp.add_argument("--matrix-dir", required=True)
+    mp.add_argument("--plan", required=True)
+    mp.add_argument("--host", required=True)
+    mp.add_argument("--out", required=True)
+    mp.add_argument("--keys", help="these cells (comma-separated), not the plan's dealing to HOST")
+    ms = msub.add_parser("stop", help="(on a host) stop HOST's runner of a matrix, its testbeds, its partial cells")
+    ms.add_argument("--matrix-dir", required=True)
+    ms.add_argument("--host", required=True)
+    mg = msub.add_parser("merge", help="(on the controller) merge a host's tar of cells")
+    mg.add_argument("--matrix-dir", required=True)
+    mg.add_argument("--tar", required=True)
+    mrep = msub.add_parser("report", help="rebuild a matrix's tables and plots from its archive")
+    mrep.add_argument("matrix_dir")
+    pm.set_defaults(command="matrix")
+    return p
