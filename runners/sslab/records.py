@@ -269,6 +269,12 @@ class Flow:
     hint_bytes_per_s: int | None = None
 
 
+def run_tag(index: int, case: str, rep: int) -> str:
+    """A run's name, in its job's out/runs/<tag>/ and in every index and report: its place in the
+    plan, its case and its repetition (000-cubic_hs-20MB-r0)."""
+    return f"{index:03d}-{case}-r{rep}"
+
+
 @dataclass(frozen=True)
 class Run:
     index: int
@@ -279,6 +285,10 @@ class Run:
     flows: list[Flow]
     #: Where in the rate trace this repetition starts (written only with a trace).
     trace_offset_s: float | None = None
+
+    @property
+    def tag(self) -> str:
+        return run_tag(self.index, self.case, self.rep)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 import pytest
 import yaml
 
+from sslab.experiment.plan import typed_plan_for
 from sslab.paths import REPO_ROOT
 from sslab.scenario import ScenarioError, parse_scenario, scenario_from_dump, to_plan
 from sslab.guest.dumbbell import Dumbbell, DumbbellSpec, host_stages
@@ -60,8 +61,7 @@ def test_the_stages_a_receiving_host_is_made_of():
     assert Dumbbell._chain("r2-c1", host_stages(host)) == [
         "qdisc add dev r2-c1 parent 1:1 handle 10: netem slot 50us 50us packets 16 limit 100000",
         "qdisc add dev r2-c1 parent 10:1 handle 20: netem delay 1.5us 1.5us rate 32767500000bps 0 65535 limit 100000"]
-    plan = to_plan(parse_scenario(e1(hosts={"model": "1gbe"})))
-    db = Dumbbell(DumbbellSpec.from_plan(plan))
+    db = Dumbbell(DumbbellSpec.from_plan(typed_plan_for(parse_scenario(e1(hosts={"model": "1gbe"})))))
     assert db._delay_line(1, "client") == "netem delay 50.000ms limit 100000 rate 1000mbit"
 
 
@@ -69,9 +69,8 @@ def test_the_idle_rtt_the_fidelity_check_expects():
     # 100 ms path, 50 Mbit/s bottleneck: 100 + 98 B x 8 / 50 Mbit/s = 100.01568 ms; 1 Gbit/s links
     # serialise ping's 98-byte frames 4 times (0.784 us each) and each host adds its 1.4 us:
     # + 3.136 + 2.8 us = 100.021616 ms.  Jitter 3 us at the client and its 50 us batches: up to 53 us more.
-    plan = to_plan(parse_scenario(e1(hosts={"model": "1gbe", "clients": {"rx_jitter": "3us",
-                                                                        "rx_batch": {"period": "50us"}}})))
-    db = Dumbbell(DumbbellSpec.from_plan(plan))
+    s = parse_scenario(e1(hosts={"model": "1gbe", "clients": {"rx_jitter": "3us", "rx_batch": {"period": "50us"}}}))
+    db = Dumbbell(DumbbellSpec.from_plan(typed_plan_for(s)))
     assert expected_rtt_ms(db, 1) == pytest.approx(100.021616, abs=1e-9)
     # ... and 1.1 us per host with a link rate for UML's clock charges (NIC_CLOCK_CHARGE_MS).
     assert extra_wait_ms(db, 1) == pytest.approx((0.0, 0.053 + 2 * 0.0011))

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sslab.experiment.plan import typed_plan_for
 from sslab.paths import REPO_ROOT
 from sslab.scenario import (ScenarioError, load_scenario, parse_scenario, parse_rate_mbit,
                             parse_seconds, parse_size, to_plan)
@@ -235,8 +236,8 @@ def test_the_mtu_sets_frames_for_buffers_in_bdp():
     assert s.buffer_packets == 469 and to_plan(s)["topology"]["mtu"] == 1052
     # The guest's HTB shapers burst two full frames of the run's MTU: 2 x 1066, and 2 x 1514 at 1500.
     from sslab.guest.dumbbell import DumbbellSpec
-    assert DumbbellSpec.from_plan(to_plan(s)).burst_bytes == 2132
-    assert DumbbellSpec.from_plan(to_plan(parse_scenario(e1_data(), "t"))).burst_bytes == 3028
+    assert DumbbellSpec.from_plan(typed_plan_for(s)).burst_bytes == 2132
+    assert DumbbellSpec.from_plan(typed_plan_for(parse_scenario(e1_data(), "t"))).burst_bytes == 3028
     data["topology"]["mtu"] = 100
     with pytest.raises(ScenarioError, match="topology.mtu"):
         parse_scenario(data, "t")

@@ -371,8 +371,9 @@ def cmd_clab(args) -> int:
     """`sslab clab SCENARIO`: the containerlab topology file of a scenario (what BACKEND=containerlab deploys)."""
     import subprocess
     import tempfile
-    from ..scenario import load_scenario, to_plan
-    plan = to_plan(load_scenario(args.scenario))
+    from ..experiment.plan import plan_for
+    from ..scenario import load_scenario
+    plan = plan_for(load_scenario(args.scenario), "uml", "uml/inf-cpu")
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         json.dump(plan, f)
         f.flush()

@@ -6,7 +6,7 @@ it sets changes what runs on the wire.
 
 from __future__ import annotations
 
-from ..records import VIRTUAL_CLOCKS, read_plan, stamped
+from ..records import VIRTUAL_CLOCKS, Plan, read_plan, stamped
 from ..scenario import Scenario, to_plan
 
 
@@ -39,3 +39,8 @@ def plan_for(s: Scenario, substrate: str, clock: str) -> dict:
     # The guest reads it through the same typed definition: a field it would not know stops here.
     read_plan(plan, f"the plan of {s.name}")
     return plan
+
+
+def typed_plan_for(s: Scenario, substrate: str = "uml", clock: str = "uml/inf-cpu") -> Plan:
+    """The plan of @s as the guest reads it (sslab.records.Plan), for a substrate and clock."""
+    return read_plan(plan_for(s, substrate, clock), f"the plan of {s.name}")

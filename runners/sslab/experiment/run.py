@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..records import format_of, read_record, stamped
+from ..records import format_of, read_record, run_tag, stamped
 from .. import paths
 from ..analysis.startup import write_report
 from ..scenario import Scenario, load_scenario, scenario_from_dump
@@ -244,7 +244,7 @@ def _meta(s: Scenario, substrate, source: dict, plan: dict, common: dict) -> dic
             # (tests/integration/test_uml_fp.py), and a reader can check that they did not.
             "host": common["host"],
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "run_order": [f"{r['index']:03d}-{r['case']}-r{r['rep']}" for r in plan["runs"]]}
+            "run_order": [run_tag(r["index"], r["case"], r["rep"]) for r in plan["runs"]]}
     if common["image"] is not None:
         meta["image"] = dict(common["image"])
     return meta

@@ -62,6 +62,7 @@ import tarfile
 import time
 from pathlib import Path
 
+from ..records import read_plan
 from . import ovs
 from .dumbbell import Dumbbell, DumbbellSpec
 from .netns import sh
@@ -391,8 +392,8 @@ def interrupt_check(after_s: float) -> dict:
         child.kill()
         _, err = child.communicate()
     time.sleep(2)  # the clients end once their servers are gone (guest time: free under UML)
-    probe = ContainerlabDumbbell(DumbbellSpec.from_plan(json.loads(
-        (Path(os.environ["SSLAB_JOB_DIR"]) / "plan.json").read_text())))
+    plan_file = Path(os.environ["SSLAB_JOB_DIR"]) / "plan.json"
+    probe = ContainerlabDumbbell(DumbbellSpec.from_plan(read_plan(json.loads(plan_file.read_text()), str(plan_file))))
     probe.engine.ensure()
     return {"interrupted_during_traffic": started, "returncode": child.returncode,
             "stderr_tail": err[-600:], "leftovers": probe.leftovers()}
@@ -400,7 +401,7 @@ def interrupt_check(after_s: float) -> dict:
 
 def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "topology":
-        plan = json.loads(Path(argv[1]).read_text())
+        plan = read_plan(json.loads(Path(argv[1]).read_text()), argv[1])
         print(to_yaml(topology(ContainerlabDumbbell(DumbbellSpec.from_plan(plan)))))
         return 0
     if len(argv) == 2 and argv[0] == "interrupt-check":

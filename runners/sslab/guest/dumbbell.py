@@ -60,8 +60,9 @@ import ipaddress
 import json
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
+from ..records import Plan
 from . import ovs
 from .netns import end_batch, in_ns, run_batch, set_sysctls, sh, tcp_counters_of
 
@@ -115,6 +116,11 @@ def host_stages(host: dict | None) -> list[str]:
     return stages
 
 
+def _plain(slot) -> dict | None:
+    """A typed slot (sslab.records.Slot) as the plain numbers the qdiscs are written from."""
+    return None if slot is None else asdict(slot)
+
+
 @dataclass(frozen=True)
 class PairSpec:
     rtt_ms: float
@@ -157,17 +163,15 @@ class DumbbellSpec:
         return BOTTLENECK_BURST_FRAMES * self.frame_bytes
 
     @classmethod
-    def from_plan(cls, plan: dict) -> "DumbbellSpec":
-        a = plan.get("addresses", {})
-        link = plan["bottleneck"].get("link") or {}
-        agg = link.get("aggregation") or {}
-        return cls(rate_mbit=plan["bottleneck"]["rate_mbit"], buffer_pkts=plan["bottleneck"]["buffer_pkts"],
-                   pairs=[PairSpec(rtt_ms=p["rtt_ms"]) for p in plan["pairs"]],
-                   servers_net=a.get("servers", cls.servers_net), clients_net=a.get("clients", cls.clients_net),
-                   core_net=a.get("core", cls.core_net), mtu=plan.get("topology", {}).get("mtu", 1500),
-                   shaper=link.get("shaper", "netem"), slot_down=agg.get("down"), slot_up=agg.get("up"),
-                   hosts=(plan.get("hosts") or {}).get("pairs", []),
-                   lans=plan.get("topology", {}).get("lans", "veth"))
+    def from_plan(cls, plan: Plan) -> "DumbbellSpec":
+        """The dumbbell of a plan, typed (sslab.records.read_plan: every field there and checked)."""
+        link = plan.bottleneck.link
+        return cls(rate_mbit=plan.bottleneck.rate_mbit, buffer_pkts=plan.bottleneck.buffer_pkts,
+                   pairs=[PairSpec(rtt_ms=p.rtt_ms) for p in plan.pairs],
+                   servers_net=plan.addresses.servers, clients_net=plan.addresses.clients,
+                   core_net=plan.addresses.core, mtu=plan.topology.mtu, shaper=link.shaper,
+                   slot_down=_plain(link.aggregation.down), slot_up=_plain(link.aggregation.up),
+                   hosts=[asdict(pair) for pair in plan.hosts.pairs], lans=plan.topology.lans)
 
     def host(self, pair: int, kind: str) -> dict:
         """Pair @pair's (1-based) server or client in the host model ({}: ideal)."""

@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..records import Capture, LinkModel
 from .dumbbell import Dumbbell
 from .ftrace import Ftrace
 from .linkreplay import TraceReplay
@@ -178,15 +179,15 @@ def _client(db: Dumbbell, flow: dict, port: int, t0: float, out: dict) -> None:
     out["stdout"], out["stderr"] = res.stdout, res.stderr
 
 
-def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: dict | None = None,
-             tracer: Ftrace | None = None, link: dict | None = None, trace_offset_s: float = 0.0) -> dict:
+def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: Capture | None = None,
+             tracer: Ftrace | None = None, link: LinkModel | None = None, trace_offset_s: float = 0.0) -> dict:
     """Run @flows together (each from its start time); return per-flow results and run counters.
 
     @link: the plan's link model.  With a rate trace, the trace is replayed from
     @trace_offset_s on (and recorded against what the link delivered); with
     downlink bursts, a second capture at the first flow's client shows the
     bursts as they arrive (<tag>.client.pcap)."""
-    capture = capture or {"pcap": False, "snaplen": 96, "traces": True}
+    capture = capture or Capture(pcap=False, snaplen=96, traces=True, immediate=True)
     tracer = tracer or Ftrace()
     out_dir.mkdir(parents=True, exist_ok=True)
     if len(flows) > MAX_FLOWS:
@@ -195,17 +196,15 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     pairs = sorted({f["pair"] for f in flows})
     counters0 = db.tcp_counters(pairs)
     bn0 = db.bottleneck_counters()
-    pcap = Pcap(db, out_dir / f"{tag}.pcap", capture.get("snaplen", 96), capture.get("immediate", True)) \
-        if capture.get("pcap") else None
-    link = link or {}
-    client_pcap = Pcap(db, out_dir / f"{tag}.client.pcap", capture.get("snaplen", 96),
-                       capture.get("immediate", True), where=(db.clients[flows[0]["pair"] - 1], db.host_dev)) \
-        if capture.get("pcap") and (link.get("aggregation") or {}).get("down") else None
-    replay = TraceReplay(db.r1, db.bottleneck_dev, link["trace"], trace_offset_s, 0.0,
-                         db.spec.burst_bytes) if link.get("trace") else None
+    pcap = Pcap(db, out_dir / f"{tag}.pcap", capture.snaplen, capture.immediate) if capture.pcap else None
+    client_pcap = Pcap(db, out_dir / f"{tag}.client.pcap", capture.snaplen, capture.immediate,
+                       where=(db.clients[flows[0]["pair"] - 1], db.host_dev)) \
+        if capture.pcap and link is not None and link.aggregation.down else None
+    replay = TraceReplay(db.r1, db.bottleneck_dev, link.trace, trace_offset_s, 0.0,
+                         db.spec.burst_bytes) if link is not None and link.trace else None
     if replay:
         replay.prime()
-    if capture.get("traces", True):
+    if capture.traces:
         tracer.start(SERVER_PORT, last_port=SERVER_PORT + MAX_FLOWS - 1)
     servers, clients, threads = [], [], []
     replayed = None
@@ -238,7 +237,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         backlog = sampler.stop()
         replayed = replay.stop() if replay else None
         if replayed is not None:
-            replayed["rate_tolerance"] = link.get("rate_tolerance")
+            replayed["rate_tolerance"] = link.rate_tolerance
             replayed["frame_bytes"] = db.spec.frame_bytes
         replay = None
         mark(f"{tag} traffic-done")
@@ -258,7 +257,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         if replay:
             replay.stop()
         time.sleep(0.2)
-        traced = tracer.stop(out_dir / f"{tag}.trace") if capture.get("traces", True) else 0
+        traced = tracer.stop(out_dir / f"{tag}.trace") if capture.traces else 0
         pcap_note = pcap.stop() if pcap else None
         client_note = client_pcap.stop() if client_pcap else None
     mark(f"{tag} captured")

@@ -21,11 +21,12 @@ import subprocess
 import threading
 import time
 
+from ..records import Trace
 from .netns import end_batch
 
 
 class TraceReplay(threading.Thread):
-    def __init__(self, ns: str, dev: str, trace: dict, offset_s: float, t0: float, burst_bytes: int):
+    def __init__(self, ns: str, dev: str, trace: Trace, offset_s: float, t0: float, burst_bytes: int):
         """@burst_bytes: the HTB burst, as the wired shaper's (DumbbellSpec.burst_bytes)."""
         super().__init__(daemon=True)
         self.ns, self.dev, self.trace, self.t0 = ns, dev, trace, t0
@@ -40,7 +41,7 @@ class TraceReplay(threading.Thread):
 
     def _bins(self):
         """(bin index, its length in s) from the offset on, forever (the trace repeats)."""
-        rates, bin_ms, period = self.trace["rates_mbit"], self.trace["bin_ms"], self.trace["period_ms"]
+        rates, bin_ms, period = self.trace.rates_mbit, self.trace.bin_ms, self.trace.period_ms
         k = int(round(self.offset_s * 1e3) % period // bin_ms)
         while True:
             yield k, min(bin_ms, period - k * bin_ms) / 1e3
@@ -63,10 +64,10 @@ class TraceReplay(threading.Thread):
     def prime(self) -> None:
         """Set the first bin's rate before any traffic (call before t0)."""
         k, _ = next(self._bins())
-        self._set_and_read(self.trace["rates_mbit"][k])
+        self._set_and_read(self.trace.rates_mbit[k])
 
     def run(self) -> None:
-        rates = self.trace["rates_mbit"]
+        rates = self.trace.rates_mbit
         due = self.t0
         try:
             for k, length in self._bins():
@@ -85,6 +86,6 @@ class TraceReplay(threading.Thread):
         self.halt.set()
         self.join(timeout=10)
         end_batch(self.proc)
-        return {"offset_s": self.offset_s, "bin_ms": self.trace["bin_ms"],
+        return {"offset_s": self.offset_s, "bin_ms": self.trace.bin_ms,
                 "columns": ["t_s", "rate_mbit", "sent_bytes", "queued_pkts", "drops"],
                 "rows": self.rows, "error": self.error}

@@ -42,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..records import VIRTUAL_CLOCKS, read_plan, read_record, runs_index, stamped
+from ..records import VIRTUAL_CLOCKS, Capture, read_plan, read_record, runs_index, stamped
 from .clab import ContainerlabDumbbell
 from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
 from .flows import MAX_FLOWS, SERVER_PORT, run_case
@@ -187,7 +187,7 @@ def saturating_rate(db: Dumbbell, out: Path) -> dict:
     th = threading.Thread(target=sample)
     th.start()
     run_case(db, [{"pair": 1, "cc": "cubic", "duration": SATURATE_S, "start": 0.0}], out, "saturate",
-             capture={"pcap": False, "traces": False})
+             capture=Capture(pcap=False, snaplen=96, traces=False, immediate=True))
     th.join()
     rate = (samples["b1"] - samples["b0"]) * 8 / (samples["t1"] - samples["t0"]) / 1e6
     configured = db.spec.rate_mbit
@@ -259,7 +259,7 @@ def main() -> int:
     backlog = None if rules.clock in VIRTUAL_CLOCKS else raise_input_backlog()
     t_build = time.monotonic()
     mark("topology")
-    db = backend(DumbbellSpec.from_plan(record))
+    db = backend(DumbbellSpec.from_plan(plan))
     try:
         db.build()
         built_s = time.monotonic() - t_build
@@ -311,15 +311,15 @@ def run_plan(db: Dumbbell, record: dict, plan, out: Path, defaults: dict[str, in
     rules = plan.fidelity
     index = []
     for run, written in zip(plan.runs, record["runs"]):
-        tag = f"{run.index:03d}-{run.case}-r{run.rep}"
+        tag = run.tag
         mark(f"run {tag}")
         rdir = out / "runs" / tag
         pairs = sorted({f.pair for f in run.flows})
         params = set_module_params(defaults, run.module_params)
         rtts = measure_base_rtts(db, pairs, rules.ping_count, rules.pairs_together)
         t = time.time()
-        res = run_case(db, written["flows"], rdir, "flow", capture=record["capture"], tracer=tracer,
-                       link=record["bottleneck"]["link"],
+        res = run_case(db, written["flows"], rdir, "flow", capture=plan.capture, tracer=tracer,
+                       link=plan.bottleneck.link,
                        trace_offset_s=0.0 if run.trace_offset_s is None else run.trace_offset_s)
         res.update(run=written, started_unix=t, seconds=round(time.time() - t, 3), module_params=params)
         for flow in res["flows"]:
