@@ -2,13 +2,18 @@
 
 import hashlib
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 import yaml
 
 from sslab.paths import REPO_ROOT
 
-from .helpers import sslab
+from .helpers import processes_matching, sslab
 
 pytestmark = pytest.mark.vm
 
@@ -58,3 +63,76 @@ def test_parts_run_as_selected_each_into_its_own_directory(tmp_path, image):
     assert sorted(p.name for p in (results / "two-parts").iterdir()) == ["second"]
     run_dir = (results / "two-parts" / "second" / "latest").resolve()
     assert len(runs(run_dir)) == 4  # module-smoke's four variants, once each
+
+
+def keyed(results, kind: str) -> dict[str, object]:
+    """results/<kind>/keys/: key -> the run directory it names."""
+    keys = results / kind / "keys"
+    return {p.name: p.resolve() for p in keys.iterdir() if p.is_symlink()} if keys.is_dir() else {}
+
+
+def run_dirs(results, kind: str) -> list:
+    return sorted(p for p in (results / kind).iterdir() if p.is_dir() and p.name not in ("keys", "latest"))
+
+
+def test_a_series_reruns_only_what_has_not_finished(tmp_path, image):
+    """Each scenario's run is keyed; a rerun of the same experiment runs none again, and one whose key is
+    gone (or that never finished) runs again."""
+    smoke = str(REPO_ROOT / "tests/data/module-smoke.yaml")
+    f = experiment(tmp_path, "keyed", parts=[{"name": "first", "scenario": smoke}, {"name": "second", "scenario": smoke}])
+    results = tmp_path / "results"
+    res = sslab(["run", f, "--jobs", "1"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    first, second = keyed(results, "keyed/first"), keyed(results, "keyed/second")
+    assert len(first) == 1 and len(second) == 1 and first.keys() == second.keys()  # one scenario, two stores
+    assert all((d / "manifest.json").is_file() for d in [*first.values(), *second.values()])
+    # Again: nothing runs, and the report is the same runs'.
+    res = sslab(["run", f, "--jobs", "1"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert res.stdout.count("already run, key") == 2, res.stdout[-3000:]
+    assert len(run_dirs(results, "keyed/first")) == 1 and len(run_dirs(results, "keyed/second")) == 1
+    # Another repetition count is another run.
+    res = sslab(["run", f, "--jobs", "1", "--select", "first", "--reps", "2"], results)
+    assert res.returncode == 0 and "already run" not in res.stdout, res.stdout[-3000:]
+    assert len(keyed(results, "keyed/first")) == 2 and len(run_dirs(results, "keyed/first")) == 2
+
+
+def test_ctrl_c_in_a_series_keeps_the_finished_runs_and_the_rerun_runs_the_rest(tmp_path, image):
+    smoke = str(REPO_ROOT / "tests/data/module-smoke.yaml")
+    longer = tmp_path / "longer.yaml"   # module-smoke with 200 MB flows: its four runs take some 10 s here
+    longer.write_text(yaml.safe_dump({"extends": smoke, "name": "module-smoke-200mb", "cases": {
+        "name": "{cc}", "flows": [{"pair": 1, "cc": "{cc}", "size": "200MB", "start": "0s"}],
+        "matrix": {"cc": ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]}}}))
+    f = experiment(tmp_path, "stopped", parts=[{"name": "first", "scenario": smoke},
+                                               {"name": "second", "scenario": str(longer)}])
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    # As a terminal's Ctrl-C: SIGINT to the command's process group, once the first scenario has finished.
+    proc = subprocess.Popen([sys.executable, "-m", "sslab", "run", f, "--jobs", "1"], cwd=REPO_ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    deadline = time.monotonic() + 600
+    while not keyed(results, "stopped/first") and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    # ... and the second's first run has begun (the guest makes its directory as it starts it)
+    while not list(results.glob("stopped/second/2*/job/out/runs/000-*")) and time.monotonic() < deadline \
+            and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, proc.stdout.read()[-3000:]
+    os.killpg(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out[-3000:]
+    [kept] = keyed(results, "stopped/first").values()
+    assert keyed(results, "stopped/second") == {}
+    [cut] = run_dirs(results, "stopped/second")
+    assert not (cut / "manifest.json").exists()   # the run stopped part-way: no manifest, no key
+    assert not processes_matching(str(results)), "a testbed of the stopped run is still running"
+    # The rerun runs only the second scenario, into a new directory; the first's run is untouched.
+    manifest = (kept / "manifest.json").read_bytes()
+    res = sslab(["run", f, "--jobs", "1"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert res.stdout.count("already run, key") == 1, res.stdout[-3000:]
+    assert keyed(results, "stopped/first") == {k: kept for k in keyed(results, "stopped/first")}
+    assert (kept / "manifest.json").read_bytes() == manifest
+    [done] = keyed(results, "stopped/second").values()
+    assert done != cut and (done / "manifest.json").is_file()
+    assert len(run_dirs(results, "stopped/second")) == 2   # the cut one stays, as it was

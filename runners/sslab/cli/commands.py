@@ -267,8 +267,8 @@ def cmd_run(args) -> int:
     files = dict(zip((p.name for p in written),
                      write_scenarios([p.data for p in written], paths.new_run_dir(f"{exp.output}/scenarios"))
                      if written else []))
-    by_file = {(p.path or files[p.name]): p for p in parts}
-    run_dirs = run_series(list(by_file), lambda f: exp.kind_of(by_file[f]), substrates, reps=reps,
+    # Each part by its own kind (directory): two parts may run the same scenario file.
+    run_dirs = run_series([(p.path or files[p.name], exp.kind_of(p)) for p in parts], substrates, reps=reps,
                           knobs=knobs.given(args), backend=args.backend)
     took = f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), {jobs} at once)"
     if report.write is None:

@@ -41,3 +41,12 @@ def cell_key(scenario: dict, rep: int, image_hash: str, code_version: str, clock
         parts["boot"] = {"share": boot["share"], "position": boot["position"]}
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+def scenario_key(scenario: dict, image_hash: str | None, code_version: str, clock: str, substrate: str) -> str:
+    """A scenario run's identity, all its repetitions in one boot (a series' scenario): what runs
+    (@scenario, its model as run), on what (image, traffic code, substrate) and under which clock."""
+    parts = {"what": "scenario", "scenario": scenario, "image": image_hash, "code": code_version, "clock": clock,
+             "substrate": substrate}
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]

@@ -99,12 +99,19 @@ def with_knobs(s: Scenario, values: dict | None) -> Scenario:
     return scenario_from_dump(apply_knobs(s.model_dump(by_alias=True), values))
 
 
-def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None,
-                 backend: str | None = None, knobs: dict | None = None) -> Path:
-    """`sslab startup`: run a scenario file into a new results/<kind>/<run-id>/."""
+def scenario_as_run(scenario_path: Path, reps: int | None = None, backend: str | None = None,
+                    knobs: dict | None = None) -> Scenario:
+    """The scenario in @scenario_path as a command line runs it: its backend, knobs and repetitions."""
     s = with_knobs(with_backend(load_scenario(scenario_path), backend), knobs)
     if reps is not None:
         s = scenario_from_dump({**s.model_dump(by_alias=True), "repetitions": reps})
+    return s
+
+
+def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None,
+                 backend: str | None = None, knobs: dict | None = None) -> Path:
+    """`sslab startup`: run a scenario file into a new results/<kind>/<run-id>/."""
+    s = scenario_as_run(scenario_path, reps, backend, knobs)
     check_offered(substrate, s.congestion_controls())
     print(f"{s.name}: {len(s.run_order())} runs on {substrate.name} ({substrate.clock}); expected about "
           f"{estimate_seconds(s, substrate.name) / 60:.1f} min", flush=True)

@@ -1,22 +1,37 @@
-"""Several scenario files, each run into its own run directory, up to N at once.
+"""Several scenario files, each run into its own run directory, up to N at once; keyed, so that a
+rerun runs only what has not finished.
 
 Experiments such as E9 (one scenario per link) are a series of ordinary
 scenario runs.  Under UML each run gets its own substrate pinned to its own
 core, so runs in parallel give the same bytes as run one after another; on a
 real clock the caller must pass one substrate (never two experiments at once).
+
+Each scenario's run is keyed (sslab.experiment.keys.scenario_key: the
+scenario as run, with its repetitions, backend and knobs; the image; the
+traffic code; the clock).  A finished run is recorded as
+results/<kind>/keys/<key>, a link to its run directory, made after its
+manifest (the last file a run writes); a series finds its finished runs by
+their keys and does not run them again.  A run stopped part-way (Ctrl-C, a
+failure) leaves a run directory without manifest and no key, and runs again
+whole: all repetitions of a scenario share one boot, and a run's bytes are
+the ones its boot gives, so it is not cut into pieces.  To run one again
+anyway, remove its key (or the keys/ directory).
 """
 
 from __future__ import annotations
 
+import os
 import queue
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from pathlib import Path
 
 import yaml
 
-from ..scenario import load_scenario
+from .. import paths
+from ..scenario import Scenario, load_scenario
 from ..substrate.preflight import check_offered
-from .run import run_scenario
+from .keys import scenario_key, traffic_code_version
+from .run import run_scenario, scenario_as_run
 
 
 def write_scenarios(scenarios: list[dict], dest: Path) -> list[Path]:
@@ -35,22 +50,85 @@ def write_series_scenarios(series, settings: list[dict], dest: Path) -> list[Pat
     return write_scenarios([series.scenario_data(setting) for setting in settings], dest)
 
 
-def run_series(scenarios: list[Path], kind_of, substrates: list, reps: int | None = None,
-               knobs: dict | None = None, backend: str | None = None) -> list[Path]:
-    """Run every file in @scenarios into results/<kind_of(path)>/<id>/; returns the run
-    directories in the order of @scenarios.  Up to len(@substrates) at once."""
+def key_of(s: Scenario, substrate) -> str:
+    """@s's run key on @substrate (its image, clock and name)."""
+    image = getattr(substrate, "image", None)
+    image_hash = image.manifest()["image_hash"] if image is not None else None
+    return scenario_key(s.model_dump(mode="json", by_alias=True), image_hash, traffic_code_version(),
+                        substrate.clock, substrate.name)
+
+
+def finished_run(kind: str, key: str) -> Path | None:
+    """The run directory results/<kind>/keys/@key names, if that run finished (its manifest is there)."""
+    link = paths.RESULTS_DIR / kind / "keys" / key
+    if link.is_symlink() and (link.resolve() / "manifest.json").is_file():
+        return link.resolve()
+    return None
+
+
+def record_finished(kind: str, key: str, run_dir: Path) -> None:
+    """results/<kind>/keys/@key -> @run_dir, made in one rename (never a half-made link)."""
+    keys = paths.RESULTS_DIR / kind / "keys"
+    keys.mkdir(parents=True, exist_ok=True)
+    tmp = keys / f".{key}.tmp"
+    if tmp.is_symlink():
+        tmp.unlink()
+    tmp.symlink_to(os.path.relpath(run_dir, keys))
+    tmp.replace(keys / key)
+
+
+def run_series(scenarios: list[tuple[Path, str]], substrates: list, reps: int | None = None,
+               knobs: dict | None = None, backend: str | None = None, log=print) -> list[Path]:
+    """Run every (file, kind) in @scenarios into results/<kind>/<id>/, but for those whose key names a
+    finished run (that run's directory is returned); returns the run directories in the order of
+    @scenarios.  Up to len(@substrates) at once."""
     # A congestion control the kernel under test lacks stops the series before its first run.
-    check_offered(substrates[0], {cc for path in scenarios for cc in load_scenario(path).congestion_controls()})
-    free: queue.Queue = queue.Queue()
-    for s in substrates:
-        free.put(s)
+    check_offered(substrates[0], {cc for path, _ in scenarios for cc in load_scenario(path).congestion_controls()})
+    keys = [key_of(scenario_as_run(path, reps, backend, knobs), substrates[0]) for path, _ in scenarios]
+    done = [finished_run(kind, key) for (_, kind), key in zip(scenarios, keys)]
+    todo: queue.Queue = queue.Queue()
+    for n, ((path, kind), key, d) in enumerate(zip(scenarios, keys, done)):
+        if d is not None:
+            log(f"{kind}: {load_scenario(path).name}: already run, key {key} ({d}); not run again", flush=True)
+        else:
+            todo.put(n)
+    stop = threading.Event()
+    failures: list[BaseException] = []
 
-    def one(path: Path) -> Path:
-        substrate = free.get()
+    def worker(substrate) -> None:
+        while not stop.is_set():
+            try:
+                n = todo.get_nowait()
+            except queue.Empty:
+                return
+            path, kind = scenarios[n]
+            try:
+                done[n] = run_scenario(path, kind, substrate, reps=reps, backend=backend, knobs=knobs)
+            except Exception as e:  # noqa: BLE001 - the first failure stops the series, raised below
+                failures.append(e)
+                stop.set()
+                return
+            record_finished(kind, keys[n], done[n])
+
+    if len(substrates) == 1:
+        worker(substrates[0])  # in this thread: a signal unwinds straight through the running job
+    else:
+        threads = [threading.Thread(target=worker, args=(s,), daemon=True) for s in substrates]
+        for t in threads:
+            t.start()
         try:
-            return run_scenario(path, kind_of(path), substrate, reps=reps, backend=backend, knobs=knobs)
-        finally:
-            free.put(substrate)
-
-    with ThreadPoolExecutor(max_workers=len(substrates)) as pool:
-        return list(pool.map(one, scenarios))
+            for t in threads:
+                while t.is_alive():
+                    t.join(timeout=0.5)
+        except BaseException:
+            # Ctrl-C or SIGTERM reached this thread: start nothing more and end the running
+            # testbeds; their run directories stay without manifest, and without key.
+            stop.set()
+            for s in substrates:
+                getattr(s, "stop_all", lambda: None)()
+            for t in threads:
+                t.join(timeout=30)
+            raise
+    if failures:
+        raise failures[0]
+    return done
