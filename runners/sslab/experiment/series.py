@@ -32,6 +32,7 @@ from ..scenario import Scenario, load_scenario
 from ..substrate.preflight import check_offered
 from .keys import scenario_key, traffic_code_version
 from .run import run_scenario, scenario_as_run
+from .workers import run_on_each
 
 
 def write_scenarios(scenarios: list[dict], dest: Path) -> list[Path]:
@@ -110,25 +111,9 @@ def run_series(scenarios: list[tuple[Path, str]], substrates: list, reps: int | 
                 return
             record_finished(kind, keys[n], done[n])
 
-    if len(substrates) == 1:
-        worker(substrates[0])  # in this thread: a signal unwinds straight through the running job
-    else:
-        threads = [threading.Thread(target=worker, args=(s,), daemon=True) for s in substrates]
-        for t in threads:
-            t.start()
-        try:
-            for t in threads:
-                while t.is_alive():
-                    t.join(timeout=0.5)
-        except BaseException:
-            # Ctrl-C or SIGTERM reached this thread: start nothing more and end the running
-            # testbeds; their run directories stay without manifest, and without key.
-            stop.set()
-            for s in substrates:
-                getattr(s, "stop_all", lambda: None)()
-            for t in threads:
-                t.join(timeout=30)
-            raise
+    # Ctrl-C or SIGTERM: nothing more starts and the running testbeds end; their run directories
+    # stay without manifest, and without key.
+    run_on_each(substrates, worker, stop)
     if failures:
         raise failures[0]
     return done

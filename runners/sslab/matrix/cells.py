@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..records import read_record, read_runs_index, stamped
 from ..experiment import gzip_in_place, run_scenarios_in_one_boot, write_manifest
+from ..experiment.workers import run_on_each
 from ..scenario import scenario_from_dump
 from .plan import boot_groups
 from .spec import MatrixError
@@ -256,25 +257,8 @@ def _run_cells_locked(store: CellStore, cells: list[dict], host: str, keys: list
                 return
             one_boot(n, boot, dealt, substrate)
 
-    if len(workers) == 1:
-        worker(workers[0])  # in this thread: a signal unwinds straight through the running cell
-    else:
-        threads = [threading.Thread(target=worker, args=(w,), daemon=True) for w in workers]
-        for t in threads:
-            t.start()
-        try:
-            for t in threads:
-                while t.is_alive():
-                    t.join(timeout=0.5)
-        except BaseException:
-            # Ctrl-C or SIGTERM reached this thread: stop handing out cells and end
-            # the running testbeds; their cells stay .partial.
-            stop.set()
-            for w in workers:
-                getattr(w, "stop_all", lambda: None)()
-            for t in threads:
-                t.join(timeout=30)
-            raise
+    # Ctrl-C or SIGTERM: nothing more is dealt and the running testbeds end; their cells stay .partial.
+    run_on_each(workers, worker, stop)
     progress.update(finished=True)
     with progress.lock:
         progress.running.clear()
