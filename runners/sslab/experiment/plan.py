@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..records import VIRTUAL_CLOCKS, Plan, read_plan, stamped
 from ..scenario import Scenario, to_plan
+from ..substrate.kinds import kind_of
 
 
 def fidelity_rules(clock: str) -> dict:
@@ -34,7 +35,7 @@ def plan_for(s: Scenario, substrate: str, clock: str) -> dict:
     plan["capture"]["immediate"] = clock not in VIRTUAL_CLOCKS
     if plan["topology"]["backend"] == "auto":
         # Mininet in the QEMU VM; plain namespaces (batched ip/tc, few processes) elsewhere.
-        plan["topology"]["backend"] = "mininet" if substrate == "vm" else "netns"
+        plan["topology"]["backend"] = kind_of(substrate).topology_backend
     plan = stamped("sslab.plan", plan)
     # The guest reads it through the same typed definition: a field it would not know stops here.
     read_plan(plan, f"the plan of {s.name}")

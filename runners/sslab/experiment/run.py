@@ -25,6 +25,7 @@ from ..analysis.startup import write_report
 from ..scenario import Scenario, load_scenario, scenario_from_dump
 from ..scenario.knobs import apply as apply_knobs
 from ..substrate.hostfacts import host_facts
+from ..substrate.kinds import kind_of
 from ..substrate.image import sha256_file as sha256
 from ..substrate.containerlab import containerlab_for_job
 from ..substrate.job import TOOLS_DIR, JobError, JobSpec, remove_tools
@@ -185,7 +186,7 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
                  substrate_seconds=round(time.monotonic() - t0, 1), job_exit_code=res.exit_code,
                  job_timed_out=res.timed_out, clock=res.clock or substrate.clock, cpu=res.cpu,
                  guest_seconds=res.guest_seconds)
-    if substrate.name == "vm":
+    if getattr(substrate, "accel_probe", None) is not None:   # QEMU's: which accelerator works here
         facts["accel_probe"] = substrate.accel_probe
     if (kernel := res.out_dir / "kernel.json").exists():
         facts["guest_kernel"] = json.loads(kernel.read_text())
@@ -262,8 +263,8 @@ def _image_facts(substrate) -> dict | None:
         return None
     m = substrate.image.manifest()
     image = {"hash": m["image_hash"], "kernel": m["kernel"], "module": m["module"]}
-    if substrate.name == "uml":
-        image["uml"] = m.get("uml")
+    if (section := kind_of(substrate.name).manifest_section) is not None:   # the UML kernel's own facts
+        image[section] = m.get(section)
     return image
 
 

@@ -40,7 +40,8 @@ from ..substrate.image import ensure_image
 from ..substrate.kernelchanges import KernelChanges
 from ..substrate.preflight import offered_ccas, preflight
 from .fleet import Fleet, inventory_hosts, on_this_machine
-from .plan import BOOT_SHARE_UML, boots_to_run, plan_matrix, traffic_code_version
+from ..substrate.kinds import kind_of
+from .plan import boots_to_run, plan_matrix, traffic_code_version
 from .selection import resolve_selection, selection_id
 from .spec import Matrix, MatrixError
 from .store import CellStore
@@ -51,7 +52,7 @@ DEFAULT_INVENTORY = paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini
 def check_jobs(substrate: str, jobs: int | None) -> int:
     """Cells at once per host: up to the host's cores under UML (each pinned to its own), one
     on a real clock (two experiments at once would disturb each other's measurements)."""
-    if substrate != "uml":
+    if not kind_of(substrate).side_by_side:
         if jobs not in (None, 1):
             raise MatrixError(f"JOBS={jobs}: on {substrate} the clock is real, and two experiments at once "
                               f"would disturb each other; JOBS>1 needs SUBSTRATE=uml")
@@ -64,22 +65,13 @@ def check_jobs(substrate: str, jobs: int | None) -> int:
 
 
 def check_boot_share(substrate: str, boot_share: int | None) -> int:
-    """Repetitions of a setting per boot (BOOT_SHARE=): BOOT_SHARE_UML under UML, one on a real
-    clock (where a boot's fixed cost is a smaller share of a cell, and a repetition in a boot of its
-    own is what the real-clock runs so far were)."""
+    """Repetitions of a setting per boot (BOOT_SHARE=): the substrate's own default
+    (sslab.substrate.kinds) unless given."""
     if boot_share is None:
-        return BOOT_SHARE_UML if substrate == "uml" else 1
+        return kind_of(substrate).boot_share
     if boot_share < 1:
         raise MatrixError(f"BOOT_SHARE={boot_share}: at least 1 (1: a boot per cell)")
     return boot_share
-
-
-def substrate_clock(substrate: str, clock: str) -> str:
-    if substrate == "uml":
-        return "uml/inf-cpu"
-    if substrate == "native":
-        return "native"
-    return "qemu/icount" if clock == "virtual" else "qemu/mttcg"
 
 
 def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
@@ -140,8 +132,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         probe = make_substrate(substrate, clock=clock)
         booted = preflight(probe, log=lambda msg: print(msg, flush=True))
     manifest = image.manifest()
-    ccas = (manifest.get("uml") or {}).get("tcp_congestion_controls") if substrate == "uml" \
-        else manifest.get("tcp_congestion_controls")
+    ccas = kind_of(substrate).offered_ccas(manifest)
     if ccas is not None and not container and any(on_this_machine(v) for v in hosts.values()):
         # With what the booted kernel registers (a researcher's module's names among them).
         ccas = offered_ccas(probe, booted)
@@ -156,7 +147,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
                           f"run.  It has: {', '.join(ccas)}")
     if check_only:
         return 0
-    clock_name = substrate_clock(substrate, clock)
+    clock_name = kind_of(substrate).clock(clock)
     plan = plan_matrix(m, chosen, iterations, manifest["image_hash"], ccas, traffic_code_version(),
                        substrate=substrate, clock=clock_name, backend=backend, boot_share=boot_share)
     plan["jobs"] = jobs

@@ -8,15 +8,8 @@ from .. import paths
 from ..experiment.keys import TRAFFIC_CODE, cell_key, traffic_code_version
 from .spec import Matrix, settings
 
-__all__ = ["TRAFFIC_CODE", "cell_key", "traffic_code_version", "BOOT_SHARE_UML", "boot_place", "setting_id",
+__all__ = ["TRAFFIC_CODE", "cell_key", "traffic_code_version", "boot_place", "setting_id",
            "plan_matrix", "boot_groups", "boots_to_run"]
-
-#: Repetitions of one setting per boot under virtual time (BOOT_SHARE=): a boot, its topology and
-#: its fidelity check cost a Table 1 cell about 7.5 of its 38 s (make bench BENCH=profile, 25 Nov
-#: 2026); ten share them.  Repetitions are grouped by number (0-9, 10-19, ...), so a larger ITER
-#: adds boots and keeps the cells already run.
-BOOT_SHARE_UML = 10
-
 
 def boot_place(setting_id: str, rep: int, share: int) -> dict:
     """Where repetition @rep of a setting runs when @share repetitions share a boot: its group

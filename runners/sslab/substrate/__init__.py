@@ -11,6 +11,7 @@
     container  the testbed as an OCI image (UML kernel, module, rootfs, harness) for Podman or Docker
     job        the job directory protocol between the host and any substrate
     agent      runs a job and records its status (baked into the image; used natively as is)
+    kinds      what each substrate is, as planning needs it (side by side, boots shared, backend)
 
 Every substrate has a `name`, a `clock` (uml/inf-cpu, qemu/icount,
 qemu/mttcg, kvm or native) and `run(JobSpec, job_dir) -> JobResult`.
@@ -23,7 +24,9 @@ never imported.
 from __future__ import annotations
 
 
-SUBSTRATES = ("uml", "vm", "native")
+from .kinds import KINDS
+
+SUBSTRATES = tuple(KINDS)
 CLOCKS = ("real", "virtual")
 
 
