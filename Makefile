@@ -20,7 +20,7 @@
 #   make oracle            our CUBIC against the kernel's, ACK by ACK (ORACLE= scenarios of kernel/tests/oracle/)
 #   make suss-loop         SUSS 2024 in closed loop on its authors' path, round by round beside their log
 #   make report RUN=DIR    rebuild a run's tables and plots from its archive
-#   make matrix MATRIX=smoke   any matrix in playbooks/matrices/
+#   make matrix MATRIX=smoke   any matrix in experiments/scenarios/
 #   make report ARTIFACT=results/<matrix>/<id>   rebuild a matrix's tables and plots from its archive
 #   make fresh-check       the README's two commands in a throw-away Debian root with an empty cache
 #
@@ -184,7 +184,7 @@ suss-loop: deps
 	$(VPY) -m sslab suss-loop
 
 crosscheck: deps
-	$(VPY) -m sslab crosscheck --scenario $(or $(SCENARIO),topologies/e1-startup.yaml) $(if $(REPS),--reps $(REPS)) $(if $(HOSTS),--hosts $(HOSTS))
+	$(VPY) -m sslab crosscheck --scenario $(or $(SCENARIO),experiments/scenarios/e1-startup.yaml) $(if $(REPS),--reps $(REPS)) $(if $(HOSTS),--hosts $(HOSTS))
 
 # The README's two commands on a new machine: a throw-away Debian root (debootstrap) with only make,
 # git and python3, an empty cache and this machine's Docker client if any; make $(FRESH_MAIN), then

@@ -14,7 +14,7 @@ from the archives the runs leave:
             `make reproduce-table1 CCA=cubic ITER=1` (8 cells, JOBS=<cores>) into its
             own results tree, or the cells of --matrix DIR as they are
   umlperf   where a UML testbed's host CPU goes during traffic (sslab.analysis.hostperf):
-            one E7 cell (topologies/e7-cell.yaml), `perf record -a -g` for UMLPERF_S
+            one E7 cell (experiments/scenarios/e7-cell.yaml), `perf record -a -g` for UMLPERF_S
             seconds from its first run's traffic, split into guest kernel work (from
             the UML kernel's System.map), the host kernel's work for UML (ptrace,
             stops, file I/O) and user code; needs `perf` (Debian: linux-perf; root)
@@ -74,9 +74,9 @@ def bench_startup(results: Path) -> dict:
 
 
 def bench_e7cell(results: Path) -> dict:
-    wall, _ = sslab(["startup", "--kind", "e7cell", "--scenario", str(REPO / "topologies/e7-cell.yaml")], results)
+    wall, _ = sslab(["startup", "--kind", "e7cell", "--scenario", str(REPO / "experiments/scenarios/e7-cell.yaml")], results)
     rec = run_record((results / "e7cell" / "latest").resolve())
-    return {"benchmark": "one E7 cell (topologies/e7-cell.yaml), pcaps and traces on", "wall_s": round(wall, 1),
+    return {"benchmark": "one E7 cell (experiments/scenarios/e7-cell.yaml), pcaps and traces on", "wall_s": round(wall, 1),
             **rec, "wall_per_guest": round(wall / rec["guest_s"], 3)}
 
 
@@ -148,7 +148,7 @@ def bench_umlperf(results: Path) -> dict:
     tree = results / "umlperf-results"
     env = {**os.environ, "SSLAB_RESULTS": str(tree)}
     proc = subprocess.Popen([PY, "-m", "sslab", "startup", "--kind", "umlperf", "--scenario",
-                             str(REPO / "topologies/e7-cell.yaml")], cwd=REPO, env=env,
+                             str(REPO / "experiments/scenarios/e7-cell.yaml")], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     _wait_for_traffic(tree, proc)
     data = results / "perf.data"

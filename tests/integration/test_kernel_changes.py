@@ -18,7 +18,7 @@ def scenario(tmp_path, name: str, ccs: list[str]):
     """E1's path, one repetition of 60 KB and 120 KB per name: 42 segments take a start of 10
     three rounds (10 + 20 + 40) and a start of 20 two (20 + 40)."""
     f = tmp_path / f"{name}.yaml"
-    f.write_text(f"extends: {REPO_ROOT}/topologies/e1-startup.yaml\nname: {name}\n"
+    f.write_text(f"extends: {REPO_ROOT}/experiments/scenarios/e1-startup.yaml\nname: {name}\n"
                  "cases: {name: '{cc}-{size}', flows: [{pair: 1, cc: '{cc}', size: '{size}', start: 0s}],\n"
                  f"        matrix: {{cc: [{', '.join(ccs)}], size: [60KB, 120KB]}}}}\n"
                  "repetitions: 1\ncapture: {pcap: false, traces: true}\n")

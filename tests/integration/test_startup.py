@@ -152,8 +152,8 @@ def test_report_rebuilds_from_the_archive(smoke_run, tmp_path):
 
 def test_bad_scenario_is_refused_before_anything_starts(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text((SMOKE.read_text().replace("extends: ../../topologies/e1-startup.yaml",
-                                              f"extends: {REPO_ROOT}/topologies/e1-startup.yaml")
+    bad.write_text((SMOKE.read_text().replace("extends: ../../experiments/scenarios/e1-startup.yaml",
+                                              f"extends: {REPO_ROOT}/experiments/scenarios/e1-startup.yaml")
                     + "bottleneck: {buffer: {bdp: -1, rtt: 100ms}}\n"))
     res = sslab(["startup", "--scenario", str(bad)], tmp_path / "results", timeout=60)
     assert res.returncode == 2

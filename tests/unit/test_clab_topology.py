@@ -12,7 +12,7 @@ from sslab.paths import REPO_ROOT
 from sslab.scenario import load_scenario
 
 
-def dumbbell(scenario: str = "topologies/e1-startup.yaml") -> ContainerlabDumbbell:
+def dumbbell(scenario: str = "experiments/scenarios/e1-startup.yaml") -> ContainerlabDumbbell:
     return ContainerlabDumbbell(DumbbellSpec.from_plan(typed_plan_for(load_scenario(REPO_ROOT / scenario))))
 
 
@@ -45,7 +45,7 @@ def test_to_yaml_quotes_strings_that_yaml_would_read_otherwise():
 
 def test_the_checked_in_topology_is_what_the_scenario_makes():
     checked_in = (REPO_ROOT / "topologies/dumbbell5.clab.yml").read_text()
-    made = subprocess.run([sys.executable, "-m", "sslab", "clab", str(REPO_ROOT / "topologies/e1-startup.yaml")],
+    made = subprocess.run([sys.executable, "-m", "sslab", "clab", str(REPO_ROOT / "experiments/scenarios/e1-startup.yaml")],
                           capture_output=True, text=True, cwd=REPO_ROOT)
     assert made.returncode == 0, made.stderr
     assert yaml.safe_load(made.stdout) == yaml.safe_load(checked_in)
@@ -69,7 +69,7 @@ def test_switched_lans_are_ovs_bridge_nodes_with_the_hosts_and_the_router_on_the
     """lans: ovs. Each side one Open vSwitch bridge node (containerlab's ovs-bridge kind); every host
     and its router on it by one link; the delay lines on the switch's ports towards the hosts."""
     from sslab.scenario import scenario_from_dump
-    s = load_scenario(REPO_ROOT / "topologies/e1-startup.yaml")
+    s = load_scenario(REPO_ROOT / "experiments/scenarios/e1-startup.yaml")
     dump = s.model_dump(by_alias=True)
     s = scenario_from_dump({**dump, "topology": {**dump["topology"], "lans": "ovs"}})
     db = ContainerlabDumbbell(DumbbellSpec.from_plan(typed_plan_for(s)))

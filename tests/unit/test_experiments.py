@@ -10,7 +10,7 @@ from sslab.experiment import ExperimentError, experiment_files, experiments_tabl
 from sslab.paths import REPO_ROOT
 from sslab.substrate.freshcheck import make_targets
 
-E1 = REPO_ROOT / "topologies" / "e1-startup.yaml"
+E1 = REPO_ROOT / "experiments" / "scenarios" / "e1-startup.yaml"
 
 
 def write(tmp_path, name: str, **fields) -> str:
@@ -75,7 +75,7 @@ def test_a_scenario_written_in_the_experiment_extends_files_relative_to_it(tmp_p
     assert data["name"] == "e1-25ms" and data["repetitions"] == 5 and data["pairs"][0] == {"rtt": "25ms"}
     assert data["cases"]["matrix"]["cc"] == ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]
     # relative to the experiment file's own directory
-    (tmp_path / "base.yaml").write_text(E1.read_text().replace("extends: dumbbell5.yaml",
+    (tmp_path / "base.yaml").write_text(E1.read_text().replace("extends: ../../topologies/dumbbell5.yaml",
                                                                f"extends: {REPO_ROOT}/topologies/dumbbell5.yaml"))
     g = write(tmp_path / "sub", "rel", scenario={"extends": "../base.yaml", "name": "rel"})
     assert load_experiment(g).parts[0].data["bottleneck"]["rate"] == "50mbit"
@@ -92,8 +92,8 @@ def test_a_scenario_written_in_the_experiment_extends_files_relative_to_it(tmp_p
     ({"parts": [{"scenario": str(E1)}]}, "needs a name"),
     ({"parts": [{"name": "a", "scenario": str(E1)}, {"name": "a", "scenario": str(E1)}]}, "part names repeat: a"),
     ({"scenario": {"extends": str(E1), "repetitions": 0}}, "repetitions"),
-    ({"parts": [{"series": str(REPO_ROOT / "topologies/e2-wifi.yaml")},
-                {"series": str(REPO_ROOT / "topologies/e2-wifi.yaml"), "tag": "again"}]}, "part names repeat"),
+    ({"parts": [{"series": str(REPO_ROOT / "experiments/scenarios/e2-wifi.yaml")},
+                {"series": str(REPO_ROOT / "experiments/scenarios/e2-wifi.yaml"), "tag": "again"}]}, "part names repeat"),
     ({"scenario": str(E1), "reps": 3}, "reps"),
 ])
 def test_a_bad_experiment_file_is_refused_naming_what(tmp_path, fields, said):

@@ -12,7 +12,7 @@ from sslab.guest.scenario_run import expected_rtt_ms, extra_wait_ms
 
 def e1(**extra) -> dict:
     base = yaml.safe_load((REPO_ROOT / "topologies/dumbbell5.yaml").read_text())
-    data = yaml.safe_load((REPO_ROOT / "topologies/e1-startup.yaml").read_text())
+    data = yaml.safe_load((REPO_ROOT / "experiments/scenarios/e1-startup.yaml").read_text())
     data.pop("extends")
     return {**base, **data, **extra}
 

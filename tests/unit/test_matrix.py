@@ -148,7 +148,7 @@ def test_boots_to_run_are_a_cell_each_without_boot_sharing():
 
 
 def test_bdp_form_and_dump_round_trip():
-    s = load_scenario(mx.MATRICES_DIR.parent.parent / "topologies" / "e7-cell.yaml")
+    s = load_scenario(mx.MATRICES_DIR / "e7-cell.yaml")
     assert scenario_from_dump(s.model_dump(by_alias=True)) == s
     data = {"name": "x", "bottleneck": {"rate": "10mbit", "buffer": {"bdp": "1.5BDP", "rtt": "40ms"}},
             "pairs": [{"rtt": "40ms"}], "cases": [{"name": "a", "flows": [{"pair": 1, "cc": "cubic", "size": "1MB"}]}]}
@@ -304,7 +304,9 @@ def test_host_must_match_the_plan():
 
 
 def test_every_matrix_file_loads():
-    for path in sorted(mx.MATRICES_DIR.glob("*.yaml")):
+    files = mx.matrix_files()
+    assert {p.stem for p in files} == {"table1", "fairness", "smoke"}
+    for path in files:
         m = mx.load_matrix(str(path))
         assert m.spec.name == path.stem
         assert all(isinstance(v, str) for v in m.spec.defaults.values())
@@ -317,6 +319,8 @@ def test_bad_matrix_file_is_refused(tmp_path):
         mx.load_matrix(str(p))
     with pytest.raises(mx.MatrixError, match="no matrix 'nope'"):
         mx.load_matrix("nope")
+    with pytest.raises(mx.MatrixError, match=r"no matrix 'e1-startup' \(known: fairness, smoke, table1\)"):
+        mx.load_matrix("e1-startup")   # a scenario beside the matrices is no matrix
     assert Path(mx.matrix_path("table1")).exists()
 
 

@@ -114,7 +114,7 @@ def synthetic_matrix(tmp_path):
         # SUSS slower here: disagrees with the paper's sign
         make_cell(d, "b0", s50, 0, {"off": (36.0, [1.0, 1.0]), "on": (36.5, [1.5, 1.5])}),
     ]
-    plan = {"matrix": "table1", "title": "E7", "report": "table1", "matrix_file": "playbooks/matrices/table1.yaml",
+    plan = {"matrix": "table1", "title": "E7", "report": "table1", "matrix_file": "experiments/scenarios/table1.yaml",
             "selection": {"large_cc": ["cubic"]}, "iterations": 3, "image_hash": "i" * 64, "code_version": "c" * 64,
             "defaults": {"bottleneck rate": "50 Mbit/s"}, "labels": {"cubic": "CUBIC"},
             "compare": {"param": "small", "off": "cubic_hs", "on": "cubic_suss"},
@@ -273,7 +273,7 @@ def make_fairness_cell(matrix_dir, key, setting, rep, unfair_until, ran=None):
 
 
 def fairness_plan(d, cells):
-    return {"matrix": "fairness", "title": "E6", "report": "fairness", "matrix_file": "playbooks/matrices/fairness.yaml",
+    return {"matrix": "fairness", "title": "E6", "report": "fairness", "matrix_file": "experiments/scenarios/fairness.yaml",
             "selection": {}, "iterations": 1, "image_hash": "i" * 64, "code_version": "c" * 64, "defaults": {},
             "labels": {"cubic": "CUBIC", "bbr3": "BBRv3 (draft-06)"},
             "compare": {"param": "fifth", "off": "cubic_hs", "on": "cubic_suss"}, "cells": cells}

@@ -99,7 +99,7 @@ def test_the_job_and_its_status_carry_their_formats(tmp_path):
 def _e1_plan() -> dict:
     from sslab.experiment.plan import plan_for
     from sslab.scenario import load_scenario
-    return plan_for(load_scenario(REPO_ROOT / "topologies/e1-startup.yaml"), "uml", "uml/inf-cpu")
+    return plan_for(load_scenario(REPO_ROOT / "experiments/scenarios/e1-startup.yaml"), "uml", "uml/inf-cpu")
 
 
 def test_the_plan_is_read_typed_as_the_guest_reads_it():

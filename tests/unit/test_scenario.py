@@ -12,7 +12,7 @@ from sslab.paths import REPO_ROOT
 from sslab.scenario import (ScenarioError, load_scenario, parse_scenario, parse_rate_mbit,
                             parse_seconds, parse_size, to_plan)
 
-E1 = REPO_ROOT / "topologies/e1-startup.yaml"
+E1 = REPO_ROOT / "experiments/scenarios/e1-startup.yaml"
 
 
 def e1_data() -> dict:
@@ -169,7 +169,7 @@ def test_module_params_per_scenario_and_per_case():
 
 
 def test_extends_replaces_the_case_template_whole(tmp_path: Path):
-    (tmp_path / "base.yaml").write_text(E1.read_text().replace("extends: dumbbell5.yaml",
+    (tmp_path / "base.yaml").write_text(E1.read_text().replace("extends: ../../topologies/dumbbell5.yaml",
                                                                f"extends: {REPO_ROOT}/topologies/dumbbell5.yaml"))
     (tmp_path / "child.yaml").write_text(
         "extends: base.yaml\nname: child\nbottleneck: {rate: 20mbit}\n"
@@ -245,14 +245,14 @@ def test_the_mtu_sets_frames_for_buffers_in_bdp():
 
 def test_series_files_build_every_setting_and_refuse_bad_ones(tmp_path: Path):
     from sslab.scenario.series import load_series
-    s = load_series(REPO_ROOT / "topologies/e8-astart.yaml")
+    s = load_series(REPO_ROOT / "experiments/scenarios/e8-astart.yaml")
     got = {st["name"]: sc for st, sc in s.scenarios(["bw-10mbit", "buf-0.2bdp"])}
     # 10 Mbit/s x 100 ms in 1066-byte frames: 117; BDP/5 at 40 Mbit/s: 94.
     assert got["bw-10mbit"].buffer_packets == 117 and got["buf-0.2bdp"].buffer_packets == 94
     assert got["bw-10mbit"].topology.mtu == 1052 and got["bw-10mbit"].module_params == {"reno_init_ssthresh": 32}
     with pytest.raises(ScenarioError, match="no setting bw-7mbit"):
         s.scenarios(["bw-7mbit"])
-    bad = yaml.safe_load((REPO_ROOT / "topologies/e8-astart.yaml").read_text())
+    bad = yaml.safe_load((REPO_ROOT / "experiments/scenarios/e8-astart.yaml").read_text())
     bad["series"]["settings"].append({"name": "bad", "group": "x", "rate": "fast", "rtt": "100ms", "bdp": 1})
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(bad))
     with pytest.raises(ScenarioError, match="setting bad"):

@@ -1,6 +1,6 @@
 """E9, the Blitzstart report's Table 1, rebuilt from archived runs beside the report's numbers.
 
-Input: run directories of the four link scenarios (topologies/e9-blitzstart-<link>.yaml),
+Input: run directories of the four link scenarios (experiments/scenarios/e9-blitzstart-<link>.yaml),
 each written by `sslab startup` or `sslab run blitzstart`; several directories of one link
 pool their repetitions.  Output: report.md and summary.json in a new directory.
 

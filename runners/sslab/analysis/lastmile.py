@@ -1,7 +1,7 @@
 """E2 (`make wifi`) and E4/E5 (`make fct-vs-size`): FCT and loss against flow size over last hops.
 
-Input: scenario run directories (one per setting of topologies/e2-wifi.yaml
-or topologies/e4-fct-vs-size.yaml), each an ordinary scenario run.  Output: a
+Input: scenario run directories (one per setting of experiments/scenarios/e2-wifi.yaml
+or experiments/scenarios/e4-fct-vs-size.yaml), each an ordinary scenario run.  Output: a
 report directory with report.md, summary.json and the plots.  Nothing here
 needs the substrate: `sslab run wifi --report DIR...` and `sslab run
 fct-vs-size --report DIR...` rebuild everything from the archives.

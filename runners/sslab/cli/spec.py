@@ -102,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp.set_defaults(command=func)
     ps = sub.add_parser("startup", help="run one scenario file (E1's by default) and write its report; "
                                         "experiments run with `sslab run`")
-    ps.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
+    ps.add_argument("--scenario", default=str(paths.REPO_ROOT / "experiments" / "scenarios" / "e1-startup.yaml"))
     ps.add_argument("--reps", type=at_least_one("REPS"), help="repetitions (default: the scenario's)")
     ps.add_argument("--kind", default="startup", help="results/<kind>/ directory")
     ps.add_argument("--backend", choices=BACKENDS, help="who builds the topology (default: the scenario's)")
@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_substrate_options(ps)
     ps.set_defaults(command="startup")
     pc = sub.add_parser("crosscheck", help="a scenario (E1) on UML and on QEMU -icount, side by side")
-    pc.add_argument("--scenario", default=str(paths.REPO_ROOT / "topologies" / "e1-startup.yaml"))
+    pc.add_argument("--scenario", default=str(paths.REPO_ROOT / "experiments" / "scenarios" / "e1-startup.yaml"))
     pc.add_argument("--reps", type=at_least_one("REPS"), default=2)
     from ..scenario import HOST_PRESETS
     pc.add_argument("--hosts", choices=list(HOST_PRESETS), help="the host model of the UML side (default: the scenario's)")
@@ -186,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     pm = sub.add_parser("matrix", help="matrices (E7 table1, E6 fairness): run, resume, report")
     msub = pm.add_subparsers(dest="action", required=True)
     mr = msub.add_parser("run", help="plan, deal to the inventory's hosts, run missing cells, report")
-    mr.add_argument("name", help="matrix name (playbooks/matrices/NAME.yaml) or a path")
+    mr.add_argument("name", help="matrix name (experiments/scenarios/NAME.yaml) or a path")
     mr.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="narrow an axis, e.g. CCA=cubic")
     mr.add_argument("--iter", type=at_least_one("ITER"), help="repetitions per setting (default: the matrix's)")
     mr.add_argument("--inventory", default=str(paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"))

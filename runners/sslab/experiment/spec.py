@@ -6,11 +6,11 @@
     reproduces: {paper: "SUSS (SIGCOMM'24)", figure: "...", values: "where the paper's values are"}
     what: |
       What it runs and reports, in a few lines.
-    scenario: ../topologies/e1-startup.yaml   # what runs: ONE of
+    scenario: ../experiments/scenarios/e1-startup.yaml   # what runs: ONE of
     #   scenario: a scenario file, or a scenario written here (its `extends:` relative to this file)
     #   parts:    several runs, one report over them; each part is a scenario file
     #             ({name, scenario}) or every setting of a series file ({series}), with an optional tag
-    #   matrix:   a matrix file (playbooks/matrices/), run through Ansible with its own report
+    #   matrix:   a matrix file (experiments/scenarios/), run through Ansible with its own report
     select: [wired, wifi, lte]   # parts run when SELECT= is not given (default: all)
     repetitions: 3               # over the scenarios' own (default: theirs)
     report: startup              # a report of sslab.analysis.reports

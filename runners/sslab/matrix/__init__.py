@@ -1,6 +1,6 @@
 """Matrices: many scenarios, split into cells, run resumably and archived.
 
-A matrix file (playbooks/matrices/*.yaml) is a scenario template plus axes:
+A matrix file (experiments/scenarios/*.yaml) is a scenario template plus axes:
 
     matrix:
       name: table1
@@ -67,12 +67,12 @@ from .cells import (ATTEMPTS, Progress, check_host_matches, compress_pcaps, host
                     run_one_cell)
 from .plan import TRAFFIC_CODE, boots_to_run, cell_key, plan_matrix, traffic_code_version
 from .selection import resolve_selection, selection_id, settings, validate_options
-from .spec import MATRICES_DIR, Axis, Compare, Matrix, MatrixError, MatrixSpec, load_matrix, matrix_path
+from .spec import MATRICES_DIR, Axis, Compare, Matrix, MatrixError, MatrixSpec, load_matrix, matrix_files, matrix_path
 from .store import CellStore, current_cells, latest_plan, set_aside, write_json_atomic
 
 __all__ = ["ATTEMPTS", "Progress", "check_host_matches", "compress_pcaps", "host_error", "record_host_error",
            "run_cells", "run_one_cell",
            "TRAFFIC_CODE", "boots_to_run", "cell_key", "plan_matrix", "traffic_code_version", "resolve_selection",
-           "selection_id", "settings", "validate_options", "MATRICES_DIR", "Axis", "Compare", "Matrix",
+           "selection_id", "settings", "validate_options", "MATRICES_DIR", "matrix_files", "Axis", "Compare", "Matrix",
            "MatrixError", "MatrixSpec", "load_matrix", "matrix_path", "CellStore", "current_cells",
            "latest_plan", "set_aside", "write_json_atomic"]

@@ -1,4 +1,4 @@
-"""The matrix file: a scenario template plus axes (playbooks/matrices/*.yaml)."""
+"""The matrix file: a scenario template plus axes (experiments/scenarios/*.yaml)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import itertools
 from pathlib import Path
 from typing import Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import paths
@@ -14,7 +15,7 @@ from ..scenario import KNOWN_CCAS, Scenario, parse_scenario, scenario_from_dump,
 from ..scenario.knobs import apply as apply_knobs
 from ..scenario.load import read_template_file
 
-MATRICES_DIR = paths.REPO_ROOT / "playbooks" / "matrices"
+MATRICES_DIR = paths.REPO_ROOT / "experiments" / "scenarios"
 
 
 class MatrixError(ValueError):
@@ -145,10 +146,24 @@ def matrix_path(name_or_path: str) -> Path:
     return MATRICES_DIR / f"{name_or_path}.yaml"
 
 
+def matrix_files() -> list[Path]:
+    """The matrix files among MATRICES_DIR's (the scenarios and series beside them have no `matrix:`)."""
+    found = []
+    for p in sorted(MATRICES_DIR.glob("*.yaml")):
+        try:
+            data = yaml.safe_load(p.read_text())
+        except yaml.YAMLError:
+            continue
+        if isinstance(data, dict) and "matrix" in data:
+            found.append(p)
+    return found
+
+
 def load_matrix(name_or_path: str) -> Matrix:
     path = matrix_path(name_or_path)
-    if not path.exists():
-        known = ", ".join(sorted(p.stem for p in MATRICES_DIR.glob("*.yaml")))
+    by_name = Path(name_or_path).suffix not in (".yaml", ".yml")
+    if not path.exists() or (by_name and path not in matrix_files()):
+        known = ", ".join(p.stem for p in matrix_files())
         raise MatrixError(f"no matrix {name_or_path!r} (known: {known})")
     spec, template = read_template_file(path, "matrix", MatrixSpec, MatrixError)
     m = Matrix(spec, template, path)

@@ -1,4 +1,4 @@
-"""Series files: one scenario template and the settings that fill it (topologies/e8-astart.yaml).
+"""Series files: one scenario template and the settings that fill it (experiments/scenarios/e8-astart.yaml).
 
     series:
       name: e8-astart
