@@ -6,7 +6,7 @@
     reproduces: {paper: "SUSS (SIGCOMM'24)", figure: "...", values: "where the paper's values are"}
     what: |
       What it runs and reports, in a few lines.
-    scenario: ../experiments/scenarios/e1-startup.yaml   # what runs: ONE of
+    scenario: scenarios/e1-startup.yaml      # what runs: ONE of
     #   scenario: a scenario file, or a scenario written here (its `extends:` relative to this file)
     #   parts:    several runs, one report over them; each part is a scenario file
     #             ({name, scenario}) or every setting of a series file ({series}), with an optional tag
