@@ -25,7 +25,8 @@
 #   make fresh-check       the README's two commands in a throw-away Debian root with an empty cache
 #
 # Matrices run on the hosts of INVENTORY (default: this machine); SERIAL=1
-# runs the hosts one after another.  Rerunning a matrix runs only missing cells.
+# runs the hosts one after another.  Rerunning an experiment runs only what is missing: a matrix's
+# cells, a scenario's or series' parts without a finished run (AGAIN=1 runs those parts anyway).
 #
 # BACKEND=mininet, netns or containerlab builds the topology (default: the scenario's; auto: Mininet under QEMU,
 # plain namespaces under UML and natively).
@@ -84,6 +85,7 @@ endif
 EXPERIMENTS := $(sort $(basename $(notdir $(wildcard experiments/*.yaml))))
 RUN_ARGS = $(KNOB_ARGS) $(foreach v,SELECT LINKS VARIANTS SETTINGS,$(if $($(v)),--select $($(v)))) \
            $(if $(REPS),--reps $(REPS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(SCENARIO),--scenario $(SCENARIO)) \
+           $(if $(AGAIN),--again) \
            $(if $(BACKEND),--backend $(BACKEND)) $(if $(ITER),--iter $(ITER)) \
            $(foreach v,CCA BUF RTT,$(if $($(v)),--set $(v)=$($(v)))) $(if $(INVENTORY),--inventory $(INVENTORY)) \
            $(if $(SERIAL),--serial $(SERIAL)) $(if $(CONTAINER),--container $(CONTAINER)) $(if $(BOOT_SHARE),--boot-share $(BOOT_SHARE)) $(SUBSTRATE_ARGS) \

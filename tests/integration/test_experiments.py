@@ -136,3 +136,20 @@ def test_ctrl_c_in_a_series_keeps_the_finished_runs_and_the_rerun_runs_the_rest(
     [done] = keyed(results, "stopped/second").values()
     assert done != cut and (done / "manifest.json").is_file()
     assert len(run_dirs(results, "stopped/second")) == 2   # the cut one stays, as it was
+
+
+def test_a_one_scenario_experiment_is_keyed_too_and_again_runs_it_anew(tmp_path, image):
+    f = experiment(tmp_path, "single", scenario=str(REPO_ROOT / "tests/data/module-smoke.yaml"))
+    results = tmp_path / "results"
+    res = sslab(["run", f], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    [(key, first)] = keyed(results, "single").items()
+    res = sslab(["run", f], results)
+    assert res.returncode == 0 and res.stdout.count("already run, key") == 1, res.stdout[-3000:]
+    assert f"report: {first / 'report.md'}" in res.stdout and run_dirs(results, "single") == [first]
+    res = sslab(["run", f, "--again"], results)
+    assert res.returncode == 0 and "already run" not in res.stdout, res.stdout[-3000:]
+    [newer] = [d for d in run_dirs(results, "single") if d != first]
+    assert keyed(results, "single") == {key: newer} and (first / "manifest.json").is_file()
+    # under virtual time the key's two runs are the same runs
+    assert [r["flows"][0]["fct_s"] for r in runs(first)] == [r["flows"][0]["fct_s"] for r in runs(newer)]

@@ -250,12 +250,12 @@ def cmd_run(args) -> int:
     reps = args.reps or exp.spec.repetitions
     t0 = time.monotonic()
     if exp.kind == "scenario" and parts[0].path is not None:
-        # One scenario file, run as it is (the record names that file).
+        # One scenario file, run as it is (the record names that file), keyed as a series' parts are.
         from ..analysis.startup import print_table
-        from ..experiment import run_scenario
+        from ..experiment import run_series
         substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
-        run_dir = run_scenario(parts[0].path, exp.kind_of(parts[0]), substrate, reps=reps, backend=args.backend,
-                               knobs=knobs.given(args))
+        [run_dir] = run_series([(parts[0].path, exp.kind_of(parts[0]))], [substrate], reps=reps,
+                               knobs=knobs.given(args), backend=args.backend, again=args.again)
         print_table(run_dir)
         print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
         return EXIT_OK
@@ -269,7 +269,7 @@ def cmd_run(args) -> int:
                      if written else []))
     # Each part by its own kind (directory): two parts may run the same scenario file.
     run_dirs = run_series([(p.path or files[p.name], exp.kind_of(p)) for p in parts], substrates, reps=reps,
-                          knobs=knobs.given(args), backend=args.backend)
+                          knobs=knobs.given(args), backend=args.backend, again=args.again)
     took = f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), {jobs} at once)"
     if report.write is None:
         from ..analysis.startup import print_table

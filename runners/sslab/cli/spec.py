@@ -129,6 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     prun.add_argument("--backend", choices=BACKENDS, help="who builds the topology (default: the scenario's)")
     prun.add_argument("--report", nargs="+", metavar="RUN_DIR", help="only rebuild the report from these run "
                       "directories")
+    prun.add_argument("--again", action="store_true", help="(scenarios and series) run every part, also those "
+                      "with a finished run of the same key (the key then names the new run; make AGAIN=1)")
     prun.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="(matrices) narrow an axis, "
                       "e.g. CCA=cubic")
     prun.add_argument("--iter", type=at_least_one("ITER"), help="(matrices) repetitions per setting")

@@ -15,7 +15,7 @@ their keys and does not run them again.  A run stopped part-way (Ctrl-C, a
 failure) leaves a run directory without manifest and no key, and runs again
 whole: all repetitions of a scenario share one boot, and a run's bytes are
 the ones its boot gives, so it is not cut into pieces.  To run one again
-anyway, remove its key (or the keys/ directory).
+anyway: `sslab run --again` (make AGAIN=1); its key then names the new run.
 """
 
 from __future__ import annotations
@@ -79,14 +79,15 @@ def record_finished(kind: str, key: str, run_dir: Path) -> None:
 
 
 def run_series(scenarios: list[tuple[Path, str]], substrates: list, reps: int | None = None,
-               knobs: dict | None = None, backend: str | None = None, log=print) -> list[Path]:
+               knobs: dict | None = None, backend: str | None = None, again: bool = False,
+               log=print) -> list[Path]:
     """Run every (file, kind) in @scenarios into results/<kind>/<id>/, but for those whose key names a
-    finished run (that run's directory is returned); returns the run directories in the order of
-    @scenarios.  Up to len(@substrates) at once."""
+    finished run (that run's directory is returned; @again: run those too); returns the run
+    directories in the order of @scenarios.  Up to len(@substrates) at once."""
     # A congestion control the kernel under test lacks stops the series before its first run.
     check_offered(substrates[0], {cc for path, _ in scenarios for cc in load_scenario(path).congestion_controls()})
     keys = [key_of(scenario_as_run(path, reps, backend, knobs), substrates[0]) for path, _ in scenarios]
-    done = [finished_run(kind, key) for (_, kind), key in zip(scenarios, keys)]
+    done = [None if again else finished_run(kind, key) for (_, kind), key in zip(scenarios, keys)]
     todo: queue.Queue = queue.Queue()
     for n, ((path, kind), key, d) in enumerate(zip(scenarios, keys, done)):
         if d is not None:
