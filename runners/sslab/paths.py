@@ -43,12 +43,17 @@ def new_run_dir(kind: str) -> Path:
 
 
 def point_latest(target: Path) -> None:
-    """Make <target's parent>/latest point at @target, in one rename (never a half-made link)."""
+    """Make <target's parent>/latest point at @target (see point_link)."""
     latest = target.parent / "latest"
     if latest.exists() and not latest.is_symlink():
         return  # something of the user's: left alone
-    tmp = target.parent / ".latest.tmp"
+    point_link(latest, target)
+
+
+def point_link(link: Path, target: Path) -> None:
+    """Make @link a relative symlink to @target, in one rename (never a half-made link)."""
+    tmp = link.parent / f".{link.name}.tmp"
     if tmp.is_symlink():
         tmp.unlink()
-    tmp.symlink_to(target.name)
-    tmp.replace(latest)
+    tmp.symlink_to(os.path.relpath(target, link.parent))
+    tmp.replace(link)

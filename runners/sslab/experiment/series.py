@@ -20,7 +20,6 @@ anyway: `sslab run --again` (make AGAIN=1); its key then names the new run.
 
 from __future__ import annotations
 
-import os
 import queue
 import threading
 from pathlib import Path
@@ -71,11 +70,7 @@ def record_finished(kind: str, key: str, run_dir: Path) -> None:
     """results/<kind>/keys/@key -> @run_dir, made in one rename (never a half-made link)."""
     keys = paths.RESULTS_DIR / kind / "keys"
     keys.mkdir(parents=True, exist_ok=True)
-    tmp = keys / f".{key}.tmp"
-    if tmp.is_symlink():
-        tmp.unlink()
-    tmp.symlink_to(os.path.relpath(run_dir, keys))
-    tmp.replace(keys / key)
+    paths.point_link(keys / key, run_dir)
 
 
 def run_series(scenarios: list[tuple[Path, str]], substrates: list, reps: int | None = None,
