@@ -175,7 +175,7 @@ def shared_boot_line(boot: dict) -> str:
 
 def spin_guard_line(meta: dict, found: list[Charge], runs: list[dict]) -> str | None:
     """What the UML spin guard did in this job (@found: its charges in the boot), or None without one."""
-    if meta.get("substrate") != "uml" or not spinguard.guarded(meta.get("image")):
+    if not spinguard.ran_guarded(meta):
         return None
     head = f"- spin guard ({spinguard.INTERVAL_MS} ms of host CPU in user mode): "
     if not found:

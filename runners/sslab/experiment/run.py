@@ -218,7 +218,7 @@ def finish_run_dir(run_dir: Path) -> None:
     # A matrix checks a sample of its cells' captures with tshark (the cell says); a scenario, all.
     timing: dict = {}
     complete_runs(run_dir / "job" / "out", check_captures=meta["scenario"].get("capture_check", True), timing=timing,
-                  spin_guard=meta["substrate"] == "uml" and spinguard.guarded(meta.get("image")))
+                  spin_guard=spinguard.ran_guarded(meta))
     meta["host_trace_seconds"] = round(time.monotonic() - t1, 1)
     if "capture_check_seconds" in timing:
         # tshark's wall time over the runs (its readers run beside the trace read-out, so it is

@@ -40,6 +40,11 @@ def guarded(image_facts: dict | None) -> bool:
     return PATCH in (((image_facts or {}).get("uml") or {}).get("patches") or {})
 
 
+def ran_guarded(meta: dict) -> bool:
+    """Whether a job ran under the guard (@meta: its meta.json): on UML, with a kernel that has it."""
+    return meta.get("substrate") == "uml" and guarded(meta.get("image"))
+
+
 def charges(console: str) -> list[Charge]:
     """Every charge a console log records, in order."""
     return [Charge(int(m[1]), m[2], int(m[3]), int(m[4]), int(m[5])) for m in _LINE.finditer(console)]
