@@ -39,14 +39,17 @@ def cell_key(scenario: dict, rep: int, image_hash: str, code_version: str, clock
         parts["clock"] = clock
     if boot and boot["position"] > 0:
         parts["boot"] = {"share": boot["share"], "position": boot["position"]}
-    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+    return _digest(parts)
 
 
 def scenario_key(scenario: dict, image_hash: str | None, code_version: str, clock: str, substrate: str) -> str:
     """A scenario run's identity, all its repetitions in one boot (a series' scenario): what runs
     (@scenario, its model as run), on what (image, traffic code, substrate) and under which clock."""
-    parts = {"what": "scenario", "scenario": scenario, "image": image_hash, "code": code_version, "clock": clock,
-             "substrate": substrate}
+    return _digest({"what": "scenario", "scenario": scenario, "image": image_hash, "code": code_version,
+                    "clock": clock, "substrate": substrate})
+
+
+def _digest(parts: dict) -> str:
+    """A key: the first 20 hex digits of the sha256 of @parts as canonical JSON."""
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
