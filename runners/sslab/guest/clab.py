@@ -172,10 +172,7 @@ def write_go_wrappers(directory: Path, path: str) -> Path:
         real = shutil.which(name, path=path)
         if real is None:
             raise RuntimeError(f"{name} is not on PATH ({path}): the testbed image carries Docker's stack")
-        wrapper = directory / name
-        wrapper.write_text(f'#!/bin/sh\n# slowstart-lab: one Go scheduler slot on the one CPU (sslab.guest.clab)\n'
-                           f'GOMAXPROCS=1 exec {real} "$@"\n')
-        wrapper.chmod(0o755)
+        _write_script(directory / name, "one Go scheduler slot on the one CPU", f'GOMAXPROCS=1 exec {real} "$@"')
     return directory
 
 
@@ -185,11 +182,14 @@ def write_sudo_standin(directory: Path, path: str) -> Path | None:
     that runs its command as is, when there is none on @path and we are root."""
     if os.geteuid() != 0 or shutil.which("sudo", path=path) is not None:
         return None
-    standin = directory / "sudo"
-    standin.write_text('#!/bin/sh\n# slowstart-lab: the guest runs as root and has no sudo (sslab.guest.clab)\n'
-                       'exec "$@"\n')
-    standin.chmod(0o755)
-    return standin
+    return _write_script(directory / "sudo", "the guest runs as root and has no sudo", 'exec "$@"')
+
+
+def _write_script(path: Path, why: str, command: str) -> Path:
+    """An executable shell script at @path that runs @command, saying @why in a comment."""
+    path.write_text(f"#!/bin/sh\n# slowstart-lab: {why} (sslab.guest.clab)\n{command}\n")
+    path.chmod(0o755)
+    return path
 
 
 def gomaxprocs_of(programs: tuple[str, ...], proc: Path = Path("/proc")) -> dict[str, list[str]]:
