@@ -62,7 +62,7 @@ class Knob:
     make_var: str                              # make VAR=...
     option: str                                # --option ...
     field: str                                 # the scenario field it sets, as a person reads it
-    choices: Callable[[], list]                # the values it takes (asked when the parser is made)
+    choices: tuple                             # the values it takes
     type: Callable[[str], Any]
     help: str
     suffix: str                                # a matrix directory's `_<suffix>-<value>`
@@ -71,17 +71,17 @@ class Knob:
 
 KNOBS: tuple[Knob, ...] = (
     Knob("suss_version", "SUSS_VERSION", "--suss-version", "module_params.suss_version",
-         lambda: list(SUSS_VERSIONS), int,
+         tuple(SUSS_VERSIONS), int,
          "the SUSS version cubic_suss runs: " + "; ".join(f"{k}: {v}" for k, v in SUSS_VERSIONS.items())
          + " (default: the scenario's, else 2024)",
          "suss", _set_module_param("suss_version")),
     Knob("hosts", "HOSTS", "--hosts", "hosts.model",
-         lambda: list(HOST_PRESETS), str,
+         tuple(HOST_PRESETS), str,
          "the host model (sslab.scenario.hosts): ideal (infinitely fast hosts), 1gbe, logging "
          "(default: the scenario's, else ideal)",
          "hosts", _set_host_model),
     Knob("lans", "LANS", "--lans", "topology.lans",
-         lambda: ["veth", "ovs"], str,
+         ("veth", "ovs"), str,
          "each side's hosts: veth, a link each to the router; ovs, on one Open vSwitch switch "
          "(standalone, no controller) (default: the scenario's, else veth)",
          "lans", _set_topology("lans")),
@@ -92,7 +92,7 @@ BY_NAME = {k.name: k for k in KNOBS}
 def add_options(parser: argparse.ArgumentParser) -> None:
     """Every knob's option on @parser (what each experiment command takes over its scenarios)."""
     for k in KNOBS:
-        parser.add_argument(k.option, dest=k.name, type=k.type, choices=k.choices(), help=k.help)
+        parser.add_argument(k.option, dest=k.name, type=k.type, choices=k.choices, help=k.help)
 
 
 def given(args: argparse.Namespace) -> dict[str, Any]:
