@@ -13,6 +13,7 @@ from .. import paths
 from ..records import read_record
 from ..scenario import knobs
 from ..substrate import make_substrate
+from ..substrate.kinds import kind_of
 from .status import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_SIGNAL_BASE, Refused
 
 def cmd_image(args) -> int:
@@ -124,17 +125,7 @@ def cmd_vm_check(args) -> int:
         "job_exit_code": res.exit_code,
         "run_dir": str(run_dir),
     }
-    if res.substrate == "vm":
-        out["accel_probe"] = substrate.accel_probe
-    if res.substrate in ("vm", "uml"):
-        m = substrate.image.manifest()
-        out["image"] = {"hash": m["image_hash"], "kernel_package": m["kernel"]["package"],
-                        "kernel_version": m["kernel"]["version"]}
-        if res.substrate == "uml":
-            uml = m.get("uml") or {}
-            out["image"]["uml"] = {"release": uml.get("release"), "source": uml.get("source"),
-                                   "config_sha256": uml.get("config_sha256"), "warning": uml.get("warning")}
-            out["seed"], out["cpu"], out["guest_seconds"] = res.seed, res.cpu, res.guest_seconds
+    out.update(substrate.facts(res))
     (run_dir / "vm-check.json").write_text(json.dumps(out, indent=2, sort_keys=True))
     print(json.dumps(out, sort_keys=True))
     return EXIT_OK if res.ok and all(guest["checks"].values()) else EXIT_FAILED
@@ -178,11 +169,12 @@ def cmd_crosscheck(args) -> int:
     from ..scenario import load_scenario
     load_scenario(args.scenario)  # refuse a bad file before anything runs
     runs, walls = {}, {}
-    for label, name, clock in (("uml/inf-cpu", "uml", "real"), ("qemu/icount", "vm", "virtual")):
-        substrate = ready(make_substrate(name, "tcg" if name == "vm" else "auto", clock))
+    for label, name, accel, clock in (("uml/inf-cpu", "uml", "auto", "real"), ("qemu/icount", "vm", "tcg", "virtual")):
+        substrate = ready(make_substrate(name, accel, clock))
         t0 = time.monotonic()
-        # The host model is UML's: under QEMU's icount the hosts' work already costs instruction time.
-        hosts = {"hosts": args.hosts} if args.hosts and name == "uml" else None
+        # A host model prices the hosts' work in virtual time; under QEMU's icount it already costs
+        # instruction time.
+        hosts = {"hosts": args.hosts} if args.hosts and kind_of(name).virtual_time else None
         if hosts:
             label = f"uml/inf-cpu, hosts {args.hosts}"
         runs[label] = run_scenario(Path(args.scenario), f"crosscheck/{name}", substrate, reps=args.reps,
@@ -205,7 +197,7 @@ def cmd_crosscheck(args) -> int:
 def _substrates(args, jobs: int) -> list:
     """One UML per core under virtual time (@jobs of them), else the one real-clock substrate; the
     first has passed the preflight (one boot on this host)."""
-    if args.substrate == "uml":
+    if kind_of(args.substrate).side_by_side:
         from ..substrate.uml import allowed_cpus
         substrates = [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
     else:
@@ -544,7 +536,8 @@ def cmd_matrix(args) -> int:
             mx.record_host_error(Path(args.matrix_dir), args.host, str(e))
             raise
         substrate = substrates[0]
-        image_hash = substrate.image.manifest()["image_hash"] if args.substrate != "native" else plan["image_hash"]
+        image_hash = substrate.image.manifest()["image_hash"] if kind_of(args.substrate).has_image \
+            else plan["image_hash"]
         mx.check_host_matches(plan, image_hash, mx.traffic_code_version())
         for key in redo:
             # Arrived damaged at the controller: set this copy aside, run the cell again.

@@ -71,7 +71,7 @@ def guest_seconds(s: Scenario) -> float:
 
 def estimate_seconds(s: Scenario, substrate: str = "vm") -> float:
     """A generous guess of the wall time a scenario takes on @substrate (for ETAs)."""
-    if substrate == "uml":
+    if kind_of(substrate).virtual_time:
         return UML_BOOT_S + UML_WALL_PER_GUEST * guest_seconds(s)
     rate_bps = s.bottleneck.rate_mbit * 1e6
     per_run = 0.0

@@ -117,7 +117,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     jobs = check_jobs(substrate, jobs)
     boot_share = check_boot_share(substrate, boot_share)
     container = container or os.environ.get("SSLAB_CONTAINER") or None
-    if container and substrate != "uml":
+    if container and not kind_of(substrate).in_container:
         raise MatrixError("CONTAINER= runs cells on the container's UML substrate: SUBSTRATE=uml")
     hosts = inventory_hosts(inventory)
     changes = KernelChanges.from_env()

@@ -13,8 +13,12 @@
     agent      runs a job and records its status (baked into the image; used natively as is)
     kinds      what each substrate is, as planning needs it (side by side, boots shared, backend)
 
-Every substrate has a `name`, a `clock` (uml/inf-cpu, qemu/icount,
-qemu/mttcg, kvm or native) and `run(JobSpec, job_dir) -> JobResult`.
+Every substrate's testbed is a `Testbed` (below): a `name`, a `clock`
+(uml/inf-cpu, qemu/icount, qemu/mttcg, kvm or native), `run(JobSpec,
+job_dir) -> JobResult` (a boot, the job, its status) and `facts(result)`
+(what a check records of it); `preflight.ready` boots it once on this host
+before a long run; `kinds` says what planning needs of it before any boot.
+Code outside this package asks these, never a substrate's name.
 
 May import: the leaves sslab.paths and sslab.ccas.  Not scenario, experiment,
 analysis, matrix or cli; guest code is shipped to the substrate as files,
@@ -24,13 +28,34 @@ never imported.
 from __future__ import annotations
 
 
+from pathlib import Path
+from typing import Protocol
+
+from .job import JobResult, JobSpec
 from .kinds import KINDS
 
 SUBSTRATES = tuple(KINDS)
+
+
+class Testbed(Protocol):
+    """What the harness asks of a substrate's testbed (uml.UMLTestbed, qemu.TestbedVM, native.NativeHost)."""
+
+    name: str
+
+    @property
+    def clock(self) -> str: ...
+
+    def run(self, job: JobSpec, job_dir: Path) -> JobResult:
+        """Boot (where it boots), run @job in @job_dir, and say how it ended."""
+        ...
+
+    def facts(self, res: JobResult) -> dict:
+        """What a check records of this substrate beside the guest's report (image, seed, accelerator)."""
+        ...
 CLOCKS = ("real", "virtual")
 
 
-def make_substrate(name: str, accel: str = "auto", clock: str = "real", cpu: int | None = None):
+def make_substrate(name: str, accel: str = "auto", clock: str = "real", cpu: int | None = None) -> Testbed:
     """The substrate called @name (uml, vm or native), ready to run jobs.
 
     @clock applies to QEMU (real: MTTCG or KVM; virtual: icount); UML's is

@@ -224,6 +224,17 @@ class Image:
         return all(p.is_file() for p in (self.disk, self.kernel, self.initrd, self.uml_binary, self.manifest_path)) \
             and self.rootfs.is_dir()
 
+    def facts(self, with_uml: bool = False) -> dict:
+        """What a check records of the image: its hash and stock kernel, and with @with_uml the UML
+        kernel built from it (release, source, config, any warning of its build)."""
+        m = self.manifest()
+        out = {"hash": m["image_hash"], "kernel_package": m["kernel"]["package"],
+               "kernel_version": m["kernel"]["version"]}
+        if with_uml:
+            uml = m.get("uml") or {}
+            out["uml"] = {k: uml.get(k) for k in ("release", "source", "config_sha256", "warning")}
+        return out
+
 
 # --------------------------------------------------------------------------
 # Helpers around the build host

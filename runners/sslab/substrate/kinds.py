@@ -12,6 +12,14 @@ substrate before any boot, in place of asking for its name:
     manifest_section where the image's manifest lists what this substrate's
                      kernel offers (its congestion controls): the UML
                      kernel's section, or the stock kernel's (top level)
+    has_image        boots the testbed image (a native host runs its own kernel)
+    virtual_time     its clock is the guest's own: a run's wall time follows
+                     the guest time it simulates (UML), not the flows' length
+    in_container     the testbed's container image carries it (CONTAINER=)
+
+What a testbed object of each (uml.UMLTestbed, qemu.TestbedVM,
+native.NativeHost) offers the harness is the Testbed protocol in
+sslab.substrate.
 """
 
 from __future__ import annotations
@@ -32,6 +40,9 @@ class SubstrateKind:
     boot_share: int
     topology_backend: str
     manifest_section: str | None
+    has_image: bool
+    virtual_time: bool
+    in_container: bool
 
     def clock(self, choice: str = "real") -> str:
         """The clock its runs are recorded under; @choice (real, virtual) is QEMU's to make."""
@@ -51,10 +62,11 @@ class SubstrateKind:
 KINDS = {
     # Mininet under QEMU (the VM has the processes to spare); batched ip/tc in namespaces elsewhere.
     "uml": SubstrateKind("uml", side_by_side=True, boot_share=BOOT_SHARE_UML, topology_backend="netns",
-                         manifest_section="uml"),
-    "vm": SubstrateKind("vm", side_by_side=False, boot_share=1, topology_backend="mininet", manifest_section=None),
+                         manifest_section="uml", has_image=True, virtual_time=True, in_container=True),
+    "vm": SubstrateKind("vm", side_by_side=False, boot_share=1, topology_backend="mininet", manifest_section=None,
+                        has_image=True, virtual_time=False, in_container=False),
     "native": SubstrateKind("native", side_by_side=False, boot_share=1, topology_backend="netns",
-                            manifest_section=None),
+                            manifest_section=None, has_image=False, virtual_time=False, in_container=False),
 }
 
 

@@ -122,6 +122,10 @@ class NativeHost:
         if missing:
             raise NativeUnavailable(missing)
 
+    def facts(self, res: JobResult) -> dict:
+        """Nothing beside the guest's report: the host's facts are the check's own."""
+        return {}
+
     def run(self, job: JobSpec, job_dir: Path) -> JobResult:
         job.write(job_dir)
         bin_dir = native_programs()

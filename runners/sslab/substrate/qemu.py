@@ -266,6 +266,11 @@ class TestbedVM:
         self.accelerator: str | None = None
         self.accel_probe: dict = {}
 
+    def facts(self, res: JobResult) -> dict:
+        """What a check records of this substrate beside the guest's own report: the accelerator
+        probe and the image."""
+        return {"accel_probe": self.accel_probe, "image": self.image.facts()}
+
     @property
     def clock(self) -> str:
         return clock_name(self.accelerator or ("tcg" if self.cfg.accel == "auto" else self.cfg.accel),

@@ -188,6 +188,12 @@ class UMLTestbed:
         if shutil.which("taskset") is None:
             raise VMError("taskset not found (Debian package util-linux)")
 
+    def facts(self, res: JobResult) -> dict:
+        """What a check records of this substrate beside the guest's own report: the image with its
+        UML kernel, and the boot's seed, core and guest time."""
+        return {"image": self.image.facts(with_uml=True), "seed": res.seed, "cpu": res.cpu,
+                "guest_seconds": res.guest_seconds}
+
     def stop_all(self) -> None:
         """Kill the UMLs this testbed is running (with their host processes)."""
         for proc in list(self.live):
