@@ -3,7 +3,7 @@
  * sscore: the algorithm core of slowstart-lab's congestion controls.
  *
  * One congestion-avoidance algorithm, CUBIC as Linux computes it (cubic.c),
- * behind four ways of leaving slow start:
+ * behind five ways of leaving slow start:
  *
  *   SS_TRADITIONAL  double cwnd every round until loss;
  *   SS_HYSTART      HyStart: leave when an ACK train gets long (the
@@ -20,7 +20,10 @@
  *                   measuring the path for HyStart.  Three versions (enum
  *                   ss_suss_version): the authors' 2024 code, which
  *                   produced the paper's numbers, their 2025 rewrite, and
- *                   ours from the paper's text.
+ *                   ours from the paper's text;
+ *   SS_SUSS_G2      SUSS with its growth factor held at 2: its measuring
+ *                   (blue trains, HyStart on blue ACKs, its events) without
+ *                   its jumps, to tell the two apart;
  *
  * and, for the starts of two other papers, two more families:
  *
@@ -119,7 +122,7 @@ enum ss_variant {
 };
 
 /*
- * SUSS versions (shared/design/suss-code-versions.md has the facts; the
+ * SUSS versions (docs/suss.md has the facts about the authors' code; the
  * module parameter suss_version and the pinned names choose one per socket):
  *
  *   SUSS_VER_2024   the authors' Linux 5.19 code behind the SIGCOMM'24

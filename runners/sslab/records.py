@@ -22,7 +22,9 @@ in silence: the host checks every plan it writes against it
 (sslab.experiment.plan.plan_for) and the guest reads its plan through it
 (sslab.guest.scenario_run), and either refuses a plan with a missing,
 unknown or mistyped field by its path ("runs[3].flows[0].cc: ...").  Every
-field is written by the host; nothing has a default on the guest side.
+field is written by the host, except two the host writes only where they
+apply (a flow's hint_bytes_per_s, a run's trace_offset_s), whose default
+None says "not this run".
 
     Plan
       name, seed

@@ -40,7 +40,7 @@ def replay_fidelity(replay: dict) -> dict:
     """The link's delivery against the trace over the run's busy bins (see the module's text)."""
     rows = replay.get("rows") or []
     tol = replay.get("rate_tolerance") or 0.02
-    # The queue is counted in full frames of the run's MTU (recorded since format 2; 1514 before).
+    # The queue is counted in full frames of the run's MTU; a record that does not say is of 1514-byte frames.
     frame = replay.get("frame_bytes") or FRAME_BYTES
     delivered = allowed = 0.0
     errors_frames: list[float] = []

@@ -14,7 +14,7 @@ from ..records import read_record
 from ..scenario import knobs
 from ..substrate import make_substrate
 from ..substrate.kinds import kind_of
-from .status import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_SIGNAL_BASE, Refused
+from .status import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_SIGNAL_BASE, EXIT_TIMED_OUT, Refused
 
 def cmd_image(args) -> int:
     from ..substrate.image import ensure_image, repin
@@ -144,7 +144,7 @@ def cmd_exec(args) -> int:
     print(json.dumps({"exit_code": res.exit_code, "timed_out": res.timed_out, "substrate": res.substrate,
                       "clock": res.clock, "accelerator": res.accelerator, "run_dir": str(run_dir)}),
           file=sys.stderr)
-    return 124 if res.timed_out else (res.exit_code if isinstance(res.exit_code, int) else 1)
+    return EXIT_TIMED_OUT if res.timed_out else (res.exit_code if isinstance(res.exit_code, int) else 1)
 
 
 def cmd_startup(args) -> int:

@@ -175,12 +175,6 @@ def final_inputs(base_hash: str, repo: Path, kernel_dir: Path, uml_hash: str,
     return parts
 
 
-def has_module(kernel_dir: Path) -> bool:
-    """Our module is built when kernel/ has a kbuild file naming objects."""
-    kbuild = kernel_dir / "Kbuild"
-    return kbuild.is_file() and "obj-m" in kbuild.read_text()
-
-
 # --------------------------------------------------------------------------
 # Built artifacts
 # --------------------------------------------------------------------------
@@ -373,8 +367,6 @@ def build_module(rootfs: Path, kernel_dir: Path, release: str, kdir: str | None 
     UML, the built tree) that match the kernel exactly, whatever the build
     host runs.  The module lands in /lib/modules/<release>/extra.
     """
-    if not has_module(kernel_dir):
-        return {"present": False, "reason": "kernel/ has no Kbuild naming a module yet"}
     src = rootfs / "usr/src" / name
     if src.exists():
         shutil.rmtree(src)
@@ -461,7 +453,7 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
     for d in ("sslab/job", "sslab/src", "etc/docker"):
         (staging / d).mkdir(parents=True, exist_ok=True)
     release = base_info["kernel"]["release"]
-    log("build module" if has_module(kernel_dir) else "no module sources yet: module step skipped")
+    log("build module")
     module = build_module(staging, kernel_dir, release)
     uml_part = None
     if uml is not None:
