@@ -8,11 +8,13 @@
 # SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, BACKEND=, LANS=, SCENARIO= (a one-scenario
 # experiment's file); matrices take ITER=, CCA=, BUF=, RTT=, INVENTORY=, SERIAL=, CONTAINER=,
 # BOOT_SHARE= (UML: repetitions of a setting per boot, default 10; 1: a boot per cell).
-# All take KERNEL_SOURCE=7.3, KERNEL_PATCHES=dir and MODULES=dir: another kernel, your patches and module (README);
+# All take KERNEL_SOURCE=7.3, KERNEL_PATCHES=dir and MODULES=dir: another kernel, your patches and module
+# (docs/own-algorithm.md);
 # matrices take KERNELS="6.1 7.3 6.1,patches=dir": several kernels, side by side.
 #
 #   make vm-check          boot the testbed VM and print its self-check (JSON)
-#   make test              import contracts, kernel-core, unit and integration tests (boots the VM)
+#   make test              import contracts, kernel-core tests, the docs site (strict), unit and integration tests
+#   make docs              the documentation site (docs/, mkdocs.yml) into site/
 #   make lint-imports      check that imports flow one way (pyproject.toml's contracts)
 #   make image             build the testbed image (cached by recipe hash)
 #   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
@@ -58,7 +60,7 @@ MATRIX_ARGS = $(KNOB_ARGS) $(if $(ITER),--iter $(ITER)) $(if $(CCA),--set CCA=$(
               $(if $(BACKEND),--backend $(BACKEND)) $(if $(BOOT_SHARE),--boot-share $(BOOT_SHARE)) $(KERNEL_ARGS) \
               $(if $(HOST_TIMEOUT),--host-timeout $(HOST_TIMEOUT))
 
-# A researcher's kernel (README, "Test your own algorithm"): KERNEL_SOURCE=name, another Debian
+# A researcher's kernel (docs/own-algorithm.md): KERNEL_SOURCE=name, another Debian
 # kernel source (images/uml/sources/<name>.yaml; default 6.1); KERNEL_PATCHES=dir, a patch series
 # applied to the UML kernel's source after ours; MODULES=dir, an out-of-tree module built against
 # it and loaded in every boot.  All go into the image's recipe hash.
@@ -100,7 +102,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: help deps host-deps python-deps engine-deps image image-repin container container-save fleet-up fleet-down docker-deps test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: help deps host-deps python-deps engine-deps image image-repin docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
         matrix crosscheck oracle suss-loop bench fresh-check $(EXPERIMENTS)
 
 help:
@@ -129,7 +131,7 @@ $(VENV)/.stamp: pyproject.toml
 	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "error: Python >= 3.11 needed" >&2; exit 1; }
 	@$(PY) -m venv $(VENV) 2>/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv && $(PY) -m venv $(VENV); }
 	$(VPY) -m pip install -q --upgrade pip
-	$(VPY) -m pip install -q -e '.[test]'
+	$(VPY) -m pip install -q -e '.[test,docs]'
 	@touch $@
 
 python-deps: $(VENV)/.stamp
@@ -214,8 +216,7 @@ matrix: deps
 	$(VPY) -m sslab matrix run $(MATRIX) $(MATRIX_ARGS)
 
 kernel-test: host-deps
-	@if [ -f kernel/Makefile ] && grep -q '^test:' kernel/Makefile; then $(MAKE) -C kernel test; \
-	else echo "kernel/: no user-space tests yet"; fi
+	$(MAKE) -C kernel test
 
 test-unit: deps lint-imports
 	$(VPY) -m pytest -q tests/unit
@@ -230,8 +231,13 @@ lint-imports: python-deps
 # The container integration tests need an engine that works (engine-deps), and Docker's (docker-deps).
 test-deps: engine-deps docker-deps
 
-test: deps kernel-test lint-imports test-deps
+test: deps kernel-test lint-imports docs test-deps
 	$(VPY) -m pytest -q tests
+
+# The documentation site (mkdocs.yml, docs/) into site/, strictly: a broken link, a lost anchor or a page
+# missing from nav fails the build, and with it `make test`.
+docs: python-deps
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 clean-venv:
 	rm -rf $(VENV)

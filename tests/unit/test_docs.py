@@ -1,0 +1,57 @@
+"""The documentation site: it builds strictly, a broken link fails it, and the file formats come from the models."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from sslab import paths
+from sslab.cli.formats import formats_markdown
+
+MKDOCS = Path(sys.executable).parent / "mkdocs"
+
+
+def build(root: Path, site: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(MKDOCS), "build", "--strict", "-f", str(root / "mkdocs.yml"), "-d", str(site)],
+                          capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+
+
+def copy_site_sources(dest: Path) -> Path:
+    shutil.copy(paths.REPO_ROOT / "mkdocs.yml", dest / "mkdocs.yml")
+    shutil.copytree(paths.REPO_ROOT / "docs", dest / "docs")
+    return dest
+
+
+def test_the_site_builds_strictly_with_every_page_in_nav(tmp_path):
+    res = build(paths.REPO_ROOT, tmp_path / "site")
+    assert res.returncode == 0, res.stderr
+    assert "WARNING" not in res.stderr
+    built = tmp_path / "site"
+    for page in ("getting-started", "testbed", "suss", "formats", "glossary", "measurements"):
+        assert (built / page / "index.html").is_file(), page
+    # The formats page holds the generated tables, not the marker.
+    formats = (built / "formats" / "index.html").read_text()
+    assert "ExperimentSpec" in formats and "generated at build time" not in formats
+
+
+def test_a_broken_link_fails_the_build(tmp_path):
+    (tmp_path / "src").mkdir()
+    root = copy_site_sources(tmp_path / "src")
+    with open(root / "docs" / "glossary.md", "a") as f:
+        f.write("\nSee [a page that is not there](no-such-page.md).\n")
+    res = build(root, tmp_path / "site")
+    assert res.returncode != 0
+    out = res.stdout + res.stderr
+    assert "no-such-page.md" in out and "strict mode" in out
+
+
+def test_the_formats_name_every_field_of_a_scenario():
+    from sslab.scenario.model import Flow, Scenario
+    text = formats_markdown()
+    for model in (Scenario, Flow):
+        assert f"### `{model.__name__}`" in text
+        for name, field in model.model_fields.items():
+            assert f"| `{field.alias or name}` |" in text, name
+    # A field's comment in the model's source is its description.
+    assert "| `trace_events` | 'all' &#124; 'stack' | `'all'` | Which kernel events" in text
