@@ -1,4 +1,4 @@
-"""A researcher's kernel on the real testbed (README, "Test your own algorithm"): the example
+"""A researcher's kernel on the real testbed (docs/own-algorithm.md): the example
 out-of-tree module built into the image, loaded in the guest and run by the name it registers;
 a name the booted kernel lacks refused before any run, with the names it has."""
 

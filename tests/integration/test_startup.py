@@ -109,7 +109,7 @@ def test_ovs_lans_are_one_more_hop_and_no_time(smoke_run, ovs_run):
     under virtual time the path's RTT is the same to ping's microsecond, and the runs of
     CUBIC's three starts are the same: every packet and drop, FCTs to 2 us.  SUSS 2024 is left out: its runs here
     are bistable (about 440 or 15 drops in E1), and which way a run falls moves with the guest's
-    other activity (ovs-vswitchd's clock reads are charged guest time), README "Switched LANs"."""
+    other activity (ovs-vswitchd's clock reads are charged guest time), docs/testbed.md, "Switched LANs"."""
     run_dir, _ = smoke_run
     fid = json.loads((ovs_run / "job/out/fidelity.json").read_text())
     assert fid["lans"] == "ovs" and fid["backend_versions"]["openvswitch"]
@@ -128,7 +128,7 @@ def test_ovs_lans_are_one_more_hop_and_no_time(smoke_run, ovs_run):
             continue
         assert a["bottleneck"] == b["bottleneck"], tag  # packets through the bottleneck, drops
         # The client's FCT and the capture's (SYN to last new data) to 2 us: the processes' clock
-        # reads are charged 256 ns each (README, "Switched LANs").
+        # reads are charged 256 ns each (docs/testbed.md, "Switched LANs").
         fct_us = [round(r["flows"][0]["fct_s"] * 1e6) for r in (a, b)]  # recorded in whole us
         assert abs(fct_us[0] - fct_us[1]) <= 2, (tag, fct_us)
         ours_a, ours_b = a["capture_check"]["flows"][0]["ours"], b["capture_check"]["flows"][0]["ours"]

@@ -126,7 +126,7 @@ def test_a_failing_hunk_names_the_patch_the_file_and_the_hunk(tmp_path):
 
 
 def test_the_examples_broken_patch_is_refused_by_its_hunk(tmp_path):
-    """The README's example of a patch that does not apply, on a file with the line it expects absent."""
+    """The example (docs/own-algorithm.md) of a patch that does not apply, on a file with the line it expects absent."""
     t = write(tmp_path / "linux" / "net" / "ipv4", {
         "tcp_cubic.c": "x\nstatic int hystart_detect __read_mostly = HYSTART_ACK_TRAIN | HYSTART_DELAY;\n"
                        "static int hystart_low_window __read_mostly = 16;\n"

@@ -3,7 +3,7 @@
 UML is Linux built as an ordinary host program (ARCH=um).  Booted with
 `time-travel=inf-cpu`, its clock moves only when the guest waits for a
 timer: CPU work takes no guest time and host load cannot bend the clock
-(shared/design/uml-substrate.md has the measurements).  Debian ships no
+(docs/virtual-time.md has the measurements).  Debian ships no
 UML kernel with time travel, veth or the qdiscs we need, so the image
 builds one, as a cached stage of its own:
 
