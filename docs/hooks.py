@@ -1,8 +1,37 @@
-"""MkDocs hook: the file-format page is generated from the models when the site is built."""
+"""MkDocs hooks: pages generated from the code when the site is built, so they cannot drift from it.
 
+- formats.md: its marker is replaced by every file format's fields (sslab.cli.formats);
+- experiments/<name>.md: one page per experiment file (sslab.cli.docpages), listed under
+  "Experiments" after the overview.
+"""
+
+from functools import cache
+
+from mkdocs.structure.files import File
+
+from sslab.cli.docpages import experiment_pages
 from sslab.cli.formats import formats_markdown
 
 MARKER = "<!-- formats: generated at build time -->"
+
+
+@cache
+def _experiment_pages() -> dict[str, str]:
+    return experiment_pages()
+
+
+def on_config(config):
+    for i, item in enumerate(config["nav"]):
+        if isinstance(item, dict) and "Experiments" in item:
+            config["nav"][i] = {"Experiments": [item["Experiments"], *_experiment_pages()]}
+            return config
+    raise ValueError("mkdocs.yml's nav has no Experiments entry for the experiment pages")
+
+
+def on_files(files, config):
+    for uri, text in _experiment_pages().items():
+        files.append(File.generated(config, uri, content=text))
+    return files
 
 
 def on_page_markdown(markdown, page, config, files):

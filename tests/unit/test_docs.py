@@ -55,3 +55,22 @@ def test_the_formats_name_every_field_of_a_scenario():
             assert f"| `{field.alias or name}` |" in text, name
     # A field's comment in the model's source is its description.
     assert "| `trace_events` | 'all' &#124; 'stack' | `'all'` | Which kernel events" in text
+
+
+def test_every_experiment_file_has_a_page_built_from_it(tmp_path):
+    from sslab.cli.docpages import experiment_pages
+    from sslab.experiment.spec import experiment_files
+    pages = experiment_pages()
+    assert sorted(pages) == sorted(f"experiments/{f.stem}.md" for f in experiment_files())
+    e7 = pages["experiments/reproduce-table1.md"]
+    assert e7.startswith("# E7: stability while small flows join a large one\n")
+    # The matrix's axes with their options, and the paper's values from results/reference/table1.yaml.
+    assert "| large_rtt | `RTT=` | 25ms, 50ms, 100ms, 200ms |" in e7
+    assert "| cubic | 1BDP | 25ms | 30.4 | 1.33 | 31.2 | 0.94 | 29 |" in e7
+    e1 = pages["experiments/startup.md"]
+    assert "- bottleneck 50 Mbit/s (wired), buffer 1 BDP of 100 ms" in e1
+    assert "- 5 repetition(s), order alternate, seed 1" in e1
+    res = build(paths.REPO_ROOT, tmp_path / "site")
+    assert res.returncode == 0, res.stdout + res.stderr
+    for f in experiment_files():
+        assert (tmp_path / "site" / "experiments" / f.stem / "index.html").is_file(), f.stem
