@@ -100,6 +100,43 @@ def matrix_rel_of(m: Matrix, chosen: dict[str, list[str]], backend: str | None, 
         + knob_suffix(knobs) + (f"_kernel-{changes.label()}" if not changes.empty else "")
 
 
+def write_plan(plan: dict, matrix_dir: Path, missing: list[dict], inventory: Path, hosts: dict) -> Path:
+    """@plan, with the boots its @missing cells run in and the inventory, as the store's newest plan
+    file (plans/plan-<stamp>.json): what the hosts read."""
+    # Dealt as hosts free up (matrix.dealer): the plan records what was to run, a boot at a time.
+    plan["boots"] = boots_to_run(missing)
+    plan["deal"] = {}
+    plan["inventory"] = {"path": str(inventory), "hosts": list(hosts)}
+    plan_path = matrix_dir / "plans" / f"plan-{paths.stamp()}.json"
+    plan_path.parent.mkdir(parents=True, exist_ok=True)
+    plan_path.write_text(json.dumps(stamped("sslab.matrix-plan", plan), indent=1, sort_keys=True))
+    return plan_path
+
+
+def run_on_hosts(plan: dict, plan_path: Path, matrix_rel: str, inventory: Path, hosts: dict, slots: dict[str, int],
+                 est: float, *, substrate: str, jobs: int, clock: str, container: str | None, serial: str | None,
+                 host_timeout: float | None, changes: KernelChanges) -> int:
+    """Deal @plan's boots to the hosts of @inventory through Ansible (matrix.fleet) until every one is
+    home or given up; the exit status (130 on Ctrl-C, everything stopped)."""
+    fleet = Fleet(inventory, hosts, paths.RESULTS_DIR / matrix_rel, matrix_rel, plan_path, plan, plan["boots"],
+                  {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock,
+                   "sslab_kernel_source": changes.source_name or "",
+                   "sslab_kernel_patches": str(changes.patches_dir or ""),
+                   "sslab_modules": str(changes.modules_dir or ""),
+                   **({"sslab_container": container} if container else {})},
+                  slots, int(serial) if serial else None, est,
+                  timeout_s=host_timeout, log=lambda msg: print(msg, file=sys.stderr, flush=True))
+    try:
+        return fleet.run()
+    except KeyboardInterrupt:
+        return 130
+
+
+def host_slots(hosts: dict, jobs: int) -> dict[str, int]:
+    """How many boots each host runs at once: its inventory's sslab_host_jobs, else JOBS=."""
+    return {h: int(v.get("sslab_host_jobs") or jobs) for h, v in hosts.items()}
+
+
 def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
                serial: str | None = None, substrate: str = "uml", jobs: int | None = None,
                clock: str = "real", container: str | None = None, backend: str | None = None,
@@ -156,14 +193,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     matrix_dir = paths.RESULTS_DIR / matrix_rel
     store = CellStore(matrix_dir)
     missing = [c for c in plan["cells"] if not store.done(c["key"])]
-    # Dealt as hosts free up (matrix.dealer): the plan records what was to run, a boot at a time.
-    plan["boots"] = boots_to_run(missing)
-    plan["deal"] = {}
-    plan["inventory"] = {"path": str(inventory), "hosts": list(hosts)}
-    plan_stamp = paths.stamp()
-    plan_path = matrix_dir / "plans" / f"plan-{plan_stamp}.json"
-    plan_path.parent.mkdir(parents=True, exist_ok=True)
-    plan_path.write_text(json.dumps(stamped("sslab.matrix-plan", plan), indent=1, sort_keys=True))
+    plan_path = write_plan(plan, matrix_dir, missing, inventory, hosts)
 
     est = estimate_cell_seconds(m, plan, store)
     print(f"{m.spec.title}: {matrix_dir}")
@@ -184,7 +214,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
               f"or a repetition beyond ITER): kept, not used in this report")
     if missing:
         # Hosts run side by side, unless SERIAL= limits how many at once.
-        slots = {h: int(v.get("sslab_host_jobs") or jobs) for h, v in hosts.items()}
+        slots = host_slots(hosts, jobs)
         at_once = sum(sorted(slots.values(), reverse=True)[:int(serial)]) if serial else sum(slots.values())
         per_boot = len(missing) / len(plan["boots"])
         rounds = -(-len(plan["boots"]) // at_once)
@@ -198,18 +228,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
               f"{f', the paper ran {m.spec.paper_iterations}' if m.spec.paper_iterations else ''})", flush=True)
     rc = 0
     if missing:
-        fleet = Fleet(inventory, hosts, matrix_dir, matrix_rel, plan_path, plan, plan["boots"],
-                      {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock,
-                       "sslab_kernel_source": changes.source_name or "",
-                       "sslab_kernel_patches": str(changes.patches_dir or ""),
-                       "sslab_modules": str(changes.modules_dir or ""),
-                       **({"sslab_container": container} if container else {})},
-                      slots, int(serial) if serial else None, est,
-                      timeout_s=host_timeout, log=lambda msg: print(msg, file=sys.stderr, flush=True))
-        try:
-            rc = fleet.run()
-        except KeyboardInterrupt:
-            rc = 130
+        rc = run_on_hosts(plan, plan_path, matrix_rel, inventory, hosts, slots, est, substrate=substrate, jobs=jobs,
+                          clock=clock, container=container, serial=serial, host_timeout=host_timeout, changes=changes)
     report = write_matrix_report(matrix_dir)
     print((report / "table.md").read_text())
     print(f"report: {report / 'table.md'}")
