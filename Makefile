@@ -6,7 +6,7 @@
 #   make reproduce-table1  E7 (the main job)    make astart      E8   make blitzstart   E9
 # They take REPS= (repetitions), SELECT= (parts by name or setting value; LINKS=, VARIANTS=,
 # SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, BACKEND=, LANS=, SCENARIO= (a one-scenario
-# experiment's file); matrices take ITER=, CCA=, BUF=, RTT=, INVENTORY=, SERIAL=, CONTAINER=,
+# experiment's file), INVENTORY=, SERIAL=, CONTAINER= (the hosts that run it); matrices take ITER=, CCA=, BUF=, RTT=,
 # BOOT_SHARE= (UML: repetitions of a setting per boot, default 10; 1: a boot per cell).
 # All take KERNEL_SOURCE=7.3, KERNEL_PATCHES=dir and MODULES=dir: another kernel, your patches and module
 # (docs/own-algorithm.md);
@@ -26,7 +26,7 @@
 #   make report ARTIFACT=results/<matrix>/<id>   rebuild a matrix's tables and plots from its archive
 #   make fresh-check       the README's two commands in a throw-away Debian root with an empty cache
 #
-# Matrices run on the hosts of INVENTORY (default: this machine); SERIAL=1
+# Matrices run on the hosts of INVENTORY (default: this machine), as other experiments do when given it; SERIAL=1
 # runs the hosts one after another.  Rerunning an experiment runs only what is missing: a matrix's
 # cells, a scenario's or series' parts without a finished run (AGAIN=1 runs those parts anyway).
 #

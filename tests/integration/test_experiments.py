@@ -153,3 +153,41 @@ def test_a_one_scenario_experiment_is_keyed_too_and_again_runs_it_anew(tmp_path,
     assert keyed(results, "single") == {key: newer} and (first / "manifest.json").is_file()
     # under virtual time the key's two runs are the same runs
     assert [r["flows"][0]["fct_s"] for r in runs(first)] == [r["flows"][0]["fct_s"] for r in runs(newer)]
+
+
+def test_parts_run_as_cells_on_an_inventorys_hosts_with_the_bytes_of_a_run_here(tmp_path, image):
+    """INVENTORY= on a series: each part a cell dealt to the hosts through Ansible, keyed as a run here
+    alone is (a rerun, here or there, runs neither again), and with the bytes a run here gives."""
+    from sslab.analysis.oracle import compare_runs
+    smoke = str(REPO_ROOT / "tests/data/module-smoke.yaml")
+    for name, rtt, ccs in (("a", "50ms", ["cubic_hs", "cubic_suss"]), ("b", "25ms", ["cubic_hs"])):
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({
+            "extends": smoke, "name": f"parts-{name}", "pairs": [{"rtt": rtt}],
+            "bottleneck": {"buffer": {"bdp": 1, "rtt": rtt}}, "capture": {"pcap": True, "traces": True},
+            "cases": {"name": "{cc}", "flows": [{"pair": 1, "cc": "{cc}", "size": "1MB", "start": "0s"}],
+                      "matrix": {"cc": ccs}}}))
+    f = experiment(tmp_path, "fleet-parts", parts=[{"name": "a", "scenario": str(tmp_path / "a.yaml")},
+                                                   {"name": "b", "scenario": str(tmp_path / "b.yaml")}])
+    results = tmp_path / "results"
+    inventory = str(REPO_ROOT / "playbooks/inventory/localhost-twice.ini")
+    res = sslab(["run", f, "--inventory", inventory], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "2 part(s) in 2 cell(s), 0 already run, 2 to run on 2 host(s) (a, b)" in res.stdout, res.stdout[-3000:]
+    cells = results / "fleet-parts" / "cells"
+    [(key_a, run_a)] = keyed(results, "fleet-parts/a").items()
+    [(key_b, run_b)] = keyed(results, "fleet-parts/b").items()
+    assert {run_a, run_b} == {cells / key_a, cells / key_b} and key_a != key_b
+    assert all((d / "manifest.json").is_file() and (d / "cell.json").is_file() for d in (run_a, run_b))
+    # Again, on the hosts or here: nothing runs.
+    res = sslab(["run", f, "--inventory", inventory], results)
+    assert res.returncode == 0 and res.stdout.count("already run, key") == 2, res.stdout[-3000:]
+    res = sslab(["run", f], results)
+    assert res.returncode == 0 and res.stdout.count("already run, key") == 2, res.stdout[-3000:]
+    assert sorted(p.name for p in cells.iterdir() if not p.name.startswith(".")) == sorted([key_a, key_b])
+    # Part a run here anyway: the same bytes as the cell the hosts ran, flow by flow, ACK by ACK, packet by packet.
+    res = sslab(["run", f, "--select", "a", "--again"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    [(_, here)] = keyed(results, "fleet-parts/a").items()
+    assert here.parent == results / "fleet-parts" / "a"
+    rows = compare_runs(run_a, here)
+    assert len(rows) == 2 and all(r.identical for r in rows), rows

@@ -16,6 +16,8 @@ from sslab.paths import REPO_ROOT
     (["run", "startpu"], "no experiment 'startpu'"),
     (["run", "no-such-dir/e1.yaml"], "no-such-dir/e1.yaml: no such experiment file"),
     (["run", "startup", "--set", "CCA=cubic"], "--set: startup is not a matrix"),
+    (["run", "wifi", "--serial", "1"], "--serial: runs on the hosts of an inventory; give --inventory"),
+    (["run", "startup", "--inventory", "no/such.ini"], "no inventory no/such.ini"),
     (["run", "reproduce-table1", "--reps", "2"], "--reps: reproduce-table1 is a matrix"),
     (["run", "reproduce-table1", "--set", "CCA=vegasx"], "vegasx"),
     (["run", "wifi", "--scenario", "experiments/scenarios/e1-startup.yaml"], "--scenario: wifi runs several parts"),

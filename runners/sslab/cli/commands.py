@@ -217,13 +217,16 @@ def cmd_run(args) -> int:
     exp = load_experiment(args.experiment)
     if exp.kind == "matrix":
         return _run_matrix_experiment(exp, args)
-    for option, value in (("--set", args.set), ("--iter", args.iter), ("--serial", args.serial),
-                          ("--container", args.container), ("--inventory", args.inventory),
-                          ("--kernel", args.kernel), ("--boot-share", args.boot_share),
-                          ("--host-timeout", args.host_timeout)):
+    for option, value in (("--set", args.set), ("--iter", args.iter), ("--kernel", args.kernel),
+                          ("--boot-share", args.boot_share)):
         if value:
             raise Refused(f"{option}: {exp.target} is not a matrix ({option} belongs to matrices: "
                           f"`sslab experiments` lists them)")
+    if not args.inventory:
+        for option, value in (("--serial", args.serial), ("--container", args.container),
+                              ("--host-timeout", args.host_timeout)):
+            if value:
+                raise Refused(f"{option}: runs on the hosts of an inventory; give --inventory (INVENTORY=)")
     report = REPORTS[exp.spec.report]
     if args.report:
         if report.write is None:
@@ -241,6 +244,8 @@ def cmd_run(args) -> int:
         parts = exp.choose(_words(args.select))
     reps = args.reps or exp.spec.repetitions
     t0 = time.monotonic()
+    if args.inventory:
+        return _run_parts_on_hosts(exp, parts, reps, report, args, t0)
     if exp.kind == "scenario" and parts[0].path is not None:
         # One scenario file, run as it is (the record names that file), keyed as a series' parts are.
         from ..analysis.startup import print_table
@@ -271,6 +276,34 @@ def cmd_run(args) -> int:
         print(took)
         return EXIT_OK
     return _print_report(report.write(run_dirs, paths.new_run_dir(f"{exp.output}/reports")), took)
+
+
+def _run_parts_on_hosts(exp, parts, reps, report, args, t0: float) -> int:
+    """An experiment's parts as cells on the hosts of --inventory (sslab.matrix.parts), then its report
+    from the runs their keys name."""
+    from ..experiment import scenario_as_run, write_scenarios
+    from ..matrix.parts import run_parts_on_hosts
+    written = [p for p in parts if p.path is None]
+    files = dict(zip((p.name for p in written),
+                     write_scenarios([p.data for p in written], paths.new_run_dir(f"{exp.output}/scenarios"))
+                     if written else []))
+    as_run = [(p.name, exp.kind_of(p), scenario_as_run(p.path or files[p.name], reps, args.backend, knobs.given(args)))
+              for p in parts]
+    rc, run_dirs = run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report, as_run, Path(args.inventory),
+                                      substrate=args.substrate, jobs=args.jobs, clock=args.clock,
+                                      container=args.container, serial=args.serial, host_timeout=args.host_timeout,
+                                      again=args.again)
+    done = [d for d in run_dirs if d is not None]
+    took = f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} part(s))"
+    if report.write is None:
+        from ..analysis.startup import print_table
+        for d in done:
+            print_table(d)
+            print(f"report: {d / 'report.md'}")
+        print(took)
+    elif done:
+        _print_report(report.write(done, paths.new_run_dir(f"{exp.output}/reports")), took)
+    return rc
 
 
 def _print_report(dest: Path, took: str = "") -> int:

@@ -134,9 +134,11 @@ def build_parser() -> argparse.ArgumentParser:
     prun.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="(matrices) narrow an axis, "
                       "e.g. CCA=cubic")
     prun.add_argument("--iter", type=at_least_one("ITER"), help="(matrices) repetitions per setting")
-    prun.add_argument("--inventory", help="(matrices) the Ansible inventory (default: this machine)")
-    prun.add_argument("--serial", help="(matrices) hosts at a time (default: all at once)")
-    prun.add_argument("--container", help="(matrices) run the cells in this slowstart-lab container image")
+    prun.add_argument("--inventory", help="the Ansible inventory whose hosts run the cells (a matrix's "
+                      "default: this machine) or the parts (of a scenario or series: given, they run as cells "
+                      "there; not given, here without Ansible)")
+    prun.add_argument("--serial", help="(with an inventory) hosts at a time (default: all at once)")
+    prun.add_argument("--container", help="(with an inventory) run the cells in this slowstart-lab container image")
     prun.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
     prun.add_argument("--host-timeout", type=at_least_one("HOST_TIMEOUT"), help=HOST_TIMEOUT_HELP)
     add_kernel_option(prun)

@@ -4,7 +4,7 @@
             job/out/, report via analysis) -> manifest.json with every
             artifact's sha256
     series  several scenario files, each into its own run directory, in
-            parallel under UML
+            parallel under UML (on an inventory's hosts: sslab.matrix.parts)
     spec    experiment files (experiments/*.yaml): what each reproduces, what
             it runs, its report; the README's table of experiments
 
@@ -14,11 +14,11 @@ Not matrix or cli.
 
 from .archive import gzip_in_place
 from .run import (code_version, estimate_seconds, run_scenario, run_scenario_into,
-                  run_scenarios_in_one_boot, sha256, write_manifest)
+                  run_scenarios_in_one_boot, scenario_as_run, sha256, write_manifest)
 from .series import run_series, write_scenarios
 from .spec import Experiment, ExperimentError, experiment_files, experiments_table, load_experiment
 
 __all__ = ["Experiment", "ExperimentError", "experiment_files", "experiments_table", "load_experiment",
            "write_scenarios", "code_version", "gzip_in_place", "estimate_seconds", "run_scenario", "run_scenario_into",
-           "run_scenarios_in_one_boot", "run_series", "sha256",
+           "run_scenarios_in_one_boot", "run_series", "scenario_as_run", "sha256",
            "write_manifest"]

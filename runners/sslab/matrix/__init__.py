@@ -59,6 +59,7 @@ The package:
     stopping     stopping a host's runner by name (Ctrl-C reaches every host)
     fleet        the hosts of a run: prepare, batches through Ansible, merge, stop
     orchestrate  the controller: plan, the fleet, report
+    parts        an experiment's scenarios (series, one scenario) as cells on an inventory's hosts
 
 May import: experiment, analysis, substrate, scenario and the leaves.  Not cli.
 """

@@ -1,0 +1,138 @@
+"""An experiment's scenarios on the hosts of an inventory: its parts as cells of the matrix engine.
+
+A series or one-scenario experiment (E1, E2, E4/E5, E8, E9) given INVENTORY= runs through the same
+machinery as a matrix: each part (a scenario with all its repetitions, in one boot) is a cell,
+keyed by the same key a run on this machine alone gets (sslab.experiment.keys.scenario_key), dealt
+to the hosts through Ansible as they free up (matrix.fleet), merged into the experiment's store,
+and resumed after Ctrl-C or a lost host.
+
+    results/<output>/cells/<key>/       a part run on a host: a run directory like any other
+    results/<output>/plans/, progress/  the plan the hosts read, their progress
+    results/<output>/<part>/keys/<key>  -> the part's finished run, wherever it ran
+
+A part is one key whether it ran here alone (sslab.experiment.series) or on a host: a finished
+part is run by neither again (AGAIN=1 runs it anyway), and the report is written from the runs
+the keys name, the same writer either way.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .. import paths
+from ..experiment.keys import scenario_key
+from ..experiment.series import finished_run, record_finished
+from ..scenario import Scenario
+from ..substrate import make_substrate
+from ..substrate.image import ensure_image
+from ..substrate.kernelchanges import KernelChanges
+from ..substrate.kinds import kind_of
+from ..substrate.preflight import offered_ccas, preflight
+from .fleet import inventory_hosts, on_this_machine
+from .orchestrate import check_jobs, estimate_cell_seconds, host_slots, run_on_hosts, write_plan
+from .plan import traffic_code_version
+from .spec import MatrixError
+from .store import CellStore, set_aside
+
+
+def cell_key_of(plan: dict, s: Scenario) -> str:
+    """The key @plan gives scenario @s (as run): the key a run of it on this machine alone has."""
+    return scenario_key(s.model_dump(mode="json", by_alias=True), plan["image_hash"], plan["code_version"],
+                        plan["clock"], plan["substrate"])
+
+
+def plan_parts(output: str, title: str, report: str, parts: list[tuple[str, Scenario]], image_hash: str,
+               ccas: list[str], code_version: str, substrate: str, clock: str) -> dict:
+    """The plan the hosts read (the matrix plan's shape): a cell per part, its scenario with all its
+    repetitions (one boot), keyed as a run of it on this machine alone is."""
+    plan = {"matrix": output, "title": title, "report": report, "kind": "parts",
+            "selection": {"part": [n for n, _ in parts]}, "iterations": 1, "boot_share": 1,
+            "image_hash": image_hash, "code_version": code_version, "available_ccas": ccas, "unavailable": [],
+            "substrate": substrate, "clock": clock}
+    cells: dict[str, dict] = {}
+    for name, s in parts:
+        key = cell_key_of(plan, s)
+        # Two parts that run the same scenario are one cell (one key), as they are one run here alone.
+        cells.setdefault(key, {"key": key, "setting": {"part": name}, "rep": 0, "name": s.name,
+                               "scenario": s.model_dump(mode="json", by_alias=True), "capture_check": True})
+    return {**plan, "cells": list(cells.values())}
+
+
+def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[str, str, Scenario]],
+                       inventory: Path, *, substrate: str = "uml", jobs: int | None = None, clock: str = "real",
+                       container: str | None = None, serial: str | None = None,
+                       host_timeout: float | None = None, again: bool = False, log=print) -> tuple[int, list[Path | None]]:
+    """Run @parts ((name, kind, scenario as run) each: kind is results/<kind>/, where its key is
+    linked) on the hosts of @inventory; the exit status and each part's finished run directory
+    (None: not finished: failed, or stopped)."""
+    jobs = check_jobs(substrate, jobs)
+    if container and not kind_of(substrate).in_container:
+        raise MatrixError("CONTAINER= runs cells on the container's UML substrate: SUBSTRATE=uml")
+    hosts = inventory_hosts(inventory)
+    changes = KernelChanges.from_env()
+    if not changes.empty and (container or not all(on_this_machine(v) for v in hosts.values())):
+        raise MatrixError("KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES= build this machine's image only: run on "
+                          "this machine (no INVENTORY=), without CONTAINER=")
+    image = ensure_image(changes=changes)
+    manifest = image.manifest()
+    ccas = kind_of(substrate).offered_ccas(manifest)
+    if not container and any(on_this_machine(v) for v in hosts.values()):
+        # One boot here first: a substrate that cannot boot stops the run with its cause.
+        probe = make_substrate(substrate, clock=clock)
+        ccas = offered_ccas(probe, preflight(probe, log=lambda msg: log(msg, flush=True)))
+    if ccas is None:
+        raise MatrixError("the image manifest lists no congestion controls for this substrate: rebuild with "
+                          "`make image`")
+    lacking = sorted({cc for _, _, s in parts for cc in s.congestion_controls()} - set(ccas))
+    if lacking:
+        raise MatrixError(f"the kernel under test offers no congestion control {', '.join(lacking)}; nothing was "
+                          f"run.  It has: {', '.join(ccas)}")
+    clock_name = kind_of(substrate).clock(clock)
+    plan = plan_parts(output, title, report, [(n, s) for n, _, s in parts], manifest["image_hash"], ccas,
+                      traffic_code_version(), substrate, clock_name)
+    plan["jobs"] = jobs
+    store_dir = paths.RESULTS_DIR / output
+    store = CellStore(store_dir)
+    # Each part's key and where it is linked (results/<kind>/keys/<key>).
+    keyed = [(cell_key_of(plan, s), kind) for _, kind, s in parts]
+    missing = []
+    for cell in plan["cells"]:
+        key = cell["key"]
+        found = [finished_run(kind, key) for k, kind in keyed if k == key]
+        if again:
+            if store.done(key):
+                set_aside(store_dir, key, "run again (AGAIN=1)")
+            missing.append(cell)
+        elif all(d is not None for d in found):
+            log(f"{cell['name']}: already run, key {key} ({found[0]}); not run again", flush=True)
+        elif store.done(key) or any(d is not None for d in found):
+            # Run here or there under another part's name: the same run, linked for this part too.
+            run = store.cell_dir(key) if store.done(key) else next(d for d in found if d is not None)
+            for k, kind in keyed:
+                if k == key:
+                    record_finished(kind, key, run)
+        else:
+            missing.append(cell)
+    plan_path = write_plan(plan, store_dir, missing, inventory, hosts)
+    rc = 0
+    if missing:
+        est = estimate_cell_seconds(None, plan, store)
+        slots = host_slots(hosts, jobs)
+        log(f"{title}: {len(parts)} part(s) in {len(plan['cells'])} cell(s), {len(plan['cells']) - len(missing)} "
+            f"already run, {len(missing)} to run on "
+            f"{len(hosts)} host(s) ({', '.join(hosts)}), dealt as they free up; plan {plan_path}", flush=True)
+        rc = run_on_hosts(plan, plan_path, output, inventory, hosts, slots, est, substrate=substrate, jobs=jobs,
+                          clock=clock, container=container, serial=serial, host_timeout=host_timeout,
+                          changes=changes)
+    runs: list[Path | None] = []
+    ran = {c["key"] for c in missing if store.done(c["key"])}
+    for key, kind in keyed:
+        if key in ran:
+            record_finished(kind, key, store.cell_dir(key))
+        runs.append(finished_run(kind, key))
+    if any(d is None for d in runs):
+        print(f"{sum(d is None for d in runs)} part(s) not run (failed or interrupted): the same command runs only "
+              f"those; logs of failed attempts are under {store_dir / 'failed'}", file=sys.stderr)
+        rc = rc or 1
+    return rc, runs
