@@ -1,11 +1,13 @@
 """Reports by name: what an experiment file's `report:` may say.
 
-A report is either written per run (the scenario run's own report.md and
-summary.json, written as the run finishes: `startup`), or combines the run
-directories of an experiment's parts into a new directory (`wifi`,
-`fct-vs-size`, `astart`, `blitzstart`), or is a matrix's own (`matrix`: the
-matrix file's `report:` chooses table1 or fairness).  A new report is one
-writer in this package and one line here.
+Every report is a function of the archive alone: written per run (the
+scenario run's own report.md and summary.json, written as the run finishes:
+`startup`), over the run directories an experiment's parts' keys name, into
+a new directory (`wifi`, `fct-vs-size`, `astart`, `blitzstart`), or over a
+matrix's cell store (`table1`, `fairness`: the matrix file names its report
+too, and the experiment file must name the same).  `make report` rebuilds
+any of them from the archive, byte for byte.  A new report is one writer in
+this package and one line here.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class Report:
     what: str
     #: For a report over several runs: write(run_dirs, dest) -> dest.  None: per run or per matrix.
     write: Callable[[list[Path], Path], Path] | None = None
-    #: The experiment is a matrix (the matrix file's own report).
+    #: A matrix's report, over its cell store (sslab.analysis.matrix_report writes it).
     matrix: bool = False
 
 
@@ -35,5 +37,8 @@ REPORTS: dict[str, Report] = {r.name: r for r in (
            lastmile.write_fct_report),
     Report("astart", "the Astart paper's tables and figures beside ours (E8)", astart.write_report),
     Report("blitzstart", "the Blitzstart report's Table 1 beside ours (E9)", blitzstart.write_report),
-    Report("matrix", "the matrix's own report (its file's report: table1 or fairness)", matrix=True),
+    Report("table1", "Table 1's layout: per setting the large flow's FCT and the small flows' mean FCT, SUSS off "
+           "and on, with 95 % CIs, claim checks and the paper's values beside ours (E7)", matrix=True),
+    Report("fairness", "Jain's index of goodput over time, SUSS off and on, and how long it takes to return to "
+           "0.95 after the fifth flow joins (E6)", matrix=True),
 )}

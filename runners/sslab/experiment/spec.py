@@ -123,7 +123,11 @@ class Experiment:
         if spec.matrix is not None:
             # A matrix archives its cells under its own name (results/<matrix name>/).
             data = read_yaml_file(self.matrix_path, ExperimentError)
-            self.output = str(((data or {}).get("matrix") or {}).get("name") or self.matrix_path.stem)
+            section = (data or {}).get("matrix") or {}
+            self.output = str(section.get("name") or self.matrix_path.stem)
+            if section.get("report") != spec.report:
+                raise ExperimentError(f"{path}: report {spec.report!r}, but its matrix ({spec.matrix}) writes "
+                                      f"{section.get('report')!r}: name the matrix's report")
         if spec.select:
             self.choose(spec.select)  # the default selection must name parts
 
