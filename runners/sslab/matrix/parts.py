@@ -31,7 +31,7 @@ from ..substrate.kinds import kind_of
 from ..substrate.preflight import offered_ccas, preflight
 from .fleet import inventory_hosts, on_this_machine
 from .orchestrate import check_jobs, estimate_cell_seconds, host_slots, run_on_hosts, write_plan
-from .plan import traffic_code_version
+from .plan import new_cell, traffic_code_version
 from .spec import MatrixError
 from .store import CellStore, set_aside
 
@@ -54,8 +54,7 @@ def plan_parts(output: str, title: str, report: str, parts: list[tuple[str, Scen
     for name, s in parts:
         key = cell_key_of(plan, s)
         # Two parts that run the same scenario are one cell (one key), as they are one run here alone.
-        cells.setdefault(key, {"key": key, "setting": {"part": name}, "rep": 0, "name": s.name,
-                               "scenario": s.model_dump(mode="json", by_alias=True), "capture_check": True})
+        cells.setdefault(key, new_cell(key, {"part": name}, 0, s.model_dump(mode="json", by_alias=True), True))
     return {**plan, "cells": list(cells.values())}
 
 

@@ -8,7 +8,7 @@ from .. import paths
 from ..experiment.keys import TRAFFIC_CODE, cell_key, traffic_code_version
 from .spec import Matrix, settings
 
-__all__ = ["TRAFFIC_CODE", "cell_key", "traffic_code_version", "boot_place", "setting_id",
+__all__ = ["TRAFFIC_CODE", "cell_key", "traffic_code_version", "boot_place", "new_cell", "setting_id",
            "plan_matrix", "boot_groups", "boots_to_run"]
 
 def boot_place(setting_id: str, rep: int, share: int) -> dict:
@@ -16,6 +16,15 @@ def boot_place(setting_id: str, rep: int, share: int) -> dict:
     (repetitions share*k .. share*k + share - 1 of the setting) and its position there.  The
     group's first runs exactly as alone; the others after the repetitions before them in it."""
     return {"group": f"{setting_id}/{rep // share}", "share": share, "position": rep % share}
+
+
+def new_cell(key: str, setting: dict[str, str], rep: int, scenario: dict, capture_check: bool,
+             boot: dict | None = None) -> dict:
+    """A plan's cell, as the hosts read it (matrix.cells), the one place one is made: its @key, the
+    @setting and repetition @rep it is, its @scenario as run (model_dump), whether tshark reads its
+    captures too, and where it stands in a shared @boot (boot_place; None: a boot of its own)."""
+    return {"key": key, "setting": setting, "rep": rep, "name": scenario["name"], "scenario": scenario,
+            "capture_check": capture_check, **({"boot": boot} if boot else {})}
 
 
 def setting_id(setting: dict[str, str]) -> str:
@@ -48,10 +57,9 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
             if backend:
                 model["topology"]["backend"] = backend
             boot = boot_place(setting_id(setting), rep, boot_share) if boot_share > 1 else None
-            cells.append({"key": cell_key(model, rep, image_hash, code_version, clock, boot), "setting": setting,
-                          "rep": rep, "name": s.name, "scenario": model, **({"boot": boot} if boot else {}),
-                          # tshark's second opinion on a sample of the cells (MatrixSpec.capture_check_every)
-                          "capture_check": len(cells) % spec.capture_check_every == 0})
+            # tshark's second opinion on a sample of the cells (MatrixSpec.capture_check_every)
+            cells.append(new_cell(cell_key(model, rep, image_hash, code_version, clock, boot), setting, rep, model,
+                                  len(cells) % spec.capture_check_every == 0, boot))
     return {"matrix": spec.name, "title": spec.title, "report": spec.report,
             "matrix_file": str(m.path.relative_to(paths.REPO_ROOT)) if m.path.is_relative_to(paths.REPO_ROOT)
             else str(m.path), "matrix_sha256": hashlib.sha256(m.path.read_bytes()).hexdigest(),
