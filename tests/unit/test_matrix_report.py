@@ -300,3 +300,18 @@ def test_fairness_refuses_incumbents_the_kernel_substituted(tmp_path):
                                 {"off": 13.0, "on": 11.0}, ran="cubic")]
     with pytest.raises(ValueError, match="asked for bbr3 but ran cubic"):
         mr.fairness(d, fairness_plan(d, cells), tmp_path)
+
+
+def test_the_flows_over_time_are_drawn_once_per_setting_new_flow_thick(tmp_path):
+    """The paper's Fig. 2 view in E6's report: one plot per setting (its first repetition), SUSS off and on."""
+    d = tmp_path / "fairness" / "all"
+    setting = {"incumbents": "cubic", "buffer": "1BDP", "rtt": "50ms"}
+    cells = [make_fairness_cell(d, "x0", setting, 0, {"off": 13.0, "on": 11.0}),
+             make_fairness_cell(d, "x1", setting, 1, {"off": 12.0, "on": 12.0})]
+    plan = fairness_plan(d, cells)
+    for c in plan["cells"]:
+        c["name"] = "fairness-cubic-1BDP-50ms"
+    lines = mr.flows_over_time(plan, [(c, d / "cells" / c["key"]) for c in plan["cells"]], tmp_path)
+    assert lines[0] == "## The flows over time (the paper's Fig. 2)"
+    assert [ln for ln in lines if ln.startswith("![")] == ["![fairness-cubic-1BDP-50ms](flows-fairness-cubic-1BDP-50ms.png)"]
+    assert (tmp_path / "flows-fairness-cubic-1BDP-50ms.png").stat().st_size > 10_000

@@ -23,7 +23,8 @@ from pathlib import Path
 from ..records import stamped
 from .. import paths
 from ..ccas import SUSS_VERSIONS
-from .archive import ArchiveError, current_cells, latest_plan
+from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
+from .plots import plot_flows_over_time
 from .conditions import conditions_of
 from .fairness import JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
 from .table1 import table1, table1_cell
@@ -70,6 +71,7 @@ def write_matrix_report(matrix_dir: Path) -> Path:
         lines += extra["notes"] + [""]
     if extra.get("plot"):
         lines += [f"![Jain's index]({extra['plot']})", ""]
+    lines += flows_over_time(plan, cells, dest)
     if plan["report"] == "table1":
         lines += suss_versions_side_by_side(matrix_dir, extra)
     if extra.get("overhead_md"):
@@ -80,6 +82,37 @@ def write_matrix_report(matrix_dir: Path) -> Path:
                                                   default=str))
     paths.point_latest(dest)
     return dest
+
+
+#: What the flows-over-time plots stand for in each report: the paper's figure, which flow is drawn
+#: thick (its index in a run's flows) and what the two kinds of flow are called.
+FLOW_PLOTS = {"table1": ("Fig. 16", 0, ("the large flow", "the small flows")),
+              "fairness": ("Fig. 2", -1, ("the new flow", "the running flows"))}
+
+
+def flows_over_time(plan: dict, cells: list[tuple[dict, Path]], dest: Path) -> list[str]:
+    """Every flow's goodput against time, SUSS off above on, for the first finished repetition of each
+    setting (flows-<values>.png in @dest): the paper's Fig. 16 for Table 1, its Fig. 2 for E6; the
+    report's lines that show them."""
+    figure, highlight, names = FLOW_PLOTS[plan["report"]]
+    lines, seen = [], set()
+    for cell, cell_dir in cells:
+        axes = list(plan.get("axes") or cell["setting"])
+        values = tuple(cell["setting"][a] for a in axes)
+        if values in seen:
+            continue
+        seen.add(values)
+        sides = sorted(((side_of(plan, run), run) for run, _ in runs_of(cell_dir)), key=lambda s: s[0] != "off")
+        labelled = [(f"SUSS {side} ({plan['compare'][side]})", run) for side, run in sides]
+        what = cell["name"]  # the setting's scenario name: its values in the matrix's axis order
+        name = "flows-" + re.sub(r"[^A-Za-z0-9.-]+", "_", what) + ".png"
+        if plot_flows_over_time(labelled, dest, name, f"{what}, repetition {cell['rep']}", highlight, names):
+            lines.append(f"![{what}]({name})")
+    if not lines:
+        return []
+    return [f"## The flows over time (the paper's {figure})", "",
+            f"Each flow's goodput in 0.5 s bins from its client's received bytes, SUSS off above on, "
+            f"in the first finished repetition of each setting; {names[0]} drawn thick.", "", *lines, ""]
 
 
 _SUSS_SUFFIX = re.compile(r"_suss-(\d+)")

@@ -112,3 +112,71 @@ def plot_goodput(runs: list[dict], dest: Path, size: str, rep: int = 0) -> Path 
     return _line_plot(lines, dest, f"goodput-{size}.png", "time since the client's SYN at the bottleneck (s)",
                       f"goodput, {GOODPUT_BIN_S:g} s bins (Mbit/s)",
                       f"{size} transfer, repetition {rep}: new data leaving the bottleneck", step=True)
+
+
+#: Bins of the flows-over-time plot: wide enough to hold several of the client's samples of a
+#: 50 Mbit/s flow (one per 128 KB read, about 20 ms apart), narrow enough to show a 2 MB flow's life.
+FLOWS_BIN_S = 0.5
+
+
+def throughput_bins(rx_series: list, bin_s: float = FLOWS_BIN_S) -> tuple[list[float], list[float]]:
+    """A flow's goodput in Mbit/s per @bin_s bin from its client's [t, bytes received so far] samples
+    (run.json's rx_series): each bin's start time, and the bytes that arrived in it, linearly
+    shared out between two samples that straddle a bin's edge."""
+    if len(rx_series) < 2:
+        return [], []
+    first, last = int(rx_series[0][0] // bin_s), int(rx_series[-1][0] // bin_s)
+    got = [0.0] * (last - first + 1)
+    for (t0, b0), (t1, b1) in zip(rx_series, rx_series[1:]):
+        if b1 <= b0 or t1 <= t0:
+            continue
+        t = t0
+        while t < t1:
+            k = int(t // bin_s)
+            edge = min(t1, (k + 1) * bin_s)
+            if edge <= t:  # t on a bin's edge by rounding: it belongs to the next bin
+                k, edge = k + 1, min(t1, (k + 2) * bin_s)
+            got[min(k, last) - first] += (b1 - b0) * (edge - t) / (t1 - t0)
+            t = edge
+    return [(first + i) * bin_s for i in range(len(got))], [b * 8 / bin_s / 1e6 for b in got]
+
+
+def plot_flows_over_time(sides: list[tuple[str, dict]], dest: Path, name: str, title: str, highlight: int = 0,
+                         names: tuple[str, str] = ("the large flow", "the small flows")) -> Path | None:
+    """Every flow's goodput against time, one panel per (label, run) of @sides (SUSS off, on): flow
+    @highlight thick (Table 1's large flow; -1: the flow that joins last, Fig. 2's), the others thin,
+    each from its client's received-bytes samples; the same time axis in every panel; @names label
+    the two kinds."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sides = [(label, run) for label, run in sides if any(f.get("rx_series") for f in run["flows"])]
+    if not sides:
+        return None
+    fig, axes = plt.subplots(len(sides), 1, figsize=(9, 2.8 * len(sides)), sharex=True, squeeze=False)
+    for ax, (label, run) in zip(axes[:, 0], sides):
+        flows = run["flows"]
+        main = highlight % len(flows)
+        labelled = set()
+        for i, f in enumerate(flows):
+            t, mbit = throughput_bins(f.get("rx_series") or [])
+            if not t:
+                continue
+            kind = names[0] if i == main else names[1]
+            ax.step(t, mbit, where="post", lw=1.6 if i == main else 0.7, color="C0" if i == main else "C1",
+                    alpha=1.0 if i == main else 0.8, label=None if kind in labelled else kind)
+            labelled.add(kind)
+        others = [f["fct_s"] for i, f in enumerate(flows) if i != main]
+        mean = f", {names[1]}' mean FCT {sum(others) / len(others):.2f} s" if others else ""
+        ax.set_title(f"{label}: {names[0]}'s FCT {flows[main]['fct_s']:.1f} s{mean}", fontsize=9)
+        ax.set_ylabel(f"goodput (Mbit/s, {FLOWS_BIN_S:g} s)", fontsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="upper right")
+    axes[-1][0].set_xlabel("time since the first flow was due (s)", fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    out = dest / name
+    fig.savefig(out, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return out

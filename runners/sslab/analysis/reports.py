@@ -38,7 +38,9 @@ REPORTS: dict[str, Report] = {r.name: r for r in (
     Report("astart", "the Astart paper's tables and figures beside ours (E8)", astart.write_report),
     Report("blitzstart", "the Blitzstart report's Table 1 beside ours (E9)", blitzstart.write_report),
     Report("table1", "Table 1's layout: per setting the large flow's FCT and the small flows' mean FCT, SUSS off "
-           "and on, with 95 % CIs, claim checks and the paper's values beside ours (E7)", matrix=True),
+           "and on, with 95 % CIs, claim checks and the paper's values beside ours; every flow's goodput over time "
+           "per setting, the paper's Fig. 16 (E7)", matrix=True),
     Report("fairness", "Jain's index of goodput over time, SUSS off and on, and how long it takes to return to "
-           "0.95 after the fifth flow joins (E6)", matrix=True),
+           "0.95 after the fifth flow joins; every flow's goodput over time per setting, the paper's Fig. 2 (E6)",
+           matrix=True),
 )}
