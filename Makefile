@@ -102,7 +102,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: help deps host-deps python-deps engine-deps image image-repin docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: help deps host-deps python-deps engine-deps browser-deps image image-repin docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
         matrix crosscheck oracle suss-loop bench fresh-check $(EXPERIMENTS)
 
 help:
@@ -228,8 +228,14 @@ test-vm: deps
 lint-imports: python-deps
 	$(VENV)/bin/lint-imports --no-cache
 
-# The container integration tests need an engine that works (engine-deps), and Docker's (docker-deps).
-test-deps: engine-deps docker-deps
+# The container integration tests need an engine that works (engine-deps), and Docker's (docker-deps);
+# the report pages are opened in Debian's headless Chromium (browser-deps).
+test-deps: engine-deps docker-deps browser-deps
+
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (the report pages' browser test)"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install chromium" >&2; exit 1; fi; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
 
 test: deps kernel-test lint-imports docs test-deps
 	$(VPY) -m pytest -q tests

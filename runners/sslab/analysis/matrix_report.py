@@ -24,6 +24,7 @@ from ..records import stamped
 from .. import paths
 from ..ccas import SUSS_VERSIONS
 from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
+from .html import publish
 from .plots import plot_flows_over_time
 from .conditions import conditions_of
 from .fairness import JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
@@ -77,6 +78,7 @@ def write_matrix_report(matrix_dir: Path) -> Path:
     if extra.get("overhead_md"):
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
     (dest / "table.md").write_text("\n".join(lines))
+    publish(dest / "table.md", [d for _, d in cells])
     (dest / "summary.json").write_text(json.dumps(stamped("sslab.summary", {"plan": plan_path.name, **extra}),
                                                   indent=1, sort_keys=True,
                                                   default=str))
@@ -222,6 +224,7 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
         except OSError:
             lines += ["No report yet.", ""]
     (dest / "table.md").write_text("\n".join(lines))
+    publish(dest / "table.md", [d for _, d in cells])
     (dest / "kernels.json").write_text(json.dumps(stamped("sslab.summary", {
         "kernels": [{"kernel": name, "matrix_dir": str(d)} for name, d in runs]}), indent=1))
     paths.point_latest(dest)

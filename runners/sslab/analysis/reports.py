@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import astart, blitzstart, lastmile
+from .html import publish
 
 
 @dataclass(frozen=True)
@@ -44,3 +45,13 @@ REPORTS: dict[str, Report] = {r.name: r for r in (
            "0.95 after the fifth flow joins; every flow's goodput over time per setting, the paper's Fig. 2 (E6)",
            matrix=True),
 )}
+
+
+def write_over_runs(report: Report, run_dirs: list[Path], dest: Path) -> Path:
+    """@report over @run_dirs into @dest (report.md, its tables and plots), its page beside it
+    (report.html, linking the runs' captures and traces) and the index over results/; returns @dest."""
+    if report.write is None:
+        raise ValueError(f"report {report.name!r} is written with each run, not over runs")
+    dest = report.write(run_dirs, dest)
+    publish(dest / "report.md", run_dirs)
+    return dest

@@ -32,6 +32,7 @@ from ..substrate.spinguard import Charge
 from .capturecheck import agreement_line
 from .fidelity import run_passes
 from .conditions import run_conditions
+from .html import write_html
 from .plots import plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
 from .stats import describe
@@ -275,6 +276,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
                      f"{'ok' if ok else 'FLAGGED'}{' (tshark differs)' if fid.get('capture_ok') is False else ''}"
                      f"{f' (spin guard: {n} tick(s))' if (n := fid.get('spin_guard_charges')) else ''} |")
     (dest / "report.md").write_text("\n".join(lines) + "\n")
+    write_html(dest / "report.md", [run_dir])
     return summary
 
 

@@ -148,7 +148,6 @@ def cmd_exec(args) -> int:
 
 
 def cmd_startup(args) -> int:
-    from ..analysis.startup import print_table
     from ..experiment import run_scenario
     from ..scenario import load_scenario
     load_scenario(args.scenario)  # refuse a bad file before building or booting anything
@@ -156,8 +155,7 @@ def cmd_startup(args) -> int:
     t0 = time.monotonic()
     run_dir = run_scenario(Path(args.scenario), args.kind, substrate, reps=args.reps, backend=args.backend,
                            knobs=knobs.given(args))
-    print_table(run_dir)
-    print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
+    _print_run(run_dir, f"({time.monotonic() - t0:.0f} s)")
     return EXIT_OK
 
 
@@ -212,7 +210,7 @@ def cmd_run(args) -> int:
     Everything is read and checked first (the file, its scenarios, the selection, the options
     that do not apply to its kind); then one boot shows the testbed works here; then the runs
     and the report the file names."""
-    from ..analysis.reports import REPORTS
+    from ..analysis.reports import REPORTS, write_over_runs
     from ..experiment import load_experiment
     exp = load_experiment(args.experiment)
     if exp.kind == "matrix":
@@ -232,7 +230,7 @@ def cmd_run(args) -> int:
         if report.write is None:
             raise Refused(f"--report: {exp.target}'s report is written with each run; `sslab report RUN_DIR` "
                           f"rebuilds one")
-        return _print_report(report.write([Path(d) for d in args.report], paths.new_run_dir(f"{exp.output}/reports")))
+        return _print_report(write_over_runs(report, [Path(d) for d in args.report], paths.new_run_dir(f"{exp.output}/reports")))
     if args.scenario:
         if exp.kind != "scenario":
             raise Refused(f"--scenario: {exp.target} runs several parts; SELECT= picks among them")
@@ -248,13 +246,11 @@ def cmd_run(args) -> int:
         return _run_parts_on_hosts(exp, parts, reps, report, args, t0)
     if exp.kind == "scenario" and parts[0].path is not None:
         # One scenario file, run as it is (the record names that file), keyed as a series' parts are.
-        from ..analysis.startup import print_table
         from ..experiment import run_series
         substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
         [run_dir] = run_series([(parts[0].path, exp.kind_of(parts[0]))], [substrate], reps=reps,
                                knobs=knobs.given(args), backend=args.backend, again=args.again)
-        print_table(run_dir)
-        print(f"report: {run_dir / 'report.md'}  ({time.monotonic() - t0:.0f} s)")
+        _print_run(run_dir, f"({time.monotonic() - t0:.0f} s)")
         return EXIT_OK
     from ..experiment import run_series, write_scenarios
     from ..matrix.orchestrate import check_jobs
@@ -269,18 +265,17 @@ def cmd_run(args) -> int:
                           knobs=knobs.given(args), backend=args.backend, again=args.again)
     took = f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), {jobs} at once)"
     if report.write is None:
-        from ..analysis.startup import print_table
         for d in run_dirs:
-            print_table(d)
-            print(f"report: {d / 'report.md'}")
+            _print_run(d)
         print(took)
         return EXIT_OK
-    return _print_report(report.write(run_dirs, paths.new_run_dir(f"{exp.output}/reports")), took)
+    return _print_report(write_over_runs(report, run_dirs, paths.new_run_dir(f"{exp.output}/reports")), took)
 
 
 def _run_parts_on_hosts(exp, parts, reps, report, args, t0: float) -> int:
     """An experiment's parts as cells on the hosts of --inventory (sslab.matrix.parts), then its report
     from the runs their keys name."""
+    from ..analysis.reports import write_over_runs
     from ..experiment import scenario_as_run, write_scenarios
     from ..matrix.parts import run_parts_on_hosts
     written = [p for p in parts if p.path is None]
@@ -296,20 +291,28 @@ def _run_parts_on_hosts(exp, parts, reps, report, args, t0: float) -> int:
     done = [d for d in run_dirs if d is not None]
     took = f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} part(s))"
     if report.write is None:
-        from ..analysis.startup import print_table
         for d in done:
-            print_table(d)
-            print(f"report: {d / 'report.md'}")
+            _print_run(d)
         print(took)
     elif done:
-        _print_report(report.write(done, paths.new_run_dir(f"{exp.output}/reports")), took)
+        _print_report(write_over_runs(report, done, paths.new_run_dir(f"{exp.output}/reports")), took)
     return rc
 
 
 def _print_report(dest: Path, took: str = "") -> int:
     print((dest / "report.md").read_text())
     print(f"report: {dest / 'report.md'}  {took}".rstrip())
+    print(f"page: {dest / 'report.html'}  (all results: {paths.RESULTS_DIR / 'index.html'})")
     return EXIT_OK
+
+
+def _print_run(run_dir: Path, took: str = "") -> None:
+    """A scenario run's table and where its report and page are; the index over results/ brought up to date."""
+    from ..analysis.html import write_index
+    from ..analysis.startup import print_table
+    print_table(run_dir)
+    print(f"report: {run_dir / 'report.md'}  {took}".rstrip())
+    print(f"page: {run_dir / 'report.html'}  (all results: {write_index()})")
 
 
 def _words(selects: list[str] | None) -> list[str] | None:
@@ -533,8 +536,10 @@ def cmd_report(args) -> int:
     from ..analysis.startup import rebuild_report
     if not (Path(args.run_dir) / "meta.json").is_file():
         raise Refused(f"{args.run_dir} is not a run directory (it has no meta.json)")
+    from ..analysis.html import write_index
     dest = rebuild_report(Path(args.run_dir))
     print(f"rebuilt: {dest / 'report.md'}")
+    print(f"page: {dest / 'report.html'}  (all results: {write_index()})")
     return EXIT_OK
 
 

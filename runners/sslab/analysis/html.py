@@ -1,0 +1,117 @@
+"""Every report as a page a browser opens from disk, and an index over results/.
+
+    report.html  beside each report.md (or a matrix's table.md): the same text, tables and plots,
+                 with links to the captures and traces of the runs it was written from
+    index.html   results/index.html: every report, newest first, per experiment
+
+Static files only: the style is inline, there is no script and nothing is fetched from the
+network, so a page opens from disk (file://) on a machine with no server and no connection.
+Links are relative, so a results/ tree copied elsewhere keeps working.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from pathlib import Path
+
+import markdown
+
+from .. import paths
+
+STYLE = """
+body { font-family: system-ui, sans-serif; max-width: 75em; margin: 1.5em auto; padding: 0 1em; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+img { max-width: 100%; border: 1px solid #eee; margin: 0.5em 0; }
+code { background: #f5f5f5; padding: 0 0.2em; }
+nav { font-size: 0.9em; margin-bottom: 1em; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.6em; }
+"""
+
+#: The files of a run a report links to: its bottleneck capture, the client's capture, its per-ACK trace.
+RUN_FILES = ("flow.pcap", "flow.pcap.gz", "flow.client.pcap", "flow.client.pcap.gz", "flow.trace.gz")
+
+
+def _title(text: str, fallback: str) -> str:
+    m = re.search(r"^# (.+)$", text, re.M)
+    return m.group(1).strip() if m else fallback
+
+
+def _rel(target: Path, start: Path) -> str:
+    return Path(os.path.relpath(target, start)).as_posix()
+
+
+def run_files(run_dirs: list[Path]) -> list[Path]:
+    """The captures and traces of every run of @run_dirs (run directories or matrix cells)."""
+    out = []
+    for d in run_dirs:
+        for run in sorted((Path(d) / "job" / "out" / "runs").glob("*")):
+            out += [run / name for name in RUN_FILES if (run / name).is_file()]
+    return out
+
+
+def page(title: str, body: str, nav: str = "") -> str:
+    return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+            f"<style>{STYLE}</style></head>\n<body>\n{nav}\n{body}\n</body></html>\n")
+
+
+def write_html(md_path: Path, run_dirs: list[Path] | None = None) -> Path:
+    """@md_path's report as HTML beside it (report.html), with links to the captures and traces of
+    @run_dirs and back to results/index.html when the report lies under results/."""
+    md_path = Path(md_path)
+    text = md_path.read_text()
+    body = markdown.markdown(text, extensions=["tables", "fenced_code"])
+    files = run_files(run_dirs or [])
+    if files:
+        items = "\n".join(f"<li><a href=\"{html.escape(_rel(f, md_path.parent))}\">"
+                          f"{html.escape(_rel(f, md_path.parent))}</a></li>" for f in files)
+        body += f"\n<h2>Captures and traces</h2>\n<ul>\n{items}\n</ul>"
+    nav = ""
+    if md_path.resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
+        nav = f"<nav><a href=\"{_rel(paths.RESULTS_DIR / 'index.html', md_path.parent)}\">all results</a></nav>"
+    out = md_path.parent / "report.html"
+    out.write_text(page(_title(text, md_path.parent.name), body, nav))
+    return out
+
+
+def reports_under(results: Path) -> list[Path]:
+    """Every report page under @results but those of a store's cells (a matrix's, or an experiment's
+    parts run on hosts), which their report links, and of unfinished cells."""
+    return sorted(p for p in results.rglob("report.html")
+                  if "cells" not in p.relative_to(results).parts and ".partial" not in str(p))
+
+
+def write_index(results: Path | None = None) -> Path:
+    """results/index.html: every report page, per experiment (the first folder under results/),
+    newest first (by the time its page was written)."""
+    results = Path(results or paths.RESULTS_DIR)
+    groups: dict[str, list[Path]] = {}
+    for p in reports_under(results):
+        groups.setdefault(p.relative_to(results).parts[0], []).append(p)
+    sections = []
+    for name in sorted(groups):
+        pages = sorted(groups[name], key=lambda p: p.stat().st_mtime, reverse=True)
+        items = "\n".join(f"<li><a href=\"{html.escape(_rel(p, results))}\">{html.escape(_title_of(p))}</a> "
+                          f"<code>{html.escape(_rel(p.parent, results))}</code></li>" for p in pages)
+        sections.append(f"<h2>{html.escape(name)}</h2>\n<ul>\n{items}\n</ul>")
+    body = "<h1>slowstart-lab results</h1>\n" + ("\n".join(sections) or "<p>No report yet.</p>")
+    out = results / "index.html"
+    results.mkdir(parents=True, exist_ok=True)
+    out.write_text(page("slowstart-lab results", body))
+    return out
+
+
+def _title_of(page_path: Path) -> str:
+    m = re.search(r"<title>(.*?)</title>", page_path.read_text(), re.S)
+    return html.unescape(m.group(1)) if m else page_path.parent.name
+
+
+def publish(md_path: Path, run_dirs: list[Path] | None = None) -> Path:
+    """The report's page, and the index over results/ brought up to date when the report is there."""
+    out = write_html(md_path, run_dirs)
+    if Path(md_path).resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
+        write_index(paths.RESULTS_DIR)
+    return out

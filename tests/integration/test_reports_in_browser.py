@@ -1,0 +1,57 @@
+"""The report pages of a real run, opened in headless Chromium: every image loads, every link leads to a
+file, the console stays quiet; a screenshot of each is kept in the test's output directory."""
+
+import re
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from .browser import chromium, visit
+from .helpers import sslab
+
+pytestmark = pytest.mark.vm
+
+
+@pytest.fixture(autouse=True)
+def browser():
+    # Not skipped without one: `make test` installs Debian's chromium (browser-deps) before the tests.
+    assert chromium() is not None, "no chromium on PATH: `make browser-deps` installs Debian's"
+
+
+def local_links(page: Path) -> list[Path]:
+    """The files a page links to or shows (relative href and src), resolved against the page."""
+    refs = re.findall(r'(?:href|src)="([^"#:]+)"', page.read_text())
+    return [(page.parent / unquote(r)).resolve() for r in refs]
+
+
+def test_an_e1_run_and_the_index_open_in_a_browser(tmp_path):
+    results = tmp_path / "results"
+    res = sslab(["run", "startup", "--reps", "1"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    [page] = [Path(m) for m in re.findall(r"^page: (\S+)", res.stdout, re.M)]
+    index = results / "index.html"
+    assert page.is_file() and index.is_file()
+    shots = {}
+    for name, p in (("e1-report", page), ("index", index)):
+        links = local_links(p)
+        assert links and all(f.exists() for f in links), [f for f in links if not f.exists()]
+        v = visit(p, tmp_path / f"{name}.png")
+        assert v.console_errors == [] and v.broken_images == [], v
+        shots[name] = v
+    # E1's page shows its plots (cwnd, outstanding, delivered; goodput) and links its captures and traces.
+    assert shots["e1-report"].images >= 3
+    text = page.read_text()
+    assert "ran under: substrate uml, clock uml/inf-cpu" in text and ".pcap" in text and "flow.trace.gz" in text
+    assert str(page.relative_to(results)) in index.read_text()
+    # A page of plots is a large screenshot; the index a small one, but not an empty page's.
+    assert shots["e1-report"].screenshot.stat().st_size > 50_000 and shots["index"].screenshot.stat().st_size > 3_000
+    # Kept where a reviewer finds them after the run (pytest's tmp_path survives the session).
+    print(f"screenshots: {', '.join(str(s.screenshot) for s in shots.values())}")
+
+
+def test_a_broken_image_is_caught(tmp_path):
+    """The check can fail: a page whose plot is missing is reported so."""
+    (tmp_path / "p.html").write_text('<!doctype html><html><body><img src="missing.png"></body></html>')
+    v = visit(tmp_path / "p.html", tmp_path / "p.png")
+    assert v.broken_images == ["missing.png"] and any("ERR_FILE_NOT_FOUND" in e for e in v.console_errors)

@@ -1,0 +1,54 @@
+"""Reports as pages a browser opens from disk (sslab.analysis.html): the page, its links, the index."""
+
+import os
+import re
+from pathlib import Path
+
+from sslab import paths
+from sslab.analysis import html
+
+
+def a_run(run_dir: Path) -> Path:
+    runs = run_dir / "job" / "out" / "runs" / "000-cubic_hs-5MB-r0"
+    runs.mkdir(parents=True)
+    for name in ("flow.pcap.gz", "flow.trace.gz", "run.json"):
+        (runs / name).write_bytes(b"x")
+    return run_dir
+
+
+def test_a_report_page_is_the_markdown_with_its_plots_and_the_runs_files(tmp_path):
+    run = a_run(tmp_path / "startup" / "20261126T000000Z-abcd")
+    (run / "report.md").write_text("# e1-startup\n\nRan under: uml.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+                                   "![cwnd](dynamics-20MB.png)\n")
+    out = html.write_html(run / "report.md", [run])
+    page = out.read_text()
+    assert out == run / "report.html" and "<title>e1-startup</title>" in page
+    assert "<table>" in page and "<td>1</td>" in page and '<img alt="cwnd" src="dynamics-20MB.png"' in page
+    # The capture and the trace, linked relative to the page; run.json is no capture or trace.
+    links = re.findall(r'<a href="([^"]+)">', page)
+    assert links == ["job/out/runs/000-cubic_hs-5MB-r0/flow.pcap.gz", "job/out/runs/000-cubic_hs-5MB-r0/flow.trace.gz"]
+    assert all((run / link).is_file() for link in links)
+    # No script, nothing from the network.
+    assert "<script" not in page and "http://" not in page and "https://" not in page
+
+
+def test_the_index_lists_reports_newest_first_per_experiment_and_not_the_cells(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
+    older = tmp_path / "startup" / "a"
+    newer = tmp_path / "startup" / "b"
+    cell = tmp_path / "table1" / "all" / "cells" / "k1"
+    matrix = tmp_path / "table1" / "all" / "reports" / "r1"
+    for d, title in ((older, "first"), (newer, "second"), (cell, "a cell"), (matrix, "E7")):
+        d.mkdir(parents=True)
+        (d / "report.md").write_text(f"# {title}\n")
+    html.write_html(older / "report.md")
+    html.write_html(cell / "report.md")
+    os.utime(older / "report.html", (1_000_000, 1_000_000))  # written long before the next
+    html.publish(newer / "report.md")
+    (matrix / "table.md").write_text("# E7\n")
+    html.publish(matrix / "table.md")
+    page = (tmp_path / "index.html").read_text()
+    assert re.findall(r'<a href="([^"]+)">', page) == ["startup/b/report.html", "startup/a/report.html",
+                                                        "table1/all/reports/r1/report.html"]
+    # Each page leads back to the index.
+    assert '<a href="../../index.html">all results</a>' in (newer / "report.html").read_text()
