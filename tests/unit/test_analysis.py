@@ -78,6 +78,8 @@ def test_trace_parse_and_slow_start_exit_across_an_undo(tmp_path):
     assert s["cwnd"] == [10, 20, 52, 53, 400, 280] and s["source"] == "tcp_probe"
     assert s["outstanding"][1] == pytest.approx(20) and s["acked_mb"] == [0.0] * 6
     assert s["t"] == pytest.approx([0, 0.1, 0.2, 0.21, 0.3, 0.4])
+    # The smoothed RTT, from tcp_probe's srtt in microseconds.
+    assert s["srtt_ms"] == [100.0] * 6
 
 
 def _reference_records(path):

@@ -61,6 +61,41 @@ def plot_dynamics(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
     return out
 
 
+def plot_cwnd_rtt(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0) -> Path | None:
+    """cwnd and the smoothed RTT against time, every variant on the same two axes (the SUSS paper's
+    Fig. 9: how SUSS changes the growth of both), from the stack's tcp_probe."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = []
+    for r in _chosen(runs, size, rep):
+        s = trace_series(r["dir"] / r["trace"], r["flows"][0]["port"]) if r.get("trace") else None
+        if s and s["t"]:
+            series.append((r["flows"][0], s))
+    if not series:
+        return None
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    for flow, s in series:
+        label = f"{flow['cc']} (FCT {flow['fct_s']:.2f} s)"
+        top.plot(s["t"], s["cwnd"], lw=1, label=label)
+        rtt = [(t, v) for t, v in zip(s["t"], s["srtt_ms"]) if v is not None]
+        if rtt:
+            bottom.plot([t for t, _ in rtt], [v for _, v in rtt], lw=1, label=label)
+    top.set_ylabel("cwnd (packets), tcp_probe", fontsize=8)
+    bottom.set_ylabel("smoothed RTT (ms), tcp_probe", fontsize=8)
+    bottom.set_xlabel("time since the first ACK (s)", fontsize=8)
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"{size} transfer, repetition {rep}: cwnd and RTT growth", fontsize=10)
+    fig.tight_layout()
+    out = dest / f"cwnd-rtt-{size}.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
 def _chosen(runs: list[dict], size: str, rep: int) -> list[dict]:
     return [r for r in runs if r["run"].get("params", {}).get("size") == size and r["run"]["rep"] == rep]
 

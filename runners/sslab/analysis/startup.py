@@ -33,7 +33,7 @@ from .capturecheck import agreement_line
 from .fidelity import run_passes
 from .conditions import run_conditions
 from .html import write_html
-from .plots import plot_delivered_overlay, plot_dynamics, plot_goodput
+from .plots import plot_cwnd_rtt, plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
 from .stats import describe
 
@@ -202,7 +202,8 @@ def write_report(run_dir: Path, dest: Path) -> dict:
     if not rows:
         # Cases that are not variants (no `cc` parameter): one row per case.
         table = case_table(cases)
-    plots = [p for p in (plot_dynamics(runs, dest, large), plot_goodput(runs, dest, large),
+    plots = [p for p in (plot_dynamics(runs, dest, large), plot_cwnd_rtt(runs, dest, large),
+                         plot_goodput(runs, dest, large),
                          plot_delivered_overlay(runs, dest, small),
                          plot_dynamics(runs, dest, small)) if p] if small else []
     summary = {"scenario": meta["scenario"]["model"]["name"], "cases": cases, "startup": rows,

@@ -190,10 +190,11 @@ def trace_series(path: Path, port: int) -> dict:
     """Per-ACK time series of one flow from tcp:tcp_probe, which the stack writes for every
     congestion control (ours and the kernel's alike, so a plot of several measures each the same
     way): cwnd, the packets outstanding (snd_nxt - snd_una in full-sized segments: in recovery it
-    still counts the SACKed and the lost) and the data acknowledged in order (snd_una's advance),
-    against the trace clock (under UML it ticks in ms)."""
+    still counts the SACKed and the lost), the data acknowledged in order (snd_una's advance) and the
+    smoothed RTT, against the trace clock (under UML it ticks in ms)."""
     probes = [r for r in flow_records(read_trace(path), port) if r.event == "tcp_probe"]
-    out = {"t": [], "cwnd": [], "outstanding": [], "acked_mb": [], "source": "tcp_probe", "clock": "trace clock"}
+    out = {"t": [], "cwnd": [], "outstanding": [], "acked_mb": [], "srtt_ms": [], "source": "tcp_probe",
+           "clock": "trace clock"}
     if not probes:
         return out
     t0, una0 = probes[0].ts, probes[0].int("snd_una")
@@ -202,4 +203,6 @@ def trace_series(path: Path, port: int) -> dict:
         out["cwnd"].append(r.int("snd_cwnd"))
         out["acked_mb"].append(((r.int("snd_una") - una0) & 0xFFFFFFFF) / 1e6)
         out["outstanding"].append(((r.int("snd_nxt") - r.int("snd_una")) & 0xFFFFFFFF) / TRACE_MSS)
+        # The stack's smoothed RTT (us in tcp_probe); None where a trace lacks it.
+        out["srtt_ms"].append(r.int("srtt") / 1000 if "srtt" in r.fields else None)
     return out
