@@ -25,25 +25,31 @@ def local_links(page: Path) -> list[Path]:
     return [(page.parent / unquote(r)).resolve() for r in refs]
 
 
-def test_an_e1_run_and_the_index_open_in_a_browser(tmp_path):
+def test_an_e1_run_a_table1_cell_and_the_index_open_in_a_browser(tmp_path):
     results = tmp_path / "results"
     res = sslab(["run", "startup", "--reps", "1"], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    [page] = [Path(m) for m in re.findall(r"^page: (\S+)", res.stdout, re.M)]
+    [e1] = [Path(m) for m in re.findall(r"^page: (\S+)", res.stdout, re.M)]
+    res = sslab(["run", "reproduce-table1", "--set", "CCA=cubic", "--set", "BUF=1BDP", "--set", "RTT=25ms",
+                 "--iter", "1"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    [table1] = list(results.glob("table1/*/reports/2*/report.html"))  # not reports/latest, a link to it
     index = results / "index.html"
-    assert page.is_file() and index.is_file()
     shots = {}
-    for name, p in (("e1-report", page), ("index", index)):
+    for name, p in (("e1-report", e1), ("table1-report", table1), ("index", index)):
         links = local_links(p)
         assert links and all(f.exists() for f in links), [f for f in links if not f.exists()]
         v = visit(p, tmp_path / f"{name}.png")
         assert v.console_errors == [] and v.broken_images == [], v
         shots[name] = v
-    # E1's page shows its plots (cwnd, outstanding, delivered; goodput) and links its captures and traces.
-    assert shots["e1-report"].images >= 3
-    text = page.read_text()
+    # E1's page shows its plots (cwnd, outstanding, delivered; cwnd and RTT; goodput) and links its
+    # captures and traces; Table 1's shows the paper's values beside ours and its Fig. 16 view.
+    assert shots["e1-report"].images >= 4 and shots["table1-report"].images == 1
+    text = e1.read_text()
     assert "ran under: substrate uml, clock uml/inf-cpu" in text and ".pcap" in text and "flow.trace.gz" in text
-    assert str(page.relative_to(results)) in index.read_text()
+    text = table1.read_text()
+    assert "paper improvement" in text and "flows-table1-cubic-1BDP-25ms.png" in text and "Fig. 16" in text
+    assert str(e1.relative_to(results)) in index.read_text() and str(table1.relative_to(results)) in index.read_text()
     # A page of plots is a large screenshot; the index a small one, but not an empty page's.
     assert shots["e1-report"].screenshot.stat().st_size > 50_000 and shots["index"].screenshot.stat().st_size > 3_000
     # Kept where a reviewer finds them after the run (pytest's tmp_path survives the session).
