@@ -48,6 +48,22 @@ def processes_matching(*patterns: str) -> list[str]:
     return out
 
 
+def processes_of(root: Path, *patterns: str) -> list[str]:
+    """This run's processes: those whose command line names @root, and those whose command line holds
+    one of @patterns and which run in a directory under @root (every UML of an image has the same
+    command line, and other runs on this machine may be using the image or Ansible meanwhile)."""
+    out = []
+    for line in processes_matching(str(root), *patterns):
+        pid = line.split(" ", 1)[0]
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue  # gone meanwhile
+        if str(root) in line or cwd.startswith(str(root)):
+            out.append(line)
+    return out
+
+
 #: An AMX host's XSAVE area (PTRACE_GETREGSET of NT_X86_XSTATE there, and CPUID 0xD.0 EBX).
 AMX_XSTATE_BYTES = 11008
 

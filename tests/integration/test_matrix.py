@@ -12,7 +12,7 @@ import pytest
 
 from sslab.paths import REPO_ROOT
 
-from .helpers import matrix_records, processes_matching
+from .helpers import matrix_records, processes_of
 
 pytestmark = pytest.mark.vm
 TINY = REPO_ROOT / "tests/data/matrix-tiny.yaml"
@@ -100,7 +100,7 @@ def test_ctrl_c_to_the_foreground_group_stops_everything_and_the_rerun_completes
     t0 = time.monotonic()
     left = ["?"]
     while time.monotonic() - t0 < 10 and (proc.poll() is None or left):
-        left = processes_matching(str(results), "ansible-playbook", str(image.uml_binary))
+        left = processes_of(results, "ansible-playbook", str(image.uml_binary))
         time.sleep(0.2)
     out = (tmp_path / "make.log").read_text()
     assert proc.poll() is not None and not left, f"left after 10 s: {left}\n{out[-3000:]}"

@@ -9,7 +9,6 @@ import hashlib
 import json
 import multiprocessing
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from sslab.substrate.console import VMHangError
 from sslab.substrate.job import JobSpec
 from sslab.substrate.uml import UMLConfig, UMLTestbed
 
-from .helpers import sslab
+from .helpers import processes_of, sslab
 
 pytestmark = pytest.mark.vm
 DETERMINISM = REPO_ROOT / "tests/data/uml-determinism.yaml"
@@ -93,7 +92,7 @@ def test_hung_guest_is_killed_naming_the_phase_with_all_its_processes(image, tmp
         testbed.run(JobSpec(argv=["sh", "-c", "kill -STOP $PPID; sleep 600"], timeout_s=5), tmp_path / "j")
     assert err.value.phase == "job" and time.monotonic() - t0 < 60
     time.sleep(1)
-    left = subprocess.run(["pgrep", "-f", str(image.uml_binary)], capture_output=True, text=True).stdout.split()
+    left = processes_of(tmp_path, str(image.uml_binary))
     assert not left, f"UML processes left running: {left}"
 
 
