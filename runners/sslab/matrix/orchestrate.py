@@ -132,6 +132,21 @@ def run_on_hosts(plan: dict, plan_path: Path, matrix_rel: str, inventory: Path, 
         return 130
 
 
+def check_hosts(substrate: str, inventory: Path, container: str | None) -> tuple[str | None, dict, KernelChanges]:
+    """Where cells may run, checked before anything is built: the container (CONTAINER=, or
+    SSLAB_CONTAINER) only on the substrate it carries, the inventory's hosts, and a researcher's kernel
+    (KERNEL_SOURCE=, KERNEL_PATCHES=, MODULES=) only on this machine, whose image it changes."""
+    container = container or os.environ.get("SSLAB_CONTAINER") or None
+    if container and not kind_of(substrate).in_container:
+        raise MatrixError("CONTAINER= runs cells on the container's UML substrate: SUBSTRATE=uml")
+    hosts = inventory_hosts(inventory)
+    changes = KernelChanges.from_env()
+    if not changes.empty and (container or not all(on_this_machine(v) for v in hosts.values())):
+        raise MatrixError("KERNEL_SOURCE=, KERNEL_PATCHES=, MODULES= and KERNELS= build this machine's image only: "
+                          "run on this machine (the default inventory), without CONTAINER=")
+    return container, hosts, changes
+
+
 def host_slots(hosts: dict, jobs: int) -> dict[str, int]:
     """How many boots each host runs at once: its inventory's sslab_host_jobs, else JOBS=."""
     return {h: int(v.get("sslab_host_jobs") or jobs) for h, v in hosts.items()}
@@ -153,14 +168,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         raise MatrixError(f"ITER must be at least 1, got {iterations}")
     jobs = check_jobs(substrate, jobs)
     boot_share = check_boot_share(substrate, boot_share)
-    container = container or os.environ.get("SSLAB_CONTAINER") or None
-    if container and not kind_of(substrate).in_container:
-        raise MatrixError("CONTAINER= runs cells on the container's UML substrate: SUBSTRATE=uml")
-    hosts = inventory_hosts(inventory)
-    changes = KernelChanges.from_env()
-    if not changes.empty and (container or not all(on_this_machine(v) for v in hosts.values())):
-        raise MatrixError("KERNEL_SOURCE=, KERNEL_PATCHES=, MODULES= and KERNELS= build this machine's image only: "
-                          "run the matrix on this machine (the default inventory), without CONTAINER=")
+    container, hosts, changes = check_hosts(substrate, inventory, container)
     image = ensure_image(changes=changes)
     if not container and any(on_this_machine(v) for v in hosts.values()):
         # One boot on this machine before any cell: a substrate that cannot boot here stops the

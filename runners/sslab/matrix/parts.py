@@ -26,11 +26,10 @@ from ..experiment.series import finished_run, record_finished
 from ..scenario import Scenario
 from ..substrate import make_substrate
 from ..substrate.image import ensure_image
-from ..substrate.kernelchanges import KernelChanges
 from ..substrate.kinds import kind_of
 from ..substrate.preflight import offered_ccas, preflight
-from .fleet import inventory_hosts, on_this_machine
-from .orchestrate import check_jobs, estimate_cell_seconds, host_slots, run_on_hosts, write_plan
+from .fleet import on_this_machine
+from .orchestrate import check_hosts, check_jobs, estimate_cell_seconds, host_slots, run_on_hosts, write_plan
 from .plan import new_cell, traffic_code_version
 from .spec import MatrixError
 from .store import CellStore, set_aside
@@ -66,13 +65,7 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
     linked) on the hosts of @inventory; the exit status and each part's finished run directory
     (None: not finished: failed, or stopped)."""
     jobs = check_jobs(substrate, jobs)
-    if container and not kind_of(substrate).in_container:
-        raise MatrixError("CONTAINER= runs cells on the container's UML substrate: SUBSTRATE=uml")
-    hosts = inventory_hosts(inventory)
-    changes = KernelChanges.from_env()
-    if not changes.empty and (container or not all(on_this_machine(v) for v in hosts.values())):
-        raise MatrixError("KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES= build this machine's image only: run on "
-                          "this machine (no INVENTORY=), without CONTAINER=")
+    container, hosts, changes = check_hosts(substrate, inventory, container)
     image = ensure_image(changes=changes)
     manifest = image.manifest()
     ccas = kind_of(substrate).offered_ccas(manifest)
