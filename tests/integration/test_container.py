@@ -1,6 +1,7 @@
 """The testbed as a container: build (or reuse) the image, run a short scenario in it, rebuild its report on the host."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -50,7 +51,7 @@ def test_a_scenario_runs_in_the_container_and_the_host_rebuilds_its_report(tag, 
     rebuilt = subprocess.run([sys.executable, "-m", "sslab", "report", str(run_dir)], capture_output=True, text=True,
                              cwd=REPO_ROOT, timeout=300)
     assert rebuilt.returncode == 0, rebuilt.stderr[-2000:]
-    dest = Path(rebuilt.stdout.split("rebuilt: ")[1].strip()).parent
+    dest = Path(re.search(r"^rebuilt: (\S+)", rebuilt.stdout, re.M).group(1)).parent
     assert (dest / "summary.json").read_bytes() == (run_dir / "summary.json").read_bytes()
 
 

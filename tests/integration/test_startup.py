@@ -1,6 +1,7 @@
 """E1's pipeline end to end on real stacks: scenario -> VM -> pcaps, traces -> report."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -143,7 +144,7 @@ def test_report_rebuilds_from_the_archive(smoke_run, tmp_path):
     run_dir, _ = smoke_run
     res = sslab(["report", str(run_dir)], tmp_path, timeout=300)
     assert res.returncode == 0, res.stderr
-    rebuilt = Path(res.stdout.split("rebuilt: ")[1].strip()).parent
+    rebuilt = Path(re.search(r"^rebuilt: (\S+)", res.stdout, re.M).group(1)).parent
     assert rebuilt.parent == run_dir
     a = json.loads((run_dir / "summary.json").read_text())
     b = json.loads((rebuilt / "summary.json").read_text())

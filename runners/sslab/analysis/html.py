@@ -109,9 +109,16 @@ def _title_of(page_path: Path) -> str:
     return html.unescape(m.group(1)) if m else page_path.parent.name
 
 
+def index_for(where: Path) -> Path | None:
+    """results/index.html brought up to date when @where lies under results/ (else None: a run kept
+    elsewhere is no part of this results tree)."""
+    if Path(where).resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
+        return write_index(paths.RESULTS_DIR)
+    return None
+
+
 def publish(md_path: Path, run_dirs: list[Path] | None = None) -> Path:
     """The report's page, and the index over results/ brought up to date when the report is there."""
     out = write_html(md_path, run_dirs)
-    if Path(md_path).resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
-        write_index(paths.RESULTS_DIR)
+    index_for(md_path)
     return out

@@ -308,11 +308,12 @@ def _print_report(dest: Path, took: str = "") -> int:
 
 def _print_run(run_dir: Path, took: str = "") -> None:
     """A scenario run's table and where its report and page are; the index over results/ brought up to date."""
-    from ..analysis.html import write_index
+    from ..analysis.html import index_for
     from ..analysis.startup import print_table
     print_table(run_dir)
     print(f"report: {run_dir / 'report.md'}  {took}".rstrip())
-    print(f"page: {run_dir / 'report.html'}  (all results: {write_index()})")
+    index = index_for(run_dir)
+    print(f"page: {run_dir / 'report.html'}" + (f"  (all results: {index})" if index else ""))
 
 
 def _words(selects: list[str] | None) -> list[str] | None:
@@ -536,10 +537,11 @@ def cmd_report(args) -> int:
     from ..analysis.startup import rebuild_report
     if not (Path(args.run_dir) / "meta.json").is_file():
         raise Refused(f"{args.run_dir} is not a run directory (it has no meta.json)")
-    from ..analysis.html import write_index
+    from ..analysis.html import index_for
     dest = rebuild_report(Path(args.run_dir))
     print(f"rebuilt: {dest / 'report.md'}")
-    print(f"page: {dest / 'report.html'}  (all results: {write_index()})")
+    index = index_for(dest)
+    print(f"page: {dest / 'report.html'}" + (f"  (all results: {index})" if index else ""))
     return EXIT_OK
 
 
