@@ -39,7 +39,7 @@ def test_the_congestion_controls_offered_come_from_the_substrates_kernel():
 
 def test_virtual_time_decides_the_estimate_the_host_model_and_the_container():
     from sslab import paths
-    from sslab.experiment.run import UML_BOOT_S, UML_WALL_PER_GUEST, estimate_seconds, guest_seconds
+    from sslab.experiment.timing import UML_BOOT_S, UML_WALL_PER_GUEST, estimate_seconds, guest_seconds
     from sslab.matrix.orchestrate import run_matrix
     from sslab.matrix.spec import load_matrix
     from sslab.scenario import load_scenario

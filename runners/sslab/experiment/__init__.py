@@ -5,6 +5,7 @@
             artifact's sha256
     series  several scenario files, each into its own run directory, in
             parallel under UML (on an inventory's hosts: sslab.matrix.parts)
+    timing  what a run takes: the generous guesses timeouts and expected times are made from
     spec    experiment files (experiments/*.yaml): what each reproduces, what
             it runs, its report; the README's table of experiments
 
@@ -13,8 +14,9 @@ Not matrix or cli.
 """
 
 from .archive import gzip_in_place
-from .run import (code_version, estimate_seconds, run_scenario, run_scenario_into,
-                  run_scenarios_in_one_boot, scenario_as_run, sha256, write_manifest)
+from .run import (code_version, run_scenario, run_scenario_into, run_scenarios_in_one_boot, scenario_as_run, sha256,
+                  write_manifest)
+from .timing import estimate_seconds
 from .series import run_series, write_scenarios
 from .spec import Experiment, ExperimentError, experiment_files, experiments_table, load_experiment
 
