@@ -5,7 +5,8 @@
             artifact's sha256
     series  several scenario files, each into its own run directory, in
             parallel under UML (on an inventory's hosts: sslab.matrix.parts)
-    timing  what a run takes: the generous guesses timeouts and expected times are made from
+    timing  what a run takes: the generous guesses timeouts are made from, and this host's
+            measured ratio, from which expected times come
     spec    experiment files (experiments/*.yaml): what each reproduces, what
             it runs, its report; the README's table of experiments
 

@@ -26,7 +26,7 @@ from ..scenario import Scenario, load_scenario, scenario_from_dump
 from ..scenario.knobs import apply as apply_knobs
 from ..substrate.hostfacts import host_facts
 from ..substrate.kinds import kind_of
-from .timing import estimate_seconds, guest_seconds
+from .timing import estimate_seconds, expected_seconds, guest_seconds, record
 from ..substrate.image import sha256_file as sha256
 from ..substrate.containerlab import containerlab_for_job
 from ..substrate.job import TOOLS_DIR, JobError, JobSpec, remove_tools
@@ -82,8 +82,9 @@ def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = N
     """`sslab startup`: run a scenario file into a new results/<kind>/<run-id>/."""
     s = scenario_as_run(scenario_path, reps, backend, knobs)
     check_offered(substrate, s.congestion_controls())
+    expected, source = expected_seconds(s, substrate.name)
     print(f"{s.name}: {len(s.run_order())} runs on {substrate.name} ({substrate.clock}); expected about "
-          f"{estimate_seconds(s, substrate.name) / 60:.1f} min", flush=True)
+          f"{expected / 60:.1f} min ({source})", flush=True)
     run_dir = paths.new_run_dir(kind)
     run_scenario_into(s, run_dir, substrate,
                       source={"path": str(scenario_path), "sha256": sha256(Path(scenario_path))})
@@ -175,6 +176,7 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
         finish_run_dir(run_dirs[0])
     else:
         finish_in_own_process(run_dirs)
+    record(substrate.name, scenarios, time.monotonic() - t0)   # what the next expected times start from
     return run_dirs
 
 

@@ -1,10 +1,24 @@
-"""What a run takes: the generous guesses a job's timeout and the expected times are made from."""
+"""What a run takes: the generous guesses a job's timeout is made from, and what this host measured,
+from which the expected times a command prints come.
+
+After each scenario run (a series' part, a one-scenario experiment, a matrix cell's boot) the
+host's wall time from the boot to the finished report is set against the guest seconds the scenario
+was estimated to take (guest_seconds below: its flows and checks), and the ratio is kept per
+substrate in the cache (timing/<substrate>.json, with the date and what ran).  An expected time is
+that ratio times a scenario's estimate, and says so; with nothing measured yet it is the
+substrate's generous guess (estimate_seconds below), and says that.  The ratio is this host's alone:
+the cache is per machine, and machines of this project's kind differ by about 2x.
+"""
 
 from __future__ import annotations
 
+import json
+import time
+from pathlib import Path
+
+from .. import paths
 from ..scenario import Scenario
 from ..substrate.kinds import kind_of
-
 
 #: Reading the per-ACK trace out of a TCG guest cost about this much per MB a
 #: run moves (an E7 run, 174 MB, spent ~44 s past its last byte).
@@ -37,3 +51,53 @@ def estimate_seconds(s: Scenario, substrate: str = "vm") -> float:
         if s.capture.traces:
             per_run += TRACE_S_PER_MB * moved_mb
     return 60.0 + per_run
+
+
+#: The newest runs a ratio is the mean of: enough to smooth a run that shared the cores with
+#: another, few enough to follow the host as it is now.
+KEEP = 8
+
+
+def _path(substrate: str) -> Path:
+    return paths.cache_dir() / "timing" / f"{substrate}.json"
+
+
+def record(substrate: str, scenarios: list[Scenario], wall_s: float) -> None:
+    """One boot's measurement: @wall_s seconds for @scenarios (run in that boot) on @substrate."""
+    estimated = sum(guest_seconds(s) for s in scenarios)
+    if estimated <= 0 or wall_s <= 0:
+        return
+    path = _path(substrate)
+    try:
+        runs = json.loads(path.read_text())["runs"]
+    except (OSError, ValueError, KeyError):
+        runs = []
+    runs = (runs + [{"wall_per_estimated_guest_s": round(wall_s / estimated, 4), "wall_s": round(wall_s, 1),
+                     "scenario": scenarios[0].name, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]
+            )[-KEEP:]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"runs": runs}, indent=1))
+    tmp.replace(path)
+
+
+def measured_ratio(substrate: str) -> tuple[float, str] | None:
+    """This host's wall seconds per estimated guest second on @substrate (mean of its last runs), and
+    the newest run's date; None when nothing was measured here."""
+    try:
+        runs = json.loads(_path(substrate).read_text())["runs"]
+    except (OSError, ValueError, KeyError):
+        return None
+    ratios = [r["wall_per_estimated_guest_s"] for r in runs if r.get("wall_per_estimated_guest_s", 0) > 0]
+    if not ratios:
+        return None
+    return sum(ratios) / len(ratios), runs[-1]["date"][:10]
+
+
+def expected_seconds(s: Scenario, substrate: str) -> tuple[float, str]:
+    """The wall time @s is expected to take on @substrate here, and where that number comes from."""
+    measured = measured_ratio(substrate)
+    if measured is None:
+        return estimate_seconds(s, substrate), "a generous guess: nothing measured on this host yet"
+    ratio, date = measured
+    return ratio * guest_seconds(s), f"from this host's last runs, {date}"

@@ -32,7 +32,7 @@ from pathlib import Path
 from ..records import stamped
 from .. import paths
 from ..analysis.matrix_report import write_kernels_report, write_matrix_report
-from ..experiment import estimate_seconds
+from ..experiment.timing import expected_seconds
 from ..scenario import scenario_from_dump
 from ..scenario.knobs import dir_suffix as knob_suffix
 from ..substrate import make_substrate
@@ -74,17 +74,19 @@ def check_boot_share(substrate: str, boot_share: int | None) -> int:
     return boot_share
 
 
-def estimate_cell_seconds(m: Matrix, plan: dict, store: CellStore) -> float:
-    """Seconds per cell: the mean of this matrix's finished cells, else the scenario estimate."""
+def estimate_cell_seconds(m: Matrix | None, plan: dict, store: CellStore) -> tuple[float, str]:
+    """Seconds per cell: the mean of this matrix's finished cells, else this host's last runs' measure
+    applied to the cells' scenarios (sslab.experiment.timing), else the substrate's generous guess."""
     walls = []
     for c in plan["cells"]:
         info = store.cell_dir(c["key"]) / "cell.json"
         if info.exists():
             walls.append(json.loads(info.read_text())["wall_s"])
     if walls:
-        return statistics.fmean(walls)
-    return statistics.fmean(estimate_seconds(scenario_from_dump(c["scenario"]), plan.get("substrate", "vm"))
-                            for c in plan["cells"][:8])
+        return statistics.fmean(walls), "measured on this matrix"
+    expected = [expected_seconds(scenario_from_dump(c["scenario"]), plan.get("substrate", "vm"))
+                for c in plan["cells"][:8]]
+    return statistics.fmean(e for e, _ in expected), expected[0][1]
 
 
 # --------------------------------------------------------------------------
@@ -203,7 +205,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     missing = [c for c in plan["cells"] if not store.done(c["key"])]
     plan_path = write_plan(plan, matrix_dir, missing, inventory, hosts)
 
-    est = estimate_cell_seconds(m, plan, store)
+    est, est_source = estimate_cell_seconds(m, plan, store)
     print(f"{m.spec.title}: {matrix_dir}")
     for u in plan["unavailable"]:
         print(f"  unavailable, not run and never substituted: {u['setting']}: {u['reason']}")
@@ -231,7 +233,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
               + (f"up to {boot_share} repetitions of a setting per boot (BOOT_SHARE=; the first runs as alone, "
                  f"the others after it, keyed apart)" if boot_share > 1 else "a boot per cell"))
         print(f"  expected time: about {rounds * per_boot * est / 60:.0f} min ({est:.0f} s per cell"
-              f"{' measured on this matrix' if len(plan['cells']) > len(missing) else ', estimated'};"
+              f", {est_source};"
               f" {iterations} iteration(s)"
               f"{f', the paper ran {m.spec.paper_iterations}' if m.spec.paper_iterations else ''})", flush=True)
     rc = 0

@@ -109,7 +109,7 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
     plan_path = write_plan(plan, store_dir, missing, inventory, hosts)
     rc = 0
     if missing:
-        est = estimate_cell_seconds(None, plan, store)
+        est, _ = estimate_cell_seconds(None, plan, store)
         slots = host_slots(hosts, jobs)
         log(f"{title}: {len(parts)} part(s) in {len(plan['cells'])} cell(s), {len(plan['cells']) - len(missing)} "
             f"already run, {len(missing)} to run on "
