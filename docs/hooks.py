@@ -1,6 +1,7 @@
 """MkDocs hooks: pages generated from the code when the site is built, so they cannot drift from it.
 
 - formats.md: its marker is replaced by every file format's fields (sslab.cli.formats);
+- measurements.md: its marker by each experiment's measured wall time (its file's time_here);
 - experiments/<name>.md: one page per experiment file (sslab.cli.docpages), listed under
   "Experiments" after the overview.
 """
@@ -11,8 +12,11 @@ from mkdocs.structure.files import File
 
 from sslab.cli.docpages import experiment_pages
 from sslab.cli.formats import formats_markdown
+from sslab.experiment.spec import experiment_times_table
 
-MARKER = "<!-- formats: generated at build time -->"
+#: Markers in a page and what replaces them when the site is built.
+GENERATED = {"formats.md": ("<!-- formats: generated at build time -->", formats_markdown),
+             "measurements.md": ("<!-- experiment times: generated at build time -->", experiment_times_table)}
 
 
 @cache
@@ -35,8 +39,9 @@ def on_files(files, config):
 
 
 def on_page_markdown(markdown, page, config, files):
-    if page.file.src_uri == "formats.md":
-        if MARKER not in markdown:
-            raise ValueError("docs/formats.md lost its marker: the formats would not be generated")
-        return markdown.replace(MARKER, formats_markdown())
+    if page.file.src_uri in GENERATED:
+        marker, make = GENERATED[page.file.src_uri]
+        if marker not in markdown:
+            raise ValueError(f"docs/{page.file.src_uri} lost its marker {marker}: its table would not be generated")
+        return markdown.replace(marker, make())
     return markdown

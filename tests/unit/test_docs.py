@@ -74,3 +74,16 @@ def test_every_experiment_file_has_a_page_built_from_it(tmp_path):
     assert res.returncode == 0, res.stdout + res.stderr
     for f in experiment_files():
         assert (tmp_path / "site" / "experiments" / f.stem / "index.html").is_file(), f.stem
+
+
+def test_the_experiments_times_are_on_the_measurements_page_not_in_the_readme(tmp_path):
+    from sslab.experiment.spec import experiment_times_table, experiments_in_order
+    table = experiment_times_table()
+    for e in experiments_in_order():
+        assert f"| `make {e.target}` | {e.spec.time_here} |" in table
+    res = build(paths.REPO_ROOT, tmp_path / "site")
+    assert res.returncode == 0, res.stdout + res.stderr
+    page = (tmp_path / "site" / "measurements" / "index.html").read_text()
+    assert "generated at build time" not in page and "<code>make dynamics</code>" in page
+    readme = (paths.REPO_ROOT / "README.md").read_text()
+    assert not [e.spec.time_here for e in experiments_in_order() if e.spec.time_here in readme]

@@ -16,7 +16,7 @@ import yaml
 
 from .. import paths
 from ..analysis.reports import REPORTS
-from ..experiment.spec import Experiment, experiment_files, load_experiment
+from ..experiment.spec import Experiment, experiments_in_order
 from ..matrix.spec import load_matrix
 from ..scenario import load_scenario
 from ..scenario.load import parse_scenario
@@ -126,6 +126,4 @@ def experiment_page(e: Experiment) -> str:
 
 def experiment_pages() -> dict[str, str]:
     """experiments/<name>.md -> its page, ordered by experiment id, for every experiment file."""
-    exps = [load_experiment(f) for f in experiment_files()]
-    exps.sort(key=lambda e: (int(re.match(r"E([0-9]+)", e.spec.id)[1]), e.target))
-    return {f"experiments/{e.target}.md": experiment_page(e) for e in exps}
+    return {f"experiments/{e.target}.md": experiment_page(e) for e in experiments_in_order()}
