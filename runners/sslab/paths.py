@@ -5,10 +5,12 @@ A leaf module (standard library only), imported from every layer.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import time
 from pathlib import Path
+from typing import Any
 
 #: Root of the source tree (the directory holding Makefile and images/).
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -57,3 +59,12 @@ def point_link(link: Path, target: Path) -> None:
         tmp.unlink()
     tmp.symlink_to(os.path.relpath(target, link.parent))
     tmp.replace(link)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """@data as JSON in @path, by one rename of a file of its own: a reader never sees half of it, and
+    two writers at once each leave a whole file (the last rename wins)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    os.replace(tmp, path)

@@ -7,13 +7,12 @@ Reading the store (plans, finished cells) is sslab.analysis.archive's.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 from pathlib import Path
-from typing import Any
 
 from .. import paths
+from ..paths import write_json_atomic
 from ..analysis.archive import cell_dir, cell_done, current_cells, latest_plan
 
 __all__ = ["CellStore", "current_cells", "latest_plan", "set_aside", "write_json_atomic"]
@@ -75,9 +74,3 @@ class CellStore:
 def set_aside(matrix_dir: Path, key: str, why: str) -> Path | None:
     return CellStore(matrix_dir).set_aside(key, why)
 
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-    os.replace(tmp, path)
