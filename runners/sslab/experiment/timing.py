@@ -75,10 +75,8 @@ def record(substrate: str, scenarios: list[Scenario], wall_s: float) -> None:
     runs = (runs + [{"wall_per_estimated_guest_s": round(wall_s / estimated, 4), "wall_s": round(wall_s, 1),
                      "scenario": scenarios[0].name, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]
             )[-KEEP:]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"runs": runs}, indent=1))
-    tmp.replace(path)
+    # Two boots ending together (JOBS=2) each write a whole file; one of their two entries may be lost.
+    paths.write_json_atomic(path, {"runs": runs})
 
 
 def measured_ratio(substrate: str) -> tuple[float, str] | None:
