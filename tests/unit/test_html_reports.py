@@ -1,18 +1,25 @@
 """Reports as pages a browser opens from disk (sslab.analysis.html): the page, its links, the index."""
 
+import json
 import os
 import re
 from pathlib import Path
 
 from sslab import paths
 from sslab.analysis import html
+from sslab.records import stamped
 
 
 def a_run(run_dir: Path) -> Path:
-    runs = run_dir / "job" / "out" / "runs" / "000-cubic_hs-5MB-r0"
+    """A run directory whose one run records a capture (kept gzipped) and a trace, and no client capture."""
+    tag = "000-cubic_hs-5MB-r0"
+    runs = run_dir / "job" / "out" / "runs" / tag
     runs.mkdir(parents=True)
-    for name in ("flow.pcap.gz", "flow.trace.gz", "run.json"):
+    for name in ("flow.pcap.gz", "flow.trace.gz"):
         (runs / name).write_bytes(b"x")
+    (runs / "run.json").write_text(json.dumps(stamped("sslab.run", {"tag": tag, "pcap": "flow.pcap",
+                                                                    "client_pcap": None, "trace": "flow.trace.gz"})))
+    (run_dir / "job" / "out" / "runs.json").write_text(json.dumps(stamped("sslab.runs", {"runs": [{"tag": tag}]})))
     return run_dir
 
 

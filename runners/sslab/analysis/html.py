@@ -19,6 +19,8 @@ from pathlib import Path
 import markdown
 
 from .. import paths
+from .archive import runs_of
+from .pcap import stored_capture
 
 STYLE = """
 body { font-family: system-ui, sans-serif; max-width: 75em; margin: 1.5em auto; padding: 0 1em; color: #222; }
@@ -31,8 +33,9 @@ nav { font-size: 0.9em; margin-bottom: 1em; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.6em; }
 """
 
-#: The files of a run a report links to: its bottleneck capture, the client's capture, its per-ACK trace.
-RUN_FILES = ("flow.pcap", "flow.pcap.gz", "flow.client.pcap", "flow.client.pcap.gz", "flow.trace.gz")
+#: The fields of a run record naming the files a report links to: the bottleneck's capture, the
+#: client's, the per-ACK trace.
+RUN_FILES = ("pcap", "client_pcap", "trace")
 
 
 def _title(text: str, fallback: str) -> str:
@@ -45,11 +48,13 @@ def _rel(target: Path, start: Path) -> str:
 
 
 def run_files(run_dirs: list[Path]) -> list[Path]:
-    """The captures and traces of every run of @run_dirs (run directories or matrix cells)."""
+    """The captures and traces every run of @run_dirs (run directories or matrix cells) records, as
+    archived (a capture may be kept gzipped)."""
     out = []
     for d in run_dirs:
-        for run in sorted((Path(d) / "job" / "out" / "runs").glob("*")):
-            out += [run / name for name in RUN_FILES if (run / name).is_file()]
+        for run, run_dir in runs_of(Path(d)):
+            files = [stored_capture(run_dir / run[k]) for k in RUN_FILES if run.get(k)]
+            out += [f for f in files if f.is_file()]
     return out
 
 
