@@ -114,12 +114,17 @@ def _title_of(page_path: Path) -> str:
     return html.unescape(m.group(1)) if m else page_path.parent.name
 
 
-def index_for(where: Path) -> Path | None:
-    """results/index.html brought up to date when @where lies under results/ (else None: a run kept
-    elsewhere is no part of this results tree)."""
+def index_of(where: Path) -> Path | None:
+    """results/index.html when @where lies under results/ (else None: a run kept elsewhere is no part
+    of this results tree)."""
     if Path(where).resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
-        return write_index(paths.RESULTS_DIR)
+        return paths.RESULTS_DIR / "index.html"
     return None
+
+
+def index_for(where: Path) -> Path | None:
+    """results/index.html brought up to date when @where lies under results/ (index_of)."""
+    return write_index(paths.RESULTS_DIR) if index_of(where) else None
 
 
 def publish(md_path: Path, run_dirs: list[Path] | None = None) -> Path:

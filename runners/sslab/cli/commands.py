@@ -252,58 +252,67 @@ def cmd_run(args) -> int:
                                knobs=knobs.given(args), backend=args.backend, again=args.again)
         _print_run(run_dir, f"({time.monotonic() - t0:.0f} s)")
         return EXIT_OK
-    from ..experiment import run_series, write_scenarios
+    from ..experiment import run_series
     from ..matrix.orchestrate import check_jobs
     jobs = check_jobs(args.substrate, args.jobs)
     substrates = _substrates(args, jobs)
+    # Each part by its own kind (directory): two parts may run the same scenario file.
+    run_dirs = run_series([(f, exp.kind_of(p)) for p, f in _part_files(exp, parts)], substrates, reps=reps,
+                          knobs=knobs.given(args), backend=args.backend, again=args.again)
+    _report_parts(exp, report, run_dirs, f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), "
+                                         f"{jobs} at once)")
+    return EXIT_OK
+
+
+def _part_files(exp, parts) -> list[tuple]:
+    """(part, its scenario file) for @parts: a part written in its experiment or series file is written
+    out first, as a file of its own (the record of what ran)."""
+    from ..experiment import write_scenarios
     written = [p for p in parts if p.path is None]
     files = dict(zip((p.name for p in written),
                      write_scenarios([p.data for p in written], paths.new_run_dir(f"{exp.output}/scenarios"))
                      if written else []))
-    # Each part by its own kind (directory): two parts may run the same scenario file.
-    run_dirs = run_series([(p.path or files[p.name], exp.kind_of(p)) for p in parts], substrates, reps=reps,
-                          knobs=knobs.given(args), backend=args.backend, again=args.again)
-    took = f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), {jobs} at once)"
+    return [(p, p.path or files[p.name]) for p in parts]
+
+
+def _report_parts(exp, report, run_dirs: list[Path], took: str) -> None:
+    """Each run's own table (a report written with each run), or the experiment's report over them all."""
+    from ..analysis.reports import write_over_runs
     if report.write is None:
         for d in run_dirs:
             _print_run(d)
         print(took)
-        return EXIT_OK
-    return _print_report(write_over_runs(report, run_dirs, paths.new_run_dir(f"{exp.output}/reports")), took)
+    elif run_dirs:
+        _print_report(write_over_runs(report, run_dirs, paths.new_run_dir(f"{exp.output}/reports")), took)
 
 
 def _run_parts_on_hosts(exp, parts, reps, report, args, t0: float) -> int:
     """An experiment's parts as cells on the hosts of --inventory (sslab.matrix.parts), then its report
     from the runs their keys name."""
-    from ..analysis.reports import write_over_runs
-    from ..experiment import scenario_as_run, write_scenarios
+    from ..experiment import scenario_as_run
     from ..matrix.parts import run_parts_on_hosts
-    written = [p for p in parts if p.path is None]
-    files = dict(zip((p.name for p in written),
-                     write_scenarios([p.data for p in written], paths.new_run_dir(f"{exp.output}/scenarios"))
-                     if written else []))
-    as_run = [(p.name, exp.kind_of(p), scenario_as_run(p.path or files[p.name], reps, args.backend, knobs.given(args)))
-              for p in parts]
+    as_run = [(p.name, exp.kind_of(p), scenario_as_run(f, reps, args.backend, knobs.given(args)))
+              for p, f in _part_files(exp, parts)]
     rc, run_dirs = run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report, as_run, Path(args.inventory),
                                       substrate=args.substrate, jobs=args.jobs, clock=args.clock,
                                       container=args.container, serial=args.serial, host_timeout=args.host_timeout,
                                       again=args.again)
-    done = [d for d in run_dirs if d is not None]
-    took = f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} part(s))"
-    if report.write is None:
-        for d in done:
-            _print_run(d)
-        print(took)
-    elif done:
-        _print_report(write_over_runs(report, done, paths.new_run_dir(f"{exp.output}/reports")), took)
+    _report_parts(exp, report, [d for d in run_dirs if d is not None],
+                  f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} part(s))")
     return rc
 
 
 def _print_report(dest: Path, took: str = "") -> int:
+    """A report over runs, already published (analysis.reports.write_over_runs): its text, where it is."""
+    from ..analysis.html import index_of
     print((dest / "report.md").read_text())
     print(f"report: {dest / 'report.md'}  {took}".rstrip())
-    print(f"page: {dest / 'report.html'}  (all results: {paths.RESULTS_DIR / 'index.html'})")
+    _print_page(dest / "report.html", index_of(dest))
     return EXIT_OK
+
+
+def _print_page(page: Path, index: Path | None) -> None:
+    print(f"page: {page}" + (f"  (all results: {index})" if index else ""))
 
 
 def _print_run(run_dir: Path, took: str = "") -> None:
@@ -312,8 +321,7 @@ def _print_run(run_dir: Path, took: str = "") -> None:
     from ..analysis.startup import print_table
     print_table(run_dir)
     print(f"report: {run_dir / 'report.md'}  {took}".rstrip())
-    index = index_for(run_dir)
-    print(f"page: {run_dir / 'report.html'}" + (f"  (all results: {index})" if index else ""))
+    _print_page(run_dir / "report.html", index_for(run_dir))
 
 
 def _words(selects: list[str] | None) -> list[str] | None:
@@ -540,8 +548,7 @@ def cmd_report(args) -> int:
     from ..analysis.html import index_for
     dest = rebuild_report(Path(args.run_dir))
     print(f"rebuilt: {dest / 'report.md'}")
-    index = index_for(dest)
-    print(f"page: {dest / 'report.html'}" + (f"  (all results: {index})" if index else ""))
+    _print_page(dest / "report.html", index_for(dest))
     return EXIT_OK
 
 
