@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from .. import paths
+from ..scenario import Scenario
 
 #: Files whose content decides what traffic a cell runs (besides the image).
 TRAFFIC_CODE = ("runners/sslab/guest/*.py", "runners/sslab/scenario/*.py", "runners/sslab/substrate/qemu.py",
@@ -47,6 +48,12 @@ def scenario_key(scenario: dict, image_hash: str | None, code_version: str, cloc
     (@scenario, its model as run), on what (image, traffic code, substrate) and under which clock."""
     return _digest({"what": "scenario", "scenario": scenario, "image": image_hash, "code": code_version,
                     "clock": clock, "substrate": substrate})
+
+
+def scenario_run_key(s: Scenario, image_hash: str | None, code_version: str, clock: str, substrate: str) -> str:
+    """@s's scenario_key (its model as run): the one key a scenario run has, here alone or as a cell
+    on an inventory's hosts (sslab.matrix.parts)."""
+    return scenario_key(s.model_dump(mode="json", by_alias=True), image_hash, code_version, clock, substrate)
 
 
 def _digest(parts: dict) -> str:

@@ -29,7 +29,7 @@ import yaml
 from .. import paths
 from ..scenario import Scenario, load_scenario
 from ..substrate.preflight import check_offered
-from .keys import scenario_key, traffic_code_version
+from .keys import scenario_run_key, traffic_code_version
 from .run import run_scenario, scenario_as_run
 from .workers import run_on_each
 
@@ -54,8 +54,7 @@ def key_of(s: Scenario, substrate) -> str:
     """@s's run key on @substrate (its image, clock and name)."""
     image = getattr(substrate, "image", None)
     image_hash = image.manifest()["image_hash"] if image is not None else None
-    return scenario_key(s.model_dump(mode="json", by_alias=True), image_hash, traffic_code_version(),
-                        substrate.clock, substrate.name)
+    return scenario_run_key(s, image_hash, traffic_code_version(), substrate.clock, substrate.name)
 
 
 def finished_run(kind: str, key: str) -> Path | None:

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from .. import paths
-from ..experiment.keys import scenario_key
+from ..experiment.keys import scenario_run_key
 from ..experiment.series import finished_run, record_finished
 from ..scenario import Scenario
 from ..substrate import make_substrate
@@ -37,8 +37,7 @@ from .store import CellStore, set_aside
 
 def cell_key_of(plan: dict, s: Scenario) -> str:
     """The key @plan gives scenario @s (as run): the key a run of it on this machine alone has."""
-    return scenario_key(s.model_dump(mode="json", by_alias=True), plan["image_hash"], plan["code_version"],
-                        plan["clock"], plan["substrate"])
+    return scenario_run_key(s, plan["image_hash"], plan["code_version"], plan["clock"], plan["substrate"])
 
 
 def plan_parts(output: str, title: str, report: str, parts: list[tuple[str, Scenario]], image_hash: str,
