@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import paths
 from ..scenario import KNOWN_CCAS, Scenario, parse_scenario, scenario_from_dump, substitute
+from ..scenario.axes import Axis
 from ..scenario.knobs import apply as apply_knobs
 from ..scenario.load import read_template_file
 
@@ -20,23 +21,6 @@ MATRICES_DIR = paths.REPO_ROOT / "experiments" / "scenarios"
 
 class MatrixError(ValueError):
     """A matrix request that cannot run (refused before anything starts)."""
-
-
-class Axis(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    option: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
-    values: list[str] = Field(min_length=1)
-    #: The values name congestion controls: checked against the kernel under test.
-    cca: bool = False
-    #: (cca axes) a value whose flows run another congestion control than the one it names: the
-    #: column CUBIC runs cubic_hs, Linux's CUBIC ACK for ACK (kernel/README.md, the oracle) in the
-    #: HyStart rounds of the SUSS version's kernel (5.19's under SUSS 2024, as the paper's flows),
-    #: where the kernel's own `cubic` has 6.1.192's.  Names, keys and labels keep the value.
-    runs_as: dict[str, str] = Field(default_factory=dict)
-
-    def runs(self, value: str) -> str:
-        """The congestion control a value's flows run."""
-        return self.runs_as.get(value, value)
 
 
 class Compare(BaseModel):
