@@ -36,7 +36,7 @@ def test_a_scenario_written_in_the_experiment_runs_with_its_own_rtt_and_name(tmp
         "extends": str(REPO_ROOT / "tests/data/module-smoke.yaml"), "name": "smoke-25ms",
         "bottleneck": {"buffer": {"bdp": 1, "rtt": "25ms"}}, "pairs": [{"rtt": "25ms"}],
         "cases": {"name": "{cc}", "flows": [{"pair": 1, "cc": "{cc}", "size": "1MB", "start": "0s"}],
-                  "matrix": {"cc": ["cubic_hs", "cubic_suss"]}}})
+                  "axes": {"cc": ["cubic_hs", "cubic_suss"]}}})
     results = tmp_path / "results"
     res = sslab(["run", f], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
@@ -102,7 +102,7 @@ def test_ctrl_c_in_a_series_keeps_the_finished_runs_and_the_rerun_runs_the_rest(
     longer = tmp_path / "longer.yaml"   # module-smoke with 200 MB flows: its four runs take some 10 s here
     longer.write_text(yaml.safe_dump({"extends": smoke, "name": "module-smoke-200mb", "cases": {
         "name": "{cc}", "flows": [{"pair": 1, "cc": "{cc}", "size": "200MB", "start": "0s"}],
-        "matrix": {"cc": ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]}}}))
+        "axes": {"cc": ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]}}}))
     f = experiment(tmp_path, "stopped", parts=[{"name": "first", "scenario": smoke},
                                                {"name": "second", "scenario": str(longer)}])
     results = tmp_path / "results"
@@ -165,7 +165,7 @@ def test_parts_run_as_cells_on_an_inventorys_hosts_with_the_bytes_of_a_run_here(
             "extends": smoke, "name": f"parts-{name}", "pairs": [{"rtt": rtt}],
             "bottleneck": {"buffer": {"bdp": 1, "rtt": rtt}}, "capture": {"pcap": True, "traces": True},
             "cases": {"name": "{cc}", "flows": [{"pair": 1, "cc": "{cc}", "size": "1MB", "start": "0s"}],
-                      "matrix": {"cc": ccs}}}))
+                      "axes": {"cc": ccs}}}))
     f = experiment(tmp_path, "fleet-parts", parts=[{"name": "a", "scenario": str(tmp_path / "a.yaml")},
                                                    {"name": "b", "scenario": str(tmp_path / "b.yaml")}])
     results = tmp_path / "results"

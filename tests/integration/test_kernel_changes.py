@@ -20,7 +20,7 @@ def scenario(tmp_path, name: str, ccs: list[str]):
     f = tmp_path / f"{name}.yaml"
     f.write_text(f"extends: {REPO_ROOT}/experiments/scenarios/e1-startup.yaml\nname: {name}\n"
                  "cases: {name: '{cc}-{size}', flows: [{pair: 1, cc: '{cc}', size: '{size}', start: 0s}],\n"
-                 f"        matrix: {{cc: [{', '.join(ccs)}], size: [60KB, 120KB]}}}}\n"
+                 f"        axes: {{cc: [{', '.join(ccs)}], size: [60KB, 120KB]}}}}\n"
                  "repetitions: 1\ncapture: {pcap: false, traces: true}\n")
     return f
 

@@ -73,7 +73,7 @@ def test_a_scenario_written_in_the_experiment_extends_files_relative_to_it(tmp_p
     assert e.target == "e1-25ms" and e.kind == "scenario" and e.parts[0].path is None
     data = e.parts[0].data
     assert data["name"] == "e1-25ms" and data["repetitions"] == 5 and data["pairs"][0] == {"rtt": "25ms"}
-    assert data["cases"]["matrix"]["cc"] == ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]
+    assert data["cases"]["axes"]["cc"] == ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]
     # relative to the experiment file's own directory
     (tmp_path / "base.yaml").write_text(E1.read_text().replace("extends: ../../topologies/dumbbell5.yaml",
                                                                f"extends: {REPO_ROOT}/topologies/dumbbell5.yaml"))
@@ -125,7 +125,7 @@ def test_two_parts_that_would_write_one_scenario_file_are_refused(tmp_path):
     """A series whose scenario name ignores its settings would write every part to one file."""
     smoke = yaml.safe_load((REPO_ROOT / "tests/data/module-smoke.yaml").read_text())
     (tmp_path / "s.yaml").write_text(yaml.safe_dump({
-        "series": {"name": "s", "settings": [{"name": "a", "rtt": "20ms"}, {"name": "b", "rtt": "40ms"}]},
+        "series": {"name": "s", "axes": {"name": [{"name": "a", "rtt": "20ms"}, {"name": "b", "rtt": "40ms"}]}},
         "scenario": {**smoke, "name": "same", "pairs": [{"rtt": "{rtt}"}]}}))
     with pytest.raises(ExperimentError, match="two parts write a scenario named same"):
         load_experiment(write(tmp_path, "x", parts=[{"series": str(tmp_path / "s.yaml")}]))

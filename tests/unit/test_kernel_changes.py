@@ -163,7 +163,7 @@ def test_a_name_of_a_researchers_kernel_is_taken_only_with_one(tmp_path, monkeyp
     assert load_scenario(EXAMPLES / "e1-reno-iw20.yaml").congestion_controls() == {"reno", "reno_iw20"}
     bad = tmp_path / "bad.yaml"
     bad.write_text(f"extends: {EXAMPLES / 'e1-reno-iw20.yaml'}\nname: bad\n"
-                   "cases: {name: '{cc}', flows: [{pair: 1, cc: '{cc}', size: 1MB}], matrix: {cc: [Reno-IW20]}}\n")
+                   "cases: {name: '{cc}', flows: [{pair: 1, cc: '{cc}', size: 1MB}], axes: {cc: [Reno-IW20]}}\n")
     with pytest.raises(ScenarioError, match="'Reno-IW20' is not a congestion-control name"):
         load_scenario(bad)
 

@@ -68,8 +68,8 @@ def test_orders():
     (lambda d: d["bottleneck"].update(buffer={"packets": 0}), "bottleneck.buffer", "at least 1"),
     (lambda d: d["bottleneck"].update(buffer={"packets": 10, "bdp": 1, "rtt": "1ms"}), "bottleneck.buffer", "exactly one"),
     (lambda d: d["bottleneck"].update(rate="fast"), "bottleneck.rate", "cannot read rate"),
-    (lambda d: d["cases"]["matrix"].update(cc=["cubic_hs", "cubic_sus"]), "cases[2].flows[0].cc", "unknown congestion control 'cubic_sus'"),
-    (lambda d: d["cases"]["matrix"].update(cc=["bbr2"]), "cases[0].flows[0].cc", "unknown congestion control 'bbr2'"),
+    (lambda d: d["cases"]["axes"].update(cc=["cubic_hs", "cubic_sus"]), "cases[2].flows[0].cc", "unknown congestion control 'cubic_sus'"),
+    (lambda d: d["cases"]["axes"].update(cc=["bbr2"]), "cases[0].flows[0].cc", "unknown congestion control 'bbr2'"),
     (lambda d: d.update(colour="blue"), "colour", "unknown field"),
     (lambda d: d["bottleneck"].update(burst="10k"), "bottleneck.burst", "unknown field"),
     (lambda d: d["cases"]["flows"][0].update(pair=7), "(top level)", "pair is 7, but there are 5 pairs"),
@@ -109,7 +109,7 @@ def test_iperf3_flows_are_timed():
         parse_scenario(data)
     data["cases"]["flows"][0].pop("size")
     data["cases"]["flows"][0]["duration"] = "10s"
-    data["cases"]["matrix"].pop("size")
+    data["cases"]["axes"].pop("size")
     data["cases"]["name"] = "{cc}"
     s = parse_scenario(data)
     assert s.cases[0].flows[0].tool == "iperf3" and s.cases[0].flows[0].duration == 10
@@ -154,7 +154,7 @@ def test_module_params_per_scenario_and_per_case():
     data = e1_data()
     data["module_params"] = {"suss_max": 2}
     data["cases"]["module_params"] = {"suss_lift_rwnd_rounds": "{lift}"}
-    data["cases"]["matrix"] = {"cc": ["cubic_suss"], "size": ["5MB"], "lift": [0, 3]}
+    data["cases"]["axes"] = {"cc": ["cubic_suss"], "size": ["5MB"], "lift": [0, 3]}
     data["cases"]["name"] = "{cc}-lift{lift}"
     plan = to_plan(parse_scenario(data))
     # (hs_round_fix 0: the SUSS-off arm's HyStart under the default SUSS 2024, as below.)
@@ -173,7 +173,7 @@ def test_extends_replaces_the_case_template_whole(tmp_path: Path):
                                                                f"extends: {REPO_ROOT}/topologies/dumbbell5.yaml"))
     (tmp_path / "child.yaml").write_text(
         "extends: base.yaml\nname: child\nbottleneck: {rate: 20mbit}\n"
-        "cases:\n  name: 'x-{size}'\n  flows: [{pair: 1, cc: cubic_suss, size: '{size}'}]\n  matrix: {size: [1MB]}\n")
+        "cases:\n  name: 'x-{size}'\n  flows: [{pair: 1, cc: cubic_suss, size: '{size}'}]\n  axes: {size: [1MB]}\n")
     s = load_scenario(tmp_path / "child.yaml")
     # The parent's cc axis is gone (the template is replaced), the bottleneck merged (its buffer kept).
     assert [c.name for c in s.cases] == ["x-1MB"] and s.bottleneck.rate_mbit == 20
@@ -213,7 +213,7 @@ def test_an_axis_of_mappings_sets_parameters_together():
     data["cases"] = {
         "name": "{start}-{size}",
         "flows": [{"pair": 1, "cc": "{cc}", "hint": "{hint}", "size": "{size}"}],
-        "matrix": {"start": [{"start": "std", "cc": "cubic_std"},
+        "axes": {"start": [{"start": "std", "cc": "cubic_std"},
                              {"start": "1x", "cc": "cubic_blitz", "hint": "1x"}],
                    "size": ["70KB", "2MB"]}}
     s = parse_scenario(data, "t")
@@ -221,7 +221,7 @@ def test_an_axis_of_mappings_sets_parameters_together():
     std, blitz = s.cases[0].flows[0], s.cases[2].flows[0]
     assert (std.cc, std.hint) == ("cubic_std", None) and (blitz.cc, blitz.hint) == ("cubic_blitz", "1x")
     assert s.cases[2].params == {"start": "1x", "cc": "cubic_blitz", "hint": "1x", "size": "70KB"}
-    data["cases"]["matrix"]["start"][0] = {"cc": "cubic_std"}
+    data["cases"]["axes"]["start"][0] = {"cc": "cubic_std"}
     with pytest.raises(ScenarioError, match="must set 'start'"):
         parse_scenario(data, "t")
 
@@ -253,7 +253,7 @@ def test_series_files_build_every_setting_and_refuse_bad_ones(tmp_path: Path):
     with pytest.raises(ScenarioError, match="no setting bw-7mbit"):
         s.scenarios(["bw-7mbit"])
     bad = yaml.safe_load((REPO_ROOT / "experiments/scenarios/e8-astart.yaml").read_text())
-    bad["series"]["settings"].append({"name": "bad", "group": "x", "rate": "fast", "rtt": "100ms", "bdp": 1})
+    bad["series"]["axes"]["name"].append({"name": "bad", "group": "x", "rate": "fast", "rtt": "100ms", "bdp": 1})
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(bad))
     with pytest.raises(ScenarioError, match="setting bad"):
         load_series(tmp_path / "s.yaml")
@@ -288,13 +288,13 @@ def test_the_suss_off_arm_runs_the_hystart_of_its_suss_versions_kernel():
     """hs_round_fix, unless a run sets it, follows the run's SUSS version: 2024 (the paper's code, on
     Linux 5.19) gives 5.19's rounds, 2025 and ours 6.1.192's; a scenario or case that sets it wins."""
     data = e1_data()
-    data["cases"]["matrix"] = {"cc": ["cubic_hs"], "size": ["5MB"], "v": [2024, 2025, 0]}
+    data["cases"]["axes"] = {"cc": ["cubic_hs"], "size": ["5MB"], "v": [2024, 2025, 0]}
     data["cases"]["name"] = "{cc}-{v}"
     data["cases"]["module_params"] = {"suss_version": "{v}"}
     plan = to_plan(parse_scenario(data))
     assert [r["module_params"]["hs_round_fix"] for r in plan["runs"][:3]] == [0, 1, 1]
     data["module_params"] = {"hs_round_fix": 1}
-    data["cases"]["matrix"]["v"] = [2024]
+    data["cases"]["axes"]["v"] = [2024]
     assert to_plan(parse_scenario(data))["runs"][0]["module_params"] == {"hs_round_fix": 1, "suss_version": 2024}
     del data["module_params"], data["cases"]["module_params"]
     assert to_plan(parse_scenario(data))["runs"][0]["module_params"] == {"hs_round_fix": 0}
@@ -315,7 +315,7 @@ def test_the_kernels_cubic_parameters_are_module_parameters_too():
 def test_suss_versions_per_scenario_case_and_flow():
     data = e1_data()
     data["module_params"] = {"suss_version": 2025}
-    data["cases"]["matrix"] = {"cc": ["cubic_suss"], "size": ["5MB"], "v": [0, 2024]}
+    data["cases"]["axes"] = {"cc": ["cubic_suss"], "size": ["5MB"], "v": [0, 2024]}
     data["cases"]["name"] = "{cc}-{v}"
     data["cases"]["module_params"] = {"suss_version": "{v}"}
     plan = to_plan(parse_scenario(data))
@@ -324,7 +324,7 @@ def test_suss_versions_per_scenario_case_and_flow():
     # A flow may pin its own: it runs under the pinned name, whatever the run's parameter.
     data = e1_data()
     data["cases"]["flows"][0]["suss_version"] = 2025
-    data["cases"]["matrix"] = {"cc": ["cubic_suss"], "size": ["5MB"]}
+    data["cases"]["axes"] = {"cc": ["cubic_suss"], "size": ["5MB"]}
     plan = to_plan(parse_scenario(data))
     assert plan["runs"][0]["flows"][0]["cc"] == "cubic_suss25"
     for bad, msg in (({"suss_version": 2023}, "suss_version 2023: one of 2024, 2025, 0"),):
@@ -334,7 +334,7 @@ def test_suss_versions_per_scenario_case_and_flow():
             parse_scenario(d)
     d = e1_data()
     d["cases"]["flows"][0]["suss_version"] = 2025
-    d["cases"]["matrix"] = {"cc": ["cubic_hs"], "size": ["5MB"]}
+    d["cases"]["axes"] = {"cc": ["cubic_hs"], "size": ["5MB"]}
     with pytest.raises(ScenarioError, match="suss_version is for cubic_suss flows"):
         parse_scenario(d)
 

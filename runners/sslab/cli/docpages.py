@@ -67,7 +67,8 @@ def _what_runs(e: Experiment) -> list[str]:
                 f"each repetition of a setting a keyed cell ({m.spec.iterations} by default; the paper ran "
                 f"{m.spec.paper_iterations or 'an unstated number'}).", "",
                 "| axis | option | values |", "|---|---|---|"]
-        out += [f"| {name} | `{ax.option}=` | {', '.join(ax.values)} |" for name, ax in m.spec.axes.items()]
+        out += [f"| {name} | {f'`{ax.option}=`' if ax.option else '(none)'} | {', '.join(ax.labels(name))} |"
+                for name, ax in m.spec.axes.items()]
         if m.spec.defaults:
             out += ["", "Parameters the paper leaves unstated, as chosen here:", ""]
             out += [f"- {k}: {v}" for k, v in m.spec.defaults.items()]

@@ -168,7 +168,7 @@ class Experiment:
                 parts.append(Part(p.name, tags, path=f))
                 continue
             series = load_series(self._file(p.series))
-            for setting in series.spec.settings:
+            for setting in series.settings():
                 values = {v for v in setting.values() if isinstance(v, str)}
                 parts.append(Part(setting["name"], tags | values, data=series.scenario_data(setting)))
         dup = sorted({p.name for p in parts if [q.name for q in parts].count(p.name) > 1})

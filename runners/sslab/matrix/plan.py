@@ -43,7 +43,7 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
     runnable, unavailable = [], []
     for setting in settings(spec, chosen):
         missing = [spec.axes[a].runs(v) for a, v in setting.items()
-                   if spec.axes[a].cca and spec.axes[a].runs(v) not in available_ccas]
+                   if a in spec.axes and spec.axes[a].cca and spec.axes[a].runs(v) not in available_ccas]
         if missing:
             unavailable.append({"setting": setting, "reason": f"{', '.join(missing)} is not offered by the "
                                                               f"kernel under test"})
@@ -71,7 +71,7 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
             "compare": spec.compare.model_dump(),
             "axes": {a: spec.axes[a].option for a in spec.axes},
             # The file's own values per axis: a setting with any other value is beside the paper's grid.
-            "axis_values": {a: list(spec.axes[a].values) for a in spec.axes}, "cells": cells}
+            "axis_values": {a: spec.axes[a].labels(a) for a in spec.axes}, "cells": cells}
 
 
 def boot_groups(cells: list[dict]) -> list[list[dict]]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..ccas import cc_name_refusal, is_cc_name
 from ..scenario import KNOWN_CCAS, ScenarioError
+from ..scenario.axes import combinations
 from .spec import Matrix, MatrixError, MatrixSpec, settings
 
 __all__ = ["resolve_selection", "selection_id", "settings", "validate_options"]
@@ -60,13 +61,13 @@ def resolve_selection(matrix: Matrix, options: dict[str, str]) -> dict[str, list
     planning).  Unknown options and invalid values are refused.
     """
     spec = matrix.spec
-    by_option = {a.option: name for name, a in spec.axes.items()}
+    by_option = {a.option: name for name, a in spec.axes.items() if a.option}
     chosen: dict[str, list[str]] = {}
     for opt, raw in options.items():
         if opt not in by_option:
             raise MatrixError(f"{spec.name} has no option {opt} (it has: {', '.join(sorted(by_option))})")
         axis = by_option[opt]
-        values = spec.axes[axis].values
+        values = spec.axes[axis].labels(axis)
         picked = []
         for part in str(raw).split(","):
             if not part.strip():
@@ -90,8 +91,9 @@ def _check_new_value(matrix: Matrix, axis: str, value: str, asked: str) -> None:
                               f"(known: {', '.join(KNOWN_CCAS)}; a name of your own module: MODULES=dir)"
                               if is_cc_name(value) else f"{asked}: not a congestion-control name")
         return
-    setting = {a: (value if a == axis else spec.axes[a].values[0]) for a in spec.axes}
-    setting = {a: ("cubic" if spec.axes[a].cca and v not in KNOWN_CCAS else v) for a, v in setting.items()}
+    setting = combinations(spec.axes, {a: [value] if a == axis else spec.axes[a].labels(a)[:1] for a in spec.axes})[0]
+    setting = {a: ("cubic" if a in spec.axes and spec.axes[a].cca and v not in KNOWN_CCAS else v)
+               for a, v in setting.items()}
     try:
         matrix.scenario_for(setting, 0)
     except ScenarioError as e:
@@ -101,8 +103,8 @@ def _check_new_value(matrix: Matrix, axis: str, value: str, asked: str) -> None:
 
 def selection_id(spec: MatrixSpec, chosen: dict[str, list[str]]) -> str:
     """The matrix directory's name: which part of the matrix this is (not how many iterations)."""
-    parts = [f"{spec.axes[a].option.lower()}-{'+'.join(_norm(v) for v in vals)}"
-             for a, vals in chosen.items() if vals != spec.axes[a].values]
+    parts = [f"{(spec.axes[a].option or a).lower()}-{'+'.join(_norm(v) for v in vals)}"
+             for a, vals in chosen.items() if vals != spec.axes[a].labels(a)]
     return "_".join(parts) if parts else "all"
 
 

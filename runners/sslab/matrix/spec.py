@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import itertools
 from pathlib import Path
 from typing import Literal
 
@@ -12,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import paths
 from ..scenario import KNOWN_CCAS, Scenario, parse_scenario, scenario_from_dump, substitute
-from ..scenario.axes import Axis
+from ..scenario.axes import Axis, check_axis, combinations
 from ..scenario.knobs import apply as apply_knobs
 from ..scenario.load import read_template_file
 
@@ -46,6 +45,7 @@ class MatrixSpec(BaseModel):
     iterations: int = Field(ge=1, le=1000)
     #: How many the paper ran, when it says (printed beside ours).
     paper_iterations: int | None = None
+    #: The settings: every combination (sslab.scenario.axes); an axis with an `option` is narrowed by it.
     axes: dict[str, Axis] = Field(min_length=1)
     labels: dict[str, str] = Field(default_factory=dict)
     #: Values the paper did not run, each shown beside one of the paper's (its `column`).
@@ -59,7 +59,9 @@ class MatrixSpec(BaseModel):
 
     @model_validator(mode="after")
     def _options_unique(self):
-        opts = [a.option for a in self.axes.values()]
+        for name, axis in self.axes.items():
+            check_axis(name, axis, f"axes.{name}")
+        opts = [a.option for a in self.axes.values() if a.option]
         if len(set(opts)) != len(opts):
             raise ValueError(f"axes share a make option: {opts}")
         return self
@@ -113,14 +115,9 @@ def repetition_seed(base: int, rep: int) -> int:
 
 
 def settings(spec: MatrixSpec, chosen: dict[str, list[str]]) -> list[dict[str, str]]:
-    """Every combination of the chosen values (an axis not chosen: all of the file's)."""
-    names = list(spec.axes)
-    lists = [chosen.get(n, spec.axes[n].values) for n in names]
-    # The file's values in the file's order, whatever order they were asked in;
-    # values beside the file's after them, in the order asked.
-    lists = [[v for v in spec.axes[n].values if v in lst] + [v for v in lst if v not in spec.axes[n].values]
-             for n, lst in zip(names, lists)]
-    return [dict(zip(names, combo)) for combo in itertools.product(*lists)]
+    """Every combination of the chosen values (an axis not chosen: all of the file's), in the
+    file's order; values beside the file's after them, in the order asked (sslab.scenario.axes)."""
+    return combinations(spec.axes, chosen)
 
 
 def matrix_path(name_or_path: str) -> Path:
@@ -154,6 +151,7 @@ def load_matrix(name_or_path: str) -> Matrix:
     # Every setting must make a valid scenario (CCA axes aside: their
     # availability is the kernel's business, checked when planning).
     for setting in settings(spec, {}):
-        probe = {k: ("cubic" if spec.axes[k].cca and v not in KNOWN_CCAS else v) for k, v in setting.items()}
+        probe = {k: ("cubic" if k in spec.axes and spec.axes[k].cca and v not in KNOWN_CCAS else v)
+                 for k, v in setting.items()}
         m.scenario_for(probe, 0)
     return m

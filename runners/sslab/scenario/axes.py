@@ -1,14 +1,41 @@
-"""Axes: the values a file crosses (moved here from sslab.matrix.spec, unchanged)."""
+"""Axes: the one way a file says "every combination of these values".
+
+A case template (`cases.axes`), a series file (`series.axes`) and a matrix
+file (`matrix.axes`) all write their axes alike:
+
+    axes:
+      size: [1MB, 5MB]                       # short form: the values
+      start:                                 # a mapping value sets several parameters
+        - {start: std, cc: cubic_std}        #   together; the one named like the axis
+        - {start: 1x, cc: cubic_blitz, hint: 1x}   #   is its label
+      large_cc:                              # long form: the values and how they are chosen
+        values: [cubic, bbr]
+        option: CCA                          #   the make variable (and --option) choosing some
+        cca: true                            #   they name congestion controls
+        runs_as: {cubic: cubic_hs}           #   a value whose flows run another control
+
+What the combinations are for is the file's business: a template's are its
+cases, a series' its scenarios, a matrix's its settings (each run for its
+iterations).  The axes are crossed in the file's order, each axis's values in
+the file's order; a label names a value wherever one is chosen (SELECT=, CCA=).
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import itertools
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+#: A value of an axis: a scalar, or a mapping of the parameters it sets (one named like the axis).
+Value = str | int | float | dict[str, Any]
 
 
 class Axis(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    option: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
-    values: list[str] = Field(min_length=1)
+    values: list[Value] = Field(min_length=1)
+    #: The make variable (and command-line option) that chooses some of the values by label.
+    option: str | None = Field(default=None, pattern=r"^[A-Z][A-Z0-9_]*$")
     #: The values name congestion controls: checked against the kernel under test.
     cca: bool = False
     #: (cca axes) a value whose flows run another congestion control than the one it names: the
@@ -17,6 +44,99 @@ class Axis(BaseModel):
     #: where the kernel's own `cubic` has 6.1.192's.  Names, keys and labels keep the value.
     runs_as: dict[str, str] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        """`[a, b]` is `{values: [a, b]}`."""
+        return {"values": data} if isinstance(data, list) else data
+
+    @field_validator("values")
+    @classmethod
+    def _mappings_not_empty(cls, v: list[Value]) -> list[Value]:
+        if any(isinstance(x, dict) and not x for x in v):
+            raise ValueError("a mapping value sets at least one parameter")
+        return v
+
     def runs(self, value: str) -> str:
         """The congestion control a value's flows run."""
         return self.runs_as.get(value, value)
+
+    def label(self, name: str, value: Value) -> str:
+        """What names @value of the axis @name: itself, or (a mapping) its parameter @name."""
+        return str(value[name] if isinstance(value, dict) else value)
+
+    def labels(self, name: str) -> list[str]:
+        return [self.label(name, v) for v in self.values]
+
+    def params(self, name: str, value: Value) -> dict[str, Any]:
+        """The parameters @value sets.  A key other mapping values of the axis set and this one
+        does not is null here (a flow field left out: `hint` of a start that takes none)."""
+        if not isinstance(value, dict):
+            return {name: value}
+        every = {k for v in self.values if isinstance(v, dict) for k in v}
+        return {k: value.get(k) for k in sorted(every)}
+
+
+class AxesError(ValueError):
+    """Axes that cannot be crossed (a mapping value without its label, labels that repeat)."""
+
+
+def parse_axes(raw: Any, where: str) -> dict[str, Axis]:
+    """@raw (a file's `axes:` mapping) as Axis models; @where names it in errors."""
+    if not isinstance(raw, dict) or not raw:
+        raise AxesError(f"{where}: a mapping of axis names to their values")
+    axes = {}
+    for name, spec in raw.items():
+        axes[name] = spec if isinstance(spec, Axis) else _validated(spec, f"{where}.{name}")
+        check_axis(name, axes[name], f"{where}.{name}")
+    return axes
+
+
+def _validated(spec: Any, where: str) -> Axis:
+    from pydantic import ValidationError
+    try:
+        return Axis.model_validate(spec)
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise AxesError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
+
+
+def check_axis(name: str, axis: Axis, where: str) -> None:
+    """Every mapping value carries its label (the parameter named like the axis); labels are unique."""
+    for v in axis.values:
+        if isinstance(v, dict) and name not in v:
+            raise AxesError(f"{where}: a mapping value must set {name!r} (its label); got {v}")
+    labels = axis.labels(name)
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise AxesError(f"{where}: values repeat: {', '.join(dup)}")
+
+
+def combinations(axes: dict[str, Axis], chosen: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
+    """The parameters of every combination, the first axis slowest.
+
+    @chosen narrows an axis to the values with those labels, kept in the file's order; a label
+    the file does not have joins as a plain value after the file's (CCA=reno over a file of cubic
+    and bbr), in the order asked."""
+    chosen = chosen or {}
+    lists = []
+    for name, axis in axes.items():
+        if name not in chosen:
+            lists.append([(name, v) for v in axis.values])
+            continue
+        asked = [str(x) for x in chosen[name]]
+        own = [v for v in axis.values if axis.label(name, v) in asked]
+        extra = [x for x in asked if x not in axis.labels(name)]
+        lists.append([(name, v) for v in own + extra])
+    out = []
+    for combo in itertools.product(*lists):
+        params: dict[str, Any] = {}
+        for name, value in combo:
+            params.update(axes[name].params(name, value))
+        out.append(params)
+    return out
+
+
+def labels_of(axes: dict[str, Axis], params: dict[str, Any]) -> list[str]:
+    """The labels of the combination @params, one per axis in the axes' order."""
+    return [str(params[name]) for name in axes]

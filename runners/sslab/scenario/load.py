@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..ccas import with_hystart_of_suss
+from .axes import AxesError, combinations, labels_of, parse_axes
 from .model import Flow, Scenario, ScenarioError
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -30,42 +30,25 @@ def substitute(value: Any, params: dict[str, Any]) -> Any:
     return value
 
 
-def _axis_params(key: str, value: Any, values: list) -> dict[str, Any]:
-    """The parameters one axis value sets.
-
-    A plain value sets the axis's own name.  A mapping sets several
-    parameters together (one of them must be the axis's name, for the
-    case's label); a key that other values of the axis set and this one
-    does not is null here (a flow field left out: `hint` of a start that
-    takes none).
-    """
-    if not isinstance(value, dict):
-        return {key: value}
-    if key not in value:
-        raise ScenarioError(f"cases.matrix.{key}: a mapping value must set {key!r} (its label); got {value}")
-    every = {k for v in values if isinstance(v, dict) for k in v}
-    return {k: value.get(k) for k in sorted(every)}
-
-
 def expand_cases(raw: Any) -> list[dict]:
-    """`cases` may be a list of cases, or one template with a `matrix`."""
+    """`cases` may be a list of cases, or one template with `axes` (sslab.scenario.axes)."""
     if isinstance(raw, list):
         return raw
     if not isinstance(raw, dict):
-        raise ScenarioError("cases: must be a list of cases or a template with a matrix")
-    matrix = raw.get("matrix") or {}
-    extra = set(raw) - {"flows", "matrix", "name", "module_params"}
+        raise ScenarioError("cases: must be a list of cases or a template with axes")
+    if "matrix" in raw:
+        raise ScenarioError("cases.matrix: the axes of a case template are `cases.axes` (the one axis "
+                            "syntax of scenario, series and matrix files; docs/experiments.md, \"Axes\")")
+    extra = set(raw) - {"flows", "axes", "name", "module_params"}
     if extra:
         raise ScenarioError(f"cases: unknown keys {sorted(extra)}")
-    if not isinstance(matrix, dict) or not all(isinstance(v, list) and v for v in matrix.values()):
-        raise ScenarioError("cases.matrix: each entry must be a non-empty list")
-    keys = list(matrix)
+    try:
+        axes = parse_axes(raw["axes"], "cases.axes") if raw.get("axes") else {}
+    except AxesError as e:
+        raise ScenarioError(str(e)) from None
     out = []
-    for combo in itertools.product(*(matrix[k] for k in keys)):
-        params = {}
-        for key, value in zip(keys, combo):
-            params.update(_axis_params(key, value, matrix[key]))
-        name = raw.get("name") or "-".join(str(params[k]) for k in keys) or "case"
+    for params in combinations(axes) if axes else [{}]:
+        name = raw.get("name") or "-".join(labels_of(axes, params)) or "case"
         case = {"name": substitute(name, params), "flows": substitute(raw.get("flows"), params), "params": params}
         if "module_params" in raw:
             case["module_params"] = substitute(raw["module_params"], params)
@@ -136,7 +119,7 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
 
 
 #: Fields an extending file replaces whole instead of merging into: a case template's
-#: axes and flows belong together (merging a new `matrix` into the parent's would keep
+#: axes and flows belong together (merging new `axes` into the parent's would keep
 #: the parent's axes).
 REPLACED_WHOLE = ("cases",)
 

@@ -9,7 +9,7 @@ A scenario says what network to build and what traffic to run over it:
     cases:                         # one case = one run's traffic
       flows:
         - {pair: 1, cc: "{cc}", size: "{size}", start: 0s}
-      matrix:                      # cases = every combination, substituted
+      axes:                        # cases = every combination, substituted (sslab.scenario.axes)
         cc: [cubic_ss, cubic_hs, cubic_hspp, cubic_suss]
         size: [5MB, 20MB]
     repetitions: 5

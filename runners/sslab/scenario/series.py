@@ -1,11 +1,15 @@
-"""Series files: one scenario template and the settings that fill it (experiments/scenarios/e8-astart.yaml).
+"""Series files: one scenario template and the axes that fill it, one scenario per combination
+(experiments/scenarios/e8-astart.yaml).
 
     series:
       name: e8-astart
-      settings:                        # one scenario each; `name` is required
-        - {name: bw-10mbit, group: bandwidth, rate: 10mbit, rtt: 100ms, bdp: 1}
+      axes:                            # sslab.scenario.axes: one scenario per combination
+        name:                          # an axis of mappings: each line one setting
+          - {name: bw-10mbit, group: bandwidth, rate: 10mbit, rtt: 100ms, bdp: 1}
     scenario: {... "{rate}" ... "{rtt}" ...}
 
+A combination is a *setting*; its name is its labels joined by "-" (an axis
+called `name` gives it whole), and `{name}` in the template is that name.
 Every setting's scenario is built and checked when the file is loaded, so a
 bad setting is refused before anything runs.
 """
@@ -13,9 +17,11 @@ bad setting is refused before anything runs.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .axes import Axis, check_axis, combinations, labels_of
 from .load import parse_scenario, read_template_file, substitute
 from .model import Scenario, ScenarioError
 
@@ -23,23 +29,42 @@ from .model import Scenario, ScenarioError
 class SeriesSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    settings: list[dict] = Field(min_length=1)
+    #: One scenario per combination (sslab.scenario.axes); a setting's name is its labels joined by "-".
+    axes: dict[str, Axis] = Field(min_length=1)
 
-    @field_validator("settings")
+    @model_validator(mode="before")
     @classmethod
-    def _named(cls, v):
-        names = [s.get("name") for s in v]
-        if any(not isinstance(n, str) or not n for n in names):
-            raise ValueError("every setting needs a name")
+    def _old_spelling(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "settings" in data:
+            raise ValueError("`settings:` is spelled `axes: {name: [...]}` (one axis of settings; the one "
+                             "axis syntax of scenario, series and matrix files, docs/experiments.md)")
+        return data
+
+    @model_validator(mode="after")
+    def _settings_named_once(self):
+        for name, axis in self.axes.items():
+            check_axis(name, axis, f"axes.{name}")
+        names = [s["name"] for s in self.settings()]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ValueError(f"setting names repeat: {dup}")
-        return v
+        return self
+
+    def settings(self) -> list[dict[str, Any]]:
+        """Every setting's parameters, `name` among them, in the file's order."""
+        out = []
+        for params in combinations(self.axes):
+            name = params["name"] if "name" in self.axes else "-".join(labels_of(self.axes, params))
+            out.append({**params, "name": str(name)})
+        return out
 
 
 class Series:
     def __init__(self, spec: SeriesSpec, template: dict, path: Path):
         self.spec, self.template, self.path = spec, template, path
+
+    def settings(self) -> list[dict[str, Any]]:
+        return self.spec.settings()
 
     def scenario_data(self, setting: dict) -> dict:
         """The setting's scenario as plain data (what gets written beside its run)."""
@@ -47,11 +72,12 @@ class Series:
 
     def scenarios(self, names: list[str] | None = None) -> list[tuple[dict, Scenario]]:
         """(setting, scenario) for the settings named (all when None), in the file's order."""
-        chosen = [s for s in self.spec.settings if names is None or s["name"] in names]
-        unknown = sorted(set(names or []) - {s["name"] for s in self.spec.settings})
+        every = self.settings()
+        chosen = [s for s in every if names is None or s["name"] in names]
+        unknown = sorted(set(names or []) - {s["name"] for s in every})
         if unknown:
             raise ScenarioError(f"{self.path}: no setting {', '.join(unknown)} (known: "
-                                f"{', '.join(s['name'] for s in self.spec.settings)})")
+                                f"{', '.join(s['name'] for s in every)})")
         return [(s, parse_scenario(self.scenario_data(s), f"{self.path} setting {s['name']}")) for s in chosen]
 
 
