@@ -215,11 +215,27 @@ def test_kernels_side_by_side(tmp_path):
     cells = [make_cell(d73, "k0", s25, 0, {"off": (40.0, [2.0, 2.0]), "on": (41.0, [1.0, 1.0])})]
     (d73 / "plans").mkdir(parents=True)
     (d73 / "plans" / "plan-20260101T000000Z-0001.json").write_text(json.dumps({**plan, "cells": cells}))
+    d73s = tmp_path / "table1" / "cca-cubic_kernel-source-7.3-seccomp"
+    cells = [make_cell(d73s, "s0", s25, 0, {"off": (30.0, [1.4, 1.6]), "on": (30.0, [0.7, 0.9])}),
+             make_cell(d73s, "s1", s25, 1, {"off": (31.0, [1.5, 1.5]), "on": (31.0, [0.8, 0.8])})]
+    (d73s / "plans").mkdir(parents=True)
+    (d73s / "plans" / "plan-20260101T000000Z-0002.json").write_text(json.dumps({**plan, "cells": cells}))
     mr.write_matrix_report(d61)
-    dest = mr.write_kernels_report([("6.1", d61), ("7.3", d73)], tmp_path / "table1" / "cca-cubic_kernels")
+    dest = mr.write_kernels_report([("6.1", d61), ("7.3", d73), ("7.3-seccomp", d73s)],
+                                   tmp_path / "table1" / "cca-cubic_kernels")
     text = (dest / "table.md").read_text()
-    assert "| cubic | 1BDP | 25ms | 6.1 | 3 | 30.0 / 1.50 | 30.0 / 0.78 | 48% | 10 / 10 |" in text
-    assert "| cubic | 1BDP | 25ms | 7.3 | 1 | 40.0 / 2.00 | 41.0 / 1.00 | 50% | 10 / 10 |" in text
+    # 6.1, n = 3: large off 30.0, 30.5, 29.5 (sd 0.5; t(2) = 4.303: ±1.2); small off 1.5 each time (±0);
+    # large on 31, 29, 30 (sd 1: ±2.5); small on 0.75, 0.8, 0.8 (sd 0.0289: ±0.07).
+    assert ("| cubic | 1BDP | 25ms | 6.1 | 3 | 30.0 ±1.2 / 1.50 ±0.00 | 30.0 ±2.5 / 0.78 ±0.07 | 48% | 10 / 10 | "
+            "(the first) |") in text
+    # 7.3, n = 1: no CI, nothing to compare.
+    assert "| cubic | 1BDP | 25ms | 7.3 | 1 | 40.0 / 2.00 | 41.0 / 1.00 | 50% | 10 / 10 | – – – – |" in text
+    # 7.3-seccomp, n = 2: large 30, 31 (t(1) = 12.71: ±6.4), small off 1.5 and on 0.8 twice: every CI
+    # shares a point with 6.1's (small on: [0.8, 0.8] inside [0.71, 0.86]).
+    assert ("| cubic | 1BDP | 25ms | 7.3-seccomp | 2 | 30.5 ±6.4 / 1.50 ±0.00 | 30.5 ±6.4 / 0.80 ±0.00 | 47% | "
+            "10 / 10 | yes yes yes yes |") in text
+    assert "- 7.3-seccomp: the small flows' FCT CIs (SUSS off and on) overlap 6.1's in 1 of 1 settings" in text
+    assert "- 7.3: the small flows' FCT CIs (SUSS off and on) overlap 6.1's in 0 of 0 settings" in text
     assert "| cubic | 1BDP | 50ms | 7.3 | 0 | not run |" in text
     assert "## 6.1" in text and "| CUBIC | 1BDP | 25ms | 3 |" in text  # 6.1's own report follows
     assert "## 7.3" in text and "No report yet." in text

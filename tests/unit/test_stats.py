@@ -16,3 +16,14 @@ def test_welch_difference_of_means():
     assert welch_diff([2, 2], [5, 5]) == {"diff": 3, "ci95": [3, 3]}
     assert welch_diff([2], [5, 6])["ci95"] is None
     assert welch_diff([], [1])["diff"] is None
+
+
+def test_cis_overlap_when_they_share_a_point_and_says_nothing_below_two_values():
+    from sslab.analysis.stats import cis_overlap, describe
+    # [1, 3]: mean 2, sd 1.414, t(1) = 12.706: 2 ±12.7.  [20, 20]: the point 20, outside; [14, 14]: inside.
+    wide = describe([1.0, 3.0])
+    assert cis_overlap(wide, describe([14.0, 14.0])) is True
+    assert cis_overlap(wide, describe([20.0, 20.0])) is False
+    # Touching ends share a point.
+    assert cis_overlap(describe([2.0, 2.0]), {"ci95": [2.0, 5.0]}) is True
+    assert cis_overlap(wide, describe([5.0])) is None and cis_overlap(wide, describe([])) is None

@@ -27,6 +27,7 @@ from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
 from .html import publish
 from .plots import plot_flows_over_time
 from .conditions import conditions_of
+from .stats import cis_overlap, fmt_mean_ci
 from .fairness import JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
 from .table1 import table1, table1_cell
 
@@ -198,22 +199,40 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
         per_kernel.append((name, d, plan, ran, extra))
     lines.append("")
     if per_kernel and all(p["report"] == "table1" for _, _, p, _, _ in per_kernel):
-        lines += ["Mean over repetitions (n) of each setting; FCT in seconds, large / mean small flow; "
-                  "improvement = 1 − mean small FCT on / off; drops = the bottleneck's, per run.", "",
+        lines += ["Mean ±95% CI over repetitions (n) of each setting; FCT in seconds, large / mean small "
+                  "flow; improvement = 1 − mean small FCT on / off; drops = the bottleneck's, per run.  "
+                  f"\"CIs overlap {per_kernel[0][0]}\": whether each of the four FCTs' 95% CIs shares a point "
+                  "with the first kernel's (large off, small off, large on, small on; – with n < 2).", "",
                   "| large CCA | buffer | minRTT | kernel | n | off: large / small | on: large / small | "
-                  "small-flow improvement | drops off / on |", "|---|---|---|---|---|---|---|---|---|"]
+                  f"small-flow improvement | drops off / on | CIs overlap {per_kernel[0][0]} |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         keys = list(dict.fromkeys((r["large_cc"], r["buffer"], r["large_rtt"])
                                   for _, _, _, _, e in per_kernel for r in e["rows"]))
+        fcts = ("off_large", "off_small", "on_large", "on_small")
+        agree: dict[str, list[int]] = {}
         for key in keys:
+            first = None
             for name, _, _, _, extra in per_kernel:
                 r = next((r for r in extra["rows"] if (r["large_cc"], r["buffer"], r["large_rtt"]) == key), None)
                 if r is None:
-                    lines.append(f"| {' | '.join(key)} | {name} | 0 | not run | | | |")
+                    lines.append(f"| {' | '.join(key)} | {name} | 0 | not run | | | | |")
                     continue
-                lines.append(f"| {' | '.join(key)} | {name} | {r['n']} | {r['off_large']['mean']:.1f} / "
-                             f"{r['off_small']['mean']:.2f} | {r['on_large']['mean']:.1f} / "
-                             f"{r['on_small']['mean']:.2f} | {r['improvement_pct']:.0f}% | "
-                             f"{r['drops_off']:.0f} / {r['drops_on']:.0f} |")
+                first = first or r
+                overlap = "(the first)" if r is first else " ".join(
+                    {True: "yes", False: "NO", None: "–"}[cis_overlap(first[f], r[f])] for f in fcts)
+                if r is not first:
+                    tally = agree.setdefault(name, [0, 0])
+                    small = [cis_overlap(first[f], r[f]) for f in ("off_small", "on_small")]
+                    if None not in small:  # n >= 2 on both sides
+                        tally[0] += all(small)
+                        tally[1] += 1
+                lines.append(f"| {' | '.join(key)} | {name} | {r['n']} | {fmt_mean_ci(r['off_large'], 1)} / "
+                             f"{fmt_mean_ci(r['off_small'], 2)} | {fmt_mean_ci(r['on_large'], 1)} / "
+                             f"{fmt_mean_ci(r['on_small'], 2)} | {r['improvement_pct']:.0f}% | "
+                             f"{r['drops_off']:.0f} / {r['drops_on']:.0f} | {overlap} |")
+        lines.append("")
+        lines += [f"- {name}: the small flows' FCT CIs (SUSS off and on) overlap {per_kernel[0][0]}'s in {a} of "
+                  f"{n} settings with n ≥ 2 on both" for name, (a, n) in agree.items()]
         lines.append("")
     for name, d, plan, ran, _ in per_kernel:
         lines += [f"## {name}", "", f"Ran under: {ran}.", ""]

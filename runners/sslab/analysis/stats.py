@@ -63,3 +63,12 @@ def welch_diff(a: list[float], b: list[float]) -> dict:
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
     half = float(student_t.ppf(0.975, df)) * math.sqrt(va + vb)
     return {"diff": diff, "ci95": [diff - half, diff + half]}
+
+
+def cis_overlap(a: dict, b: dict) -> bool | None:
+    """Whether two descriptions' (describe) 95% confidence intervals share a point; None when either
+    has none (fewer than two values).  Overlap is no proof of equality, only no evidence against it
+    at this n: said with the n beside it."""
+    if not a or not b or not a.get("ci95") or not b.get("ci95"):
+        return None
+    return a["ci95"][0] <= b["ci95"][1] and b["ci95"][0] <= a["ci95"][1]
