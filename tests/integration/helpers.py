@@ -75,3 +75,40 @@ def larger_fp_area(host_bytes: int) -> int:
     if host_bytes < AMX_XSTATE_BYTES:
         return AMX_XSTATE_BYTES
     return (host_bytes + 4096 + 63) // 64 * 64
+
+
+def sslab_watching(args: list[str], results: Path, env: dict[str, str], watch, every_s: float = 0.05,
+                   timeout: float = 1800) -> tuple[subprocess.CompletedProcess, list]:
+    """`sslab` as above, calling @watch() every @every_s seconds while it runs; returns the result
+    and what each call returned (a truthy value only)."""
+    import time
+    full_env = {**os.environ, "SSLAB_RESULTS": str(results), **env}
+    proc = subprocess.Popen([sys.executable, "-m", "sslab", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=REPO_ROOT, env=full_env)
+    seen, deadline = [], time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline:
+        got = watch()
+        if got:
+            seen.append(got)
+        time.sleep(every_s)
+    out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), seen
+
+
+def uml_userspace_modes(root: Path) -> dict[str, int | str]:
+    """How the processes of the runs under @root (those working in a directory there: a UML, the
+    processes it runs its guest's programs in, and the guest's helpers) are confined: {pid: the
+    seccomp mode of /proc/PID/status (2: a filter)}, or "traced" for one a UML kernel ptraces."""
+    modes: dict[str, int | str] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if not os.readlink(proc / "cwd").startswith(str(root)):
+                continue
+            status = dict(ln.split(":", 1) for ln in (proc / "status").read_text().splitlines() if ":" in ln)
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        modes[proc.name] = ("traced" if status.get("TracerPid", "0").strip() != "0"
+                            else int(status.get("Seccomp", "0").strip()))
+    return modes

@@ -15,10 +15,13 @@ import pytest
 
 from sslab.paths import REPO_ROOT
 
-from .helpers import larger_fp_area, sslab
+from .helpers import larger_fp_area, sslab, sslab_watching, uml_userspace_modes
 
 pytestmark = pytest.mark.vm
 K73 = {"SSLAB_KERNEL_SOURCE": "7.3"}
+#: Hashed kernel pointers 6.12's and 7.x's tcp_probe prints (6.1's does not): they follow the guest's
+#: memory layout, which an FP area of another size moves; no analysis reads them.
+POINTERS = re.compile(rb" (skbaddr|skaddr)=[0-9a-f]+")
 
 
 @pytest.fixture(scope="module")
@@ -71,25 +74,50 @@ def test_the_kernel_axis_runs_both_and_sets_them_side_by_side(tmp_path, run_on_7
     assert again.stdout.count("1 already done, 0 to run") == 2, again.stdout[-3000:]
 
 
-# -- 6.12: our FP patch, ported (images/uml/patches/6.12/0003) --------------------------------------
+# -- 7.3 with its guest's processes under seccomp (images/uml/sources/7.3-seccomp.yaml) ------------
 
-K612 = {"SSLAB_KERNEL_SOURCE": "6.12"}
-#: Hashed kernel pointers 6.12's and 7.x's tcp_probe prints (6.1's does not): they follow the guest's
-#: memory layout, which an FP area of another size moves; no analysis reads them.
-POINTERS = re.compile(rb" (skbaddr|skaddr)=[0-9a-f]+")
+K73S = {"SSLAB_KERNEL_SOURCE": "7.3-seccomp"}
 
 
-def run_files(results: Path, env: dict) -> tuple[dict, dict]:
-    res = sslab(["startup", "--scenario", str(REPO_ROOT / "tests/data/module-smoke.yaml")], results,
-                env={**K612, **env})
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    run_dir = (results / "startup" / "latest").resolve()
+def guest_files(run_dir: Path) -> dict[str, str]:
+    """Every file the guest wrote of a run's flows, by path: its sha256 (decompressed), the hashed
+    kernel pointers of 7.x's tcp_probe left out (they follow the guest's memory layout)."""
     files = {}
     for p in sorted((run_dir / "job/out/runs").rglob("*")):
         if p.is_file() and p.name != "run.json":
             data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
             files[str(p.relative_to(run_dir))] = hashlib.sha256(POINTERS.sub(b"", data)).hexdigest()
-    return files, json.loads((run_dir / "meta.json").read_text())
+    return files
+
+
+def test_73_runs_its_guests_processes_under_seccomp_in_virtual_time_and_repeats_its_bytes(tmp_path, run_on_73):
+    runs, modes = [], []
+    for name in ("first", "second"):
+        results = tmp_path / name
+        res, seen = sslab_watching(["startup", "--scenario", str(REPO_ROOT / "tests/data/module-smoke.yaml")],
+                                   results, K73S, lambda r=results: uml_userspace_modes(r))
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+        runs.append((results / "startup" / "latest").resolve())
+        modes += [m for sample in seen for m in sample.values()]
+    # The guest's programs ran under a seccomp filter (mode 2), none of them ptraced by the UML.
+    assert 2 in modes and "traced" not in modes, sorted(set(map(str, modes)))
+    meta = json.loads((runs[0] / "meta.json").read_text())
+    assert meta["image"]["uml"]["cmdline_extra"] == ["root=/dev/root", "seccomp=on"]
+    assert "seccomp=on" in json.loads((runs[0] / "job/uml/cmdline.json").read_text())["argv"]
+    # One seed, one byte stream: every capture and trace of the two boots the same.
+    first = guest_files(runs[0])
+    assert first and first == guest_files(runs[1])
+
+
+# -- 6.12: our FP patch, ported (images/uml/patches/6.12/0003) --------------------------------------
+
+K612 = {"SSLAB_KERNEL_SOURCE": "6.12"}
+def run_files(results: Path, env: dict) -> tuple[dict, dict]:
+    res = sslab(["startup", "--scenario", str(REPO_ROOT / "tests/data/module-smoke.yaml")], results,
+                env={**K612, **env})
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    run_dir = (results / "startup" / "latest").resolve()
+    return guest_files(run_dir), json.loads((run_dir / "meta.json").read_text())
 
 
 def test_612_sizes_its_fp_state_from_the_host_and_results_do_not_depend_on_it(tmp_path, image):
