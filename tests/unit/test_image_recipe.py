@@ -118,8 +118,11 @@ def fake_image(cache: Path, repo: Path) -> Path:
     image_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel", uml_hash(repo, base_hash)))
     root = cache / "images" / image_hash
     (root / "rootfs").mkdir(parents=True)
-    for name in ("root.img", "vmlinuz", "initrd.img", "linux", "manifest.json"):
+    for name in ("root.img", "vmlinuz", "initrd.img", "linux"):
         (root / name).write_text("{}")
+    # What a build records, checked before every use (sslab.substrate.cachecheck).
+    (root / "manifest.json").write_text(json.dumps({"image_hash": image_hash, "files": {
+        name: img.sha256_file(root / name) for name in ("vmlinuz", "initrd.img", "linux")}}))
     return root
 
 

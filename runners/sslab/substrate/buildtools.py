@@ -66,9 +66,22 @@ def require_host_tools() -> None:
 
 @contextlib.contextmanager
 def cache_lock(cache: Path) -> Iterator[None]:
+    """One build in @cache at a time (a second `make image`, or a run needing another kernel's image,
+    waits, saying for what and for whom).  Booting needs no lock: an image is renamed into place only
+    when complete, and another recipe's is another directory."""
     cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / "build.lock", "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    with open(cache / "build.lock", "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            log(f"waiting for another build in {cache} (pid {f.read().strip() or '?'}) to finish: one build "
+                f"at a time")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
         try:
             yield
         finally:

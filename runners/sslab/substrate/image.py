@@ -45,6 +45,7 @@ from .buildtools import (ImageError, cache_lock, chroot_mounts, hash_inputs, in_
                          run, sha256_file, tool_version)
 from .kernelchanges import MODULES_IN_IMAGE, KernelChanges, KernelChangesRefused
 from .mirrors import Mirrors, resolve_mirrors
+from .cachecheck import image_damage, rootfs_listing, set_aside
 from .umlkernel import UMLKernel, ensure_uml, uml_inputs
 
 __all__ = ["ImageError", "Image", "Recipe", "KernelPin", "ensure_image", "repin", "sha256_file", "hash_inputs",
@@ -491,6 +492,7 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
     # The directory stays: it is the UML guest's root (hostfs, read-only).
     manifest["files"] = {name: sha256_file(dest / name) for name in ("vmlinuz", "initrd.img", "linux")
                          if (dest / name).exists()}
+    manifest["rootfs_listing"] = rootfs_listing(dest / "rootfs")  # checked before every use (cachecheck)
     return manifest
 
 
@@ -551,6 +553,9 @@ def prebuilt_image() -> Image | None:
     missing = [p.name for p in (image.uml_binary, image.manifest_path, image.rootfs) if not p.exists()]
     if missing:
         raise ImageError(f"the prebuilt image {where} lacks {', '.join(missing)}")
+    if damage := image_damage(image.root):
+        raise ImageError(f"the prebuilt image {where} is damaged ({'; '.join(damage)}): nothing was booted; "
+                         f"build the container image again (make container)")
     return image
 
 
@@ -582,7 +587,7 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
     recipe = Recipe.load(repo / "images")
     # An image is renamed into place only when complete, so one that is there needs no lock: a run
     # does not wait for another image's build (a kernel source's takes minutes) to use its own.
-    if (built := built_image(recipe, cache, repo, kernel_dir, changes)) is not None:
+    if (built := built_image(recipe, cache, repo, kernel_dir, changes)) is not None and not image_damage(built.root):
         return built
     with cache_lock(cache):
         # Before anything else: a build killed earlier (SIGKILL, a lost machine) may have left its
@@ -594,7 +599,9 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
         image_hash = hash_inputs(inputs)
         image = Image(cache / "images" / image_hash)
         if image.is_complete():
-            return image
+            if not (damage := image_damage(image.root)):
+                return image
+            set_aside(image.root, damage, "image")
         require_host_tools()
         _, uml = ensure_uml(cache, repo / "images", base_hash, base_dir,
                             lambda: mirrors or resolve_mirrors(recipe.suite), changes)

@@ -39,6 +39,7 @@ import yaml
 
 from .buildtools import (ImageError, chroot_mounts, hash_inputs, in_chroot, log, now_iso, remove_tree, run,
                           sha256_file, tool_version)
+from .cachecheck import set_aside, uml_damage
 from .kernelchanges import KernelChanges
 from .mirrors import Mirrors
 
@@ -286,7 +287,9 @@ def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mi
     uml_hash = hash_inputs(inputs)
     kernel = UMLKernel(cache / "uml" / uml_hash)
     if kernel.is_complete():
-        return uml_hash, kernel
+        if not (damage := uml_damage(kernel.root)):
+            return uml_hash, kernel
+        set_aside(kernel.root, damage, "UML kernel")
     tmp = cache / "uml" / f".{uml_hash}.tmp-{os.getpid()}"
     remove_tree(tmp)
     tmp.mkdir(parents=True)
