@@ -129,3 +129,30 @@ def test_two_parts_that_would_write_one_scenario_file_are_refused(tmp_path):
         "scenario": {**smoke, "name": "same", "pairs": [{"rtt": "{rtt}"}]}}))
     with pytest.raises(ExperimentError, match="two parts write a scenario named same"):
         load_experiment(write(tmp_path, "x", parts=[{"series": str(tmp_path / "s.yaml")}]))
+
+
+def test_a_key_held_by_another_command_is_waited_for_and_ctrl_c_still_stops_the_wait(tmp_path, monkeypatch):
+    import fcntl
+    import threading
+    from sslab import paths
+    from sslab.experiment.series import Stopping, key_lock
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
+    lock = tmp_path / "startup" / "keys" / ".k1.lock"
+    lock.parent.mkdir(parents=True)
+    said = []
+    with open(lock, "a+") as other:  # another command's hold (flock: per open file, so it conflicts)
+        fcntl.flock(other, fcntl.LOCK_EX)
+        other.write("4242")
+        other.flush()
+        stop = threading.Event()
+        threading.Timer(0.3, stop.set).start()
+        with pytest.raises(Stopping):
+            with key_lock("startup", "k1", "e1", stop, lambda m, **_: said.append(m)):
+                pass
+        assert said == ["startup: e1: another command (pid 4242) is running it (key k1); waiting for it"]
+        release = threading.Timer(0.3, lambda: fcntl.flock(other, fcntl.LOCK_UN))
+        release.start()
+        with key_lock("startup", "k1", "e1", threading.Event(), lambda m, **_: said.append(m)) as waited:
+            assert waited and lock.read_text() == str(__import__("os").getpid())
+    with key_lock("startup", "k1", "e1", threading.Event(), print) as waited:
+        assert not waited

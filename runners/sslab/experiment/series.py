@@ -16,12 +16,21 @@ failure) leaves a run directory without manifest and no key, and runs again
 whole: all repetitions of a scenario share one boot, and a run's bytes are
 the ones its boot gives, so it is not cut into pieces.  To run one again
 anyway: `sslab run --again` (make AGAIN=1); its key then names the new run.
+
+Two commands in one checkout (two `make wifi`, or `make startup` beside
+`make fct-vs-size` sharing a scenario) never run one key at once: a run holds
+the key's lock file, and a command that finds it held says so and waits, then
+takes the other's finished run instead of running it again.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import queue
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import yaml
@@ -72,6 +81,46 @@ def record_finished(kind: str, key: str, run_dir: Path) -> None:
     paths.point_link(keys / key, run_dir)
 
 
+#: How often a command waiting for another's run of one key looks again (and at Ctrl-C).
+KEY_WAIT_POLL_S = 0.5
+
+
+@contextlib.contextmanager
+def key_lock(kind: str, key: str, name: str, stop: threading.Event, log) -> Iterator[bool]:
+    """Hold results/<kind>/keys/.@key.lock while running @key: two commands never run one key at once
+    (two `make wifi` in one checkout).  One that finds the lock held says for what and by whom, and
+    waits (Ctrl-C still stops it); yields whether it waited, so that the caller looks again whether
+    the other command finished the run meanwhile."""
+    path = paths.RESULTS_DIR / kind / "keys" / f".{key}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        waited = False
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not waited:
+                    f.seek(0)
+                    log(f"{kind}: {name}: another command (pid {f.read().strip() or '?'}) is running it "
+                        f"(key {key}); waiting for it", flush=True)
+                    waited = True
+                if stop.wait(KEY_WAIT_POLL_S):
+                    raise Stopping(f"{kind}: {name}: stopped while waiting for another command's run")
+        try:
+            f.seek(0)
+            f.truncate()
+            f.write(str(os.getpid()))
+            f.flush()
+            yield waited
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+class Stopping(Exception):
+    """Ctrl-C or SIGTERM came while a worker waited for another command's run."""
+
+
 def run_series(scenarios: list[tuple[Path, str]], substrates: list, reps: int | None = None,
                knobs: dict | None = None, backend: str | None = None, again: bool = False,
                log=print) -> list[Path]:
@@ -99,12 +148,20 @@ def run_series(scenarios: list[tuple[Path, str]], substrates: list, reps: int | 
                 return
             path, kind = scenarios[n]
             try:
-                done[n] = run_scenario(path, kind, substrate, reps=reps, backend=backend, knobs=knobs)
+                with key_lock(kind, keys[n], load_scenario(path).name, stop, log) as waited:
+                    if waited and not again and (d := finished_run(kind, keys[n])) is not None:
+                        log(f"{kind}: {load_scenario(path).name}: run meanwhile by the other command, key "
+                            f"{keys[n]} ({d}); not run again", flush=True)
+                        done[n] = d
+                        continue
+                    done[n] = run_scenario(path, kind, substrate, reps=reps, backend=backend, knobs=knobs)
+                    record_finished(kind, keys[n], done[n])
+            except Stopping:
+                return
             except Exception as e:  # noqa: BLE001 - the first failure stops the series, raised below
                 failures.append(e)
                 stop.set()
                 return
-            record_finished(kind, keys[n], done[n])
 
     # Ctrl-C or SIGTERM: nothing more starts and the running testbeds end; their run directories
     # stay without manifest, and without key.
