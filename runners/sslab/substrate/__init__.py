@@ -78,7 +78,10 @@ def make_substrate(name: str, accel: str = "auto", clock: str = "real", cpu: int
                              "image (run on the host, or `make image` there)")
         return TestbedVM(ensure_image(), VMConfig(accel=accel, clock=clock))
     if name == "uml":
+        from .. import paths
         from .image import ensure_image
+        from .leftovers import stop_orphaned_umls
         from .uml import UMLConfig, UMLTestbed
+        stop_orphaned_umls(paths.RESULTS_DIR)
         return UMLTestbed(ensure_image(), UMLConfig(cpu=cpu))
     raise ValueError(f"unknown substrate {name!r}: use {', '.join(SUBSTRATES)}")

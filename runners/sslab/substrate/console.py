@@ -122,6 +122,17 @@ def job_phases(cfg, job_timeout_s: float) -> list[tuple[str, set[str], float]]:
     ]
 
 
+def _how_it_ended(code: int | None) -> str:
+    """A testbed process's end in words: a signal by name, with who sends SIGKILL unasked."""
+    if code is None or code >= 0:
+        return f"exited ({code})"
+    name = signal.Signals(-code).name
+    if -code == signal.SIGKILL:
+        return (f"was killed by {name} (unless by a stop here: by the kernel's OOM killer, which `dmesg` "
+                f"names, or by another process)")
+    return f"was killed by {name}"
+
+
 def follow_phases(proc: subprocess.Popen, reader: SerialReader, phases: list[tuple[str, set[str], float]],
                   poweroff_timeout_s: float, what: str = "QEMU", kill_group: bool = False) -> tuple[list[Marker], int]:
     """Wait through @phases ((name, markers that end it, deadline s)); return the markers seen and the exit code.
@@ -148,7 +159,8 @@ def follow_phases(proc: subprocess.Popen, reader: SerialReader, phases: list[tup
                 if marker[0] == "eof":
                     code = proc.wait(timeout=10)
                     tail = reader.log_path.read_text(errors="replace")[-2000:]
-                    raise VMError(f"{what} exited ({code}) during phase '{phase}'; console tail:\n{tail}")
+                    raise VMError(f"{what} {_how_it_ended(code)} during phase '{phase}'.  Nothing of this boot "
+                                  f"is recorded as done: the same command again runs it whole.  Console tail:\n{tail}")
         code = proc.wait(timeout=poweroff_timeout_s)
     except subprocess.TimeoutExpired:
         raise VMHangError("poweroff", poweroff_timeout_s, reader.log_path)

@@ -98,7 +98,9 @@ def uml_command(image: Image, cfg: UMLConfig) -> list[str]:
     # What another kernel source needs besides (its images/uml/sources/ file says; e.g. root=/dev/root
     # for a hostfs root on 7.x); the default kernel's line is the one above, word for word.
     words += (image.manifest().get("uml") or {}).get("cmdline_extra") or []
-    return ["taskset", "-c", str(cpu), str(image.uml_binary), *words]
+    # setpriv --pdeathsig: the UML dies with the thread that started it (a runner killed outright,
+    # SIGKILL or the OOM killer, leaves no UML behind running on its core); taskset pins it.
+    return ["setpriv", "--pdeathsig", "KILL", "taskset", "-c", str(cpu), str(image.uml_binary), *words]
 
 
 #: Test knobs of our UML kernel's FP sizing (images/uml/patches/0003-*), passed on from the
@@ -168,7 +170,7 @@ def boot_and_run(image: Image, job_dir: Path, cfg: UMLConfig, job_timeout_s: flo
     up = {n: (u, t) for n, _, u, t in seen}
     guest = (up["agent-exit"][0] - up["shares-mounted"][0]) if "agent-exit" in up and "shares-mounted" in up \
         else None
-    record = UMLBootRecord(int(cmd[2]), seed, up.get("userspace", (None, None))[1], total,
+    record = UMLBootRecord(int(cmd[cmd.index("-c") + 1]), seed, up.get("userspace", (None, None))[1], total,
                            None if guest is None else round(guest, 6), seen, code)
     (stage / "boot.json").write_text(json.dumps(record.__dict__, indent=2))
     return record
@@ -185,8 +187,9 @@ class UMLTestbed:
         self.image = image
         self.cfg = cfg or UMLConfig()
         self.live: set = set()
-        if shutil.which("taskset") is None:
-            raise VMError("taskset not found (Debian package util-linux)")
+        for tool in ("taskset", "setpriv"):
+            if shutil.which(tool) is None:
+                raise VMError(f"{tool} not found (Debian package util-linux)")
 
     def facts(self, res: JobResult) -> dict:
         """What a check records of this substrate beside the guest's own report: the image with its
