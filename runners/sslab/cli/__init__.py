@@ -10,9 +10,13 @@ refuse a request before anything starts exit 2, failures during a run exit 1.
 
 from __future__ import annotations
 
+import errno
+import shutil
 import signal
 import sys
+from pathlib import Path
 
+from .. import paths
 from ..records import RecordFormatError
 from . import commands
 from .spec import build_parser
@@ -67,4 +71,36 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_REFUSED
     except (ImageError, MirrorError, VMError, JobError) as e:
         print(f"error: {e}", file=sys.stderr)
+        # A guest that could not write (its files go to the host's disk through hostfs) fails in words
+        # of its own ("the job left no status"): say so when the disk under the results is full.
+        if (full := nearly_full(paths.RESULTS_DIR)) is not None:
+            print(f"error: {full_disk_message(str(full))}", file=sys.stderr)
         return EXIT_FAILED
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        print(f"error: {full_disk_message(e.filename)}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+#: Free bytes below which a disk counts as full when a run failed (a Table 1 cell writes about 10 MB).
+FULL_BELOW_BYTES = 64 * 1024 * 1024
+
+
+def nearly_full(where: Path) -> Path | None:
+    """@where (or its nearest existing parent) if the disk holding it has under FULL_BELOW_BYTES free."""
+    probe = next((p for p in (where, *where.parents) if p.exists()), None)
+    if probe is None:
+        return None
+    return probe if shutil.disk_usage(probe).free < FULL_BELOW_BYTES else None
+
+
+def full_disk_message(filename: str | None) -> str:
+    """What a full disk (or quota) stopped, and what to do: the device, its free space, and that a rerun
+    completes what is missing (nothing unfinished is recorded as done)."""
+    where = Path(filename) if filename else paths.RESULTS_DIR
+    probe = next((p for p in (where, *where.parents) if p.exists()), Path("/"))
+    free = shutil.disk_usage(probe).free / 1e6
+    return (f"no space left on the device holding {where} ({free:.1f} MB free there now).  Nothing "
+            f"unfinished was recorded as done: free space (or point SSLAB_RESULTS= / SSLAB_CACHE= "
+            f"elsewhere) and run the same command again; it runs only what is missing.")

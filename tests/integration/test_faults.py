@@ -1,0 +1,205 @@
+"""Faults a long matrix meets, injected for real (docs/faults.md): a damaged cache entry, two commands
+at once on one checkout, a testbed killed outright.  Each is refused or survived, and nothing
+recorded is lost."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sslab.paths import REPO_ROOT
+from sslab.substrate.buildtools import sha256_file
+
+from .helpers import processes_of, sslab
+
+pytestmark = pytest.mark.vm
+SMOKE = str(REPO_ROOT / "tests/data/module-smoke.yaml")
+
+
+def finished_runs(results: Path, kind: str = "startup") -> list[Path]:
+    d = results / kind
+    return sorted(p for p in d.iterdir() if not p.is_symlink() and (p / "manifest.json").is_file()) if d.is_dir() else []
+
+
+def uml_main_processes(root: Path) -> list[int]:
+    """The UML kernels running for runs under @root: of the processes there with a UML's command
+    line (its guest's processes share it), those whose parent is none of them."""
+    pids = {int(line.split(" ", 1)[0]) for line in processes_of(root, "time-travel=inf-cpu")}
+    mains = []
+    for pid in pids:
+        try:
+            ppid = int(next(ln.split()[1] for ln in Path(f"/proc/{pid}/status").read_text().splitlines()
+                            if ln.startswith("PPid:")))
+        except (OSError, StopIteration):
+            continue
+        if ppid not in pids:
+            mains.append(pid)
+    return mains
+
+
+def test_a_damaged_image_is_set_aside_with_a_warning_and_built_again_never_booted(tmp_path, image):
+    """One byte of the cached image's UML kernel flipped (a crash while writing, a bad disk): the next
+    command names the file, moves the image aside, builds it again (its final stage, ~30 s) and runs
+    on the rebuilt one, which is byte for byte what the recipe recorded."""
+    linux = image.root / "linux"
+    recorded = json.loads(image.manifest_path.read_text())["files"]["linux"]
+    backup = tmp_path / "linux.good"
+    shutil.copy2(linux, backup)
+    aside = []
+    try:
+        with open(linux, "r+b") as f:
+            f.seek(4096)
+            byte = f.read(1)
+            f.seek(4096)
+            f.write(bytes([byte[0] ^ 0xFF]))
+        res = sslab(["startup", "--scenario", SMOKE], tmp_path / "results", timeout=900)
+        aside = sorted(image.root.parent.glob(f".damaged-{image.root.name}-*"))
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+        out = res.stdout + res.stderr
+        assert f"the cached image {image.root.name[:12]} is damaged and was not booted: linux: sha256 " in out, \
+            out[-3000:]
+        assert f"recorded {recorded[:12]}..." in out and "building it again" in out
+        # Set aside, not deleted; the damaged copy is still the damaged one.
+        assert len(aside) == 1 and sha256_file(aside[0] / "linux") != recorded
+        # Rebuilt in place: the recorded bytes, and the run booted them.
+        assert sha256_file(linux) == recorded
+        [run] = finished_runs(tmp_path / "results")
+        meta = json.loads((run / "meta.json").read_text())
+        assert meta["image"]["hash"] == image.root.name
+        # The warning came before the boot: the run's UML started after the rebuild finished.
+        assert out.index("is damaged and was not booted") < out.index(f"image {image.root.name[:12]} ready")
+    finally:
+        if not image.is_complete():  # the rebuild failed: put the good kernel back under the old name
+            for d in aside:
+                d.rename(image.root)
+                shutil.copy2(backup, linux)
+                break
+        for d in sorted(image.root.parent.glob(f".damaged-{image.root.name}-*")):
+            shutil.rmtree(d)
+
+
+def test_two_commands_never_run_one_key_at_once_the_second_waits_and_takes_the_first_ones_run(tmp_path, image):
+    """Two `sslab run` of one scenario, started together on one checkout: one runs it, the other says
+    which command holds it, waits, and takes its run; one run directory, one key."""
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    cmd = [sys.executable, "-m", "sslab", "run", "startup", "--scenario", SMOKE]
+    procs = [subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=900)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], "\n".join(o[-2000:] for o in outs)
+    waiting = [o for o in outs if "is running it (key " in o and "waiting for it" in o]
+    assert len(waiting) == 1, "\n---\n".join(o[-2000:] for o in outs)
+    assert "run meanwhile by the other command" in waiting[0]
+    [run] = finished_runs(results)
+    keys = [p for p in (results / "startup" / "keys").iterdir() if not p.name.startswith(".")]
+    assert len(keys) == 1 and keys[0].resolve() == run
+    # Every run directory the two made is that one: the waiting command started none.
+    assert [p for p in (results / "startup").iterdir() if p.name[:8].isdigit()] == [run]
+
+
+def test_a_uml_killed_outright_fails_its_run_keeps_nothing_half_done_and_a_rerun_completes(tmp_path, image):
+    """SIGKILL to the UML kernel mid-run (what the OOM killer does): the command fails naming the
+    testbed, the run directory has no manifest and no key names it, and the same command again runs
+    the scenario whole."""
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    cmd = [sys.executable, "-m", "sslab", "run", "startup", "--scenario", SMOKE]
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    killed = None
+    deadline = time.monotonic() + 300
+    while killed is None and time.monotonic() < deadline and proc.poll() is None:
+        for pid in uml_main_processes(results):
+            # The run's UML (its directory is under the results; the preflight boot's is the
+            # cache's), once its console says the traffic has begun.
+            console = Path(os.readlink(f"/proc/{pid}/cwd")) / "console.log"
+            if console.is_file() and b"SSLAB-PHASE flow traffic" in console.read_bytes():
+                os.kill(pid, signal.SIGKILL)
+                killed = pid
+                break
+        time.sleep(0.02)
+    out = proc.communicate(timeout=300)[0]
+    assert killed is not None, out[-3000:]
+    assert proc.returncode not in (0, None), out[-3000:]
+    assert "error: UML was killed by SIGKILL (unless by a stop here: by the kernel's OOM killer" in out, out[-3000:]
+    assert "Nothing of this boot is recorded as done: the same command again runs it whole." in out
+    assert not uml_main_processes(results) and not processes_of(results, "time-travel=inf-cpu")  # nothing left
+    assert finished_runs(results) == []
+    keys = results / "startup" / "keys"
+    assert not keys.is_dir() or not [p for p in keys.iterdir() if not p.name.startswith(".")]
+    again = sslab(["run", "startup", "--scenario", SMOKE], results, timeout=900)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    [run] = finished_runs(results)
+    assert "already run" not in again.stdout
+    flows = json.loads((run / "meta.json").read_text())["run_order"]
+    assert flows  # the scenario ran whole
+
+
+def test_a_runner_killed_outright_takes_its_uml_with_it_and_a_rerun_completes(tmp_path, image):
+    """SIGKILL to `sslab run` itself mid-run: no `finally` runs, yet its UML dies with it (started
+    under a parent-death signal) and leaves no process behind; the run is not recorded as done and
+    the same command again runs it whole."""
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    cmd = [sys.executable, "-m", "sslab", "run", "startup", "--scenario", SMOKE]
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    main = None
+    while main is None and time.monotonic() < deadline and proc.poll() is None:
+        for pid in uml_main_processes(results):
+            console = Path(os.readlink(f"/proc/{pid}/cwd")) / "console.log"
+            if console.is_file() and b"SSLAB-PHASE flow traffic" in console.read_bytes():
+                proc.kill()
+                main, phases = pid, console.read_bytes().count(b"SSLAB-PHASE")
+                break
+        time.sleep(0.02)
+    proc.communicate(timeout=60)
+    assert main is not None and proc.returncode == -signal.SIGKILL
+    time.sleep(3)  # a UML left running would go on through its runs (each a few phases a second)
+    assert not Path(f"/proc/{main}").exists()  # the UML died with its runner
+    assert console.read_bytes().count(b"SSLAB-PHASE") <= phases + 1, console.read_text()[-1500:]
+    # What may stay are the UML's own helpers, asleep (6.1's): the next command stops them first.
+    left = sorted(int(line.split(" ", 1)[0]) for line in processes_of(results, "time-travel=inf-cpu"))
+    assert finished_runs(results) == []
+    again = sslab(["run", "startup", "--scenario", SMOKE], results, timeout=900)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    if left:
+        assert f"stopped {len(left)} UML process(es) a killed run left behind under {results}" in again.stdout
+    assert not processes_of(results, "time-travel=inf-cpu")
+    assert len(finished_runs(results)) == 1 and "already run" not in again.stdout
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 300 KB filesystem (tmpfs) for the results: a run's captures and traces do not fit."""
+    where = tmp_path / "small"
+    where.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(where)]).returncode:
+        pytest.skip("mounting a small filesystem needs root")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)])
+
+
+def test_a_full_disk_fails_the_run_saying_so_and_a_rerun_with_space_completes(small_disk, image):
+    results = small_disk / "results"
+    res = sslab(["run", "startup", "--scenario", SMOKE], results, timeout=600)
+    assert res.returncode == 1, res.stdout[-2000:] + res.stderr[-2000:]
+    assert f"error: no space left on the device holding {results}" in res.stderr, res.stderr[-2000:]
+    assert "Nothing unfinished was recorded as done" in res.stderr
+    assert finished_runs(results) == [] and not (results / "startup" / "keys" / "latest").exists()
+    failed = sorted(p for p in (results / "startup").iterdir() if p.name[:8].isdigit())
+    subprocess.run(["mount", "-o", "remount,size=50m", str(small_disk)], check=True)
+    again = sslab(["run", "startup", "--scenario", SMOKE], results, timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    [run] = finished_runs(results)
+    assert run not in failed and all(p.is_dir() for p in failed)  # the failed one kept, not finished
+    keys = [p for p in (results / "startup" / "keys").iterdir() if not p.name.startswith(".")]
+    assert [k.resolve() for k in keys] == [run]
