@@ -91,3 +91,15 @@ def test_a_second_build_waits_for_the_first_saying_for_whom(tmp_path, capsys):
     holder.wait()
     assert waited > 0.5
     assert f"waiting for another build in {tmp_path} (pid {holder.pid}) to finish" in capsys.readouterr().out
+
+
+def test_a_containers_shipped_image_is_checked_for_what_it_ships(tmp_path):
+    root = make_image(tmp_path)
+    shipped = tmp_path / "image"
+    root.rename(shipped)
+    for name in ("vmlinuz", "initrd.img"):
+        (shipped / name).unlink()  # a container ships the UML side only
+    assert image_damage(shipped, shipped=True) == []
+    (shipped / "linux").write_bytes(b"uml kernez")
+    assert image_damage(shipped, shipped=True) == [f"linux: sha256 {sha(b'uml kernez')[:12]}..., recorded "
+                                                   f"{sha(b'uml kernel')[:12]}..."]

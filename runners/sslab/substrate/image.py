@@ -553,7 +553,7 @@ def prebuilt_image() -> Image | None:
     missing = [p.name for p in (image.uml_binary, image.manifest_path, image.rootfs) if not p.exists()]
     if missing:
         raise ImageError(f"the prebuilt image {where} lacks {', '.join(missing)}")
-    if damage := image_damage(image.root):
+    if damage := image_damage(image.root, shipped=True):
         raise ImageError(f"the prebuilt image {where} is damaged ({'; '.join(damage)}): nothing was booted; "
                          f"build the container image again (make container)")
     return image
