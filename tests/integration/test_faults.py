@@ -203,3 +203,25 @@ def test_a_full_disk_fails_the_run_saying_so_and_a_rerun_with_space_completes(sm
     assert run not in failed and all(p.is_dir() for p in failed)  # the failed one kept, not finished
     keys = [p for p in (results / "startup" / "keys").iterdir() if not p.name.startswith(".")]
     assert [k.resolve() for k in keys] == [run]
+
+
+def test_a_second_controller_of_one_matrix_is_refused_before_it_plans_and_the_first_finishes(tmp_path, image):
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    cmd = [sys.executable, "-m", "sslab", "matrix", "run", str(REPO_ROOT / "tests/data/matrix-tiny.yaml"),
+           "--set", "CCA=cubic"]
+    first = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lock = results / "tiny" / "cca-cubic" / "controller.lock"
+    deadline = time.monotonic() + 120
+    while not (lock.is_file() and lock.read_text().strip() == str(first.pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    out = first.communicate(timeout=600)[0]
+    assert first.returncode == 0, out[-3000:]
+    assert second.returncode == 2, second.stdout[-2000:] + second.stderr[-2000:]
+    assert (f"error: another `sslab matrix run` (pid {first.pid}) is running the cells of "
+            f"{results / 'tiny' / 'cca-cubic'}; nothing was planned or run") in second.stderr
+    plans = list((results / "tiny" / "cca-cubic" / "plans").glob("plan-*.json"))
+    assert len(plans) == 1  # the refused one planned nothing
+    again = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "1 already done, 0 to run" in again.stdout, again.stdout[-2000:]

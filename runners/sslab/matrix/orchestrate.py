@@ -23,6 +23,7 @@ on the controller is never replaced).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import statistics
@@ -201,54 +202,81 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     # Cells built by another backend than the matrix names are archived apart.
     matrix_rel = matrix_rel_of(m, chosen, backend, knobs, changes)
     matrix_dir = paths.RESULTS_DIR / matrix_rel
-    store = CellStore(matrix_dir)
-    missing = [c for c in plan["cells"] if not store.done(c["key"])]
-    plan_path = write_plan(plan, matrix_dir, missing, inventory, hosts)
+    with controller_lock(matrix_dir):
+        store = CellStore(matrix_dir)
+        missing = [c for c in plan["cells"] if not store.done(c["key"])]
+        plan_path = write_plan(plan, matrix_dir, missing, inventory, hosts)
 
-    est, est_source = estimate_cell_seconds(m, plan, store)
-    print(f"{m.spec.title}: {matrix_dir}")
-    for u in plan["unavailable"]:
-        print(f"  unavailable, not run and never substituted: {u['setting']}: {u['reason']}")
-    print("  parameters the paper leaves unstated, as chosen here:")
-    for k, v in m.spec.defaults.items():
-        print(f"    {k}: {v}")
-    runnable = len(plan["cells"]) // iterations  # iterations >= 1, checked above
-    print(f"  {runnable} settings x {iterations} iteration(s) = {len(plan['cells'])} cells; "
-          f"{len(plan['cells']) - len(missing)} already done, {len(missing)} to run in {len(plan['boots'])} boot(s) "
-          f"on {len(hosts)} host(s) ({', '.join(hosts)}), dealt as they free up")
-    current = {c["key"] for c in plan["cells"]}
-    stale = [d for d in (store.cells.iterdir() if store.cells.exists() else [])
-             if not d.name.startswith(".") and d.name not in current]
-    if stale:
-        print(f"  {len(stale)} cell(s) in {store.cells} are not in this plan (another image or traffic code, "
-              f"or a repetition beyond ITER): kept, not used in this report")
-    if missing:
-        # Hosts run side by side, unless SERIAL= limits how many at once.
-        slots = host_slots(hosts, jobs)
-        at_once = sum(sorted(slots.values(), reverse=True)[:int(serial)]) if serial else sum(slots.values())
-        per_boot = len(missing) / len(plan["boots"])
-        rounds = -(-len(plan["boots"]) // at_once)
-        print(f"  substrate {substrate} ({clock_name}), {jobs} boot(s) at a time per host"
-              f"{f', in the container {container}' if container else ''}; "
-              + (f"up to {boot_share} repetitions of a setting per boot (BOOT_SHARE=; the first runs as alone, "
-                 f"the others after it, keyed apart)" if boot_share > 1 else "a boot per cell"))
-        print(f"  expected time: about {rounds * per_boot * est / 60:.0f} min ({est:.0f} s per cell"
-              f", {est_source};"
-              f" {iterations} iteration(s)"
-              f"{f', the paper ran {m.spec.paper_iterations}' if m.spec.paper_iterations else ''})", flush=True)
-    rc = 0
-    if missing:
-        rc = run_on_hosts(plan, plan_path, matrix_rel, inventory, hosts, slots, est, substrate=substrate, jobs=jobs,
-                          clock=clock, container=container, serial=serial, host_timeout=host_timeout, changes=changes)
-    report = write_matrix_report(matrix_dir)
-    print((report / "table.md").read_text())
-    print(f"report: {report / 'table.md'}")
-    failed = [c for c in plan["cells"] if not store.done(c["key"])]
-    if failed:
-        print(f"{len(failed)} cell(s) not done (failed or interrupted): rerun the same command to run only "
-              f"those; logs of failed attempts are under {matrix_dir / 'failed'}", file=sys.stderr)
-        return rc or 1
-    return rc
+        est, est_source = estimate_cell_seconds(m, plan, store)
+        print(f"{m.spec.title}: {matrix_dir}")
+        for u in plan["unavailable"]:
+            print(f"  unavailable, not run and never substituted: {u['setting']}: {u['reason']}")
+        print("  parameters the paper leaves unstated, as chosen here:")
+        for k, v in m.spec.defaults.items():
+            print(f"    {k}: {v}")
+        runnable = len(plan["cells"]) // iterations  # iterations >= 1, checked above
+        print(f"  {runnable} settings x {iterations} iteration(s) = {len(plan['cells'])} cells; "
+              f"{len(plan['cells']) - len(missing)} already done, {len(missing)} to run in {len(plan['boots'])} boot(s) "
+              f"on {len(hosts)} host(s) ({', '.join(hosts)}), dealt as they free up")
+        current = {c["key"] for c in plan["cells"]}
+        stale = [d for d in (store.cells.iterdir() if store.cells.exists() else [])
+                 if not d.name.startswith(".") and d.name not in current]
+        if stale:
+            print(f"  {len(stale)} cell(s) in {store.cells} are not in this plan (another image or traffic code, "
+                  f"or a repetition beyond ITER): kept, not used in this report")
+        if missing:
+            # Hosts run side by side, unless SERIAL= limits how many at once.
+            slots = host_slots(hosts, jobs)
+            at_once = sum(sorted(slots.values(), reverse=True)[:int(serial)]) if serial else sum(slots.values())
+            per_boot = len(missing) / len(plan["boots"])
+            rounds = -(-len(plan["boots"]) // at_once)
+            print(f"  substrate {substrate} ({clock_name}), {jobs} boot(s) at a time per host"
+                  f"{f', in the container {container}' if container else ''}; "
+                  + (f"up to {boot_share} repetitions of a setting per boot (BOOT_SHARE=; the first runs as alone, "
+                     f"the others after it, keyed apart)" if boot_share > 1 else "a boot per cell"))
+            print(f"  expected time: about {rounds * per_boot * est / 60:.0f} min ({est:.0f} s per cell"
+                  f", {est_source};"
+                  f" {iterations} iteration(s)"
+                  f"{f', the paper ran {m.spec.paper_iterations}' if m.spec.paper_iterations else ''})", flush=True)
+        rc = 0
+        if missing:
+            rc = run_on_hosts(plan, plan_path, matrix_rel, inventory, hosts, slots, est, substrate=substrate, jobs=jobs,
+                              clock=clock, container=container, serial=serial, host_timeout=host_timeout, changes=changes)
+        report = write_matrix_report(matrix_dir)
+        print((report / "table.md").read_text())
+        print(f"report: {report / 'table.md'}")
+        failed = [c for c in plan["cells"] if not store.done(c["key"])]
+        if failed:
+            print(f"{len(failed)} cell(s) not done (failed or interrupted): rerun the same command to run only "
+                  f"those; logs of failed attempts are under {matrix_dir / 'failed'}", file=sys.stderr)
+            return rc or 1
+        return rc
+
+
+@contextlib.contextmanager
+def controller_lock(matrix_dir: Path):
+    """One controller per matrix directory: a second `sslab matrix run` of the same selection would
+    plan and deal the same cells (its hosts' runners are refused, one per host and directory), so it
+    is refused before it plans anything (exit 2), saying which process runs it."""
+    # Beside progress/, not in it: a host lock there means a runner still working (matrix.stopping).
+    path = matrix_dir / "controller.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            raise MatrixError(f"another `sslab matrix run` (pid {f.read().strip() or '?'}) is running the cells of "
+                              f"{matrix_dir}; nothing was planned or run.  Wait for it (its cells land there), or "
+                              f"stop it, then run this again: only what is missing runs") from None
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def parse_kernels(terms: list[str]) -> list[KernelChanges]:

@@ -29,7 +29,8 @@ from ..substrate.image import ensure_image
 from ..substrate.kinds import kind_of
 from ..substrate.preflight import offered_ccas, preflight
 from .fleet import on_this_machine
-from .orchestrate import check_hosts, check_jobs, estimate_cell_seconds, host_slots, run_on_hosts, write_plan
+from .orchestrate import (check_hosts, check_jobs, controller_lock, estimate_cell_seconds, host_slots, run_on_hosts,
+                          write_plan)
 from .plan import new_cell, traffic_code_version
 from .spec import MatrixError
 from .store import CellStore, set_aside
@@ -84,46 +85,47 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
                       traffic_code_version(), substrate, clock_name)
     plan["jobs"] = jobs
     store_dir = paths.RESULTS_DIR / output
-    store = CellStore(store_dir)
-    # Each part's key and where it is linked (results/<kind>/keys/<key>).
-    keyed = [(cell_key_of(plan, s), kind) for _, kind, s in parts]
-    missing = []
-    for cell in plan["cells"]:
-        key = cell["key"]
-        found = [finished_run(kind, key) for k, kind in keyed if k == key]
-        if again:
-            if store.done(key):
-                set_aside(store_dir, key, "run again (AGAIN=1)")
-            missing.append(cell)
-        elif all(d is not None for d in found):
-            log(f"{cell['name']}: already run, key {key} ({found[0]}); not run again", flush=True)
-        elif store.done(key) or any(d is not None for d in found):
-            # Run here or there under another part's name: the same run, linked for this part too.
-            run = store.cell_dir(key) if store.done(key) else next(d for d in found if d is not None)
-            for k, kind in keyed:
-                if k == key:
-                    record_finished(kind, key, run)
-        else:
-            missing.append(cell)
-    plan_path = write_plan(plan, store_dir, missing, inventory, hosts)
-    rc = 0
-    if missing:
-        est, _ = estimate_cell_seconds(None, plan, store)
-        slots = host_slots(hosts, jobs)
-        log(f"{title}: {len(parts)} part(s) in {len(plan['cells'])} cell(s), {len(plan['cells']) - len(missing)} "
-            f"already run, {len(missing)} to run on "
-            f"{len(hosts)} host(s) ({', '.join(hosts)}), dealt as they free up; plan {plan_path}", flush=True)
-        rc = run_on_hosts(plan, plan_path, output, inventory, hosts, slots, est, substrate=substrate, jobs=jobs,
-                          clock=clock, container=container, serial=serial, host_timeout=host_timeout,
-                          changes=changes)
-    runs: list[Path | None] = []
-    ran = {c["key"] for c in missing if store.done(c["key"])}
-    for key, kind in keyed:
-        if key in ran:
-            record_finished(kind, key, store.cell_dir(key))
-        runs.append(finished_run(kind, key))
-    if any(d is None for d in runs):
-        print(f"{sum(d is None for d in runs)} part(s) not run (failed or interrupted): the same command runs only "
-              f"those; logs of failed attempts are under {store_dir / 'failed'}", file=sys.stderr)
-        rc = rc or 1
-    return rc, runs
+    with controller_lock(store_dir):  # one controller per store: a second is refused (exit 2)
+        store = CellStore(store_dir)
+        # Each part's key and where it is linked (results/<kind>/keys/<key>).
+        keyed = [(cell_key_of(plan, s), kind) for _, kind, s in parts]
+        missing = []
+        for cell in plan["cells"]:
+            key = cell["key"]
+            found = [finished_run(kind, key) for k, kind in keyed if k == key]
+            if again:
+                if store.done(key):
+                    set_aside(store_dir, key, "run again (AGAIN=1)")
+                missing.append(cell)
+            elif all(d is not None for d in found):
+                log(f"{cell['name']}: already run, key {key} ({found[0]}); not run again", flush=True)
+            elif store.done(key) or any(d is not None for d in found):
+                # Run here or there under another part's name: the same run, linked for this part too.
+                run = store.cell_dir(key) if store.done(key) else next(d for d in found if d is not None)
+                for k, kind in keyed:
+                    if k == key:
+                        record_finished(kind, key, run)
+            else:
+                missing.append(cell)
+        plan_path = write_plan(plan, store_dir, missing, inventory, hosts)
+        rc = 0
+        if missing:
+            est, _ = estimate_cell_seconds(None, plan, store)
+            slots = host_slots(hosts, jobs)
+            log(f"{title}: {len(parts)} part(s) in {len(plan['cells'])} cell(s), {len(plan['cells']) - len(missing)} "
+                f"already run, {len(missing)} to run on "
+                f"{len(hosts)} host(s) ({', '.join(hosts)}), dealt as they free up; plan {plan_path}", flush=True)
+            rc = run_on_hosts(plan, plan_path, output, inventory, hosts, slots, est, substrate=substrate, jobs=jobs,
+                              clock=clock, container=container, serial=serial, host_timeout=host_timeout,
+                              changes=changes)
+        runs: list[Path | None] = []
+        ran = {c["key"] for c in missing if store.done(c["key"])}
+        for key, kind in keyed:
+            if key in ran:
+                record_finished(kind, key, store.cell_dir(key))
+            runs.append(finished_run(kind, key))
+        if any(d is None for d in runs):
+            print(f"{sum(d is None for d in runs)} part(s) not run (failed or interrupted): the same command runs only "
+                  f"those; logs of failed attempts are under {store_dir / 'failed'}", file=sys.stderr)
+            rc = rc or 1
+        return rc, runs
