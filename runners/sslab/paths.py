@@ -5,10 +5,13 @@ A leaf module (standard library only), imported from every layer.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import secrets
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +71,44 @@ def write_json_atomic(path: Path, data: Any) -> None:
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(3)}.tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
     os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def pid_lock(path: Path, when_held: Callable[[str], None] | None = None,
+             wait: Callable[[], bool] | None = None) -> Iterator[bool]:
+    """Hold an exclusive lock on the file @path, which names this process's pid while it is held;
+    yields whether another process held it first.
+
+    When another holds it, @when_held(its pid, as the file says) is called once: it may raise (a
+    refusal that names the holder) or say what is waited for.  Then this waits for it: @wait() is
+    called between tries, sleeping as it likes, and returns True to give up (a stop was asked), which
+    raises LockWaitStopped; without @wait, a try every half second until the holder lets go."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        held_by_other = False
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not held_by_other:
+                    held_by_other = True
+                    f.seek(0)
+                    if when_held is not None:
+                        when_held(f.read().strip() or "?")
+                if wait is None:
+                    time.sleep(0.5)
+                elif wait():
+                    raise LockWaitStopped(f"stopped while waiting for {path}")
+        try:
+            f.seek(0)
+            f.truncate()
+            f.write(str(os.getpid()))
+            f.flush()
+            yield held_by_other
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+class LockWaitStopped(Exception):
+    """A stop (Ctrl-C, SIGTERM) came while waiting for another process's lock (pid_lock)."""

@@ -26,8 +26,6 @@ takes the other's finished run instead of running it again.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 import queue
 import threading
 from collections.abc import Iterator
@@ -89,32 +87,17 @@ KEY_WAIT_POLL_S = 0.5
 def key_lock(kind: str, key: str, name: str, stop: threading.Event, log) -> Iterator[bool]:
     """Hold results/<kind>/keys/.@key.lock while running @key: two commands never run one key at once
     (two `make wifi` in one checkout).  One that finds the lock held says for what and by whom, and
-    waits (Ctrl-C still stops it); yields whether it waited, so that the caller looks again whether
-    the other command finished the run meanwhile."""
-    path = paths.RESULTS_DIR / kind / "keys" / f".{key}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as f:
-        waited = False
-        while True:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if not waited:
-                    f.seek(0)
-                    log(f"{kind}: {name}: another command (pid {f.read().strip() or '?'}) is running it "
-                        f"(key {key}); waiting for it", flush=True)
-                    waited = True
-                if stop.wait(KEY_WAIT_POLL_S):
-                    raise Stopping(f"{kind}: {name}: stopped while waiting for another command's run")
-        try:
-            f.seek(0)
-            f.truncate()
-            f.write(str(os.getpid()))
-            f.flush()
+    waits (Ctrl-C still stops it: Stopping); yields whether it waited, so that the caller looks again
+    whether the other command finished the run meanwhile."""
+    def say(pid: str) -> None:
+        log(f"{kind}: {name}: another command (pid {pid}) is running it (key {key}); waiting for it", flush=True)
+
+    try:
+        with paths.pid_lock(paths.RESULTS_DIR / kind / "keys" / f".{key}.lock", when_held=say,
+                            wait=lambda: stop.wait(KEY_WAIT_POLL_S)) as waited:
             yield waited
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    except paths.LockWaitStopped:
+        raise Stopping(f"{kind}: {name}: stopped while waiting for another command's run") from None
 
 
 class Stopping(Exception):

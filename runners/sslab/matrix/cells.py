@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import queue
@@ -13,6 +12,7 @@ import time
 import traceback
 from pathlib import Path
 
+from .. import paths
 from ..records import read_record, read_runs_index, stamped
 from ..experiment import gzip_in_place, run_scenarios_in_one_boot, write_manifest
 from ..experiment.workers import run_on_each
@@ -160,19 +160,11 @@ def host_boots(cells: list[dict], keys: list[str]) -> list[tuple[list[dict], lis
 @contextlib.contextmanager
 def host_lock(store: CellStore, host: str):
     """One runner per host and matrix: a second would boot more testbeds on the same cores."""
-    path = store.dir / "progress" / f"{host}.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            raise MatrixError(f"another runner for host {host} is working on {store.dir} "
-                              f"(pid {f.read().strip() or '?'}); wait for it or stop it") from None
-        f.seek(0)
-        f.truncate()
-        f.write(str(os.getpid()))
-        f.flush()
+    def refuse(pid: str) -> None:
+        raise MatrixError(f"another runner for host {host} is working on {store.dir} (pid {pid}); wait for it "
+                          f"or stop it")
+
+    with paths.pid_lock(store.dir / "progress" / f"{host}.lock", when_held=refuse):
         yield
 
 

@@ -23,7 +23,6 @@ on the controller is never replaced).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import statistics
@@ -260,23 +259,14 @@ def controller_lock(matrix_dir: Path):
     is refused before it plans anything (exit 2), saying which process runs it."""
     # Beside progress/, not in it: a host lock there means a runner still working (matrix.stopping).
     path = matrix_dir / "controller.lock"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            raise MatrixError(f"another `sslab matrix run` (pid {f.read().strip() or '?'}) is running the cells of "
-                              f"{matrix_dir}; nothing was planned or run.  Wait for it (its cells land there), or "
-                              f"stop it, then run this again: only what is missing runs") from None
-        f.seek(0)
-        f.truncate()
-        f.write(str(os.getpid()))
-        f.flush()
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+
+    def refuse(pid: str) -> None:
+        raise MatrixError(f"another `sslab matrix run` (pid {pid}) is running the cells of {matrix_dir}; nothing "
+                          f"was planned or run.  Wait for it (its cells land there), or stop it, then run this "
+                          f"again: only what is missing runs")
+
+    with paths.pid_lock(path, when_held=refuse):
+        yield
 
 
 def parse_kernels(terms: list[str]) -> list[KernelChanges]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import fcntl
 import hashlib
 import os
 import re
@@ -13,6 +12,8 @@ import stat
 import subprocess
 from pathlib import Path
 from typing import Iterator
+
+from .. import paths
 
 
 class ImageError(RuntimeError):
@@ -69,23 +70,11 @@ def cache_lock(cache: Path) -> Iterator[None]:
     """One build in @cache at a time (a second `make image`, or a run needing another kernel's image,
     waits, saying for what and for whom).  Booting needs no lock: an image is renamed into place only
     when complete, and another recipe's is another directory."""
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / "build.lock", "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            log(f"waiting for another build in {cache} (pid {f.read().strip() or '?'}) to finish: one build "
-                f"at a time")
-            fcntl.flock(f, fcntl.LOCK_EX)
-        f.seek(0)
-        f.truncate()
-        f.write(str(os.getpid()))
-        f.flush()
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    def say(pid: str) -> None:
+        log(f"waiting for another build in {cache} (pid {pid}) to finish: one build at a time")
+
+    with paths.pid_lock(cache / "build.lock", when_held=say):
+        yield
 
 
 #: The device nodes a build chroot gets, on a /dev of its own (a tmpfs), never the host's: a
