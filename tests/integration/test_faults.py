@@ -225,3 +225,32 @@ def test_a_second_controller_of_one_matrix_is_refused_before_it_plans_and_the_fi
     assert len(plans) == 1  # the refused one planned nothing
     again = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "1 already done, 0 to run" in again.stdout, again.stdout[-2000:]
+
+
+def test_a_controller_killed_outright_between_batches_loses_no_cell_and_a_rerun_runs_the_rest(tmp_path, image):
+    """SIGKILL to `sslab matrix run` once its first batch's cells are home: those stay done, nothing of
+    the next batch is left running, and the same command runs only the cells not home."""
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    cmd = [sys.executable, "-m", "sslab", "matrix", "run", str(REPO_ROOT / "experiments/scenarios/smoke.yaml"),
+           "--iter", "2", "--boot-share", "1", "--jobs", "1"]
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cells = results / "smoke" / "all" / "cells"
+    deadline = time.monotonic() + 600
+    while not list(cells.glob("*/cell.json")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    proc.kill()
+    proc.wait(timeout=60)
+    home = {p.parent.name for p in cells.glob("*/cell.json")}
+    assert home and proc.returncode == -signal.SIGKILL
+    time.sleep(3)
+    assert not processes_matching_results(results)  # no runner, no UML left working for it
+    again = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f"4 cells; {len(home)} already done, {4 - len(home)} to run" in again.stdout, again.stdout[-2000:]
+    assert home <= {p.parent.name for p in cells.glob("*/cell.json")} and len(list(cells.glob("*/cell.json"))) == 4
+
+
+def processes_matching_results(results: Path) -> list[str]:
+    """Processes working for @results: a cell runner naming it, or a UML working under it."""
+    return processes_of(results, "run-cells", "time-travel=inf-cpu")
