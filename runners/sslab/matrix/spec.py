@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import paths
 from ..scenario import KNOWN_CCAS, Scenario, parse_scenario, scenario_from_dump, substitute
-from ..scenario.axes import Axis, check_axis, combinations
+from ..scenario.axes import Axis, check_axes, combinations
 from ..scenario.knobs import apply as apply_knobs
 from ..scenario.load import read_template_file
 
@@ -59,8 +59,7 @@ class MatrixSpec(BaseModel):
 
     @model_validator(mode="after")
     def _options_unique(self):
-        for name, axis in self.axes.items():
-            check_axis(name, axis, f"axes.{name}")
+        check_axes(self.axes, "axes")
         opts = [a.option for a in self.axes.values() if a.option]
         if len(set(opts)) != len(opts):
             raise ValueError(f"axes share a make option: {opts}")

@@ -85,10 +85,9 @@ def parse_axes(raw: Any, where: str) -> dict[str, Axis]:
     """@raw (a file's `axes:` mapping) as Axis models; @where names it in errors."""
     if not isinstance(raw, dict) or not raw:
         raise AxesError(f"{where}: a mapping of axis names to their values")
-    axes = {}
-    for name, spec in raw.items():
-        axes[name] = spec if isinstance(spec, Axis) else _validated(spec, f"{where}.{name}")
-        check_axis(name, axes[name], f"{where}.{name}")
+    axes = {name: spec if isinstance(spec, Axis) else _validated(spec, f"{where}.{name}")
+            for name, spec in raw.items()}
+    check_axes(axes, where)
     return axes
 
 
@@ -101,15 +100,17 @@ def _validated(spec: Any, where: str) -> Axis:
         raise AxesError(f"{where}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
-def check_axis(name: str, axis: Axis, where: str) -> None:
-    """Every mapping value carries its label (the parameter named like the axis); labels are unique."""
-    for v in axis.values:
-        if isinstance(v, dict) and name not in v:
-            raise AxesError(f"{where}: a mapping value must set {name!r} (its label); got {v}")
-    labels = axis.labels(name)
-    dup = sorted({x for x in labels if labels.count(x) > 1})
-    if dup:
-        raise AxesError(f"{where}: values repeat: {', '.join(dup)}")
+def check_axes(axes: dict[str, Axis], where: str) -> None:
+    """In every axis (named @where.<name> in errors), every mapping value carries its label (the
+    parameter named like the axis), and labels are unique."""
+    for name, axis in axes.items():
+        for v in axis.values:
+            if isinstance(v, dict) and name not in v:
+                raise AxesError(f"{where}.{name}: a mapping value must set {name!r} (its label); got {v}")
+        labels = axis.labels(name)
+        dup = sorted({x for x in labels if labels.count(x) > 1})
+        if dup:
+            raise AxesError(f"{where}.{name}: values repeat: {', '.join(dup)}")
 
 
 def combinations(axes: dict[str, Axis], chosen: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .axes import Axis, check_axis, combinations, labels_of
+from .axes import Axis, check_axes, combinations, labels_of
 from .load import parse_scenario, read_template_file, substitute
 from .model import Scenario, ScenarioError
 
@@ -42,8 +42,7 @@ class SeriesSpec(BaseModel):
 
     @model_validator(mode="after")
     def _settings_named_once(self):
-        for name, axis in self.axes.items():
-            check_axis(name, axis, f"axes.{name}")
+        check_axes(self.axes, "axes")
         names = [s["name"] for s in self.settings()]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
