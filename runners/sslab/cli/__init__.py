@@ -87,11 +87,14 @@ def main(argv: list[str] | None = None) -> int:
 FULL_BELOW_BYTES = 64 * 1024 * 1024
 
 
+def _existing(where: Path) -> Path:
+    """@where, or its nearest parent that exists (a results directory not made yet)."""
+    return next((p for p in (where, *where.parents) if p.exists()), Path("/"))
+
+
 def nearly_full(where: Path) -> Path | None:
     """@where (or its nearest existing parent) if the disk holding it has under FULL_BELOW_BYTES free."""
-    probe = next((p for p in (where, *where.parents) if p.exists()), None)
-    if probe is None:
-        return None
+    probe = _existing(where)
     return probe if shutil.disk_usage(probe).free < FULL_BELOW_BYTES else None
 
 
@@ -99,8 +102,7 @@ def full_disk_message(filename: str | None) -> str:
     """What a full disk (or quota) stopped, and what to do: the device, its free space, and that a rerun
     completes what is missing (nothing unfinished is recorded as done)."""
     where = Path(filename) if filename else paths.RESULTS_DIR
-    probe = next((p for p in (where, *where.parents) if p.exists()), Path("/"))
-    free = shutil.disk_usage(probe).free / 1e6
+    free = shutil.disk_usage(_existing(where)).free / 1e6
     return (f"no space left on the device holding {where} ({free:.1f} MB free there now).  Nothing "
             f"unfinished was recorded as done: free space (or point SSLAB_RESULTS= / SSLAB_CACHE= "
             f"elsewhere) and run the same command again; it runs only what is missing.")

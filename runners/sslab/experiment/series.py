@@ -131,9 +131,10 @@ def run_series(scenarios: list[tuple[Path, str]], substrates: list, reps: int | 
                 return
             path, kind = scenarios[n]
             try:
-                with key_lock(kind, keys[n], load_scenario(path).name, stop, log) as waited:
+                name = load_scenario(path).name
+                with key_lock(kind, keys[n], name, stop, log) as waited:
                     if waited and not again and (d := finished_run(kind, keys[n])) is not None:
-                        log(f"{kind}: {load_scenario(path).name}: run meanwhile by the other command, key "
+                        log(f"{kind}: {name}: run meanwhile by the other command, key "
                             f"{keys[n]} ({d}); not run again", flush=True)
                         done[n] = d
                         continue
