@@ -2,7 +2,7 @@
 /*
  * tcp_sslab: slowstart-lab's congestion controls.
  *
- * One module, one congestion-control name per line of core/variants.h (thirteen), so that every socket picks its
+ * One module, one congestion-control name per line of core/variants.h (fourteen), so that every socket picks its
  * start by name (setsockopt TCP_CONGESTION, or a namespace's
  * net.ipv4.tcp_congestion_control) and one experiment can mix them:
  *
@@ -18,6 +18,7 @@
  *   cubic_std    CUBIC + HyStart, initial window 32, paced (Blitzstart's baseline)
  *   cubic_blitz  Blitzstart: first window = hint x handshake RTT, paced, then CUBIC
  *   cubic_suss_g2  SUSS with its growth factor held at 2 (its measuring, no jumps)
+ *   cubic_rapid  Rapid Start (draft-kazuho-ccwg-rapid-start), then CUBIC
  *
  * Blitzstart's hint is the socket's SO_MAX_PACING_RATE (bytes per second),
  * set before the handshake on the sending socket or on the listening socket
@@ -99,6 +100,11 @@ SSLAB_PARAM(astart_tau_us, "Astart: ERE filter time constant (us; 0: the connect
 SSLAB_PARAM(std_iw, "cubic_std and cubic_blitz without a hint: initial window (packets)");
 SSLAB_PARAM(blitz_pace_pct, "Blitzstart: the first window leaves over this % of the RTT");
 SSLAB_PARAM(blitz_lift_rwnd_rounds, "Blitzstart: not held by the peer's window in rounds <= this");
+SSLAB_PARAM(rapid_k36, "Rapid Start: K of the convergence on the first loss, in 1/36 (22 = 11/18; 24 = 2/3)");
+SSLAB_PARAM(rapid_rtt_add_us, "Rapid Start: queue_buildup_thresh = min(min_rtt + this (us), ...)");
+SSLAB_PARAM(rapid_rtt_pct, "Rapid Start: ... min_rtt x this / 100)");
+SSLAB_PARAM(rapid_iw_mult, "Rapid Start: first window = IW x this (<= 1: the stack's)");
+SSLAB_PARAM(rapid_pace_first, "Rapid Start: pace the first window over the handshake's RTT (1) or not (0)");
 
 static unsigned int alloc_failures;
 module_param(alloc_failures, uint, 0444);
@@ -250,6 +256,10 @@ static void fill_ack(struct sock *sk, struct ss_ack *a, u32 acked, s32 rtt_us)
 	/* Pacing that SUSS switched on itself does not count as the socket's. */
 	a->paced = READ_ONCE(sk->sk_pacing_status) != SK_PACING_NONE &&
 		   !(st->glue_flags & SSLAB_WE_PACE);
+	a->delivered = tp->delivered;
+	a->lost = tp->lost;
+	a->recovering = inet_csk(sk)->icsk_ca_state == TCP_CA_Recovery ||
+			inet_csk(sk)->icsk_ca_state == TCP_CA_CWR;
 }
 
 static void read_win(const struct tcp_sock *tp, struct ss_win *w)
@@ -366,6 +376,8 @@ static void sslab_init_version(struct sock *sk, enum ss_variant v, unsigned int 
 	read_win(tp, &w);
 	ss_init_window(&ss->st, &sslab_params, &w);
 	write_win(tp, &w);
+	/* init runs once the handshake is done: its RTT is the first sample. */
+	ss_handshake(&ss->st, &sslab_params, tp->srtt_us ? tp->srtt_us >> 3 : SS_RTT_UNKNOWN, tp->mss_cache);
 	/* The Blitzstart paper's transport (QUIC) paces every connection:
 	 * so do its start and the standard start it is compared with. */
 	if (ss_paced_socket(&ss->st))
@@ -499,7 +511,12 @@ static void sslab_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 		 * from the handshake's last ACK after init, so lift it here. */
 		u32 first_rate = ss_first_window_pace_rate(st);
 
-		if (first_rate) {
+		/* A socket that paces anyway (Blitzstart's) takes the rate; one
+		 * that does not (Rapid Start's) paces until its first round
+		 * ends, as a SUSS period (sync_pacing ends it). */
+		if (first_rate && READ_ONCE(sk->sk_pacing_status) == SK_PACING_NONE) {
+			suss_start_pacing(sk, first_rate, tp->tcp_clock_cache);
+		} else if (first_rate) {
 			WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)first_rate);
 			lift_peer_window(sk);
 		}

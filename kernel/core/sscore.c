@@ -5,7 +5,8 @@
  * cubic.c (CUBIC) and reno.c (NewReno, for the Astart paper's family); the
  * starts are ops tables in their own files (ssvariant.h; registered in
  * variants.h): hystart.c (traditional, HyStart), hystartpp.c, suss.c,
- * ratestart.c (Astart, Hoe, the standard start, Blitzstart).  See sscore.h
+ * ratestart.c (Astart, Hoe, the standard start, Blitzstart), rapidstart.c
+ * (Rapid Start).  See sscore.h
  * for the model.
  *
  * Per ACK the kernel calls, in order:
@@ -187,8 +188,18 @@ u32 ss_ssthresh(struct sscore_state *st, u32 in_flight, struct ss_win *w)
 	 * test fired: if the kernel undoes a spurious reduction (restoring an
 	 * infinite ssthresh), slow start resumes with its exit tests armed. */
 	w->ssthresh = ops->growth->reduce(st, w);
+	if (ops->reduce)
+		w->ssthresh = ops->reduce(st, w, before, w->ssthresh);
 	trace(st, SS_EV_LOSS, before, in_flight, w->ssthresh, 0);
 	return w->ssthresh;
+}
+
+void ss_handshake(struct sscore_state *st, const struct ss_params *p, u32 rtt_us, u32 mss)
+{
+	const struct ss_start_ops *ops = ss_ops(st);
+
+	if (ops->handshake)
+		ops->handshake(st, p, rtt_us, mss);
 }
 
 void ss_on_rto(struct sscore_state *st, u32 cwnd_before, u32 now_us, u32 snd_nxt)

@@ -41,7 +41,15 @@
  *                   with: an initial window of 32 and a paced socket;
  *   SS_BLITZ        Blitzstart: no slow start; the first window is a
  *                   hinted bandwidth times the handshake's RTT, paced over
- *                   75% of that RTT, then CUBIC's congestion avoidance.
+ *                   75% of that RTT, then CUBIC's congestion avoidance;
+ *
+ * and one the IETF's congestion control working group discusses now:
+ *
+ *   SS_RAPID        Rapid Start (draft-kazuho-ccwg-rapid-start): a first
+ *                   window of 2 IW paced over the RTT, 3x a round while
+ *                   the round's floor RTT shows no queue, 2x after; on the
+ *                   first loss the window converges from what the recovery
+ *                   delivers and loses, then CUBIC.
  *
  * Each start is an ops table in a file of its own (ssvariant.h has the
  * hooks, variants.h the registry); the entry points below call its hooks.
@@ -251,6 +259,12 @@ struct ss_params {
 	u32 std_iw;		/* standard start's initial window, packets */
 	u32 blitz_pace_pct;	/* the first window leaves over this % of the RTT */
 	u32 blitz_lift_rwnd_rounds; /* not held by the peer's window in rounds <= this */
+	/* Rapid Start (draft-kazuho-ccwg-rapid-start) */
+	u32 rapid_k36;		/* K of the convergence, in 1/36 (22: 11/18) */
+	u32 rapid_rtt_add_us;	/* queue_buildup_thresh: min_rtt + this ... */
+	u32 rapid_rtt_pct;	/* ... or min_rtt x this / 100, the smaller */
+	u32 rapid_iw_mult;	/* the first window: IW x this (<= 1: the stack's) */
+	u32 rapid_pace_first;	/* pace the first window over the handshake's RTT */
 };
 
 /* Defaults: HyStart as in the HyStart paper and Linux's CUBIC; RFC 9406
@@ -263,7 +277,10 @@ struct ss_params {
  * round, the time in which slow start doubles the rate).  Blitzstart's
  * paper ran over QUIC, whose flow-control window did not hold the first
  * window back; Linux's receiver starts at 64 KB, so the Blitzstart sender
- * is not held by it for its first 3 rounds (see sslab_tcp.c). */
+ * is not held by it for its first 3 rounds (see sslab_tcp.c).  Rapid Start:
+ * the draft's K (11/18 in the revision we follow), its RECOMMENDED
+ * threshold (min(min_rtt + 4 ms, min_rtt x 1.10)) and its bound on the
+ * first window of a path it knows nothing of (2 x IW), paced over the RTT. */
 #define SS_DEFAULT_PARAMS {				\
 	.hs_low_window = 16,				\
 	.hs_ack_delta_us = 2000,			\
@@ -289,6 +306,11 @@ struct ss_params {
 	.std_iw = 32,					\
 	.blitz_pace_pct = 75,				\
 	.blitz_lift_rwnd_rounds = 3,			\
+	.rapid_k36 = 22,				\
+	.rapid_rtt_add_us = 4000,			\
+	.rapid_rtt_pct = 110,				\
+	.rapid_iw_mult = 2,				\
+	.rapid_pace_first = 1,				\
 }
 
 extern const struct ss_params ss_default_params;
@@ -404,6 +426,23 @@ struct ss_blitz {
 	u32 pace_rate;		/* bytes per second of the first window */
 };
 
+/* Rapid Start (rapidstart.c). */
+struct ss_rapid {
+	u64 target;		/* first recovery: the window it ends with, 1/RAPID_SCALE packets */
+	u64 floor;		/* ... never below this */
+	u32 cwnd_before;	/* cwnd when the first congestion came */
+	u32 flight_left;	/* of that flight, packets not yet counted acked or lost */
+	u32 delivered_seen;	/* the connection's delivered and lost packets at the last ACK */
+	u32 lost_seen;
+	u32 round_floor_us;	/* rtt_floor: the round's minimum RTT so far */
+	u32 iw;			/* the stack's initial window, packets */
+	u32 first_cwnd;		/* the jump, packets (0: none) */
+	u32 pace_rate;		/* the first window's rate, bytes/s (0: not paced) */
+	u8 round_samples;	/* RTT samples in the round */
+	u8 k36;			/* K x 36 */
+	u8 phase;		/* enum ss_rapid_phase (rapidstart.c) */
+};
+
 /* The peer's window as ss_window_on_arrival last saw it and what it set. */
 struct ss_peer_wnd {
 	u32 raw;		/* the peer's own (advertised, scaled) */
@@ -421,6 +460,7 @@ struct sscore_state {
 		struct ss_ere ere;
 		struct ss_hoe hoe;
 		struct ss_blitz blitz;
+		struct ss_rapid rapid;
 	};
 	u8 variant;		/* enum ss_variant */
 	u8 suss_version;	/* enum ss_suss_version (SS_SUSS only) */
@@ -454,6 +494,13 @@ struct ss_ack {
 	 * it off: its cwnd stands for what their kernel's would be by the next
 	 * round. */
 	bool sender_grows;
+	/* The connection's packets delivered (cumulatively acked or SACKed) and
+	 * declared lost so far (the socket's counters), and whether it is in
+	 * a window reduction (Recovery or CWR) at this ACK: Rapid Start's
+	 * convergence reads them. */
+	u32 delivered;
+	u32 lost;
+	bool recovering;
 };
 
 /* The connection's windows, updated in place by the core. */
@@ -544,6 +591,13 @@ void ss_init_window(struct sscore_state *st, const struct ss_params *p, struct s
  */
 void ss_blitz_start(struct sscore_state *st, const struct ss_params *p, u64 hint, u32 rtt_us,
 		    u32 mss, struct ss_win *w, struct ss_pacing_plan *plan);
+
+/* The handshake's RTT, once the connection is established (after
+ * ss_init_window): Rapid Start paces its first window over it. */
+void ss_handshake(struct sscore_state *st, const struct ss_params *p, u32 rtt_us, u32 mss);
+
+/* Rapid Start's queue_buildup_thresh for @min_rtt_us (exposed for tests). */
+u32 ss_rapid_threshold(const struct ss_params *p, u32 min_rtt_us);
 
 /* RTO (the kernel's Loss state); @cwnd_before: cwnd before the timeout;
  * @now_us and @snd_nxt: where HyStart's round starts again. */

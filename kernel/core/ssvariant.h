@@ -56,6 +56,10 @@ struct ss_start_ops {
 	 * or false to keep the stack's.  NULL: the stack's. */
 	bool (*first_window)(struct sscore_state *st, const struct ss_params *p, struct ss_win *w);
 
+	/* The connection is established: the handshake's RTT (ss_handshake).
+	 * NULL: nothing. */
+	void (*handshake)(struct sscore_state *st, const struct ss_params *p, u32 rtt_us, u32 mss);
+
 	/* A round ends: before the round counter moves. */
 	void (*round_end)(struct sscore_state *st, const struct ss_params *p, struct ss_win *w);
 	/* A new round has begun (counter, end and start already set). */
@@ -75,6 +79,9 @@ struct ss_start_ops {
 
 	/* Loss, before growth->reduce() (SUSS cuts cwnd to what is in flight). */
 	void (*loss)(struct sscore_state *st, u32 in_flight, struct ss_win *w);
+	/* Loss, after growth->reduce(): the ssthresh to use, given the window
+	 * before the loss and the growth's answer.  NULL: the growth's. */
+	u32 (*reduce)(struct sscore_state *st, struct ss_win *w, u32 cwnd_before, u32 ssthresh);
 	/* RTO: return whether the slow start that follows has its exit tests
 	 * armed again.  NULL: it has. */
 	bool (*rto)(struct sscore_state *st, u32 cwnd_before);

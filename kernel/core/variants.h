@@ -32,6 +32,7 @@ SS_VARIANT(RENO_ASTART, ss_reno_astart_ops)
 SS_VARIANT(STD_START, ss_std_start_ops)
 SS_VARIANT(BLITZ, ss_blitz_ops)
 SS_VARIANT(SUSS_G2, ss_suss_g2_ops)
+SS_VARIANT(RAPID, ss_rapid_ops)
 #endif
 
 #ifdef SS_NAME
@@ -48,4 +49,5 @@ SS_NAME(reno_astart, "reno_astart", RENO_ASTART, SS_SUSS_VERSION_PARAM)
 SS_NAME(std, "cubic_std", STD_START, SS_SUSS_VERSION_PARAM)
 SS_NAME(blitz, "cubic_blitz", BLITZ, SS_SUSS_VERSION_PARAM)
 SS_NAME(suss_g2, "cubic_suss_g2", SUSS_G2, SS_SUSS_VERSION_PARAM)
+SS_NAME(rapid, "cubic_rapid", RAPID, SS_SUSS_VERSION_PARAM)
 #endif

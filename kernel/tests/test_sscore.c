@@ -1538,6 +1538,220 @@ static void test_blitz_without_hint(void)
 	CHECK_EQ(f.w.cwnd, 2);
 }
 
+/* ======================================================================
+ * Rapid Start (draft-kazuho-ccwg-rapid-start, the revision with K = 11/18).
+ * beta is Linux CUBIC's 717/1024; the convergence counts in 1/36864 of a
+ * packet (K in 1/36 x beta in 1/1024):
+ *   silence = loss factor = 717 x 36 + 22 x 307 = 32566 (0.88346; the
+ *   draft's 53/60 = 0.88333 for beta 0.7), ack factor = 22 x 307 = 6754.
+ */
+
+static void test_rapid_threshold(void)
+{
+	struct ss_params p = ss_default_params;
+
+	/* min(min_rtt + 4 ms, min_rtt x 1.10): the multiplicative term below
+	 * 40 ms, the additive one above, both 44 ms at 40 ms. */
+	CHECK_EQ(ss_rapid_threshold(&p, 20000), 22000);
+	CHECK_EQ(ss_rapid_threshold(&p, 40000), 44000);
+	CHECK_EQ(ss_rapid_threshold(&p, 100000), 104000);
+	CHECK_EQ(ss_rapid_threshold(&p, 1), 1);
+}
+
+/* A Rapid Start flow after its handshake (RTT 100 ms): the jump has left. */
+static void rapid_flow(struct flow *f)
+{
+	flow_init_window(f, SS_RAPID);
+	ss_handshake(&f->st, &f->p, 100000, MSS);
+	f->snd_nxt = f->snd_una + f->w.cwnd * MSS;
+}
+
+static void test_rapid_first_window(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	/* 2 x IW = 20 packets, paced over the handshake's 100 ms:
+	 * 20 x 1000 bytes / 0.1 s = 200000 bytes/s, while round 1 lasts. */
+	rapid_flow(&f);
+	CHECK_EQ(f.w.cwnd, 20);
+	CHECK_EQ(ss_first_window_pace_rate(&f.st), 200000);
+	CHECK(ss_suss_pacing(&f.st));
+	ev = find_event(SS_EV_ESTIMATE, 0, NULL);
+	CHECK(ev && ev->a == 200000 && ev->b == 100000 && ev->c == 20);
+	/* The first ACK begins round 2: the pacing ends. */
+	ack(&f, 100000, 100000);
+	CHECK_EQ(f.st.rnd.round, 2);
+	CHECK_EQ(ss_first_window_pace_rate(&f.st), 0);
+	CHECK(!ss_suss_pacing(&f.st));
+	/* Without the jump, the stack's IW; without pacing, no rate. */
+	flow_init(&f, SS_RAPID, 1000, 0);
+	f.p.rapid_iw_mult = 1;
+	ss_init_window(&f.st, &f.p, &f.w);
+	CHECK_EQ(f.w.cwnd, IW);
+	ss_handshake(&f.st, &f.p, 100000, MSS);
+	CHECK_EQ(ss_first_window_pace_rate(&f.st), 100000);
+	flow_init(&f, SS_RAPID, 1000, 0);
+	f.p.rapid_pace_first = 0;
+	ss_init_window(&f.st, &f.p, &f.w);
+	ss_handshake(&f.st, &f.p, 100000, MSS);
+	CHECK_EQ(ss_first_window_pace_rate(&f.st), 0);
+	/* No RTT from the handshake: nothing paced. */
+	flow_init_window(&f, SS_RAPID);
+	ss_handshake(&f.st, &f.p, SS_RTT_UNKNOWN, MSS);
+	CHECK_EQ(ss_first_window_pace_rate(&f.st), 0);
+}
+
+static void test_rapid_growth(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	rapid_flow(&f);
+	/* Round 2: the 20 packets of the jump acked at 100 ms RTT (min_rtt
+	 * 100 ms, threshold 104 ms): +2 each, 20 + 40 = 60. */
+	ack_burst(&f, 100000, 20, 1000, 100000);
+	CHECK_EQ(f.w.cwnd, 60);
+	CHECK_EQ(ss_trace_state(&f.st), 0);
+	/* Round 3 (packets 21..80, 60 ACKs) at 106 ms > 104 ms: no test
+	 * before the round's 8th sample (N_RTT_SAMPLE), so 7 ACKs grow 2,
+	 * the 8th switches to 2x and it and the 52 after grow 1:
+	 * 60 + 14 + 53 = 127. */
+	ack_burst(&f, 200000, 60, 1000, 106000);
+	CHECK_EQ(f.st.rnd.round, 3);
+	CHECK_EQ(f.w.cwnd, 127);
+	ev = find_event(SS_EV_GROWTH, 0, NULL);
+	CHECK(ev && ev->a == 3 && ev->b == 2 && ev->c == 106000);
+	CHECK_EQ(ss_trace_state(&f.st), 2);
+	/* Once a queue is seen, 2x for the rest of the start, even when the
+	 * RTT falls back: 10 ACKs at 100 ms, +1 each. */
+	ack_burst(&f, 300000, 10, 1000, 100000);
+	CHECK_EQ(f.w.cwnd, 137);
+	CHECK(!f.st.rnd.found);
+
+	/* At the threshold (104 ms, "no greater than"): still 3x.  Round 3's
+	 * 60 ACKs at +2: 60 + 120 = 180. */
+	rapid_flow(&f);
+	ack_burst(&f, 100000, 20, 1000, 100000);
+	ack_burst(&f, 200000, 60, 1000, 104000);
+	CHECK_EQ(f.w.cwnd, 180);
+	CHECK_EQ(count_events(SS_EV_GROWTH), 0);
+
+	/* Growth stops at ssthresh; what is left is congestion avoidance's:
+	 * cwnd 20, ssthresh 25, an ACK of 4 packets: 3 of them take cwnd to
+	 * 25 (+2 each, the last one only half used), 1 is left for CUBIC. */
+	rapid_flow(&f);
+	f.w.ssthresh = 25;
+	ack_n(&f, 100000, 4, 100000);
+	CHECK_EQ(f.w.cwnd, 25);
+}
+
+/* An ACK in (or just after) the first recovery: the socket's cumulative
+ * delivered and lost counters, and whether it is still recovering. */
+static void rapid_recovery_ack(struct flow *f, u32 delivered, u32 lost, bool recovering)
+{
+	struct ss_pacing_plan plan;
+	struct ss_ack a = {
+		.now_us = f->now_us += 1000, .hz = HZ_TEST, .snd_una = f->snd_una, .snd_nxt = f->snd_nxt,
+		.acked = 1, .rtt_us = SS_RTT_UNKNOWN, .mss = MSS,
+		.delivered = delivered, .lost = lost, .recovering = recovering,
+	};
+
+	ss_on_ack(&f->st, &f->p, &a, &f->w, &plan);
+}
+
+static void test_rapid_convergence(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	rapid_flow(&f);
+	f.w.cwnd = 300;
+	/* The first loss at cwnd 300: target 300 x 32566 = 9769800
+	 * (265.02 packets), ssthresh 265, not CUBIC's 300 x 717/1024 = 210.
+	 * Floor: 300 x beta / 3 = 300 x 717 x 12 = 2581200 (70.02); IW x beta
+	 * = 10 x 717 x 36 = 258120 (7.0) is lower.  CUBIC's W_max: the
+	 * target / beta = 265 x 1024 / 717 = 378. */
+	CHECK_EQ(ss_ssthresh(&f.st, 300, &f.w), 265);
+	CHECK_EQ(f.st.cubic.w_max, 378);
+	CHECK(f.st.rnd.found);
+	CHECK_EQ(ss_trace_state(&f.st), 3);
+	/* 10 delivered, 5 lost: down 10 x 6754 + 5 x 32566 = 230370;
+	 * 9539430 = 258.77 packets: 258; W_max 258 x 1024 / 717 = 368. */
+	rapid_recovery_ack(&f, 10, 5, true);
+	CHECK_EQ(f.w.ssthresh, 258);
+	CHECK_EQ(f.st.cubic.w_max, 368);
+	/* The flight at entry was 300 packets; 15 are accounted for.  100
+	 * more lost and 200 more delivered: the losses first (185 left), then
+	 * 185 of the deliveries (the other 15 are not that flight's):
+	 * down 100 x 32566 + 185 x 6754 = 4506090; 5033340 = 136.54: 136. */
+	rapid_recovery_ack(&f, 210, 105, true);
+	CHECK_EQ(f.w.ssthresh, 136);
+	/* The flight is accounted for: later deliveries and losses (repairs,
+	 * new data) move nothing. */
+	rapid_recovery_ack(&f, 1210, 305, true);
+	CHECK_EQ(f.w.ssthresh, 136);
+	/* The recovery has ended: Rapid Start ends (its exit event: cause
+	 * loss, the window before, the window it ends with). */
+	rapid_recovery_ack(&f, 1020, 305, false);
+	CHECK_EQ(ss_trace_state(&f.st), 1);
+	ev = find_event(SS_EV_EXIT, 0, NULL);
+	CHECK(ev && ev->a == SS_EXIT_LOSS && ev->b == 300 && ev->c == 136);
+	/* A later loss is CUBIC's: cwnd 100, below the last W_max (136 x
+	 * 1024 / 717 = 194): fast convergence, W_max 100 x 1741 / 2048 = 85;
+	 * ssthresh 100 x 717 / 1024 = 70. */
+	f.w.cwnd = 100;
+	CHECK_EQ(ss_ssthresh(&f.st, 100, &f.w), 70);
+	CHECK_EQ(f.st.cubic.w_max, 85);
+
+	/* The draft's design point: tail drops at a full BDP of 150 packets
+	 * from a flight of 300 (150 delivered, 150 lost) end at beta x 150:
+	 * 9769800 - 150 x 6754 - 150 x 32566 = 3871800 = 105.03: 105. */
+	rapid_flow(&f);
+	f.w.cwnd = 300;
+	ss_ssthresh(&f.st, 300, &f.w);
+	rapid_recovery_ack(&f, 150, 150, true);
+	CHECK_EQ(f.w.ssthresh, 105);
+	/* Losses first: of 300 lost and 300 delivered on one ACK, only the
+	 * losses are the flight's; the floor, 70, stops it. */
+	rapid_flow(&f);
+	f.w.cwnd = 300;
+	ss_ssthresh(&f.st, 300, &f.w);
+	rapid_recovery_ack(&f, 300, 300, true);
+	CHECK_EQ(f.w.ssthresh, 70);
+
+	/* A tiny window: the IW x beta floor (7) and never below 2. */
+	rapid_flow(&f);
+	f.w.cwnd = 12;
+	CHECK_EQ(ss_ssthresh(&f.st, 12, &f.w), 10);
+	rapid_recovery_ack(&f, 100, 50, true);
+	CHECK_EQ(f.w.ssthresh, 7);
+
+	/* The draft's -02 K, 2/3 (24/36): silence 717 x 36 + 24 x 307 =
+	 * 33180 (0.9001; -02's 9/10): 300 x 33180 / 36864 = 270.02. */
+	flow_init(&f, SS_RAPID, 1000, 0);
+	f.p.rapid_k36 = 24;
+	ss_init(&f.st, &f.p, SS_RAPID, 0, 0, 1000, IW, MSS);
+	f.w.cwnd = 300;
+	CHECK_EQ(ss_ssthresh(&f.st, 300, &f.w), 270);
+}
+
+static void test_rapid_rto(void)
+{
+	struct flow f;
+
+	/* An RTO ends the start: slow start to ssthresh grows 2x (+1 per
+	 * packet), no exit test armed. */
+	rapid_flow(&f);
+	ss_on_rto(&f.st, 20, 100000, f.snd_nxt);
+	f.w.cwnd = 1;
+	f.w.ssthresh = 14;
+	f.snd_una = f.snd_nxt - MSS;
+	ack(&f, 200000, 100000);
+	CHECK_EQ(f.w.cwnd, 2);
+	CHECK_EQ(ss_trace_state(&f.st), 1);
+}
+
 int main(void)
 {
 	test_cubic_root();
@@ -1587,6 +1801,11 @@ int main(void)
 	test_std_start();
 	test_blitz();
 	test_blitz_without_hint();
+	test_rapid_threshold();
+	test_rapid_first_window();
+	test_rapid_growth();
+	test_rapid_convergence();
+	test_rapid_rto();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -122,6 +122,7 @@ MODULE_PARAMS = ("hs_low_window", "hs_ack_delta_us", "hs_delay_min_us", "hs_dela
                  "hspp_css_growth_divisor", "hspp_css_rounds", "hspp_l_unpaced", "suss_max", "suss_k_max",
                  "suss_min_rtt_us", "suss_lift_rwnd_rounds", "suss_version", "reno_init_ssthresh", "reno_iw",
                  "astart_tau_us", "std_iw", "blitz_pace_pct", "blitz_lift_rwnd_rounds",
+                 "rapid_k36", "rapid_rtt_add_us", "rapid_rtt_pct", "rapid_iw_mult", "rapid_pace_first",
                  "bbr3_drain_gain", "bbr3_probe_down_gain")
 
 #: cubic_hs's HyStart, by the module parameter hs_round_fix: Linux 5.19's rounds (0; the paper's
