@@ -56,6 +56,59 @@ def test_parts_are_chosen_by_name_tag_or_setting_value():
     assert a.kind_of(a.parts[-1]) == "astart/fairness"
 
 
+def case_names(part) -> list[str]:
+    from sslab.scenario import load_scenario, parse_scenario
+    s = parse_scenario(part.data) if part.data is not None else load_scenario(part.path)
+    return [c.name for c in s.cases]
+
+
+def test_a_word_naming_a_case_narrows_that_case_axis_in_every_part_chosen():
+    from sslab.scenario import parse_scenario
+    from sslab.scenario.load import scenario_file_data
+    # E1 lists Rapid Start; its default (the file's select) runs the paper's four, keyed as the file
+    # without it: the same model, case for case.
+    e1 = load_experiment("startup")
+    [default] = e1.choose(None)
+    assert case_names(default) == [f"{cc}-{size}" for cc in ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss")
+                                   for size in ("5MB", "20MB")]
+    data = scenario_file_data(E1)
+    data["cases"]["axes"]["cc"] = ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]
+    assert parse_scenario(default.data).model_dump() == parse_scenario(data).model_dump()
+    [asked] = e1.choose(["cubic_hspp", "cubic_rapid"])
+    assert case_names(asked) == ["cubic_hspp-5MB", "cubic_hspp-20MB", "cubic_rapid-5MB", "cubic_rapid-20MB"]
+    # E4: variants narrow the cases of the default links; a link word keeps the default variants.
+    e4 = load_experiment("fct-vs-size")
+    parts = e4.choose(["cubic_rapid"])
+    assert [p.name for p in parts] == [p.name for p in e4.choose(None)]
+    assert all({n.split("-")[0] for n in case_names(p)} == {"cubic_rapid"} for p in parts)
+    five_g = e4.choose(["5g"])
+    assert [p.name for p in five_g] == ["5g-40ms", "5g-150ms"]
+    assert {n.split("-")[0] for n in case_names(five_g[0])} == {"bbr", "cubic_hs", "cubic_suss"}
+    # E2: a variant is a part (a series setting), chosen as parts are.
+    e2 = load_experiment("wifi")
+    assert [p.name for p in e2.choose(None)] == ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]
+    assert [p.name for p in e2.choose(["cubic_rapid"])] == ["cubic_rapid"]
+    with pytest.raises(ExperimentError, match=r"nothing named cubic_bogus .*cases by .*cubic_rapid"):
+        e1.choose(["cubic_bogus"])
+
+
+def test_narrowing_cases_keeps_mapping_values_and_the_axes_none_names():
+    from sslab.scenario.load import case_labels, narrow_cases
+    data = {"cases": {"name": "{start}-{size}", "flows": [],
+                      "axes": {"start": [{"start": "std", "cc": "cubic_std"},
+                                         {"start": "1x", "cc": "cubic_blitz", "hint": "1x"}],
+                               "size": {"values": ["1MB", "5MB"]}}}}
+    assert case_labels(data) == {"start": ["std", "1x"], "size": ["1MB", "5MB"]}
+    narrowed = narrow_cases(data, {"1x"})
+    assert narrowed["cases"]["axes"] == {"start": [{"start": "1x", "cc": "cubic_blitz", "hint": "1x"}],
+                                         "size": {"values": ["1MB", "5MB"]}}
+    assert narrow_cases(data, {"5MB"})["cases"]["axes"]["size"] == {"values": ["5MB"]}
+    # Every value named, or none: the data itself (the part runs as its file).
+    assert narrow_cases(data, {"std", "1x"}) is data
+    assert narrow_cases(data, {"nothing"}) is data
+    assert case_labels({"cases": [{"name": "a", "flows": []}]}) == {}
+
+
 def test_one_scenario_runs_into_the_output_itself_and_a_matrix_under_its_own_name():
     s = load_experiment("startup")
     assert s.kind == "scenario" and s.kind_of(s.parts[0]) == "startup" and s.repetitions() == [5]
@@ -73,7 +126,7 @@ def test_a_scenario_written_in_the_experiment_extends_files_relative_to_it(tmp_p
     assert e.target == "e1-25ms" and e.kind == "scenario" and e.parts[0].path is None
     data = e.parts[0].data
     assert data["name"] == "e1-25ms" and data["repetitions"] == 5 and data["pairs"][0] == {"rtt": "25ms"}
-    assert data["cases"]["axes"]["cc"] == ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss"]
+    assert data["cases"]["axes"]["cc"] == ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "cubic_rapid"]
     # relative to the experiment file's own directory
     (tmp_path / "base.yaml").write_text(E1.read_text().replace("extends: ../../topologies/dumbbell5.yaml",
                                                                f"extends: {REPO_ROOT}/topologies/dumbbell5.yaml"))

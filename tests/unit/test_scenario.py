@@ -36,19 +36,20 @@ def test_e1_scenario():
     assert s.name == "e1-startup" and s.topology.pairs == 5
     # 1 BDP of 50 Mbit/s x 100 ms in 1514-byte frames: 412.8 -> 413 (experiments.md)
     assert s.buffer_packets == 413
-    assert [c.name for c in s.cases] == [f"{cc}-{sz}" for cc in ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss")
-                                         for sz in ("5MB", "20MB")]
+    # The paper's four and Rapid Start (which `make startup` leaves to VARIANTS=: experiments/startup.yaml).
+    assert [c.name for c in s.cases] == [f"{cc}-{sz}" for cc in ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss",
+                                                                  "cubic_rapid") for sz in ("5MB", "20MB")]
     assert s.cases[1].flows[0].size == 20_000_000 and s.cases[1].flows[0].cc == "cubic_ss"
     order = s.run_order()
-    assert len(order) == 8 * 5
+    assert len(order) == 10 * 5
     # alternate: every case once per repetition, repetitions in turn
-    assert [r for r, _ in order[:8]] == [0] * 8 and [c.name for _, c in order[:8]] == [c.name for c in s.cases]
+    assert [r for r, _ in order[:10]] == [0] * 10 and [c.name for _, c in order[:10]] == [c.name for c in s.cases]
     plan = to_plan(s)
     assert {k: v for k, v in plan["bottleneck"].items() if k != "link"} == {"rate_mbit": 50.0, "buffer_pkts": 413}
     # a wired link: netem's exact spacing, no trace, no bursts
     link = plan["bottleneck"]["link"]
     assert link["shaper"] == "netem" and link["trace"] is None and link["aggregation"] == {"down": None, "up": None}
-    assert plan["runs"][9]["rep"] == 1 and plan["runs"][9]["flows"][0]["cc"] == "cubic_ss"
+    assert plan["runs"][11]["rep"] == 1 and plan["runs"][11]["flows"][0]["cc"] == "cubic_ss"
 
 
 def test_orders():

@@ -290,7 +290,9 @@ def _run_parts_on_hosts(exp, parts, reps, report, args, t0: float) -> int:
     """An experiment's parts as cells on the hosts of --inventory (sslab.matrix.parts), then its report
     from the runs their keys name."""
     from ..experiment import scenario_as_run
+    from ..matrix.fleet import inventory_hosts
     from ..matrix.parts import run_parts_on_hosts
+    inventory_hosts(Path(args.inventory))  # refused (exit 2) before a chosen scenario is written out
     as_run = [(p.name, exp.kind_of(p), scenario_as_run(f, reps, args.backend, knobs.given(args)))
               for p, f in _part_files(exp, parts)]
     rc, run_dirs = run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report, as_run, Path(args.inventory),

@@ -11,7 +11,7 @@
     #   parts:    several runs, one report over them; each part is a scenario file
     #             ({name, scenario}) or every setting of a series file ({series}), with an optional tag
     #   matrix:   a matrix file (experiments/scenarios/), run through Ansible with its own report
-    select: [wired, wifi, lte]   # parts run when SELECT= is not given (default: all)
+    select: [wired, wifi, lte]   # parts (and cases) run when SELECT= is not given (default: all)
     repetitions: 3               # over the scenarios' own (default: theirs)
     report: startup              # a report of sslab.analysis.reports
     output: startup              # results/<output>/ (default: the file's name)
@@ -19,7 +19,10 @@
 
 Paths are relative to the experiment file.  A part is chosen by SELECT= through its name,
 its tag, or any text value of its series setting (E4's `link: wired`), so `SELECT=wired`
-picks every wired setting.  Everything is read and checked when the file is loaded: a bad
+picks every wired setting.  A word may also name a case of the parts' scenarios by a label of
+its case axis (E1's and E4's `cc`): `VARIANTS=cubic_hs,cubic_rapid` narrows that axis in every
+part chosen, so a file can list starts that run only when asked for (its `select` leaves
+them out).  Everything is read and checked when the file is loaded: a bad
 file, part or selection is refused (exit 2) before anything runs.
 """
 
@@ -36,7 +39,8 @@ from .. import paths
 from ..analysis.reports import REPORTS
 from ..records import check as check_format
 from ..scenario import ScenarioError, load_scenario, parse_scenario
-from ..scenario.load import field_errors, inline_scenario_data, read_yaml_file
+from ..scenario.load import (case_labels, field_errors, inline_scenario_data, narrow_cases, read_yaml_file,
+                             scenario_file_data)
 from ..scenario.series import load_series
 
 EXPERIMENTS_DIR = paths.REPO_ROOT / "experiments"
@@ -182,18 +186,47 @@ class Experiment:
         return parts
 
     def choose(self, words: list[str] | None) -> list[Part]:
-        """The parts that @words name (by name, tag or setting value), in the file's order; the
-        file's `select` when @words is None, else all.  A word that names nothing is refused."""
-        words = words if words is not None else self.spec.select
-        if not words:
-            return list(self.parts)
-        unknown = [w for w in words if not any(w == p.name or w in p.tags for p in self.parts)]
+        """The parts that @words choose, in the file's order; the file's `select` when @words is None.
+
+        A word names parts (by name, tag or series setting value) or cases: a label of a case axis
+        of the parts' scenarios (a variant of E1's or E4's `cc`), which narrows that axis in every
+        part chosen.  Words of one kind leave the other kind to the file's `select` (else: every
+        part, every case).  A word that names nothing is refused."""
+        default_parts, default_cases = self._split(self.spec.select or [])
+        if words is None:
+            part_words, case_words = default_parts, default_cases
+        else:
+            part_words, case_words = self._split(words)
+            part_words, case_words = part_words or default_parts, case_words or default_cases
+        chosen = [p for p in self.parts if not part_words or p.name in part_words or p.tags & set(part_words)]
+        return [self._narrowed(p, set(case_words)) for p in chosen]
+
+    def _case_labels(self, part: Part) -> set[str]:
+        data = part.data if part.data is not None else scenario_file_data(part.path)
+        return {label for labels in case_labels(data).values() for label in labels}
+
+    def _split(self, words: list[str]) -> tuple[list[str], list[str]]:
+        """@words as (those naming parts, those naming cases); refused if one names neither."""
+        part_words = [w for w in words if any(w == p.name or w in p.tags for p in self.parts)]
+        labels = set().union(*(self._case_labels(p) for p in self.parts)) if self.parts else set()
+        case_words = [w for w in words if w not in part_words and w in labels]
+        unknown = [w for w in words if w not in part_words and w not in case_words]
         if unknown:
             tags = sorted(set().union(*(p.tags for p in self.parts)) - {p.name for p in self.parts})
             raise ExperimentError(f"{self.path.name}: nothing named {', '.join(unknown)} (parts: "
                                   f"{', '.join(p.name for p in self.parts)}"
-                                  + (f"; also by {', '.join(tags)}" if tags else "") + ")")
-        return [p for p in self.parts if p.name in words or p.tags & set(words)]
+                                  + (f"; also by {', '.join(tags)}" if tags else "")
+                                  + (f"; cases by {', '.join(sorted(labels))}" if labels else "") + ")")
+        return part_words, case_words
+
+    def _narrowed(self, part: Part, case_words: set[str]) -> Part:
+        """@part with its case axes narrowed to @case_words (sslab.scenario.load.narrow_cases), written
+        out before it runs; @part itself when that leaves its cases as they are."""
+        if not case_words:
+            return part
+        data = part.data if part.data is not None else scenario_file_data(part.path)
+        narrowed = narrow_cases(data, case_words)
+        return part if narrowed is data else Part(part.name, part.tags, data=narrowed)
 
     def repetitions(self) -> list[int]:
         """The repetitions a default run does per scenario: the file's, else each part's own."""

@@ -56,6 +56,46 @@ def expand_cases(raw: Any) -> list[dict]:
     return out
 
 
+def case_labels(data: dict) -> dict[str, list[str]]:
+    """The labels of each axis of a scenario's case template (@data, its plain data): what a
+    selection word may name to narrow the cases ({} for a list of cases or no axes)."""
+    raw = data.get("cases")
+    if not isinstance(raw, dict) or not raw.get("axes"):
+        return {}
+    try:
+        axes = parse_axes(raw["axes"], "cases.axes")
+    except AxesError as e:
+        raise ScenarioError(str(e)) from None
+    return {name: axis.labels(name) for name, axis in axes.items()}
+
+
+def narrow_cases(data: dict, words: set[str]) -> dict:
+    """@data with each case axis that has values labelled by @words narrowed to those (in the
+    file's order); an axis none of @words names stays whole.  The cases that remain are the ones
+    the whole file has by those names, so a run of them is keyed as theirs."""
+    labels = case_labels(data)
+    narrowed = {}
+    for name, own in labels.items():
+        keep = [i for i, label in enumerate(own) if label in words]
+        if keep and len(keep) < len(own):
+            narrowed[name] = keep
+    if not narrowed:
+        return data
+    axes = dict(data["cases"]["axes"])
+    for name, keep in narrowed.items():
+        spec = axes[name]
+        if isinstance(spec, dict):
+            axes[name] = {**spec, "values": [spec["values"][i] for i in keep]}
+        else:
+            axes[name] = [spec[i] for i in keep]
+    return {**data, "cases": {**data["cases"], "axes": axes}}
+
+
+def scenario_file_data(path: Path | str) -> dict:
+    """A scenario file's data as one mapping, its `extends:` followed."""
+    return _read_yaml(Path(path))
+
+
 def _loc(loc: tuple) -> str:
     out = ""
     for part in loc:
