@@ -119,6 +119,32 @@ def test_cases_alternate_in_pairs(table1):
     assert orders == [["cubic_hs", "cubic_suss"], ["cubic_suss", "cubic_hs"], ["cubic_hs", "cubic_suss"]]
 
 
+def test_another_start_runs_in_the_compared_place_as_other_cells(table1, tmp_path):
+    from sslab.matrix.orchestrate import matrix_rel_of
+    from sslab.substrate.kernelchanges import KernelChanges
+    # The file lists Rapid Start beside SUSS; its own comparison is cubic_hs against cubic_suss, cell
+    # for cell the scenarios (and keys) of the file that listed only those two.
+    assert table1.starts() == ["cubic_suss", "cubic_rapid"] and table1.spec.compare.on == "cubic_suss"
+    two = tmp_path / "two.yaml"
+    two.write_text(table1.path.read_text().replace("small: [cubic_hs, cubic_suss, cubic_rapid]",
+                                                   "small: [cubic_hs, cubic_suss]"))
+    assert [c["key"] for c in plan_of(mx.load_matrix(str(two)))["cells"]] == \
+        [c["key"] for c in plan_of(table1)["cells"]]
+    rapid = table1.compared("cubic_rapid")
+    plan = plan_of(rapid, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25"}, iterations=2)
+    assert plan["compare"] == {"param": "small", "off": "cubic_hs", "on": "cubic_rapid"}
+    assert [[c["params"]["small"] for c in cell["scenario"]["cases"]] for cell in plan["cells"]] == \
+        [["cubic_hs", "cubic_rapid"], ["cubic_rapid", "cubic_hs"]]
+    assert {c["key"] for c in plan["cells"]}.isdisjoint(c["key"] for c in plan_of(table1)["cells"])
+    # Archived apart: the file's comparison keeps its directory.
+    none = KernelChanges()
+    assert matrix_rel_of(table1, {"large_cc": ["cubic"]}, None, None, none) == "table1/cca-cubic"
+    assert matrix_rel_of(rapid, {"large_cc": ["cubic"]}, None, None, none) == "table1/cca-cubic_start-cubic_rapid"
+    assert rapid.compared().spec.compare.on == "cubic_suss"  # back to the file's own
+    with pytest.raises(mx.MatrixError, match="cubic_ss is not a start it compares with cubic_hs .*cubic_rapid"):
+        table1.compared("cubic_ss")
+
+
 def test_cell_keys_are_stable_and_change_with_their_inputs(table1):
     a = [c["key"] for c in plan_of(table1)["cells"]]
     assert a == [c["key"] for c in plan_of(table1)["cells"]]

@@ -29,7 +29,7 @@ from .plots import plot_flows_over_time
 from .conditions import conditions_of
 from .stats import cis_overlap, fmt_mean_ci
 from .fairness import JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
-from .table1 import table1, table1_cell
+from .table1 import compared_name, table1, table1_cell
 
 __all__ = ["ArchiveError", "JAIN_FAIR", "JAIN_HOLD_WINDOWS", "JAIN_WINDOW_S", "fairness", "jain", "jain_series",
            "recovery", "table1", "table1_cell", "write_matrix_report"]
@@ -43,11 +43,16 @@ def write_matrix_report(matrix_dir: Path) -> Path:
     dest.mkdir(parents=True)
     if plan["report"] == "table1":
         table, extra = table1(matrix_dir, plan)
-        versions = "; ".join(SUSS_VERSIONS[v] for v in extra["suss_versions"]) or \
-            "not recorded: cells from before SUSS versions, which ran ours from the paper's text"
-        intro = ("Mean ±95% CI half-width (Student t) over repetitions; SUSS off = cubic_hs (CUBIC's default "
-                 f"HyStart), on = cubic_suss, which ran {versions}; FCT from the client (connect() to last byte). "
-                 "Improvement = 1 − "
+        on = plan["compare"]["on"]
+        if compared_name(plan) == "SUSS":
+            versions = "; ".join(SUSS_VERSIONS[v] for v in extra["suss_versions"]) or \
+                "not recorded: cells from before SUSS versions, which ran ours from the paper's text"
+            sides = f"SUSS off = cubic_hs (CUBIC's default HyStart), on = {on}, which ran {versions}"
+        else:
+            sides = (f"off = cubic_hs (CUBIC's default HyStart), on = {on} in SUSS's place (docs/starts.md says "
+                     f"which draft it follows)")
+        intro = (f"Mean ±95% CI half-width (Student t) over repetitions; {sides}; FCT from the client "
+                 "(connect() to last byte). Improvement = 1 − "
                  "mean small FCT on / off. *Small flows faster*: the paired difference off − on, with its CI. "
                  "*Large flow within its CI*: the on mean inside the off 95% CI. *Sign vs paper*: whether our "
                  "improvement has the paper's sign.")
@@ -94,7 +99,7 @@ FLOW_PLOTS = {"table1": ("Fig. 16", 0, ("the large flow", "the small flows")),
 
 
 def flows_over_time(plan: dict, cells: list[tuple[dict, Path]], dest: Path) -> list[str]:
-    """Every flow's goodput against time, SUSS off above on, for the first finished repetition of each
+    """Every flow's goodput against time, off above on, for the first finished repetition of each
     setting (flows-<values>.png in @dest): the paper's Fig. 16 for Table 1, its Fig. 2 for E6; the
     report's lines that show them."""
     figure, highlight, names = FLOW_PLOTS[plan["report"]]
@@ -114,7 +119,7 @@ def flows_over_time(plan: dict, cells: list[tuple[dict, Path]], dest: Path) -> l
     if not lines:
         return []
     return [f"## The flows over time (the paper's {figure})", "",
-            f"Each flow's goodput in 0.5 s bins from its client's received bytes, SUSS off above on, "
+            f"Each flow's goodput in 0.5 s bins from its client's received bytes, off above on, "
             f"in the first finished repetition of each setting; {names[0]} drawn thick.", "", *lines, ""]
 
 

@@ -1,5 +1,5 @@
 """E7, the SUSS paper's Table 1: per setting, the large flow's FCT and the small flows' mean FCT,
-SUSS off and on, the improvement, 95% CIs over repetitions, claim checks, and the paper's values
+SUSS (or the start compared in its place) off and on, the improvement, 95% CIs over repetitions, claim checks, and the paper's values
 beside ours (results/reference/table1.yaml)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from .. import paths
+from ..ccas import SUSS_CCAS
 from .capturecheck import agreement_line
 from .fidelity import run_passes
 from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
@@ -84,6 +85,13 @@ def _claims(off_small: list[float], on_small: list[float], off_large: list[float
             "large_change_pct": round(change, 2)}
 
 
+def compared_name(plan: dict) -> str:
+    """What the report calls the start on the compared side: SUSS (any of its names), else its name
+    (cubic_rapid, run in SUSS's place: Matrix.compared)."""
+    on = plan["compare"]["on"]
+    return "SUSS" if on in SUSS_CCAS else on
+
+
 def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
     ref = _reference(plan["matrix"])  # the paper's values belong to the paper's matrix only
     ref_rows = {(r["large_cc"], r["buffer"], r["large_rtt"]): r for r in ref.get("rows", [])}
@@ -104,7 +112,7 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
     rows, lines = [], []
     lines += ["| large CCA | buffer | minRTT | n | off: large / small (s) | on: large / small (s) | "
               "small-flow improvement | paper off: large / small | paper on: large / small | paper improvement | "
-              "small flows faster with SUSS? | large flow within its CI? | sign vs paper | "
+              f"small flows faster with {compared_name(plan)}? | large flow within its CI? | sign vs paper | "
               "drops off / on | small flows rwnd-limited off / on | runs passing fidelity |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     per_cca: dict[str, list[dict]] = {}
@@ -169,6 +177,10 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
              f"substituted: {u['reason']}." for u in plan.get("unavailable", [])]
     notes += [f"- {labels.get(cca, cca)} is shown beside the paper's {labels.get(b['column'], b['column'])} values: "
               f"{b['note']}" for cca, b in beside.items() if cca in per_cca]
+    if compared_name(plan) != "SUSS":
+        notes.append(f"- On = {plan['compare']['on']}, in SUSS's place: the paper's on and improvement columns "
+                     f"are SUSS's (the paper compared SUSS with HyStart), beside ours for reference; the sign "
+                     f"column compares ours with SUSS's.")
     off_grid = [r for r in rows if not r["on_paper_grid"]]
     if off_grid:
         notes.append(f"- {len(off_grid)} setting(s) beside the paper's grid (a value the matrix file does not list): "

@@ -332,15 +332,27 @@ def _words(selects: list[str] | None) -> list[str] | None:
     return words or None
 
 
+def _compared(m, words: list[str] | None):
+    """@m with the start @words name on its compared side (VARIANTS=cubic_rapid; the off side may be
+    named too): one start at a time, one the matrix's template lists."""
+    c = m.spec.compare
+    asked = [w for w in words or [] if w != c.off]
+    if not words:
+        return m
+    if len(asked) != 1 or asked[0] not in m.starts():
+        raise Refused(f"--select {','.join(words)}: {m.spec.name} compares {c.off} with one start at a time, "
+                      f"one of {', '.join(m.starts())} (VARIANTS=cubic_rapid)")
+    return m.compared(asked[0])
+
+
 def _run_matrix_experiment(exp, args) -> int:
     from .. import matrix as mx
-    for option, value in (("--select", args.select), ("--reps", args.reps), ("--scenario", args.scenario),
-                          ("--report", args.report)):
+    for option, value in (("--reps", args.reps), ("--scenario", args.scenario), ("--report", args.report)):
         if value:
             raise Refused(f"{option}: {exp.target} is a matrix: its cells are chosen by its axes (--set "
-                          f"CCA=cubic; make: CCA= BUF= RTT=) and repetitions by --iter (ITER=); "
-                          f"`sslab matrix report DIR` rebuilds its report")
-    m = mx.load_matrix(str(exp.matrix_path))
+                          f"CCA=cubic; make: CCA= BUF= RTT=), the start compared by --select (VARIANTS=) and "
+                          f"repetitions by --iter (ITER=); `sslab matrix report DIR` rebuilds its report")
+    m = _compared(mx.load_matrix(str(exp.matrix_path)), _words(args.select))
     options = mx.validate_options(args.set or [])
     inventory = Path(args.inventory or paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini")
     return _matrix_on_kernels(m, options, args, inventory)
@@ -557,7 +569,7 @@ def cmd_report(args) -> int:
 def cmd_matrix(args) -> int:
     from .. import matrix as mx
     if args.action == "run":
-        m = mx.load_matrix(args.name)
+        m = _compared(mx.load_matrix(args.name), _words(args.select))
         options = mx.validate_options(args.set or [])
         return _matrix_on_kernels(m, options, args, Path(args.inventory))
     if args.action == "run-cells":

@@ -119,7 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
                                       "lists them) or a path to one; what `make <experiment>` calls")
     prun.add_argument("experiment", help="an experiment's name (startup, wifi, ...) or its file")
     prun.add_argument("--select", action="append", metavar="NAME[,NAME]",
-                      help="the parts to run, by name, tag or setting value (default: the file's select, else all)")
+                      help="the parts to run, by name, tag or setting value, and the cases by a label of their "
+                      "axes (E1's variants; default: the file's select, else all); a matrix: the start it "
+                      "compares (reproduce-table1 VARIANTS=cubic_rapid)")
     prun.add_argument("--reps", type=at_least_one("REPS"),
                       help="repetitions per scenario (default: the file's, else the scenarios')")
     prun.add_argument("--jobs", type=at_least_one("JOBS"), help="scenarios or cells at once under UML "
@@ -192,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     mr = msub.add_parser("run", help="plan, deal to the inventory's hosts, run missing cells, report")
     mr.add_argument("name", help="matrix name (experiments/scenarios/NAME.yaml) or a path")
     mr.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="narrow an axis, e.g. CCA=cubic")
+    mr.add_argument("--select", action="append", metavar="START", help="the start compared with the matrix's "
+                    "off side in its place (table1: cubic_rapid), its cells archived apart")
     mr.add_argument("--iter", type=at_least_one("ITER"), help="repetitions per setting (default: the matrix's)")
     mr.add_argument("--inventory", default=str(paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"))
     mr.add_argument("--serial", help="hosts at a time (default: all at once)")

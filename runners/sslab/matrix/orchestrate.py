@@ -97,8 +97,10 @@ def estimate_cell_seconds(m: Matrix | None, plan: dict, store: CellStore) -> tup
 def matrix_rel_of(m: Matrix, chosen: dict[str, list[str]], backend: str | None, knobs: dict | None,
                   changes: KernelChanges) -> str:
     """The matrix's directory under results/: its selection, then what makes its cells other cells
-    (a backend, a knob's value (sslab.scenario.knobs) or a kernel other than the matrix's own), archived apart."""
+    (a backend, another start compared (Matrix.compared), a knob's value (sslab.scenario.knobs) or a kernel
+    other than the matrix's own), archived apart."""
     return f"{m.spec.name}/{selection_id(m.spec, chosen)}" + (f"_backend-{backend}" if backend else "") \
+        + (f"_start-{m.spec.compare.on}" if m.spec.compare.on != m.file_on else "") \
         + knob_suffix(knobs) + (f"_kernel-{changes.label()}" if not changes.empty else "")
 
 

@@ -13,7 +13,7 @@ from .. import paths
 from ..scenario import KNOWN_CCAS, Scenario, parse_scenario, scenario_from_dump, substitute
 from ..scenario.axes import Axis, check_axes, combinations
 from ..scenario.knobs import apply as apply_knobs
-from ..scenario.load import read_template_file
+from ..scenario.load import case_labels, narrow_cases, read_template_file
 
 MATRICES_DIR = paths.REPO_ROOT / "experiments" / "scenarios"
 
@@ -23,6 +23,9 @@ class MatrixError(ValueError):
 
 
 class Compare(BaseModel):
+    """The two arms of every cell: the cases whose parameter @param is @off and @on.  The template's
+    axis of @param may list more starts than @on: one of them runs in @on's place when asked for
+    (Matrix.compared; VARIANTS=cubic_rapid), its cells archived apart."""
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     param: str
     off: str
@@ -69,14 +72,39 @@ class MatrixSpec(BaseModel):
 class Matrix:
     """A loaded matrix file: its spec and its scenario template."""
 
-    def __init__(self, spec: MatrixSpec, template: dict, path: Path):
+    def __init__(self, spec: MatrixSpec, template: dict, path: Path, file_on: str | None = None,
+                 file_template: dict | None = None):
         self.spec, self.template, self.path = spec, template, path
+        #: The start the file compares with compare.off (compare.on as written), and the template
+        #: with every start the file lists on compare.param's axis (Matrix.compared narrows it).
+        self.file_on = file_on or spec.compare.on
+        self.file_template = file_template or template
+
+    def starts(self) -> list[str]:
+        """The starts that may run on the compared side: the file's values of compare.param other
+        than compare.off."""
+        c = self.spec.compare
+        return [v for v in case_labels(self.file_template).get(c.param, [c.on]) if v != c.off]
+
+    def compared(self, on: str | None = None) -> "Matrix":
+        """The matrix whose cells run compare.off beside @on (default: the file's compare.on): the
+        template's compare.param axis narrowed to those two, so the file's own comparison makes the
+        scenarios (and cell keys) it made before it listed other starts."""
+        c = self.spec.compare
+        on = on or self.file_on
+        if on not in self.starts():
+            raise MatrixError(f"{self.spec.name}: {on} is not a start it compares with {c.off} (it has: "
+                              f"{', '.join(self.starts())})")
+        spec = self.spec.model_copy(update={"compare": c.model_copy(update={"on": on})})
+        return Matrix(spec, narrow_cases(self.file_template, {c.off, on}), self.path, self.file_on,
+                      self.file_template)
 
     def with_knobs(self, values: dict | None) -> "Matrix":
         """The matrix with the knobs a command line set over its scenario (sslab.scenario.knobs)."""
         if not values:
             return self
-        return Matrix(self.spec, apply_knobs(dict(self.template), values), self.path)
+        return Matrix(self.spec, apply_knobs(dict(self.template), values), self.path, self.file_on,
+                      apply_knobs(dict(self.file_template), values))
 
     def scenario_for(self, setting: dict[str, str], rep: int) -> Scenario:
         """The cell's scenario: the template with @setting, its own seed for repetition @rep,
@@ -146,7 +174,7 @@ def load_matrix(name_or_path: str) -> Matrix:
         known = ", ".join(p.stem for p in matrix_files())
         raise MatrixError(f"no matrix {name_or_path!r} (known: {known})")
     spec, template = read_template_file(path, "matrix", MatrixSpec, MatrixError)
-    m = Matrix(spec, template, path)
+    m = Matrix(spec, template, path).compared()
     # Every setting must make a valid scenario (CCA axes aside: their
     # availability is the kernel's business, checked when planning).
     for setting in settings(spec, {}):
