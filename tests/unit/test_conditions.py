@@ -56,3 +56,16 @@ def test_the_hystart_each_cubic_hs_flow_ran_is_named(tmp_path):
     meta = json.loads((a / "meta.json").read_text())
     assert run_conditions(meta, [{"hystart": "Linux 6.1.192"}]).endswith("; cubic_hs: Linux 6.1.192 HyStart")
     assert "cubic_hs" not in run_conditions(meta, [{"suss_version": 2024}])
+
+
+def test_a_start_written_from_a_draft_names_the_draft_and_its_revisions_constant(tmp_path):
+    a = _run(tmp_path, "a", {}, [None])
+    record = {"flows": [{"cc": "cubic_rapid", "cc_used": "cubic_rapid"}], "module_params": {}}
+    (a / "job/out/runs/r0/run.json").write_text(json.dumps(record))
+    assert conditions_of([a]).endswith("SUSS: no SUSS flow; cubic_rapid: Rapid Start, "
+                                       "draft-kazuho-ccwg-rapid-start (K = 11/18)")
+    # The module parameter as run: the -02 revision's K.
+    meta = json.loads((a / "meta.json").read_text())
+    runs = [{**record, "module_params": {"rapid_k36": 24}}]
+    assert run_conditions(meta, [], runs).endswith("; cubic_rapid: Rapid Start, draft-kazuho-ccwg-rapid-start (K = 2/3)")
+    assert "Rapid" not in run_conditions(meta, [], [{"flows": [{"cc": "cubic_hs"}]}])

@@ -11,6 +11,7 @@ the HyStart each cubic_hs flow ran).
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 from ..records import read_record, read_runs_index
@@ -32,6 +33,29 @@ def _suss_text(versions: set[int]) -> str:
 
 def _versions(rows: list[dict] | None) -> set[int]:
     return {r["suss_version"] for r in rows or [] if isinstance(r.get("suss_version"), int)}
+
+
+#: The starts written from an IETF draft (docs/starts.md): the draft, and the module parameter that
+#: chooses its revision's constant (Rapid Start's K, in 1/36; 22 = 11/18, the module's default).
+DRAFT_STARTS = {"cubic_rapid": ("Rapid Start", "draft-kazuho-ccwg-rapid-start", "rapid_k36", 22)}
+
+
+def _draft_starts(runs: list[dict]) -> set[str]:
+    """What each draft start that ran follows, from the runs' records (their flows and module
+    parameters as run)."""
+    out = set()
+    for run in runs:
+        for f in run.get("flows", []):
+            cc = f.get("cc_used") or f.get("cc")
+            if cc in DRAFT_STARTS:
+                what, draft, param, default = DRAFT_STARTS[cc]
+                k = Fraction(int((run.get("module_params") or {}).get(param, default)), 36)
+                out.add(f"{cc}: {what}, {draft} (K = {k})")
+    return out
+
+
+def _draft_text(texts: set[str]) -> str:
+    return f"; {'; '.join(sorted(texts))}" if texts else ""
 
 
 def _hystarts(rows: list[dict] | None) -> set[str]:
@@ -66,18 +90,19 @@ def _testbed(meta: dict) -> str:
             f"{host_model_text(meta['scenario']['model'])}{kernel_text(meta)}")
 
 
-def run_conditions(meta: dict, rows: list[dict] | None = None) -> str:
-    """One run's conditions: @meta its meta.json, @rows anything carrying a flow's suss_version."""
-    return f"{_testbed(meta)}; SUSS: {_suss_text(_versions(rows))}{_hystart_text(_hystarts(rows))}"
+def run_conditions(meta: dict, rows: list[dict] | None = None, runs: list[dict] | None = None) -> str:
+    """One run's conditions: @meta its meta.json, @rows anything carrying a flow's suss_version, @runs
+    its runs' records (which draft a draft start followed)."""
+    return (f"{_testbed(meta)}; SUSS: {_suss_text(_versions(rows))}{_hystart_text(_hystarts(rows))}"
+            f"{_draft_text(_draft_starts(runs or []))}")
 
 
-def _flows_of(run_dir: Path) -> list[dict]:
+def _runs_of(run_dir: Path) -> list[dict]:
     out = run_dir / "job" / "out"
     index = out / "runs.json"
     if not index.exists():
         return []
-    return [f for e in read_runs_index(index)
-            for f in read_record(out / "runs" / e["tag"] / "run.json", "sslab.run").get("flows", [])]
+    return [read_record(out / "runs" / e["tag"] / "run.json", "sslab.run") for e in read_runs_index(index)]
 
 
 def conditions_of(run_dirs: list[Path]) -> str:
@@ -87,6 +112,7 @@ def conditions_of(run_dirs: list[Path]) -> str:
     testbeds: dict[str, int] = {}
     versions: set[int] = set()
     hystarts: set[str] = set()
+    drafts: set[str] = set()
     after = 0
     for d in run_dirs:
         meta_path = Path(d) / "meta.json"
@@ -95,9 +121,11 @@ def conditions_of(run_dirs: list[Path]) -> str:
         meta = json.loads(meta_path.read_text())
         line = _testbed(meta)
         testbeds[line] = testbeds.get(line, 0) + 1
-        flows = _flows_of(Path(d))
+        runs = _runs_of(Path(d))
+        flows = [f for r in runs for f in r.get("flows", [])]
         versions |= _versions(flows)
         hystarts |= _hystarts(flows)
+        drafts |= _draft_starts(runs)
         after += bool(meta.get("boot")) and not meta["boot"]["same_as_alone"]
     if not testbeds:
         return "not recorded (no run's meta.json found)"
@@ -105,4 +133,4 @@ def conditions_of(run_dirs: list[Path]) -> str:
         "; ".join(f"[{n} run(s)] {line}" for line, n in testbeds.items())
     shared = (f"; {after} of {sum(testbeds.values())} ran after other repetitions in a shared boot (BOOT_SHARE)"
               if after else "")
-    return f"{where}; SUSS: {_suss_text(versions)}{_hystart_text(hystarts)}{shared}"
+    return f"{where}; SUSS: {_suss_text(versions)}{_hystart_text(hystarts)}{_draft_text(drafts)}{shared}"

@@ -244,7 +244,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         f" ({'ok' if fidelity['rate']['ok'] else 'OFF BY MORE THAN 1%'})",
         "",
         agreement_line(runs),
-        f"- ran under: {run_conditions(meta, list(cases.values()))}",
+        f"- ran under: {run_conditions(meta, list(cases.values()), runs)}",
         *([shared_boot_line(meta["boot"])] if meta.get("boot") else []),
         *([line] if (line := spin_guard_line(meta, spinguard.console_charges(out.parent), runs)) else []),
         "",
