@@ -17,6 +17,22 @@ def sslab(args: list[str], results: Path, timeout: float = 1800,
                           cwd=REPO_ROOT, env=env, timeout=timeout)
 
 
+def startup_runs(scenario: Path, results: Path, timeout: float = 900) -> list[tuple[Path, dict]]:
+    """`sslab startup --scenario @scenario` into @results: each run's directory and record, in the
+    run's order (the run must succeed)."""
+    import json
+
+    from sslab.records import read_runs_index
+    res = sslab(["startup", "--scenario", str(scenario)], results, timeout=timeout)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    run_dir = (results / "startup" / "latest").resolve()
+    out = []
+    for entry in read_runs_index(run_dir / "job/out/runs.json"):
+        tag_dir = run_dir / "job/out/runs" / entry["tag"]
+        out.append((tag_dir, json.loads((tag_dir / "run.json").read_text())))
+    return out
+
+
 def cell_record(cell: Path) -> dict[str, bytes]:
     """What a matrix cell recorded of its runs, by path: the job's plan and everything its guest wrote
     (every run's record, capture and trace, the fidelity check).  Left out, as the host's and not the

@@ -8,9 +8,8 @@ import pytest
 from sslab.analysis.pcap import tcp_segments
 from sslab.analysis.traces import read_trace
 from sslab.paths import REPO_ROOT
-from sslab.records import read_runs_index
 
-from .helpers import sslab
+from .helpers import sslab, startup_runs
 
 pytestmark = pytest.mark.vm
 SCENARIO = REPO_ROOT / "tests/data/rapid-start.yaml"
@@ -22,13 +21,8 @@ BUFFER_PKTS = 413
 
 @pytest.fixture(scope="module")
 def rapid_run(tmp_path_factory, image):
-    results = tmp_path_factory.mktemp("results")
-    res = sslab(["startup", "--scenario", str(SCENARIO)], results, timeout=900)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    run_dir = (results / "startup" / "latest").resolve()
-    [entry] = read_runs_index(run_dir / "job/out/runs.json")
-    tag_dir = run_dir / "job/out/runs" / entry["tag"]
-    return tag_dir, json.loads((tag_dir / "run.json").read_text())
+    [run] = startup_runs(SCENARIO, tmp_path_factory.mktemp("results"))
+    return run
 
 
 def events(run: dict, kind: str) -> list[dict]:

@@ -1,14 +1,11 @@
 """Astart and Blitzstart on the real UML guest: the module's numbers against the wire's."""
 
-import json
-
 import pytest
 
 from sslab.analysis.pcap import tcp_segments
 from sslab.paths import REPO_ROOT
-from sslab.records import read_runs_index
 
-from .helpers import sslab
+from .helpers import startup_runs
 
 pytestmark = pytest.mark.vm
 SCENARIO = REPO_ROOT / "tests/data/rate-starts.yaml"
@@ -19,16 +16,8 @@ BDP_PKTS = 100e6 / 8 / 1514 * 0.1
 
 @pytest.fixture(scope="module")
 def rate_runs(tmp_path_factory, image):
-    results = tmp_path_factory.mktemp("results")
-    res = sslab(["startup", "--scenario", str(SCENARIO)], results, timeout=900)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    run_dir = (results / "startup" / "latest").resolve()
-    runs = {}
-    for entry in read_runs_index(run_dir / "job/out/runs.json"):
-        tag_dir = run_dir / "job/out/runs" / entry["tag"]
-        run = json.loads((tag_dir / "run.json").read_text())
-        runs[run["flows"][0]["cc"]] = (tag_dir, run)
-    return runs
+    return {run["flows"][0]["cc"]: (tag_dir, run)
+            for tag_dir, run in startup_runs(SCENARIO, tmp_path_factory.mktemp("results"))}
 
 
 def events(run: dict, kind: str) -> list[dict]:
