@@ -143,6 +143,11 @@ def test_another_start_runs_in_the_compared_place_as_other_cells(table1, tmp_pat
     assert rapid.compared().spec.compare.on == "cubic_suss"  # back to the file's own
     with pytest.raises(mx.MatrixError, match="cubic_ss is not a start it compares with cubic_hs .*cubic_rapid"):
         table1.compared("cubic_ss")
+    # E6 likewise: its fifth flow.
+    fairness = mx.load_matrix("fairness")
+    assert fairness.starts() == ["cubic_suss", "cubic_rapid"]
+    assert {c["params"]["fifth"] for cell in plan_of(fairness.compared("cubic_rapid"))["cells"]
+            for c in cell["scenario"]["cases"]} == {"cubic_hs", "cubic_rapid"}
 
 
 def test_cell_keys_are_stable_and_change_with_their_inputs(table1):

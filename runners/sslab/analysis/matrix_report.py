@@ -62,7 +62,8 @@ def write_matrix_report(matrix_dir: Path) -> Path:
                  f"from its own byte counts) among "
                  f"the flows receiving throughout the window. Time to F ≥ {JAIN_FAIR}: from the fifth flow's "
                  f"start to the end of the first of {JAIN_HOLD_WINDOWS} consecutive windows with F ≥ {JAIN_FAIR}. "
-                 f"Mean ±95% CI half-width over repetitions.")
+                 f"Mean ±95% CI half-width over repetitions. The fifth flow: off = {plan['compare']['off']}, "
+                 f"on = {plan['compare']['on']}.")
     cells = current_cells(matrix_dir, plan)
     done = len(cells)
     lines = [f"# {plan['title']}", "",
