@@ -248,9 +248,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         print(f"report: {report / 'table.md'}")
         failed = [c for c in plan["cells"] if not store.done(c["key"])]
         if failed:
-            logs = f"; logs of failed attempts are under {matrix_dir / 'failed'}" if (matrix_dir / "failed").is_dir() else ""
             print(f"{len(failed)} cell(s) not done (failed or interrupted): rerun the same command to run only "
-                  f"those{logs}", file=sys.stderr)
+                  f"those{store.failures_note()}", file=sys.stderr)
             return rc or 1
         return rc
 

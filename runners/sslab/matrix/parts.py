@@ -125,8 +125,7 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
                 record_finished(kind, key, store.cell_dir(key))
             runs.append(finished_run(kind, key))
         if any(d is None for d in runs):
-            logs = f"; logs of failed attempts are under {store_dir / 'failed'}" if (store_dir / "failed").is_dir() else ""
             print(f"{sum(d is None for d in runs)} part(s) not run (failed or interrupted): the same command runs only "
-                  f"those{logs}", file=sys.stderr)
+                  f"those{store.failures_note()}", file=sys.stderr)
             rc = rc or 1
         return rc, runs

@@ -35,6 +35,11 @@ class CellStore:
     def failures(self, key: str) -> list[Path]:
         return sorted(self.failed.glob(f"{key}-*")) if self.failed.exists() else []
 
+    def failures_note(self) -> str:
+        """"; logs of failed attempts are under <failed/>" when the store has some, else "": the end of
+        the line that says which cells or parts a run left undone."""
+        return f"; logs of failed attempts are under {self.failed}" if self.failed.is_dir() else ""
+
     def new_partial(self, key: str) -> Path:
         self.cells.mkdir(parents=True, exist_ok=True)
         d = self.cells / f".partial-{key}-{secrets.token_hex(3)}"
