@@ -334,12 +334,12 @@ def _words(selects: list[str] | None) -> list[str] | None:
 
 def _compared(m, words: list[str] | None):
     """@m with the start @words name on its compared side (VARIANTS=cubic_rapid; the off side may be
-    named too): one start at a time, one the matrix's template lists."""
-    c = m.spec.compare
-    asked = [w for w in words or [] if w != c.off]
+    named too): one start at a time (Matrix.compared refuses one its template does not list)."""
     if not words:
         return m
-    if len(asked) != 1 or asked[0] not in m.starts():
+    c = m.spec.compare
+    asked = [w for w in words if w != c.off]
+    if len(asked) != 1:
         raise Refused(f"--select {','.join(words)}: {m.spec.name} compares {c.off} with one start at a time, "
                       f"one of {', '.join(m.starts())} (VARIANTS=cubic_rapid)")
     return m.compared(asked[0])

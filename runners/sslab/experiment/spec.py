@@ -201,9 +201,13 @@ class Experiment:
         chosen = [p for p in self.parts if not part_words or p.name in part_words or p.tags & set(part_words)]
         return [self._narrowed(p, set(case_words)) for p in chosen]
 
+    @staticmethod
+    def _data(part: Part) -> dict:
+        """@part's scenario as plain data: written in its experiment or series file, or read from its own."""
+        return part.data if part.data is not None else scenario_file_data(part.path)
+
     def _case_labels(self, part: Part) -> set[str]:
-        data = part.data if part.data is not None else scenario_file_data(part.path)
-        return {label for labels in case_labels(data).values() for label in labels}
+        return {label for labels in case_labels(self._data(part)).values() for label in labels}
 
     def _split(self, words: list[str]) -> tuple[list[str], list[str]]:
         """@words as (those naming parts, those naming cases); refused if one names neither."""
@@ -224,7 +228,7 @@ class Experiment:
         out before it runs; @part itself when that leaves its cases as they are."""
         if not case_words:
             return part
-        data = part.data if part.data is not None else scenario_file_data(part.path)
+        data = self._data(part)
         narrowed = narrow_cases(data, case_words)
         return part if narrowed is data else Part(part.name, part.tags, data=narrowed)
 
