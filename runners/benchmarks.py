@@ -18,12 +18,17 @@ from the archives the runs leave:
             seconds from its first run's traffic, split into guest kernel work (from
             the UML kernel's System.map), the host kernel's work for UML (ptrace,
             stops, file I/O) and user code; needs `perf` (Debian: linux-perf; root)
+  syscalls  what each guest process of one E7 cell (or --scenario FILE) costs UML's ptrace:
+            system calls by kind, page faults, signals, per process and per run
+            (sslab.analysis.syscount), the job run under sslab-syscount
+            (images/tools/sslab-syscount.c, built here with gcc -static); an observer,
+            so its runs are this benchmark's only
   rxcost    not the testbed: this machine's own kernel's receive cost per TCP
             packet (runners/rxcost.py; root; asked for by name only), the
             number behind the host models' rx_cost
 
-    python3 runners/benchmarks.py [startup] [e7cell] [table1] [profile] [umlperf] [rxcost] [--results DIR]
-                                  [--matrix DIR]
+    python3 runners/benchmarks.py [startup] [e7cell] [table1] [profile] [umlperf] [syscalls] [rxcost]
+                                  [--results DIR] [--matrix DIR] [--scenario FILE]
 
 Prints one JSON object per benchmark and writes them to DIR/benchmarks.json.
 """
@@ -174,6 +179,50 @@ def bench_umlperf(results: Path) -> dict:
             "table": str(results / "umlperf.md")}
 
 
+SYSCOUNT_SOURCE = REPO / "images" / "tools" / "sslab-syscount.c"
+
+
+def build_syscount(into: Path) -> Path:
+    """sslab-syscount, compiled on this host statically (the guest's C library need not match)."""
+    binary = into / "sslab-syscount"
+    res = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o", str(binary),
+                          str(SYSCOUNT_SOURCE)], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise SystemExit(f"building {SYSCOUNT_SOURCE} failed ({res.returncode}):\n{res.stderr[-2000:]}")
+    return binary
+
+
+def bench_syscalls(results: Path, scenario: Path | None) -> dict:
+    from sslab.analysis.syscount import by_role, cost_table, read_counts
+    from sslab.experiment.run import SYSCOUNT_FILE, run_scenarios_in_one_boot, scenario_as_run
+    from sslab.substrate import make_substrate
+    from sslab.substrate.image import sha256_file
+    from sslab.substrate.preflight import preflight
+    scenario = scenario or REPO / "experiments/scenarios/e7-cell.yaml"
+    binary = build_syscount(results)
+    substrate = make_substrate("uml")
+    preflight(substrate, log=lambda m: print(m, file=sys.stderr, flush=True))
+    s = scenario_as_run(scenario)
+    run_dir = results / "syscalls-run"
+    run_dir.mkdir()
+    t0 = time.monotonic()
+    run_scenarios_in_one_boot([s], [run_dir], substrate, [{"path": str(scenario), "sha256": sha256_file(scenario)}],
+                              syscount=binary)
+    wall = time.monotonic() - t0
+    runs = len(read_runs_index(run_dir / "job/out/runs.json"))
+    costs = by_role(read_counts(run_dir / "job/out" / SYSCOUNT_FILE))
+    table = cost_table(costs, runs)
+    (results / "syscalls.md").write_text(f"Guest processes of {run_dir} ({s.name}, {runs} runs; counted under "
+                                         f"sslab-syscount, {wall:.0f} s of wall time)\n\n{table}\n")
+    print(table, file=sys.stderr)
+    return {"benchmark": f"system calls, faults and signals per guest process of {scenario.name}", "run": str(run_dir),
+            "runs": runs, "wall_s": round(wall, 1),
+            "per_run": {c.role: {"starts": c.images / runs, "syscalls": c.total_syscalls / runs,
+                                 "faults": (c.minflt + c.majflt) / runs, "signals": c.total_signals / runs}
+                        for c in costs},
+            "table": str(results / "syscalls.md")}
+
+
 def bench_rxcost(results: Path) -> dict:
     res = subprocess.run([PY, str(REPO / "runners" / "rxcost.py"), "--out", str(results / "rxcost.json")],
                          capture_output=True, text=True)
@@ -185,8 +234,9 @@ def bench_rxcost(results: Path) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("which", nargs="*", default=["startup", "e7cell", "table1"],
-                    choices=["startup", "e7cell", "table1", "profile", "umlperf", "rxcost"])
+                    choices=["startup", "e7cell", "table1", "profile", "umlperf", "syscalls", "rxcost"])
     ap.add_argument("--matrix", type=Path, help="profile: the cells of this matrix tree, run before")
+    ap.add_argument("--scenario", type=Path, help="syscalls: this scenario file instead of one E7 cell")
     ap.add_argument("--results", default=str(REPO / "results" / "benchmarks" / time.strftime("%Y%m%dT%H%M%SZ",
                                                                                              time.gmtime())))
     a = ap.parse_args()
@@ -196,6 +246,7 @@ def main() -> int:
     for name in a.which:
         fn = {"startup": bench_startup, "e7cell": bench_e7cell, "table1": bench_table1,
               "profile": lambda r: bench_profile(r, a.matrix), "umlperf": bench_umlperf,
+              "syscalls": lambda r: bench_syscalls(r, a.scenario),
               "rxcost": bench_rxcost}[name]
         got = fn(results)
         for r in (got if isinstance(got, list) else [got]):

@@ -102,9 +102,12 @@ def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> No
 #: parameters are its own (sslab.guest.scenario_run).
 SHARED_PLAN_FIELDS = ("topology", "bottleneck", "pairs", "addresses", "hosts", "capture", "fidelity")
 
+#: Where a job run under sslab-syscount leaves its counts (in its out/).
+SYSCOUNT_FILE = "syscalls.json"
+
 
 def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], substrate,
-                              sources: list[dict]) -> list[Path]:
+                              sources: list[dict], syscount: Path | None = None) -> list[Path]:
     """Run @scenarios one after another in one boot of @substrate, each into its own (new, empty)
     run directory, and write each one's report; returns the run directories.
 
@@ -114,7 +117,11 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
     runs exactly as alone; the others' runs do not (the guest's random numbers and clock go on
     from the runs before), which each one's meta.json says under "boot".  Each run directory is
     then complete on its own: its plan, the job's record (console, status, fidelity, kernel) and
-    its own runs."""
+    its own runs.
+
+    @syscount: the sslab-syscount program (built by `make bench BENCH=syscalls`): the job runs under
+    it and its counts are left in the job's out/syscalls.json.  An observer, which moves the guest's
+    timeline: meta.json names it, and such runs are a benchmark's, never a results tree's."""
     if not scenarios or len(scenarios) != len(run_dirs) or len(sources) != len(scenarios):
         raise ValueError("one run directory and one source per scenario")
     plans = [plan_for(s, substrate.name, substrate.clock) for s in scenarios]
@@ -142,7 +149,13 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
     files = {"plan.json": json.dumps(first)}
     files.update({f"plan-{n:02d}.json": json.dumps(plan) for n, plan in enumerate(plans[1:], 1)})
     s0 = scenarios[0]
-    job = JobSpec(argv=["python3", "-m", "sslab.guest.scenario_run"], timeout_s=eta * 2 + 300,
+    argv = ["python3", "-m", "sslab.guest.scenario_run"]
+    if syscount is not None:
+        tools["sslab-syscount"] = str(syscount)
+        argv = ["sslab-syscount", "--out", SYSCOUNT_FILE, "--", *argv]
+        for meta in metas:
+            meta["observer"] = {"program": "sslab-syscount", "out": f"job/out/{SYSCOUNT_FILE}"}
+    job = JobSpec(argv=argv, timeout_s=eta * 2 + 300,
                   name=s0.name, files=files,
                   # With variation.entropy off every boot draws the same random numbers.
                   seed=s0.seed if s0.variation.entropy else 0, tools=tools)
