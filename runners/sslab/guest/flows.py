@@ -86,22 +86,33 @@ class Pcap:
       buffered   (virtual time) packets come in ring blocks, and the capture
                  waits PCAP_DRAIN_S of guest time, which costs no wall time,
                  before stopping.  Under UML a wake-up per packet cost 9 s of
-                 wall time in an E7 run.  The file is written in stdio's
-                 blocks too, not a write() per packet (-U): under UML each
-                 write is a system call through the host's ptrace, ~190k of
-                 them per E7 run; the file is whole once tcpdump exits.
+                 wall time in an E7 run.  The file is written in blocks of
+                 WRITE_BUFFER, not a write() per packet (-U) nor one per
+                 block of the file system (1 KB on UML's hostfs): under UML
+                 each write is a system call through the host's ptrace, ~190k
+                 and ~19k of them per E7 run; the file is whole once tcpdump
+                 exits.
     """
+
+    #: tcpdump's output buffer in buffered mode.
+    WRITE_BUFFER = "256K"
 
     def __init__(self, db: Dumbbell, path: Path, snaplen: int, immediate: bool = True,
                  where: tuple[str, str] | None = None):
         self.immediate = immediate
         ns, dev = where or (db.r1, db.bottleneck_dev)
-        self.proc = subprocess.Popen(
-            # -Z root: keep the capture file root's (tcpdump would hand it to its own user, a uid
-            # that means someone else on the host that owns the job directory).
-            ["ip", "netns", "exec", ns, "tcpdump", "-Z", "root", "-i", dev, "-n",
-             *(["-U", "--immediate-mode"] if immediate else []),
-             "-s", str(snaplen), "-w", str(path), "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # -Z root: keep the capture file root's (tcpdump would hand it to its own user, a uid
+        # that means someone else on the host that owns the job directory).
+        tcpdump = ["tcpdump", "-Z", "root", "-i", dev, "-n", "-s", str(snaplen)]
+        if immediate:
+            argv = ["ip", "netns", "exec", ns, *tcpdump, "-U", "--immediate-mode", "-w", str(path), "tcp"]
+            self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        else:
+            # To stdout, given stdio's buffer of WRITE_BUFFER by stdbuf: stdio would write a file
+            # it opened in blocks of the file system's size.
+            argv = ["ip", "netns", "exec", ns, "stdbuf", "-o", self.WRITE_BUFFER, *tcpdump, "-w", "-", "tcp"]
+            with open(path, "wb") as out:
+                self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()  # "listening on ..." once capturing
         if "listening" not in line:
             raise RuntimeError(f"tcpdump did not start: {line.strip()} {self.proc.stderr.read()[-300:]}")
