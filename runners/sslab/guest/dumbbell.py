@@ -64,7 +64,7 @@ from dataclasses import asdict, dataclass, field
 
 from ..records import Plan
 from . import ovs
-from .netns import end_batch, in_ns, run_batch, set_sysctls, sh, tcp_counters_of
+from .netns import end_batch, in_ns, net_argv, run_batch, set_sysctls, sh, tcp_counters_of
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
 DELAY_LIMIT_PKTS = 100000
@@ -405,13 +405,13 @@ class Dumbbell:
     def base_rtt_ms(self, i: int, count: int = 10, interval: float = 0.2) -> float:
         """Minimum ping RTT from server @i to its client over the idle path."""
         from .netns import parse_ping
-        out = in_ns(self.servers[i - 1], "ping", "-n", "-q", "-c", str(count), "-i", str(interval),
-                    self.client_addr(i))
+        out = sh(*net_argv(self.servers[i - 1], "ping", "-n", "-q", "-c", str(count), "-i", str(interval),
+                           self.client_addr(i)))
         return parse_ping(out)["min"]
 
     def bottleneck_bytes(self) -> int:
         """Bytes the bottleneck class has sent (frames, link-layer headers included)."""
-        qdiscs = json.loads(in_ns(self.r1, "tc", "-s", "-j", "qdisc", "show", "dev", self.bottleneck_dev))
+        qdiscs = json.loads(sh("tc", "-n", self.r1, "-s", "-j", "qdisc", "show", "dev", self.bottleneck_dev))
         return next(q for q in qdiscs if q.get("kind") == self.spec.shaper)["bytes"]
 
     def _bottleneck_tc(self) -> list[str]:
@@ -445,7 +445,7 @@ class Dumbbell:
 
     def bottleneck_counters(self) -> dict[str, int]:
         """Packets sent, dropped and queued at the bottleneck FIFO so far."""
-        qdiscs = json.loads(in_ns(self.r1, "tc", "-s", "-j", "qdisc", "show", "dev", self.bottleneck_dev))
+        qdiscs = json.loads(sh("tc", "-n", self.r1, "-s", "-j", "qdisc", "show", "dev", self.bottleneck_dev))
         fifo = next(q for q in qdiscs if q.get("kind") == ("netem" if self.spec.shaper == "netem" else "pfifo"))
         return {"packets": fifo.get("packets", 0), "drops": fifo.get("drops", 0),
                 "backlog_pkts": fifo.get("qlen", 0)}

@@ -21,6 +21,7 @@ from ..records import Capture, LinkModel
 from .dumbbell import Dumbbell
 from .ftrace import Ftrace
 from .linkreplay import TraceReplay
+from .netns import net_argv
 from .phases import mark
 
 SERVER_PORT = 5201
@@ -105,12 +106,12 @@ class Pcap:
         # that means someone else on the host that owns the job directory).
         tcpdump = ["tcpdump", "-Z", "root", "-i", dev, "-n", "-s", str(snaplen)]
         if immediate:
-            argv = ["ip", "netns", "exec", ns, *tcpdump, "-U", "--immediate-mode", "-w", str(path), "tcp"]
+            argv = net_argv(ns, *tcpdump, "-U", "--immediate-mode", "-w", str(path), "tcp")
             self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         else:
             # To stdout, given stdio's buffer of WRITE_BUFFER by stdbuf: stdio would write a file
             # it opened in blocks of the file system's size.
-            argv = ["ip", "netns", "exec", ns, "stdbuf", "-o", self.WRITE_BUFFER, *tcpdump, "-w", "-", "tcp"]
+            argv = net_argv(ns, "stdbuf", "-o", self.WRITE_BUFFER, *tcpdump, "-w", "-", "tcp")
             with open(path, "wb") as out:
                 self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()  # "listening on ..." once capturing
@@ -133,7 +134,7 @@ def _start_server(db: Dumbbell, flow: dict, port: int, ready: Path) -> subproces
     ns = db.servers[flow["pair"] - 1]
     if flow.get("tool") == "iperf3":
         # One test, then exit; the client runs in reverse mode so this side sends.
-        proc = subprocess.Popen(["ip", "netns", "exec", ns, "iperf3", "-s", "-1", "-p", str(port)],
+        proc = subprocess.Popen(net_argv(ns, "iperf3", "-s", "-1", "-p", str(port)),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         _wait_listening(ns, port)
         ready.touch()
@@ -142,14 +143,14 @@ def _start_server(db: Dumbbell, flow: dict, port: int, ready: Path) -> subproces
     args += ["--duration", str(flow["duration"])] if flow.get("duration") else ["--bytes", str(flow["size"])]
     if flow.get("hint_bytes_per_s"):
         args += ["--hint-rate", str(flow["hint_bytes_per_s"])]
-    return subprocess.Popen(["ip", "netns", "exec", db.servers[flow["pair"] - 1], *TRANSFER, *args],
+    return subprocess.Popen(net_argv(db.servers[flow["pair"] - 1], *TRANSFER, *args),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _wait_listening(ns: str, port: int, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        out = subprocess.run(["ip", "netns", "exec", ns, "ss", "-Hltn", f"sport = :{port}"],
+        out = subprocess.run(net_argv(ns, "ss", "-Hltn", f"sport = :{port}"),
                              capture_output=True, text=True).stdout
         if out.strip():
             return
@@ -175,16 +176,15 @@ def _client(db: Dumbbell, flow: dict, port: int, t0: float, out: dict) -> None:
     out["started_s"] = time.monotonic() - t0
     ns = db.clients[flow["pair"] - 1]
     if flow.get("tool") == "iperf3":
-        res = subprocess.run(["ip", "netns", "exec", ns, "iperf3", "-c", db.server_addr(flow["pair"]),
-                              "-p", str(port), "-R", "-J", "-t", f"{flow['duration']:g}", "-C", flow["cc"]],
+        res = subprocess.run(net_argv(ns, "iperf3", "-c", db.server_addr(flow["pair"]),
+                                      "-p", str(port), "-R", "-J", "-t", f"{flow['duration']:g}", "-C", flow["cc"]),
                              capture_output=True, text=True, timeout=3600)
         out["returncode"] = res.returncode
         out["stdout"] = json.dumps(_iperf3_result(json.loads(res.stdout))) if res.returncode == 0 else ""
         out["stderr"] = res.stderr or res.stdout[-500:]
         return
-    res = subprocess.run(["ip", "netns", "exec", ns, *TRANSFER, "fetch",
-                          "--host", db.server_addr(flow["pair"]), "--port", str(port),
-                          "--bytes", str(flow.get("size") or 0)],
+    res = subprocess.run(net_argv(ns, *TRANSFER, "fetch", "--host", db.server_addr(flow["pair"]),
+                                  "--port", str(port), "--bytes", str(flow.get("size") or 0)),
                          capture_output=True, text=True, timeout=3600)
     out["returncode"] = res.returncode
     out["stdout"], out["stderr"] = res.stdout, res.stderr

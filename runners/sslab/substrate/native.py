@@ -91,11 +91,14 @@ def probe_host() -> HostCapabilities:
 
 
 def native_programs() -> Path:
-    """Our guest programs (the traffic tool) compiled with this host's compiler, cached by source hash:
+    """Our guest programs (the traffic tool, the namespace runner) compiled with this host's compiler,
+    cached by their sources' and flags' hash:
     a native host runs them from there, as the image's guests run theirs from /usr/local/bin."""
+    import hashlib
     from .image import GUEST_CFLAGS, GUEST_PROGRAMS
     from .buildtools import sha256_file
-    digest = sha256_file(paths.REPO_ROOT / next(iter(GUEST_PROGRAMS)))[:16]
+    digest = hashlib.sha256(" ".join([*(sha256_file(paths.REPO_ROOT / src) for src in GUEST_PROGRAMS),
+                                      *GUEST_CFLAGS]).encode()).hexdigest()[:16]
     bin_dir = paths.cache_dir() / "native-bin" / digest
     for src, target in GUEST_PROGRAMS.items():
         exe = bin_dir / Path(target).name
