@@ -71,7 +71,7 @@ LAB = "sslab"
 #: The node image: busybox alone (Debian's busybox-static in the image).
 NODE_IMAGE = "sslab-node:1"
 BUSYBOX = Path("/bin/busybox")
-#: The nodes sleep; nothing runs in them but what `ip netns exec` starts.
+#: The nodes sleep; nothing runs in them but what the run starts in their namespaces (sslab-nsexec).
 NODE_CMD = "/bin/busybox sleep 2147483647"
 #: Our own dockerd inside the testbed.
 DOCKER_DIR = Path("/run/sslab-docker")
