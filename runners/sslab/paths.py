@@ -47,6 +47,23 @@ def new_run_dir(kind: str) -> Path:
     return d
 
 
+@contextlib.contextmanager
+def filled_whole(final: Path) -> Iterator[Path]:
+    """A new directory that appears at @final only once what fills it has finished: filled as
+    .<name>.partial beside it (which no index lists), renamed to @final at the end; on any error (a
+    full disk, an interrupt) the partial one is removed and the error goes on.  For a report: a
+    reader never finds half of one under its name."""
+    part = final.with_name(f".{final.name}.partial")
+    part.mkdir(parents=True)
+    try:
+        yield part
+        os.rename(part, final)
+    except BaseException:
+        import shutil
+        shutil.rmtree(part, ignore_errors=True)
+        raise
+
+
 def point_latest(target: Path) -> None:
     """Make <target's parent>/latest point at @target (see point_link)."""
     latest = target.parent / "latest"

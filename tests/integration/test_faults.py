@@ -205,6 +205,70 @@ def test_a_full_disk_fails_the_run_saying_so_and_a_rerun_with_space_completes(sm
     assert [k.resolve() for k in keys] == [run]
 
 
+@pytest.fixture
+def disk_to_fill(tmp_path):
+    """A 64 MB filesystem (tmpfs) for the results, which a test fills on purpose (fill_all_but)."""
+    where = tmp_path / "fillable"
+    where.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(where)]).returncode:
+        pytest.skip("mounting a small filesystem needs root")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)])
+
+
+def fill_all_but(where: Path, leave: int) -> Path:
+    """A file that takes all but @leave bytes of the free space of @where's filesystem."""
+    filler = where / "filler"
+    with open(filler, "wb") as f:
+        os.posix_fallocate(f.fileno(), 0, shutil.disk_usage(where).free - leave)
+    return filler
+
+
+def file_hashes(d: Path) -> dict[str, str]:
+    return {str(p.relative_to(d)): sha256_file(p) for p in sorted(d.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def test_a_full_disk_mid_report_leaves_no_half_report_and_nothing_recorded_changed(disk_to_fill, image):
+    """A run's report rebuilt (`sslab report`) and a matrix's (`sslab matrix report`) with 16 KB left:
+    each fails saying so (exit 1), leaves no half-written report under any name, changes no byte
+    of what was recorded and moves no `latest`; with the space back, the same command writes it."""
+    results = disk_to_fill / "results"
+    run = sslab(["run", "startup", "--scenario", SMOKE], results, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    [run_dir] = finished_runs(results)
+    matrix = sslab(["matrix", "run", str(REPO_ROOT / "tests/data/matrix-tiny.yaml"), "--set", "CCA=cubic"], results,
+                   timeout=600)
+    assert matrix.returncode == 0, matrix.stdout[-2000:] + matrix.stderr[-2000:]
+    matrix_dir = results / "tiny" / "cca-cubic"
+    latest = (matrix_dir / "reports" / "latest").resolve()
+    recorded = {d: file_hashes(d) for d in (run_dir, matrix_dir)}
+    reports = sorted(p.name for p in (matrix_dir / "reports").iterdir())
+
+    filler = fill_all_but(disk_to_fill, 16 * 1024)
+    for args in (["report", str(run_dir)], ["matrix", "report", str(matrix_dir)]):
+        res = sslab(args, results, timeout=300)
+        assert res.returncode == 1, (args, res.stdout[-2000:], res.stderr[-2000:])
+        assert "error: no space left on the device holding" in res.stderr, res.stderr[-2000:]
+        assert "Traceback" not in res.stderr
+    assert not [p.name for p in run_dir.iterdir() if "rebuilt" in p.name]   # no rebuilt-*, no .rebuilt-*.partial
+    assert sorted(p.name for p in (matrix_dir / "reports").iterdir()) == reports
+    assert (matrix_dir / "reports" / "latest").resolve() == latest
+    assert {d: file_hashes(d) for d in (run_dir, matrix_dir)} == recorded
+
+    filler.unlink()
+    again = sslab(["report", str(run_dir)], results, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    [rebuilt] = [p for p in run_dir.iterdir() if "rebuilt" in p.name]
+    assert rebuilt.name.startswith("rebuilt-") and (rebuilt / "report.md").is_file() and (rebuilt / "summary.json").is_file()
+    again = sslab(["matrix", "report", str(matrix_dir)], results, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    new = (matrix_dir / "reports" / "latest").resolve()
+    assert new != latest and new.name not in reports and (new / "table.md").is_file() and (new / "report.html").is_file()
+    assert {k: v for k, v in file_hashes(run_dir).items() if not k.startswith("rebuilt-")} == recorded[run_dir]
+
+
 def test_a_second_controller_of_one_matrix_is_refused_before_it_plans_and_the_first_finishes(tmp_path, image):
     results = tmp_path / "results"
     env = {**os.environ, "SSLAB_RESULTS": str(results)}

@@ -59,3 +59,23 @@ def test_the_index_lists_reports_newest_first_per_experiment_and_not_the_cells(t
                                                         "table1/all/reports/r1/report.html"]
     # Each page leads back to the index.
     assert '<a href="../../index.html">all results</a>' in (newer / "report.html").read_text()
+
+
+def test_a_report_directory_appears_whole_or_not_at_all(tmp_path):
+    """paths.filled_whole: filled as .<name>.partial, renamed at the end; an error removes it."""
+    final = tmp_path / "reports" / "r1"
+    with paths.filled_whole(final) as part:
+        assert part == tmp_path / "reports" / ".r1.partial" and part.is_dir() and not final.exists()
+        (part / "table.md").write_text("# whole\n")
+    assert (final / "table.md").read_text() == "# whole\n" and not part.exists()
+
+    broken = tmp_path / "reports" / "r2"
+    try:
+        with paths.filled_whole(broken) as part:
+            (part / "table.md").write_text("# half")
+            raise OSError(28, "No space left on device")
+    except OSError as e:
+        assert e.errno == 28
+    else:
+        raise AssertionError("the error was swallowed")
+    assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["r1"]

@@ -24,7 +24,7 @@ from ..records import stamped
 from .. import paths
 from ..ccas import SUSS_VERSIONS
 from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
-from .html import publish
+from .html import index_for, write_html
 from .plots import plot_flows_over_time
 from .conditions import conditions_of
 from .stats import cis_overlap, fmt_mean_ci
@@ -36,11 +36,21 @@ __all__ = ["ArchiveError", "JAIN_FAIR", "JAIN_HOLD_WINDOWS", "JAIN_WINDOW_S", "f
 
 
 def write_matrix_report(matrix_dir: Path) -> Path:
-    """Tables and plots of the matrix's current cells, into a new reports/<stamp>/."""
+    """Tables and plots of the matrix's current cells, into a new reports/<stamp>/, which appears whole
+    or not at all (paths.filled_whole: a full disk mid-report leaves no half of one); then `latest`
+    and results/index.html point at it."""
     matrix_dir = Path(matrix_dir)
     plan_path, plan = latest_plan(matrix_dir)
     dest = matrix_dir / "reports" / paths.stamp()
-    dest.mkdir(parents=True)
+    with paths.filled_whole(dest) as part:
+        _write_matrix_report(matrix_dir, plan_path, plan, part)
+    index_for(dest)
+    paths.point_latest(dest)
+    return dest
+
+
+def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: dict, dest: Path) -> None:
+    """write_matrix_report's tables, plots and page, into @dest."""
     if plan["report"] == "table1":
         table, extra = table1(matrix_dir, plan)
         on = plan["compare"]["on"]
@@ -85,12 +95,10 @@ def write_matrix_report(matrix_dir: Path) -> Path:
     if extra.get("overhead_md"):
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
     (dest / "table.md").write_text("\n".join(lines))
-    publish(dest / "table.md", [d for _, d in cells])
+    write_html(dest / "table.md", [d for _, d in cells])
     (dest / "summary.json").write_text(json.dumps(stamped("sslab.summary", {"plan": plan_path.name, **extra}),
                                                   indent=1, sort_keys=True,
                                                   default=str))
-    paths.point_latest(dest)
-    return dest
 
 
 #: What the flows-over-time plots stand for in each report: the paper's figure, which flow is drawn
@@ -189,10 +197,10 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
     drops); for any matrix each kernel's own table after it.  @runs: (kernel, its matrix directory),
     in the order asked; a pure function of those archives, like write_matrix_report."""
     dest = base / "reports" / paths.stamp()
-    dest.mkdir(parents=True)
     lines = ["# The same matrix on several kernels", ""]
     lines += [f"- {name}: {d}" for name, d in runs]
     per_kernel: list[tuple[str, Path, dict, str, dict]] = []
+    every_cell: list[Path] = []   # the page links their captures and traces
     for name, d in runs:
         try:
             plan_path, plan = latest_plan(d)
@@ -200,6 +208,7 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
             lines.append(f"- {name}: no plan in {d} (nothing run)")
             continue
         cells = current_cells(d, plan)
+        every_cell += [c for _, c in cells]
         ran = conditions_of([c for _, c in cells]) if cells else "nothing run yet"
         extra = table1(d, plan)[1] if plan["report"] == "table1" else {}
         per_kernel.append((name, d, plan, ran, extra))
@@ -248,9 +257,11 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
             lines += [f"Its report ({d / 'reports' / 'latest' / 'table.md'}):", "", body.strip(), ""]
         except OSError:
             lines += ["No report yet.", ""]
-    (dest / "table.md").write_text("\n".join(lines))
-    publish(dest / "table.md", [d for _, d in cells])
-    (dest / "kernels.json").write_text(json.dumps(stamped("sslab.summary", {
-        "kernels": [{"kernel": name, "matrix_dir": str(d)} for name, d in runs]}), indent=1))
+    with paths.filled_whole(dest) as part:
+        (part / "table.md").write_text("\n".join(lines))
+        write_html(part / "table.md", every_cell)
+        (part / "kernels.json").write_text(json.dumps(stamped("sslab.summary", {
+            "kernels": [{"kernel": name, "matrix_dir": str(d)} for name, d in runs]}), indent=1))
+    index_for(dest)
     paths.point_latest(dest)
     return dest

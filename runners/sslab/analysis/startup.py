@@ -282,9 +282,11 @@ def write_report(run_dir: Path, dest: Path) -> dict:
 
 
 def rebuild_report(run_dir: Path) -> Path:
+    """The report of @run_dir written again from its archive, into a new rebuilt-<stamp>/ of it that
+    appears whole or not at all (paths.filled_whole); nothing recorded is touched."""
     dest = run_dir / f"rebuilt-{paths.stamp()}"
-    dest.mkdir()
-    write_report(run_dir, dest)
+    with paths.filled_whole(dest) as part:
+        write_report(run_dir, part)
     return dest
 
 
