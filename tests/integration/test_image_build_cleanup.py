@@ -13,6 +13,7 @@ import os
 import signal
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -115,3 +116,26 @@ def test_the_next_build_removes_what_a_killed_build_left(cache):
     out = output(second)
     assert "removed what an interrupted build left" in out and str(stale) in out
     assert mounts_under(cache) == [] and build_dirs(cache) == []
+
+
+def test_a_full_cache_stops_a_build_saying_which_disk_and_leaves_nothing_half_built(tmp_path):
+    """The cache on a 20 MB filesystem: the base stage (debootstrap) runs out of space.  The build fails
+    naming the cache's device and what to do (exit 1), and leaves no build directory, no mount and no
+    stage in the cache; debootstrap itself said only that it could not download a file."""
+    cache = tmp_path / "small-cache"
+    cache.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(cache)]).returncode:
+        pytest.skip("mounting a small filesystem needs root")
+    try:
+        res = subprocess.run([sys.executable, "-m", "sslab", "image", "build"], cwd=REPO_ROOT, capture_output=True,
+                             text=True, timeout=600, env={**os.environ, "SSLAB_CACHE": str(cache)})
+        assert res.returncode == 1, res.stdout[-2000:] + res.stderr[-2000:]
+        assert f"error: no space left on the device holding {cache}" in res.stderr, res.stderr[-2000:]
+        assert "Traceback" not in res.stderr
+        assert [p for p in mounts_under(cache) if p != cache] == [] and build_dirs(cache) == []
+        assert [p.name for p in (cache / "base").iterdir()] == []   # no stage recorded as built
+    finally:
+        for point in mounts_under(cache):
+            if point != cache:
+                subprocess.run(["umount", "-l", str(point)], check=False)
+        subprocess.run(["umount", "-l", str(cache)], check=False)

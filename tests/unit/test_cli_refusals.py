@@ -91,3 +91,17 @@ def test_a_researchers_kernel_that_cannot_be_built_is_refused(tmp_path, args, en
     assert res.returncode == 2, res.stderr[-2000:]
     assert said in res.stderr
     assert not any(tmp_path.iterdir()), "something was written before the refusal"
+
+
+def test_a_build_steps_no_space_is_the_caches_full_disk(tmp_path, monkeypatch):
+    """An image build step that found no space (cp, make: "No space left on device") is said to have
+    filled the cache's disk even with more than the threshold free there now (the build's own
+    clean-up freed it); other errors are not a full disk."""
+    from sslab.cli import full_disk_behind
+    from sslab.substrate.image import ImageError
+    from sslab.substrate.job import JobError
+    monkeypatch.setenv("SSLAB_CACHE", str(tmp_path / "cache"))   # not made yet: its nearest parent
+    cp = "error: command failed (1): cp -a …\ncp: cannot create directory 'x/rootfs/usr': No space left on device"
+    assert full_disk_behind(ImageError(cp)) == tmp_path
+    assert full_disk_behind(ImageError("error: command failed (100): apt-get install …")) is None
+    assert full_disk_behind(JobError("the scenario job failed (exit 1)")) is None

@@ -71,9 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_REFUSED
     except (ImageError, MirrorError, VMError, JobError) as e:
         print(f"error: {e}", file=sys.stderr)
-        # A guest that could not write (its files go to the host's disk through hostfs) fails in words
-        # of its own ("the job left no status"): say so when the disk under the results is full.
-        if (full := nearly_full(paths.RESULTS_DIR)) is not None:
+        if (full := full_disk_behind(e)) is not None:
             print(f"error: {full_disk_message(str(full))}", file=sys.stderr)
         return EXIT_FAILED
     except OSError as e:
@@ -96,6 +94,25 @@ def nearly_full(where: Path) -> Path | None:
     """@where (or its nearest existing parent) if the disk holding it has under FULL_BELOW_BYTES free."""
     probe = _existing(where)
     return probe if shutil.disk_usage(probe).free < FULL_BELOW_BYTES else None
+
+
+#: How a program the harness ran says it could not write.
+NO_SPACE = "No space left on device"
+
+
+def full_disk_behind(e: Exception) -> Path | None:
+    """The full disk that failed @e, if one did: a guest that could not write (its files go to the
+    host's disk through hostfs) or a build step (debootstrap, cp, make in the cache) fails in words
+    of its own ("the job left no status", "Couldn't download ...").  The results' disk or the
+    cache's when either is nearly full; else the cache's (an image build's) or the results' when the
+    error says a write found no space."""
+    for where in (paths.RESULTS_DIR, paths.cache_dir()):
+        if (full := nearly_full(where)) is not None:
+            return full
+    if NO_SPACE in str(e):
+        from ..substrate.image import ImageError
+        return _existing(paths.cache_dir() if isinstance(e, ImageError) else paths.RESULTS_DIR)
+    return None
 
 
 def full_disk_message(filename: str | None) -> str:
