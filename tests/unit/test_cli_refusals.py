@@ -54,6 +54,7 @@ from sslab.paths import REPO_ROOT
      "no-plan.json: cannot read it"),
     (["matrix", "merge", "--matrix-dir", "m", "--tar", "no-cells.tar"], "no-cells.tar: no such tar of cells"),
     (["matrix", "report", "no-such-matrix"], "no-such-matrix"),
+    (["same-bytes", "no-such-run", "no-such-run-either"], "no-such-run is not a finished run directory"),
 ])
 def test_refused_with_exit_2_before_anything_starts(tmp_path, args, said):
     env = {"SSLAB_RESULTS": str(tmp_path), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",
@@ -105,3 +106,20 @@ def test_a_build_steps_no_space_is_the_caches_full_disk(tmp_path, monkeypatch):
     assert full_disk_behind(ImageError(cp)) == tmp_path
     assert full_disk_behind(ImageError("error: command failed (100): apt-get install …")) is None
     assert full_disk_behind(JobError("the scenario job failed (exit 1)")) is None
+
+
+def test_same_bytes_refuses_runs_the_second_directory_does_not_have(tmp_path):
+    """Two runs of one scenario with different repetitions: the one with more runs first is refused,
+    naming a missing run and what to do, before any trace is read (exit 2)."""
+    import json
+    from sslab.records import runs_index
+    for name, reps in (("two", 2), ("ten", 10)):
+        out = tmp_path / name / "job" / "out"
+        out.mkdir(parents=True)
+        out.joinpath("runs.json").write_text(json.dumps(runs_index(
+            [{"tag": f"{k:03d}-cubic_hs-5MB-r{k}", "case": "cubic_hs-5MB", "rep": k} for k in range(reps)])))
+    res = subprocess.run([sys.executable, "-m", "sslab", "same-bytes", str(tmp_path / "ten"), str(tmp_path / "two")],
+                         capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert (f"{tmp_path / 'two'} has no run 002-cubic_hs-5MB-r2 (nor 7 more) of {tmp_path / 'ten'}'s 10: give the "
+            "run directory with fewer runs (repetitions) first") in res.stderr
