@@ -316,7 +316,6 @@ class Dumbbell:
         ns_ip[self.r2].append(f"addr add {self._core(2)}/{core_len} dev r2-r1")
         ns_tc[self.r1] += self._bottleneck_tc()
         for i, (srv, cli) in enumerate(zip(self.servers, self.clients), start=1):
-            half = self.one_way_delay(i)
             srv_gw, cli_gw = self._host(self.spec.servers_net, i, 1), self._host(self.spec.clients_net, i, 1)
             ns_ip[srv] += [f"addr add {self.server_addr(i)}/24 dev {self.host_dev}", f"route add default via {srv_gw}"]
             # On a switched LAN every pair's gateway address is on r1's one port to the switch.
