@@ -175,17 +175,21 @@ def test_a_runner_killed_outright_takes_its_uml_with_it_and_a_rerun_completes(tm
     assert len(finished_runs(results)) == 1 and "already run" not in again.stdout
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A 300 KB filesystem (tmpfs) for the results: a run's captures and traces do not fit."""
-    where = tmp_path / "small"
+def mounted_tmpfs(where: Path, size: str):
+    """A tmpfs of @size mounted at @where (made here) for as long as the test runs; skipped without root."""
     where.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(where)]).returncode:
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)]).returncode:
         pytest.skip("mounting a small filesystem needs root")
     try:
         yield where
     finally:
         subprocess.run(["umount", "-l", str(where)])
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 300 KB filesystem (tmpfs) for the results: a run's captures and traces do not fit."""
+    yield from mounted_tmpfs(tmp_path / "small", "300k")
 
 
 def test_a_full_disk_fails_the_run_saying_so_and_a_rerun_with_space_completes(small_disk, image):
@@ -208,14 +212,7 @@ def test_a_full_disk_fails_the_run_saying_so_and_a_rerun_with_space_completes(sm
 @pytest.fixture
 def disk_to_fill(tmp_path):
     """A 64 MB filesystem (tmpfs) for the results, which a test fills on purpose (fill_all_but)."""
-    where = tmp_path / "fillable"
-    where.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(where)]).returncode:
-        pytest.skip("mounting a small filesystem needs root")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)])
+    yield from mounted_tmpfs(tmp_path / "fillable", "64m")
 
 
 def fill_all_but(where: Path, leave: int) -> Path:
