@@ -179,27 +179,17 @@ def bench_umlperf(results: Path) -> dict:
             "table": str(results / "umlperf.md")}
 
 
-SYSCOUNT_SOURCE = REPO / "images" / "tools" / "sslab-syscount.c"
-
-
-def build_syscount(into: Path) -> Path:
-    """sslab-syscount, compiled on this host statically (the guest's C library need not match)."""
-    binary = into / "sslab-syscount"
-    res = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o", str(binary),
-                          str(SYSCOUNT_SOURCE)], capture_output=True, text=True)
-    if res.returncode != 0:
-        raise SystemExit(f"building {SYSCOUNT_SOURCE} failed ({res.returncode}):\n{res.stderr[-2000:]}")
-    return binary
-
-
 def bench_syscalls(results: Path, scenario: Path | None) -> dict:
     from sslab.analysis.syscount import by_role, cost_table, read_counts
     from sslab.experiment.run import SYSCOUNT_FILE, run_scenarios_in_one_boot, scenario_as_run
     from sslab.substrate import make_substrate
-    from sslab.substrate.image import sha256_file
+    from sslab.substrate.image import SYSCOUNT_PROGRAM, ImageError, compile_on_host, sha256_file
     from sslab.substrate.preflight import preflight
     scenario = scenario or REPO / "experiments/scenarios/e7-cell.yaml"
-    binary = build_syscount(results)
+    try:
+        binary = compile_on_host(REPO / SYSCOUNT_PROGRAM, results / "sslab-syscount")
+    except ImageError as e:
+        raise SystemExit(str(e)) from None
     substrate = make_substrate("uml")
     preflight(substrate, log=lambda m: print(m, file=sys.stderr, flush=True))
     s = scenario_as_run(scenario)

@@ -11,19 +11,14 @@ from pathlib import Path
 import pytest
 
 from sslab.analysis.syscount import by_role, cost_table, read_counts, role_of, syscall_names
-
-REPO = Path(__file__).resolve().parents[2]
-SOURCE = REPO / "images" / "tools" / "sslab-syscount.c"
-
+from sslab.paths import REPO_ROOT
+from sslab.substrate.image import SYSCOUNT_PROGRAM, compile_on_host
 
 @pytest.fixture(scope="module")
 def syscount(tmp_path_factory) -> Path:
     if shutil.which("gcc") is None:
         pytest.skip("no gcc here")   # the bench that uses it builds it with gcc, as does the image
-    binary = tmp_path_factory.mktemp("syscount") / "sslab-syscount"
-    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static", "-o", str(binary), str(SOURCE)],
-                   check=True, capture_output=True)
-    return binary
+    return compile_on_host(REPO_ROOT / SYSCOUNT_PROGRAM, tmp_path_factory.mktemp("syscount") / "sslab-syscount")
 
 
 def counted(syscount: Path, tmp_path: Path, *argv: str) -> tuple[int, list[dict]]:

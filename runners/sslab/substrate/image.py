@@ -70,6 +70,18 @@ GUEST_PROGRAMS = {
 #: fault and system call of a guest process is a round trip through the host's ptrace, and the
 #: dynamic loader's work at every start was most of what a short-lived program cost there.
 GUEST_CFLAGS = ("-O2", "-Wall", "-Wextra", "-Werror", "-static")
+#: A program of ours a job carries when asked (JobSpec.tools), never in the image: the counter of
+#: `make bench BENCH=syscalls`.
+SYSCOUNT_PROGRAM = "images/tools/sslab-syscount.c"
+
+
+def compile_on_host(source: Path, exe: Path) -> Path:
+    """One of our C programs compiled with this host's compiler, as the image compiles its own
+    (GUEST_CFLAGS: statically, so that it runs in any guest); ImageError with the compiler's words."""
+    res = subprocess.run(["gcc", *GUEST_CFLAGS, "-o", str(exe), str(source)], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise ImageError(f"building {source} failed ({res.returncode}): {res.stderr.strip()[-1000:]}")
+    return exe
 
 
 # --------------------------------------------------------------------------

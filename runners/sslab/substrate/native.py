@@ -95,7 +95,7 @@ def native_programs() -> Path:
     cached by their sources' and flags' hash:
     a native host runs them from there, as the image's guests run theirs from /usr/local/bin."""
     import hashlib
-    from .image import GUEST_CFLAGS, GUEST_PROGRAMS
+    from .image import GUEST_CFLAGS, GUEST_PROGRAMS, ImageError, compile_on_host
     from .buildtools import sha256_file
     digest = hashlib.sha256(" ".join([*(sha256_file(paths.REPO_ROOT / src) for src in GUEST_PROGRAMS),
                                       *GUEST_CFLAGS]).encode()).hexdigest()[:16]
@@ -105,10 +105,10 @@ def native_programs() -> Path:
         if not exe.exists():
             bin_dir.mkdir(parents=True, exist_ok=True)
             tmp = exe.with_suffix(".tmp")
-            res = subprocess.run(["gcc", *GUEST_CFLAGS, "-o", str(tmp), str(paths.REPO_ROOT / src)],
-                                 capture_output=True, text=True)
-            if res.returncode != 0:
-                raise NativeUnavailable([f"a C compiler that builds {src}: {res.stderr.strip()[-300:]}"])
+            try:
+                compile_on_host(paths.REPO_ROOT / src, tmp)
+            except ImageError as e:
+                raise NativeUnavailable([f"a C compiler that builds {src}: {str(e)[-300:]}"]) from None
             tmp.replace(exe)
     return bin_dir
 
