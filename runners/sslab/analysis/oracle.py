@@ -100,21 +100,33 @@ class FlowComparison:
         return {**asdict(self), "identical": self.identical}
 
 
-def _runs(out: Path) -> list[tuple[str, Path, dict]]:
-    return [(e["tag"], out / "runs" / e["tag"], read_record(out / "runs" / e["tag"] / "run.json", "sslab.run"))
-            for e in read_runs_index(out / "runs.json")]
+def _tags(run_dir: Path) -> list[str]:
+    return [e["tag"] for e in read_runs_index(Path(run_dir) / "job" / "out" / "runs.json")]
+
+
+def _run(run_dir: Path, tag: str) -> tuple[Path, dict]:
+    d = Path(run_dir) / "job" / "out" / "runs" / tag
+    return d, read_record(d / "run.json", "sslab.run")
+
+
+class UnpairedRuns(ValueError):
+    """The second of two run directories lacks runs of the first (compare_runs pairs them by tag)."""
+
+    def __init__(self, first: Path, second: Path, missing: list[str], of: int):
+        self.first, self.second, self.missing, self.of = first, second, missing, of
+        super().__init__(f"{second} has no run {missing[0]} (nor {len(missing) - 1} more) of {first}'s {of}")
 
 
 def compare_runs(ours_dir: Path, kernel_dir: Path) -> list[FlowComparison]:
     """Every flow of every run of two run directories (ours, the kernel's: the same scenario), in
-    order; the runs are paired by their tags, which the two plans share."""
-    ours_runs = _runs(Path(ours_dir) / "job" / "out")
-    kernel_runs = {tag: (d, r) for tag, d, r in _runs(Path(kernel_dir) / "job" / "out")}
+    order; the runs are paired by their tags, which the two plans share (UnpairedRuns, before any
+    trace is read, when the second lacks some of the first's)."""
+    tags, theirs = _tags(ours_dir), set(_tags(kernel_dir))
+    if missing := [tag for tag in tags if tag not in theirs]:
+        raise UnpairedRuns(ours_dir, kernel_dir, missing, len(tags))
     out = []
-    for tag, odir, orun in ours_runs:
-        if tag not in kernel_runs:
-            raise ValueError(f"{kernel_dir}: no run {tag} to compare {ours_dir}'s with")
-        kdir, krun = kernel_runs[tag]
+    for tag in tags:
+        (odir, orun), (kdir, krun) = _run(ours_dir, tag), _run(kernel_dir, tag)
         otrace, ktrace = (read_trace(d / r["trace"]) if r.get("trace") else [] for d, r in ((odir, orun), (kdir, krun)))
         for of, kf in zip(orun["flows"], krun["flows"]):
             port = of["port"]

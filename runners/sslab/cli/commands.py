@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from .. import paths
-from ..records import read_record, read_runs_index
+from ..records import read_record
 from ..scenario import knobs
 from ..substrate import make_substrate
 from ..substrate.kinds import kind_of
@@ -482,17 +482,14 @@ def cmd_same_bytes(args) -> int:
     """`sslab same-bytes BEFORE AFTER`: two runs of one scenario (before and after a change that should
     move nothing: a kernel patch, a backend, a refactoring), every flow compared ACK by ACK and packet by
     packet.  Exit 1 when a flow differs."""
-    from ..analysis.oracle import compare_runs, difference_text, oracle_table
-    tags = {}
+    from ..analysis.oracle import UnpairedRuns, compare_runs, difference_text, oracle_table
     for side in (args.before, args.after):
-        index = Path(side) / "job" / "out" / "runs.json"
-        if not index.is_file():
+        if not (Path(side) / "job" / "out" / "runs.json").is_file():
             raise Refused(f"{side} is not a finished run directory (it has no job/out/runs.json)")
-        tags[side] = [e["tag"] for e in read_runs_index(index)]
-    if missing := [t for t in tags[args.before] if t not in tags[args.after]]:
-        raise Refused(f"{args.after} has no run {missing[0]} (nor {len(missing) - 1} more) of {args.before}'s "
-                      f"{len(tags[args.before])}: give the run directory with fewer runs (repetitions) first")
-    rows = compare_runs(Path(args.before), Path(args.after))
+    try:
+        rows = compare_runs(Path(args.before), Path(args.after))
+    except UnpairedRuns as e:
+        raise Refused(f"{e}: give the run directory with fewer runs (repetitions) first") from None
     if not rows:
         raise Refused(f"no flow to compare in {args.before}")
     print(oracle_table([(Path(args.after).name, c) for c in rows], sides=("before", "after")))
