@@ -10,6 +10,7 @@ import fcntl
 import json
 import os
 import secrets
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,7 +60,6 @@ def filled_whole(final: Path) -> Iterator[Path]:
         yield part
         os.rename(part, final)
     except BaseException:
-        import shutil
         shutil.rmtree(part, ignore_errors=True)
         raise
 
