@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sslab.paths import REPO_ROOT
 
 
@@ -128,3 +130,15 @@ def uml_userspace_modes(root: Path) -> dict[str, int | str]:
         modes[proc.name] = ("traced" if status.get("TracerPid", "0").strip() != "0"
                             else int(status.get("Seccomp", "0").strip()))
     return modes
+
+
+def mounted_tmpfs(where: Path, size: str):
+    """A tmpfs of @size mounted at @where (made here) for as long as the test runs (a fixture yields
+    from it); the test is skipped without root."""
+    where.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)]).returncode:
+        pytest.skip("mounting a small filesystem needs root")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)])

@@ -16,7 +16,7 @@ import pytest
 from sslab.paths import REPO_ROOT
 from sslab.substrate.buildtools import sha256_file
 
-from .helpers import processes_of, sslab
+from .helpers import mounted_tmpfs, processes_of, sslab
 
 pytestmark = pytest.mark.vm
 SMOKE = str(REPO_ROOT / "tests/data/module-smoke.yaml")
@@ -173,17 +173,6 @@ def test_a_runner_killed_outright_takes_its_uml_with_it_and_a_rerun_completes(tm
         assert f"stopped {len(left)} UML process(es) a killed run left behind under {results}" in again.stdout
     assert not processes_of(results, "time-travel=inf-cpu")
     assert len(finished_runs(results)) == 1 and "already run" not in again.stdout
-
-
-def mounted_tmpfs(where: Path, size: str):
-    """A tmpfs of @size mounted at @where (made here) for as long as the test runs; skipped without root."""
-    where.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)]).returncode:
-        pytest.skip("mounting a small filesystem needs root")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)])
 
 
 @pytest.fixture

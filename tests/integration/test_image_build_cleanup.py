@@ -22,6 +22,8 @@ import pytest
 from sslab.paths import REPO_ROOT, cache_dir
 from sslab.substrate.buildtools import BUILD_DIR, mounts_under
 
+from .helpers import mounted_tmpfs
+
 pytestmark = pytest.mark.vm
 
 
@@ -118,14 +120,17 @@ def test_the_next_build_removes_what_a_killed_build_left(cache):
     assert mounts_under(cache) == [] and build_dirs(cache) == []
 
 
-def test_a_full_cache_stops_a_build_saying_which_disk_and_leaves_nothing_half_built(tmp_path):
+@pytest.fixture
+def small_cache(tmp_path):
+    """A 20 MB filesystem (tmpfs) for the cache: the base stage does not fit."""
+    yield from mounted_tmpfs(tmp_path / "small-cache", "20m")
+
+
+def test_a_full_cache_stops_a_build_saying_which_disk_and_leaves_nothing_half_built(small_cache):
     """The cache on a 20 MB filesystem: the base stage (debootstrap) runs out of space.  The build fails
     naming the cache's device and what to do (exit 1), and leaves no build directory, no mount and no
     stage in the cache; debootstrap itself said only that it could not download a file."""
-    cache = tmp_path / "small-cache"
-    cache.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=20m", "tmpfs", str(cache)]).returncode:
-        pytest.skip("mounting a small filesystem needs root")
+    cache = small_cache
     try:
         res = subprocess.run([sys.executable, "-m", "sslab", "image", "build"], cwd=REPO_ROOT, capture_output=True,
                              text=True, timeout=600, env={**os.environ, "SSLAB_CACHE": str(cache)})
@@ -135,7 +140,6 @@ def test_a_full_cache_stops_a_build_saying_which_disk_and_leaves_nothing_half_bu
         assert [p for p in mounts_under(cache) if p != cache] == [] and build_dirs(cache) == []
         assert [p.name for p in (cache / "base").iterdir()] == []   # no stage recorded as built
     finally:
-        for point in mounts_under(cache):
+        for point in mounts_under(cache):   # whatever the build left mounted in it, before the fixture's umount
             if point != cache:
                 subprocess.run(["umount", "-l", str(point)], check=False)
-        subprocess.run(["umount", "-l", str(cache)], check=False)
