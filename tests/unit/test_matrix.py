@@ -9,6 +9,7 @@ import pytest
 
 from sslab import matrix as mx
 from sslab.matrix.transfer import merge_cells, pack_cells
+from sslab.plan_record import BootPlace, MatrixPlan, PlannedCell
 from sslab.scenario import load_scenario, parse_scenario, scenario_from_dump
 
 KERNEL = {"reno": "built in", "cubic": "built in", "bbr": "module tcp_bbr", "cubic_hs": "module tcp_sslab",
@@ -43,19 +44,19 @@ def test_table1_cells_and_unavailable_cca(table1):
     plan = plan_of(table1, iterations=2)
     # bbr2 is in no kernel, and bbr3 not in this one (no patch 0005): their 8 settings each are
     # reported, not run, not substituted.
-    assert len(plan["unavailable"]) == 16
-    assert {u["setting"]["large_cc"] for u in plan["unavailable"]} == {"bbr2", "bbr3"}
-    assert all("not offered" in u["reason"] for u in plan["unavailable"])
+    assert len(plan.unavailable) == 16
+    assert {u.setting["large_cc"] for u in plan.unavailable} == {"bbr2", "bbr3"}
+    assert all("not offered" in u.reason for u in plan.unavailable)
     # Where the kernel has our hooks, bbr3's settings are cells (bbr2's still are not).
     with_bbr3 = mx.plan_matrix(table1, mx.resolve_selection(table1, {}), 1, "img1", {**KERNEL, "bbr3": "module tcp_sslab"}, "code1")
-    assert len(with_bbr3["cells"]) == 24 and len(with_bbr3["unavailable"]) == 8
-    assert with_bbr3["paper_beside"]["bbr3"]["column"] == "bbr2"
-    assert len(plan["cells"]) == 2 * 16
+    assert len(with_bbr3.cells) == 24 and len(with_bbr3.unavailable) == 8
+    assert with_bbr3.paper_beside["bbr3"]["column"] == "bbr2"
+    assert len(plan.cells) == 2 * 16
     # Repetition-major: every setting once before any repeats.
-    assert [c["rep"] for c in plan["cells"]] == [0] * 16 + [1] * 16
-    cell = next(c for c in plan["cells"] if c["setting"] == {"large_cc": "bbr", "buffer": "2BDP",
-                                                             "large_rtt": "50ms"} and c["rep"] == 0)
-    s = scenario_from_dump(cell["scenario"])
+    assert [c.rep for c in plan.cells] == [0] * 16 + [1] * 16
+    cell = next(c for c in plan.cells if c.setting == {"large_cc": "bbr", "buffer": "2BDP",
+                                                             "large_rtt": "50ms"} and c.rep == 0)
+    s = scenario_from_dump(cell.scenario)
     assert s.pairs[0].rtt == pytest.approx(0.05)
     assert s.bottleneck.buffer.bdp == 2 and s.bottleneck.buffer.rtt == pytest.approx(0.05)
     # 2 BDP of 50 ms at 50 Mbit/s in 1514-byte frames
@@ -70,17 +71,17 @@ def test_any_valid_value_beside_the_papers(table1):
     assert chosen == {"buffer": ["0.5BDP", "3BDP", "2BDP"], "large_rtt": ["30ms", "300ms"],
                       "large_cc": ["cubic", "vegas"]}
     plan = mx.plan_matrix(table1, chosen, 1, "img", {**KERNEL, "vegas": "module tcp_vegas"}, "code")
-    got = [(c["setting"]["large_cc"], c["setting"]["buffer"], c["setting"]["large_rtt"]) for c in plan["cells"]]
+    got = [(c.setting["large_cc"], c.setting["buffer"], c.setting["large_rtt"]) for c in plan.cells]
     assert got[:3] == [("cubic", "2BDP", "30ms"), ("cubic", "2BDP", "300ms"), ("cubic", "0.5BDP", "30ms")]
-    assert len(got) == 2 * 3 * 2 and not plan["unavailable"]
-    s = scenario_from_dump(next(c for c in plan["cells"] if c["setting"]["buffer"] == "0.5BDP"
-                                and c["setting"]["large_rtt"] == "300ms")["scenario"])
+    assert len(got) == 2 * 3 * 2 and not plan.unavailable
+    s = scenario_from_dump(next(c for c in plan.cells if c.setting["buffer"] == "0.5BDP"
+                                and c.setting["large_rtt"] == "300ms").scenario)
     assert s.pairs[0].rtt == pytest.approx(0.3) and s.buffer_packets == round(0.5 * 50e6 * 0.3 / 8 / 1514)
-    assert plan["axis_values"]["buffer"] == ["1BDP", "2BDP"]
+    assert plan.axis_values["buffer"] == ["1BDP", "2BDP"]
     assert mx.selection_id(table1.spec, chosen) == "buf-0.5bdp+3bdp+2bdp_rtt-30ms+300ms_cca-cubic+vegas"
     # Keys of the paper's cells do not depend on what else was asked.
-    both = {c["key"] for c in plan_of(table1, {"CCA": "cubic", "BUF": "2BDP", "RTT": "25"})["cells"]}
-    assert both <= {c["key"] for c in plan_of(table1, {"CCA": "cubic", "BUF": "2BDP,3BDP", "RTT": "25,30"})["cells"]}
+    both = {c.key for c in plan_of(table1, {"CCA": "cubic", "BUF": "2BDP", "RTT": "25"}).cells}
+    assert both <= {c.key for c in plan_of(table1, {"CCA": "cubic", "BUF": "2BDP,3BDP", "RTT": "25,30"}).cells}
 
 
 @pytest.mark.parametrize("option, value, words", [
@@ -101,21 +102,21 @@ def test_cubics_column_runs_linuxs_cubic_as_cubic_hs_under_its_own_name(table1):
     cubic_hs: Linux's CUBIC ACK for ACK, in the HyStart of the SUSS version's kernel (5.19's under
     the default SUSS 2024, hs_round_fix 0, for every flow of the cell)."""
     plan = plan_of(table1, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25"}, iterations=1)
-    (cell,) = plan["cells"]
-    assert cell["setting"]["large_cc"] == "cubic" and cell["scenario"]["name"] == "table1-cubic-1BDP-25ms"
-    s = scenario_from_dump(cell["scenario"])
+    (cell,) = plan.cells
+    assert cell.setting["large_cc"] == "cubic" and cell.scenario["name"] == "table1-cubic-1BDP-25ms"
+    s = scenario_from_dump(cell.scenario)
     assert [f.cc for f in s.cases[0].flows[:2]] == ["cubic_hs", "cubic_hs"]
     from sslab.scenario import to_plan
     assert {r["module_params"]["hs_round_fix"] for r in to_plan(s)["runs"]} == {0}
     # A kernel without our module (no cubic_hs) cannot run the column: reported, not substituted.
     bare = mx.plan_matrix(table1, mx.resolve_selection(table1, {"CCA": "cubic"}), 1, "img1",
                           {k: v for k, v in KERNEL.items() if k != "cubic_hs"}, "code1")
-    assert not bare["cells"] and all("cubic_hs is not offered" in u["reason"] for u in bare["unavailable"])
+    assert not bare.cells and all("cubic_hs is not offered" in u.reason for u in bare.unavailable)
 
 
 def test_cases_alternate_in_pairs(table1):
     plan = plan_of(table1, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25"}, iterations=3)
-    orders = [[c["params"]["small"] for c in cell["scenario"]["cases"]] for cell in plan["cells"]]
+    orders = [[c["params"]["small"] for c in cell.scenario["cases"]] for cell in plan.cells]
     assert orders == [["cubic_hs", "cubic_suss"], ["cubic_suss", "cubic_hs"], ["cubic_hs", "cubic_suss"]]
 
 
@@ -128,14 +129,14 @@ def test_another_start_runs_in_the_compared_place_as_other_cells(table1, tmp_pat
     two = tmp_path / "two.yaml"
     two.write_text(table1.path.read_text().replace("small: [cubic_hs, cubic_suss, cubic_rapid]",
                                                    "small: [cubic_hs, cubic_suss]"))
-    assert [c["key"] for c in plan_of(mx.load_matrix(str(two)))["cells"]] == \
-        [c["key"] for c in plan_of(table1)["cells"]]
+    assert [c.key for c in plan_of(mx.load_matrix(str(two))).cells] == \
+        [c.key for c in plan_of(table1).cells]
     rapid = table1.compared("cubic_rapid")
     plan = plan_of(rapid, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25"}, iterations=2)
-    assert plan["compare"] == {"param": "small", "off": "cubic_hs", "on": "cubic_rapid"}
-    assert [[c["params"]["small"] for c in cell["scenario"]["cases"]] for cell in plan["cells"]] == \
+    assert plan.compare == {"param": "small", "off": "cubic_hs", "on": "cubic_rapid"}
+    assert [[c["params"]["small"] for c in cell.scenario["cases"]] for cell in plan.cells] == \
         [["cubic_hs", "cubic_rapid"], ["cubic_rapid", "cubic_hs"]]
-    assert {c["key"] for c in plan["cells"]}.isdisjoint(c["key"] for c in plan_of(table1)["cells"])
+    assert {c.key for c in plan.cells}.isdisjoint(c.key for c in plan_of(table1).cells)
     # Archived apart: the file's comparison keeps its directory.
     none = KernelChanges()
     assert matrix_rel_of(table1, {"large_cc": ["cubic"]}, None, None, none) == "table1/cca-cubic"
@@ -146,19 +147,19 @@ def test_another_start_runs_in_the_compared_place_as_other_cells(table1, tmp_pat
     # E6 likewise: its fifth flow.
     fairness = mx.load_matrix("fairness")
     assert fairness.starts() == ["cubic_suss", "cubic_rapid"]
-    assert {c["params"]["fifth"] for cell in plan_of(fairness.compared("cubic_rapid"))["cells"]
-            for c in cell["scenario"]["cases"]} == {"cubic_hs", "cubic_rapid"}
+    assert {c["params"]["fifth"] for cell in plan_of(fairness.compared("cubic_rapid")).cells
+            for c in cell.scenario["cases"]} == {"cubic_hs", "cubic_rapid"}
 
 
 def test_cell_keys_are_stable_and_change_with_their_inputs(table1):
-    a = [c["key"] for c in plan_of(table1)["cells"]]
-    assert a == [c["key"] for c in plan_of(table1)["cells"]]
+    a = [c.key for c in plan_of(table1).cells]
+    assert a == [c.key for c in plan_of(table1).cells]
     assert len(set(a)) == len(a)
-    assert set(a).isdisjoint(c["key"] for c in plan_of(table1, image="img2")["cells"])
-    assert set(a).isdisjoint(c["key"] for c in plan_of(table1, code="code2")["cells"])
+    assert set(a).isdisjoint(c.key for c in plan_of(table1, image="img2").cells)
+    assert set(a).isdisjoint(c.key for c in plan_of(table1, code="code2").cells)
     # Asking for a subset or more iterations keeps the keys of the cells in common.
     sub = plan_of(table1, {"CCA": "cubic"}, iterations=2)
-    assert {c["key"] for c in sub["cells"] if c["rep"] == 0} <= set(a)
+    assert {c.key for c in sub.cells if c.rep == 0} <= set(a)
 
 
 def test_traffic_code_version_follows_guest_code(tmp_path):
@@ -173,7 +174,7 @@ def test_traffic_code_version_follows_guest_code(tmp_path):
 
 
 def test_boots_to_run_are_a_cell_each_without_boot_sharing():
-    cells = [{"key": str(i)} for i in range(3)]
+    cells = [PlannedCell(key=str(i), name="c", rep=0, setting={}, scenario={}) for i in range(3)]
     assert mx.boots_to_run(cells) == [["0"], ["1"], ["2"]]
     assert mx.boots_to_run([]) == []
 
@@ -194,9 +195,15 @@ def test_bdp_form_and_dump_round_trip():
 # --------------------------------------------------------------------------
 
 
-def fake_plan(n=3):
-    return {"cells": [{"key": f"k{i}", "name": f"cell{i}", "rep": 0, "setting": {}, "scenario": {}}
-                      for i in range(n)]}
+def fake_plan(n=3, deal=None):
+    return plan_of_cells([PlannedCell(key=f"k{i}", name=f"cell{i}", rep=0, setting={}, scenario={}) for i in range(n)],
+                         deal)
+
+
+def plan_of_cells(cells, deal=None):
+    """A plan of @cells as a stand-in host reads it (its other fields: anything valid)."""
+    return MatrixPlan(matrix="m", title="t", report="table1", selection={}, iterations=1, image_hash="img",
+                      code_version="code", available_ccas=[], cells=cells, deal=deal or {})
 
 
 def one_at_a_time(run_one):
@@ -208,9 +215,9 @@ def one_at_a_time(run_one):
 
 def finishing_runner(calls):
     def run(cell, dest, substrate, host):
-        calls.append(cell["key"])
-        (dest / "data.txt").write_text(cell["key"])
-        info = {"key": cell["key"], "wall_s": 1.0, "traffic_s": 0.5}
+        calls.append(cell.key)
+        (dest / "data.txt").write_text(cell.key)
+        info = {"key": cell.key, "wall_s": 1.0, "traffic_s": 0.5}
         (dest / "cell.json").write_text(json.dumps(info))
         artifacts = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in dest.iterdir()}
         (dest / "manifest.json").write_text(json.dumps({"artifacts": artifacts}))
@@ -241,9 +248,9 @@ def test_a_failing_cell_is_retried_once_then_recorded(tmp_path):
     attempts = []
 
     def flaky(cell, dest, substrate, host):
-        attempts.append(cell["key"])
+        attempts.append(cell.key)
         (dest / "half-written.txt").write_text("x")
-        if cell["key"] == "k1":
+        if cell.key == "k1":
             raise RuntimeError("VM hung in phase job")
         return finishing_runner([])(cell, dest, substrate, host)
 
@@ -264,7 +271,7 @@ def test_a_failing_cell_is_retried_once_then_recorded(tmp_path):
 
 def test_an_interrupted_cell_does_not_count(tmp_path):
     def interrupted(cell, dest, substrate, host):
-        if cell["key"] == "k1":
+        if cell.key == "k1":
             (dest / "cell.json").write_text("{}")  # even a cell.json inside a partial does not count
             raise KeyboardInterrupt
         return finishing_runner([])(cell, dest, substrate, host)
@@ -283,7 +290,7 @@ def test_an_interrupted_cell_does_not_count(tmp_path):
 
 def test_pack_and_merge_never_replace_a_cell(tmp_path):
     host_dir, ctl_dir = tmp_path / "host", tmp_path / "ctl"
-    plan = {**fake_plan(), "deal": {"b": ["k0", "k1", "k2"]}}
+    plan = fake_plan(deal={"b": ["k0", "k1", "k2"]})
     mx.run_cells(host_dir, plan, "b", ["k0", "k1"], None, log=lambda m: None,
                  runner=one_at_a_time(finishing_runner([])))
     # The controller already holds k0, made elsewhere: it must stay as it is.
@@ -302,7 +309,7 @@ def test_pack_and_merge_never_replace_a_cell(tmp_path):
 def test_a_cell_that_arrives_damaged_is_never_merged(tmp_path):
     """A file changed, one missing, one added after the manifest: each names the cell damaged."""
     host_dir, ctl_dir = tmp_path / "host", tmp_path / "ctl"
-    plan = {**fake_plan(), "deal": {"b": ["k0", "k1", "k2"]}}
+    plan = fake_plan(deal={"b": ["k0", "k1", "k2"]})
     mx.run_cells(host_dir, plan, "b", ["k0", "k1", "k2"], None, log=lambda m: None,
                  runner=one_at_a_time(finishing_runner([])))
     (host_dir / "cells" / "k0" / "data.txt").write_text("k0, one byte off")
@@ -326,7 +333,7 @@ def test_a_cell_that_arrives_damaged_is_never_merged(tmp_path):
 
 
 def test_host_must_match_the_plan():
-    plan = {"image_hash": "a" * 64, "code_version": "c" * 64}
+    plan = fake_plan().model_copy(update={"image_hash": "a" * 64, "code_version": "c" * 64})
     mx.check_host_matches(plan, "a" * 64, "c" * 64)
     with pytest.raises(mx.MatrixError, match="image"):
         mx.check_host_matches(plan, "b" * 64, "c" * 64)
@@ -406,20 +413,20 @@ def test_shared_boot_groups_keys_and_dealing(table1):
     chosen = mx.resolve_selection(table1, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25,50"})
     alone = mx.plan_matrix(table1, chosen, 7, "img", KERNEL, "code", clock="uml/inf-cpu")
     shared = mx.plan_matrix(table1, chosen, 7, "img", KERNEL, "code", clock="uml/inf-cpu", boot_share=3)
-    assert shared["boot_share"] == 3 and "boot" not in alone["cells"][0]
-    by_rep = {(c["setting"]["large_rtt"], c["rep"]): c for c in shared["cells"]}
-    same = {(c["setting"]["large_rtt"], c["rep"]): c["key"] for c in alone["cells"]}
+    assert shared.boot_share == 3 and alone.cells[0].boot is None
+    by_rep = {(c.setting["large_rtt"], c.rep): c for c in shared.cells}
+    same = {(c.setting["large_rtt"], c.rep): c.key for c in alone.cells}
     # Repetitions 0-2, 3-5 and 6 of each setting share a boot; the first of each keeps its key alone.
-    assert by_rep[("25ms", 4)]["boot"] == {"group": "buffer=1BDP,large_cc=cubic,large_rtt=25ms/1", "share": 3,
+    assert by_rep[("25ms", 4)].boot.model_dump() == {"group": "buffer=1BDP,large_cc=cubic,large_rtt=25ms/1", "share": 3,
                                            "position": 1}
     for (rtt, rep), cell in by_rep.items():
-        assert (cell["key"] == same[(rtt, rep)]) == (rep % 3 == 0)
-    assert len({c["key"] for c in shared["cells"]}) == 14
-    groups = mx.plan.boot_groups(shared["cells"])
-    assert [[c["rep"] for c in g] for g in groups] == [[0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5], [6], [6]]
-    assert [g[0]["setting"]["large_rtt"] for g in groups[:2]] == ["25ms", "50ms"]
+        assert (cell.key == same[(rtt, rep)]) == (rep % 3 == 0)
+    assert len({c.key for c in shared.cells}) == 14
+    groups = mx.plan.boot_groups(shared.cells)
+    assert [[c.rep for c in g] for g in groups] == [[0, 1, 2], [0, 1, 2], [3, 4, 5], [3, 4, 5], [6], [6]]
+    assert [g[0].setting["large_rtt"] for g in groups[:2]] == ["25ms", "50ms"]
     # A boot's cells are dealt together, boots in the plan's order.
-    assert mx.boots_to_run(shared["cells"]) == [[c["key"] for c in g] for g in groups]
+    assert mx.boots_to_run(shared.cells) == [[c.key for c in g] for g in groups]
     with pytest.raises(ValueError, match="at least 1"):
         mx.plan_matrix(table1, chosen, 1, "img", KERNEL, "code", boot_share=0)
 
@@ -427,15 +434,15 @@ def test_shared_boot_groups_keys_and_dealing(table1):
 def boot_plan(reps=4, share=2):
     cells = []
     for rep in range(reps):
-        boot = {"group": f"s/{rep // share}", "share": share, "position": rep % share}
-        cells.append({"key": f"k{rep}", "name": "cell", "rep": rep, "setting": {}, "scenario": {}, "boot": boot})
-    return {"cells": cells}
+        boot = BootPlace(group=f"s/{rep // share}", share=share, position=rep % share)
+        cells.append(PlannedCell(key=f"k{rep}", name="cell", rep=rep, setting={}, scenario={}, boot=boot))
+    return plan_of_cells(cells)
 
 
 def boot_runner(calls, fail_at=None):
     def run(cells, dests, substrate, host):
-        calls.append([c["key"] for c in cells])
-        if fail_at in [c["key"] for c in cells]:
+        calls.append([c.key for c in cells])
+        if fail_at in [c.key for c in cells]:
             raise RuntimeError(f"VM hung running {fail_at}")
         return [finishing_runner([])(c, d, substrate, host) for c, d in zip(cells, dests)]
     return run
@@ -506,7 +513,7 @@ def test_a_packed_cell_leaves_its_links_behind(tmp_path):
     """A UML cell's job/uml/{root,job,src} are links to the host's paths: not shipped (a merge refuses
     links), and not in the manifest, so the cell arrives sound without them."""
     host_dir, ctl_dir = tmp_path / "host", tmp_path / "ctl"
-    plan = {**fake_plan(), "deal": {"b": ["k0"]}}
+    plan = fake_plan(deal={"b": ["k0"]})
     mx.run_cells(host_dir, plan, "b", ["k0"], None, log=lambda m: None, runner=one_at_a_time(finishing_runner([])))
     (host_dir / "cells" / "k0" / "root").symlink_to("/opt/sslab/image/root")
     failure = host_dir / "failed" / "k0-20261125T000000Z-0000-a1"  # an earlier attempt's log and staging

@@ -7,6 +7,7 @@ import math
 import dpkt
 import pytest
 
+from sslab.plan_record import MatrixPlan, PlannedCell, write_matrix_plan
 from sslab.records import runs_index
 
 from sslab.analysis import matrix_report as mr
@@ -100,7 +101,7 @@ def make_cell(matrix_dir, key, setting, rep, values):
         index.append({"tag": tag})
     (out / "runs.json").write_text(json.dumps(runs_index(index)))  # as the guest writes it
     (cdir / "cell.json").write_text(json.dumps({"key": key, "host": "h", "wall_s": 100.0, "traffic_s": 60.0}))
-    return {"key": key, "setting": setting, "rep": rep, "name": f"c-{key}"}
+    return PlannedCell(key=key, setting=setting, rep=rep, name=f"c-{key}", scenario={})
 
 
 def synthetic_matrix(tmp_path):
@@ -119,9 +120,10 @@ def synthetic_matrix(tmp_path):
             "defaults": {"bottleneck rate": "50 Mbit/s"}, "labels": {"cubic": "CUBIC"},
             "compare": {"param": "small", "off": "cubic_hs", "on": "cubic_suss"},
             "unavailable": [{"setting": {"large_cc": "bbr2"}, "reason": "bbr2 is not offered by the kernel under test"}],
-            "cells": cells + [{"key": "missing", "setting": s50, "rep": 1, "name": "c-missing"}]}
+            "cells": cells + [PlannedCell(key="missing", setting=s50, rep=1, name="c-missing", scenario={})]}
+    plan = MatrixPlan.model_validate(plan)
     (d / "plans").mkdir(parents=True)
-    (d / "plans" / "plan-20260101T000000Z-0000.json").write_text(json.dumps(plan))
+    write_matrix_plan(plan, d / "plans" / "plan-20260101T000000Z-0000.json")
     return d, plan
 
 
@@ -194,8 +196,8 @@ def test_jain_series_from_the_clients_byte_counts(tmp_path):
 def test_cells_beside_the_papers_grid_have_no_paper_value_and_stay_out_of_the_average(tmp_path):
     d, plan = synthetic_matrix(tmp_path)
     s3 = {"large_cc": "cubic", "buffer": "3BDP", "large_rtt": "25ms"}
-    plan["cells"].append(make_cell(d, "c0", s3, 0, {"off": (10.0, [9.0, 9.0]), "on": (10.0, [1.0, 1.0])}))
-    plan["axis_values"] = {"large_cc": ["cubic", "bbr", "bbr2"], "buffer": ["1BDP", "2BDP"],
+    plan.cells.append(make_cell(d, "c0", s3, 0, {"off": (10.0, [9.0, 9.0]), "on": (10.0, [1.0, 1.0])}))
+    plan.axis_values = {"large_cc": ["cubic", "bbr", "bbr2"], "buffer": ["1BDP", "2BDP"],
                            "large_rtt": ["25ms", "50ms", "100ms", "200ms"]}
     table, extra = mr.table1(d, plan)
     row = next(r for r in extra["rows"] if r["buffer"] == "3BDP")
@@ -211,15 +213,15 @@ def test_kernels_side_by_side(tmp_path):
     """The kernel axis's report: one row per setting and kernel, with each kernel's own table after."""
     d61, plan = synthetic_matrix(tmp_path)
     d73 = tmp_path / "table1" / "cca-cubic_kernel-source-7.3"
-    s25 = plan["cells"][0]["setting"]
+    s25 = plan.cells[0].setting
     cells = [make_cell(d73, "k0", s25, 0, {"off": (40.0, [2.0, 2.0]), "on": (41.0, [1.0, 1.0])})]
     (d73 / "plans").mkdir(parents=True)
-    (d73 / "plans" / "plan-20260101T000000Z-0001.json").write_text(json.dumps({**plan, "cells": cells}))
+    (d73 / "plans" / "plan-20260101T000000Z-0001.json").write_text(json.dumps(plan.model_copy(update={"cells": cells}).record()))
     d73s = tmp_path / "table1" / "cca-cubic_kernel-source-7.3-seccomp"
     cells = [make_cell(d73s, "s0", s25, 0, {"off": (30.0, [1.4, 1.6]), "on": (30.0, [0.7, 0.9])}),
              make_cell(d73s, "s1", s25, 1, {"off": (31.0, [1.5, 1.5]), "on": (31.0, [0.8, 0.8])})]
     (d73s / "plans").mkdir(parents=True)
-    (d73s / "plans" / "plan-20260101T000000Z-0002.json").write_text(json.dumps({**plan, "cells": cells}))
+    (d73s / "plans" / "plan-20260101T000000Z-0002.json").write_text(json.dumps(plan.model_copy(update={"cells": cells}).record()))
     mr.write_matrix_report(d61)
     dest = mr.write_kernels_report([("6.1", d61), ("7.3", d73), ("7.3-seccomp", d73s)],
                                    tmp_path / "table1" / "cca-cubic_kernels")
@@ -246,9 +248,9 @@ def test_bbr3_stands_beside_the_papers_bbrv2_and_is_never_called_it(tmp_path):
     d, plan = synthetic_matrix(tmp_path)
     s = {"large_cc": "bbr3", "buffer": "1BDP", "large_rtt": "25ms"}
     # Small flows 2.0 s off, 1.0 s on: a 50 % improvement; the paper's BBRv2 row here says 28 %.
-    plan["cells"].append(make_cell(d, "x0", s, 0, {"off": (28.0, [2.0, 2.0]), "on": (29.0, [1.0, 1.0])}))
-    plan["labels"] = {"cubic": "CUBIC", "bbr2": "BBRv2", "bbr3": "BBRv3 (draft-06)"}
-    plan["paper_beside"] = {"bbr3": {"column": "bbr2", "note": "another algorithm."}}
+    plan.cells.append(make_cell(d, "x0", s, 0, {"off": (28.0, [2.0, 2.0]), "on": (29.0, [1.0, 1.0])}))
+    plan.labels = {"cubic": "CUBIC", "bbr2": "BBRv2", "bbr3": "BBRv3 (draft-06)"}
+    plan.paper_beside = {"bbr3": {"column": "bbr2", "note": "another algorithm."}}
     table, extra = mr.table1(d, plan)
     row = next(r for r in extra["rows"] if r["large_cc"] == "bbr3")
     assert row["paper"]["improvement_pct"] == 28 and row["improvement_pct"] == pytest.approx(50.0)
@@ -285,14 +287,14 @@ def make_fairness_cell(matrix_dir, key, setting, rep, unfair_until, ran=None):
     (out / "runs.json").write_text(json.dumps(runs_index(index)))
     (out.parent.parent / "cell.json").write_text(json.dumps({"key": key, "host": "h", "wall_s": 50.0,
                                                              "traffic_s": 20.0}))
-    return {"key": key, "setting": setting, "rep": rep, "name": f"c-{key}"}
+    return PlannedCell(key=key, setting=setting, rep=rep, name=f"c-{key}", scenario={})
 
 
 def fairness_plan(d, cells):
-    return {"matrix": "fairness", "title": "E6", "report": "fairness", "matrix_file": "experiments/scenarios/fairness.yaml",
-            "selection": {}, "iterations": 1, "image_hash": "i" * 64, "code_version": "c" * 64, "defaults": {},
-            "labels": {"cubic": "CUBIC", "bbr3": "BBRv3 (draft-06)"},
-            "compare": {"param": "fifth", "off": "cubic_hs", "on": "cubic_suss"}, "cells": cells}
+    return MatrixPlan(matrix="fairness", title="E6", report="fairness", matrix_file="experiments/scenarios/fairness.yaml",
+                      selection={}, iterations=1, image_hash="i" * 64, code_version="c" * 64, defaults={},
+                      labels={"cubic": "CUBIC", "bbr3": "BBRv3 (draft-06)"},
+                      compare={"param": "fifth", "off": "cubic_hs", "on": "cubic_suss"}, cells=cells)
 
 
 def test_fairness_rows_are_per_incumbent_control(tmp_path):
@@ -325,9 +327,9 @@ def test_the_flows_over_time_are_drawn_once_per_setting_new_flow_thick(tmp_path)
     cells = [make_fairness_cell(d, "x0", setting, 0, {"off": 13.0, "on": 11.0}),
              make_fairness_cell(d, "x1", setting, 1, {"off": 12.0, "on": 12.0})]
     plan = fairness_plan(d, cells)
-    for c in plan["cells"]:
-        c["name"] = "fairness-cubic-1BDP-50ms"
-    lines = mr.flows_over_time(plan, [(c, d / "cells" / c["key"]) for c in plan["cells"]], tmp_path)
+    for c in plan.cells:
+        c.name = "fairness-cubic-1BDP-50ms"
+    lines = mr.flows_over_time(plan, [(c, d / "cells" / c.key) for c in plan.cells], tmp_path)
     assert lines[0] == "## The flows over time (the paper's Fig. 2)"
     assert [ln for ln in lines if ln.startswith("![")] == ["![fairness-cubic-1BDP-50ms](flows-fairness-cubic-1BDP-50ms.png)"]
     assert (tmp_path / "flows-fairness-cubic-1BDP-50ms.png").stat().st_size > 10_000

@@ -15,11 +15,11 @@ def test_a_part_is_one_cell_keyed_as_its_run_here_alone():
     plan = plan_parts("startup", "E1", "startup", [("a", s), ("b", s), ("c", other)], "img", ["cubic"], "code",
                       "uml", "uml/inf-cpu")
     # The same scenario under two parts' names is one cell; another repetition count is another.
-    assert [c["setting"] for c in plan["cells"]] == [{"part": "a"}, {"part": "c"}]
+    assert [c.setting for c in plan.cells] == [{"part": "a"}, {"part": "c"}]
     here_alone = scenario_key(s.model_dump(mode="json", by_alias=True), "img", "code", "uml/inf-cpu", "uml")
-    assert plan["cells"][0]["key"] == here_alone == cell_key_of(plan, s) != plan["cells"][1]["key"]
+    assert plan.cells[0].key == here_alone == cell_key_of(plan, s) != plan.cells[1].key
     # A cell's scenario holds all its repetitions (one boot), and reads back as the scenario run.
-    cell = plan["cells"][0]
-    assert cell["rep"] == 0 and cell["scenario"]["repetitions"] == 2
-    assert scenario_from_dump(cell["scenario"]) == s
-    assert plan["image_hash"] == "img" and plan["clock"] == "uml/inf-cpu" and plan["selection"] == {"part": ["a", "b", "c"]}
+    cell = plan.cells[0]
+    assert cell.rep == 0 and cell.scenario["repetitions"] == 2
+    assert scenario_from_dump(cell.scenario) == s
+    assert plan.image_hash == "img" and plan.clock == "uml/inf-cpu" and plan.selection == {"part": ["a", "b", "c"]}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..plan_record import MatrixPlan, PlannedCell, read_matrix_plan
 from ..records import read_record, read_runs_index
 
 
@@ -30,16 +31,16 @@ def cell_done(matrix_dir: Path, key: str) -> bool:
     return (cell_dir(matrix_dir, key) / CELL_RECORD).is_file()
 
 
-def current_cells(matrix_dir: Path, plan: dict) -> list[tuple[dict, Path]]:
+def current_cells(matrix_dir: Path, plan: MatrixPlan) -> list[tuple[PlannedCell, Path]]:
     """(cell, its directory) for every finished cell of @plan, in the plan's order."""
-    return [(c, cell_dir(matrix_dir, c["key"])) for c in plan["cells"] if cell_done(matrix_dir, c["key"])]
+    return [(c, cell_dir(matrix_dir, c.key)) for c in plan.cells if cell_done(matrix_dir, c.key)]
 
 
-def latest_plan(matrix_dir: Path) -> tuple[Path, dict]:
+def latest_plan(matrix_dir: Path) -> tuple[Path, MatrixPlan]:
     plans = sorted((Path(matrix_dir) / "plans").glob("plan-*.json"))
     if not plans:
         raise ArchiveError(f"{matrix_dir} holds no plan (plans/plan-*.json): not a matrix directory")
-    return plans[-1], read_record(plans[-1], "sslab.matrix-plan")
+    return plans[-1], read_matrix_plan(plans[-1])
 
 
 def runs_of(cell_dir: Path) -> list[tuple[dict, Path]]:
@@ -57,9 +58,9 @@ def check_controls(run: dict, where: Path) -> None:
             raise ValueError(f"{where}: flow on port {f['port']} asked for {f['cc']} but ran {f['cc_used']}")
 
 
-def side_of(plan: dict, run: dict) -> str:
+def side_of(plan: MatrixPlan, run: dict) -> str:
     """'off' or 'on': which side of the comparison a run is."""
-    cmp = plan["compare"]
+    cmp = plan.compare
     v = run["run"]["params"][cmp["param"]]
     if v == cmp["off"]:
         return "off"
@@ -68,7 +69,7 @@ def side_of(plan: dict, run: dict) -> str:
     raise ValueError(f"run {run['tag']}: {cmp['param']}={v} is neither side of the comparison")
 
 
-def cell_timing(cell: dict, cell_dir: Path) -> tuple:
+def cell_timing(cell: PlannedCell, cell_dir: Path) -> tuple:
     """(name, rep, host, wall s, runs s, traffic s) of a finished cell.
 
     wall: the host's time for the whole cell (boot, fidelity checks, runs,
@@ -78,7 +79,7 @@ def cell_timing(cell: dict, cell_dir: Path) -> tuple:
     """
     info = read_record(cell_dir / "cell.json", "sslab.cell")
     wire = sum(max(f.get("started_s", 0.0) + f["fct_s"] for f in run["flows"]) for run, _ in runs_of(cell_dir))
-    return cell["name"], cell["rep"], info["host"], info["wall_s"], info["traffic_s"], wire
+    return cell.name, cell.rep, info["host"], info["wall_s"], info["traffic_s"], wire
 
 
 def overhead_table(walls: list[tuple]) -> str:

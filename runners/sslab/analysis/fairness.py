@@ -7,6 +7,7 @@ import math
 import statistics
 from pathlib import Path
 
+from ..plan_record import MatrixPlan
 from .fidelity import run_passes
 from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
 from .pcap import analyse_pcap_ports
@@ -114,25 +115,25 @@ def incumbents_label(control: str, labels: dict) -> str:
     return f"4 × {labels.get(control, control)}"
 
 
-def fairness(matrix_dir: Path, plan: dict, dest: Path) -> tuple[str, dict]:
+def fairness(matrix_dir: Path, plan: MatrixPlan, dest: Path) -> tuple[str, dict]:
     cells = current_cells(matrix_dir, plan)
-    labels = plan.get("labels") or {}
+    labels = plan.labels
     results = []
     series_by_setting: dict[tuple, list] = {}
     for cell, cdir in cells:
-        key = setting_key(cell["setting"])
+        key = setting_key(cell.setting)
         for run, rdir in runs_of(cdir):
             check_controls(run, rdir)
             side = side_of(plan, run)
             ser = jain_series(run, rdir)
             last = max(ser["starts"].values())
             rec = recovery(ser, last)
-            results.append({"incumbents": key[0], "buffer": key[1], "rtt": key[2], "rep": cell["rep"], "side": side,
+            results.append({"incumbents": key[0], "buffer": key[1], "rtt": key[2], "rep": cell.rep, "side": side,
                             "fifth_start_s": round(last, 3), **rec, "goodput_source": ser["source"],
                             "pcap_dropped_by_kernel": run.get("pcap_dropped_by_kernel"),
                             "fidelity_ok": run_passes(run)})
-            series_by_setting.setdefault(key, []).append((side, cell["rep"], ser, last))
-    order = list(dict.fromkeys(setting_key(c["setting"]) for c in plan["cells"]))
+            series_by_setting.setdefault(key, []).append((side, cell.rep, ser, last))
+    order = list(dict.fromkeys(setting_key(c.setting) for c in plan.cells))
     lines = ["| incumbents | buffer | minRTT | n | F before the fifth flow (10 s), off / on | min F after, off / on | "
              "time to F ≥ 0.95 (s), off | on | on − off (s) |", "|---|---|---|---|---|---|---|---|---|"]
 

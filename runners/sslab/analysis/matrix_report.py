@@ -23,6 +23,7 @@ from pathlib import Path
 from ..records import stamped
 from .. import paths
 from ..ccas import SUSS_VERSIONS
+from ..plan_record import MatrixPlan, PlannedCell
 from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
 from .html import index_for, write_html
 from .plots import plot_flows_over_time
@@ -49,11 +50,11 @@ def write_matrix_report(matrix_dir: Path) -> Path:
     return dest
 
 
-def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: dict, dest: Path) -> None:
+def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, dest: Path) -> None:
     """write_matrix_report's tables, plots and page, into @dest."""
-    if plan["report"] == "table1":
+    if plan.report == "table1":
         table, extra = table1(matrix_dir, plan)
-        on = plan["compare"]["on"]
+        on = plan.compare["on"]
         if compared_name(plan) == "SUSS":
             versions = "; ".join(SUSS_VERSIONS[v] for v in extra["suss_versions"]) or \
                 "not recorded: cells from before SUSS versions, which ran ours from the paper's text"
@@ -72,25 +73,25 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: dict, dest: Pa
                  f"from its own byte counts) among "
                  f"the flows receiving throughout the window. Time to F ≥ {JAIN_FAIR}: from the fifth flow's "
                  f"start to the end of the first of {JAIN_HOLD_WINDOWS} consecutive windows with F ≥ {JAIN_FAIR}. "
-                 f"Mean ±95% CI half-width over repetitions. The fifth flow: off = {plan['compare']['off']}, "
-                 f"on = {plan['compare']['on']}.")
+                 f"Mean ±95% CI half-width over repetitions. The fifth flow: off = {plan.compare['off']}, "
+                 f"on = {plan.compare['on']}.")
     cells = current_cells(matrix_dir, plan)
     done = len(cells)
-    lines = [f"# {plan['title']}", "",
-             f"Matrix {plan['matrix']} ({plan['matrix_file']}), selection "
-             f"{json.dumps(plan['selection'], sort_keys=True)}, {plan['iterations']} iteration(s): "
-             f"{done} of {len(plan['cells'])} cells done. Image {plan['image_hash'][:12]}, traffic code "
-             f"{plan['code_version'][:12]}; plan {plan_path.name}.", "",
+    lines = [f"# {plan.title}", "",
+             f"Matrix {plan.matrix} ({plan.matrix_file}), selection "
+             f"{json.dumps(plan.selection, sort_keys=True)}, {plan.iterations} iteration(s): "
+             f"{done} of {len(plan.cells)} cells done. Image {plan.image_hash[:12]}, traffic code "
+             f"{plan.code_version[:12]}; plan {plan_path.name}.", "",
              f"Ran under: {conditions_of([d for _, d in cells]) if cells else 'nothing run yet'}.", "",
              "Parameters the paper leaves unstated, as chosen here:", ""]
-    lines += [f"- {k}: {v}" for k, v in plan["defaults"].items()]
+    lines += [f"- {k}: {v}" for k, v in plan.defaults.items()]
     lines += ["", intro, "", table, ""]
     if extra.get("notes"):
         lines += extra["notes"] + [""]
     if extra.get("plot"):
         lines += [f"![Jain's index]({extra['plot']})", ""]
     lines += flows_over_time(plan, cells, dest)
-    if plan["report"] == "table1":
+    if plan.report == "table1":
         lines += suss_versions_side_by_side(matrix_dir, extra)
     if extra.get("overhead_md"):
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
@@ -107,23 +108,23 @@ FLOW_PLOTS = {"table1": ("Fig. 16", 0, ("the large flow", "the small flows")),
               "fairness": ("Fig. 2", -1, ("the new flow", "the running flows"))}
 
 
-def flows_over_time(plan: dict, cells: list[tuple[dict, Path]], dest: Path) -> list[str]:
+def flows_over_time(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]], dest: Path) -> list[str]:
     """Every flow's goodput against time, off above on, for the first finished repetition of each
     setting (flows-<values>.png in @dest): the paper's Fig. 16 for Table 1, its Fig. 2 for E6; the
     report's lines that show them."""
-    figure, highlight, names = FLOW_PLOTS[plan["report"]]
+    figure, highlight, names = FLOW_PLOTS[plan.report]
     lines, seen = [], set()
     for cell, cell_dir in cells:
-        axes = list(plan.get("axes") or cell["setting"])
-        values = tuple(cell["setting"][a] for a in axes)
+        axes = list(plan.axes or cell.setting)
+        values = tuple(cell.setting[a] for a in axes)
         if values in seen:
             continue
         seen.add(values)
         sides = sorted(((side_of(plan, run), run) for run, _ in runs_of(cell_dir)), key=lambda s: s[0] != "off")
-        labelled = [(f"SUSS {side} ({plan['compare'][side]})", run) for side, run in sides]
-        what = cell["name"]  # the setting's scenario name: its values in the matrix's axis order
+        labelled = [(f"SUSS {side} ({plan.compare[side]})", run) for side, run in sides]
+        what = cell.name  # the setting's scenario name: its values in the matrix's axis order
         name = "flows-" + re.sub(r"[^A-Za-z0-9.-]+", "_", what) + ".png"
-        if plot_flows_over_time(labelled, dest, name, f"{what}, repetition {cell['rep']}", highlight, names):
+        if plot_flows_over_time(labelled, dest, name, f"{what}, repetition {cell.rep}", highlight, names):
             lines.append(f"![{what}]({name})")
     if not lines:
         return []
@@ -199,7 +200,7 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
     dest = base / "reports" / paths.stamp()
     lines = ["# The same matrix on several kernels", ""]
     lines += [f"- {name}: {d}" for name, d in runs]
-    per_kernel: list[tuple[str, Path, dict, str, dict]] = []
+    per_kernel: list[tuple[str, Path, MatrixPlan, str, dict]] = []
     every_cell: list[Path] = []   # the page links their captures and traces
     for name, d in runs:
         try:
@@ -210,10 +211,10 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
         cells = current_cells(d, plan)
         every_cell += [c for _, c in cells]
         ran = conditions_of([c for _, c in cells]) if cells else "nothing run yet"
-        extra = table1(d, plan)[1] if plan["report"] == "table1" else {}
+        extra = table1(d, plan)[1] if plan.report == "table1" else {}
         per_kernel.append((name, d, plan, ran, extra))
     lines.append("")
-    if per_kernel and all(p["report"] == "table1" for _, _, p, _, _ in per_kernel):
+    if per_kernel and all(p.report == "table1" for _, _, p, _, _ in per_kernel):
         lines += ["Mean ±95% CI over repetitions (n) of each setting; FCT in seconds, large / mean small "
                   "flow; improvement = 1 − mean small FCT on / off; drops = the bottleneck's, per run.  "
                   f"\"CIs overlap {per_kernel[0][0]}\": whether each of the four FCTs' 95% CIs shares a point "

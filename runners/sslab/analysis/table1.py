@@ -11,6 +11,7 @@ import yaml
 
 from .. import paths
 from ..ccas import SUSS_CCAS
+from ..plan_record import MatrixPlan
 from .capturecheck import agreement_line
 from .fidelity import run_passes
 from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
@@ -19,14 +20,14 @@ from .stats import without_values, fmt_mean_ci, describe
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 
 
-def on_paper_grid(plan: dict, setting: dict) -> bool:
+def on_paper_grid(plan: MatrixPlan, setting: dict) -> bool:
     """Whether every value of @setting is one of the matrix file's own (the paper's grid).
     Plans from before axis values were recorded hold only the file's values."""
-    values = plan.get("axis_values")
+    values = plan.axis_values
     return values is None or all(v in values.get(a, [v]) for a, v in setting.items())
 
 
-def table1_cell(plan: dict, cell_dir: Path) -> dict:
+def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
     """One cell's numbers: large FCT and mean small FCT for off and on."""
     out = {}
     for run, _ in runs_of(cell_dir):
@@ -85,29 +86,28 @@ def _claims(off_small: list[float], on_small: list[float], off_large: list[float
             "large_change_pct": round(change, 2)}
 
 
-def compared_name(plan: dict) -> str:
+def compared_name(plan: MatrixPlan) -> str:
     """What the report calls the start on the compared side: SUSS (any of its names), else its name
     (cubic_rapid, run in SUSS's place: Matrix.compared)."""
-    on = plan["compare"]["on"]
+    on = plan.compare["on"]
     return "SUSS" if on in SUSS_CCAS else on
 
 
-def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
-    ref = _reference(plan["matrix"])  # the paper's values belong to the paper's matrix only
+def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
+    ref = _reference(plan.matrix)  # the paper's values belong to the paper's matrix only
     ref_rows = {(r["large_cc"], r["buffer"], r["large_rtt"]): r for r in ref.get("rows", [])}
     ref_avg = {r["large_cc"]: r for r in ref.get("averages", [])}
-    labels = plan.get("labels", {})
-    beside = plan.get("paper_beside", {})  # e.g. bbr3 beside the paper's BBRv2: another algorithm
+    labels = plan.labels
+    beside = plan.paper_beside  # e.g. bbr3 beside the paper's BBRv2: another algorithm
     cells = current_cells(matrix_dir, plan)
     by_setting: dict[tuple, list[dict]] = {}
     walls = []
     for cell, cdir in cells:
-        s = cell["setting"]
+        s = cell.setting
         key = (s["large_cc"], s["buffer"], s["large_rtt"])
         by_setting.setdefault(key, []).append(table1_cell(plan, cdir))
         walls.append(cell_timing(cell, cdir))
-    order = [(c["setting"]["large_cc"], c["setting"]["buffer"], c["setting"]["large_rtt"])
-             for c in plan["cells"]]
+    order = [(c.setting["large_cc"], c.setting["buffer"], c.setting["large_rtt"]) for c in plan.cells]
     order = list(dict.fromkeys(order))
     rows, lines = [], []
     lines += ["| large CCA | buffer | minRTT | n | off: large / small (s) | on: large / small (s) | "
@@ -172,13 +172,13 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
                      f"{sum(r['n'] for r in rs)} | {m['off_large']:.1f} / {m['off_small']:.2f} | "
                      f"{m['on_large']:.1f} / {m['on_small']:.2f} | {impr:.0f}% | {paper[0]} | {paper[1]} | "
                      f"{paper[2]} | | | {sign} | | | |")
-    notes = [f"- {labels.get(u['setting'].get('large_cc'), u['setting'].get('large_cc'))} "
-             f"({', '.join(f'{k}={v}' for k, v in u['setting'].items())}): **unavailable**, not run and not "
-             f"substituted: {u['reason']}." for u in plan.get("unavailable", [])]
+    notes = [f"- {labels.get(u.setting.get('large_cc'), u.setting.get('large_cc'))} "
+             f"({', '.join(f'{k}={v}' for k, v in u.setting.items())}): **unavailable**, not run and not "
+             f"substituted: {u.reason}." for u in plan.unavailable]
     notes += [f"- {labels.get(cca, cca)} is shown beside the paper's {labels.get(b['column'], b['column'])} values: "
               f"{b['note']}" for cca, b in beside.items() if cca in per_cca]
     if compared_name(plan) != "SUSS":
-        notes.append(f"- On = {plan['compare']['on']}, in SUSS's place: the paper's on and improvement columns "
+        notes.append(f"- On = {plan.compare['on']}, in SUSS's place: the paper's on and improvement columns "
                      f"are SUSS's (the paper compared SUSS with HyStart), beside ours for reference; the sign "
                      f"column compares ours with SUSS's.")
     off_grid = [r for r in rows if not r["on_paper_grid"]]
@@ -189,7 +189,7 @@ def table1(matrix_dir: Path, plan: dict) -> tuple[str, dict]:
                                  if s in r], "outside the sample of cells: the matrix file's capture_check_every"))
     overhead = overhead_table(walls)
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
-    return "\n".join(lines), {"rows": rows, "unavailable": plan.get("unavailable", []), "notes": notes,
-                              "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan["cells"]),
+    return "\n".join(lines), {"rows": rows, "unavailable": [u.model_dump() for u in plan.unavailable], "notes": notes,
+                              "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan.cells),
                               "suss_versions": versions,
                               "paper_averages": {c: r["improvement_pct"] for c, r in ref_avg.items()}}

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from .. import paths
+from ..plan_record import read_matrix_plan
 from ..records import read_record
 from ..scenario import knobs
 from ..substrate import make_substrate
@@ -579,9 +580,9 @@ def cmd_matrix(args) -> int:
         options = mx.validate_options(args.set or [])
         return _matrix_on_kernels(m, options, args, Path(args.inventory))
     if args.action == "run-cells":
-        plan = read_record(Path(args.plan), "sslab.matrix-plan")
+        plan = read_matrix_plan(Path(args.plan))
         # --keys: the batch the controller deals this host now (matrix.dealer); else the plan's dealing.
-        keys = args.keys.split(",") if args.keys else plan["deal"].get(args.host)
+        keys = args.keys.split(",") if args.keys else plan.deal.get(args.host)
         if keys is None:
             raise mx.MatrixError(f"the plan deals no cells to host {args.host!r}")
         redo = args.redo.split(",") if args.redo else []
@@ -604,7 +605,7 @@ def cmd_matrix(args) -> int:
             raise
         substrate = substrates[0]
         image_hash = substrate.image.manifest()["image_hash"] if kind_of(args.substrate).has_image \
-            else plan["image_hash"]
+            else plan.image_hash
         mx.check_host_matches(plan, image_hash, mx.traffic_code_version())
         for key in redo:
             # Arrived damaged at the controller: set this copy aside, run the cell again.
@@ -621,7 +622,7 @@ def cmd_matrix(args) -> int:
         return EXIT_FAILED if counts["failed"] else EXIT_OK
     if args.action == "pack":
         from ..matrix.transfer import pack_cells
-        plan = read_record(Path(args.plan), "sslab.matrix-plan")
+        plan = read_matrix_plan(Path(args.plan))
         n = pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.out),
                        args.keys.split(",") if args.keys else None)
         print(json.dumps({"packed_cells": n}))

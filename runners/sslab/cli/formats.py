@@ -1,6 +1,6 @@
 """The file formats, read from the models that load them: the documentation's reference page.
 
-Each model that reads a file (an experiment, a scenario, a series, a matrix) and every model
+Each model that reads a file (an experiment, a scenario, a series, a matrix, a matrix's plan) and every model
 nested in it becomes a table of its fields: the name a file uses (its alias), the type, the
 default and what the field says of itself.  The docs build calls formats_markdown() (docs/hooks.py),
 so the page cannot drift from the code.
@@ -18,6 +18,7 @@ from pydantic_core import PydanticUndefined
 
 from ..experiment.spec import ExperimentSpec
 from ..matrix.spec import MatrixSpec
+from ..plan_record import MatrixPlan
 from ..scenario.model import Scenario
 from ..scenario.series import SeriesSpec
 
@@ -27,6 +28,9 @@ FILES = (
     ("Scenario file", Scenario, "`experiments/scenarios/*.yaml` (and `topologies/` for topologies they extend)"),
     ("Series file", SeriesSpec, "a `series:` section: one scenario per setting"),
     ("Matrix file", MatrixSpec, "a `matrix:` section in `experiments/scenarios/`: keyed cells over axes"),
+    ("Matrix plan (written by the harness)", MatrixPlan,
+     "`results/<matrix>/<selection>/plans/plan-<stamp>.json`: a matrix's (or an experiment's parts') cells as "
+     "the controller planned them; hosts run it and reports read it (`sslab.plan_record`)"),
 )
 
 

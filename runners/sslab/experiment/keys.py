@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from .. import paths
+from ..plan_record import BootPlace
 from ..scenario import Scenario
 
 #: Files whose content decides what traffic a cell runs (besides the image).
@@ -30,7 +31,7 @@ def traffic_code_version(root: Path = paths.REPO_ROOT) -> str:
 
 
 def cell_key(scenario: dict, rep: int, image_hash: str, code_version: str, clock: str = "qemu/mttcg",
-             boot: dict | None = None) -> str:
+             boot: BootPlace | None = None) -> str:
     """A cell's identity: what runs (scenario, repetition), on what (image, traffic code) and
     under which clock; results from another clock are other cells.  @boot: where a cell that
     shares its boot with the repetitions before it stands in that boot (see boot_place); a cell
@@ -38,8 +39,8 @@ def cell_key(scenario: dict, rep: int, image_hash: str, code_version: str, clock
     parts = {"scenario": scenario, "rep": rep, "image": image_hash, "code": code_version}
     if clock != "qemu/mttcg":  # the keys of cells made before clocks were named stay what they were
         parts["clock"] = clock
-    if boot and boot["position"] > 0:
-        parts["boot"] = {"share": boot["share"], "position": boot["position"]}
+    if boot and boot.position > 0:
+        parts["boot"] = {"share": boot.share, "position": boot.position}
     return _digest(parts)
 
 

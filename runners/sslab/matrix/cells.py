@@ -16,6 +16,7 @@ from .. import paths
 from ..records import read_record, read_runs_index, stamped
 from ..experiment import gzip_in_place, run_scenarios_in_one_boot, write_manifest
 from ..experiment.workers import run_on_each
+from ..plan_record import MatrixPlan, PlannedCell
 from ..scenario import scenario_from_dump
 from .plan import boot_groups
 from .spec import MatrixError
@@ -34,19 +35,19 @@ def compress_pcaps(run_dir: Path) -> int:
     return n
 
 
-def run_one_cell(cell: dict, dest: Path, substrate, host: str) -> dict:
+def run_one_cell(cell: PlannedCell, dest: Path, substrate, host: str) -> dict:
     """Run @cell's scenario into @dest (a partial directory) and finish its archive."""
     return run_cell_group([cell], [dest], substrate, host)[0]
 
 
-def run_cell_group(cells: list[dict], dests: list[Path], substrate, host: str) -> list[dict]:
+def run_cell_group(cells: list[PlannedCell], dests: list[Path], substrate, host: str) -> list[dict]:
     """Run @cells (one, or the repetitions of one setting that share a boot, in position order)
     into @dests (partial directories) in one boot, and finish each one's archive."""
-    scenarios = [scenario_from_dump(c["scenario"]) for c in cells]
+    scenarios = [scenario_from_dump(c.scenario) for c in cells]
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     run_scenarios_in_one_boot(scenarios, dests, substrate,
-                              [{"matrix_cell": c["key"], "name": s.name, "capture_check": c.get("capture_check", True)}
+                              [{"matrix_cell": c.key, "name": s.name, "capture_check": c.capture_check}
                                for c, s in zip(cells, scenarios)])
     for dest in dests:
         compress_pcaps(dest)
@@ -59,14 +60,14 @@ def run_cell_group(cells: list[dict], dests: list[Path], substrate, host: str) -
             traffic += read_record(dest / "job" / "out" / "runs" / r["tag"] / "run.json", "sslab.run")["seconds"]
         meta = read_record(dest / "meta.json", "sslab.meta")
         substrate_s = meta.get("substrate_seconds")
-        info = {"key": cell["key"], "setting": cell["setting"], "rep": cell["rep"], "name": cell["name"],
+        info = {"key": cell.key, "setting": cell.setting, "rep": cell.rep, "name": cell.name,
                 "host": host, "started": started, "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 # A shared boot's time is shared out evenly among its cells.
                 "wall_s": round(wall / len(cells), 1), "traffic_s": round(traffic, 1),
                 "substrate_s": substrate_s if len(cells) == 1 or substrate_s is None
                 else round(substrate_s / len(cells), 1), "runs": [r["tag"] for r in runs]}
         if len(cells) > 1:
-            info["boot"] = {**cell["boot"], "cells": [c["key"] for c in cells], "wall_s": round(wall, 1),
+            info["boot"] = {**cell.boot.model_dump(), "cells": [c.key for c in cells], "wall_s": round(wall, 1),
                             "substrate_s": substrate_s}
         (dest / "cell.json").write_text(json.dumps(stamped("sslab.cell", info), indent=1, sort_keys=True))
         write_manifest(dest)
@@ -117,7 +118,7 @@ class Progress:
         write_json_atomic(self.path, self.state)
 
 
-def run_cells(matrix_dir: Path, plan: dict, host: str, keys: list[str], substrate, log=print,
+def run_cells(matrix_dir: Path, plan: MatrixPlan, host: str, keys: list[str], substrate, log=print,
               runner=run_cell_group) -> dict:
     """Run this host's cells: skip finished ones, retry a failure once, record it.
 
@@ -133,25 +134,25 @@ def run_cells(matrix_dir: Path, plan: dict, host: str, keys: list[str], substrat
     records no failure for them.
     """
     store = CellStore(matrix_dir)
-    by_key = {c["key"]: c for c in plan["cells"]}
+    by_key = {c.key: c for c in plan.cells}
     unknown = [k for k in keys if k not in by_key]
     if unknown:
         raise MatrixError(f"cells not in the plan: {unknown[:3]}")
     workers = list(substrate) if isinstance(substrate, (list, tuple)) else [substrate]
     with host_lock(store, host):
-        return _run_cells_locked(store, plan["cells"], host, keys, workers, log, runner)
+        return _run_cells_locked(store, plan.cells, host, keys, workers, log, runner)
 
 
-def host_boots(cells: list[dict], keys: list[str]) -> list[tuple[list[dict], list[str]]]:
+def host_boots(cells: list[PlannedCell], keys: list[str]) -> list[tuple[list[PlannedCell], list[str]]]:
     """The boots a host runs for its cells @keys (of the plan's @cells): per boot, the cells it
     runs (a shared boot's from its first repetition to the last of @keys in it) and which of
     them are the host's; in the order of @keys."""
     mine = set(keys)
     boots = []
     for group in boot_groups(cells):
-        dealt = [c["key"] for c in group if c["key"] in mine]
+        dealt = [c.key for c in group if c.key in mine]
         if dealt:
-            last = max(i for i, c in enumerate(group) if c["key"] in mine)
+            last = max(i for i, c in enumerate(group) if c.key in mine)
             boots.append((group[:last + 1], dealt))
     order = {k: i for i, k in enumerate(keys)}
     return sorted(boots, key=lambda b: min(order[k] for k in b[1]))
@@ -172,29 +173,29 @@ class Stopping(Exception):
     """The runner is being stopped: the cell in progress is left unfinished, not failed."""
 
 
-def _run_cells_locked(store: CellStore, cells: list[dict], host: str, keys: list[str], workers: list, log,
+def _run_cells_locked(store: CellStore, cells: list[PlannedCell], host: str, keys: list[str], workers: list, log,
                       runner) -> dict:
     progress = Progress(store, host, keys)
     progress.update(workers=len(workers))
-    todo: "queue.Queue[tuple[int, list[dict], list[str]]]" = queue.Queue()
+    todo: "queue.Queue[tuple[int, list[PlannedCell], list[str]]]" = queue.Queue()
     n = 0
     for boot, dealt in host_boots(cells, keys):
         todo.put((n + 1, boot, dealt))
         n += len(dealt)
     stop = threading.Event()
 
-    def label_of(boot: list[dict]) -> str:
+    def label_of(boot: list[PlannedCell]) -> str:
         c0 = boot[0]
-        return f"{c0['name']} r{c0['rep']}" + (f"-{boot[-1]['rep']}" if len(boot) > 1 else "")
+        return f"{c0.name} r{c0.rep}" + (f"-{boot[-1].rep}" if len(boot) > 1 else "")
 
-    def one_boot(n: int, boot: list[dict], dealt: list[str], substrate) -> None:
+    def one_boot(n: int, boot: list[PlannedCell], dealt: list[str], substrate) -> None:
         label = label_of(boot)
-        mine = [c for c in boot if c["key"] in dealt]
-        missing = [c for c in mine if not store.done(c["key"])]
+        mine = [c for c in boot if c.key in dealt]
+        missing = [c for c in mine if not store.done(c.key)]
         for c in mine:
             if c not in missing:
                 progress.add("skipped")
-                log(f"[{host}] {n}/{len(keys)} {c['name']} r{c['rep']}: already done ({c['key']})")
+                log(f"[{host}] {n}/{len(keys)} {c.name} r{c.rep}: already done ({c.key})")
         if not missing:
             return
         for attempt in range(1, ATTEMPTS + 1):
@@ -202,16 +203,16 @@ def _run_cells_locked(store: CellStore, cells: list[dict], host: str, keys: list
                 return
             # Up to the last cell still missing: the ones after it need not run.
             boot = boot[:max(boot.index(c) for c in missing) + 1]
-            partials = [store.new_partial(c["key"]) for c in boot]
+            partials = [store.new_partial(c.key) for c in boot]
             progress.start(label)
-            what = f"{len(boot)} cells in one boot, {len(missing)} to keep" if len(boot) > 1 else boot[0]["key"]
+            what = f"{len(boot)} cells in one boot, {len(missing)} to keep" if len(boot) > 1 else boot[0].key
             log(f"[{host}] {n}/{len(keys)} {label}: running (attempt {attempt}, {what})")
             t0 = time.monotonic()
             try:
                 infos = runner(boot, partials, substrate, host)
                 for c, partial in zip(boot, partials):
                     if c in missing:
-                        store.commit(partial, c["key"])
+                        store.commit(partial, c.key)
                     else:
                         # Run again only to reach the state of the cells after it; never replaces it.
                         shutil.rmtree(partial, ignore_errors=True)
@@ -223,20 +224,20 @@ def _run_cells_locked(store: CellStore, cells: list[dict], host: str, keys: list
                 where = None
                 for c, partial in zip(boot, partials):
                     if c in missing and partial.exists():
-                        where = store.record_failure(partial, c["key"], attempt, err)
+                        where = store.record_failure(partial, c.key, attempt, err)
                     else:
                         shutil.rmtree(partial, ignore_errors=True)
                 log(f"[{host}]   attempt {attempt} failed: {str(e).splitlines()[0][:200]} (log: {where})")
                 if attempt == ATTEMPTS:
                     for c in missing:
-                        progress.add("failed", key=c["key"])
+                        progress.add("failed", key=c.key)
                 continue
             progress.end(label)
             seconds = time.monotonic() - t0
             for _ in missing:
                 progress.add("done", seconds / len(boot))
             info = {i["key"]: i for i in infos}
-            traffic = sum(info[c["key"]]["traffic_s"] for c in boot if c["key"] in info)
+            traffic = sum(info[c.key]["traffic_s"] for c in boot if c.key in info)
             log(f"[{host}]   {label} done in {seconds:.0f} s (traffic {traffic:.0f} s"
                 f"{f', {len(boot)} cells' if len(boot) > 1 else ''})")
             return
@@ -276,10 +277,10 @@ def host_error(progress_file: Path) -> str | None:
         return None
 
 
-def check_host_matches(plan: dict, image_hash: str, code_version: str) -> None:
+def check_host_matches(plan: MatrixPlan, image_hash: str, code_version: str) -> None:
     """A host must run exactly the image and traffic code the cell keys were made for."""
-    if image_hash != plan["image_hash"]:
-        raise MatrixError(f"this host's image {image_hash[:12]} is not the plan's {plan['image_hash'][:12]}")
-    if code_version != plan["code_version"]:
+    if image_hash != plan.image_hash:
+        raise MatrixError(f"this host's image {image_hash[:12]} is not the plan's {plan.image_hash[:12]}")
+    if code_version != plan.code_version:
         raise MatrixError(f"this host's traffic code {code_version[:12]} is not the plan's "
-                          f"{plan['code_version'][:12]}: ship the controller's tree")
+                          f"{plan.code_version[:12]}: ship the controller's tree")

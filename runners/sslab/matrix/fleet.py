@@ -35,6 +35,7 @@ from pathlib import Path
 
 from .. import paths
 from ..experiment import code_version
+from ..plan_record import MatrixPlan
 from .cells import host_error
 from .dealer import Batch, Dealer
 from .progress import ProgressBoard
@@ -172,7 +173,7 @@ class Fleet:
     """The hosts of one matrix run (see the module doc)."""
 
     def __init__(self, inventory: Path, hosts: dict[str, dict], matrix_dir: Path, matrix_rel: str, plan_path: Path,
-                 plan: dict, boots: list[list[str]], run_vars: dict, slots: dict[str, int], serial: int | None,
+                 plan: MatrixPlan, boots: list[list[str]], run_vars: dict, slots: dict[str, int], serial: int | None,
                  cell_seconds: float, timeout_s: float | None = None, log=print):
         self.inventory, self.hosts, self.matrix_dir = inventory, hosts, matrix_dir
         self.matrix_rel, self.plan_path, self.plan = matrix_rel, plan_path, plan

@@ -29,10 +29,10 @@ import statistics
 import sys
 from pathlib import Path
 
-from ..records import stamped
 from .. import paths
 from ..analysis.matrix_report import write_kernels_report, write_matrix_report
 from ..experiment.timing import expected_seconds
+from ..plan_record import Inventory, MatrixPlan, PlannedCell, write_matrix_plan
 from ..scenario import scenario_from_dump
 from ..scenario.knobs import dir_suffix as knob_suffix
 from ..substrate import make_substrate
@@ -74,18 +74,17 @@ def check_boot_share(substrate: str, boot_share: int | None) -> int:
     return boot_share
 
 
-def estimate_cell_seconds(m: Matrix | None, plan: dict, store: CellStore) -> tuple[float, str]:
+def estimate_cell_seconds(m: Matrix | None, plan: MatrixPlan, store: CellStore) -> tuple[float, str]:
     """Seconds per cell: the mean of this matrix's finished cells, else this host's last runs' measure
     applied to the cells' scenarios (sslab.experiment.timing), else the substrate's generous guess."""
     walls = []
-    for c in plan["cells"]:
-        info = store.cell_dir(c["key"]) / "cell.json"
+    for c in plan.cells:
+        info = store.cell_dir(c.key) / "cell.json"
         if info.exists():
             walls.append(json.loads(info.read_text())["wall_s"])
     if walls:
         return statistics.fmean(walls), "measured on this matrix"
-    expected = [expected_seconds(scenario_from_dump(c["scenario"]), plan.get("substrate", "vm"))
-                for c in plan["cells"][:8]]
+    expected = [expected_seconds(scenario_from_dump(c.scenario), plan.substrate) for c in plan.cells[:8]]
     return statistics.fmean(e for e, _ in expected), expected[0][1]
 
 
@@ -104,25 +103,25 @@ def matrix_rel_of(m: Matrix, chosen: dict[str, list[str]], backend: str | None, 
         + knob_suffix(knobs) + (f"_kernel-{changes.label()}" if not changes.empty else "")
 
 
-def write_plan(plan: dict, matrix_dir: Path, missing: list[dict], inventory: Path, hosts: dict) -> Path:
+def write_plan(plan: MatrixPlan, matrix_dir: Path, missing: list[PlannedCell], inventory: Path, hosts: dict) -> Path:
     """@plan, with the boots its @missing cells run in and the inventory, as the store's newest plan
     file (plans/plan-<stamp>.json): what the hosts read."""
     # Dealt as hosts free up (matrix.dealer): the plan records what was to run, a boot at a time.
-    plan["boots"] = boots_to_run(missing)
-    plan["deal"] = {}
-    plan["inventory"] = {"path": str(inventory), "hosts": list(hosts)}
+    plan.boots = boots_to_run(missing)
+    plan.deal = {}
+    plan.inventory = Inventory(path=str(inventory), hosts=list(hosts))
     plan_path = matrix_dir / "plans" / f"plan-{paths.stamp()}.json"
     plan_path.parent.mkdir(parents=True, exist_ok=True)
-    plan_path.write_text(json.dumps(stamped("sslab.matrix-plan", plan), indent=1, sort_keys=True))
+    write_matrix_plan(plan, plan_path)
     return plan_path
 
 
-def run_on_hosts(plan: dict, plan_path: Path, matrix_rel: str, inventory: Path, hosts: dict, slots: dict[str, int],
+def run_on_hosts(plan: MatrixPlan, plan_path: Path, matrix_rel: str, inventory: Path, hosts: dict, slots: dict[str, int],
                  est: float, *, substrate: str, jobs: int, clock: str, container: str | None, serial: str | None,
                  host_timeout: float | None, changes: KernelChanges) -> int:
     """Deal @plan's boots to the hosts of @inventory through Ansible (matrix.fleet) until every one is
     home or given up; the exit status (130 on Ctrl-C, everything stopped)."""
-    fleet = Fleet(inventory, hosts, paths.RESULTS_DIR / matrix_rel, matrix_rel, plan_path, plan, plan["boots"],
+    fleet = Fleet(inventory, hosts, paths.RESULTS_DIR / matrix_rel, matrix_rel, plan_path, plan, plan.boots,
                   {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock,
                    "sslab_kernel_source": changes.source_name or "",
                    "sslab_kernel_patches": str(changes.patches_dir or ""),
@@ -199,27 +198,27 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     clock_name = kind_of(substrate).clock(clock)
     plan = plan_matrix(m, chosen, iterations, manifest["image_hash"], ccas, traffic_code_version(),
                        substrate=substrate, clock=clock_name, backend=backend, boot_share=boot_share)
-    plan["jobs"] = jobs
+    plan.jobs = jobs
     # Cells built by another backend than the matrix names are archived apart.
     matrix_rel = matrix_rel_of(m, chosen, backend, knobs, changes)
     matrix_dir = paths.RESULTS_DIR / matrix_rel
     with controller_lock(matrix_dir):
         store = CellStore(matrix_dir)
-        missing = [c for c in plan["cells"] if not store.done(c["key"])]
+        missing = [c for c in plan.cells if not store.done(c.key)]
         plan_path = write_plan(plan, matrix_dir, missing, inventory, hosts)
 
         est, est_source = estimate_cell_seconds(m, plan, store)
         print(f"{m.spec.title}: {matrix_dir}")
-        for u in plan["unavailable"]:
-            print(f"  unavailable, not run and never substituted: {u['setting']}: {u['reason']}")
+        for u in plan.unavailable:
+            print(f"  unavailable, not run and never substituted: {u.setting}: {u.reason}")
         print("  parameters the paper leaves unstated, as chosen here:")
         for k, v in m.spec.defaults.items():
             print(f"    {k}: {v}")
-        runnable = len(plan["cells"]) // iterations  # iterations >= 1, checked above
-        print(f"  {runnable} settings x {iterations} iteration(s) = {len(plan['cells'])} cells; "
-              f"{len(plan['cells']) - len(missing)} already done, {len(missing)} to run in {len(plan['boots'])} boot(s) "
+        runnable = len(plan.cells) // iterations  # iterations >= 1, checked above
+        print(f"  {runnable} settings x {iterations} iteration(s) = {len(plan.cells)} cells; "
+              f"{len(plan.cells) - len(missing)} already done, {len(missing)} to run in {len(plan.boots)} boot(s) "
               f"on {len(hosts)} host(s) ({', '.join(hosts)}), dealt as they free up")
-        current = {c["key"] for c in plan["cells"]}
+        current = {c.key for c in plan.cells}
         stale = [d for d in (store.cells.iterdir() if store.cells.exists() else [])
                  if not d.name.startswith(".") and d.name not in current]
         if stale:
@@ -229,8 +228,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
             # Hosts run side by side, unless SERIAL= limits how many at once.
             slots = host_slots(hosts, jobs)
             at_once = sum(sorted(slots.values(), reverse=True)[:int(serial)]) if serial else sum(slots.values())
-            per_boot = len(missing) / len(plan["boots"])
-            rounds = -(-len(plan["boots"]) // at_once)
+            per_boot = len(missing) / len(plan.boots)
+            rounds = -(-len(plan.boots) // at_once)
             print(f"  substrate {substrate} ({clock_name}), {jobs} boot(s) at a time per host"
                   f"{f', in the container {container}' if container else ''}; "
                   + (f"up to {boot_share} repetitions of a setting per boot (BOOT_SHARE=; the first runs as alone, "
@@ -246,7 +245,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         report = write_matrix_report(matrix_dir)
         print((report / "table.md").read_text())
         print(f"report: {report / 'table.md'}")
-        failed = [c for c in plan["cells"] if not store.done(c["key"])]
+        failed = [c for c in plan.cells if not store.done(c.key)]
         if failed:
             print(f"{len(failed)} cell(s) not done (failed or interrupted): rerun the same command to run only "
                   f"those{store.failures_note()}", file=sys.stderr)

@@ -23,6 +23,7 @@ from pathlib import Path
 from .. import paths
 from ..experiment.keys import scenario_run_key
 from ..experiment.series import finished_run, record_finished
+from ..plan_record import MatrixPlan, PlannedCell
 from ..scenario import Scenario
 from ..substrate import make_substrate
 from ..substrate.image import ensure_image
@@ -36,25 +37,26 @@ from .spec import MatrixError
 from .store import CellStore, set_aside
 
 
-def cell_key_of(plan: dict, s: Scenario) -> str:
+def cell_key_of(plan: MatrixPlan, s: Scenario) -> str:
     """The key @plan gives scenario @s (as run): the key a run of it on this machine alone has."""
-    return scenario_run_key(s, plan["image_hash"], plan["code_version"], plan["clock"], plan["substrate"])
+    return scenario_run_key(s, plan.image_hash, plan.code_version, plan.clock, plan.substrate)
 
 
 def plan_parts(output: str, title: str, report: str, parts: list[tuple[str, Scenario]], image_hash: str,
-               ccas: list[str], code_version: str, substrate: str, clock: str) -> dict:
+               ccas: list[str], code_version: str, substrate: str, clock: str) -> MatrixPlan:
     """The plan the hosts read (the matrix plan's shape): a cell per part, its scenario with all its
     repetitions (one boot), keyed as a run of it on this machine alone is."""
-    plan = {"matrix": output, "title": title, "report": report, "kind": "parts",
-            "selection": {"part": [n for n, _ in parts]}, "iterations": 1, "boot_share": 1,
-            "image_hash": image_hash, "code_version": code_version, "available_ccas": ccas, "unavailable": [],
-            "substrate": substrate, "clock": clock}
-    cells: dict[str, dict] = {}
+    plan = MatrixPlan(matrix=output, title=title, report=report, kind="parts",
+                      selection={"part": [n for n, _ in parts]}, iterations=1, boot_share=1,
+                      image_hash=image_hash, code_version=code_version, available_ccas=ccas,
+                      substrate=substrate, clock=clock, cells=[])
+    cells: dict[str, PlannedCell] = {}
     for name, s in parts:
         key = cell_key_of(plan, s)
         # Two parts that run the same scenario are one cell (one key), as they are one run here alone.
         cells.setdefault(key, new_cell(key, {"part": name}, 0, s.model_dump(mode="json", by_alias=True), True))
-    return {**plan, "cells": list(cells.values())}
+    plan.cells = list(cells.values())
+    return plan
 
 
 def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[str, str, Scenario]],
@@ -83,22 +85,22 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
     clock_name = kind_of(substrate).clock(clock)
     plan = plan_parts(output, title, report, [(n, s) for n, _, s in parts], manifest["image_hash"], ccas,
                       traffic_code_version(), substrate, clock_name)
-    plan["jobs"] = jobs
+    plan.jobs = jobs
     store_dir = paths.RESULTS_DIR / output
     with controller_lock(store_dir):  # one controller per store: a second is refused (exit 2)
         store = CellStore(store_dir)
         # Each part's key and where it is linked (results/<kind>/keys/<key>).
         keyed = [(cell_key_of(plan, s), kind) for _, kind, s in parts]
         missing = []
-        for cell in plan["cells"]:
-            key = cell["key"]
+        for cell in plan.cells:
+            key = cell.key
             found = [finished_run(kind, key) for k, kind in keyed if k == key]
             if again:
                 if store.done(key):
                     set_aside(store_dir, key, "run again (AGAIN=1)")
                 missing.append(cell)
             elif all(d is not None for d in found):
-                log(f"{cell['name']}: already run, key {key} ({found[0]}); not run again", flush=True)
+                log(f"{cell.name}: already run, key {key} ({found[0]}); not run again", flush=True)
             elif store.done(key) or any(d is not None for d in found):
                 # Run here or there under another part's name: the same run, linked for this part too.
                 run = store.cell_dir(key) if store.done(key) else next(d for d in found if d is not None)
@@ -112,14 +114,14 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
         if missing:
             est, _ = estimate_cell_seconds(None, plan, store)
             slots = host_slots(hosts, jobs)
-            log(f"{title}: {len(parts)} part(s) in {len(plan['cells'])} cell(s), {len(plan['cells']) - len(missing)} "
+            log(f"{title}: {len(parts)} part(s) in {len(plan.cells)} cell(s), {len(plan.cells) - len(missing)} "
                 f"already run, {len(missing)} to run on "
                 f"{len(hosts)} host(s) ({', '.join(hosts)}), dealt as they free up; plan {plan_path}", flush=True)
             rc = run_on_hosts(plan, plan_path, output, inventory, hosts, slots, est, substrate=substrate, jobs=jobs,
                               clock=clock, container=container, serial=serial, host_timeout=host_timeout,
                               changes=changes)
         runs: list[Path | None] = []
-        ran = {c["key"] for c in missing if store.done(c["key"])}
+        ran = {c.key for c in missing if store.done(c.key)}
         for key, kind in keyed:
             if key in ran:
                 record_finished(kind, key, store.cell_dir(key))

@@ -6,25 +6,24 @@ import hashlib
 
 from .. import paths
 from ..experiment.keys import TRAFFIC_CODE, cell_key, traffic_code_version
+from ..plan_record import BootPlace, MatrixPlan, PlannedCell, Unavailable
 from .spec import Matrix, settings
 
 __all__ = ["TRAFFIC_CODE", "cell_key", "traffic_code_version", "boot_place", "new_cell", "setting_id",
            "plan_matrix", "boot_groups", "boots_to_run"]
 
-def boot_place(setting_id: str, rep: int, share: int) -> dict:
+def boot_place(setting_id: str, rep: int, share: int) -> BootPlace:
     """Where repetition @rep of a setting runs when @share repetitions share a boot: its group
     (repetitions share*k .. share*k + share - 1 of the setting) and its position there.  The
     group's first runs exactly as alone; the others after the repetitions before them in it."""
-    return {"group": f"{setting_id}/{rep // share}", "share": share, "position": rep % share}
+    return BootPlace(group=f"{setting_id}/{rep // share}", share=share, position=rep % share)
 
 
 def new_cell(key: str, setting: dict[str, str], rep: int, scenario: dict, capture_check: bool,
-             boot: dict | None = None) -> dict:
-    """A plan's cell, as the hosts read it (matrix.cells), the one place one is made: its @key, the
-    @setting and repetition @rep it is, its @scenario as run (model_dump), whether tshark reads its
-    captures too, and where it stands in a shared @boot (boot_place; None: a boot of its own)."""
-    return {"key": key, "setting": setting, "rep": rep, "name": scenario["name"], "scenario": scenario,
-            "capture_check": capture_check, **({"boot": boot} if boot else {})}
+             boot: BootPlace | None = None) -> PlannedCell:
+    """A plan's cell, the one place one is made (its fields: sslab.plan_record.PlannedCell)."""
+    return PlannedCell(key=key, setting=setting, rep=rep, name=scenario["name"], scenario=scenario,
+                       capture_check=capture_check, boot=boot)
 
 
 def setting_id(setting: dict[str, str]) -> str:
@@ -33,7 +32,7 @@ def setting_id(setting: dict[str, str]) -> str:
 
 def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_hash: str,
                 available_ccas: dict[str, str], code_version: str, substrate: str = "vm",
-                clock: str = "qemu/mttcg", backend: str | None = None, boot_share: int = 1) -> dict:
+                clock: str = "qemu/mttcg", backend: str | None = None, boot_share: int = 1) -> MatrixPlan:
     """Every cell of the selection, in the order they should run (repetition-major,
     so a partial run covers every setting before repeating any).  @boot_share > 1: that many
     repetitions of a setting share a boot (boot_place); their cells are run group by group."""
@@ -45,8 +44,8 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
         missing = [spec.axes[a].runs(v) for a, v in setting.items()
                    if a in spec.axes and spec.axes[a].cca and spec.axes[a].runs(v) not in available_ccas]
         if missing:
-            unavailable.append({"setting": setting, "reason": f"{', '.join(missing)} is not offered by the "
-                                                              f"kernel under test"})
+            unavailable.append(Unavailable(setting=setting, reason=f"{', '.join(missing)} is not offered by "
+                                                                   f"the kernel under test"))
         else:
             runnable.append(setting)
     cells = []
@@ -60,30 +59,29 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
             # tshark's second opinion on a sample of the cells (MatrixSpec.capture_check_every)
             cells.append(new_cell(cell_key(model, rep, image_hash, code_version, clock, boot), setting, rep, model,
                                   len(cells) % spec.capture_check_every == 0, boot))
-    return {"matrix": spec.name, "title": spec.title, "report": spec.report,
-            "matrix_file": str(m.path.relative_to(paths.REPO_ROOT)) if m.path.is_relative_to(paths.REPO_ROOT)
-            else str(m.path), "matrix_sha256": hashlib.sha256(m.path.read_bytes()).hexdigest(),
-            "selection": chosen, "iterations": iterations, "boot_share": boot_share, "image_hash": image_hash,
-            "code_version": code_version, "available_ccas": available_ccas, "unavailable": unavailable,
-            "substrate": substrate, "clock": clock,
-            "defaults": spec.defaults, "labels": spec.labels,
-            "paper_beside": {k: v.model_dump() for k, v in spec.paper_beside.items()},
-            "compare": spec.compare.model_dump(),
-            "axes": {a: spec.axes[a].option for a in spec.axes},
-            # The file's own values per axis: a setting with any other value is beside the paper's grid.
-            "axis_values": {a: spec.axes[a].labels(a) for a in spec.axes}, "cells": cells}
+    return MatrixPlan(
+        matrix=spec.name, title=spec.title, report=spec.report,
+        matrix_file=str(m.path.relative_to(paths.REPO_ROOT)) if m.path.is_relative_to(paths.REPO_ROOT)
+        else str(m.path), matrix_sha256=hashlib.sha256(m.path.read_bytes()).hexdigest(),
+        selection=chosen, iterations=iterations, boot_share=boot_share, image_hash=image_hash,
+        code_version=code_version, available_ccas=available_ccas, unavailable=unavailable,
+        substrate=substrate, clock=clock, defaults=spec.defaults, labels=spec.labels,
+        paper_beside={k: v.model_dump() for k, v in spec.paper_beside.items()},
+        compare=spec.compare.model_dump(), axes={a: spec.axes[a].option for a in spec.axes},
+        # The file's own values per axis: a setting with any other value is beside the paper's grid.
+        axis_values={a: spec.axes[a].labels(a) for a in spec.axes}, cells=cells)
 
 
-def boot_groups(cells: list[dict]) -> list[list[dict]]:
+def boot_groups(cells: list[PlannedCell]) -> list[list[PlannedCell]]:
     """@cells as the boots they run in: a group per shared boot (in position order), a cell of its
     own otherwise; in the order of each group's first cell."""
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list[PlannedCell]] = {}
     for cell in cells:
-        groups.setdefault(cell["boot"]["group"] if cell.get("boot") else cell["key"], []).append(cell)
-    return [sorted(g, key=lambda c: c["boot"]["position"] if c.get("boot") else 0) for g in groups.values()]
+        groups.setdefault(cell.boot_group, []).append(cell)
+    return [sorted(g, key=lambda c: c.boot_position) for g in groups.values()]
 
 
-def boots_to_run(cells: list[dict]) -> list[list[str]]:
+def boots_to_run(cells: list[PlannedCell]) -> list[list[str]]:
     """@cells' keys as the boots they run in (boot_groups), in order: what the dealer deals, a boot
     at a time (matrix.dealer)."""
-    return [[c["key"] for c in group] for group in boot_groups(cells)]
+    return [[c.key for c in group] for group in boot_groups(cells)]

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from .. import paths
+from ..plan_record import MatrixPlan
 from ..substrate.buildtools import sha256_file
 from .spec import MatrixError
 from .store import CellStore
@@ -23,11 +24,11 @@ from .store import CellStore
 #: A cell's manifest: what every other file of the cell must hash to.
 MANIFEST = "manifest.json"
 
-def pack_cells(matrix_dir: Path, plan: dict, host: str, out: Path, keys: list[str] | None = None) -> int:
+def pack_cells(matrix_dir: Path, plan: MatrixPlan, host: str, out: Path, keys: list[str] | None = None) -> int:
     """A tar of this host's finished cells and failure logs (for fetching): of @keys, else of the
     plan's dealing to @host."""
     store = CellStore(matrix_dir)
-    keys = plan["deal"].get(host, []) if keys is None else keys
+    keys = plan.deal.get(host, []) if keys is None else keys
     n = 0
     with tarfile.open(out, "w") as tar:
         for k in keys:
