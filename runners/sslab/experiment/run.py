@@ -196,7 +196,8 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
 
 def finish_run_dir(run_dir: Path) -> None:
     """The host's part of a run directory after its job: every run's trace read out and its capture
-    checked by tshark (the time it took in meta.json's host_trace_seconds), then the report."""
+    checked by tshark (the time it took in meta.json's host_trace_seconds), then the report, unless
+    its source says "report": false (a matrix's cell: the matrix's report reads it)."""
     t1 = time.monotonic()
     meta = read_record(run_dir / "meta.json", "sslab.meta")
     # A matrix checks a sample of its cells' captures with tshark (the cell says); a scenario, all.
@@ -209,7 +210,8 @@ def finish_run_dir(run_dir: Path) -> None:
         # not a part of host_trace_seconds); kept here, not in the runs' records.
         meta["capture_check_seconds"] = round(timing["capture_check_seconds"], 1)
     (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
-    write_report(run_dir, run_dir)
+    if meta["scenario"].get("report", True):
+        write_report(run_dir, run_dir)
 
 
 def finish_in_own_process(run_dirs: list[Path]) -> None:

@@ -38,7 +38,9 @@ On disk, results/<matrix>/<selection>/:
     plans/plan-<stamp>.json   each invocation's plan (cells, keys, dealing)
     cells/<key>/              a finished cell; cell.json is written last and
                               the directory appears by one rename, so a cell
-                              is either complete or absent
+                              is either complete or absent.  It holds its runs,
+                              not a run report (the matrix's report reads the
+                              runs; `make report RUN=<cell>` writes one's)
     cells/.partial-<key>-*    a cell being run (never counted as done)
     failed/<key>-<stamp>-a<N>/  a failed attempt, with its log (error.txt)
     progress/<host>.json      the running host's progress

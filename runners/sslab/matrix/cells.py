@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import queue
@@ -40,14 +41,16 @@ def run_one_cell(cell: PlannedCell, dest: Path, substrate, host: str) -> dict:
     return run_cell_group([cell], [dest], substrate, host)[0]
 
 
-def run_cell_group(cells: list[PlannedCell], dests: list[Path], substrate, host: str) -> list[dict]:
+def run_cell_group(cells: list[PlannedCell], dests: list[Path], substrate, host: str, report: bool = True) -> list[dict]:
     """Run @cells (one, or the repetitions of one setting that share a boot, in position order)
-    into @dests (partial directories) in one boot, and finish each one's archive."""
+    into @dests (partial directories) in one boot, and finish each one's archive.  @report: each
+    one's run report too (an experiment's parts, which its report reads; a matrix's cells are read
+    by the matrix's report, and `make report RUN=<cell>` writes one's on demand)."""
     scenarios = [scenario_from_dump(c.scenario) for c in cells]
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     run_scenarios_in_one_boot(scenarios, dests, substrate,
-                              [{"matrix_cell": c.key, "name": s.name, "capture_check": c.capture_check}
+                              [{"matrix_cell": c.key, "name": s.name, "capture_check": c.capture_check, "report": report}
                                for c, s in zip(cells, scenarios)])
     for dest in dests:
         compress_pcaps(dest)
@@ -119,12 +122,13 @@ class Progress:
 
 
 def run_cells(matrix_dir: Path, plan: MatrixPlan, host: str, keys: list[str], substrate, log=print,
-              runner=run_cell_group) -> dict:
+              runner=None) -> dict:
     """Run this host's cells: skip finished ones, retry a failure once, record it.
 
     @substrate is one substrate, or a list of them to run that many boots at
     once (UMLs pinned to one core each; the same seeds give the same results
-    serial or parallel).  A boot's cells run through @runner (run_cell_group), a
+    serial or parallel).  A boot's cells run through @runner (run_cell_group: with their run
+    reports for an experiment's parts only), a
     cell of its own alone and a shared boot's (the plan's "boot" groups)
     together, from the group's first repetition up to the last one still missing (the
     ones before it in its boot run again, as they must for it to be the same
@@ -139,6 +143,7 @@ def run_cells(matrix_dir: Path, plan: MatrixPlan, host: str, keys: list[str], su
     if unknown:
         raise MatrixError(f"cells not in the plan: {unknown[:3]}")
     workers = list(substrate) if isinstance(substrate, (list, tuple)) else [substrate]
+    runner = runner or functools.partial(run_cell_group, report=plan.kind == "parts")
     with host_lock(store, host):
         return _run_cells_locked(store, plan.cells, host, keys, workers, log, runner)
 
