@@ -36,11 +36,6 @@ def compress_pcaps(run_dir: Path) -> int:
     return n
 
 
-def run_one_cell(cell: PlannedCell, dest: Path, substrate, host: str) -> dict:
-    """Run @cell's scenario into @dest (a partial directory) and finish its archive."""
-    return run_cell_group([cell], [dest], substrate, host)[0]
-
-
 def run_cell_group(cells: list[PlannedCell], dests: list[Path], substrate, host: str, report: bool = True) -> list[dict]:
     """Run @cells (one, or the repetitions of one setting that share a boot, in position order)
     into @dests (partial directories) in one boot, and finish each one's archive.  @report: each
