@@ -139,11 +139,8 @@ def test_a_cell_that_arrives_damaged_is_never_merged_and_runs_again(fleet, one_h
     victim = keys[0]
     res = on_host(host, f"f=$(ls {HOST_MATRIX}/cells/{victim}/job/out/runs/*/run.json | head -1); printf ' ' >> $f")
     assert res.returncode == 0, res.stderr
-    inventory = tmp_path / "fleet1.ini"
-    lines = Path(fleet_inventory()).read_text().splitlines()
-    inventory.write_text("\n".join(ln for ln in lines if not ln.startswith("fleet") or ln.startswith("fleet1 ")))
     results = tmp_path / "results"
-    res = sslab(ARGS + ["--inventory", str(inventory)], results, timeout=900)
+    res = sslab(ARGS + ["--inventory", str(inventory_of(tmp_path, host))], results, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert f"host {host['host']}: 1 cell(s) arrived damaged (not merged, run again" in res.stderr
     mdir = results / MATRIX
@@ -151,3 +148,62 @@ def test_a_cell_that_arrives_damaged_is_never_merged_and_runs_again(fleet, one_h
     assert "run.json: sha256" in (kept / "error.txt").read_text()
     assert on_host(host, f"ls -d {HOST_MATRIX}/failed/{victim}-*-set-aside").returncode == 0
     assert matrix_records(mdir) == one_host
+
+
+def test_a_hosts_cell_runner_killed_outright_loses_nothing(fleet, one_host, tmp_path):
+    """SIGKILL to a fleet host's cell runner mid-cell (the OOM killer's way: nothing runs on the way
+    out): its UML dies with it, the host is given up, its cells run on the others, and nothing
+    half-made is merged.  The UML's own helpers may stay, asleep: the host's next runner stops them."""
+    results, out = tmp_path / "results", tmp_path / "controller.log"
+    victim = fleet["hosts"][0]
+    forget_cells(fleet)
+    proc = start(results, out)
+    wait_for(lambda: mid_cell(victim), 600, proc, out)
+    runner, umls = runner_and_umls(victim)
+    mains = [pid for pid, ppid in umls.items() if ppid == runner]
+    assert runner and mains, (runner, umls)
+    killed = on_host(victim, f"kill -KILL {runner} && echo killed")
+    assert killed.stdout.strip() == "killed", killed.stderr
+    # Its UMLs die with it (started under a parent-death signal); what stays are orphans (parent init).
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and runner_and_umls(victim)[1].keys() & set(mains):
+        time.sleep(0.5)
+    runner_left, umls_left = runner_and_umls(victim)
+    assert runner_left is None and not umls_left.keys() & set(mains), umls_left
+    assert all(ppid == 1 for ppid in umls_left.values()), umls_left
+    assert proc.wait(timeout=900) == 0, out.read_text()[-3000:]
+    log = out.read_text()
+    assert f"host {victim['host']}: lost (batch " in log, log[-3000:]
+    mdir = results / MATRIX
+    # Every cell once, each the cell one host makes; the killed cell never counted, nothing half-merged.
+    assert sorted(p.name for p in (mdir / "cells").iterdir()) == sorted(one_host)
+    assert matrix_records(mdir) == one_host
+    assert not list(mdir.glob(".merge-*")) and not list((mdir / "incoming").glob("*.tar"))
+    ran_on = {json.loads((mdir / "cells" / k / "cell.json").read_text())["host"] for k in one_host}
+    # What the victim was running when it was killed ran on the others (it was given no batch after).
+    assert ran_on and victim["host"] not in ran_on
+    # The victim's next runner (a fourth repetition, dealt to it alone) stops the orphans before it boots.
+    res = sslab(ARGS[:-4] + ["--iter", "4", "--boot-share", "1", "--inventory", str(inventory_of(tmp_path, victim))],
+                results, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert runner_and_umls(victim) == (None, {})
+
+
+def runner_and_umls(member: dict) -> tuple[int | None, dict[int, int]]:
+    """On a fleet host: the pid of its cell runner (None: none), and its UML processes' pids with their parents'."""
+    runner, umls = None, {}
+    for line in on_host(member, "ps -eo pid=,ppid=,args=").stdout.splitlines():
+        pid, ppid, args = line.split(None, 2)
+        if "matrix run-cells" in args:
+            runner = int(pid)
+        elif "time-travel=inf-cpu" in args:
+            umls[int(pid)] = int(ppid)
+    return runner, umls
+
+
+def inventory_of(tmp_path: Path, member: dict) -> Path:
+    """The fleet's inventory with one host only."""
+    inventory = tmp_path / f"{member['host']}.ini"
+    lines = Path(fleet_inventory()).read_text().splitlines()
+    inventory.write_text("\n".join(ln for ln in lines if not ln.startswith("fleet") or ln.startswith(f"{member['host']} ")))
+    return inventory

@@ -595,8 +595,12 @@ def cmd_matrix(args) -> int:
             raise SystemExit(EXIT_SIGNAL_BASE + signum)
         signal.signal(signal.SIGTERM, stop)
         from ..matrix.orchestrate import check_jobs
+        from ..substrate.leftovers import stop_orphaned_umls
         from ..substrate.preflight import SubstrateUnusable
         jobs = check_jobs(args.substrate, args.jobs)
+        # The UMLs of a runner killed outright worked under the matrix directory, which on a fleet host
+        # is not under the results directory the substrate looks in (the host's SSLAB_RESULTS).
+        stop_orphaned_umls(Path(args.matrix_dir))
         try:
             substrates = _substrates(args, jobs)
         except SubstrateUnusable as e:
