@@ -3,7 +3,7 @@
 import hashlib
 import json
 
-from sslab.substrate.cachecheck import image_damage, rootfs_listing, set_aside, uml_damage
+from sslab.substrate.cachecheck import image_damage, set_aside, tree_listing, uml_damage
 
 
 def sha(b: bytes) -> str:
@@ -23,7 +23,7 @@ def make_image(tmp_path, name="a" * 64):
                 "programs": {"/usr/local/bin/sslab-transfer": sha(b"program")},
                 "uml": {"module": {"modules": {"tcp_sslab": {"path": "/lib/modules/x/extra/tcp_sslab.ko",
                                                              "sha256": sha(b"module")}}}}}
-    manifest["rootfs_listing"] = rootfs_listing(root / "rootfs")
+    manifest["rootfs_listing"] = tree_listing(root / "rootfs")
     (root / "manifest.json").write_text(json.dumps(manifest))
     return root
 

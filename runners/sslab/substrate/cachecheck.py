@@ -49,17 +49,17 @@ def _record(path: Path) -> tuple[dict | None, str | None]:
         return None, f"{path.name}: unreadable ({type(e).__name__})"
 
 
-def rootfs_listing(rootfs: Path) -> str:
-    """The root tree's shape: sha256 over every entry's path, kind and (files) size, in path order.
+def tree_listing(root: Path) -> str:
+    """A tree's shape: sha256 over every entry's path, kind and (files) size, in path order.
     A file truncated, removed or added changes it; contents are the recorded hashes' business."""
     h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(rootfs):
+    for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
             p = os.path.join(dirpath, name)
             st = os.lstat(p)
             kind = "l" if os.path.islink(p) else "f" if os.path.isfile(p) else "o"
-            rel = os.path.relpath(p, rootfs)
+            rel = os.path.relpath(p, root)
             h.update(f"{rel}\0{kind}\0{st.st_size if kind == 'f' else 0}\n".encode(errors="surrogateescape"))
     return h.hexdigest()
 
@@ -120,7 +120,7 @@ def _image_damage(root: Path, shipped: bool) -> list[str]:
         d = _file_damage(rootfs / path.lstrip("/"), digest)
         problems.append(d and f"rootfs{path}: {d.split(': ', 1)[1]}")
     if (not shipped and manifest.get("rootfs_listing") and rootfs.is_dir()
-            and rootfs_listing(rootfs) != manifest["rootfs_listing"]):
+            and tree_listing(rootfs) != manifest["rootfs_listing"]):
         problems.append("rootfs: files added, removed or resized since the build (its listing differs)")
     return [p for p in problems if p]
 

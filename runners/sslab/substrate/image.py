@@ -45,7 +45,7 @@ from .buildtools import (ImageError, cache_lock, chroot_mounts, hash_inputs, in_
                          run, sha256_file, tool_version)
 from .kernelchanges import MODULES_IN_IMAGE, KernelChanges, KernelChangesRefused
 from .mirrors import Mirrors, resolve_mirrors
-from .cachecheck import image_damage, rootfs_listing, set_aside
+from .cachecheck import image_damage, set_aside, tree_listing
 from .umlkernel import UMLKernel, ensure_uml, uml_inputs
 
 __all__ = ["ImageError", "Image", "Recipe", "KernelPin", "ensure_image", "repin", "sha256_file", "hash_inputs",
@@ -507,7 +507,7 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
     # The directory stays: it is the UML guest's root (hostfs, read-only).
     manifest["files"] = {name: sha256_file(dest / name) for name in ("vmlinuz", "initrd.img", "linux")
                          if (dest / name).exists()}
-    manifest["rootfs_listing"] = rootfs_listing(dest / "rootfs")  # checked before every use (cachecheck)
+    manifest["rootfs_listing"] = tree_listing(dest / "rootfs")  # checked before every use (cachecheck)
     return manifest
 
 
