@@ -72,6 +72,31 @@ def test_a_uml_kernel_is_checked_by_size_then_hash_and_set_aside_not_deleted(tmp
     assert dest.parent == root.parent and dest.name.startswith(f".damaged-{'e' * 64}-")
 
 
+def test_a_uml_kernels_build_tree_is_checked_by_its_listing(tmp_path):
+    root = tmp_path / "uml" / ("f" * 64)
+    (root / "tree/include/net").mkdir(parents=True)
+    (root / "linux").write_bytes(b"0123456789")
+    (root / "tree/.config").write_text("CONFIG_X=y\n")
+    (root / "tree/include/net/tcp.h").write_text("struct tcp_sock;\n")
+    info = {"binary_sha256": sha(b"0123456789"), "binary_bytes": 10, "config_sha256": sha(b"CONFIG_X=y\n"),
+            "tree_listing": tree_listing(root / "tree")}
+    (root / "uml.json").write_text(json.dumps(info))
+    assert uml_damage(root) == []
+    listing_differs = ["tree: files added, removed or resized since the build (its listing differs)"]
+    (root / "tree/include/net/tcp.h").write_text("struct tcp")  # cut short by a crash
+    assert uml_damage(root) == listing_differs
+    (root / "tree/include/net/tcp.h").write_text("struct tcp_soc!;\n")  # changed in place, same size: not seen
+    assert uml_damage(root) == []
+    (root / "tree/include/net/stray.h").write_text("")
+    assert uml_damage(root) == listing_differs
+    (root / "tree/include/net/stray.h").unlink()
+    (root / "tree/include/net/tcp.h").unlink()
+    assert uml_damage(root) == listing_differs
+    # A kernel built before listings were recorded is checked as before (binary and .config).
+    (root / "uml.json").write_text(json.dumps({k: v for k, v in info.items() if k != "tree_listing"}))
+    assert uml_damage(root) == []
+
+
 def test_a_second_build_waits_for_the_first_saying_for_whom(tmp_path, capsys):
     """Two builds in one cache: the second says which process holds the lock, and goes on when it ends."""
     import subprocess

@@ -39,7 +39,7 @@ import yaml
 
 from .buildtools import (ImageError, chroot_mounts, hash_inputs, in_chroot, log, now_iso, remove_tree, run,
                           sha256_file, tool_version)
-from .cachecheck import set_aside, uml_damage
+from .cachecheck import set_aside, tree_listing, uml_damage
 from .kernelchanges import KernelChanges
 from .mirrors import Mirrors
 
@@ -273,8 +273,10 @@ def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path,
                       patches={str(p.relative_to(images_dir / "uml" / "patches")): sha256_file(p) for p in patches},
                       built=now_iso(),
                       strip=tool_version(["strip", "--version"]))
-        # Keep the built tree (module builds need it), not the rest of the chroot.
+        # Keep the built tree (module builds need it), not the rest of the chroot; its listing is
+        # checked before it is built against again (cachecheck.uml_damage).
         os.rename(top, dest / "tree")
+        record["tree_listing"] = tree_listing(dest / "tree")
     finally:
         remove_tree(chroot)
     return record
