@@ -21,6 +21,7 @@ import pytest
 
 from sslab.paths import REPO_ROOT, cache_dir
 from sslab.substrate.buildtools import BUILD_DIR, mounts_under
+from sslab.substrate.cachecheck import tree_listing
 
 from .helpers import mounted_tmpfs
 
@@ -141,5 +142,41 @@ def test_a_full_cache_stops_a_build_saying_which_disk_and_leaves_nothing_half_bu
         assert [p.name for p in (cache / "base").iterdir()] == []   # no stage recorded as built
     finally:
         for point in mounts_under(cache):   # whatever the build left mounted in it, before the fixture's umount
+            if point != cache:
+                subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+@pytest.fixture
+def cache_full_after_base(tmp_path, image):
+    """A cache (tmpfs) holding a copy of the real cache's base stage with 200 MB to spare: the next stage
+    copies the base's root tree to build in (1.4 GB) and runs out of space on the way."""
+    base = cache_dir() / "base"
+    size_mb = int(subprocess.run(["du", "-sm", str(base)], capture_output=True, text=True, check=True).stdout.split()[0])
+    for cache in mounted_tmpfs(tmp_path / "cache", f"{size_mb + 200}m"):
+        subprocess.run(["cp", "-a", str(base), str(cache / "base")], check=True)
+        yield cache
+
+
+def test_a_cache_full_past_the_base_stage_keeps_the_base_and_leaves_nothing_half_built(cache_full_after_base):
+    """The space runs out in the UML kernel's stage, past the base (CI met this in a stage's copy of the
+    base's tree): the build fails naming the cache's device (exit 1); the base stays as it was, and no
+    build directory, mount or later stage is left."""
+    cache = cache_full_after_base
+    [base] = list((cache / "base").iterdir())
+    before = tree_listing(base)
+    try:
+        res = subprocess.run([sys.executable, "-m", "sslab", "image", "build"], cwd=REPO_ROOT, capture_output=True,
+                             text=True, timeout=900, env={**os.environ, "SSLAB_CACHE": str(cache)})
+        assert res.returncode == 1, res.stdout[-2000:] + res.stderr[-2000:]
+        assert f"error: no space left on the device holding {cache}" in res.stderr, res.stderr[-2000:]
+        assert "Traceback" not in res.stderr
+        assert "No space left on device" in res.stdout + res.stderr   # the step's own words, shown
+        assert [p for p in mounts_under(cache) if p != cache] == [] and build_dirs(cache) == []
+        assert [p.name for p in (cache / "base").iterdir()] == [base.name] and tree_listing(base) == before
+        for stage in ("uml", "images"):   # nothing recorded as built past the base
+            assert not (cache / stage).exists() or [p.name for p in (cache / stage).iterdir()
+                                                    if not p.name.startswith(".")] == []
+    finally:
+        for point in mounts_under(cache):
             if point != cache:
                 subprocess.run(["umount", "-l", str(point)], check=False)

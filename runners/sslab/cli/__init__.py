@@ -109,7 +109,7 @@ def full_disk_behind(e: Exception) -> Path | None:
     for where in (paths.RESULTS_DIR, paths.cache_dir()):
         if (full := nearly_full(where)) is not None:
             return full
-    if NO_SPACE in str(e):
+    if NO_SPACE in f"{e}{getattr(e, 'output', '')}":
         from ..substrate.image import ImageError
         return _existing(paths.cache_dir() if isinstance(e, ImageError) else paths.RESULTS_DIR)
     return None

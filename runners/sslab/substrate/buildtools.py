@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime as _dt
 import hashlib
@@ -10,6 +11,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -17,7 +19,11 @@ from .. import paths
 
 
 class ImageError(RuntimeError):
-    pass
+    """A build step that failed; @output: the end of what it said (shown already when it streamed)."""
+
+    def __init__(self, message: str, output: str = ""):
+        super().__init__(message)
+        self.output = output
 
 
 def sha256_file(path: Path) -> str:
@@ -40,15 +46,48 @@ def log(msg: str) -> None:
     print(f"[image] {msg}", flush=True)
 
 
+#: What of a failed step's own error output its ImageError keeps (the user has seen all of it).
+ERROR_TAIL_CHARS = 3000
+
+
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    """@cmd, checked: a failure is an ImageError holding the end of what the step said on stderr.
+    Unless the caller takes the output itself, the step's stderr goes through to ours as it comes and
+    its end is kept (ImageError.output): the error can then tell why the step failed ("No space left
+    on device": the cache's disk) even when the step's cleanup has freed the space since."""
+    streamed = kw.keys() <= {"cwd", "env"}
     try:
+        if streamed:
+            return _run_keeping_stderr(cmd, **kw)
         return subprocess.run(cmd, check=True, **kw)
     except FileNotFoundError as e:
         raise ImageError(f"build host lacks {cmd[0]!r} (run `make image`, which installs it)") from e
     except subprocess.CalledProcessError as e:
         out = (e.stderr or b"")
-        out = out.decode(errors="replace") if isinstance(out, bytes) else out
-        raise ImageError(f"command failed ({e.returncode}): {' '.join(cmd)}\n{out[-3000:]}") from e
+        out = (out.decode(errors="replace") if isinstance(out, bytes) else out)[-ERROR_TAIL_CHARS:]
+        said = "" if streamed else f"\n{out}"   # a streamed step's words are on the screen already
+        raise ImageError(f"command failed ({e.returncode}): {' '.join(cmd)}{said}", output=out) from e
+
+
+def _run_keeping_stderr(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+    """subprocess.run(@cmd, check=True) with its stderr passed through to ours line by line and its end
+    kept (in CalledProcessError.stderr); stdout as ours."""
+    tail: collections.deque[bytes] = collections.deque()
+    kept = 0
+    with subprocess.Popen(cmd, stderr=subprocess.PIPE, **kw) as proc:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            sys.stderr.buffer.write(line)
+            sys.stderr.flush()
+            tail.append(line)
+            kept += len(line)
+            while kept > ERROR_TAIL_CHARS and len(tail) > 1:
+                kept -= len(tail.popleft())
+        rc = proc.wait()
+    err = b"".join(tail)
+    if rc != 0:
+        raise subprocess.CalledProcessError(rc, cmd, stderr=err)
+    return subprocess.CompletedProcess(cmd, rc, stderr=err)
 
 
 def require_host_tools() -> None:
