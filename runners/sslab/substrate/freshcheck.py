@@ -18,7 +18,8 @@ one, whatever this machine already has:
   4. a record in results/fresh-check/<stamp>/ (the logs, the times, the
      commit, the host), and the root removed (FRESH_KEEP=1 keeps it).
 
-It needs root, debootstrap, unshare and about 20 GB of disk; it takes as
+It needs root, debootstrap, unshare and about NEED_GB of disk (the test suite
+builds a kernel and an image for each kernel source it tries); it takes as
 long as a cold image build, the main job and the test suite together.
 """
 
