@@ -127,23 +127,30 @@ def small_cache(tmp_path):
     yield from mounted_tmpfs(tmp_path / "small-cache", "20m")
 
 
-def test_a_full_cache_stops_a_build_saying_which_disk_and_leaves_nothing_half_built(small_cache):
-    """The cache on a 20 MB filesystem: the base stage (debootstrap) runs out of space.  The build fails
-    naming the cache's device and what to do (exit 1), and leaves no build directory, no mount and no
-    stage in the cache; debootstrap itself said only that it could not download a file."""
-    cache = small_cache
+def build_on_a_full_cache(cache: Path, timeout: float) -> subprocess.CompletedProcess:
+    """`sslab image build` on @cache, which runs out of space: it fails naming the cache's device and what
+    to do (exit 1, no traceback) and leaves no build directory and no mount (whatever it did leave
+    mounted is unmounted here, before the fixture's umount)."""
     try:
         res = subprocess.run([sys.executable, "-m", "sslab", "image", "build"], cwd=REPO_ROOT, capture_output=True,
-                             text=True, timeout=600, env={**os.environ, "SSLAB_CACHE": str(cache)})
+                             text=True, timeout=timeout, env={**os.environ, "SSLAB_CACHE": str(cache)})
         assert res.returncode == 1, res.stdout[-2000:] + res.stderr[-2000:]
         assert f"error: no space left on the device holding {cache}" in res.stderr, res.stderr[-2000:]
         assert "Traceback" not in res.stderr
         assert [p for p in mounts_under(cache) if p != cache] == [] and build_dirs(cache) == []
-        assert [p.name for p in (cache / "base").iterdir()] == []   # no stage recorded as built
+        return res
     finally:
-        for point in mounts_under(cache):   # whatever the build left mounted in it, before the fixture's umount
+        for point in mounts_under(cache):
             if point != cache:
                 subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+def test_a_full_cache_stops_a_build_saying_which_disk_and_leaves_nothing_half_built(small_cache):
+    """The cache on a 20 MB filesystem: the base stage (debootstrap) runs out of space.  The build fails
+    naming the cache's device and what to do (exit 1), and leaves no build directory, no mount and no
+    stage in the cache; debootstrap itself said only that it could not download a file."""
+    build_on_a_full_cache(small_cache, timeout=600)
+    assert [p.name for p in (small_cache / "base").iterdir()] == []   # no stage recorded as built
 
 
 @pytest.fixture
@@ -164,19 +171,9 @@ def test_a_cache_full_past_the_base_stage_keeps_the_base_and_leaves_nothing_half
     cache = cache_full_after_base
     [base] = list((cache / "base").iterdir())
     before = tree_listing(base)
-    try:
-        res = subprocess.run([sys.executable, "-m", "sslab", "image", "build"], cwd=REPO_ROOT, capture_output=True,
-                             text=True, timeout=900, env={**os.environ, "SSLAB_CACHE": str(cache)})
-        assert res.returncode == 1, res.stdout[-2000:] + res.stderr[-2000:]
-        assert f"error: no space left on the device holding {cache}" in res.stderr, res.stderr[-2000:]
-        assert "Traceback" not in res.stderr
-        assert "No space left on device" in res.stdout + res.stderr   # the step's own words, shown
-        assert [p for p in mounts_under(cache) if p != cache] == [] and build_dirs(cache) == []
-        assert [p.name for p in (cache / "base").iterdir()] == [base.name] and tree_listing(base) == before
-        for stage in ("uml", "images"):   # nothing recorded as built past the base
-            assert not (cache / stage).exists() or [p.name for p in (cache / stage).iterdir()
-                                                    if not p.name.startswith(".")] == []
-    finally:
-        for point in mounts_under(cache):
-            if point != cache:
-                subprocess.run(["umount", "-l", str(point)], check=False)
+    res = build_on_a_full_cache(cache, timeout=900)
+    assert "No space left on device" in res.stdout + res.stderr   # the step's own words, shown
+    assert [p.name for p in (cache / "base").iterdir()] == [base.name] and tree_listing(base) == before
+    for stage in ("uml", "images"):   # nothing recorded as built past the base
+        assert not (cache / stage).exists() or [p.name for p in (cache / stage).iterdir()
+                                                if not p.name.startswith(".")] == []
