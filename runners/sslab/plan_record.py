@@ -6,18 +6,12 @@ cells; the controller writes the plan to results/<matrix>/plans/plan-<stamp>.jso
 the reports read the newest one to know what was asked.  Every one of them goes through this
 definition:
 
-    MatrixPlan
-      matrix, title, report      the matrix's name, title and report writer
-      kind                       "matrix" (a matrix file's grid) or "parts" (an experiment's parts)
-      selection, iterations      what was chosen (axis -> values) and how many repetitions
-      boot_share                 repetitions of a setting per boot
-      image_hash, code_version   what runs (the image, the traffic code); clock, substrate: under what
-      available_ccas             the kernel's congestion controls (name -> where from; parts: names)
-      unavailable   [Unavailable]  settings not run, each with its reason
-      defaults, labels, paper_beside, compare, axes, axis_values   the matrix file's (kind "matrix")
-      cells         [PlannedCell]  key, setting, rep, name, scenario (as run), capture_check,
-                                   boot: BootPlace(group, share, position) | None
-      boots, deal, inventory, jobs   how this run of the plan deals its missing cells (write_plan)
+    MatrixPlan                    what was asked (matrix, selection, iterations, boot share), on what
+      unavailable [Unavailable]   (image, traffic code, substrate, clock), the matrix file's tables
+      cells [PlannedCell]         its reports read, and how this run of it deals its missing cells
+        boot BootPlace | None
+
+Each field says what it is where it is declared (and on the documentation's formats page).
 
 A cell's key is made from its scenario, repetition and boot place (sslab.experiment.keys.cell_key),
 not from this record: the record only carries it.

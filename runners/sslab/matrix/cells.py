@@ -122,9 +122,9 @@ def run_cells(matrix_dir: Path, plan: MatrixPlan, host: str, keys: list[str], su
 
     @substrate is one substrate, or a list of them to run that many boots at
     once (UMLs pinned to one core each; the same seeds give the same results
-    serial or parallel).  A boot's cells run through @runner (run_cell_group: with their run
-    reports for an experiment's parts only), a
-    cell of its own alone and a shared boot's (the plan's "boot" groups)
+    serial or parallel).  A boot's cells run through @runner (run_cell_group,
+    with run reports for an experiment's parts only), a cell of its own alone
+    and a shared boot's (the plan's "boot" groups)
     together, from the group's first repetition up to the last one still missing (the
     ones before it in its boot run again, as they must for it to be the same
     cell, and what they make is dropped: a finished cell is never replaced).
