@@ -109,9 +109,6 @@ class MatrixPlan(_Record):
     inventory: Inventory | None = None  # where this run deals them
     jobs: int | None = None  # boots at a time per host
 
-    def cell(self, key: str) -> PlannedCell:
-        return next(c for c in self.cells if c.key == key)
-
     def record(self) -> dict:
         """The plan as its file holds it: stamped, None fields left out."""
         return stamped(KIND, _without_none(self.model_dump(mode="json")))

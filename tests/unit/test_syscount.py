@@ -14,6 +14,7 @@ from sslab.analysis.syscount import by_role, cost_table, read_counts, role_of, s
 from sslab.paths import REPO_ROOT
 from sslab.substrate.image import SYSCOUNT_PROGRAM, compile_on_host
 
+
 @pytest.fixture(scope="module")
 def syscount(tmp_path_factory) -> Path:
     if shutil.which("gcc") is None:
