@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import threading
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -37,16 +39,96 @@ def in_ns(ns: str, *cmd: str, check: bool = True, timeout: float | None = 120) -
     return sh("ip", "netns", "exec", ns, *cmd, check=check, timeout=timeout)
 
 
-#: Our namespace runner (images/guest/sslab-nsexec.c), on the substrate's PATH.
-NSEXEC = "sslab-nsexec"
+class NamespaceLauncher:
+    """Starts the run's network programs (the transfer tool, ping, tcpdump, ss) in the topology's
+    network namespaces from this process, through handles of the namespaces opened once and kept
+    as long as the topology.
+
+    setns moves only the calling thread, and a new process is in the network namespace of the
+    thread that forked it: the caller's thread joins the namespace, forks the program and goes
+    back to its own, so no process of ours stands between.  Why: under UML every system call and
+    page fault of a guest process is a round trip through the host's ptrace; counted in an E7 run
+    (`make bench BENCH=syscalls`), `ip netns exec` cost about 410 a use (its mount namespace and
+    /sys), and a small static program that joins and then execs the real one about 100 (its own
+    exec), where a run starts some 40 programs; this, two setns calls.  Programs that read the
+    namespace's /sys or /etc (receive steering) still go through `ip netns exec` (in_ns).
+
+    Each caller must be in the namespace the launcher was made in (the job's own: every thread
+    of the job is).  close() lets the handles go (an open handle keeps a namespace alive after
+    `ip netns del`); the next start opens them again."""
+
+    def __init__(self) -> None:
+        self._home = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        self._handles: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def _handle(self, ns: str) -> int:
+        with self._lock:
+            if ns not in self._handles:
+                try:
+                    self._handles[ns] = os.open(NETNS_RUN_DIR / ns, os.O_RDONLY | os.O_CLOEXEC)
+                except OSError as e:
+                    raise CommandError(f"no network namespace {ns}: {e}") from None
+            return self._handles[ns]
+
+    def popen(self, ns: str, argv: list[str], **kwargs) -> subprocess.Popen:
+        """subprocess.Popen(@argv, **@kwargs), in namespace @ns."""
+        _setns(self._handle(ns), ns)
+        try:
+            return subprocess.Popen(argv, **kwargs)
+        finally:
+            _setns(self._home, "the launcher's own")
+
+    def run(self, ns: str, argv: list[str], timeout: float | None = 120, check: bool = False,
+            input: str | None = None) -> subprocess.CompletedProcess:
+        """subprocess.run(@argv, capture_output=True, text=True, ...) in namespace @ns; with
+        @check, CommandError if it fails."""
+        with self.popen(ns, argv, stdin=subprocess.PIPE if input is not None else None,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+            try:
+                out, err = proc.communicate(input, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+                raise
+        if check and proc.returncode != 0:
+            raise CommandError(f"{' '.join(argv)} in {ns} failed ({proc.returncode}): {err.strip()}")
+        return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+    def close(self) -> None:
+        with self._lock:
+            handles, self._handles = self._handles, {}
+        for fd in handles.values():
+            os.close(fd)
 
 
-def net_argv(ns: str, *cmd: str) -> list[str]:
-    """The command line that runs @cmd in @ns's network namespace and nothing else (sslab-nsexec):
-    for the run's network programs (the transfer tool, ping, tcpdump, ss), which read neither /sys
-    nor /etc.  Under UML it costs a handful of ptrace round trips where `ip netns exec` cost about
-    410 (the C file says how that was counted)."""
-    return [NSEXEC, ns, *cmd]
+#: Where `ip netns add NAME` pins a namespace.
+NETNS_RUN_DIR = Path("/run/netns")
+CLONE_NEWNET = 0x40000000
+_libc = None
+
+
+def _setns(fd: int, name: str) -> None:
+    """Move the calling thread into the network namespace of handle @fd (@name: for the error)."""
+    global _libc
+    import ctypes
+
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    if _libc.setns(fd, CLONE_NEWNET) != 0:
+        raise CommandError(f"setns({name}): errno {ctypes.get_errno()}")
+
+
+def join_namespace(ns: str) -> None:
+    """Move the calling thread (only it: setns is per thread) into network namespace @ns."""
+    try:
+        fd = os.open(NETNS_RUN_DIR / ns, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as e:
+        raise CommandError(f"no network namespace {ns}: {e}") from None
+    try:
+        _setns(fd, ns)
+    finally:
+        os.close(fd)
 
 
 def run_batch(tool: str, ns: str | None, lines: list[str], force: bool = False, timeout: float = 120) -> None:
@@ -60,28 +142,19 @@ def run_batch(tool: str, ns: str | None, lines: list[str], force: bool = False, 
         raise CommandError(f"{' '.join(cmd)} failed ({res.returncode}): {res.stderr.strip()[-800:]}")
 
 
-CLONE_NEWNET = 0x40000000
-
-
 def in_namespaces(namespaces: list[str], work: Callable[[str], T]) -> dict[str, T]:
     """@work(ns) for each of @namespaces, run by one thread of this process that joins each
     namespace in turn (setns affects only the calling thread; the thread ends with it).  What
     follows the caller's network namespace does: /proc/sys/net, and /proc/thread-self/net
     (/proc/net is the process's, its first thread's).  No process is started: under UML each
     costs wall time (an `ip netns exec` of a short command, about 40 ms)."""
-    import ctypes
-    import threading
-
-    libc = ctypes.CDLL(None, use_errno=True)
     done: dict[str, T] = {}
     failure: list[BaseException] = []
 
     def visit() -> None:
         try:
             for ns in namespaces:
-                with open(f"/run/netns/{ns}") as f:
-                    if libc.setns(f.fileno(), CLONE_NEWNET) != 0:
-                        raise CommandError(f"setns({ns}): errno {ctypes.get_errno()}")
+                join_namespace(ns)
                 done[ns] = work(ns)
         except BaseException as e:  # noqa: BLE001 - raised again in the caller's thread
             failure.append(e)
