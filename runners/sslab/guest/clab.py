@@ -71,7 +71,8 @@ LAB = "sslab"
 #: The node image: busybox alone (Debian's busybox-static in the image).
 NODE_IMAGE = "sslab-node:1"
 BUSYBOX = Path("/bin/busybox")
-#: The nodes sleep; nothing runs in them but what the run starts in their namespaces (sslab-nsexec).
+#: The nodes sleep; nothing runs in them but what the run starts in their namespaces
+#: (Dumbbell.launcher).
 NODE_CMD = "/bin/busybox sleep 2147483647"
 #: Our own dockerd inside the testbed.
 DOCKER_DIR = Path("/run/sslab-docker")
@@ -335,6 +336,7 @@ class ContainerlabDumbbell(Dumbbell):
         return self
 
     def teardown(self) -> None:
+        self.close_helpers()
         if self.file.exists():
             _run(["containerlab", "destroy", "--runtime", "docker", "-t", str(self.file), "--cleanup"],
                  self.clab_env(), DEPLOY_TIMEOUT_S, check=False, cwd=CLAB_DIR)

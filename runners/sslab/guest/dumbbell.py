@@ -60,11 +60,12 @@ import ipaddress
 import json
 import os
 import subprocess
+import threading
 from dataclasses import asdict, dataclass, field
 
 from ..records import Plan
 from . import ovs
-from .netns import end_batch, in_ns, net_argv, run_batch, set_sysctls, sh, tcp_counters_of
+from .netns import NamespaceLauncher, end_batch, in_ns, parse_ping, run_batch, set_sysctls, sh, tcp_counters_of
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
 DELAY_LIMIT_PKTS = 100000
@@ -200,6 +201,10 @@ class Dumbbell:
         self.switches = [f"{p}-lan1", f"{p}-lan2"] if spec.lans == "ovs" else []
         self.versions: dict = {}
         self._ovs: ovs.Daemons | None = None
+        #: Starts the run's network programs in the namespaces (their handles kept for the boot).
+        self.launcher = NamespaceLauncher()
+        #: The bottleneck queue's reader, started at the first read and kept for the boot.
+        self._queue: QdiscStats | None = None
 
     @property
     def switched(self) -> bool:
@@ -403,10 +408,9 @@ class Dumbbell:
 
     def base_rtt_ms(self, i: int, count: int = 10, interval: float = 0.2) -> float:
         """Minimum ping RTT from server @i to its client over the idle path."""
-        from .netns import parse_ping
-        out = sh(*net_argv(self.servers[i - 1], "ping", "-n", "-q", "-c", str(count), "-i", str(interval),
-                           self.client_addr(i)))
-        return parse_ping(out)["min"]
+        res = self.launcher.run(self.servers[i - 1], ["ping", "-n", "-q", "-c", str(count), "-i", str(interval),
+                                                      self.client_addr(i)], check=True)
+        return parse_ping(res.stdout)["min"]
 
     def bottleneck_bytes(self) -> int:
         """Bytes the bottleneck class has sent (frames, link-layer headers included)."""
@@ -423,7 +427,16 @@ class Dumbbell:
                 f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} burst {burst} cburst {burst}",
                 f"qdisc add dev {dev} parent 1:1 handle 10: pfifo limit {self.spec.buffer_pkts}"]
 
+    def close_helpers(self) -> None:
+        """End what is kept for the boot (the queue's reader, the launcher's namespace handles): a
+        process in a namespace, or a handle of it, keeps it alive after it is deleted."""
+        if self._queue is not None:
+            self._queue.close()
+            self._queue = None
+        self.launcher.close()
+
     def teardown(self) -> None:
+        self.close_helpers()
         # -force: carry on past namespaces that are not there.  A veth goes with its namespace, and
         # its peer (a switch's port) with it; the switches are deleted after.
         run_batch("ip", None, [f"netns del {ns}" for ns in self.namespaces], force=True)
@@ -438,16 +451,13 @@ class Dumbbell:
 
     # -- measuring ------------------------------------------------------
 
-    def qdisc_stats(self) -> "QdiscStats":
-        """A long-lived reader of the bottleneck queue's counters (one tc process for many reads)."""
-        return QdiscStats(self.r1, self.bottleneck_dev, "netem" if self.spec.shaper == "netem" else "pfifo")
-
     def bottleneck_counters(self) -> dict[str, int]:
-        """Packets sent, dropped and queued at the bottleneck FIFO so far."""
-        qdiscs = json.loads(sh("tc", "-n", self.r1, "-s", "-j", "qdisc", "show", "dev", self.bottleneck_dev))
-        fifo = next(q for q in qdiscs if q.get("kind") == ("netem" if self.spec.shaper == "netem" else "pfifo"))
-        return {"packets": fifo.get("packets", 0), "drops": fifo.get("drops", 0),
-                "backlog_pkts": fifo.get("qlen", 0)}
+        """Packets sent, dropped and queued at the bottleneck FIFO so far, from one `tc` process
+        kept for the boot (QdiscStats): a run reads them before, during (the queue's samples) and
+        after its traffic, and a `tc` start cost more than the read."""
+        if self._queue is None:
+            self._queue = QdiscStats(self.r1, self.bottleneck_dev, "netem" if self.spec.shaper == "netem" else "pfifo")
+        return self._queue.read()
 
     def tcp_counters(self, pairs: list[int]) -> dict[int, dict[str, int]]:
         """Each of @pairs' server namespace's Tcp: and TcpExt: counters (snmp, netstat), read by
@@ -457,7 +467,8 @@ class Dumbbell:
 
 
 class QdiscStats:
-    """`tc -s -j -batch -` in a namespace, asked for one device's qdiscs at a time.
+    """`tc -s -j -batch -` in a namespace, asked for one device's qdiscs at a time (one thread at
+    a time: a read is a question and its answer).
 
     stdbuf makes tc flush each answer (one JSON line) as it is written."""
 
@@ -466,11 +477,13 @@ class QdiscStats:
         self.proc = subprocess.Popen(["stdbuf", "-oL", "tc", "-n", ns, "-s", "-j", "-batch", "-"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                      text=True, bufsize=1)
+        self._lock = threading.Lock()
 
     def read(self) -> dict[str, int]:
-        self.proc.stdin.write(f"qdisc show dev {self.dev}\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
+        with self._lock:
+            self.proc.stdin.write(f"qdisc show dev {self.dev}\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
         if not line:
             raise RuntimeError("tc -batch ended")
         q = next(q for q in json.loads(line) if q.get("kind") == self.kind)
@@ -478,12 +491,6 @@ class QdiscStats:
 
     def close(self) -> None:
         end_batch(self.proc)
-
-    def __enter__(self) -> "QdiscStats":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 class MininetDumbbell(Dumbbell):
@@ -540,6 +547,7 @@ class MininetDumbbell(Dumbbell):
         return self
 
     def teardown(self) -> None:
+        self.close_helpers()
         net = getattr(self, "net", None)
         if net is not None:
             net.stop()

@@ -21,7 +21,6 @@ from ..records import Capture, LinkModel
 from .dumbbell import Dumbbell
 from .ftrace import Ftrace
 from .linkreplay import TraceReplay
-from .netns import net_argv
 from .phases import mark
 
 SERVER_PORT = 5201
@@ -42,8 +41,9 @@ BACKLOG_PERIOD_S = 0.5
 class BacklogSampler(threading.Thread):
     """Samples the bottleneck's queue length and drop counter during a run.
 
-    One `tc -batch` process answers every sample (a process per sample
-    cost ~30 ms of wall time each under UML)."""
+    The boot's one `tc -batch` process answers every sample
+    (Dumbbell.bottleneck_counters; a process per sample cost ~30 ms of wall
+    time each under UML)."""
 
     def __init__(self, db: Dumbbell, t0: float):
         super().__init__(daemon=True)
@@ -52,17 +52,12 @@ class BacklogSampler(threading.Thread):
         self.halt = threading.Event()
 
     def run(self) -> None:
-        try:
-            stats = self.db.qdisc_stats()
-        except Exception:  # noqa: BLE001 - no sampler is better than a failed run
-            return
-        with stats:
-            while not self.halt.wait(BACKLOG_PERIOD_S):
-                try:
-                    c = stats.read()
-                except Exception:  # noqa: BLE001 - the topology is going away
-                    return
-                self.samples.append([round(time.monotonic() - self.t0, 3), c["backlog_pkts"], c["drops"]])
+        while not self.halt.wait(BACKLOG_PERIOD_S):
+            try:
+                c = self.db.bottleneck_counters()
+            except Exception:  # noqa: BLE001 - the topology is going away: no more samples
+                return
+            self.samples.append([round(time.monotonic() - self.t0, 3), c["backlog_pkts"], c["drops"]])
 
     def stop(self) -> list[list[float]]:
         self.halt.set()
@@ -106,14 +101,14 @@ class Pcap:
         # that means someone else on the host that owns the job directory).
         tcpdump = ["tcpdump", "-Z", "root", "-i", dev, "-n", "-s", str(snaplen)]
         if immediate:
-            argv = net_argv(ns, *tcpdump, "-U", "--immediate-mode", "-w", str(path), "tcp")
-            self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            argv = [*tcpdump, "-U", "--immediate-mode", "-w", str(path), "tcp"]
+            self.proc = db.launcher.popen(ns, argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         else:
             # To stdout, given stdio's buffer of WRITE_BUFFER by stdbuf: stdio would write a file
             # it opened in blocks of the file system's size.
-            argv = net_argv(ns, "stdbuf", "-o", self.WRITE_BUFFER, *tcpdump, "-w", "-", "tcp")
+            argv = ["stdbuf", "-o", self.WRITE_BUFFER, *tcpdump, "-w", "-", "tcp"]
             with open(path, "wb") as out:
-                self.proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, text=True)
+                self.proc = db.launcher.popen(ns, argv, stdout=out, stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()  # "listening on ..." once capturing
         if "listening" not in line:
             raise RuntimeError(f"tcpdump did not start: {line.strip()} {self.proc.stderr.read()[-300:]}")
@@ -134,24 +129,22 @@ def _start_server(db: Dumbbell, flow: dict, port: int, ready: Path) -> subproces
     ns = db.servers[flow["pair"] - 1]
     if flow.get("tool") == "iperf3":
         # One test, then exit; the client runs in reverse mode so this side sends.
-        proc = subprocess.Popen(net_argv(ns, "iperf3", "-s", "-1", "-p", str(port)),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        _wait_listening(ns, port)
+        proc = db.launcher.popen(ns, ["iperf3", "-s", "-1", "-p", str(port)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        _wait_listening(db, ns, port)
         ready.touch()
         return proc
     args = ["serve", "--port", str(port), "--cc", flow["cc"], "--ready-file", str(ready)]
     args += ["--duration", str(flow["duration"])] if flow.get("duration") else ["--bytes", str(flow["size"])]
     if flow.get("hint_bytes_per_s"):
         args += ["--hint-rate", str(flow["hint_bytes_per_s"])]
-    return subprocess.Popen(net_argv(db.servers[flow["pair"] - 1], *TRANSFER, *args),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return db.launcher.popen(ns, [*TRANSFER, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _wait_listening(ns: str, port: int, timeout: float = 20.0) -> None:
+def _wait_listening(db: Dumbbell, ns: str, port: int, timeout: float = 20.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        out = subprocess.run(net_argv(ns, "ss", "-Hltn", f"sport = :{port}"),
-                             capture_output=True, text=True).stdout
+        out = db.launcher.run(ns, ["ss", "-Hltn", f"sport = :{port}"]).stdout
         if out.strip():
             return
         time.sleep(0.1)
@@ -176,16 +169,14 @@ def _client(db: Dumbbell, flow: dict, port: int, t0: float, out: dict) -> None:
     out["started_s"] = time.monotonic() - t0
     ns = db.clients[flow["pair"] - 1]
     if flow.get("tool") == "iperf3":
-        res = subprocess.run(net_argv(ns, "iperf3", "-c", db.server_addr(flow["pair"]),
-                                      "-p", str(port), "-R", "-J", "-t", f"{flow['duration']:g}", "-C", flow["cc"]),
-                             capture_output=True, text=True, timeout=3600)
+        res = db.launcher.run(ns, ["iperf3", "-c", db.server_addr(flow["pair"]), "-p", str(port), "-R", "-J",
+                                   "-t", f"{flow['duration']:g}", "-C", flow["cc"]], timeout=3600)
         out["returncode"] = res.returncode
         out["stdout"] = json.dumps(_iperf3_result(json.loads(res.stdout))) if res.returncode == 0 else ""
         out["stderr"] = res.stderr or res.stdout[-500:]
         return
-    res = subprocess.run(net_argv(ns, *TRANSFER, "fetch", "--host", db.server_addr(flow["pair"]),
-                                  "--port", str(port), "--bytes", str(flow.get("size") or 0)),
-                         capture_output=True, text=True, timeout=3600)
+    res = db.launcher.run(ns, [*TRANSFER, "fetch", "--host", db.server_addr(flow["pair"]),
+                               "--port", str(port), "--bytes", str(flow.get("size") or 0)], timeout=3600)
     out["returncode"] = res.returncode
     out["stdout"], out["stderr"] = res.stdout, res.stderr
 

@@ -64,7 +64,6 @@ GUEST_FILES = {
 #: Programs of ours compiled into the image with its own compiler (source -> installed path).
 GUEST_PROGRAMS = {
     "images/guest/sslab-transfer.c": "usr/local/bin/sslab-transfer",
-    "images/guest/sslab-nsexec.c": "usr/local/bin/sslab-nsexec",
 }
 #: How they are compiled (part of the final stage's inputs).  Statically: under UML each page
 #: fault and system call of a guest process is a round trip through the host's ptrace, and the
