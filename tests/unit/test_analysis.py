@@ -142,28 +142,36 @@ def test_records_by_port_is_flow_records_of_each_port():
     assert [len(got[p]) for p in (5201, 5202, 15201)] == [1, 1, 1]
 
 
-def test_records_for_facts_give_the_facts_a_full_parse_gives():
-    """The host's read-out (records_for_facts) skips sslab_ack lines and reads a tcp_probe's first
-    items only; the facts it gives are those of the full parse, item for item."""
-    from sslab.analysis.traces import flow_facts, records_for_facts
+def test_trace_facts_are_the_facts_a_full_parse_gives():
+    """The host's read-out (trace_facts) skips sslab_ack lines and cuts a tcp_probe's values out
+    by position; the facts it gives are those of the full parse, item for item."""
+    from sslab.analysis.traces import flow_facts, trace_facts
     lines = [PROBE.format(ts=1.0 + i / 100, nxt=1448 * (i + 11), una=1448 * i, cwnd=10 + i, ss=0x7FFFFFFF)
              for i in range(5)]
     lines += [PROBE.format(ts=1.1, nxt=1448 * 20, una=1448 * 8, cwnd=7, ss=7),
               "  x-1 [000] ..s.. 1.200000: sslab_ack: sport=5201 dport=4 cwnd=3",
               "  x-1 [000] ..s.. 1.300000: sslab_event: sport=5201 dport=4 type=exit a=1 b=2",
-              "  x-1 [000] ..s.. 1.400000: sslab_bbr3: sport=5202 dport=5 mode=startup"]
+              "  x-1 [000] ..s.. 1.400000: sslab_bbr3: sport=5202 dport=5 mode=startup",
+              # another flow's probe, one the run did not ask for, and a receiver-limited ACK:
+              # 10 segments in flight against a window of 15000 bytes, cwnd 12
+              PROBE.format(ts=1.5, nxt=1448 * 10, una=0, cwnd=12, ss=0x7FFFFFFF).replace(":5201 ", ":5202 ")
+              .replace("snd_wnd=1000000", "snd_wnd=15000"),
+              PROBE.format(ts=1.6, nxt=0, una=0, cwnd=1, ss=1).replace(":5201 ", ":5299 ")]
     text = "\n".join(lines)
     full = parse(text)
-    fast = records_for_facts(text, [5201, 5202])
-    assert all(r.event != "sslab_ack" for r in fast[5201])
-    for port in (5201, 5202):
-        assert flow_facts(fast[port]) == flow_facts(flow_records(full, port))
-    facts = flow_facts(fast[5201])
-    assert facts["slow_start"] == {"exit_cwnd": 14, "ssthresh": 7, "exit_time_s": 0.1, "undone_reductions": 0}
-    assert facts["events"] == [{"ts": 1.3, "sport": "5201", "dport": "4", "type": "exit", "a": "1", "b": "2"}]
-    # A tcp_probe format with the fields further on: read whole, the same facts.
+    fast = trace_facts(text, [5201, 5202])
+    assert fast == {port: flow_facts(flow_records(full, port)) for port in (5201, 5202)}
+    assert fast[5201]["slow_start"] == {"exit_cwnd": 14, "ssthresh": 7, "exit_time_s": 0.1, "undone_reductions": 0}
+    assert fast[5201]["events"] == [{"ts": 1.3, "sport": "5201", "dport": "4", "type": "exit", "a": "1", "b": "2"}]
+    assert (fast[5201]["probe_records"], fast[5201]["receiver_limited_acks"]) == (6, 0)
+    assert fast[5202]["receiver_limited_acks"] == 1 and fast[5202]["slow_start"] is None   # still infinite
+    assert fast[5202]["bbr3"] == [{"ts": 1.4, "sport": "5202", "dport": "5", "mode": "startup"}]
+    # A tcp_probe format with the fields further on: the same facts.
     moved = text.replace("family=AF_INET ", "family=AF_INET x1=0 x2=0 x3=0 x4=0 x5=0 ")
-    assert flow_facts(records_for_facts(moved, [5201])[5201]) == facts
+    assert trace_facts(moved, [5201, 5202]) == fast
+    # One without a field the facts read is refused, naming it.
+    with pytest.raises(ValueError, match="without snd_wnd"):
+        trace_facts(text.replace("snd_wnd=", "wnd="), [5201])
 
 
 def test_seen_ranges_count_each_byte_once():

@@ -66,10 +66,10 @@ def _split_line(line: str) -> tuple[float, str, str] | None:
         return (float(m["ts"]), m["event"], m["body"]) if m else None
 
 
-def _fields(body: str, items: int = -1) -> dict[str, str]:
-    """The k=v items of an event's body (its first @items only, if given)."""
+def _fields(body: str) -> dict[str, str]:
+    """The k=v items of an event's body."""
     fields = {}
-    for item in body.split(" ", items)[:items] if items > 0 else body.split():
+    for item in body.split():
         k, eq, v = item.partition("=")
         if eq:
             fields[k] = v
@@ -84,42 +84,75 @@ def read_trace(path: Path) -> list[Record]:
         return parse(f.read())
 
 
-def slow_start_exit(probes: list[Record]) -> dict | None:
-    """The end of the initial slow start, from tcp_probe records.
+class ProbeFacts:
+    """What a run record keeps of one flow's tcp_probe records, gathered a record at a time (add):
+    the end of the initial slow start and the receiver-limited ACKs, without keeping the records.
 
-    exit_cwnd is the largest cwnd seen while ssthresh was infinite, over the
-    whole flow: a reduction the kernel later undoes (a spurious loss, with
-    ssthresh restored to infinity) does not end slow start.  ssthresh is
-    the first finite value after the last infinite one; undone_reductions
+    Slow start: exit_cwnd is the largest cwnd seen while ssthresh was infinite, over the whole
+    flow: a reduction the kernel later undoes (a spurious loss, with ssthresh restored to
+    infinity) does not end slow start.  ssthresh is that of the record right after the last
+    infinite one (and its time, from the flow's first record, is exit_time_s); undone_reductions
     counts returns from a finite ssthresh to an infinite one.
-    """
-    peak = last_inf = None
-    undone = 0
-    prev_finite = False
-    for i, r in enumerate(probes):
-        if r.int("ssthresh") >= INFINITE_SSTHRESH:
-            cwnd = r.int("snd_cwnd")
-            peak = cwnd if peak is None else max(peak, cwnd)
-            last_inf = i
-            undone += prev_finite
-            prev_finite = False
+
+    Receiver-limited: an ACK at which the peer's window, not cwnd, bounded what could be sent
+    (less than a segment of the window left, and cwnd beyond it)."""
+
+    __slots__ = ("records", "first_ts", "peak", "undone", "finite", "after", "receiver_limited", "mss")
+
+    def __init__(self, mss: int = TRACE_MSS):
+        self.records = 0
+        self.first_ts: float | None = None
+        self.peak: int | None = None         # largest cwnd under an infinite ssthresh
+        self.undone = 0
+        self.finite = False                  # the last record's ssthresh was finite
+        self.after: tuple[float, int] | None = None   # (ts, ssthresh) right after the last infinite one
+        self.receiver_limited = 0
+        self.mss = mss
+
+    def add(self, ts: float, snd_nxt: int, snd_una: int, cwnd: int, ssthresh: int, snd_wnd: int) -> None:
+        self.records += 1
+        if self.first_ts is None:
+            self.first_ts = ts
+        if ssthresh >= INFINITE_SSTHRESH:
+            self.peak = cwnd if self.peak is None or cwnd > self.peak else self.peak
+            self.undone += self.finite
+            self.finite = False
+            self.after = None
         else:
-            prev_finite = True
-    if peak is None or last_inf is None or last_inf + 1 >= len(probes):
-        return None
-    after = probes[last_inf + 1]
-    return {"exit_cwnd": peak, "ssthresh": after.int("ssthresh"),
-            "exit_time_s": round(after.ts - probes[0].ts, 4), "undone_reductions": undone}
+            if not self.finite and self.peak is not None:
+                self.after = (ts, ssthresh)
+            self.finite = True
+        in_flight = (snd_nxt - snd_una) & 0xFFFFFFFF
+        if snd_wnd - in_flight < self.mss and cwnd * self.mss > snd_wnd:
+            self.receiver_limited += 1
+
+    def add_record(self, r: Record) -> None:
+        self.add(r.ts, r.int("snd_nxt"), r.int("snd_una"), r.int("snd_cwnd"), r.int("ssthresh"), r.int("snd_wnd"))
+
+    def slow_start(self) -> dict | None:
+        """The end of the initial slow start; None if ssthresh was never infinite or still is."""
+        if self.peak is None or self.after is None:
+            return None
+        ts, ssthresh = self.after
+        return {"exit_cwnd": self.peak, "ssthresh": ssthresh, "exit_time_s": round(ts - self.first_ts, 4),
+                "undone_reductions": self.undone}
+
+
+def probe_facts(probes: list[Record], mss: int = TRACE_MSS) -> ProbeFacts:
+    facts = ProbeFacts(mss)
+    for r in probes:
+        facts.add_record(r)
+    return facts
+
+
+def slow_start_exit(probes: list[Record]) -> dict | None:
+    """The end of the initial slow start, from tcp_probe records (ProbeFacts says how it is read)."""
+    return probe_facts(probes).slow_start()
 
 
 def receiver_limited_samples(probes: list[Record], mss: int = TRACE_MSS) -> int:
     """ACKs at which the peer's window, not cwnd, bounded what could be sent."""
-    n = 0
-    for r in probes:
-        in_flight = (r.int("snd_nxt") - r.int("snd_una")) & 0xFFFFFFFF
-        if r.int("snd_wnd") - in_flight < mss and r.int("snd_cwnd") * mss > r.int("snd_wnd"):
-            n += 1
-    return n
+    return probe_facts(probes, mss).receiver_limited
 
 
 def flow_records(records: list[Record], port: int) -> list[Record]:
@@ -144,43 +177,71 @@ def records_by_port(records: list[Record], ports: list[int]) -> dict[int, list[R
     return out
 
 
-#: What flow_facts reads of a tcp_probe record, and how many of its body's items hold them (the
-#: kernel prints `family src dest mark data_len snd_nxt snd_una snd_cwnd ssthresh snd_wnd` first).
+#: What the facts read of a tcp_probe record (ProbeFacts.add's arguments after the time), in that
+#: order; the kernel prints `family src dest mark data_len snd_nxt snd_una snd_cwnd ssthresh
+#: snd_wnd ...`.
 PROBE_FACT_FIELDS = ("snd_nxt", "snd_una", "snd_cwnd", "ssthresh", "snd_wnd")
-PROBE_FACT_ITEMS = 10
-#: The event flow_facts never reads: its lines are passed over unparsed (a Table 1 run's trace
-#: holds about 17k sslab_ack lines of its 87k).
+#: The event the facts never read: its lines are passed over unparsed (a Table 1 run's trace holds
+#: about 17k sslab_ack lines of its 140k).
 NOT_A_FACT = ": sslab_ack: "
 
 
-def records_for_facts(text: str, ports: list[int]) -> dict[int, list[Record]]:
-    """records_by_port(parse(@text), @ports) as far as flow_facts reads it, for less: sslab_ack
-    lines are skipped, and a tcp_probe record holds only its first PROBE_FACT_ITEMS items (all
-    of them, if the trace's first tcp_probe does not have PROBE_FACT_FIELDS among those: an
-    event's format is the same throughout a trace)."""
-    records = []
-    probe_items = None
+class ProbeLayout:
+    """Where a trace's tcp_probe body holds src and PROBE_FACT_FIELDS (an event's format is the same
+    throughout a trace): read off its first record, then each record is split as far as the last of
+    them and its values cut out by position, with no dictionary of fields."""
+
+    def __init__(self, body: str):
+        keys = [item.partition("=")[0] for item in body.split()]
+        missing = [k for k in ("src", *PROBE_FACT_FIELDS) if k not in keys]
+        if missing:
+            raise ValueError(f"tcp_probe records without {', '.join(missing)}: {body[:200]!r}")
+        self.src = keys.index("src")
+        self.at = [(keys.index(k), len(k) + 1) for k in PROBE_FACT_FIELDS]
+        self.items = max(self.src, *(i for i, _ in self.at)) + 1
+
+    def read(self, body: str) -> tuple[str, list[int]]:
+        """(src's port, the PROBE_FACT_FIELDS values) of one record's body."""
+        items = body.split(" ", self.items)
+        return (items[self.src].rpartition(":")[2],
+                [int(items[i][cut:], 0) for i, cut in self.at])
+
+
+def trace_facts(text: str, ports: list[int]) -> dict[int, dict]:
+    """flow_facts of each of @ports' flows, from a run's trace text in one pass: what the host adds
+    to a run's record.  tcp_probe records go straight into each flow's ProbeFacts (a Table 1 run's
+    trace holds about 120k of them: a Record each was most of the read-out's time), sslab_ack lines
+    are skipped, the module's other events kept whole."""
+    wanted = {str(p): p for p in ports}
+    probes = {p: ProbeFacts() for p in ports}
+    others: list[Record] = []
+    layout: ProbeLayout | None = None
     for line in text.splitlines():
         if not line or line[0] == "#" or NOT_A_FACT in line or (split := _split_line(line)) is None:
             continue
         ts, event, body = split
         if event == "tcp_probe":
-            if probe_items is None:
-                head = _fields(body, PROBE_FACT_ITEMS)
-                probe_items = PROBE_FACT_ITEMS if all(k in head for k in PROBE_FACT_FIELDS) else -1
-            records.append(Record(ts, event, _fields(body, probe_items)))
+            layout = layout or ProbeLayout(body)
+            port, values = layout.read(body)
+            if port in wanted:
+                probes[wanted[port]].add(ts, *values)
         else:
-            records.append(Record(ts, event, _fields(body)))
-    return records_by_port(records, ports)
+            others.append(Record(ts, event, _fields(body)))
+    mine = records_by_port(others, ports)
+    return {p: facts_of(probes[p], mine[p]) for p in ports}
 
 
 def flow_facts(mine: list[Record]) -> dict:
     """What a run record keeps per flow from the trace: slow start's end, the receiver-limited
     ACKs and the module's events (with their microsecond times).  @mine: the flow's records
-    (records_for_facts, records_by_port or flow_records pick them out)."""
-    probes = [r for r in mine if r.event == "tcp_probe"]
-    return {"slow_start": slow_start_exit(probes), "probe_records": len(probes),
-            "receiver_limited_acks": receiver_limited_samples(probes),
+    (records_by_port or flow_records pick them out)."""
+    return facts_of(probe_facts([r for r in mine if r.event == "tcp_probe"]), mine)
+
+
+def facts_of(probes: ProbeFacts, mine: list[Record]) -> dict:
+    """flow_facts' record from a flow's tcp_probe facts and its other records (@mine)."""
+    return {"slow_start": probes.slow_start(), "probe_records": probes.records,
+            "receiver_limited_acks": probes.receiver_limited,
             "events": [{"ts": r.ts, **r.fields} for r in mine if r.event == "sslab_event"],
             # bbr3's state at each round and each change of state (sslab_bbr3)
             "bbr3": [{"ts": r.ts, **r.fields} for r in mine if r.event == "sslab_bbr3"]}

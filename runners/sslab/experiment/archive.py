@@ -28,7 +28,7 @@ from pathlib import Path
 from ..records import read_record, read_runs_index
 from ..analysis.capturecheck import check_capture, timed_tshark_view, tshark_version
 from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
-from ..analysis.traces import flow_facts, records_for_facts
+from ..analysis.traces import trace_facts
 from ..substrate.spinguard import Charge, console_charges, during
 
 #: How hard captures and traces are compressed (see gzip_in_place).
@@ -68,9 +68,9 @@ def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | No
     run = read_record(path, "sslab.run")
     trace = run.get("trace")
     traced = trace is not None and trace.endswith(".trace")
-    mine = records_for_facts((run_dir / trace).read_text(), [f["port"] for f in run["flows"]]) if traced else {}
+    facts = trace_facts((run_dir / trace).read_text(), [f["port"] for f in run["flows"]]) if traced else {}
     for flow in run["flows"]:
-        flow.update(flow_facts(mine[flow["port"]]) if traced else NO_TRACE)
+        flow.update(facts[flow["port"]] if traced else NO_TRACE)
     if run.get("link_replay") and "link_fidelity" not in run:
         run["link_fidelity"] = replay_fidelity(run["link_replay"])
         run.setdefault("fidelity", {})["link_ok"] = run["link_fidelity"]["ok"]
