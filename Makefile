@@ -93,17 +93,19 @@ RUN_ARGS = $(KNOB_ARGS) $(foreach v,SELECT LINKS VARIANTS SETTINGS,$(if $($(v)),
            $(if $(SERIAL),--serial $(SERIAL)) $(if $(CONTAINER),--container $(CONTAINER)) $(if $(BOOT_SHARE),--boot-share $(BOOT_SHARE)) $(SUBSTRATE_ARGS) \
            $(KERNEL_ARGS) $(if $(HOST_TIMEOUT),--host-timeout $(HOST_TIMEOUT))
 
-# Host programs and the Debian packages that provide them.
+# Host programs and the Debian packages that provide them.  ssh and ssh-keygen: the controller reaches a
+# matrix's hosts over ssh (Ansible), and the test fleet's key is made with ssh-keygen; a new machine has
+# neither (make fresh-check's make test, 27 Nov 2026: the fleet tests' fixture failed on ssh-keygen).
 HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap:debootstrap \
               mke2fs:e2fsprogs ip:iproute2 tc:iproute2 iperf3:iperf3 ping:iputils-ping \
               ethtool:ethtool tcpdump:tcpdump gcc:gcc git:git taskset:util-linux strip:binutils patch:patch xz:xz-utils \
-              pgrep:procps tshark:tshark
+              pgrep:procps tshark:tshark ssh:openssh-client ssh-keygen:openssh-client
 # Host files and their packages: the C library's headers, for the kernel core's user-space tests
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
 .PHONY: help deps host-deps python-deps engine-deps browser-deps image image-repin docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
-        matrix crosscheck oracle suss-loop bench fresh-check ssh-deps $(EXPERIMENTS)
+        matrix crosscheck oracle suss-loop bench fresh-check $(EXPERIMENTS)
 
 help:
 	@sed -n '2,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
@@ -158,15 +160,8 @@ container-save: container
 # A test fleet on this machine (playbooks/README.md): FLEET_HOSTS= containers (default 3) reachable only over
 # ssh, FLEET_DOCKER= of them (default 1) under Docker (installs Debian's docker.io), the rest under Podman.
 # Then: make reproduce-table1 INVENTORY=$$(.venv/bin/python -m sslab fleet inventory)
-fleet-up: deps engine-deps ssh-deps $(if $(filter 0,$(FLEET_DOCKER)),,docker-deps)
+fleet-up: deps engine-deps $(if $(filter 0,$(FLEET_DOCKER)),,docker-deps)
 	$(VPY) -m sslab fleet up --hosts $(or $(FLEET_HOSTS),3) --docker $(or $(FLEET_DOCKER),1)
-
-# The controller's ssh client (Debian's openssh-client: ssh for Ansible, ssh-keygen for the test fleet's key);
-# a new machine has none (make fresh-check's make test, 27 Nov 2026: the fleet tests' fixture failed on it).
-ssh-deps:
-	@command -v ssh-keygen >/dev/null 2>&1 && command -v ssh >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install openssh-client" >&2; exit 1; fi; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends openssh-client; }
 
 fleet-down: deps
 	$(VPY) -m sslab fleet down
