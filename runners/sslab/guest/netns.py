@@ -65,10 +65,7 @@ class NamespaceLauncher:
     def _handle(self, ns: str) -> int:
         with self._lock:
             if ns not in self._handles:
-                try:
-                    self._handles[ns] = os.open(NETNS_RUN_DIR / ns, os.O_RDONLY | os.O_CLOEXEC)
-                except OSError as e:
-                    raise CommandError(f"no network namespace {ns}: {e}") from None
+                self._handles[ns] = open_namespace(ns)
             return self._handles[ns]
 
     def popen(self, ns: str, argv: list[str], **kwargs) -> subprocess.Popen:
@@ -119,12 +116,17 @@ def _setns(fd: int, name: str) -> None:
         raise CommandError(f"setns({name}): errno {ctypes.get_errno()}")
 
 
-def join_namespace(ns: str) -> None:
-    """Move the calling thread (only it: setns is per thread) into network namespace @ns."""
+def open_namespace(ns: str) -> int:
+    """A handle (file descriptor) of network namespace @ns, as `ip netns add` pinned it."""
     try:
-        fd = os.open(NETNS_RUN_DIR / ns, os.O_RDONLY | os.O_CLOEXEC)
+        return os.open(NETNS_RUN_DIR / ns, os.O_RDONLY | os.O_CLOEXEC)
     except OSError as e:
         raise CommandError(f"no network namespace {ns}: {e}") from None
+
+
+def join_namespace(ns: str) -> None:
+    """Move the calling thread (only it: setns is per thread) into network namespace @ns."""
+    fd = open_namespace(ns)
     try:
         _setns(fd, ns)
     finally:
