@@ -46,10 +46,21 @@ def one_host(tmp_path_factory, image):
     return records
 
 
+#: Exit statuses of `docker exec` and `podman exec` that are the engine's, not the command's: the
+#: engine failed (125), or could not start the command (126, 127).
+ENGINE_EXEC_FAILED = (125, 126, 127)
+
+
 def on_host(member: dict, script: str) -> subprocess.CompletedProcess:
-    """A shell command inside a fleet host, by its engine (the test looks; the harness only uses ssh)."""
-    return subprocess.run([member["engine"], "exec", member["container"], "sh", "-c", script],
-                          capture_output=True, text=True)
+    """A shell command inside a fleet host, by its engine (the test looks; the harness only uses ssh).
+    An exec the engine itself fails is the test's failure at once, with the engine's words: a look
+    that cannot see must not read as "not yet" (make fresh-check, 28 Nov 2026: every exec into a
+    host failed, and the tests waited out their matrix)."""
+    res = subprocess.run([member["engine"], "exec", member["container"], "sh", "-c", script],
+                         capture_output=True, text=True)
+    assert res.returncode not in ENGINE_EXEC_FAILED, \
+        f"{member['engine']} exec into {member['container']} failed ({res.returncode}): {res.stderr.strip()[-600:]}"
+    return res
 
 
 def mid_cell(member: dict) -> bool:

@@ -14,7 +14,8 @@ one, whatever this machine already has:
   2. a clone of this repository's committed HEAD in it, an empty cache;
   3. in a mount and PID namespace of its own (every mount and process goes
      with it, whatever happens), with /proc, /sys, a private /dev and a
-     large /dev/shm: `make <main>` then `make test`, as root, timed;
+     large /dev/shm, pivoted into (the root is its namespace's root, as a
+     machine's is, not a chroot): `make <main>` then `make test`, as root, timed;
   4. a record in results/fresh-check/<stamp>/ (the logs, the times, the
      commit, the host), and the root removed (FRESH_KEEP=1 keeps it).
 
@@ -58,8 +59,14 @@ NEED_GB = 30.0
 #: Device nodes of the root's private /dev (the testbed's UML and QEMU need no more).
 DEV_NODES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9), "tty": (5, 0)}
 
-#: Run inside `unshare --mount --pid --fork --propagation private`: the new root's mounts, then chroot.
-#: The root is bind-mounted on itself so that it is a mount point (Podman's runc pivots into it).
+#: Run inside `unshare --mount --pid --fork --propagation private`: the new root's mounts, then
+#: pivot_root into it, so that it is the mount namespace's root and not a chroot inside the machine's.
+#: A chroot is not a machine: a process that joins the namespace (setns, as runc does for `docker exec`
+#: and `podman exec`) is put at the namespace's root, which under chroot is this machine's /, so every
+#: engine exec into a container started in the root failed with "chdir to cwd ... no such file or
+#: directory" (make fresh-check, 28 Nov 2026; tests/integration/test_freshcheck_root.py).  The root is
+#: bind-mounted on itself so that it is a mount point (pivot_root, and the engines' runc, need one);
+#: the machine's tree, left at /.old-root by the pivot, is detached.
 ENTER = r"""
 set -eu
 root="$1"; shift
@@ -80,7 +87,13 @@ mount -t tmpfs -o size=50%,mode=1777 shm "$root/dev/shm"
 mount -t mqueue mqueue "$root/dev/mqueue"
 if [ -e /dev/kvm ]; then touch "$root/dev/kvm"; mount --bind /dev/kvm "$root/dev/kvm"; fi
 mount -t tmpfs -o mode=0755 run "$root/run"
-exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb {trust_env} \
+cd "$root"
+mkdir -p .old-root
+pivot_root . .old-root
+umount -l /.old-root
+rmdir /.old-root
+cd /
+exec /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb {trust_env} \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$*"
 """
 
@@ -167,10 +180,10 @@ def make_targets(makefile: Path = paths.REPO_ROOT / "Makefile") -> set[str]:
 
 def fresh_check(main: str = MAIN, keep: bool = False, repo: Path = paths.REPO_ROOT) -> dict:
     if os.geteuid() != 0:
-        raise ImageError("fresh-check needs root (debootstrap, mounts, chroot)")
-    for tool in ("debootstrap", "unshare", "chroot"):
+        raise ImageError("fresh-check needs root (debootstrap, mounts, pivot_root)")
+    for tool in ("debootstrap", "unshare", "pivot_root"):
         if shutil.which(tool) is None:
-            raise ImageError(f"fresh-check needs {tool} (Debian packages debootstrap, util-linux, coreutils)")
+            raise ImageError(f"fresh-check needs {tool} (Debian packages debootstrap, util-linux)")
     record_dir = paths.new_run_dir("fresh-check")
     work = paths.cache_dir() / f".fresh-{os.getpid()}"
     remove_tree(work)
