@@ -483,6 +483,7 @@ def build_final(base_dir: Path, base_info: dict, inputs: dict, image_hash: str, 
             "binary_sha256": info["binary_sha256"], "uml_hash": info["uml_hash"], "patches": info["patches"],
             "gcc": info.get("gcc"), "warning": info.get("warning"), "module": uml_part["module"],
             **({"cmdline_extra": info["cmdline_extra"]} if info.get("cmdline_extra") else {}),
+            **({"compile_of": info["compile_of"]} if info.get("compile_of") else {}),
             "tcp_congestion_controls": kernel_congestion_controls(staging, info["release"], uml_part["module"]),
         }
         if changes is not None and not changes.empty:

@@ -18,6 +18,14 @@ builds one, as a cached stage of its own:
     output   <cache>/uml/<hash>/linux (stripped), tree/ (the built source
              tree, which our module is compiled against), uml.json
 
+Two source files can build one kernel: 7.3-seccomp.yaml is 7.3.yaml's
+package, version and patches with other boot words (cmdline_extra).  The
+stage's key names the file, so their kernels and runs are kept apart; the
+compile is keyed by what it is built from (compile_inputs), and a kernel
+whose compile an intact cached kernel already made is that kernel's binary
+and tree, copied (reuse_compile), not compiled again (make test compiled
+7.3's twice).
+
 Debian's mirror keeps only the newest security build of a package.  When
 the pinned source version is gone, the build takes the version the mirror
 offers, says so, and records both in uml.json and the image manifest;
@@ -142,6 +150,13 @@ def config_mismatches(lines: list[ConfigLine], dot_config: str) -> list[str]:
     return bad
 
 
+def source_entry(images_dir: Path, changes: KernelChanges | None = None) -> str:
+    """The source file's name in the UML stage's key."""
+    if changes is None or changes.source is None:
+        return "images/uml/source.lock"
+    return f"images/uml/sources/{changes.source.name}"
+
+
 def uml_inputs(images_dir: Path, base_hash: str, changes: KernelChanges | None = None) -> dict[str, str]:
     """The UML stage's key: our recipe, and a researcher's patches when there are any (none: the key
     is the one it always was)."""
@@ -149,8 +164,7 @@ def uml_inputs(images_dir: Path, base_hash: str, changes: KernelChanges | None =
     source, pin = source_pin(images_dir, changes)
     parts = {"base": base_hash, "uml_builder_version": str(UML_BUILDER_VERSION),
              "images/uml/config": sha256_file(uml / "config"),
-             ("images/uml/source.lock" if changes is None or changes.source is None
-              else f"images/uml/sources/{source.name}"): sha256_file(source)}
+             source_entry(images_dir, changes): sha256_file(source)}
     if pin.suite:
         # How another suite's packages enter the build chroot (build_uml); the default has none.
         parts["uml_source_suite_priority"] = "100"
@@ -158,6 +172,21 @@ def uml_inputs(images_dir: Path, base_hash: str, changes: KernelChanges | None =
         parts[f"images/uml/patches/{p.relative_to(uml / 'patches')}"] = sha256_file(p)
     if changes is not None:
         parts.update(changes.uml_inputs())
+    return parts
+
+
+def compile_inputs(images_dir: Path, base_hash: str, changes: KernelChanges | None = None) -> dict[str, str]:
+    """What the compiled kernel (binary and tree) is made from: the stage's key with the source file
+    replaced by what build_uml takes from it (package, version, suite, the patches in their order).
+    A source file's other words (cmdline_extra: how the kernel boots) are not in it."""
+    _, pin = source_pin(images_dir, changes)
+    parts = uml_inputs(images_dir, base_hash, changes)
+    del parts[source_entry(images_dir, changes)]
+    parts["linux_source"] = f"{pin.package}={pin.version}"
+    if pin.suite:
+        parts["linux_source_suite"] = pin.suite
+    # The key's entries are hashed in name order; the order the patches go on in is the build's.
+    parts["patch_order"] = " ".join(p.name for p in pin.patch_files(images_dir))
     return parts
 
 
@@ -287,6 +316,7 @@ def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mi
     """The cached UML kernel for these inputs, built if missing.  (The caller holds the cache lock.)"""
     inputs = uml_inputs(images_dir, base_hash, changes)
     uml_hash = hash_inputs(inputs)
+    compile_key = hash_inputs(compile_inputs(images_dir, base_hash, changes))
     kernel = UMLKernel(cache / "uml" / uml_hash)
     if kernel.is_complete():
         if not (damage := uml_damage(kernel.root)):
@@ -297,8 +327,13 @@ def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mi
     tmp.mkdir(parents=True)
     started = time.monotonic()
     try:
-        record = build_uml(base_dir / "rootfs", images_dir, mirrors_factory(), tmp, changes)
-        record.update(uml_hash=uml_hash, inputs=inputs, build_seconds=round(time.monotonic() - started, 1))
+        twin = compiled_twin(cache / "uml", compile_key)
+        if twin is not None:
+            record = reuse_compile(twin, tmp, source_pin(images_dir, changes)[1])
+        else:
+            record = build_uml(base_dir / "rootfs", images_dir, mirrors_factory(), tmp, changes)
+        record.update(uml_hash=uml_hash, inputs=inputs, compile_key=compile_key,
+                      build_seconds=round(time.monotonic() - started, 1))
         (tmp / "uml.json").write_text(json.dumps(record, indent=2, sort_keys=True))
         tmp.rename(kernel.root)
     except BaseException:
@@ -306,6 +341,37 @@ def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mi
         raise
     log(f"UML kernel {uml_hash[:12]} ({record['release']}) built in {record['build_seconds']} s")
     return uml_hash, kernel
+
+
+def compiled_twin(uml_dir: Path, compile_key: str) -> UMLKernel | None:
+    """An intact cached kernel compiled from what @compile_key names (kernels built before the key
+    was recorded have none, and are not reused)."""
+    for root in sorted(uml_dir.glob("[!.]*")):
+        kernel = UMLKernel(root)
+        if not kernel.is_complete() or not kernel.tree.is_dir():
+            continue
+        try:
+            if kernel.info().get("compile_key") != compile_key:
+                continue
+        except (OSError, ValueError):
+            continue
+        if not uml_damage(root):
+            return kernel
+    return None
+
+
+def reuse_compile(twin: UMLKernel, dest: Path, pin: SourcePin) -> dict:
+    """@twin's compile as this kernel's, in @dest: its binary and built tree copied, its record but for
+    what this source file says of the boot (cmdline_extra), and which kernel's compile it is."""
+    log(f"UML kernel: the same compile as {twin.root.name[:12]} (its source, version and patches): copied, "
+        f"not built again")
+    run(["cp", "-a", "--reflink=auto", str(twin.binary), str(twin.tree), str(dest)])
+    record = {k: v for k, v in twin.info().items()
+              if k not in ("uml_hash", "inputs", "compile_key", "build_seconds", "cmdline_extra", "compile_of")}
+    if pin.cmdline_extra:
+        record["cmdline_extra"] = list(pin.cmdline_extra)
+    record["compile_of"] = twin.root.name
+    return record
 
 
 def config_digest(kernel: UMLKernel) -> str:
