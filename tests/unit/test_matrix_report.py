@@ -138,9 +138,29 @@ def test_table1_numbers_claims_and_paper_values(tmp_path):
     assert r25["improvement_pct"] == pytest.approx((1 - (2.35 / 3) / 1.5) * 100, abs=0.01)
     assert r25["claims"]["small_faster"] == "yes"
     assert r25["claims"]["large_within_ci"].startswith("yes")
-    assert r25["sign_vs_paper"] == "agrees" and r25["paper"]["improvement_pct"] == 29
+    # Against the paper's 30.4 / 1.33 off, 31.2 / 0.94 on, 29 %: large 30.0 and 30.0 are within 15 %; small
+    # off 1.50 is 0.17 s over (tolerance 0.1995); small on 0.783 is 0.157 s under (tolerance 0.141): missed;
+    # the improvement, 47.8 %, has the paper's sign and is 18.8 points over it: missed (n = 3, no CI clause).
+    assert r25["paper"]["improvement_pct"] == 29
+    assert r25["paper_values_reproduced"] == "3 of 5: missed small on -0.16 s (-17%), improvement +19 points"
     r50 = rows["50ms"]
-    assert r50["n"] == 1 and r50["claims"]["small_faster"] == "NO (n=1)" and r50["sign_vs_paper"] == "DISAGREES"
+    assert r50["n"] == 1 and r50["claims"]["small_faster"] == "NO (n=1)"
+    # Small off 1.00 against 1.18: 0.18 s is just over 15 % (0.177); the wrong sign is a miss too.
+    assert r50["paper_values_reproduced"] == ("2 of 5: missed small off -0.18 s (-15%), small on +0.52 s (+53%), "
+                                               "improvement -67 points")
+    assert extra["paper_reproduced"] == [5, 10]
+    assert extra["verdict"][0].startswith("**5 of 10 paper values reproduced within tolerance**; the rule: ")
+    # One setting's small flows are slower with SUSS: the claim does not hold on these numbers.
+    assert extra["verdict"][2].startswith("The claim (SUSS improves small flows without hurting the large flow): "
+                                          "**does not hold** here (small flows faster in 1 of 2 settings")
+    # The Average row is over both buffers and four RTTs: with one buffer's two settings it is not judged.
+    avg = next(ln for ln in table.splitlines() if "| average (1BDP) |" in ln)
+    assert "not judged: the paper's Average is over both buffers and four RTTs" in avg
+    assert "| CUBIC 1BDP 25ms | small-flow improvement | 48% [43%, 53%] | 29% | +19 points | MISSED |" \
+        in extra["comparisons_md"]
+    assert "| CUBIC 1BDP 50ms | small flows' mean FCT, SUSS off | 1.00 s | 1.18 s | -0.18 s (-15%) | MISSED |" \
+        in extra["comparisons_md"]
+    assert r25["drops_raised"] == "no change" and r50["drops_raised"] == "no (n=1)"  # 10 drops on either side
     assert "| CUBIC | 1BDP | 25ms | 3 |" in table and "| 30.4 / 1.33 | 31.2 / 0.94 | 29% |" in table
     assert "**unavailable**, not run and not substituted" in extra["notes"][0]
     assert extra["cells_done"] == 4 and extra["cells_planned"] == 5
@@ -254,7 +274,8 @@ def test_bbr3_stands_beside_the_papers_bbrv2_and_is_never_called_it(tmp_path):
     table, extra = mr.table1(d, plan)
     row = next(r for r in extra["rows"] if r["large_cc"] == "bbr3")
     assert row["paper"]["improvement_pct"] == 28 and row["improvement_pct"] == pytest.approx(50.0)
-    assert row["sign_vs_paper"] == "agrees (beside BBRv2: another algorithm)"
+    assert row["paper_values_reproduced"] == "not judged: beside BBRv2, another algorithm"
+    assert not [c for c in extra["comparisons"] if c["where"].startswith("BBRv3")]  # none counted in the verdict
     line = next(ln for ln in table.splitlines() if ln.startswith("| BBRv3 (draft-06) | 1BDP | 25ms |"))
     assert "| 28.5 / 1.44 | 29.2 / 1.04 | 28% |" in line  # the paper's BBRv2 cells, beside ours
     assert not any(ln.startswith("| BBRv2 |") for ln in table.splitlines())

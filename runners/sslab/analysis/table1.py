@@ -1,9 +1,12 @@
 """E7, the SUSS paper's Table 1: per setting, the large flow's FCT and the small flows' mean FCT,
 SUSS (or the start compared in its place) off and on, the improvement, 95% CIs over repetitions, claim checks, and the paper's values
-beside ours (results/reference/table1.yaml)."""
+beside ours (results/reference/table1.yaml), each judged reproduced or missed in magnitude (verdict.py), the
+2 BDP means its Average rows imply among them, and what its numbers allow of our unstated choices
+(paper_bounds.py)."""
 
 from __future__ import annotations
 
+import json
 import statistics
 from pathlib import Path
 
@@ -12,10 +15,12 @@ import yaml
 from .. import paths
 from ..ccas import SUSS_CCAS
 from ..plan_record import MatrixPlan
+from . import paper_bounds
 from .capturecheck import agreement_line
 from .fidelity import run_passes
 from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
 from .stats import without_values, fmt_mean_ci, describe
+from .verdict import Comparison, claim_line, count_line
 
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 
@@ -86,6 +91,88 @@ def _claims(off_small: list[float], on_small: list[float], off_large: list[float
             "large_change_pct": round(change, 2)}
 
 
+#: Table 1's values, by the reference file's field: what each is, and its kind for the verdict.
+PAPER_FIELDS = {"off_large": ("large flow's FCT, {start} off", "fct"),
+                "off_small": ("small flows' mean FCT, {start} off", "fct"),
+                "on_large": ("large flow's FCT, {start} on", "fct"),
+                "on_small": ("small flows' mean FCT, {start} on", "fct"),
+                "improvement_pct": ("small-flow improvement", "improvement")}
+#: Each field's values over a setting's repetitions (a repetition: its off and on sides).
+FIELD_VALUES = {"off_large": lambda r: r["off"]["large_fct_s"], "off_small": lambda r: r["off"]["small_mean_fct_s"],
+                "on_large": lambda r: r["on"]["large_fct_s"], "on_small": lambda r: r["on"]["small_mean_fct_s"],
+                "improvement_pct": lambda r: (1 - r["on"]["small_mean_fct_s"] / r["off"]["small_mean_fct_s"]) * 100}
+
+
+def setting_comparisons(where: str, reps: list[dict], paper: dict, start: str) -> list[Comparison]:
+    """The paper's five values of a setting beside ours (the improvement: ours of the means, its CI
+    over the repetitions' own improvements)."""
+    out = []
+    for field, (what, kind) in PAPER_FIELDS.items():
+        d = describe([FIELD_VALUES[field](r) for r in reps])
+        ours = (1 - statistics.fmean(FIELD_VALUES["on_small"](r) for r in reps)
+                / statistics.fmean(FIELD_VALUES["off_small"](r) for r in reps)) * 100 \
+            if field == "improvement_pct" else d["mean"]
+        out.append(Comparison(where, what.format(start=start), kind, ours, float(paper[field]), len(reps),
+                              tuple(d["ci95"]) if d["ci95"] else None))
+    return out
+
+
+def mean_comparisons(where: str, rows: list[dict], paper: list[paper_bounds.PaperValue] | dict,
+                     start: str) -> list[Comparison]:
+    """The paper's mean over several settings (an Average row, or the 2 BDP mean it implies) beside
+    ours over the same settings (no CI: the settings differ)."""
+    means = {f: statistics.fmean(r[f]["mean"] for r in rows) for f in paper_bounds.FCT_FIELDS}
+    ours = {**means, "improvement_pct": (1 - means["on_small"] / means["off_small"]) * 100}
+    n = min(r["n"] for r in rows)
+    if isinstance(paper, dict):
+        return [Comparison(where, what.format(start=start), kind, ours[f], float(paper[f]), n)
+                for f, (what, kind) in PAPER_FIELDS.items()]
+    return [Comparison(where, PAPER_FIELDS[v.field][0].format(start=start), PAPER_FIELDS[v.field][1], ours[v.field],
+                       v.value, n, derived=True, rounding=v.rounding) for v in paper]
+
+
+def reproduced_cell(comparisons: list[Comparison]) -> str:
+    """A row's column: how many of its paper values ours reproduce, and the misses."""
+    missed = [c for c in comparisons if not c.reproduced]
+    short = {"large flow's FCT": "large", "small flows' mean FCT": "small", "small-flow improvement": "improvement"}
+    names = [next((v for k, v in short.items() if c.what.startswith(k)), c.what)
+             + ("" if c.kind == "improvement" else f" {c.what.rsplit(', ', 1)[1].split()[-1]}") for c in missed]
+    text = f"{len(comparisons) - len(missed)} of {len(comparisons)}"
+    return text + (": missed " + ", ".join(f"{n} {c.difference_text()}" for n, c in zip(names, missed)) if missed else "")
+
+
+def comparison_table(comparisons: list[Comparison]) -> str:
+    """Every paper value beside ours, with the verdict on each."""
+    lines = ["| setting | value | ours | paper | difference | verdict |", "|---|---|---|---|---|---|"]
+    for c in comparisons:
+        fmt = (lambda v: f"{v:.2f} s") if c.kind == "fct" else (lambda v: f"{v:.0f}%")
+        paper = fmt(c.paper) + (f" ±{c.rounding:.2g} (implied)" if c.derived else "")
+        ci = f" [{fmt(c.ci95[0])}, {fmt(c.ci95[1])}]" if c.ci95 and c.n >= 2 else ""
+        lines.append(f"| {c.where} | {c.what} | {fmt(c.ours)}{ci} | {paper} | {c.difference_text()} | "
+                     f"{c.verdict_text()} |")
+    return "\n".join(lines)
+
+
+def drops_raised(reps: list[dict]) -> str:
+    """Whether the compared start raised the bottleneck's drops: the paired difference on - off."""
+    d = describe([r["on"]["drops"] - r["off"]["drops"] for r in reps])
+    if d["ci95"]:
+        lo, hi = d["ci95"]
+        if lo == hi == 0:
+            return "no change"
+        return "yes" if lo > 0 else ("no: fewer" if hi < 0 else "not significant")
+    return "yes (n=1)" if d["mean"] > 0 else "no (n=1)"
+
+
+def choices_of(cells: list[tuple]) -> paper_bounds.Choices | None:
+    """Our unstated choices as the first done cell's plan records them."""
+    for _, cdir in cells:
+        plan_file = cdir / "plan.json"
+        if plan_file.exists():
+            return paper_bounds.Choices.of_plan(json.loads(plan_file.read_text()))
+    return None
+
+
 def compared_name(plan: MatrixPlan) -> str:
     """What the report calls the start on the compared side: SUSS (any of its names), else its name
     (cubic_rapid, run in SUSS's place: Matrix.compared)."""
@@ -112,16 +199,21 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     rows, lines = [], []
     lines += ["| large CCA | buffer | minRTT | n | off: large / small (s) | on: large / small (s) | "
               "small-flow improvement | paper off: large / small | paper on: large / small | paper improvement | "
-              f"small flows faster with {compared_name(plan)}? | large flow within its CI? | sign vs paper | "
-              "drops off / on | small flows rwnd-limited off / on | runs passing fidelity |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              f"small flows faster with {compared_name(plan)}? | large flow within its CI? | "
+              f"large flow with {compared_name(plan)}: ours / paper | paper values reproduced | "
+              f"drops off / on | {compared_name(plan)} raised drops? | small flows rwnd-limited off / on | "
+              "runs passing fidelity |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    start = compared_name(plan)
+    comparisons: list[Comparison] = []
+    judged: list[dict] = []
     per_cca: dict[str, list[dict]] = {}
     for key in order:
         reps = [r for r in by_setting.get(key, []) if "off" in r and "on" in r]
         cca, buf, rtt = key
         label = labels.get(cca, cca)
         if not reps:
-            lines.append(f"| {label} | {buf} | {rtt} | 0 | not run yet | | | | | | | | | | | |")
+            lines.append(f"| {label} | {buf} | {rtt} | 0 | not run yet | | | | | | | | | | | | | |")
             continue
         vals = {f"{side}_{what}": [r[side][f"{what}_fct_s" if what == "large" else "small_mean_fct_s"]
                                    for r in reps]
@@ -132,26 +224,34 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         paper_cca = beside[cca]["column"] if cca in beside else cca
         p = ref_rows.get((paper_cca, buf, rtt))
         on_grid = on_paper_grid(plan, {"large_cc": cca, "buffer": buf, "large_rtt": rtt})
+        judged.append(claims)
+        row_cmp: list[Comparison] = []
         if p:
-            sign = "agrees" if (impr > 0) == (p["improvement_pct"] > 0) else "DISAGREES"
-            if cca in beside:
-                sign += f" (beside {labels.get(paper_cca, paper_cca)}: another algorithm)"
             paper = _paper_cells(p)
+            paper_change = f"{(p['on_large'] / p['off_large'] - 1) * 100:+.1f}%"
+            if cca in beside:
+                sign = f"not judged: beside {labels.get(paper_cca, paper_cca)}, another algorithm"
+            else:
+                row_cmp = setting_comparisons(f"{label} {buf} {rtt}", reps, p, start)
+                comparisons += row_cmp
+                sign = reproduced_cell(row_cmp)
         else:
             sign = "no paper value" if on_grid else "no paper value (beside the paper's grid)"
-            paper = ("–", "–", "–")
+            paper, paper_change = ("–", "–", "–"), "–"
         fid = sum(r[s]["fidelity_ok"] for r in reps for s in ("off", "on"))
         drops = " / ".join(f"{statistics.fmean(r[s]['drops'] for r in reps):.0f}" for s in ("off", "on"))
         rwnd = " / ".join(f"{sum(r[s]['small_rwnd_limited'] for r in reps)}" for s in ("off", "on"))
         row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps), "on_paper_grid": on_grid,
                **{k: without_values(v) for k, v in d.items()}, "improvement_pct": round(impr, 2), "claims": claims,
-               "paper": p, "sign_vs_paper": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps),
+               "paper": p, "paper_values_reproduced": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps),
+               "comparisons": [c.__dict__ for c in row_cmp], "drops_raised": drops_raised(reps),
                **{f"drops_{s}": statistics.fmean(r[s]["drops"] for r in reps) for s in ("off", "on")}}
         rows.append(row)
         per_cca.setdefault(cca, []).append(row)
         lines.append(f"| {label} | {buf} | {rtt} | {len(reps)} | {fmt_mean_ci(d['off_large'], 1)} / {fmt_mean_ci(d['off_small'], 2)} | "
                      f"{fmt_mean_ci(d['on_large'], 1)} / {fmt_mean_ci(d['on_small'], 2)} | {impr:.0f}% | {paper[0]} | {paper[1]} | "
-                     f"{paper[2]} | {claims['small_faster']} | {claims['large_within_ci']} | {sign} | {drops} | "
+                     f"{paper[2]} | {claims['small_faster']} | {claims['large_within_ci']} | "
+                     f"{claims['large_change_pct']:+.1f}% / {paper_change} | {sign} | {drops} | {row['drops_raised']} | "
                      f"{rwnd} of {n_small(reps)} | "
                      f"{fid}/{2 * len(reps)} |")
     for cca, every in per_cca.items():
@@ -164,14 +264,39 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         paper_cca = beside[cca]["column"] if cca in beside else cca
         p = ref_avg.get(paper_cca)
         paper = _paper_cells(p) if p else ("–", "–", "–")
-        sign = ("agrees" if (impr > 0) == (p["improvement_pct"] > 0) else "DISAGREES") if p else "no paper value"
-        if p and cca in beside:
-            sign += f" (beside {labels.get(paper_cca, paper_cca)}: another algorithm)"
         bufs = sorted({r["buffer"] for r in rs})
-        lines.append(f"| {labels.get(cca, cca)} | average ({', '.join(bufs)}) | {len(rs)} settings | "
+        grid = {(b, t) for b in (plan.axis_values or {}).get("buffer", []) for t in (plan.axis_values or {}).get("large_rtt", [])}
+        whole = bool(grid) and grid <= {(r["buffer"], r["large_rtt"]) for r in rs}
+        label = labels.get(cca, cca)
+        if not p:
+            sign = "no paper value"
+        elif cca in beside:
+            sign = f"not judged: beside {labels.get(paper_cca, paper_cca)}, another algorithm"
+        elif not whole:
+            sign = "not judged: the paper's Average is over both buffers and four RTTs, not all run here"
+        else:
+            avg_cmp = mean_comparisons(f"{label} Average", rs, p, start)
+            comparisons += avg_cmp
+            sign = reproduced_cell(avg_cmp)
+        lines.append(f"| {label} | average ({', '.join(bufs)}) | {len(rs)} settings | "
                      f"{sum(r['n'] for r in rs)} | {m['off_large']:.1f} / {m['off_small']:.2f} | "
                      f"{m['on_large']:.1f} / {m['on_small']:.2f} | {impr:.0f}% | {paper[0]} | {paper[1]} | "
-                     f"{paper[2]} | | | {sign} | | | |")
+                     f"{paper[2]} | | | | {sign} | | | | |")
+        # The 2 BDP mean the paper's Average implies, beside ours over the four 2 BDP settings.
+        implied = [v for v in paper_bounds.implied_2bdp(ref) if v.cca == paper_cca]
+        two = [r for r in rs if r["buffer"] == "2BDP"]
+        rtts = set((plan.axis_values or {}).get("large_rtt", []))
+        if implied and cca not in beside and rtts and rtts <= {r["large_rtt"] for r in two}:
+            two_cmp = mean_comparisons(f"{label} 2BDP mean", two, implied, start)
+            comparisons += two_cmp
+            mt = {f: statistics.fmean(r[f]["mean"] for r in two) for f in paper_bounds.FCT_FIELDS}
+            pv = {v.field: v.value for v in implied}
+            lines.append(f"| {label} | 2BDP (mean of {len(two)}) | {len(two)} settings | {sum(r['n'] for r in two)} | "
+                         f"{mt['off_large']:.1f} / {mt['off_small']:.2f} | {mt['on_large']:.1f} / {mt['on_small']:.2f} | "
+                         f"{(1 - mt['on_small'] / mt['off_small']) * 100:.0f}% | "
+                         f"{pv['off_large']:.1f} / {pv['off_small']:.2f} (implied) | "
+                         f"{pv['on_large']:.1f} / {pv['on_small']:.2f} (implied) | {pv['improvement_pct']:.0f}% (implied) | "
+                         f"| | | {reproduced_cell(two_cmp)} | | | | |")
     notes = [f"- {labels.get(u.setting.get('large_cc'), u.setting.get('large_cc'))} "
              f"({', '.join(f'{k}={v}' for k, v in u.setting.items())}): **unavailable**, not run and not "
              f"substituted: {u.reason}." for u in plan.unavailable]
@@ -187,9 +312,17 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                      f"no paper value, and left out of the averages.")
     notes.append(agreement_line([r[s]["capture"] for reps in by_setting.values() for r in reps for s in ("off", "on")
                                  if s in r], "outside the sample of cells: the matrix file's capture_check_every"))
+    choices = choices_of(cells)
+    bound_lines = [f"- {b.line(labels)}" for b in paper_bounds.bounds(ref, choices)] if choices and ref else []
+    verdict = [count_line(comparisons), "", claim_line(judged, start)] if comparisons else \
+        ["No paper value to judge here (none printed or implied for these settings).", "", claim_line(judged, start)]
     overhead = overhead_table(walls)
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
     return "\n".join(lines), {"rows": rows, "unavailable": [u.model_dump() for u in plan.unavailable], "notes": notes,
                               "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan.cells),
                               "suss_versions": versions,
+                              "verdict": verdict, "comparisons": [c.__dict__ for c in comparisons],
+                              "comparisons_md": comparison_table(comparisons) if comparisons else "",
+                              "paper_reproduced": [sum(c.reproduced for c in comparisons), len(comparisons)],
+                              "bounds": bound_lines,
                               "paper_averages": {c: r["improvement_pct"] for c, r in ref_avg.items()}}
