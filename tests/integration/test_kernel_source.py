@@ -103,6 +103,11 @@ def test_73_runs_its_guests_processes_under_seccomp_in_virtual_time_and_repeats_
     assert 2 in modes and "traced" not in modes, sorted(set(map(str, modes)))
     meta = json.loads((runs[0] / "meta.json").read_text())
     assert meta["image"]["uml"]["cmdline_extra"] == ["root=/dev/root", "seccomp=on"]
+    # 7.3's kernel, compiled once (umlkernel.compile_inputs): the same binary, a stage of its own.
+    uml_73 = json.loads((run_on_73 / "meta.json").read_text())["image"]["uml"]
+    assert meta["image"]["uml"]["binary_sha256"] == uml_73["binary_sha256"]
+    assert meta["image"]["uml"]["uml_hash"] != uml_73["uml_hash"]
+    assert meta["image"]["uml"].get("compile_of", uml_73["uml_hash"]) == uml_73["uml_hash"]
     assert "seccomp=on" in json.loads((runs[0] / "job/uml/cmdline.json").read_text())["argv"]
     # One seed, one byte stream: every capture and trace of the two boots the same.
     first = guest_files(runs[0])
