@@ -31,6 +31,7 @@ from .conditions import conditions_of
 from .stats import cis_overlap, fmt_mean_ci
 from .fairness import JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
 from .table1 import compared_name, table1, table1_cell
+from .calibration import calibration, candidate_axes
 
 __all__ = ["ArchiveError", "JAIN_FAIR", "JAIN_HOLD_WINDOWS", "JAIN_WINDOW_S", "fairness", "jain", "jain_series",
            "recovery", "table1", "table1_cell", "write_matrix_report"]
@@ -52,8 +53,18 @@ def write_matrix_report(matrix_dir: Path) -> Path:
 
 def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, dest: Path) -> None:
     """write_matrix_report's tables, plots and page, into @dest."""
+    calibrated: list[str] = []
+    if plan.report == "table1" and candidate_axes(plan):
+        # A calibration matrix: each candidate's distance, then the chosen one's Table 1 (all of them
+        # while none can be chosen).
+        calibrated, chosen, fits = calibration(matrix_dir, plan)
+        report_plan = chosen or plan
+    else:
+        report_plan, fits = plan, None
     if plan.report == "table1":
-        table, extra = table1(matrix_dir, plan)
+        table, extra = table1(matrix_dir, report_plan)
+        if fits is not None:
+            extra["calibration"] = fits
         on = plan.compare["on"]
         if compared_name(plan) == "SUSS":
             versions = "; ".join(SUSS_VERSIONS[v] for v in extra["suss_versions"]) or \
@@ -90,7 +101,7 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
         lines += ["", "What the paper's own numbers allow of them (lower bounds on each FCT from the transfer "
                   "at the bottleneck rate and slow start's round trips; docs/experiments.md, E7):", "",
                   *extra["bounds"]]
-    lines += ["", intro, "", table, ""]
+    lines += ["", *calibrated, intro, "", table, ""]
     if extra.get("notes"):
         lines += extra["notes"] + [""]
     if extra.get("plot"):

@@ -65,8 +65,9 @@ def _paper_cells(p: dict) -> tuple[str, str, str]:
             f"{p['improvement_pct']}%")
 
 
-def _reference(name: str) -> dict:
-    p = REFERENCE_DIR / f"{name}.yaml"
+def reference(plan: MatrixPlan) -> dict:
+    """The paper's values @plan's matrix is compared with (its own name's, or the one it names)."""
+    p = REFERENCE_DIR / f"{plan.reference or plan.matrix}.yaml"
     return yaml.safe_load(p.read_text()) if p.exists() else {}
 
 
@@ -181,7 +182,7 @@ def compared_name(plan: MatrixPlan) -> str:
 
 
 def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
-    ref = _reference(plan.matrix)  # the paper's values belong to the paper's matrix only
+    ref = reference(plan)  # the paper's values belong to the paper's matrix only
     ref_rows = {(r["large_cc"], r["buffer"], r["large_rtt"]): r for r in ref.get("rows", [])}
     ref_avg = {r["large_cc"]: r for r in ref.get("averages", [])}
     labels = plan.labels

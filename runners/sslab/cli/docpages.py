@@ -93,7 +93,8 @@ def paper_values(e: Experiment) -> list[str]:
     """The paper's values the repository holds for a matrix (results/reference/<matrix>.yaml), as a table."""
     if e.kind != "matrix":
         return []
-    ref = REFERENCE_DIR / f"{load_matrix(str(e.path.parent / e.spec.matrix)).spec.name}.yaml"
+    spec = load_matrix(str(e.path.parent / e.spec.matrix)).spec
+    ref = REFERENCE_DIR / f"{spec.reference or spec.name}.yaml"
     if not ref.is_file():
         return []
     data = yaml.safe_load(ref.read_text())

@@ -56,6 +56,9 @@ class MatrixSpec(BaseModel):
     alternate_cases: bool = True
     compare: Compare
     defaults: dict[str, str] = Field(default_factory=dict)
+    #: The paper values its report compares with (results/reference/<name>.yaml); default: its own name's.
+    #: A matrix that varies what the paper left unstated (table1-calibrate) names the paper's table.
+    reference: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_-]*$")
     #: Every this many cells in plan order (the first included) have their captures read by tshark
     #: as well as by our parser (sslab.analysis.capturecheck): 1, all of them.
     capture_check_every: int = Field(default=1, ge=1)
@@ -109,7 +112,7 @@ class Matrix:
     def scenario_for(self, setting: dict[str, str], rep: int) -> Scenario:
         """The cell's scenario: the template with @setting, its own seed for repetition @rep,
         and (alternate_cases) the compared cases in the order of the repetition."""
-        data = substitute(self._flows_running(setting), setting)
+        data = substitute(self._flows_running(setting), resolved(setting))
         s = parse_scenario(data, f"{self.path} {setting}")
         dump = {**s.model_dump(by_alias=True), "seed": repetition_seed(s.seed, rep)}
         if self.spec.alternate_cases and rep % 2 == 1:
@@ -129,6 +132,13 @@ class Matrix:
         flows = [{**f, "cc": runs[f["cc"]]} if isinstance(f, dict) and f.get("cc") in runs else f
                  for f in cases.get("flows", [])]
         return {**self.template, "cases": {**cases, "flows": flows}}
+
+
+def resolved(setting: dict) -> dict:
+    """@setting with a value that names another of its parameters ("{large_rtt}") given that one's value:
+    a mapping value of one axis may follow another axis (the calibration's small flows, each at the large
+    flow's minRTT).  One level: a parameter named this way is taken as written."""
+    return {k: substitute(v, setting) if isinstance(v, str) else v for k, v in setting.items()}
 
 
 def repetition_seed(base: int, rep: int) -> int:

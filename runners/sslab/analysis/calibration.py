@@ -1,0 +1,152 @@
+"""Table 1's calibration (issue 59): which values of what the paper leaves unstated its own SUSS-off
+numbers support.
+
+A calibration matrix (experiments/scenarios/table1-calibrate.yaml) is Table 1's grid crossed with
+candidate axes (the large flow's size, the small flows' minRTTs).  Each candidate's cells are a
+Table 1 of their own; its distance from the paper is taken over the SUSS-off arm only (Linux's own
+CUBIC and BBRv1, code not in question), by the rule fixed before any calibration run
+(docs/experiments.md, E7, "Calibration"):
+
+    terms     at 1 BDP, the large flow's and the small flows' mean FCT with SUSS off, for CUBIC
+              and BBRv1 at each of the four RTTs the paper prints (16); at 2 BDP, the same two
+              means over the four RTTs against the means the paper's Average rows imply (4)
+    distance  sqrt(mean(ln(ours / paper)^2)) over the terms: a factor of 1.5 weighs the same for a
+              1 s and a 30 s value
+    default   the smallest distance among the candidates the paper's numbers do not rule out
+              (paper_bounds); among those within TIE of it, the fewest choices the paper's text
+              does not state (UNSTATED), then the smallest distance
+
+The SUSS-on values, the improvements and the drops take no part: the chosen candidate's are the
+prediction, judged by the verdict (verdict.py) like any Table 1."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..plan_record import MatrixPlan, PlannedCell
+from . import paper_bounds
+from .table1 import reference, table1
+from .verdict import Comparison
+
+#: The paper's own axes of Table 1; any other axis of a Table 1 matrix is a candidate axis.
+PAPER_AXES = ("large_cc", "buffer", "large_rtt")
+#: The controls the fit is over: the paper's columns whose code is Linux's own (BBRv2 ran Google's alpha).
+FIT_CCAS = ("cubic", "bbr")
+#: Candidates within this fraction of the smallest distance tie; the paper's text decides among them.
+TIE = 0.10
+#: Choices the paper's text does not state, per candidate value: thirteen pairs where it had five.
+UNSTATED = {"small_rtts": {"spread": 1, "four": 0, "as-large": 0}}
+
+
+def candidate_axes(plan: MatrixPlan) -> list[str]:
+    return [a for a in (plan.axis_values or {}) if a not in PAPER_AXES]
+
+
+def candidate_cells(plan: MatrixPlan) -> dict[tuple[str, ...], list[PlannedCell]]:
+    """The plan's cells by candidate (their values of the candidate axes), in the file's order."""
+    axes = candidate_axes(plan)
+    out: dict[tuple[str, ...], list[PlannedCell]] = {}
+    for cell in plan.cells:
+        out.setdefault(tuple(str(cell.setting[a]) for a in axes), []).append(cell)
+    return out
+
+
+@dataclass
+class Fit:
+    """A candidate against the paper's SUSS-off values."""
+
+    candidate: dict[str, str]
+    #: (where, ours, the paper's): the distance's terms
+    terms: list[tuple[str, float, float]]
+    ruled_out: list[str] = field(default_factory=list)
+    prediction: str = ""  # the verdict on its SUSS-on values (the count line's numbers)
+
+    @property
+    def distance(self) -> float | None:
+        if not self.terms:
+            return None
+        return math.sqrt(statistics.fmean(math.log(o / p) ** 2 for _, o, p in self.terms))
+
+    @property
+    def unstated(self) -> int:
+        return sum(UNSTATED.get(a, {}).get(v, 0) for a, v in self.candidate.items())
+
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{a}={v}" for a, v in self.candidate.items())
+
+
+def fit_terms(rows: list[dict], ref: dict) -> list[tuple[str, float, float]]:
+    """The distance's terms from a Table 1's rows (table1()'s extra["rows"]: large_cc, buffer,
+    large_rtt, off_large and off_small with their means)."""
+    printed = {(r["large_cc"], r["buffer"], r["large_rtt"]): r for r in ref.get("rows", [])}
+    implied = {(v.cca, v.field): v.value for v in paper_bounds.implied_2bdp(ref)}
+    terms = []
+    for r in rows:
+        p = printed.get((r["large_cc"], r["buffer"], r["large_rtt"]))
+        if r["large_cc"] in FIT_CCAS and p:
+            for f in ("off_large", "off_small"):
+                terms.append((f"{r['large_cc']} {r['buffer']} {r['large_rtt']} {f}", r[f]["mean"], float(p[f])))
+    rtts = {r["large_rtt"] for r in ref.get("rows", [])}
+    for cca in FIT_CCAS:
+        two = [r for r in rows if r["large_cc"] == cca and r["buffer"] == "2BDP"]
+        if not rtts or {r["large_rtt"] for r in two} != rtts or (cca, "off_large") not in implied:
+            continue
+        for f in ("off_large", "off_small"):
+            terms.append((f"{cca} 2BDP mean {f}", statistics.fmean(r[f]["mean"] for r in two), implied[cca, f]))
+    return terms
+
+
+def choose(fits: list[Fit]) -> Fit | None:
+    """The default by the rule (the module's docstring)."""
+    allowed = [f for f in fits if f.distance is not None and not f.ruled_out]
+    if not allowed:
+        return None
+    best = min(f.distance for f in allowed)
+    near = [f for f in allowed if f.distance <= best * (1 + TIE)]
+    return min(near, key=lambda f: (f.unstated, f.distance))
+
+
+def calibration(matrix_dir: Path, plan: MatrixPlan) -> tuple[list[str], MatrixPlan | None, dict]:
+    """The calibration's section of the report, the plan of the chosen candidate's cells (a Table 1
+    of its own), and its summary."""
+    axes = candidate_axes(plan)
+    ref = reference(plan)
+    fits, plans = [], {}
+    for values, cells in candidate_cells(plan).items():
+        sub = plan.model_copy(update={"cells": cells})
+        _, extra = table1(matrix_dir, sub)
+        fit = Fit(dict(zip(axes, values)), fit_terms(extra["rows"], ref),
+                  [b.removeprefix("- ").split(" (", 1)[0] for b in extra.get("bounds", []) if "**ruled out**" in b])
+        on = [c for c in extra["comparisons"] if ", SUSS on" in c["what"] or c["kind"] == "improvement"]
+        fit.prediction = f"{sum(Comparison(**c).reproduced for c in on)} of {len(on)}" if on else "–"
+        fits.append(fit)
+        plans[values] = sub
+    chosen = choose(fits)
+    lines = ["## Calibration: each candidate against the paper's SUSS-off values", "",
+             f"Candidates: every combination of {', '.join(axes)}.  Distance: the root mean square of ln(ours / "
+             f"paper) over the SUSS-off FCTs the paper prints for {' and '.join(plan.labels.get(c, c) for c in FIT_CCAS)} "
+             f"at 1 BDP and the 2 BDP "
+             f"means its Average rows imply (20 terms when every setting ran).  Default: the smallest distance "
+             f"among candidates the paper's numbers do not rule out; within {TIE:.0%} of it, the fewest choices "
+             f"the paper does not state, then the smallest distance.  SUSS on is not fitted: its values are the "
+             f"prediction (the verdict's count over the on-arm values and the improvements).", "",
+             "| candidate | distance | terms | ruled out by the paper's numbers | unstated choices | "
+             "SUSS-on prediction reproduced |", "|---|---|---|---|---|---|"]
+    for f in sorted(fits, key=lambda f: (f.distance is None, f.distance or 0)):
+        mark = " **(chosen)**" if f is chosen else ""
+        dist = f"{f.distance:.3f}" if f.distance is not None else "–"
+        lines.append(f"| {f.label}{mark} | {dist} | {len(f.terms)} | {'; '.join(f.ruled_out) or 'no'} | "
+                     f"{f.unstated} | {f.prediction} |")
+    lines += ["", f"Chosen by the rule: **{chosen.label}** (distance {chosen.distance:.3f}); the Table 1 above is "
+              f"its cells'." if chosen else "No candidate can be chosen yet (none has every term, or all are "
+              "ruled out).", ""]
+    summary = {"axes": axes, "chosen": chosen.candidate if chosen else None,
+               "fits": [{"candidate": f.candidate, "distance": f.distance, "terms": f.terms,
+                         "ruled_out": f.ruled_out, "unstated": f.unstated, "prediction": f.prediction}
+                        for f in fits]}
+    return lines, (plans[tuple(chosen.candidate[a] for a in axes)] if chosen else None), summary
+

@@ -1,0 +1,109 @@
+"""Table 1's calibration (analysis.calibration) on a synthetic archive: each candidate's distance from
+the paper's SUSS-off values, the rule's choice, and the calibration matrix file's candidates."""
+
+import json
+import math
+
+import pytest
+
+from sslab.analysis import matrix_report as mr
+from sslab.analysis.calibration import Fit, calibration, choose
+from sslab.matrix.spec import load_matrix, settings
+from sslab.plan_record import MatrixPlan, write_matrix_plan
+
+from .test_matrix_report import make_cell
+
+#: The paper's SUSS-off values at CUBIC 1 BDP: 25 ms 30.4 / 1.33, 50 ms 37.9 / 1.18.
+PAPER = {"25ms": (30.4, 1.33), "50ms": (37.9, 1.18)}
+
+
+def candidate(d, tag, size, rtts, factor, large_bytes=None):
+    """A candidate's two cells, every SUSS-off FCT the paper's times @factor (SUSS on the same)."""
+    cells = []
+    for rtt, (large, small) in PAPER.items():
+        s = {"large_cc": "cubic", "buffer": "1BDP", "large_rtt": rtt, "large_size": size, "small_rtts": rtts}
+        side = (large * factor, [small * factor] * 2)
+        cell = make_cell(d, f"{tag}{rtt}", s, 0, {"off": side, "on": side})
+        if large_bytes:  # the cell's plan, from which the paper's bounds are read
+            (d / "cells" / cell.key / "plan.json").write_text(json.dumps({
+                "bottleneck": {"rate_mbit": 50.0}, "topology": {"mtu": 1500},
+                "pairs": [{"rtt_ms": 25.0}] + [{"rtt_ms": 100.0}] * 2,
+                "runs": [{"flows": [{"pair": 1, "size": large_bytes, "start": 0.0},
+                                    {"pair": 2, "size": 2_000_000, "start": 2.0},
+                                    {"pair": 3, "size": 2_000_000, "start": 4.0}]}]}))
+        cells.append(cell)
+    return cells
+
+
+def calibration_plan(tmp_path, ruled_out_c=False):
+    d = tmp_path / "table1-calibrate" / "all"
+    cells = (candidate(d, "a", "140MB", "four", 1.10) + candidate(d, "b", "140MB", "spread", 1.05)
+             + candidate(d, "c", "125MB", "as-large", 1.052, 150_000_000 if ruled_out_c else 125_000_000))
+    plan = MatrixPlan.model_validate({
+        "matrix": "table1-calibrate", "reference": "table1", "title": "E7 calibration", "report": "table1",
+        "selection": {}, "iterations": 1, "image_hash": "i" * 64, "code_version": "c" * 64,
+        "labels": {"cubic": "CUBIC"}, "compare": {"param": "small", "off": "cubic_hs", "on": "cubic_suss"},
+        "axis_values": {"large_cc": ["cubic"], "buffer": ["1BDP", "2BDP"], "large_rtt": ["25ms", "50ms", "100ms", "200ms"],
+                        "large_size": ["140MB", "125MB"], "small_rtts": ["spread", "four", "as-large"]},
+        "cells": cells})
+    (d / "plans").mkdir(parents=True)
+    write_matrix_plan(plan, d / "plans" / "plan-20260101T000000Z-0000.json")
+    return d, plan
+
+
+def test_each_candidates_distance_and_the_rules_choice(tmp_path):
+    d, plan = calibration_plan(tmp_path)
+    lines, chosen, summary = calibration(d, plan)
+    fits = {tuple(f["candidate"].values()): f for f in summary["fits"]}
+    # Four terms each (two settings, large and small flows): every ratio the candidate's factor.
+    assert fits["140MB", "four"]["distance"] == pytest.approx(math.log(1.10))
+    assert fits["140MB", "spread"]["distance"] == pytest.approx(math.log(1.05))
+    assert len(fits["140MB", "spread"]["terms"]) == 4
+    # spread is the nearest (0.0488), but it states a choice the paper does not (13 pairs); as-large,
+    # 0.0507, is within 10 % of it (0.0537) and states none: the rule takes as-large.  four (0.0953) is not near.
+    assert summary["chosen"] == {"large_size": "125MB", "small_rtts": "as-large"}
+    assert [c.key for c in chosen.cells] == ["c25ms", "c50ms"]
+    # The prediction: SUSS on equals SUSS off here, 1.052 x the paper's off values against its on values:
+    # the large flow's 31.98 (31.2) and 39.87 s (35.6) within 15 %; the small flows' 1.40 (0.94) and
+    # 1.24 s (0.98) and both improvements (0 against 29 and 17 %) missed.
+    assert "| large_size=125MB, small_rtts=as-large **(chosen)** | 0.051 | 4 | no | 0 | 2 of 6 |" in lines
+    assert "| large_size=140MB, small_rtts=four | 0.095 | 4 | no | 0 | 1 of 6 |" in lines  # 41.69 s: +17 %
+
+
+def test_a_candidate_the_papers_numbers_rule_out_is_never_chosen(tmp_path):
+    d, plan = calibration_plan(tmp_path, ruled_out_c=True)
+    _, _, summary = calibration(d, plan)
+    fits = {tuple(f["candidate"].values()): f for f in summary["fits"]}
+    assert fits["125MB", "as-large"]["ruled_out"] == ["large flow size at the bottleneck rate"]
+    assert summary["chosen"] == {"large_size": "140MB", "small_rtts": "spread"}
+
+
+def test_the_report_of_a_calibration_matrix_is_the_chosen_candidates_table1(tmp_path):
+    d, _ = calibration_plan(tmp_path)
+    text = (mr.write_matrix_report(d) / "table.md").read_text()
+    assert "## Calibration: each candidate against the paper's SUSS-off values" in text
+    assert "Chosen by the rule: **large_size=125MB, small_rtts=as-large** (distance 0.051)" in text
+    # The verdict and table are the chosen candidate's: its two settings, each n = 1.
+    assert text.count("| CUBIC | 1BDP | 25ms | 1 |") == 1 and "31.98 / 1.40" not in text
+
+
+def test_no_choice_without_a_distance():
+    assert choose([Fit({"a": "x"}, [])]) is None
+    assert choose([Fit({"a": "x"}, [("t", 2.0, 1.0)], ruled_out=["size"])]) is None
+
+
+def test_the_calibration_files_candidates():
+    m = load_matrix("table1-calibrate")
+    assert m.spec.reference == "table1"
+    every = settings(m.spec, {})
+    assert len(every) == 2 * 2 * 4 * 4 * 3
+    def pairs(rtts, large_rtt="200ms"):
+        s = next(x for x in every if x["small_rtts"] == rtts and x["large_rtt"] == large_rtt
+                 and x["large_size"] == "140MB")
+        sc = m.scenario_for(s, 0)
+        assert sc.cases[0].flows[0].size == 140_000_000
+        return [round(p.rtt * 1000) for p in sc.pairs]
+    assert pairs("spread") == [200] + list(range(25, 301, 25))
+    assert pairs("four") == [200] + [25, 50, 100, 200] * 3
+    assert pairs("as-large") == [200] * 13
+    assert pairs("as-large", "25ms") == [25] * 13
