@@ -92,12 +92,13 @@ def _claims(off_small: list[float], on_small: list[float], off_large: list[float
             "large_change_pct": round(change, 2)}
 
 
-#: Table 1's values, by the reference file's field: what each is, and its kind for the verdict.
-PAPER_FIELDS = {"off_large": ("large flow's FCT, {start} off", "fct"),
-                "off_small": ("small flows' mean FCT, {start} off", "fct"),
-                "on_large": ("large flow's FCT, {start} on", "fct"),
-                "on_small": ("small flows' mean FCT, {start} on", "fct"),
-                "improvement_pct": ("small-flow improvement", "improvement")}
+#: Table 1's values, by the reference file's field: what each is, its kind for the verdict, and its
+#: short name in a row's list of misses.
+PAPER_FIELDS = {"off_large": ("large flow's FCT, {start} off", "fct", "large off"),
+                "off_small": ("small flows' mean FCT, {start} off", "fct", "small off"),
+                "on_large": ("large flow's FCT, {start} on", "fct", "large on"),
+                "on_small": ("small flows' mean FCT, {start} on", "fct", "small on"),
+                "improvement_pct": ("small-flow improvement", "improvement", "improvement")}
 #: Each field's values over a setting's repetitions (a repetition: its off and on sides).
 FIELD_VALUES = {"off_large": lambda r: r["off"]["large_fct_s"], "off_small": lambda r: r["off"]["small_mean_fct_s"],
                 "on_large": lambda r: r["on"]["large_fct_s"], "on_small": lambda r: r["on"]["small_mean_fct_s"],
@@ -108,13 +109,13 @@ def setting_comparisons(where: str, reps: list[dict], paper: dict, start: str) -
     """The paper's five values of a setting beside ours (the improvement: ours of the means, its CI
     over the repetitions' own improvements)."""
     out = []
-    for field, (what, kind) in PAPER_FIELDS.items():
+    for field, (what, kind, short) in PAPER_FIELDS.items():
         d = describe([FIELD_VALUES[field](r) for r in reps])
         ours = (1 - statistics.fmean(FIELD_VALUES["on_small"](r) for r in reps)
                 / statistics.fmean(FIELD_VALUES["off_small"](r) for r in reps)) * 100 \
             if field == "improvement_pct" else d["mean"]
         out.append(Comparison(where, what.format(start=start), kind, ours, float(paper[field]), len(reps),
-                              tuple(d["ci95"]) if d["ci95"] else None))
+                              tuple(d["ci95"]) if d["ci95"] else None, short=short))
     return out
 
 
@@ -126,20 +127,22 @@ def mean_comparisons(where: str, rows: list[dict], paper: list[paper_bounds.Pape
     ours = {**means, "improvement_pct": (1 - means["on_small"] / means["off_small"]) * 100}
     n = min(r["n"] for r in rows)
     if isinstance(paper, dict):
-        return [Comparison(where, what.format(start=start), kind, ours[f], float(paper[f]), n)
-                for f, (what, kind) in PAPER_FIELDS.items()]
-    return [Comparison(where, PAPER_FIELDS[v.field][0].format(start=start), PAPER_FIELDS[v.field][1], ours[v.field],
-                       v.value, n, derived=True, rounding=v.rounding) for v in paper]
+        return [Comparison(where, what.format(start=start), kind, ours[f], float(paper[f]), n, short=short)
+                for f, (what, kind, short) in PAPER_FIELDS.items()]
+    out = []
+    for v in paper:
+        what, kind, short = PAPER_FIELDS[v.field]
+        out.append(Comparison(where, what.format(start=start), kind, ours[v.field], v.value, n, derived=True,
+                              rounding=v.rounding, short=short))
+    return out
 
 
 def reproduced_cell(comparisons: list[Comparison]) -> str:
     """A row's column: how many of its paper values ours reproduce, and the misses."""
     missed = [c for c in comparisons if not c.reproduced]
-    short = {"large flow's FCT": "large", "small flows' mean FCT": "small", "small-flow improvement": "improvement"}
-    names = [next((v for k, v in short.items() if c.what.startswith(k)), c.what)
-             + ("" if c.kind == "improvement" else f" {c.what.rsplit(', ', 1)[1].split()[-1]}") for c in missed]
     text = f"{len(comparisons) - len(missed)} of {len(comparisons)}"
-    return text + (": missed " + ", ".join(f"{n} {c.difference_text()}" for n, c in zip(names, missed)) if missed else "")
+    return text + (": missed " + ", ".join(f"{c.short or c.what} {c.difference_text()}" for c in missed)
+                   if missed else "")
 
 
 def comparison_table(comparisons: list[Comparison]) -> str:

@@ -40,6 +40,7 @@ class Comparison:
     ci95: tuple[float, float] | None = None
     derived: bool = False       # the paper implies it (2 BDP means from its Average rows)
     rounding: float = 0.0       # ± of a derived value
+    short: str = ""             # its name in a row's list of misses ("small on")
 
     def __post_init__(self):
         if self.kind not in ("fct", "improvement"):
