@@ -55,3 +55,38 @@ def test_bytes_in_the_first_seconds_are_interpolated_from_the_receiver_series():
     assert bytes_by(series, 20) == 3000
     assert bytes_by(series, 15) == pytest.approx(2000)
     assert bytes_by(series, 100) == 3500  # the series ends first: all of it
+
+
+def astart_setting(util: float, runs: int = 2) -> dict:
+    """An E8 setting as load() gives it: every control's runs, the first flow's numbers."""
+    flow = {"utilisation_pct": util, "throughput_mbit": util / 2.5, "exit_cwnd": 10.0}
+    return {"bdp_frames": 100.0, "runs": {cc: [{"flows": [flow], "drops": 0}] * runs
+                                         for cc in ("reno_fixed", "reno_hoe", "reno_astart", "vegas")}}
+
+
+def test_the_astart_report_judges_each_paper_value_in_magnitude():
+    from sslab.analysis.astart import report_md
+    # Table 1 (NewReno utilisation against RTT): 90 % against the paper's 95.6 (-6 %): reproduced;
+    # 60 % against 71.8 (-16 %): missed, though it falls with the RTT as the paper's does.
+    text, checks, judged = report_md({"e8-astart-rtt-20ms": astart_setting(90.0),
+                                      "e8-astart-rtt-50ms": astart_setting(60.0)})
+    assert [(c.paper, c.reproduced) for c in judged] == [(95.6, True), (71.8, False)]
+    assert text.startswith("**1 of 2 paper values reproduced within tolerance**; the rule: ")
+    assert "| 20 | 90.0 | 95.6 | reproduced | – |" in text
+    assert "| 50 | 60.0 | 71.8 | MISSED | agrees |" in text
+    assert judged[1].difference_text() == "-12 (-16%)" and judged[1].n == 2
+
+
+def test_the_blitzstart_report_judges_each_change_in_magnitude():
+    def rec(start, size, fct, lost):
+        return {"start": start, "size": size, "fct_s": fct, "lost": lost, "fairness": 0.5}
+    records = [rec("std", "2MB", 1.2, 10), rec("std", "2MB", 1.0, 12), rec("std", "2MB", 1.1, 14),
+               rec("1x", "2MB", 0.5, 170), rec("1x", "2MB", 0.4, 180), rec("1x", "2MB", 0.45, 190)]
+    (row,) = compare({"dsl-fast": ({"rtt_ms": 50.0, "rate_mbit": 50.0, "buffer_pkts": 208}, records)})
+    # FCT -650 ms against the report's -664 (2 % off): reproduced; lost +168 against +176 (5 % off): reproduced.
+    assert row["fct_verdict"] == "reproduced" and row["loss_verdict"] == "reproduced"
+    records[3:] = [rec("1x", "2MB", 0.8, 29), rec("1x", "2MB", 0.7, 30), rec("1x", "2MB", 0.75, 31)]
+    (row,) = compare({"dsl-fast": ({"rtt_ms": 50.0, "rate_mbit": 50.0, "buffer_pkts": 208}, records)})
+    # -350 ms and +18 lost: the report's signs, half and a tenth of its sizes: missed.
+    assert row["fct_verdict"] == "MISSED" and row["loss_verdict"] == "MISSED"
+    assert row["fct_direction"] == "agrees" and row["loss_direction"] == "agrees"

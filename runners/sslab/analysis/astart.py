@@ -27,6 +27,7 @@ from ..records import read_record, stamped
 from .. import paths
 from .archive import runs_of
 from .conditions import conditions_of
+from .verdict import Comparison, count_line
 
 CCAS = ("reno_fixed", "reno_hoe", "reno_astart", "vegas")
 LABEL = {"reno_fixed": "NewReno", "reno_hoe": "Hoe", "reno_astart": "Astart", "vegas": "Vegas"}
@@ -116,8 +117,19 @@ def _claim(ok: bool | None) -> str:
     return "–" if ok is None else ("agrees" if ok else "DISAGREES")
 
 
-def report_md(data: dict) -> tuple[str, dict]:
+def report_md(data: dict) -> tuple[str, dict, list[Comparison]]:
+    """The report's tables, its claim checks, and every paper value judged against ours (the report
+    opens with their count)."""
     lines, checks = [], {}
+    judged: list[Comparison] = []
+
+    def verdict(where: str, what: str, ours: float | None, paper: float | None, n: int) -> str:
+        """The magnitude verdict on one paper value, noted for the count (– when either is missing)."""
+        if ours is None or paper is None:
+            return "–"
+        judged.append(Comparison(where, what, "value", ours, paper, n))
+        return judged[-1].verdict_text()
+
     bw = {int(re.match(r"bw-(\d+)mbit", n.removeprefix("e8-astart-"))[1]): n.removeprefix("e8-astart-")
           for n in data if re.match(r"e8-astart-bw-\d+mbit$", n)}
     rtt = {int(re.match(r"rtt-(\d+)ms", n.removeprefix("e8-astart-"))[1]): n.removeprefix("e8-astart-")
@@ -131,8 +143,8 @@ def report_md(data: dict) -> tuple[str, dict]:
 
     def row_table(title: str, axis: str, keys: dict, paper: dict, cc: str, key: str, digits: int, unit: str):
         lines.append(f"\n### {title}\n")
-        lines.append(f"| {axis} | ours ({unit}) | paper | direction of change along the axis |")
-        lines.append("|---|---|---|---|")
+        lines.append(f"| {axis} | ours ({unit}) | paper | reproduced? | direction of change along the axis |")
+        lines.append("|---|---|---|---|---|")
         prev = None
         for k in sorted(set(keys) | set(paper)):
             ours = _single(data, keys[k], cc, key) if k in keys else None
@@ -144,7 +156,9 @@ def report_md(data: dict) -> tuple[str, dict]:
                     trend = "ours flat"
                 else:
                     trend = _claim((ours < prev[0]) == (paper[k] < paper[prev[1]]))
-            lines.append(f"| {k} | {_f(ours, digits)} | {paper.get(k, '–')} | {trend} |")
+            runs = len(data[f"e8-astart-{keys[k]}"]["runs"].get(cc, [])) if k in keys else 0
+            judged_here = verdict(f"{title.split(':')[0]}, {axis} {k}", unit, ours, paper.get(k), runs)
+            lines.append(f"| {k} | {_f(ours, digits)} | {paper.get(k, '–')} | {judged_here} | {trend} |")
             if ours is not None:
                 prev = (ours, k)
 
@@ -198,20 +212,21 @@ def report_md(data: dict) -> tuple[str, dict]:
     if liw:
         lines.append("\n### Fig. 12: a 64 KB initial window (slow start skipped) against Astart "
                      "(10 Mbit/s, 500 ms, buffer = BDP, 20 s)\n")
-        lines.append("| start | ours (Mbit/s) | paper (Mbit/s) |")
-        lines.append("|---|---|---|")
+        lines.append("| start | ours (Mbit/s) | paper (Mbit/s) | reproduced? |")
+        lines.append("|---|---|---|---|")
         ours = {c: _mean([r["flows"][0]["throughput_mbit"] for r in liw["runs"].get(c, [])]) for c in PAPER_LIW}
         for c in PAPER_LIW:
-            lines.append(f"| {'LIW (reno_fixed, iw = ssthresh = 64)' if c == 'liw' else 'Astart'} "
-                         f"| {_f(ours[c], 2)} | {PAPER_LIW[c]} |")
+            name = 'LIW (reno_fixed, iw = ssthresh = 64)' if c == 'liw' else 'Astart'
+            lines.append(f"| {name} | {_f(ours[c], 2)} | {PAPER_LIW[c]} | "
+                         f"{verdict(f'Fig. 12, {name}', 'Mbit/s', ours[c], PAPER_LIW[c], len(liw['runs'].get(c, [])))} |")
         if None not in ours.values():
             checks["fig12: Astart above the large initial window"] = ours["astart"] > ours["liw"]
 
     fair = data.get("e8-astart-fairness")
     if fair:
         lines.append("\n### Fairness and friendliness (10 flows, 50 Mbit/s, 70 ms, buffer = BDP, 30 s)\n")
-        lines.append("| case | Jain's index (ours) | paper | throughput per flow (Mbit/s) |")
-        lines.append("|---|---|---|---|")
+        lines.append("| case | Jain's index (ours) | paper | reproduced? | throughput per flow (Mbit/s) |")
+        lines.append("|---|---|---|---|---|")
         for case in ("all-astart", "all-newreno", "mixed"):
             reps = fair["runs"].get(case, [])
             if not reps:
@@ -219,7 +234,8 @@ def report_md(data: dict) -> tuple[str, dict]:
             j = _mean([jain([f["throughput_mbit"] for f in r["flows"]]) for r in reps])
             per = " ".join(f"{_mean([r['flows'][i]['throughput_mbit'] for r in reps]):.1f}"
                            for i in range(len(reps[0]["flows"])))
-            lines.append(f"| {case} | {_f(j, 4)} | {PAPER_JAIN.get(case, '–')} | {per} |")
+            lines.append(f"| {case} | {_f(j, 4)} | {PAPER_JAIN.get(case, '–')} | "
+                         f"{verdict(f'fairness, {case}', 'Jain', j, PAPER_JAIN.get(case), len(reps))} | {per} |")
         mixed = fair["runs"].get("mixed", [])
         if mixed:
             a = _mean([sum(f["throughput_mbit"] for f in r["flows"] if f["cc"] == "reno_astart") for r in mixed])
@@ -230,7 +246,8 @@ def report_md(data: dict) -> tuple[str, dict]:
     lines.append("\n### The paper's claims, on our numbers\n")
     for k, v in checks.items():
         lines.append(f"- {k}: {_claim(v)}")
-    return "\n".join(lines) + "\n", checks
+    head = [count_line(judged) if judged else "No paper value to judge here.", ""]
+    return "\n".join(head + lines) + "\n", checks, judged
 
 
 SETTING_NOTES = """\
@@ -256,7 +273,7 @@ Where our setting differs from the paper's, and how that could move a result:
 
 def write_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
     data = load(run_dirs)
-    table, checks = report_md(data)
+    table, checks, judged = report_md(data)
     dest = dest or paths.new_run_dir("astart/reports")
     text = ("# E8: Astart, NewReno, Hoe and Vegas (the Astart paper) beside the paper's numbers\n\n"
             + "Runs: " + ", ".join(str(d) for d in run_dirs) + "\n\n"
@@ -264,6 +281,7 @@ def write_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
     (dest / "report.md").write_text(text)
     (dest / "summary.json").write_text(json.dumps(
         stamped("sslab.summary", {"runs": [str(d) for d in run_dirs], "settings": data, "checks": checks,
-                                          "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}),
+                                  "paper_values": [c.__dict__ for c in judged],
+                                  "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}),
         indent=1, default=str))
     return dest

@@ -16,6 +16,9 @@ link and size:
                 when the FCT change is smaller than one base RTT (its orange marks).
   direction     our significant change against the report's sign: agrees or
                 DISAGREES; not compared when ours is not significant.
+  verdict       the change in magnitude (verdict.py): reproduced when ours is within
+                15 % of the report's change or, from ten runs a side, the report's
+                change lies inside our CI; otherwise MISSED, whatever the sign.
   fairness      the measured flow's new bytes over the long flow's, both counted at
                 the bottleneck from the measured flow's SYN to its last new data
                 (the report's ratio; 1 = equal shares).
@@ -37,6 +40,7 @@ from .archive import runs_of
 from .conditions import conditions_of
 from .pcap import analyse_pcap_ports, new_bytes_between
 from .stats import welch_diff
+from .verdict import Comparison, count_line
 
 REFERENCE = paths.REPO_ROOT / "results" / "reference" / "blitzstart.yaml"
 LINKS = ("dsl-slow", "dsl-fast", "3g", "lte")
@@ -92,6 +96,14 @@ def _direction(ours: dict, paper: float | None) -> str:
     return "agrees" if (ours["diff"] > 0) == (paper > 0) else "DISAGREES"
 
 
+def change_comparison(where: str, what: str, ours: dict, paper: float | None, n: int) -> Comparison | None:
+    """The report's change beside ours (Welch's difference with its CI), or None when either is missing."""
+    if paper is None or ours["diff"] is None:
+        return None
+    return Comparison(where, what, "change", ours["diff"], float(paper), n,
+                      tuple(ours["ci95"]) if ours["ci95"] else None)
+
+
 def _mark(d: dict, rtt_ms: float | None = None) -> str:
     if d["ci95"] is None:
         return ""
@@ -126,6 +138,10 @@ def compare(links: dict[str, tuple[dict, list[dict]]]) -> list[dict]:
                 fct = welch_diff([r["fct_s"] * 1e3 for r in base], [r["fct_s"] * 1e3 for r in runs])
                 loss = welch_diff([r["lost"] for r in base], [r["lost"] for r in runs])
                 paper = ref.get((link, size, hint))
+                n = min(len(base), len(runs))
+                judged = {what: change_comparison(f"{link} {size} {hint}", what, ours, paper and paper[field], n)
+                          for what, ours, field in (("FCT change (ms)", fct, "fct_change_ms"),
+                                                    ("loss change", loss, "loss_change"))}
                 rows.append({
                     "link": link, "size": size, "hint": hint, "n_std": len(base), "n_hint": len(runs),
                     "rtt_ms": params["rtt_ms"],
@@ -137,8 +153,15 @@ def compare(links: dict[str, tuple[dict, list[dict]]]) -> list[dict]:
                     "paper": paper,
                     "fct_direction": _direction(fct, paper["fct_change_ms"] if paper else None),
                     "loss_direction": _direction(loss, paper["loss_change"] if paper else None),
+                    "fct_verdict": _verdict(judged["FCT change (ms)"]),
+                    "loss_verdict": _verdict(judged["loss change"]),
+                    "comparisons": [c.__dict__ for c in judged.values() if c is not None],
                 })
     return rows
+
+
+def _verdict(c: Comparison | None) -> str:
+    return "–" if c is None else c.verdict_text()
 
 
 def _num(v: float | None, digits: int = 0, sign: bool = False) -> str:
@@ -154,8 +177,8 @@ def table_md(rows: list[dict], links: dict[str, tuple[dict, list[dict]]]) -> str
         out.append(f"\n### {link}: {p['rate_mbit']:g} Mbit/s, base RTT {p['rtt_ms']:g} ms, "
                    f"buffer {p['buffer_pkts']} packets\n")
         out.append("| size | hint | n (std/hint) | FCT std → hint (s) | FCT change, ms (ours) | paper | direction "
-                   "| lost std → hint | loss change (ours) | paper | direction | fairness std → hint |")
-        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+                   "| verdict | lost std → hint | loss change (ours) | paper | direction | verdict | fairness std → hint |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in (r for r in rows if r["link"] == link):
             paper = r["paper"] or {}
             f, lo = r["fct_change_ms"], r["loss_change"]
@@ -163,10 +186,10 @@ def table_md(rows: list[dict], links: dict[str, tuple[dict, list[dict]]]) -> str
                 f"| {r['size']} | {r['hint']} | {r['n_std']}/{r['n_hint']} "
                 f"| {_num(r['fct_std_s'], 3)} → {_num(r['fct_hint_s'], 3)} "
                 f"| {_num(f['diff'], 0, True)}{_mark(f, r['rtt_ms'])} "
-                f"| {_num(paper.get('fct_change_ms'), 0, True)} | {r['fct_direction']} "
+                f"| {_num(paper.get('fct_change_ms'), 0, True)} | {r['fct_direction']} | {r['fct_verdict']} "
                 f"| {_num(r['loss_std'], 1)} → {_num(r['loss_hint'], 1)} "
                 f"| {_num(lo['diff'], 1, True)}{_mark(lo)} | {_num(paper.get('loss_change'), 0, True)} "
-                f"| {r['loss_direction']} "
+                f"| {r['loss_direction']} | {r['loss_verdict']} "
                 f"| {_num(r['fairness_std'], 2)} → {_num(r['fairness_hint'], 2)} |")
     return "\n".join(out) + "\n"
 
@@ -203,13 +226,15 @@ def write_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
     dest = dest or paths.new_run_dir("blitzstart/reports")
     disagree = [r for r in rows if "DISAGREES" in (r["fct_direction"], r["loss_direction"])]
     compared = [r for r in rows if r["paper"]]
+    judged = [Comparison(**c) for r in rows for c in r["comparisons"]]
     text = (f"# E9: Blitzstart against the standard start (the Blitzstart report's Table 1)\n\n"
+            f"{count_line(judged) if judged else 'No value of the report to judge here.'}\n\n"
             f"Runs: {', '.join(str(d) for d in run_dirs)}\n\n"
             f"Ran under: {conditions_of(run_dirs)}\n\n"
             "Change = mean with the hint - mean with the standard start (cubic_std), per link and size; "
             "95% CI by Welch's t; n.s. = the CI contains 0; same RTT = the FCT change is under one base "
             "RTT.  The report's numbers (30 runs) beside ours; direction compares signs where ours is "
-            "significant.\n"
+            "significant; verdict judges the change's size (the rule is the first line).\n"
             + table_md(rows, links)
             + f"\nSettings compared with the report: {len(compared)}; FCT directions: "
             + ", ".join(f"{k} {sum(r['fct_direction'] == k for r in compared)}"
