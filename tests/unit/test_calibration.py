@@ -89,7 +89,7 @@ def test_the_report_of_a_calibration_matrix_is_the_chosen_candidates_table1(tmp_
     d, _ = calibration_plan(tmp_path)
     text = (mr.write_matrix_report(d) / "table.md").read_text()
     assert "## Calibration: each candidate against the paper's SUSS-off values" in text
-    assert "Chosen by the rule: **large_size=125MB, small_rtts=as-large** (distance 0.051)" in text
+    assert "Chosen by the rule: **large_size=125MB, small_rtts=as-large** (distance 0.051); the Table 1 below" in text
     # The verdict and table are the chosen candidate's: its two settings, each n = 1.
     assert text.count("| CUBIC | 1BDP | 25ms | 1 |") == 1 and "31.98 / 1.40" not in text
 
@@ -115,10 +115,14 @@ def test_table1s_fit_has_twenty_terms():
 def test_a_partial_fit_chooses_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr("sslab.analysis.calibration.full_terms", lambda ref: 20)
     d, plan = calibration_plan(tmp_path)
-    lines, chosen, summary = calibration(d, plan)
-    assert chosen is None and summary["chosen"] is None
+    lines, shown, summary = calibration(d, plan)
+    assert summary["chosen"] is None
     assert "| large_size=140MB, small_rtts=spread | 0.049 | 4 of 20 | no | 1 | 2 of 6 |" in lines
-    assert any(ln.startswith("No candidate is chosen: none has all 20 terms") for ln in lines)
+    # The table shown is the nearest candidate's, said to be provisional; never the candidates pooled.
+    assert summary["shown"] == {"large_size": "140MB", "small_rtts": "spread"}
+    assert [c.key for c in shown.cells] == ["b25ms", "b50ms"]
+    assert any(ln.startswith("No candidate is chosen: none that the paper's numbers allow has all 20 terms yet")
+               and "**large_size=140MB, small_rtts=spread**, over 4 of 20 terms: provisional" in ln for ln in lines)
 
 
 def test_the_calibration_files_candidates():

@@ -119,8 +119,8 @@ def choose(fits: list[Fit], terms: int) -> Fit | None:
 
 
 def calibration(matrix_dir: Path, plan: MatrixPlan) -> tuple[list[str], MatrixPlan | None, dict]:
-    """The calibration's section of the report, the plan of the chosen candidate's cells (a Table 1
-    of its own), and its summary."""
+    """The calibration's section of the report, the plan of the cells its Table 1 shows (the chosen
+    candidate's; before one is chosen, the nearest so far, said to be provisional), and its summary."""
     axes = candidate_axes(plan)
     ref = reference(plan)
     fits, plans = [], {}
@@ -150,13 +150,20 @@ def calibration(matrix_dir: Path, plan: MatrixPlan) -> tuple[list[str], MatrixPl
         dist = f"{f.distance:.3f}" if f.distance is not None else "–"
         lines.append(f"| {f.label}{mark} | {dist} | {len(f.terms)} of {terms} | {'; '.join(f.ruled_out) or 'no'} | "
                      f"{f.unstated} | {f.prediction} |")
-    lines += ["", f"Chosen by the rule: **{chosen.label}** (distance {chosen.distance:.3f}); the Table 1 above is "
-              f"its cells'." if chosen else f"No candidate is chosen: none has all {terms} terms (settings still to "
-              f"run) that the paper's numbers do not rule out; the Table 1 above is every candidate's cells "
-              f"together.", ""]
+    measured = [f for f in fits if f.distance is not None]
+    shown = chosen or (min(measured, key=lambda f: f.distance) if measured else None)
+    if chosen:
+        lines += ["", f"Chosen by the rule: **{chosen.label}** (distance {chosen.distance:.3f}); the Table 1 below "
+                      f"is its cells'.", ""]
+    else:
+        lines += ["", f"No candidate is chosen: none that the paper's numbers allow has all {terms} terms yet "
+                      f"(settings still to run)."
+                  + (f"  The Table 1 below is the nearest so far, **{shown.label}**, over {len(shown.terms)} of "
+                     f"{terms} terms: provisional." if shown else ""), ""]
     summary = {"axes": axes, "chosen": chosen.candidate if chosen else None,
+               "shown": shown.candidate if shown else None,
                "fits": [{"candidate": f.candidate, "distance": f.distance, "terms": f.terms,
                          "ruled_out": f.ruled_out, "unstated": f.unstated, "prediction": f.prediction}
                         for f in fits]}
-    return lines, (plans[tuple(chosen.candidate[a] for a in axes)] if chosen else None), summary
+    return lines, (plans[tuple(shown.candidate[a] for a in axes)] if shown else None), summary
 

@@ -55,10 +55,10 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
     """write_matrix_report's tables, plots and page, into @dest."""
     calibrated: list[str] = []
     if plan.report == "table1" and candidate_axes(plan):
-        # A calibration matrix: each candidate's distance, then the chosen one's Table 1 (all of them
-        # while none can be chosen).
-        calibrated, chosen, fits = calibration(matrix_dir, plan)
-        report_plan = chosen or plan
+        # A calibration matrix: each candidate's distance, then one candidate's Table 1 (the chosen one,
+        # or the nearest so far): never the candidates' cells pooled.
+        calibrated, shown, fits = calibration(matrix_dir, plan)
+        report_plan = shown or plan
     else:
         report_plan, fits = plan, None
     if plan.report == "table1":
