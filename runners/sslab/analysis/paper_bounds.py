@@ -41,10 +41,9 @@ MSS_HEADERS = 52
 INITIAL_WINDOW = 10
 #: Where an FCT is timed: our client's connect() to last byte, or a server's first data to last ACK.
 TIMINGS = ("client", "server")
-#: The FCT fields of Table 1's rows, and which of them physics bounds: the large flow's either way,
-#: the small flows' only with SUSS off (traditional slow start; SUSS can grow faster).
+#: The FCT fields of Table 1's rows.  Physics bounds the large flow's either way, the small flows'
+#: only with SUSS off (traditional slow start; SUSS can grow faster): large_flow_bound, small_flows_bound.
 FCT_FIELDS = ("off_large", "off_small", "on_large", "on_small")
-BOUNDED_FIELDS = ("off_large", "on_large", "off_small")
 
 
 def mss_of(mtu: int) -> int:
@@ -124,7 +123,8 @@ class PaperValue:
                f"{' (implied)' if self.derived else ''}"
 
 
-def half_unit(printed: float, decimals: int) -> float:
+def half_unit(decimals: int) -> float:
+    """The rounding of a value printed with @decimals digits after the point."""
     return 0.5 * 10 ** -decimals
 
 
@@ -159,7 +159,7 @@ def implied_2bdp(ref: dict) -> list[PaperValue]:
             continue  # the Average's other half is not the mean of four rows
         fct = {}
         for f in FCT_FIELDS:
-            u = 3 * half_unit(avg[f], DECIMALS[f])  # twice the Average's rounding, once the rows' mean's
+            u = 3 * half_unit(DECIMALS[f])  # twice the Average's rounding, once the rows' mean's
             fct[f] = (2 * avg[f] - statistics.fmean(r[f] for r in rows), u)
             out.append(PaperValue(cca, "2BDP", None, f, round(fct[f][0], 4), True, u))
         (off, u_off), (on, u_on) = fct["off_small"], fct["on_small"]
@@ -236,7 +236,7 @@ def _rtt_s(value: PaperValue) -> float | None:
 
 def _value_hi(v: PaperValue) -> float:
     """The largest the paper's value can be, given its printed digits."""
-    return v.value + (v.rounding if v.derived else half_unit(v.value, DECIMALS[v.field]))
+    return v.value + (v.rounding if v.derived else half_unit(DECIMALS[v.field]))
 
 
 def large_flow_bound(values: list[PaperValue], c: Choices, timing: str = "client") -> Bound:
