@@ -39,6 +39,8 @@ FIT_CCAS = ("cubic", "bbr")
 TIE = 0.10
 #: Choices the paper's text does not state, per candidate value: thirteen pairs where it had five.
 UNSTATED = {"small_rtts": {"spread": 1, "four": 0, "as-large": 0}}
+#: The values of a setting the prediction is judged on (Comparison.short): SUSS on, and the improvement.
+PREDICTED = ("large on", "small on", "improvement")
 
 
 def candidate_axes(plan: MatrixPlan) -> list[str]:
@@ -123,23 +125,22 @@ def calibration(matrix_dir: Path, plan: MatrixPlan) -> tuple[list[str], MatrixPl
     candidate's; before one is chosen, the nearest so far, said to be provisional), and its summary."""
     axes = candidate_axes(plan)
     ref = reference(plan)
+    terms = full_terms(ref)
     fits, plans = [], {}
     for values, cells in candidate_cells(plan).items():
         sub = plan.model_copy(update={"cells": cells})
         _, extra = table1(matrix_dir, sub)
-        fit = Fit(dict(zip(axes, values)), fit_terms(extra["rows"], ref),
-                  [b.removeprefix("- ").split(" (", 1)[0] for b in extra.get("bounds", []) if "**ruled out**" in b])
-        on = [c for c in extra["comparisons"] if ", SUSS on" in c["what"] or c["kind"] == "improvement"]
+        fit = Fit(dict(zip(axes, values)), fit_terms(extra["rows"], ref), extra["ruled_out"])
+        on = [c for c in extra["comparisons"] if c["short"] in PREDICTED]
         fit.prediction = f"{sum(Comparison(**c).reproduced for c in on)} of {len(on)}" if on else "–"
         fits.append(fit)
         plans[values] = sub
-    terms = full_terms(ref)
     chosen = choose(fits, terms)
     lines = ["## Calibration: each candidate against the paper's SUSS-off values", "",
              f"Candidates: every combination of {', '.join(axes)}.  Distance: the root mean square of ln(ours / "
              f"paper) over the SUSS-off FCTs the paper prints for {' and '.join(plan.labels.get(c, c) for c in FIT_CCAS)} "
              f"at 1 BDP and the 2 BDP "
-             f"means its Average rows imply (20 terms when every setting ran).  Default: the smallest distance "
+             f"means its Average rows imply ({terms} terms when every setting ran).  Default: the smallest distance "
              f"among candidates the paper's numbers do not rule out; within {TIE:.0%} of it, the fewest choices "
              f"the paper does not state, then the smallest distance.  SUSS on is not fitted: its values are the "
              f"prediction (the verdict's count over the on-arm values and the improvements).", "",

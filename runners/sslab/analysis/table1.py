@@ -317,7 +317,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     notes.append(agreement_line([r[s]["capture"] for reps in by_setting.values() for r in reps for s in ("off", "on")
                                  if s in r], "outside the sample of cells: the matrix file's capture_check_every"))
     choices = choices_of(cells)
-    bound_lines = [f"- {b.line(labels)}" for b in paper_bounds.bounds(ref, choices)] if choices and ref else []
+    found = paper_bounds.bounds(ref, choices) if choices and ref else []
+    bound_lines = [f"- {b.line(labels)}" for b in found]
     verdict = [count_line(comparisons), "", claim_line(judged, start)] if comparisons else \
         ["No paper value to judge here (none printed or implied for these settings).", "", claim_line(judged, start)]
     overhead = overhead_table(walls)
@@ -329,4 +330,5 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                               "comparisons_md": comparison_table(comparisons) if comparisons else "",
                               "paper_reproduced": [sum(c.reproduced for c in comparisons), len(comparisons)],
                               "bounds": bound_lines,
+                              "ruled_out": [b.parameter for b in found if b.ruled_out],
                               "paper_averages": {c: r["improvement_pct"] for c, r in ref_avg.items()}}
