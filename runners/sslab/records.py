@@ -29,7 +29,7 @@ None says "not this run".
     Plan
       name, seed
       topology     Topology       kind, pairs, backend, mtu
-      bottleneck   Bottleneck     rate_mbit, buffer_pkts, link: LinkModel
+      bottleneck   Bottleneck     rate_mbit, buffer_pkts, netem, link: LinkModel
                                     kind, preset, shaper, trace: Trace | None,
                                     aggregation: Aggregation(down, up: Slot | None), rate_tolerance
       pairs        [Pair]         rtt_ms
@@ -194,6 +194,8 @@ class Bottleneck:
     rate_mbit: float
     buffer_pkts: int
     link: LinkModel
+    #: "apart" or "one": where the paths' delay sits against the queue (sslab.guest.dumbbell).
+    netem: str = "apart"
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,8 @@ def test_e1_scenario():
     # alternate: every case once per repetition, repetitions in turn
     assert [r for r, _ in order[:10]] == [0] * 10 and [c.name for _, c in order[:10]] == [c.name for c in s.cases]
     plan = to_plan(s)
-    assert {k: v for k, v in plan["bottleneck"].items() if k != "link"} == {"rate_mbit": 50.0, "buffer_pkts": 413}
+    assert {k: v for k, v in plan["bottleneck"].items() if k != "link"} == {"rate_mbit": 50.0, "buffer_pkts": 413,
+                                                                                       "netem": "apart"}
     # a wired link: netem's exact spacing, no trace, no bursts
     link = plan["bottleneck"]["link"]
     assert link["shaper"] == "netem" and link["trace"] is None and link["aggregation"] == {"down": None, "up": None}
@@ -347,3 +348,30 @@ def test_suss_version_of_a_flow():
     assert suss_version_of("cubic_suss25", {"suss_version": 0}) == 2025
     assert suss_version_of("cubic_susspaper") == 0
     assert suss_version_of("cubic_hs", {"suss_version": 2025}) is None
+
+
+def test_one_netem_holds_the_delay_every_pair_shares():
+    """netem "one": the bottleneck netem holds half the smallest pair's RTT (E1's pairs: 40 ms and up,
+    so 20 ms) beside its rate and limit; each pair's line towards its client keeps the rest, its line
+    towards its server all of its half.  "apart" (the default) holds none; a rate trace refuses "one"."""
+    from sslab.guest.dumbbell import Dumbbell, DumbbellSpec
+    data = e1_data()
+    rtts = [float(str(p["rtt"]).removesuffix("ms")) for p in data["pairs"]]
+    assert to_plan(parse_scenario(data, "t"))["bottleneck"]["netem"] == "apart"
+    data["bottleneck"] = {**data["bottleneck"], "netem": "one"}
+    s = parse_scenario(data, "t")
+    db = Dumbbell(DumbbellSpec.from_plan(typed_plan_for(s)))
+    held = min(rtts) / 2
+    assert db.spec.shared_delay_ms == held
+    [line] = db._bottleneck_tc()
+    assert line == f"qdisc add dev r1-r2 root handle 1: netem delay {held:.3f}ms rate 50mbit limit {s.buffer_packets}"
+    last = len(rtts)
+    assert db._delay_line(last, "client") == f"netem delay {rtts[-1] / 2 - held:.3f}ms limit 100000"
+    assert db._delay_line(last, "server") == f"netem delay {rtts[-1] / 2:.3f}ms limit 100000"
+    assert db._delay_line(rtts.index(min(rtts)) + 1, "client") == "netem delay 0.000ms limit 100000"
+    data["bottleneck"]["netem"] = "both"
+    with pytest.raises(ScenarioError, match="netem"):
+        parse_scenario(data, "t")
+    data["bottleneck"] = {"link": {"preset": "wifi"}, "netem": "one"}
+    with pytest.raises(ScenarioError, match="constant-rate"):
+        parse_scenario(data, "t")

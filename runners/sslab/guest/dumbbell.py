@@ -20,6 +20,12 @@ side: the path's queues and delays are the same, with one more hop.
 
 The only queue on the data path is the bottleneck: r1's egress towards
 r2, a netem rate limiter (delay 0) whose queue limit is the buffer size.
+With netem "one" (a plain reading of a testbed that sets rate, buffer and
+delay with one netem on its router) that netem also holds the data
+direction's delay every pair shares, half the smallest pair's RTT, and the
+pairs' lines towards the clients keep the rest: its limit then counts the
+packets in that delay as well as the queued ones, and a packet waits the
+delay or the queue ahead of it, whichever is longer, not their sum.
 netem computes each packet's departure time from the previous one's, so a late timer (common
 under TCG) does not lose rate and no burst ever passes at line rate; an HTB
 class with a packet FIFO is available as the alternative shaper, but under
@@ -152,6 +158,16 @@ class DumbbellSpec:
     hosts: list[dict] = field(default_factory=list)
     #: Each side's hosts: "veth", a link each to the router; "ovs", one Open vSwitch switch.
     lans: str = "veth"
+    #: "apart": the bottleneck netem holds the rate and the buffer, every delay is on the pairs'
+    #: lines; "one": it also holds the data direction's delay every pair shares (shared_delay_ms).
+    netem: str = "apart"
+
+    @property
+    def shared_delay_ms(self) -> float:
+        """The data direction's one-way delay the bottleneck netem holds: with netem "one", half the
+        smallest pair's RTT (every pair has at least that much; each pair's line keeps the rest),
+        else none."""
+        return min(p.rtt_ms for p in self.pairs) / 2 if self.netem == "one" else 0.0
 
     @property
     def frame_bytes(self) -> int:
@@ -172,7 +188,8 @@ class DumbbellSpec:
                    servers_net=plan.addresses.servers, clients_net=plan.addresses.clients,
                    core_net=plan.addresses.core, mtu=plan.topology.mtu, shaper=link.shaper,
                    slot_down=_plain(link.aggregation.down), slot_up=_plain(link.aggregation.up),
-                   hosts=[asdict(pair) for pair in plan.hosts.pairs], lans=plan.topology.lans)
+                   hosts=[asdict(pair) for pair in plan.hosts.pairs], lans=plan.topology.lans,
+                   netem=plan.bottleneck.netem)
 
     def host(self, pair: int, kind: str) -> dict:
         """Pair @pair's (1-based) server or client in the host model ({}: ideal)."""
@@ -197,6 +214,8 @@ class Dumbbell:
         self.bottleneck_dev = "r1-r2"
         if spec.lans not in ("veth", "ovs"):
             raise ValueError(f"lans must be veth or ovs, not {spec.lans!r}")
+        if spec.netem not in ("apart", "one") or (spec.netem == "one" and spec.shaper != "netem"):
+            raise ValueError(f"netem {spec.netem!r} with shaper {spec.shaper!r}: apart, or one with a netem shaper")
         #: The switches (Open vSwitch bridges, root namespace): servers' side, clients' side.
         self.switches = [f"{p}-lan1", f"{p}-lan2"] if spec.lans == "ovs" else []
         self.versions: dict = {}
@@ -373,7 +392,7 @@ class Dumbbell:
         and (towards a client) the hop's bursts."""
         nic = self.spec.host(i, kind).get("nic_mbit")
         slot = self.spec.slot_down if kind == "client" else None
-        return (f"netem delay {self.one_way_delay(i)} limit {DELAY_LIMIT_PKTS}"
+        return (f"netem delay {self.one_way_delay(i, kind)} limit {DELAY_LIMIT_PKTS}"
                 f"{f' rate {nic:g}mbit' if nic else ''}{self._slot(slot)}")
 
     @staticmethod
@@ -392,9 +411,12 @@ class Dumbbell:
             return ""
         return f" slot {slot['min_ms']:g}ms {slot['max_ms']:g}ms packets {slot['packets']}"
 
-    def one_way_delay(self, i: int) -> str:
+    def one_way_delay(self, i: int, kind: str = "server") -> str:
+        """The delay of pair @i's line towards its server (ACKs) or client (data, less what the
+        bottleneck holds), less the substrate's own latency."""
+        held = self.spec.shared_delay_ms if kind == "client" else 0.0
         rtt = self.spec.pairs[i - 1].rtt_ms
-        return f"{max(rtt / 2 - self.spec.delay_offset_ms, 0):.3f}ms"
+        return f"{max(rtt / 2 - held - self.spec.delay_offset_ms, 0):.3f}ms"
 
     def set_delays(self) -> None:
         """Apply the pairs' delays again (after delay_offset_ms changed)."""
@@ -421,7 +443,12 @@ class Dumbbell:
         """tc lines (in r1) that make the bottleneck."""
         dev, rate = self.bottleneck_dev, f"{self.spec.rate_mbit:g}mbit"
         if self.spec.shaper == "netem":
-            return [f"qdisc add dev {dev} root handle 1: netem rate {rate} limit {self.spec.buffer_pkts}"]
+            # With netem "one" the shared delay is in this netem: a packet leaves at the later of its
+            # arrival plus the delay and the previous one's departure, plus its own serialisation,
+            # and the limit counts the packets still in the delay with the queued ones.
+            held = self.spec.shared_delay_ms
+            delay = f"delay {held:.3f}ms " if held else ""
+            return [f"qdisc add dev {dev} root handle 1: netem {delay}rate {rate} limit {self.spec.buffer_pkts}"]
         burst = str(self.spec.burst_bytes)
         return [f"qdisc add dev {dev} root handle 1: htb default 1",
                 f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} burst {burst} cburst {burst}",

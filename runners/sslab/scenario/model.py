@@ -263,8 +263,19 @@ class Bottleneck(Strict):
     rate_mbit: float = Field(alias="rate")
     buffer: Buffer
     link: Link = Link()
+    #: Where the paths' delay sits against the bottleneck's queue (sslab.guest.dumbbell):
+    #: "apart", the bottleneck netem holds the rate and the buffer and every delay is on the pairs'
+    #: own lines; "one", the bottleneck netem also holds the data direction's delay every pair
+    #: shares (half the smallest pair's RTT), so the buffer's limit counts the packets in it too.
+    netem: Literal["apart", "one"] = "apart"
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _one_netem_needs_netem(self):
+        if self.netem == "one" and self.link.trace is not None:
+            raise ValueError("netem: one needs a constant-rate link (a rate trace is shaped by HTB, not netem)")
+        return self
 
     @model_validator(mode="before")
     @classmethod
