@@ -32,5 +32,10 @@ def test_two_flows_with_iperf3_and_a_late_start(tmp_path, image):
     assert abs(big["fct_s"] - 6) < 1.5
     assert small["cc_used"] == "cubic_suss" and small["bytes_received"] == 1_000_000
     assert 1.8 < small["started_s"] < 2.8
+    # The server's timing (the per-ACK trace's): its first segment leaves when the handshake's last
+    # ACK arrives, 1.5 RTTs (120 ms) after the client's connect() plus what the SYN-ACK queued; its
+    # last ACK arrives half an RTT after the client's last byte.  So one RTT (80 ms) less than the
+    # client's, and at most the queue (100 frames at 20 Mbit/s: 61 ms) less again.
+    assert small["fct_s"] - 0.080 - 0.062 <= small["server_fct_s"] <= small["fct_s"] - 0.080 + 0.003, small
     assert any(e["type"] == "new_round" for e in small["events"])
     assert run["bottleneck_backlog"] and max(b[1] for b in run["bottleneck_backlog"]) <= 100

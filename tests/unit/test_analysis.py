@@ -10,7 +10,8 @@ import pytest
 from sslab.analysis import pcap as pcapmod
 from sslab.analysis.pcap import analyse_pcap
 from sslab.analysis.stats import describe, t95
-from sslab.analysis.traces import flow_records, parse, records_by_port, slow_start_exit, trace_series
+from sslab.analysis.traces import (flow_facts, flow_records, parse, records_by_port, slow_start_exit, trace_facts,
+                                   trace_series)
 
 
 SERVER, CLIENT = b"\x0a\x01\x01\x02", b"\x0a\x02\x01\x02"
@@ -80,6 +81,19 @@ def test_trace_parse_and_slow_start_exit_across_an_undo(tmp_path):
     assert s["t"] == pytest.approx([0, 0.1, 0.2, 0.21, 0.3, 0.4])
     # The smoothed RTT, from tcp_probe's srtt in microseconds.
     assert s["srtt_ms"] == [100.0] * 6
+
+
+def test_server_fct_runs_from_the_first_segment_to_the_last_advancing_ack():
+    """The first ACK at 1.0 s carries the handshake's srtt (100 ms): the first segment left at 0.9 s.
+    snd_una last advances at 1.4 s, across the sequence space's wrap; the FIN's record at 1.5 s moves
+    nothing.  0.9 s to 1.4 s: 0.5 s."""
+    start = 0xFFFFF000
+    rows = [(1.0, start), (1.2, start + 2 * 1448), (1.4, (start + 9 * 1448) & 0xFFFFFFFF),
+            (1.5, (start + 9 * 1448) & 0xFFFFFFFF)]
+    text = "\n".join(PROBE.format(ts=t, nxt=una, una=una, cwnd=10, ss=1) for t, una in rows)
+    [facts] = trace_facts(text, [5201]).values()
+    assert facts["server_fct_s"] == pytest.approx(0.5)
+    assert flow_facts(parse(text))["server_fct_s"] == pytest.approx(0.5)
 
 
 def _reference_records(path):

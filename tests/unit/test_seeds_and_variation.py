@@ -119,4 +119,5 @@ def test_host_completes_a_guest_run_record(tmp_path: Path):
 def test_a_run_without_a_trace_gets_empty_trace_facts(tmp_path: Path):
     (tmp_path / "run.json").write_text(json.dumps({"flows": [{"port": 5201}], "trace": None}))
     flow = complete_run(tmp_path)["flows"][0]
-    assert flow == {"port": 5201, "slow_start": None, "probe_records": 0, "receiver_limited_acks": 0, "events": [], "bbr3": []}
+    assert flow == {"port": 5201, "slow_start": None, "probe_records": 0, "server_fct_s": None,
+                    "receiver_limited_acks": 0, "events": [], "bbr3": []}

@@ -94,14 +94,23 @@ class ProbeFacts:
     infinite one (and its time, from the flow's first record, is exit_time_s); undone_reductions
     counts returns from a finite ssthresh to an infinite one.
 
+    The server's FCT (server_fct_s), as a log kept by the sender's kernel would time it: from the
+    flow's first segment to the ACK that last advanced snd_una.  The first tcp_probe record is the
+    first ACK after the handshake (the tracepoint is in the established state's receive path), and
+    the srtt it prints is the handshake's RTT sample, so the first segment left that long before it.
+
     Receiver-limited: an ACK at which the peer's window, not cwnd, bounded what could be sent
     (less than a segment of the window left, and cwnd beyond it)."""
 
-    __slots__ = ("records", "first_ts", "peak", "undone", "finite", "after", "receiver_limited", "mss")
+    __slots__ = ("records", "first_ts", "first_srtt_us", "una", "una_ts", "peak", "undone", "finite", "after",
+                 "receiver_limited", "mss")
 
     def __init__(self, mss: int = TRACE_MSS):
         self.records = 0
         self.first_ts: float | None = None
+        self.first_srtt_us = 0
+        self.una = 0                         # the highest snd_una seen, and when it got there
+        self.una_ts: float | None = None
         self.peak: int | None = None         # largest cwnd under an infinite ssthresh
         self.undone = 0
         self.finite = False                  # the last record's ssthresh was finite
@@ -109,10 +118,14 @@ class ProbeFacts:
         self.receiver_limited = 0
         self.mss = mss
 
-    def add(self, ts: float, snd_nxt: int, snd_una: int, cwnd: int, ssthresh: int, snd_wnd: int) -> None:
+    def add(self, ts: float, snd_nxt: int, snd_una: int, cwnd: int, ssthresh: int, snd_wnd: int,
+            srtt_us: int = 0) -> None:
         self.records += 1
         if self.first_ts is None:
-            self.first_ts = ts
+            self.first_ts, self.first_srtt_us = ts, srtt_us
+            self.una, self.una_ts = snd_una, ts
+        elif 0 < (snd_una - self.una) & 0xFFFFFFFF < 1 << 31:   # after, in sequence space
+            self.una, self.una_ts = snd_una, ts
         if ssthresh >= INFINITE_SSTHRESH:
             self.peak = cwnd if self.peak is None or cwnd > self.peak else self.peak
             self.undone += self.finite
@@ -127,7 +140,14 @@ class ProbeFacts:
             self.receiver_limited += 1
 
     def add_record(self, r: Record) -> None:
-        self.add(r.ts, r.int("snd_nxt"), r.int("snd_una"), r.int("snd_cwnd"), r.int("ssthresh"), r.int("snd_wnd"))
+        self.add(r.ts, r.int("snd_nxt"), r.int("snd_una"), r.int("snd_cwnd"), r.int("ssthresh"), r.int("snd_wnd"),
+                 r.int("srtt") if "srtt" in r.fields else 0)
+
+    def server_fct_s(self) -> float | None:
+        """The flow's first segment to its last advancing ACK, seconds (None: no record)."""
+        if self.first_ts is None:
+            return None
+        return round(self.una_ts - self.first_ts + self.first_srtt_us / 1e6, 6)
 
     def slow_start(self) -> dict | None:
         """The end of the initial slow start; None if ssthresh was never infinite or still is."""
@@ -180,7 +200,7 @@ def records_by_port(records: list[Record], ports: list[int]) -> dict[int, list[R
 #: What the facts read of a tcp_probe record (ProbeFacts.add's arguments after the time), in that
 #: order; the kernel prints `family src dest mark data_len snd_nxt snd_una snd_cwnd ssthresh
 #: snd_wnd ...`.
-PROBE_FACT_FIELDS = ("snd_nxt", "snd_una", "snd_cwnd", "ssthresh", "snd_wnd")
+PROBE_FACT_FIELDS = ("snd_nxt", "snd_una", "snd_cwnd", "ssthresh", "snd_wnd", "srtt")
 #: The event the facts never read: its lines are passed over unparsed (a Table 1 run's trace holds
 #: about 17k sslab_ack lines of its 140k).
 NOT_A_FACT = ": sslab_ack: "
@@ -241,6 +261,7 @@ def flow_facts(mine: list[Record]) -> dict:
 def facts_of(probes: ProbeFacts, mine: list[Record]) -> dict:
     """flow_facts' record from a flow's tcp_probe facts and its other records (@mine)."""
     return {"slow_start": probes.slow_start(), "probe_records": probes.records,
+            "server_fct_s": probes.server_fct_s(),
             "receiver_limited_acks": probes.receiver_limited,
             "events": [{"ts": r.ts, **r.fields} for r in mine if r.event == "sslab_event"],
             # bbr3's state at each round and each change of state (sslab_bbr3)

@@ -37,7 +37,7 @@ GZIP_LEVEL = 1
 #: they run, and a matrix's other slots are busy in their own processes.
 TSHARK_READERS = 2
 #: Per-flow fields that come from the trace (absent or empty when a run was not traced).
-NO_TRACE = {"slow_start": None, "probe_records": 0, "receiver_limited_acks": 0, "events": [], "bbr3": []}
+NO_TRACE = {"slow_start": None, "probe_records": 0, "server_fct_s": None, "receiver_limited_acks": 0, "events": [], "bbr3": []}
 
 
 def gzip_in_place(raw: Path) -> Path:
