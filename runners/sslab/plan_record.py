@@ -99,6 +99,7 @@ class MatrixPlan(_Record):
     matrix_sha256: str | None = None  # its content's hash when planned
     defaults: dict[str, str] = {}  # what the paper leaves unstated, as the matrix file chose it
     reference: str | None = None  # the paper values it is compared with (results/reference/<name>.yaml), if not its own
+    fct_timing: Literal["client", "server"] = "client"  # a flow's FCT as its client or its server's trace times it
     labels: dict[str, str] = {}  # how reports name a value (cubic -> CUBIC)
     paper_beside: dict[str, dict[str, Any]] = {}  # a value shown beside another's paper column, and why
     compare: dict[str, Any] = {}  # the compared parameter and its off and on values

@@ -129,14 +129,36 @@ def test_the_calibration_files_candidates():
     m = load_matrix("table1-calibrate")
     assert m.spec.reference == "table1"
     every = settings(m.spec, {})
-    assert len(every) == 2 * 2 * 4 * 4 * 3
-    def pairs(rtts, large_rtt="200ms"):
+    assert len(every) == 2 * 2 * 4 * 4 * 3 * 2
+    def pairs(rtts, large_rtt="200ms", netem="apart"):
         s = next(x for x in every if x["small_rtts"] == rtts and x["large_rtt"] == large_rtt
-                 and x["large_size"] == "140MB")
+                 and x["large_size"] == "140MB" and x["netem"] == netem)
         sc = m.scenario_for(s, 0)
-        assert sc.cases[0].flows[0].size == 140_000_000
+        assert sc.cases[0].flows[0].size == 140_000_000 and sc.bottleneck.netem == netem
         return [round(p.rtt * 1000) for p in sc.pairs]
+    assert pairs("four", netem="one") == [200] + [25, 50, 100, 200] * 3
     assert pairs("spread") == [200] + list(range(25, 301, 25))
     assert pairs("four") == [200] + [25, 50, 100, 200] * 3
     assert pairs("as-large") == [200] * 13
     assert pairs("as-large", "25ms") == [25] * 13
+
+
+def test_runs_with_the_servers_trace_are_read_both_ways(tmp_path):
+    """Where the runs carry the server's FCT (the per-ACK trace's), each candidate is read with the
+    client's FCT and the server's, two candidates: here the server's reads every SUSS-off FCT at the
+    paper's value exactly (the client's / 1.10), distance 0, and is chosen."""
+    d, plan = calibration_plan(tmp_path)
+    for path in d.glob("cells/a*/job/out/runs/*/run.json"):
+        run = json.loads(path.read_text())
+        for f in run["flows"]:
+            f["server_fct_s"] = f["fct_s"] / 1.10
+        path.write_text(json.dumps(run))
+    lines, chosen, summary = calibration(d, plan)
+    fits = {tuple(f["candidate"].values()): f for f in summary["fits"]}
+    assert fits["140MB", "four", "client"]["distance"] == pytest.approx(math.log(1.10))
+    assert fits["140MB", "four", "server"]["distance"] == pytest.approx(0.0)
+    assert ("140MB", "spread") in fits and ("140MB", "spread", "server") not in fits  # no trace: one way
+    assert summary["chosen"] == {"large_size": "140MB", "small_rtts": "four", "fct_timing": "server"}
+    assert chosen.fct_timing == "server" and [c.key for c in chosen.cells] == ["a25ms", "a50ms"]
+    assert "| large_size=140MB, small_rtts=four, fct_timing=server **(chosen)** | 0.000 | 4 of 4 | no | 0 |" \
+        in "\n".join(lines)

@@ -32,16 +32,28 @@ def on_paper_grid(plan: MatrixPlan, setting: dict) -> bool:
     return values is None or all(v in values.get(a, [v]) for a, v in setting.items())
 
 
+def flow_fct(flow: dict, timing: str, where: Path) -> float:
+    """A flow's FCT as @timing reads it (MatrixPlan.fct_timing): its client's, or its server's trace's."""
+    if timing == "client":
+        return flow["fct_s"]
+    fct = flow.get("server_fct_s")
+    if fct is None:
+        raise ValueError(f"{where}: the server's FCT needs the flow's per-ACK trace, and this run has none for "
+                         f"port {flow.get('port')}")
+    return fct
+
+
 def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
     """One cell's numbers: large FCT and mean small FCT for off and on."""
     out = {}
     for run, _ in runs_of(cell_dir):
         check_controls(run, cell_dir)
+        fcts = [flow_fct(f, plan.fct_timing, cell_dir) for f in run["flows"]]
         flows = run["flows"]
         out[side_of(plan, run)] = {
-            "large_fct_s": flows[0]["fct_s"],
-            "small_mean_fct_s": statistics.fmean(f["fct_s"] for f in flows[1:]),
-            "small_fct_s": [f["fct_s"] for f in flows[1:]],
+            "large_fct_s": fcts[0],
+            "small_mean_fct_s": statistics.fmean(fcts[1:]),
+            "small_fct_s": fcts[1:],
             "fidelity_ok": run_passes(run),
             # what tshark's reading of the capture said (the report's line on captures)
             "capture": {"tag": run["tag"], "pcap": run.get("pcap"), "capture_check": run.get("capture_check")},

@@ -65,7 +65,8 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
         else str(m.path), matrix_sha256=hashlib.sha256(m.path.read_bytes()).hexdigest(),
         selection=chosen, iterations=iterations, boot_share=boot_share, image_hash=image_hash,
         code_version=code_version, available_ccas=available_ccas, unavailable=unavailable,
-        substrate=substrate, clock=clock, defaults=spec.defaults, reference=spec.reference, labels=spec.labels,
+        substrate=substrate, clock=clock, defaults=spec.defaults, reference=spec.reference,
+        fct_timing=spec.fct_timing, labels=spec.labels,
         paper_beside={k: v.model_dump() for k, v in spec.paper_beside.items()},
         compare=spec.compare.model_dump(), axes={a: spec.axes[a].option for a in spec.axes},
         # The file's own values per axis: a setting with any other value is beside the paper's grid.

@@ -59,6 +59,9 @@ class MatrixSpec(BaseModel):
     #: The paper values its report compares with (results/reference/<name>.yaml); default: its own name's.
     #: A matrix that varies what the paper left unstated (table1-calibrate) names the paper's table.
     reference: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_-]*$")
+    #: A flow's FCT as the report reads it: "client", connect() to the last byte; "server", the first
+    #: segment to the last ACK, from the sender's per-ACK trace (sslab.analysis.traces.ProbeFacts).
+    fct_timing: Literal["client", "server"] = "client"
     #: Every this many cells in plan order (the first included) have their captures read by tshark
     #: as well as by our parser (sslab.analysis.capturecheck): 1, all of them.
     capture_check_every: int = Field(default=1, ge=1)
