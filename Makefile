@@ -54,7 +54,7 @@ MATRIX ?= smoke
 # (`python -m sslab run --help` says what each takes): SUSS_VERSION=2024|2025|0, the version cubic_suss
 # runs; HOSTS=ideal|1gbe|logging, the host model; LANS=veth|ovs, the dumbbell's LANs.  The line below is
 # that table's make_line(); tests/unit/test_knobs.py holds it to the table.
-KNOB_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) $(if $(LANS),--lans $(LANS))
+KNOB_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) $(if $(LANS),--lans $(LANS)) $(if $(SENDER_QDISC),--sender-qdisc $(SENDER_QDISC))
 MATRIX_ARGS = $(KNOB_ARGS) $(if $(ITER),--iter $(ITER)) $(foreach v,CCA BUF RTT LARGE_SIZE SMALL_RTTS NETEM,$(if $($(v)),--set $(v)=$($(v)))) \
               $(if $(INVENTORY),--inventory $(INVENTORY)) $(if $(SERIAL),--serial $(SERIAL)) \
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \

@@ -28,7 +28,7 @@ None says "not this run".
 
     Plan
       name, seed
-      topology     Topology       kind, pairs, backend, mtu
+      topology     Topology       kind, pairs, backend, mtu, lans, sender_qdisc
       bottleneck   Bottleneck     rate_mbit, buffer_pkts, netem, link: LinkModel
                                     kind, preset, shaper, trace: Trace | None,
                                     aggregation: Aggregation(down, up: Slot | None), rate_tolerance
@@ -153,6 +153,8 @@ class Topology:
     mtu: int
     #: Each side's hosts: "veth" (a link each to the router) or "ovs" (one Open vSwitch switch).
     lans: str = "veth"
+    #: The senders' own qdisc: "none", "fq" or "fq_codel".
+    sender_qdisc: str = "none"
 
 
 @dataclass(frozen=True)

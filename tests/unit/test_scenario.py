@@ -375,3 +375,18 @@ def test_one_netem_holds_the_delay_every_pair_shares():
     data["bottleneck"] = {"link": {"preset": "wifi"}, "netem": "one"}
     with pytest.raises(ScenarioError, match="constant-rate"):
         parse_scenario(data, "t")
+
+
+def test_the_senders_qdisc_goes_on_each_servers_interface():
+    """SENDER_QDISC: fq or fq_codel on every server's interface (none: the veth's default, no line);
+    refused with a host model that puts a link rate's netem on the same interface."""
+    from sslab.guest.dumbbell import DumbbellSpec
+    from sslab.scenario import knobs
+    data = knobs.apply(e1_data(), {"sender_qdisc": "fq"})
+    s = parse_scenario(data, "t")
+    assert to_plan(s)["topology"]["sender_qdisc"] == "fq"
+    assert DumbbellSpec.from_plan(typed_plan_for(s)).sender_qdisc == "fq"
+    assert knobs.dir_suffix({"sender_qdisc": "fq"}) == "_qdisc-fq"
+    with pytest.raises(ScenarioError, match="sender_qdisc fq with a host model"):
+        parse_scenario(knobs.apply(data, {"hosts": "1gbe"}), "t")
+    assert to_plan(parse_scenario(e1_data(), "t"))["topology"]["sender_qdisc"] == "none"

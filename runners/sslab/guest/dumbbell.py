@@ -34,7 +34,8 @@ one lets the initial window through unspread.  Each pair's base
 RTT is two netem delays of RTT/2 on links that never queue: r2's egress
 towards c_i (data) and r1's egress towards s_i (ACKs).  The senders' own
 interfaces keep the veth default (no queue), so TCP Small Queues never
-holds a sender back.
+holds a sender back; sender_qdisc puts fq (which paces every flow at the
+rate TCP sets, CUBIC's included) or fq_codel there instead.
 
 A host model (sslab.scenario.hosts) adds the time hosts take, each host a
 queue of its own: its access link's line rate (a netem rate on its own
@@ -161,6 +162,8 @@ class DumbbellSpec:
     #: "apart": the bottleneck netem holds the rate and the buffer, every delay is on the pairs'
     #: lines; "one": it also holds the data direction's delay every pair shares (shared_delay_ms).
     netem: str = "apart"
+    #: The senders' own qdisc on their interface: "none" (the veth default), "fq" or "fq_codel".
+    sender_qdisc: str = "none"
 
     @property
     def shared_delay_ms(self) -> float:
@@ -189,7 +192,7 @@ class DumbbellSpec:
                    core_net=plan.addresses.core, mtu=plan.topology.mtu, shaper=link.shaper,
                    slot_down=_plain(link.aggregation.down), slot_up=_plain(link.aggregation.up),
                    hosts=[asdict(pair) for pair in plan.hosts.pairs], lans=plan.topology.lans,
-                   netem=plan.bottleneck.netem)
+                   netem=plan.bottleneck.netem, sender_qdisc=plan.topology.sender_qdisc)
 
     def host(self, pair: int, kind: str) -> dict:
         """Pair @pair's (1-based) server or client in the host model ({}: ideal)."""
@@ -352,6 +355,8 @@ class Dumbbell:
             if (nic := self.spec.host(i, "server").get("nic_mbit")):
                 # Data leaves the server at its link's rate.
                 ns_tc[srv].append(f"qdisc add dev {self.host_dev} root netem rate {nic:g}mbit limit {DELAY_LIMIT_PKTS}")
+            elif self.spec.sender_qdisc != "none":
+                ns_tc[srv].append(f"qdisc add dev {self.host_dev} root {self.spec.sender_qdisc}")
             ns_ip[cli] += [f"addr add {self.client_addr(i)}/24 dev {self.host_dev}",
                            f"route add default via {cli_gw} initrwnd {CLIENT_INITRWND}"]
             ns_ip[self.r2].append(f"addr add {cli_gw}/24 dev {'r2-lan' if self.switched else f'r2-c{i}'}")

@@ -85,6 +85,11 @@ KNOBS: tuple[Knob, ...] = (
          "each side's hosts: veth, a link each to the router; ovs, on one Open vSwitch switch "
          "(standalone, no controller) (default: the scenario's, else veth)",
          "lans", _set_topology("lans")),
+    Knob("sender_qdisc", "SENDER_QDISC", "--sender-qdisc", "topology.sender_qdisc",
+         ("none", "fq", "fq_codel"), str,
+         "the senders' own qdisc: none, the veth's default; fq, pacing every flow at TCP's rate; fq_codel "
+         "(default: the scenario's, else none)",
+         "qdisc", _set_topology("sender_qdisc")),
 )
 BY_NAME = {k.name: k for k in KNOBS}
 

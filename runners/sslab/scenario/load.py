@@ -267,7 +267,7 @@ def to_plan(s: Scenario) -> dict:
         "name": s.name,
         "seed": s.seed,
         "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs, "backend": s.topology.backend,
-                     "mtu": s.topology.mtu, "lans": s.topology.lans},
+                     "mtu": s.topology.mtu, "lans": s.topology.lans, "sender_qdisc": s.topology.sender_qdisc},
         "bottleneck": {"rate_mbit": s.bottleneck.rate_mbit, "buffer_pkts": s.buffer_packets, "link": link,
                        "netem": s.bottleneck.netem},
         "pairs": [{"rtt_ms": p.rtt * 1e3} for p in s.pairs],

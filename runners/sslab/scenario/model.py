@@ -455,6 +455,11 @@ class Topology(Strict):
     #: all on one Open vSwitch switch (standalone, no controller) on the router by one link, as
     #: the SUSS group's testbed had switches between hosts and routers (sslab.guest.ovs).
     lans: Literal["veth", "ovs"] = "veth"
+    #: The senders' own qdisc: "none", the veth's default (no queue; TCP paces only where the
+    #: congestion control asks, as BBR does); "fq", which paces every flow at the rate TCP sets
+    #: (CUBIC's too); "fq_codel", a distribution's usual default, which on a link that never backs
+    #: up holds nothing.
+    sender_qdisc: Literal["none", "fq", "fq_codel"] = "none"
 
     @model_validator(mode="after")
     def _fits(self):
@@ -682,6 +687,12 @@ class Scenario(Strict):
                 if flow.pair > len(self.pairs):
                     raise ValueError(f"cases[{ci}].flows[{fi}].pair is {flow.pair}, "
                                      f"but there are {len(self.pairs)} pairs")
+        if self.topology.sender_qdisc != "none":
+            lined = [i for i in range(1, len(self.pairs) + 1) if self.host_params(i, "server").nic_mbit]
+            if lined:
+                raise ValueError(f"topology.sender_qdisc {self.topology.sender_qdisc} with a host model that gives "
+                                 f"server(s) {lined} a link rate: that rate is a netem on the same interface; "
+                                 f"use one or the other")
         names = [c.name for c in self.cases]
         dup = {n for n in names if names.count(n) > 1}
         if dup:
