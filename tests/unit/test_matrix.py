@@ -343,7 +343,7 @@ def test_host_must_match_the_plan():
 
 def test_every_matrix_file_loads():
     files = mx.matrix_files()
-    assert {p.stem for p in files} == {"table1", "table1-calibrate", "fairness", "smoke"}
+    assert {p.stem for p in files} == {"table1", "table1-calibrate", "table1-uncalibrated", "fairness", "smoke"}
     for path in files:
         m = mx.load_matrix(str(path))
         assert m.spec.name == path.stem
@@ -357,7 +357,7 @@ def test_bad_matrix_file_is_refused(tmp_path):
         mx.load_matrix(str(p))
     with pytest.raises(mx.MatrixError, match="no matrix 'nope'"):
         mx.load_matrix("nope")
-    with pytest.raises(mx.MatrixError, match=r"no matrix 'e1-startup' \(known: fairness, smoke, table1-calibrate, table1\)"):
+    with pytest.raises(mx.MatrixError, match=r"no matrix 'e1-startup' \(known: fairness, smoke, table1-calibrate, table1-uncalibrated, table1\)"):
         mx.load_matrix("e1-startup")   # a scenario beside the matrices is no matrix
     assert Path(mx.matrix_path("table1")).exists()
 
