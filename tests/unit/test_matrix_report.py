@@ -354,3 +354,14 @@ def test_the_flows_over_time_are_drawn_once_per_setting_new_flow_thick(tmp_path)
     assert lines[0] == "## The flows over time (the paper's Fig. 2)"
     assert [ln for ln in lines if ln.startswith("![")] == ["![fairness-cubic-1BDP-50ms](flows-fairness-cubic-1BDP-50ms.png)"]
     assert (tmp_path / "flows-fairness-cubic-1BDP-50ms.png").stat().st_size > 10_000
+
+
+def test_the_order_of_the_arms_split_by_which_ran_first():
+    """Two repetitions with SUSS off first (improvements 50 % and 30 %), one with it second (10 %):
+    40 against 10, +30 points; a repetition without both arms is left out."""
+    from sslab.analysis.table1 import order_effect
+    rep = lambda first, off, on: {"first": first, "off": {"small_mean_fct_s": off}, "on": {"small_mean_fct_s": on}}
+    effect = order_effect([rep("off", 2.0, 1.0), rep("off", 1.0, 0.7), rep("on", 1.0, 0.9), {"first": "on", "on": {}}])
+    assert effect["off_first_pct"] == pytest.approx(40) and effect["on_first_pct"] == pytest.approx(10)
+    assert (effect["n_off_first"], effect["n_on_first"]) == (2, 1) and effect["difference_pts"] == pytest.approx(30)
+    assert order_effect([rep("off", 2.0, 1.0)])["difference_pts"] is None

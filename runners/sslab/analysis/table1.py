@@ -45,9 +45,10 @@ def flow_fct(flow: dict, timing: str, where: Path) -> float:
 
 def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
     """One cell's numbers: large FCT and mean small FCT for off and on."""
-    out = {}
+    out: dict = {}
     for run, _ in runs_of(cell_dir):
         check_controls(run, cell_dir)
+        out.setdefault("first", side_of(plan, run))  # which arm ran first in the boot
         fcts = [flow_fct(f, plan.fct_timing, cell_dir) for f in run["flows"]]
         flows = run["flows"]
         out[side_of(plan, run)] = {
@@ -167,6 +168,18 @@ def comparison_table(comparisons: list[Comparison]) -> str:
         lines.append(f"| {c.where} | {c.what} | {fmt(c.ours)}{ci} | {paper} | {c.difference_text()} | "
                      f"{c.verdict_text()} |")
     return "\n".join(lines)
+
+
+def order_effect(reps: list[dict]) -> dict:
+    """The small flows' improvement (%) in the repetitions where SUSS off ran first and in those where
+    it ran second (the cases alternate with the repetition): their means, n each, and the difference;
+    None where either order has no repetition."""
+    by = {first: [(1 - r["on"]["small_mean_fct_s"] / r["off"]["small_mean_fct_s"]) * 100
+                  for r in reps if r.get("first") == first and "on" in r and "off" in r] for first in ("off", "on")}
+    means = {k: statistics.fmean(v) if v else None for k, v in by.items()}
+    return {"off_first_pct": means["off"], "on_first_pct": means["on"], "n_off_first": len(by["off"]),
+            "n_on_first": len(by["on"]),
+            "difference_pts": None if None in means.values() else means["off"] - means["on"]}
 
 
 def drops_raised(reps: list[dict]) -> str:
@@ -326,6 +339,14 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     if off_grid:
         notes.append(f"- {len(off_grid)} setting(s) beside the paper's grid (a value the matrix file does not list): "
                      f"no paper value, and left out of the averages.")
+    order = {cca: order_effect([r for (c, _, _), reps in by_setting.items() if c == cca for r in reps])
+             for cca in per_cca}
+    for cca, effect in order.items():
+        if effect["difference_pts"] is not None:
+            notes.append(f"- {labels.get(cca, cca)}, the order of the arms: the small flows' improvement "
+                         f"{effect['off_first_pct']:.1f}% where SUSS off ran first (n={effect['n_off_first']}) and "
+                         f"{effect['on_first_pct']:.1f}% where it ran second (n={effect['n_on_first']}): "
+                         f"{effect['difference_pts']:+.1f} points, over every setting shown.")
     notes.append(agreement_line([r[s]["capture"] for reps in by_setting.values() for r in reps for s in ("off", "on")
                                  if s in r], "outside the sample of cells: the matrix file's capture_check_every"))
     choices = choices_of(cells)
@@ -337,6 +358,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
     return "\n".join(lines), {"rows": rows, "unavailable": [u.model_dump() for u in plan.unavailable], "notes": notes,
                               "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan.cells),
+                              "order_effect": order,
                               "suss_versions": versions,
                               "verdict": verdict, "comparisons": [c.__dict__ for c in comparisons],
                               "comparisons_md": comparison_table(comparisons) if comparisons else "",
