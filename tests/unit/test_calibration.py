@@ -162,3 +162,8 @@ def test_runs_with_the_servers_trace_are_read_both_ways(tmp_path):
     assert chosen.fct_timing == "server" and [c.key for c in chosen.cells] == ["a25ms", "a50ms"]
     assert "| large_size=140MB, small_rtts=four, fct_timing=server **(chosen)** | 0.000 | 4 of 4 | no | 0 |" \
         in "\n".join(lines)
+    # The report's Table 1 is the chosen candidate's, and says which FCT it reads.
+    text = (mr.write_matrix_report(d) / "table.md").read_text()
+    assert "FCT from the server's per-ACK trace (its first segment to the last ACK" in text
+    assert "FCT from the client" not in text
+

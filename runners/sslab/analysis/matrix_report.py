@@ -73,8 +73,10 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
         else:
             sides = (f"off = cubic_hs (CUBIC's default HyStart), on = {on} in SUSS's place (docs/starts.md says "
                      f"which draft it follows)")
-        intro = (f"Mean ±95% CI half-width (Student t) over repetitions; {sides}; FCT from the client "
-                 "(connect() to last byte). Improvement = 1 − "
+        timing = {"client": "FCT from the client (connect() to last byte)",
+                  "server": "FCT from the server's per-ACK trace (its first segment to the last ACK that "
+                            "advanced snd_una)"}[report_plan.fct_timing]
+        intro = (f"Mean ±95% CI half-width (Student t) over repetitions; {sides}; {timing}. Improvement = 1 − "
                  "mean small FCT on / off. *Small flows faster*: the paired difference off − on, with its CI. "
                  "*Large flow within its CI*: the on mean inside the off 95% CI. *Paper values reproduced*: of the "
                  "paper's five values of a setting, how many ours reproduce in magnitude (the rule is the report's "
