@@ -365,3 +365,38 @@ def test_the_order_of_the_arms_split_by_which_ran_first():
     assert effect["off_first_pct"] == pytest.approx(40) and effect["on_first_pct"] == pytest.approx(10)
     assert (effect["n_off_first"], effect["n_on_first"]) == (2, 1) and effect["difference_pts"] == pytest.approx(30)
     assert order_effect([rep("off", 2.0, 1.0)])["difference_pts"] is None
+
+
+def test_two_table1_archives_compared_setting_by_setting(tmp_path):
+    """The synthetic matrix against a copy whose 25 ms repetitions' small flows take 0.5 s longer with
+    SUSS off: its SUSS-off mean 1.5 -> 2.0 s, +0.5 s with no spread (CI [0.5, 0.5]).  At 50 ms each
+    archive has one repetition done: a difference, no interval."""
+    import shutil
+    from sslab.analysis.table1_compare import compare
+    base, plan = synthetic_matrix(tmp_path)
+    other = tmp_path / "other" / "cca-cubic"
+    shutil.copytree(base, other)
+    for path in other.glob("cells/a*/job/out/runs/*suss-cubic_hs*/run.json"):
+        run = json.loads(path.read_text())
+        for f in run["flows"][1:]:
+            f["fct_s"] += 0.5
+        path.write_text(json.dumps(run))
+    table, rows = compare(base, other)
+    [off] = [r for r in rows if r["setting"] == ["cubic", "1BDP", "25ms"] and r["quantity"] == "small flows, SUSS off"]
+    assert (off["base"], off["other"], off["diff"], off["ci95"]) == (pytest.approx(1.5), pytest.approx(2.0),
+                                                                     pytest.approx(0.5), [pytest.approx(0.5)] * 2)
+    assert off["excludes_zero"] is True and off["n"] == [3, 3]
+    [same] = [r for r in rows if r["setting"] == ["cubic", "1BDP", "50ms"] and r["quantity"] == "small flows, SUSS on"]
+    assert same["diff"] == 0 and same["ci95"] is None and same["excludes_zero"] is None  # one repetition
+    assert "| cubic 1BDP 25ms | 3 / 3 | small flows, SUSS off (s) | 1.50 | 2.00 | +0.50 [0.50, 0.50] | yes |" in table
+
+
+def test_compare_refuses_what_is_not_a_table1_matrix_with_exit_2(tmp_path, capsys):
+    from sslab.cli import main
+    base, _ = synthetic_matrix(tmp_path)
+    assert main(["matrix", "compare", str(base), str(tmp_path / "nowhere")]) == 2
+    assert "not a matrix directory" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    (empty / "plans").mkdir(parents=True)
+    assert main(["matrix", "compare", str(base), str(empty)]) == 2
+    assert main(["matrix", "compare", str(base), str(base)]) == 0

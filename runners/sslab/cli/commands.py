@@ -647,4 +647,16 @@ def cmd_matrix(args) -> int:
         print((dest / "table.md").read_text())
         print(f"report: {dest / 'table.md'}")
         return EXIT_OK
+    if args.action == "compare":
+        from ..analysis.archive import ArchiveError
+        from ..analysis.table1_compare import compare
+        for d in (args.base, args.other):
+            if not (Path(d) / "plans").is_dir():
+                raise Refused(f"{d}: not a matrix directory (no plans/)")
+        try:
+            table, _ = compare(Path(args.base), Path(args.other))
+        except ArchiveError as e:
+            raise Refused(str(e)) from e
+        print(table)
+        return EXIT_OK
     raise Refused(f"unknown matrix action {args.action}")

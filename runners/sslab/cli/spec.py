@@ -230,5 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
     mg.add_argument("--tar", required=True)
     mrep = msub.add_parser("report", help="rebuild a matrix's tables and plots from its archive")
     mrep.add_argument("matrix_dir")
+    mcmp = msub.add_parser("compare", help="two Table 1 archives side by side: each shared setting's "
+                                           "quantities and their difference with its 95%% CI")
+    mcmp.add_argument("base")
+    mcmp.add_argument("other")
     pm.set_defaults(command="matrix")
     return p
