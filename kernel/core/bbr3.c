@@ -163,13 +163,13 @@ static void reset_short_term_model(struct bbr3 *b)
 
 static void enter_startup(struct bbr3 *b)
 {
-	set_gains(b, BBR3_STARTUP, BBR3_STARTUP_PACING_GAIN,
-		  BBR3_DEFAULT_CWND_GAIN);
+	set_gains(b, BBR3_STARTUP, b->gains.startup_pacing,
+		  b->gains.startup_cwnd);
 }
 
 static void enter_drain(struct bbr3 *b)
 {
-	set_gains(b, BBR3_DRAIN, b->drain_pacing_gain, BBR3_DEFAULT_CWND_GAIN);
+	set_gains(b, BBR3_DRAIN, b->gains.drain_pacing, BBR3_DEFAULT_CWND_GAIN);
 	b->drain_start_round = b->round_count;
 }
 
@@ -212,7 +212,7 @@ static void start_probe_bw_down(struct bbr3 *b, u32 now_us)
 	b->cycle_stamp = now_us;	/* the cycle's wall clock starts */
 	b->ack_phase = BBR3_ACKS_PROBE_STOPPING;
 	start_round(b);
-	set_gains(b, BBR3_PROBE_BW_DOWN, b->probe_down_pacing_gain,
+	set_gains(b, BBR3_PROBE_BW_DOWN, b->gains.probe_down_pacing,
 		  BBR3_DEFAULT_CWND_GAIN);
 }
 
@@ -249,7 +249,7 @@ static void start_probe_bw_up(struct bbr3 *b, const struct bbr3_ack *a)
 	reset_full_bw(b);
 	b->full_bw = bbr3_delivery_rate(a->rs_delivered, a->rs_interval_us);
 	set_gains(b, BBR3_PROBE_BW_UP, BBR3_PROBE_UP_PACING_GAIN,
-		  BBR3_PROBE_UP_CWND_GAIN);
+		  b->gains.probe_up_cwnd);
 	raise_inflight_longterm_slope(b);
 }
 
@@ -267,7 +267,34 @@ static void init_pacing_rate(struct bbr3 *b, u32 srtt_us)
 	u64 nominal = bbr3_delivery_rate(b->initial_cwnd,
 					 srtt_us ? srtt_us : BBR3_NO_SRTT_US);
 
-	b->pacing_rate = gain_bw(nominal, BBR3_STARTUP_PACING_GAIN);
+	b->pacing_rate = gain_bw(nominal, b->gains.startup_pacing);
+}
+
+/* The versions' constants (bbr3.h has them as a table, with the sources). */
+static const struct bbr3_gains version_gains[] = {
+	[BBR3_VERSION_V2] = {
+		.startup_pacing = 2885,		/* 2 / ln 2: doubling per round */
+		.startup_cwnd = 2885,		/* v2 kept v1's Startup window */
+		.drain_pacing = 347,		/* 1 / 2.885: undo Startup's queue */
+		.probe_down_pacing = 750,	/* v1's and v2's 0.75 */
+		.probe_up_cwnd = BBR3_DEFAULT_CWND_GAIN,
+		.startup_full_loss_cnt = 8,
+	},
+	[BBR3_VERSION_V3] = {
+		.startup_pacing = BBR3_STARTUP_PACING_GAIN,
+		.startup_cwnd = BBR3_DEFAULT_CWND_GAIN,
+		.drain_pacing = BBR3_DRAIN_PACING_GAIN,
+		.probe_down_pacing = BBR3_PROBE_DOWN_PACING_GAIN,
+		.probe_up_cwnd = BBR3_PROBE_UP_CWND_GAIN,
+		.startup_full_loss_cnt = BBR3_STARTUP_FULL_LOSS_CNT,
+	},
+};
+
+const struct bbr3_gains *bbr3_version_gains(u32 version)
+{
+	if (version != BBR3_VERSION_V2 && version != BBR3_VERSION_V3)
+		return NULL;
+	return &version_gains[version];
 }
 
 void bbr3_init(struct bbr3 *b, u32 now_us, u32 srtt_us,
@@ -277,9 +304,13 @@ void bbr3_init(struct bbr3 *b, u32 now_us, u32 srtt_us,
 	b->initial_cwnd = p->initial_cwnd;
 	b->cwnd = p->initial_cwnd;
 	b->mss = p->mss ? p->mss : 1448;
-	b->drain_pacing_gain = p->drain_pacing_gain ?: BBR3_DRAIN_PACING_GAIN;
-	b->probe_down_pacing_gain = p->probe_down_pacing_gain ?:
-				    BBR3_PROBE_DOWN_PACING_GAIN;
+	/* An unknown version runs draft-06 (the glue refuses one first). */
+	b->version = bbr3_version_gains(p->version) ? p->version : BBR3_VERSION_V3;
+	b->gains = *bbr3_version_gains(b->version);
+	if (p->drain_pacing_gain)
+		b->gains.drain_pacing = p->drain_pacing_gain;
+	if (p->probe_down_pacing_gain)
+		b->gains.probe_down_pacing = p->probe_down_pacing_gain;
 	b->rng = p->seed ? p->seed : 0x2545f491U;	/* xorshift needs != 0 */
 	b->min_rtt_us = srtt_us ? srtt_us : BBR3_INF_US;
 	b->min_rtt_stamp = now_us;
@@ -500,7 +531,7 @@ static bool startup_high_loss(struct bbr3 *b, const struct bbr3_ack *a)
 	       b->round_count >= b->recovery_start_round + 2 &&
 	       (u64)lost * BBR3_UNIT >
 			(u64)(delivered + lost) * BBR3_LOSS_THRESH &&
-	       b->round_loss_ranges >= BBR3_STARTUP_FULL_LOSS_CNT;
+	       b->round_loss_ranges >= b->gains.startup_full_loss_cnt;
 }
 
 static void check_startup_high_loss(struct bbr3 *b, const struct bbr3_ack *a)

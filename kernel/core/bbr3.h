@@ -145,12 +145,41 @@ enum bbr3_ack_phase {
 	BBR3_ACKS_PROBE_STOPPING,	/* probe over, its ACKs still coming */
 };
 
+/*
+ * The versions.  One core runs BBRv3 as draft-06 gives it and BBRv2 as
+ * Google's v2alpha set it; what sets them apart here is a row of constants
+ * each (bbr3_version_gains(); kernel/README.md, "bbr3 and BBRv2"):
+ *
+ *                          draft-06 (v3)   v2alpha (v2)
+ *   Startup pacing gain    2.77            2.885 (2 / ln 2)
+ *   Startup cwnd gain      2.0             2.885
+ *   Drain pacing gain      0.5             0.347 (1 / 2.885)
+ *   ProbeBW_DOWN pacing    0.9             0.75
+ *   ProbeBW_UP cwnd gain   2.25            2.0 (no extra while probing)
+ *   Startup loss exit      6 lost ranges   8 lost ranges
+ *
+ * v2's behaviours that v3 changed (inflight_hi raised while not limited by
+ * it, the Startup loss exit's bound taken from the window) are not here yet.
+ */
+#define BBR3_VERSION_V2		2	/* Google's v2alpha */
+#define BBR3_VERSION_V3		3	/* draft-ietf-ccwg-bbr-06 */
+
+struct bbr3_gains {
+	u32 startup_pacing;	/* thousandths, as every gain */
+	u32 startup_cwnd;
+	u32 drain_pacing;
+	u32 probe_down_pacing;
+	u32 probe_up_cwnd;
+	u32 startup_full_loss_cnt;	/* lost ranges in a round */
+};
+
 /* What the draft leaves to the implementation or Google's Linux sets apart. */
 struct bbr3_params {
 	u32 initial_cwnd;	/* C.InitialCwnd, packets */
 	u32 mss;		/* C.SMSS, bytes: only for the 64 KB send quantum */
-	u32 drain_pacing_gain;	/* thousandths; 0: the draft's */
-	u32 probe_down_pacing_gain; /* thousandths; 0: the draft's */
+	u32 version;		/* BBR3_VERSION_V2 or _V3; 0: V3 */
+	u32 drain_pacing_gain;	/* thousandths; 0: the version's */
+	u32 probe_down_pacing_gain; /* thousandths; 0: the version's */
 	u32 seed;		/* PickProbeWait's draws (the kernel's random) */
 };
 
@@ -190,12 +219,12 @@ struct bbr3_lost_packet {
 
 struct bbr3 {
 	enum bbr3_state state;
+	u32 version;		/* BBR3_VERSION_V2 or _V3 */
+	struct bbr3_gains gains; /* the version's, with the parameters' */
 	u32 pacing_gain;	/* thousandths */
 	u32 cwnd_gain;
 	u32 initial_cwnd;	/* C.InitialCwnd */
 	u32 mss;
-	u32 drain_pacing_gain;
-	u32 probe_down_pacing_gain;
 	u32 rng;		/* xorshift32 state for PickProbeWait */
 
 	/* The control parameters: BBR's output. */
@@ -296,6 +325,9 @@ void bbr3_on_enter_fast_recovery(struct bbr3 *b);
 void bbr3_on_enter_rto(struct bbr3 *b, u32 inflight);
 void bbr3_on_exit_recovery(struct bbr3 *b);
 void bbr3_on_spurious_loss(struct bbr3 *b);
+
+/* The constants of @version (BBR3_VERSION_*), NULL for an unknown one. */
+const struct bbr3_gains *bbr3_version_gains(u32 version);
 
 /* Model queries. */
 u64 bbr3_delivery_rate(u32 delivered, u32 interval_us);

@@ -78,6 +78,7 @@
 #define ss_div64(a, b) div64_u64((a), (b))
 #else
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 typedef uint8_t u8;
 typedef uint16_t u16;

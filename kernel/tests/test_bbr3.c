@@ -55,7 +55,8 @@ static struct bbr3_ack round_ack(u32 now, u32 prior, u32 delivered, u32 rs, u32 
 	};
 }
 
-static const struct bbr3_params params10 = {.initial_cwnd = 10, .mss = 1448, .seed = 1};
+/* Every test's connection; test_version_2 switches its version for a while. */
+static struct bbr3_params params10 = {.initial_cwnd = 10, .mss = 1448, .seed = 1};
 
 static void init10(struct bbr3 *b, u32 now, u32 srtt)
 {
@@ -955,6 +956,58 @@ static void test_extra_acked_window(void)
 	}
 }
 
+/*
+ * BBRv2, v2alpha's constants (bbr3.h's table), on the paths of the tests
+ * above; the states change where they did, only the gains differ.
+ *   Startup: 2.885 and 2.885.  No RTT: 167772 * 2885 / 1000 = 484022.22.
+ *   Drain (run_plateau): 0.347; pacing 53687 * 347 / 1000 = 18629.39, 1 %
+ *     under: 18629 * 99 / 100 = 18442.71.
+ *   ProbeBW (the cycle of test_probe_bw_cycle_and_probe_rtt): UP paces at
+ *     1.25 with the cwnd gain 2.0 (v3: 2.25), DOWN paces at 0.75 (v3: 0.9).
+ *   Startup's loss exit (startup_loss): 8 lost ranges, where v3 takes 6:
+ *     9 lost in 6 ranges stays, 9 in 7 stays, 9 in 8 leaves with 400.
+ * An unknown version runs v3's.
+ */
+static void test_version_2(void)
+{
+	struct bbr3 b;
+	u32 delivered, r;
+
+	params10.version = BBR3_VERSION_V2;
+	init10(&b, 0, 0);
+	CHECK_EQ(b.version, BBR3_VERSION_V2);
+	CHECK_EQ(b.pacing_gain, 2885);
+	CHECK_EQ(b.cwnd_gain, 2885);
+	CHECK_EQ(b.pacing_rate, 484022);
+	run_plateau(&b, &delivered);
+	CHECK_EQ(b.state, BBR3_DRAIN);
+	CHECK_EQ(b.pacing_gain, 347);
+	CHECK_EQ(b.cwnd_gain, 2000);
+	CHECK_EQ(b.pacing_rate, 18442);
+	run_to_cruise(&b, &delivered);
+	for (r = 8; r <= 35; r++)
+		cruise_round(&b, &delivered, r, 319);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_REFILL);
+	cruise_round(&b, &delivered, 36, 319);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
+	CHECK_EQ(b.pacing_gain, 1250);
+	CHECK_EQ(b.cwnd_gain, 2000);
+	for (r = 37; r <= 39; r++)
+		cruise_round(&b, &delivered, r, 319);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_DOWN);
+	CHECK_EQ(b.pacing_gain, 750);
+	CHECK_EQ(startup_loss(9, 6, true), 0);
+	CHECK_EQ(startup_loss(9, 7, true), 0);
+	CHECK_EQ(startup_loss(9, 8, true), 400);
+	params10.version = 7;
+	init10(&b, 0, 0);
+	CHECK_EQ(b.version, BBR3_VERSION_V3);
+	CHECK_EQ(b.pacing_gain, 2770);
+	CHECK(!bbr3_version_gains(7) && !bbr3_version_gains(0));
+	params10.version = 0;
+	CHECK_EQ(startup_loss(9, 6, true), 400);	/* v3 again */
+}
+
 int main(void)
 {
 	test_units();
@@ -981,6 +1034,7 @@ int main(void)
 	test_spurious_loss_undoes_startup_exit();
 	test_rto_and_recovery_cwnd();
 	test_extra_acked_window();
+	test_version_2();
 	printf("bbr3 core: %d checks passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
