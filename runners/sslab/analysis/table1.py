@@ -174,8 +174,9 @@ def order_effect(reps: list[dict]) -> dict:
     """The small flows' improvement (%) in the repetitions where SUSS off ran first and in those where
     it ran second (the cases alternate with the repetition): their means, n each, and the difference;
     None where either order has no repetition."""
-    by = {first: [(1 - r["on"]["small_mean_fct_s"] / r["off"]["small_mean_fct_s"]) * 100
-                  for r in reps if r.get("first") == first and "on" in r and "off" in r] for first in ("off", "on")}
+    improvement = FIELD_VALUES["improvement_pct"]
+    by = {first: [improvement(r) for r in reps if r.get("first") == first and "on" in r and "off" in r]
+          for first in ("off", "on")}
     means = {k: statistics.fmean(v) if v else None for k, v in by.items()}
     return {"off_first_pct": means["off"], "on_first_pct": means["on"], "n_off_first": len(by["off"]),
             "n_on_first": len(by["on"]),
