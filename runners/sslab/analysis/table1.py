@@ -67,6 +67,15 @@ def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
     return out
 
 
+def cells_by_setting(plan: MatrixPlan, cells: list[tuple]) -> dict[tuple[str, str, str], list[dict]]:
+    """Each done cell's numbers (table1_cell), by its setting (large_cc, buffer, large_rtt)."""
+    out: dict[tuple[str, str, str], list[dict]] = {}
+    for cell, cdir in cells:
+        s = cell.setting
+        out.setdefault((s["large_cc"], s["buffer"], s["large_rtt"]), []).append(table1_cell(plan, cdir))
+    return out
+
+
 def n_small(reps: list[dict]) -> int:
     """Small flows per side over the repetitions."""
     return sum(r["off"]["small_count"] for r in reps)
@@ -217,13 +226,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     labels = plan.labels
     beside = plan.paper_beside  # e.g. bbr3 beside the paper's BBRv2: another algorithm
     cells = current_cells(matrix_dir, plan)
-    by_setting: dict[tuple, list[dict]] = {}
-    walls = []
-    for cell, cdir in cells:
-        s = cell.setting
-        key = (s["large_cc"], s["buffer"], s["large_rtt"])
-        by_setting.setdefault(key, []).append(table1_cell(plan, cdir))
-        walls.append(cell_timing(cell, cdir))
+    by_setting = cells_by_setting(plan, cells)
+    walls = [cell_timing(cell, cdir) for cell, cdir in cells]
     order = [(c.setting["large_cc"], c.setting["buffer"], c.setting["large_rtt"]) for c in plan.cells]
     order = list(dict.fromkeys(order))
     rows, lines = [], []

@@ -17,7 +17,7 @@ from typing import Callable
 
 from .archive import ArchiveError, current_cells, latest_plan
 from .stats import welch_diff
-from .table1 import FIELD_VALUES, table1_cell
+from .table1 import FIELD_VALUES, cells_by_setting
 
 #: (name, unit, digits, the value of one repetition): what is compared.
 QUANTITIES: list[tuple[str, str, int, Callable[[dict], float]]] = [
@@ -35,13 +35,9 @@ def repetitions(matrix_dir: Path) -> dict[tuple[str, str, str], list[dict]]:
     _, plan = latest_plan(matrix_dir)
     if plan.report != "table1":
         raise ArchiveError(f"{matrix_dir}: a {plan.report} matrix, not Table 1's")
-    out: dict[tuple[str, str, str], list[dict]] = {}
-    for cell, cdir in current_cells(matrix_dir, plan):
-        rep = table1_cell(plan, cdir)
-        if "off" in rep and "on" in rep:
-            s = cell.setting
-            out.setdefault((s["large_cc"], s["buffer"], s["large_rtt"]), []).append(rep)
-    return out
+    every = cells_by_setting(plan, current_cells(matrix_dir, plan))
+    both = {key: [r for r in reps if "off" in r and "on" in r] for key, reps in every.items()}
+    return {key: reps for key, reps in both.items() if reps}
 
 
 def compare(base_dir: Path, other_dir: Path) -> tuple[str, list[dict]]:
