@@ -304,7 +304,7 @@ void bbr3_init(struct bbr3 *b, u32 now_us, u32 srtt_us,
 	b->initial_cwnd = p->initial_cwnd;
 	b->cwnd = p->initial_cwnd;
 	b->mss = p->mss ? p->mss : 1448;
-	/* An unknown version runs draft-06 (the glue refuses one first). */
+	/* An unknown version runs draft-06 (no glue sets a version yet). */
 	b->version = bbr3_version_gains(p->version) ? p->version : BBR3_VERSION_V3;
 	b->gains = *bbr3_version_gains(b->version);
 	if (p->drain_pacing_gain)
