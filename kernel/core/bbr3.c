@@ -304,9 +304,15 @@ void bbr3_init(struct bbr3 *b, u32 now_us, u32 srtt_us,
 	b->initial_cwnd = p->initial_cwnd;
 	b->cwnd = p->initial_cwnd;
 	b->mss = p->mss ? p->mss : 1448;
-	/* An unknown version runs draft-06 (no glue sets a version yet). */
+	/* An unknown version runs draft-06. */
 	b->version = bbr3_version_gains(p->version) ? p->version : BBR3_VERSION_V3;
 	b->gains = *bbr3_version_gains(b->version);
+	if (p->startup_pacing_gain)
+		b->gains.startup_pacing = p->startup_pacing_gain;
+	if (p->startup_cwnd_gain)
+		b->gains.startup_cwnd = p->startup_cwnd_gain;
+	if (p->startup_full_loss_cnt)
+		b->gains.startup_full_loss_cnt = p->startup_full_loss_cnt;
 	if (p->drain_pacing_gain)
 		b->gains.drain_pacing = p->drain_pacing_gain;
 	if (p->probe_down_pacing_gain)
@@ -534,16 +540,46 @@ static bool startup_high_loss(struct bbr3 *b, const struct bbr3_ack *a)
 	       b->round_loss_ranges >= b->gains.startup_full_loss_cnt;
 }
 
+/*
+ * v2alpha's Startup loss exit (BBRv2), as Google's v2 judged it: when a
+ * loss round ends in fast recovery, if at least StartupFullLossCnt (8) of
+ * the ACKs in that round marked packets lost, and this ACK's own rate
+ * sample lost too much (IsInflightTooHigh on RS.lost and RS.tx_in_flight,
+ * not the round's tally).  Counting ACKs that marked losses, not lost
+ * ranges, and reading one sample, are v2's; the bound it leaves is the
+ * BDP of max_bw alone (v3 takes at least what the round delivered).
+ */
+static bool startup_high_loss_v2(const struct bbr3 *b, const struct bbr3_ack *a)
+{
+	return b->loss_round_start && a->in_recovery &&
+	       b->loss_events_in_round >= b->gains.startup_full_loss_cnt &&
+	       bbr3_is_inflight_too_high(a->rs_lost, a->rs_tx_in_flight,
+					 a->has_selective_acks);
+}
+
 static void check_startup_high_loss(struct bbr3 *b, const struct bbr3_ack *a)
 {
-	if (b->state == BBR3_STARTUP && startup_high_loss(b, a)) {
-		b->undo_state = BBR3_STARTUP;
-		b->full_bw_now = true;
-		b->full_bw_reached = true;
+	bool high;
+
+	if (b->state != BBR3_STARTUP)
+		return;
+	high = b->version == BBR3_VERSION_V2 ? startup_high_loss_v2(b, a) :
+					       startup_high_loss(b, a);
+	if (!high) {
+		if (b->loss_round_start)
+			b->loss_events_in_round = 0;
+		return;
+	}
+	b->undo_state = BBR3_STARTUP;
+	b->full_bw_now = true;
+	b->full_bw_reached = true;
+	if (b->version == BBR3_VERSION_V2)	/* of max_bw, this ACK's too */
+		b->inflight_longterm = quantization_budget(b,
+				bdp_multiple_of(b, b->max_bw, BBR3_UNIT));
+	else
 		b->inflight_longterm = ss_max(bbr3_bdp_multiple(b, BBR3_UNIT),
 					      b->inflight_latest);
-		enter_drain(b);
-	}
+	enter_drain(b);
 }
 
 static void check_startup_done(struct bbr3 *b, const struct bbr3_ack *a)
@@ -621,8 +657,12 @@ static void probe_inflight_longterm_upward(struct bbr3 *b,
 {
 	u32 delta;
 
-	if (!a->is_cwnd_limited || b->cwnd < b->inflight_longterm)
+	if (!a->is_cwnd_limited || b->cwnd < b->inflight_longterm) {
+		/* v2 drops the credit a round not using the bound earned. */
+		if (b->version == BBR3_VERSION_V2)
+			b->bw_probe_up_acked = 0;
 		return;
+	}
 	b->bw_probe_up_acked = ss_sat_add(b->bw_probe_up_acked, a->newly_acked);
 	if (b->bw_probe_up_acked >= b->probe_up_acked_per_inc) {
 		delta = b->bw_probe_up_acked / b->probe_up_acked_per_inc;
@@ -793,11 +833,35 @@ static void set_pacing_rate_with_gain(struct bbr3 *b, u32 gain)
 }
 
 /* SetSendQuantum: 1 ms at the pacing rate, between 2 packets and 64 KB. */
+/*
+ * v2alpha's burst size (its TSO goal), which the quantization budget counts
+ * three of: the bytes the pacing rate sends in 2^-10 s (the socket's pacing
+ * shift), plus 64 KB halved for every 512 us of min_rtt (nothing past 16 ms),
+ * at most 64 KB, in whole packets; at least 2, or 1 under 1.2 Mbit/s.
+ */
+static u32 send_quantum_v2(const struct bbr3 *b)
+{
+	u64 rate = bbr3_pacing_rate_bytes_per_sec(b);
+	u64 bytes = rate >> BBR2_PACING_SHIFT;
+	u32 halvings = b->min_rtt_us >> BBR2_TSO_RTT_SHIFT;
+
+	if (b->min_rtt_us != BBR3_INF_US && halvings < 32)
+		bytes += BBR3_SEND_QUANTUM_MAX_BYTES >> halvings;
+	bytes = min_u64(bytes, BBR3_SEND_QUANTUM_MAX_BYTES);
+	return ss_max((u32)bytes / b->mss,
+		      rate < BBR2_MIN_TSO_RATE_BYTES ? 1 : 2);
+}
+
 static void set_send_quantum(struct bbr3 *b)
 {
-	u32 quantum = ss_sat32((b->pacing_rate * BBR3_SEND_QUANTUM_US) >>
-			       BBR3_BW_SHIFT);
+	u32 quantum;
 
+	if (b->version == BBR3_VERSION_V2) {
+		b->send_quantum = send_quantum_v2(b);
+		return;
+	}
+	quantum = ss_sat32((b->pacing_rate * BBR3_SEND_QUANTUM_US) >>
+			   BBR3_BW_SHIFT);
 	quantum = ss_min(quantum, BBR3_SEND_QUANTUM_MAX_BYTES / b->mss);
 	b->send_quantum = ss_max(quantum, 2);
 }
@@ -869,6 +933,11 @@ void bbr3_on_ack(struct bbr3 *b, const struct bbr3_ack *a)
 	b->inflight = a->inflight;
 	b->mark_app_limited = false;
 	track_round_loss(b, a);
+	if (b->lost_since_ack) {	/* this ACK marked packets lost */
+		b->loss_events_in_round = ss_min(b->loss_events_in_round + 1,
+						 BBR2_LOSS_EVENTS_MAX);
+		b->lost_since_ack = false;
+	}
 
 	update_latest_delivery_signals(b, a);
 	update_congestion_signals(b, a);
@@ -943,6 +1012,7 @@ void bbr3_on_lost_packet(struct bbr3 *b, const struct bbr3_lost_packet *p)
 		save_state_upon_loss(b);
 	}
 	b->is_loss_in_round = true;
+	b->lost_since_ack = true;
 	b->round_lost = ss_sat_add(b->round_lost, size);
 	if (p->new_range || b->round_loss_ranges == 0)
 		b->round_loss_ranges++;

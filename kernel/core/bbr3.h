@@ -124,6 +124,11 @@
 #define BBR3_SEND_QUANTUM_US		1000U	/* SetSendQuantum: 1 ms of pacing */
 #define BBR3_SEND_QUANTUM_MAX_BYTES	65536U	/* ... at most 64 KB */
 #define BBR3_OFFLOAD_QUANTA		3	/* TCP: qdisc, TSO engine, receiver */
+/* v2alpha's own (BBRv2): its burst sizing and its Startup loss tally. */
+#define BBR2_PACING_SHIFT		10	/* a burst: 2^-10 s at the pacing rate */
+#define BBR2_TSO_RTT_SHIFT		9	/* 64 KB more, halved per 512 us of min_rtt */
+#define BBR2_MIN_TSO_RATE_BYTES		150000U	/* 1.2 Mbit/s: under it, 1-packet bursts */
+#define BBR2_LOSS_EVENTS_MAX		15	/* its tally of loss ACKs saturates (4 bits) */
 
 enum bbr3_state {
 	BBR3_STARTUP,
@@ -158,8 +163,17 @@ enum bbr3_ack_phase {
  *   ProbeBW_UP cwnd gain   2.25            2.0 (no extra while probing)
  *   Startup loss exit      6 lost ranges   8 lost ranges
  *
- * v2's behaviours that v3 changed (inflight_hi raised while not limited by
- * it, the Startup loss exit's bound taken from the window) are not here yet.
+ * and three behaviours v3 changed, each where the version is tested:
+ *
+ *   Startup's loss exit    the round's loss    8 ACKs of the loss round
+ *                          rate, lost ranges;  marked losses and this ACK's
+ *                          bound max(bdp,      sample lost over 2 %; bound
+ *                          round's delivery)   Inflight(1.0) of max_bw
+ *   inflight_hi's credit   kept while the      dropped on every ACK not at
+ *   in ProbeBW_UP          bound is not used   the bound (cwnd-limited)
+ *   send quantum           1 ms at the pacing  2^-10 s at the pacing rate +
+ *                          rate, >= 2          64 KB >> (min_rtt / 512 us),
+ *                                              >= 2, 1 under 1.2 Mbit/s
  */
 #define BBR3_VERSION_V2		2	/* Google's v2alpha */
 #define BBR3_VERSION_V3		3	/* draft-ietf-ccwg-bbr-06 */
@@ -170,7 +184,7 @@ struct bbr3_gains {
 	u32 drain_pacing;
 	u32 probe_down_pacing;
 	u32 probe_up_cwnd;
-	u32 startup_full_loss_cnt;	/* lost ranges in a round */
+	u32 startup_full_loss_cnt;	/* lost ranges (v3) or loss ACKs (v2) a round */
 };
 
 /* What the draft leaves to the implementation or Google's Linux sets apart. */
@@ -178,6 +192,10 @@ struct bbr3_params {
 	u32 initial_cwnd;	/* C.InitialCwnd, packets */
 	u32 mss;		/* C.SMSS, bytes: only for the 64 KB send quantum */
 	u32 version;		/* BBR3_VERSION_V2 or _V3; 0: V3 */
+	/* The version's constants overridden (module parameters); 0: the version's. */
+	u32 startup_pacing_gain;	/* thousandths */
+	u32 startup_cwnd_gain;		/* thousandths */
+	u32 startup_full_loss_cnt;	/* lost ranges (v3) or loss ACKs (v2) */
 	u32 drain_pacing_gain;	/* thousandths; 0: the version's */
 	u32 probe_down_pacing_gain; /* thousandths; 0: the version's */
 	u32 seed;		/* PickProbeWait's draws (the kernel's random) */
@@ -302,6 +320,9 @@ struct bbr3 {
 	u32 round_start_delivered;
 	bool in_recovery;
 	u32 recovery_start_round;
+	/* v2's tally: ACKs of the loss round that marked losses (saturating). */
+	u32 loss_events_in_round;
+	bool lost_since_ack;	/* packets marked lost since the last ACK */
 
 	u32 drain_start_round;
 

@@ -964,9 +964,7 @@ static void test_extra_acked_window(void)
  *     under: 18629 * 99 / 100 = 18442.71.
  *   ProbeBW (the cycle of test_probe_bw_cycle_and_probe_rtt): UP paces at
  *     1.25 with the cwnd gain 2.0 (v3: 2.25), DOWN paces at 0.75 (v3: 0.9).
- *   Startup's loss exit (startup_loss): 8 lost ranges, where v3 takes 6:
- *     9 lost in 6 ranges stays, 9 in 7 stays, 9 in 8 leaves with 400.
- * An unknown version runs v3's.
+ * An unknown version runs v3's.  v2's own behaviours: the tests after it.
  */
 static void test_version_2(void)
 {
@@ -996,9 +994,6 @@ static void test_version_2(void)
 		cruise_round(&b, &delivered, r, 319);
 	CHECK_EQ(b.state, BBR3_PROBE_BW_DOWN);
 	CHECK_EQ(b.pacing_gain, 750);
-	CHECK_EQ(startup_loss(9, 6, true), 0);
-	CHECK_EQ(startup_loss(9, 7, true), 0);
-	CHECK_EQ(startup_loss(9, 8, true), 400);
 	params10.version = 7;
 	init10(&b, 0, 0);
 	CHECK_EQ(b.version, BBR3_VERSION_V3);
@@ -1006,6 +1001,167 @@ static void test_version_2(void)
 	CHECK(!bbr3_version_gains(7) && !bbr3_version_gains(0));
 	params10.version = 0;
 	CHECK_EQ(startup_loss(9, 6, true), 400);	/* v3 again */
+}
+
+/*
+ * v2alpha's Startup loss exit.  Round 1 delivers 200 (one ACK).  In round
+ * 2, in recovery, @loss_acks ACKs each follow a newly lost packet (10
+ * delivered each, no rate sample); then the ACK that ends the loss round
+ * (it acks a packet sent at 200 delivered, the loss round's end) samples
+ * 300 over the RTT with @rs_lost of its 500 in flight at send lost since:
+ *   7 loss ACKs, 11 lost: 7 < 8: stay;
+ *   8 loss ACKs, 10 lost: 10 / 500 = 2 %, not over it: stay;
+ *   8 loss ACKs, 11 lost: 2.2 %: Drain, the bound Inflight(1.0) of max_bw:
+ *   300 per RTT = 50331 units, bdp 50331 * 100000 / 2^24 = 299.99 -> 299;
+ *   its budget: 3 bursts of 5 packets (Startup's rate, 2.885 x 200 per
+ *   100 ms x 1448 B = 8.35 MB/s, 2^-10 of it 8155 B) = 15 < 299: 299.
+ * v3 on the same ACKs stays (one lost range a packet: 8 ranges, but its
+ * tally is per packet-timed round judged after a whole round in recovery).
+ */
+static u32 startup_loss_v2(u32 loss_acks, u32 rs_lost, u32 version)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	struct bbr3_lost_packet p = {0};
+	u32 i, delivered = 200;
+
+	params10.version = version;
+	init10(&b, 0, RTT);
+	params10.version = 0;
+	a = round_ack(RTT, 0, delivered, 200, 500);
+	feed(&b, &a);
+	for (i = 0; i < loss_acks; i++) {
+		p.delivered = delivered;
+		p.new_range = true;
+		bbr3_on_lost_packet(&b, &p);
+		delivered += 10;
+		a = round_ack(RTT + 1 + i, 100, delivered, 10, 500);
+		a.rs_interval_us = 0;
+		a.in_recovery = true;
+		feed(&b, &a);
+		CHECK_EQ(b.state, BBR3_STARTUP);
+	}
+	CHECK_EQ(b.loss_events_in_round, loss_acks);
+	delivered += 300;
+	a = round_ack(2 * RTT, 200, delivered, 300, 500);
+	a.in_recovery = true;
+	a.rs_lost = rs_lost;
+	a.rs_tx_in_flight = 500;
+	feed(&b, &a);
+	if (b.state == BBR3_STARTUP)
+		return 0;
+	CHECK_EQ(b.state, BBR3_DRAIN);
+	CHECK(b.full_bw_reached);
+	CHECK_EQ(b.undo_state, BBR3_STARTUP);
+	return b.inflight_longterm;
+}
+
+static void test_v2_startup_loss_exit(void)
+{
+	CHECK_EQ(startup_loss_v2(7, 11, BBR3_VERSION_V2), 0);
+	CHECK_EQ(startup_loss_v2(8, 10, BBR3_VERSION_V2), 0);
+	CHECK_EQ(startup_loss_v2(8, 11, BBR3_VERSION_V2), 299);
+	CHECK_EQ(startup_loss_v2(8, 11, BBR3_VERSION_V3), 0);
+}
+
+/*
+ * v2 drops inflight_hi's unused credit.  In UP (as
+ * test_inflight_longterm_grows_in_up: bound 300, 300 acked per packet),
+ * four ACKs of 100 mid-round; the second is not cwnd-limited.  v3 keeps
+ * the first's 100 over it: 100 + 100 + 100 = 300: +1 (301).  v2 drops
+ * it: 100 + 100 after, 200 < 300: the bound stays 300.
+ */
+static u32 probe_up_credit(u32 version)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 delivered, i;
+
+	params10.version = version;
+	run_to_up(&b, &delivered);
+	params10.version = 0;
+	CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
+	b.inflight_longterm = 300;
+	b.probe_up_acked_per_inc = 300;
+	for (i = 0; i < 4; i++) {
+		delivered += 100;
+		a = round_ack(36 * RTT + 1 + i, delivered - 1000, delivered, 100, 300);
+		a.cwnd = b.inflight_longterm;
+		a.is_cwnd_limited = i != 1;
+		a.rs_rtt_us = 90000 - i;	/* no ProbeRTT */
+		feed(&b, &a);
+		CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
+	}
+	return b.inflight_longterm;
+}
+
+static void test_v2_probe_up_drops_unused_credit(void)
+{
+	CHECK_EQ(probe_up_credit(BBR3_VERSION_V3), 301);
+	CHECK_EQ(probe_up_credit(BBR3_VERSION_V2), 300);
+}
+
+/*
+ * v2alpha's burst (send quantum).  Cruising at 320 per 100 ms, pacing
+ * 53150 units = 4587244 B/s: 4587244 >> 10 = 4479 B = 3 packets (3.09),
+ * as v3's 1 ms gives.  With min_rtt 1 ms: 1000 >> 9 = 1 halving, 64 KB ->
+ * 32768 B more: 37247 B = 25 packets (25.7).  At 100 packets a second
+ * (144800 B/s, under 1.2 Mbit/s) and min_rtt 100 ms: 141 B, 0 packets:
+ * v2's floor, 1 (v3's: 2).
+ */
+static u32 held_rate_quantum(struct bbr3 *b, u32 delivered, u64 rate, u32 min_rtt)
+{
+	struct bbr3_ack a = round_ack(9 * RTT, delivered, delivered + 320, 320, 319);
+
+	b->pacing_rate = rate;
+	b->min_rtt_us = min_rtt;
+	b->full_bw_reached = false;	/* keep the rate for this check */
+	b->bw = 0;
+	b->max_bw = 0;
+	b->max_bw_slot[0] = b->max_bw_slot[1] = 0;
+	a.rs_interval_us = 0;
+	feed(b, &a);
+	return b->send_quantum;
+}
+
+static void test_v2_send_quantum(void)
+{
+	struct bbr3 b;
+	u32 delivered;
+
+	params10.version = BBR3_VERSION_V2;
+	run_to_cruise(&b, &delivered);
+	params10.version = 0;
+	CHECK_EQ(b.pacing_rate, 53150);
+	CHECK_EQ(b.send_quantum, 3);
+	CHECK_EQ(held_rate_quantum(&b, delivered, 53150, 1000), 25);
+	CHECK_EQ(held_rate_quantum(&b, delivered, bbr3_delivery_rate(1, 10000), RTT), 1);
+	run_to_cruise(&b, &delivered);
+	CHECK_EQ(held_rate_quantum(&b, delivered, bbr3_delivery_rate(1, 10000), RTT), 2);
+}
+
+/*
+ * The version's constants overridden by parameters (bbr2's module
+ * parameters): Startup paces at 3.0 and keeps a 2.5 window when asked,
+ * and a 0 leaves the version's value.
+ */
+static void test_version_overrides(void)
+{
+	struct bbr3 b;
+
+	params10.version = BBR3_VERSION_V2;
+	params10.startup_pacing_gain = 3000;
+	params10.startup_cwnd_gain = 2500;
+	init10(&b, 0, 0);
+	CHECK_EQ(b.pacing_gain, 3000);
+	CHECK_EQ(b.cwnd_gain, 2500);
+	CHECK_EQ(b.pacing_rate, 503316);	/* 167772 * 3 */
+	CHECK_EQ(b.gains.drain_pacing, 347);
+	CHECK_EQ(b.gains.startup_full_loss_cnt, 8);
+	params10.startup_full_loss_cnt = 4;
+	init10(&b, 0, 0);
+	CHECK_EQ(b.gains.startup_full_loss_cnt, 4);
+	params10 = (struct bbr3_params){.initial_cwnd = 10, .mss = 1448, .seed = 1};
 }
 
 int main(void)
@@ -1035,6 +1191,10 @@ int main(void)
 	test_rto_and_recovery_cwnd();
 	test_extra_acked_window();
 	test_version_2();
+	test_v2_startup_loss_exit();
+	test_v2_probe_up_drops_unused_credit();
+	test_v2_send_quantum();
+	test_version_overrides();
 	printf("bbr3 core: %d checks passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
