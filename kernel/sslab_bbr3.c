@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bbr3: BBRv3 from draft-ietf-ccwg-bbr-06 as a congestion control of
- * tcp_sslab.  The algorithm is core/bbr3.c (its header teaches the model);
- * this file moves numbers between the stack and the core:
+ * bbr3 and bbr2_sslab: BBRv3 from draft-ietf-ccwg-bbr-06, and BBRv2 as
+ * Google's v2alpha set it, as congestion controls of tcp_sslab.  Both are
+ * core/bbr3.c (its header teaches the model and tabulates what sets the
+ * two versions apart); this file moves numbers between the stack and the
+ * core:
  *
  *   cong_control    every ACK: the rate sample and the connection's counters
  *                   in, cwnd and the pacing rate out (the stack does no
@@ -13,13 +15,20 @@
  *   set_state       recovery ends (back to Open): cwnd from before it
  *   undo_cwnd       the recovery was spurious
  *   cwnd_event      TX_START after idle: the restart from idle
+ *   min_tso_segs    (bbr2_sslab) v2alpha's smallest burst: 1 segment under
+ *                   1.2 Mbit/s, else 2 (the stack sizes the rest from the
+ *                   pacing rate and min_rtt as v2alpha did)
  *
- * It needs what a stock 6.1 rate sample lacks (RS.tx_in_flight, RS.lost)
- * and a per-lost-packet callback: images/uml/patches/bbr3/0005 adds them and
+ * BBRv2 is registered as "bbr2_sslab", not "bbr2": a kernel carrying
+ * Google's own v2alpha (a researcher's KERNEL_PATCHES=) registers "bbr2",
+ * and the two run side by side, each under its own name.
+ *
+ * They need what a stock 6.1 rate sample lacks (RS.tx_in_flight, RS.lost)
+ * and a per-lost-packet callback: our kernel patch 0005 adds them and
  * defines TCP_CA_SSLAB_LOSS_HOOKS.  Built against a kernel without them
- * (Debian's stock kernel, the other kernel sources) bbr3 is not registered.
+ * (Debian's stock kernel, the other kernel sources) neither is registered.
  *
- * The core's state (about 300 bytes) is larger than the 104 bytes a
+ * The core's state (about 330 bytes) is larger than the 104 bytes a
  * congestion control keeps in the socket, so the socket keeps a pointer to
  * an allocation; a connection whose allocation failed keeps the stack's
  * cwnd and pacing and counts in the module parameter bbr3_alloc_failures.
@@ -42,9 +51,26 @@ MODULE_PARM_DESC(bbr3_drain_gain, "bbr3: Drain's pacing gain, thousandths (draft
 static unsigned int bbr3_probe_down_gain = BBR3_PROBE_DOWN_PACING_GAIN;
 module_param(bbr3_probe_down_gain, uint, 0644);
 MODULE_PARM_DESC(bbr3_probe_down_gain, "bbr3: ProbeBW_DOWN's pacing gain, thousandths (draft-06: 900)");
+/*
+ * bbr2_sslab's parameters: v2alpha's names (high_gain, startup_cwnd_gain,
+ * drain_gain, full_loss_cnt) with bbr2_ before them, in thousandths (v2alpha
+ * counts gains in 256ths); each is read when a connection starts.
+ */
+static unsigned int bbr2_high_gain = 2885;
+module_param(bbr2_high_gain, uint, 0644);
+MODULE_PARM_DESC(bbr2_high_gain, "bbr2_sslab: Startup's pacing gain, thousandths (v2alpha: 2885)");
+static unsigned int bbr2_startup_cwnd_gain = 2885;
+module_param(bbr2_startup_cwnd_gain, uint, 0644);
+MODULE_PARM_DESC(bbr2_startup_cwnd_gain, "bbr2_sslab: Startup's cwnd gain, thousandths (v2alpha: 2885)");
+static unsigned int bbr2_drain_gain = 347;
+module_param(bbr2_drain_gain, uint, 0644);
+MODULE_PARM_DESC(bbr2_drain_gain, "bbr2_sslab: Drain's pacing gain, thousandths (v2alpha: 347)");
+static unsigned int bbr2_full_loss_cnt = 8;
+module_param(bbr2_full_loss_cnt, uint, 0644);
+MODULE_PARM_DESC(bbr2_full_loss_cnt, "bbr2_sslab: ACKs with losses in a loss round that end Startup (v2alpha: 8)");
 static unsigned int bbr3_alloc_failures;
 module_param(bbr3_alloc_failures, uint, 0444);
-MODULE_PARM_DESC(bbr3_alloc_failures, "bbr3: connections that ran without BBR (no memory for its state)");
+MODULE_PARM_DESC(bbr3_alloc_failures, "bbr3, bbr2_sslab: connections that ran without BBR (no memory for its state)");
 
 /* The socket's share: a pointer to the state, and where the stack was. */
 struct bbr3_sock {
@@ -76,29 +102,50 @@ static void set_pacing_rate(struct sock *sk, const struct bbr3 *b)
 	WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)rate);
 }
 
-static void bbr3_init_sock(struct sock *sk)
+/* A connection starts: the core's state, in the version @p asks for. */
+static void init_conn(struct sock *sk, struct bbr3_params *p)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct bbr3_sock *s = inet_csk_ca(sk);
-	struct bbr3_params p = {
-		.initial_cwnd = tcp_snd_cwnd(tp),
-		.mss = tp->mss_cache,
-		.drain_pacing_gain = READ_ONCE(bbr3_drain_gain),
-		.probe_down_pacing_gain = READ_ONCE(bbr3_probe_down_gain),
-		.seed = get_random_u32(),
-	};
 
 	BUILD_BUG_ON(sizeof(struct bbr3_sock) > ICSK_CA_PRIV_SIZE);
+	p->initial_cwnd = tcp_snd_cwnd(tp);
+	p->mss = tp->mss_cache;
+	p->seed = get_random_u32();
 	s->conn = kzalloc(sizeof(*s->conn), GFP_ATOMIC);
 	if (!s->conn) {
 		bbr3_alloc_failures++;
 		return;
 	}
-	bbr3_init(&s->conn->core, (u32)tp->tcp_mstamp, tp->srtt_us >> 3, &p);
+	bbr3_init(&s->conn->core, (u32)tp->tcp_mstamp, tp->srtt_us >> 3, p);
 	s->conn->prev_ca_state = TCP_CA_Open;
 	cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED);
 	set_pacing_rate(sk, &s->conn->core);
 	trace_state(sk, &s->conn->core, 0);
+}
+
+static void bbr3_init_sock(struct sock *sk)
+{
+	struct bbr3_params p = {
+		.version = BBR3_VERSION_V3,
+		.drain_pacing_gain = READ_ONCE(bbr3_drain_gain),
+		.probe_down_pacing_gain = READ_ONCE(bbr3_probe_down_gain),
+	};
+
+	init_conn(sk, &p);
+}
+
+static void bbr2_init_sock(struct sock *sk)
+{
+	struct bbr3_params p = {
+		.version = BBR3_VERSION_V2,
+		.startup_pacing_gain = READ_ONCE(bbr2_high_gain),
+		.startup_cwnd_gain = READ_ONCE(bbr2_startup_cwnd_gain),
+		.drain_pacing_gain = READ_ONCE(bbr2_drain_gain),
+		.startup_full_loss_cnt = READ_ONCE(bbr2_full_loss_cnt),
+	};
+
+	init_conn(sk, &p);
 }
 
 static void bbr3_release(struct sock *sk)
@@ -233,6 +280,12 @@ static void bbr3_cwnd_event(struct sock *sk, enum tcp_ca_event event)
 	}
 }
 
+/* v2alpha's smallest burst: one segment under 1.2 Mbit/s, else two. */
+static u32 bbr2_min_tso_segs(struct sock *sk)
+{
+	return READ_ONCE(sk->sk_pacing_rate) < BBR2_MIN_TSO_RATE_BYTES ? 1 : 2;
+}
+
 static struct tcp_congestion_ops sslab_bbr3_ops __read_mostly = {
 	.init		= bbr3_init_sock,
 	.release	= bbr3_release,
@@ -247,17 +300,40 @@ static struct tcp_congestion_ops sslab_bbr3_ops __read_mostly = {
 	.name		= "bbr3",
 };
 
+static struct tcp_congestion_ops sslab_bbr2_ops __read_mostly = {
+	.init		= bbr2_init_sock,
+	.release	= bbr3_release,
+	.ssthresh	= bbr3_ssthresh,
+	.cong_control	= bbr3_cong_control,
+	.set_state	= bbr3_set_state,
+	.undo_cwnd	= bbr3_undo_cwnd,
+	.cwnd_event	= bbr3_cwnd_event,
+	.skb_marked_lost = bbr3_skb_marked_lost,
+	.min_tso_segs	= bbr2_min_tso_segs,
+	.flags		= TCP_CONG_NON_RESTRICTED,
+	.owner		= THIS_MODULE,
+	.name		= "bbr2_sslab",
+};
+
 int sslab_bbr3_register(void)
 {
-	return tcp_register_congestion_control(&sslab_bbr3_ops);
+	int err = tcp_register_congestion_control(&sslab_bbr3_ops);
+
+	if (err)
+		return err;
+	err = tcp_register_congestion_control(&sslab_bbr2_ops);
+	if (err)
+		tcp_unregister_congestion_control(&sslab_bbr3_ops);
+	return err;
 }
 
 void sslab_bbr3_unregister(void)
 {
+	tcp_unregister_congestion_control(&sslab_bbr2_ops);
 	tcp_unregister_congestion_control(&sslab_bbr3_ops);
 }
 
-#else /* a kernel without our hooks: no bbr3 */
+#else /* a kernel without our hooks: neither bbr3 nor bbr2_sslab */
 
 int sslab_bbr3_register(void)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* bbr3 in tcp_sslab (sslab_bbr3.c): registered when the kernel has our hooks. */
+/* bbr3 and bbr2_sslab in tcp_sslab (sslab_bbr3.c): registered when the kernel has our hooks. */
 #ifndef SSLAB_BBR3_H
 #define SSLAB_BBR3_H
 

@@ -589,7 +589,7 @@ static void sslab_unregister_first(int n)
 		tcp_unregister_congestion_control(sslab_all[n]);
 }
 
-/* The registry's names, then bbr3 (sslab_bbr3.c: only where the kernel has our hooks). */
+/* The registry's names, then bbr3 and bbr2_sslab (sslab_bbr3.c: only where the kernel has our hooks). */
 static int __init sslab_register(void)
 {
 	int i, err;

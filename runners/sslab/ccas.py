@@ -42,13 +42,18 @@ SLOW_START_CCAS = OUR_CCAS[:4]
 KERNEL_CCAS = ("reno", "cubic", "bbr", "bic", "cdg", "dctcp", "highspeed", "htcp", "hybla",
                "illinois", "lp", "nv", "scalable", "vegas", "veno", "westwood", "yeah")
 #: Ours too, but registered only by a kernel that carries our patch 0005 (the rate sample's
-#: tx_in_flight and lost, and a per-lost-packet callback): the 6.1 UML kernel with
-#: KERNEL_PATCHES=images/uml/patches/bbr3.  Elsewhere (the default kernel for now, Debian's stock
-#: kernel, KERNEL_SOURCE=) a run asking for one is refused at preflight.
-HOOKED_CCAS = ("bbr3",)
+#: tx_in_flight and lost, and a per-lost-packet callback), as the default UML kernel does: BBRv3 from
+#: draft-06 and BBRv2 as Google's v2alpha set it (kernel/README.md, "bbr3 and BBRv2").  Debian's stock
+#: kernel and the other KERNEL_SOURCE=s lack the patch: a run asking for one there is refused at
+#: preflight.  BBRv2 is "bbr2_sslab" so that Google's own, "bbr2" (a researcher's patch), can run beside it.
+HOOKED_CCAS = ("bbr3", "bbr2_sslab")
 KNOWN_CCAS = OUR_CCAS + HOOKED_CCAS + KERNEL_CCAS
-#: What a table calls a congestion control when its name alone would mislead.
-CC_LABELS = {"bbr3": "BBRv3 (draft-06)", "bbr": "BBRv1"}
+#: What a report says a congestion control is, where its name alone would mislead.
+CC_LABELS = {"cubic_hs": "ours: Linux's CUBIC and HyStart, ACK for ACK the kernel's",
+             "bbr": "Linux's BBRv1",
+             "bbr2_sslab": "ours: BBRv2 as Google's v2alpha set it, written from its published facts",
+             "bbr2": "Google's BBRv2 (v2alpha), from a researcher's kernel patch",
+             "bbr3": "ours: BBRv3 from draft-ietf-ccwg-bbr-06"}
 #: What Linux takes as a congestion control's name (TCP_CA_NAME_MAX is 16 bytes with the NUL).
 _CC_NAME = re.compile(r"[a-z][a-z0-9_]{0,14}")
 #: Set (by the Makefile's KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES=) when the kernel under test is not ours.
@@ -114,7 +119,7 @@ def variant_label(cc: str, suss_version: int | None = None) -> str:
 def is_suss_label(label: str) -> bool:
     return label.startswith("cubic_suss")
 
-#: The module's parameters (kernel/sslab_tcp.c, then kernel/sslab_bbr3.c;
+#: The module's parameters (kernel/sslab_tcp.c, then kernel/sslab_bbr3.c's bbr3 and bbr2_sslab;
 #: /sys/module/tcp_sslab/parameters/), all unsigned integers read on every ACK (suss_version and
 #: bbr3's: when a connection starts); a unit test checks this list against the C sources.
 MODULE_PARAMS = ("hs_low_window", "hs_ack_delta_us", "hs_delay_min_us", "hs_delay_max_us", "hs_min_samples",
@@ -123,7 +128,8 @@ MODULE_PARAMS = ("hs_low_window", "hs_ack_delta_us", "hs_delay_min_us", "hs_dela
                  "suss_min_rtt_us", "suss_lift_rwnd_rounds", "suss_version", "reno_init_ssthresh", "reno_iw",
                  "astart_tau_us", "std_iw", "blitz_pace_pct", "blitz_lift_rwnd_rounds",
                  "rapid_k36", "rapid_rtt_add_us", "rapid_rtt_pct", "rapid_iw_mult", "rapid_pace_first",
-                 "bbr3_drain_gain", "bbr3_probe_down_gain")
+                 "bbr3_drain_gain", "bbr3_probe_down_gain", "bbr2_high_gain", "bbr2_startup_cwnd_gain",
+                 "bbr2_drain_gain", "bbr2_full_loss_cnt")
 
 #: cubic_hs's HyStart, by the module parameter hs_round_fix: Linux 5.19's rounds (0; the paper's
 #: kernel, whose round check sat after the low-window test) or 6.1.192's (1; the 2025 fix).
