@@ -70,13 +70,6 @@ KERNEL_ARGS = $(foreach k,$(KERNELS),--kernel $(k))
 ifneq ($(KERNEL_SOURCE),)
 export SSLAB_KERNEL_SOURCE := $(KERNEL_SOURCE)
 endif
-# bbr3 (BBRv3 from draft-06) needs our patch 0005, which the default kernel does not carry
-# (kernel/README.md, "What bbr3 needs of the kernel"): CCA=bbr3 takes the kernel with it, whose
-# cells and runs are keyed and archived apart; KERNEL_PATCHES= of your own stays yours.
-comma := ,
-ifneq ($(filter bbr3,$(subst $(comma), ,$(CCA))),)
-KERNEL_PATCHES ?= images/uml/patches/bbr3
-endif
 ifneq ($(KERNEL_PATCHES),)
 export SSLAB_KERNEL_PATCHES := $(abspath $(KERNEL_PATCHES))
 endif
