@@ -101,6 +101,7 @@ class MatrixPlan(_Record):
     reference: str | None = None  # the paper values it is compared with (results/reference/<name>.yaml), if not its own
     fct_timing: Literal["client", "server"] = "client"  # a flow's FCT as its client or its server's trace times it
     labels: dict[str, str] = {}  # how reports name a value (cubic -> CUBIC)
+    runs_as: dict[str, str] = {}  # a value whose flows run another congestion control (bbr2 -> bbr2_sslab)
     paper_beside: dict[str, dict[str, Any]] = {}  # a value shown beside another's paper column, and why
     compare: dict[str, Any] = {}  # the compared parameter and its off and on values
     axes: dict[str, str | None] = {}  # axis -> its make variable

@@ -42,15 +42,22 @@ def test_selection_matches_make_style_values(table1):
 
 def test_table1_cells_and_unavailable_cca(table1):
     plan = plan_of(table1, iterations=2)
-    # bbr2 is in no kernel, and bbr3 not in this one (no patch 0005): their 8 settings each are
-    # reported, not run, not substituted.
+    # A kernel without our patch 0005 (Debian's stock kernel, another KERNEL_SOURCE=) offers neither
+    # bbr2_sslab (the BBRv2 column's) nor bbr3: their 8 settings each are reported, not run, not
+    # substituted, and the reason names the control the column runs.
     assert len(plan.unavailable) == 16
     assert {u.setting["large_cc"] for u in plan.unavailable} == {"bbr2", "bbr3"}
-    assert all("not offered" in u.reason for u in plan.unavailable)
-    # Where the kernel has our hooks, bbr3's settings are cells (bbr2's still are not).
-    with_bbr3 = mx.plan_matrix(table1, mx.resolve_selection(table1, {}), 1, "img1", {**KERNEL, "bbr3": "module tcp_sslab"}, "code1")
-    assert len(with_bbr3.cells) == 24 and len(with_bbr3.unavailable) == 8
-    assert with_bbr3.paper_beside["bbr3"]["column"] == "bbr2"
+    assert {u.reason for u in plan.unavailable} == {"bbr2_sslab is not offered by the kernel under test",
+                                                    "bbr3 is not offered by the kernel under test"}
+    # The default UML kernel carries the patch: all four columns are cells, the BBRv2 column's flows
+    # run bbr2_sslab, and the plan says so.
+    hooked = {**KERNEL, "bbr3": "module tcp_sslab", "bbr2_sslab": "module tcp_sslab"}
+    full = mx.plan_matrix(table1, mx.resolve_selection(table1, {}), 1, "img1", hooked, "code1")
+    assert len(full.cells) == 32 and not full.unavailable
+    assert full.runs_as == {"cubic": "cubic_hs", "bbr2": "bbr2_sslab"}
+    assert full.paper_beside["bbr3"]["column"] == "bbr2" and "bbr2" not in full.paper_beside
+    bbr2_cell = next(c for c in full.cells if c.setting["large_cc"] == "bbr2")
+    assert scenario_from_dump(bbr2_cell.scenario).cases[0].flows[0].cc == "bbr2_sslab"
     assert len(plan.cells) == 2 * 16
     # Repetition-major: every setting once before any repeats.
     assert [c.rep for c in plan.cells] == [0] * 16 + [1] * 16

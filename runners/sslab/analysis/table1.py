@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from .. import paths
-from ..ccas import SUSS_CCAS
+from ..ccas import CC_LABELS, SUSS_CCAS
 from ..plan_record import MatrixPlan
 from . import paper_bounds
 from .capturecheck import agreement_line
@@ -334,6 +334,9 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     notes = [f"- {labels.get(u.setting.get('large_cc'), u.setting.get('large_cc'))} "
              f"({', '.join(f'{k}={v}' for k, v in u.setting.items())}): **unavailable**, not run and not "
              f"substituted: {u.reason}." for u in plan.unavailable]
+    notes += [f"- {labels.get(cca, cca)} ran `{plan.runs_as.get(cca, cca)}`"
+              + (f", {CC_LABELS[plan.runs_as.get(cca, cca)]}" if plan.runs_as.get(cca, cca) in CC_LABELS else "")
+              + "." for cca in per_cca]
     notes += [f"- {labels.get(cca, cca)} is shown beside the paper's {labels.get(b['column'], b['column'])} values: "
               f"{b['note']}" for cca, b in beside.items() if cca in per_cca]
     if compared_name(plan) != "SUSS":

@@ -67,6 +67,7 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
         code_version=code_version, available_ccas=available_ccas, unavailable=unavailable,
         substrate=substrate, clock=clock, defaults=spec.defaults, reference=spec.reference,
         fct_timing=spec.fct_timing, labels=spec.labels,
+        runs_as={v: ax.runs(v) for ax in spec.axes.values() if ax.cca for v in ax.runs_as},
         paper_beside={k: v.model_dump() for k, v in spec.paper_beside.items()},
         compare=spec.compare.model_dump(), axes={a: spec.axes[a].option for a in spec.axes},
         # The file's own values per axis: a setting with any other value is beside the paper's grid.
