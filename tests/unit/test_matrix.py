@@ -566,3 +566,21 @@ def test_the_playbooks_parse(playbook):
     res = subprocess.run([venv_bin("ansible-playbook"), "--syntax-check", "-i", str(inventory),
                           str(PLAYBOOKS / playbook)], capture_output=True, text=True, env=ansible_env())
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+
+
+def test_a_cca_value_is_checked_by_the_control_it_runs():
+    """CCA=bbr2 names the BBRv2 column, whose flows run bbr2_sslab (Axis.runs_as): accepted where the
+    file maps it, and the incumbents of E6 then run bbr2_sslab; a name mapped nowhere is Linux's own
+    and refused unless a researcher's kernel may register it."""
+    fairness = mx.load_matrix("fairness")
+    chosen = mx.resolve_selection(fairness, {"CCA": "bbr2"})
+    hooked = {**KERNEL, "bbr2_sslab": "module tcp_sslab"}
+    plan = mx.plan_matrix(fairness, chosen, 1, "img1", hooked, "code1")
+    assert plan.cells and not plan.unavailable
+    flows = scenario_from_dump(plan.cells[0].scenario).cases[0].flows
+    assert [f.cc for f in flows[:4]] == ["bbr2_sslab"] * 4
+    assert plan.runs_as["bbr2"] == "bbr2_sslab"
+    # Google's own name, mapped nowhere in table1-calibrate: refused (it is no control the harness knows).
+    calibrate = mx.load_matrix("table1-calibrate")
+    with pytest.raises(mx.MatrixError, match="CCA=bbr2: not a congestion control the harness knows"):
+        mx.resolve_selection(calibrate, {"CCA": "bbr2"})
