@@ -1,5 +1,5 @@
-"""bbr3 (BBRv3 from draft-ietf-ccwg-bbr-06) on the testbed: the draft's example test cases that a
-dumbbell can express, each asserting the draft's stated behaviour on the module's state trace
+"""bbr3 (BBRv3 from draft-ietf-ccwg-bbr-06) and bbr2_sslab (BBRv2, v2alpha's rules) on the testbed,
+the default kernel's: for bbr3 the draft's example test cases that a dumbbell can express, each asserting the draft's stated behaviour on the module's state trace
 (sslab:sslab_bbr3, one record per round and per change of state).
 
 Run here: exiting Startup on a bandwidth plateau (max_bw within 2 % of the link) and on loss; Drain's
@@ -11,6 +11,11 @@ window lets them; a paced application is not one of them), the idle restart that
 pause in the middle of a flow), a policer (the testbed's bottleneck queues; it has no token-bucket
 policer), and a bandwidth cut by 10 % at a chosen moment (the DOWN- and Drain-by-time exits): those
 cases are unit-tested on the core (kernel/tests/test_bbr3.c) with hand-worked numbers.
+
+bbr2_sslab on the same paths: v2alpha's gains in every state, Startup's exit on its plateau three
+rounds after the delivery rate stopped growing by 25 %, Drain down to the BDP, a probing cycle paced by
+the wall clock (2 to 3 s from DOWN to REFILL, as the BDP here needs more than 63 Reno rounds), and its
+loss exit's bound, the BDP of max_bw.
 """
 
 import json
@@ -23,24 +28,19 @@ from sslab.records import read_runs_index
 from .helpers import sslab
 
 pytestmark = pytest.mark.vm
-#: bbr3 needs our patch 0005, which the default kernel does not carry yet (kernel/README.md):
-#: these runs build the 6.1 UML kernel with it, as a researcher's patch.
-K_BBR3 = {"SSLAB_KERNEL_PATCHES": str(REPO_ROOT / "images/uml/patches/bbr3")}
-
 #: 50 Mbit/s of 1514-byte frames carrying 1448 bytes of payload each, in payload bytes per second.
 LINK_PAYLOAD_BPS = 50e6 / 8 * 1448 / 1514
 
 
-def states_of(tmp_path_factory, name):
+def states_of(tmp_path_factory, name, cc="bbr3"):
     results = tmp_path_factory.mktemp(name) / "results"
-    res = sslab(["startup", "--kind", "flows", "--scenario", str(REPO_ROOT / f"tests/data/{name}.yaml")], results,
-                env=K_BBR3)
+    res = sslab(["startup", "--kind", "flows", "--scenario", str(REPO_ROOT / f"tests/data/{name}.yaml")], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     run_dir = (results / "flows" / "latest").resolve()
     (tag,) = [e["tag"] for e in read_runs_index(run_dir / "job/out/runs.json")]
     run = json.loads((run_dir / "job/out/runs" / tag / "run.json").read_text())
     (flow,) = run["flows"]
-    assert flow["cc_used"] == "bbr3"
+    assert flow["cc_used"] == cc
     recs = [{k: (v if k in ("state", "why") else float(v) if k == "ts" else int(v)) for k, v in r.items()}
             for r in flow["bbr3"]]
     assert recs, "no sslab_bbr3 records"
@@ -141,3 +141,92 @@ def test_a_probe_that_loses_too_much_goes_down_with_a_lower_bound(loss):
         assert recs[i + 1]["cwnd"] <= recs[i + 1]["inflight_longterm"]
     # Outside a probe, loss moves the short-term bound (inflight_shortterm) instead.
     assert any(r["inflight_shortterm"] < 4294967295 for r in recs if r["state"] in ("probe_bw_down", "probe_bw_cruise"))
+
+
+# --------------------------------------------------------------------------
+# bbr2_sslab: BBRv2 as v2alpha set it (kernel/README.md, "bbr3 and BBRv2")
+
+#: v2alpha's (pacing, cwnd) gains per state, in thousandths.
+V2_GAINS = {"startup": (2885, 2885), "drain": (347, 2000), "probe_bw_down": (750, 2000),
+            "probe_bw_cruise": (1000, 2000), "probe_bw_refill": (1000, 2000), "probe_bw_up": (1250, 2000),
+            "probe_rtt": (1000, 500)}
+
+
+@pytest.fixture(scope="module")
+def v2_plateau(tmp_path_factory, image):
+    return states_of(tmp_path_factory, "bbr2-plateau", cc="bbr2_sslab")
+
+
+@pytest.fixture(scope="module")
+def v2_loss(tmp_path_factory, image):
+    return states_of(tmp_path_factory, "bbr2-loss", cc="bbr2_sslab")
+
+
+def bdp_packets(r):
+    """A record's BDP in packets: its bw (payload bytes a second) over its min_rtt."""
+    return r["bw"] * r["min_rtt_us"] / 1e6 / 1448
+
+
+def test_bbr2_runs_v2alphas_gains_in_every_state(v2_plateau):
+    recs, _ = v2_plateau
+    states = {r["state"] for r in recs}
+    assert {"startup", "drain", "probe_bw_down", "probe_bw_up", "probe_rtt"} <= states, states
+    for r in recs:
+        assert (r["pacing_gain"], r["cwnd_gain"]) == V2_GAINS[r["state"]], r
+
+
+def test_bbr2_startup_ends_three_rounds_into_its_plateau(v2_plateau):
+    """full_bw: the round's delivery rate under 1.25 x the last that grew it, three rounds running.  The
+    link caps the rate, so once a round's bw is past 80 % of it no later round can grow it by 25 %: the
+    exit comes two to four rounds after that round (two if the rate grew no more from the round
+    before it)."""
+    recs, _ = v2_plateau
+    first = changes(recs)[0]
+    assert (first[1], first[2]) == ("startup", "drain")
+    exit_round = first[3]["round"]
+    near = min(r["round"] for r in recs if r["state"] == "startup" and r["bw"] >= 0.8 * LINK_PAYLOAD_BPS)
+    assert 2 <= exit_round - near <= 4, (near, exit_round)
+    assert abs(first[3]["bw"] / LINK_PAYLOAD_BPS - 1) < 0.02
+    assert first[3]["inflight_longterm"] == 4294967295, "a plateau exit sets no long-term bound"
+
+
+def test_bbr2_drain_ends_at_the_bdp(v2_plateau):
+    """Drain paces at 1/2.885 until what is in flight is down to the BDP (or three rounds)."""
+    recs, _ = v2_plateau
+    ch = changes(recs)
+    drain_in, drain_out = ch[0][3], ch[1][3]
+    assert ch[1][1] == "drain" and ch[1][2].startswith("probe_bw_")
+    assert drain_out["round"] - drain_in["round"] <= 3
+    assert drain_out["in_flight"] <= bdp_packets(drain_out) + 1, drain_out
+
+
+def test_bbr2_probes_for_bandwidth_every_two_to_three_seconds(v2_plateau):
+    """From DOWN to REFILL: PickProbeWait's 2 s + up to 1 s, decided at an ACK (a round of 50 ms at
+    most later), unless ProbeRTT cuts in (whose exit starts a cycle afresh)."""
+    recs, _ = v2_plateau
+    ch = changes(recs)
+    waits = []
+    down_at = None
+    for t, f, to, _ in ch:
+        if to == "probe_bw_down":
+            down_at = t
+        elif to == "probe_rtt":
+            down_at = None
+        elif to == "probe_bw_refill" and down_at is not None:
+            waits.append(t - down_at)
+            down_at = None
+    assert waits, [(t, f, to) for t, f, to, _ in ch]
+    for w in waits:
+        assert 2.0 <= w <= 3.05, waits
+
+
+def test_bbr2_startup_loss_exit_bounds_inflight_at_the_bdp(v2_loss):
+    """v2alpha's loss exit: Drain with inflight_hi = Inflight(1.0) of max_bw, the BDP (its burst
+    budget, 3 bursts of about 12 packets at Startup's rate, is below it), where v3 takes at least
+    what the loss round delivered."""
+    recs, run = v2_loss
+    first = changes(recs)[0]
+    assert (first[1], first[2]) == ("startup", "drain")
+    r = first[3]
+    assert r["lost"] > 0 and r["full_bw_reached"] == 1 and run["bottleneck"]["drops"] > 0
+    assert abs(r["inflight_longterm"] - bdp_packets(r)) <= 2, (r["inflight_longterm"], bdp_packets(r))

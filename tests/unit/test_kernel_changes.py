@@ -171,6 +171,9 @@ def test_a_name_of_a_researchers_kernel_is_taken_only_with_one(tmp_path, monkeyp
 def test_cc_name_refusal():
     assert cc_name_refusal("cubic_suss", {}) is None
     assert cc_name_refusal("bbr3", {}) is None  # ours, where the kernel has patch 0005 (checked at boot)
+    assert cc_name_refusal("bbr2_sslab", {}) is None  # likewise
+    assert "unknown congestion control 'bbr2'" in cc_name_refusal("bbr2", {})  # Google's: a researcher's kernel
+    assert cc_name_refusal("bbr2", {"SSLAB_KERNEL_PATCHES": "/p"}) is None
     assert "unknown congestion control 'bbr4'" in cc_name_refusal("bbr4", {})
     assert cc_name_refusal("bbr4", {"SSLAB_KERNEL_PATCHES": "/p"}) is None
     assert "not a congestion-control name" in cc_name_refusal("BBR 3", {"SSLAB_MODULES": "/m"})
