@@ -190,7 +190,7 @@ crosscheck: deps
 # git and python3, an empty cache and this machine's Docker client if any; make $(FRESH_MAIN), then
 # make test; logs and times in results/fresh-check/.  FRESH_KEEP=1 keeps the root.  It refuses to start
 # with less than about 50 GB free where the cache is (FRESH_NEED_GB= to ask for another amount).
-FRESH_MAIN ?= reproduce-table1 CCA=cubic ITER=1
+FRESH_MAIN ?= reproduce-table1
 fresh-check: deps
 	$(VPY) -m sslab fresh-check --main "$(FRESH_MAIN)" $(if $(FRESH_KEEP),--keep) $(if $(FRESH_NEED_GB),--need-gb $(FRESH_NEED_GB))
 

@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     pfc = sub.add_parser("fresh-check", help="the README's two commands on a new machine: a throw-away Debian "
                                              "root with an empty cache (root; takes a cold build, the main job "
                                              "and the tests)")
-    pfc.add_argument("--main", default="reproduce-table1 CCA=cubic ITER=1", help="the make target (and variables) "
+    pfc.add_argument("--main", default="reproduce-table1", help="the make target (and variables) "
                      "of the main job")
     pfc.add_argument("--keep", action="store_true", help="keep the root afterwards (it is large)")
     pfc.add_argument("--need-gb", type=float, default=None, metavar="GB",
