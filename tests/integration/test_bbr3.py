@@ -201,14 +201,16 @@ def test_bbr2_drain_ends_at_the_bdp(v2_plateau):
 
 
 def test_bbr2_probes_for_bandwidth_every_two_to_three_seconds(v2_plateau):
-    """From DOWN to REFILL: PickProbeWait's 2 s + up to 1 s, decided at an ACK (a round of 50 ms at
-    most later), unless ProbeRTT cuts in (whose exit starts a cycle afresh)."""
+    """From a cycle's start to REFILL: PickProbeWait's 2 s + up to 1 s, decided at an ACK (a round of
+    50 ms at most later).  A cycle starts in DOWN: on leaving Drain or ProbeRTT, or a probe (UP); the
+    trace shows each ACK's last state, so a DOWN left on the ACK that entered it shows as CRUISE.
+    ProbeRTT cuts a cycle short."""
     recs, _ = v2_plateau
     ch = changes(recs)
     waits = []
     down_at = None
     for t, f, to, _ in ch:
-        if to == "probe_bw_down":
+        if to == "probe_bw_down" or (to.startswith("probe_bw_") and f in ("drain", "probe_rtt")):
             down_at = t
         elif to == "probe_rtt":
             down_at = None

@@ -219,3 +219,20 @@ def test_manifest_records_what_the_image_is_made_of(repo):
     assert m["packages"] == {"iperf3": "3.12-1"}
     assert m["build_date"] and m["module"]["present"] is False
     json.dumps(m)  # serialisable as is
+
+
+def test_the_image_lists_bbr3_and_bbr2_sslab_only_where_the_module_has_them(tmp_path):
+    """Our module declares bbr3's and bbr2_sslab's parameters only when built against a kernel with
+    patch 0005 (the default UML kernel's, not Debian's stock one): the image's list follows."""
+    from sslab.substrate.image import HOOKED_MARK, kernel_congestion_controls
+
+    def listed(release, module_bytes):
+        extra = tmp_path / f"lib/modules/{release}/extra"
+        extra.mkdir(parents=True)
+        (extra / "tcp_sslab.ko").write_bytes(module_bytes)
+        return kernel_congestion_controls(tmp_path, release, {"present": True})
+
+    hooked = listed("6.1.192-sslab-uml", b"\x7fELF...parm=suss_max:...\x00" + HOOKED_MARK + b"uint\x00")
+    stock = listed("6.1.0-56-amd64", b"\x7fELF...parm=suss_max:...\x00")
+    assert hooked["bbr3"] == hooked["bbr2_sslab"] == "module tcp_sslab" and hooked["cubic_suss"] == "module tcp_sslab"
+    assert "bbr3" not in stock and "bbr2_sslab" not in stock and stock["cubic_suss"] == "module tcp_sslab"

@@ -39,7 +39,7 @@ from pathlib import Path
 import yaml
 
 from .. import paths
-from ..ccas import OUR_CCAS
+from ..ccas import HOOKED_CCAS, OUR_CCAS
 from .buildtools import (ImageError, cache_lock, chroot_mounts, hash_inputs, in_chroot, installed_packages, log,
                          now_iso, packages_version_of_host, remove_stale_builds, remove_tree, require_host_tools,
                          run, sha256_file, tool_version)
@@ -533,7 +533,16 @@ def kernel_congestion_controls(rootfs: Path, release: str, module: dict) -> dict
     if module.get("present"):
         for cc in OUR_CCAS:
             found[cc] = "module tcp_sslab"
+        if any(HOOKED_MARK in ko.read_bytes() for ko in mods.glob("extra/tcp_sslab.ko*")):
+            for cc in HOOKED_CCAS:
+                found[cc] = "module tcp_sslab"
     return dict(sorted(found.items()))
+
+
+#: bbr3 and bbr2_sslab are compiled into our module, with their parameters, only against a kernel with
+#: patch 0005 (kernel/sslab_bbr3.c): the module then declares their read-only count, and the image can
+#: list them before any boot (a fleet's hosts are not booted here).
+HOOKED_MARK = b"parmtype=bbr3_alloc_failures:"
 
 
 def make_manifest(base_info: dict, inputs: dict, image_hash: str, recipe: Recipe, module: dict) -> dict:
