@@ -25,6 +25,7 @@
 #   make report RUN=DIR    rebuild a run's tables and plots from its archive
 #   make matrix MATRIX=smoke   any matrix in experiments/scenarios/
 #   make report ARTIFACT=results/<matrix>/<id>   rebuild a matrix's tables and plots from its archive
+#   make claims            the SUSS paper's claims, each with our verdict from the archives (LEDGER=)
 #   make fresh-check       the README's two commands in a throw-away Debian root with an empty cache
 #
 # Matrices run on the hosts of INVENTORY (default: this machine), as other experiments do when given it; SERIAL=1
@@ -98,7 +99,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: help deps host-deps python-deps engine-deps browser-deps image image-repin docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: help deps host-deps python-deps engine-deps browser-deps image image-repin docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report claims test test-unit test-vm kernel-test clean-venv lint-imports \
         matrix crosscheck oracle suss-loop bench fresh-check $(EXPERIMENTS)
 
 help:
@@ -206,6 +207,11 @@ report: python-deps
 	@if [ -n "$(ARTIFACT)" ]; then $(VPY) -m sslab matrix report $(ARTIFACT); \
 	elif [ -n "$(RUN)" ]; then $(VPY) -m sslab report $(RUN); \
 	else echo "usage: make report ARTIFACT=results/<matrix>/<id>  or  make report RUN=results/startup/<run-id>" >&2; exit 2; fi
+
+# A paper's claims ledger (experiments/claims/<LEDGER>.yaml, default suss): each claim's verdict from the
+# archives under results/, into results/claims/<LEDGER>/.
+claims: python-deps
+	$(VPY) -m sslab claims $(or $(LEDGER),suss)
 
 # Any matrix through Ansible (ansible-core comes with the Python deps).
 matrix: deps

@@ -391,6 +391,24 @@ def cmd_experiments(args) -> int:
     return EXIT_OK
 
 
+def cmd_claims(args) -> int:
+    """`sslab claims [LEDGER]`: the ledger page, every claim's verdict from the archives (analysis.claims)."""
+    from ..analysis.claims import LedgerError, ledger_page, load_ledger
+    from ..analysis.html import publish
+    try:
+        ledger = load_ledger(args.ledger)
+    except LedgerError as e:
+        raise Refused(str(e)) from e
+    name = Path(args.ledger).stem
+    dest = paths.RESULTS_DIR / "claims" / name
+    dest.mkdir(parents=True, exist_ok=True)
+    md = dest / "ledger.md"
+    md.write_text(ledger_page(ledger))
+    print(md.read_text())
+    print(f"ledger: {md}\npage: {publish(md)}")
+    return EXIT_OK
+
+
 def cmd_trace(args) -> int:
     """`sslab trace generate|show`: rate traces in mahimahi's format (sslab.scenario.traces)."""
     from ..scenario.traces import TraceError, generated_trace, trace_from_text

@@ -150,6 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     pe = sub.add_parser("experiments", help="the experiments (experiments/*.yaml): target, paper, figure, parts")
     pe.add_argument("--markdown", action="store_true", help="the README's table of experiments")
     pe.set_defaults(command="experiments")
+    pcl = sub.add_parser("claims", help="a paper's claims ledger (experiments/claims/NAME.yaml): each claim's verdict "
+                                        "from the archives under results/, written to results/claims/NAME/")
+    pcl.add_argument("ledger", nargs="?", default="suss", help="the ledger's name or path (default: suss)")
+    pcl.set_defaults(command="claims")
     pt = sub.add_parser("trace", help="rate traces (mahimahi format): generate one from a model, or show one")
     tsub = pt.add_subparsers(dest="action", required=True)
     tg = tsub.add_parser("generate", help="a trace from a stated stochastic model and seed")

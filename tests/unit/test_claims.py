@@ -1,0 +1,111 @@
+"""The claims ledger: its file's checks, the verdict rules on made-up numbers, and the Table 1
+extractors on a made-up archive."""
+
+import pytest
+
+from sslab.analysis import claims as cl
+from sslab.analysis.claims import ClaimTest, Measured, decide
+
+from sslab.plan_record import MatrixPlan, write_matrix_plan
+
+from .test_matrix_report import make_cell
+
+
+def m(mean, n=10, ci=None):
+    return Measured(mean=mean, n=n, ci95=ci, source="made up")
+
+
+def test_value_claims_are_judged_in_magnitude_at_any_n():
+    t = ClaimTest(rule="value", paper=32, kind="improvement")
+    assert decide(t, m(23, n=1)).verdict == "reproduced"          # 9 points under: within 10
+    v = decide(t, m(21, n=1))
+    assert v.verdict == "not reproduced" and "-11 points" in v.why   # the right sign, 11 points off
+    # At n >= 10 the paper's value inside our CI admits it, however far the mean.
+    assert decide(t, m(20, n=10, ci=(15, 33))).verdict == "reproduced"
+    assert decide(t, m(20, n=9, ci=(15, 33))).verdict == "not reproduced"
+    # A quantity: within 15 % of the paper's.
+    q = ClaimTest(rule="value", paper=0.5, kind="value")
+    assert decide(q, m(0.57, n=1)).verdict == "reproduced" and decide(q, m(0.58, n=1)).verdict == "not reproduced"
+
+
+def test_bounds_are_decided_by_the_ci_only():
+    at_least = ClaimTest(rule="at_least", bound=20, bound_reason="the paper's 20 %")
+    assert decide(at_least, m(25, ci=(20.0, 30))).verdict == "reproduced"
+    assert decide(at_least, m(15, ci=(10, 19.9))).verdict == "not reproduced"
+    # The mean clears the bound, the CI does not: a sign is no verdict.
+    assert decide(at_least, m(22, ci=(18, 26))).verdict == "not decided at n = 10"
+    assert decide(at_least, m(40, n=1)).verdict == "not decided at n = 1"
+    at_most = ClaimTest(rule="at_most", bound=2.6, bound_reason="the paper's largest")
+    assert decide(at_most, m(1.0, ci=(-0.5, 2.6))).verdict == "reproduced"
+    assert decide(at_most, m(5.0, ci=(2.7, 7.3))).verdict == "not reproduced"
+    v = decide(at_most, m(1.9, n=5, ci=(-0.1, 3.9)))
+    assert v.verdict == "not decided at n = 5" and "(n < 10)" in v.why
+
+
+def test_a_claim_has_a_test_and_evidence_or_says_why_it_cannot():
+    with pytest.raises(ValueError, match="a test needs its evidence"):
+        cl.Claim(id="x", where="w", words="w", quantity="q", test=ClaimTest(rule="value", paper=1))
+    with pytest.raises(ValueError, match="not both"):
+        cl.Claim(id="x", where="w", words="w", quantity="q")
+    with pytest.raises(ValueError, match="bound and its reason"):
+        ClaimTest(rule="at_least", bound=20)
+    with pytest.raises(ValueError, match="claim ids twice"):
+        cl.Ledger(source="s", claims=[cl.Claim(id="a", where="w", words="w", quantity="q", untestable="why")] * 2)
+    with pytest.raises(cl.LedgerError, match="no ledger 'nope' \\(known: .*suss"):
+        cl.load_ledger("nope")
+
+
+def test_the_suss_ledger_loads_and_names_real_extractors_and_experiments():
+    from sslab.experiment.spec import experiment_files  # the make targets
+    targets = {p.stem for p in experiment_files()}
+    ledger = cl.load_ledger("suss")
+    assert len(ledger.claims) >= 15
+    for c in ledger.claims:
+        if c.evidence:
+            assert c.evidence.extract in (None, *cl.EXTRACTORS), c.id
+            assert c.evidence.experiment in targets, c.id
+    assert sum(c.untestable is not None for c in ledger.claims) == 3
+
+
+def synthetic_column(tmp_path, settings_done):
+    """A Table 1 archive of the CUBIC column on a 1 x 2 grid (1BDP; 25 and 50 ms), two repetitions of
+    the settings in @settings_done.  Small flows 2.0 s off and 1.5 / 1.0 s on in repetition 0 / 1 at
+    25 ms, 1.0 off and 0.5 on at 50 ms; the large flow 30 s off, 30.3 on (+1 %) and 30.6 (+2 %)."""
+    d = tmp_path / "table1" / "all"
+    cells = []
+    for rtt, small in (("25ms", [(2.0, 1.5), (2.0, 1.0)]), ("50ms", [(1.0, 0.5), (1.0, 0.5)])):
+        if rtt not in settings_done:
+            continue
+        s = {"large_cc": "cubic", "buffer": "1BDP", "large_rtt": rtt}
+        for rep, ((off, on), large_on) in enumerate(zip(small, (30.3, 30.6))):
+            cells.append(make_cell(d, f"{rtt}-{rep}", s, rep, {"off": (30.0, [off, off]), "on": (large_on, [on, on])}))
+    plan = MatrixPlan.model_validate({
+        "matrix": "table1", "title": "E7", "report": "table1", "selection": {}, "iterations": 2,
+        "image_hash": "i" * 64, "code_version": "c" * 64, "compare": {"param": "small", "off": "cubic_hs", "on": "cubic_suss"},
+        "axis_values": {"large_cc": ["cubic"], "buffer": ["1BDP"], "large_rtt": ["25ms", "50ms"]}, "cells": cells})
+    (d / "plans").mkdir(parents=True)
+    write_matrix_plan(plan, d / "plans" / "plan-20260101T000000Z-0000.json")
+    return d
+
+
+def test_table1_extractors_read_the_column_as_the_papers_average_row(tmp_path):
+    d = synthetic_column(tmp_path, {"25ms", "50ms"})
+    # Repetition 0: 1 - (1.5 + 0.5) / (2.0 + 1.0) = 33.3 %; repetition 1: 1 - 1.5 / 3.0 = 50 %.
+    imp = cl.table1_average_improvement(d, "cubic")
+    assert imp.n == 2 and imp.mean == pytest.approx((100 / 3 + 50) / 2)
+    assert imp.ci95[0] < imp.mean < imp.ci95[1]
+    # The large flow: +1 % in repetition 0, +2 % in 1, in both settings.
+    slow = cl.table1_large_slowdown(d, "cubic")
+    assert slow.mean == pytest.approx(1.5) and slow.n == 2
+
+
+def test_a_partial_column_is_no_evidence(tmp_path):
+    d = synthetic_column(tmp_path, {"25ms"})
+    with pytest.raises(cl.LedgerError, match="1 of the 2 settings of cubic"):
+        cl.table1_average_improvement(d, "cubic")
+    claim = cl.Claim(id="c", where="w", words="w", quantity="q", test=ClaimTest(rule="value", paper=32, kind="improvement"),
+                     evidence=cl.Evidence(experiment="reproduce-table1", archive="table1/all",
+                                          extract="table1_average_improvement", args={"large_cc": "cubic"}))
+    verdict, measured = cl.judge(claim, tmp_path)
+    assert verdict.verdict == cl.NO_EVIDENCE and measured is None
+    assert cl.judge(claim, tmp_path / "elsewhere")[0].why.startswith("no archive")
