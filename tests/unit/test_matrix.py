@@ -40,14 +40,14 @@ def test_selection_matches_make_style_values(table1):
     assert mx.selection_id(spec, {}) == "all"
 
 
-def test_table1_cells_and_unavailable_cca(table1):
+def test_table1_cells_and_unavailable_cca(table1, monkeypatch):
     plan = plan_of(table1, iterations=2)
     # A kernel without our patch 0005 (Debian's stock kernel, another KERNEL_SOURCE=) offers neither
     # bbr2_sslab (the BBRv2 column's) nor bbr3: their 8 settings each are reported, not run, not
     # substituted, and the reason names the control the column runs.
     assert len(plan.unavailable) == 16
     assert {u.setting["large_cc"] for u in plan.unavailable} == {"bbr2", "bbr3"}
-    assert {u.reason for u in plan.unavailable} == {"bbr2_sslab is not offered by the kernel under test",
+    assert {u.reason for u in plan.unavailable} == {"bbr2 or bbr2_sslab is not offered by the kernel under test",
                                                     "bbr3 is not offered by the kernel under test"}
     # The default UML kernel carries the patch: all four columns are cells, the BBRv2 column's flows
     # run bbr2_sslab, and the plan says so.
@@ -58,6 +58,15 @@ def test_table1_cells_and_unavailable_cca(table1):
     assert full.paper_beside["bbr3"]["column"] == "bbr2" and "bbr2" not in full.paper_beside
     bbr2_cell = next(c for c in full.cells if c.setting["large_cc"] == "bbr2")
     assert scenario_from_dump(bbr2_cell.scenario).cases[0].flows[0].cc == "bbr2_sslab"
+    # A kernel that carries Google's own v2alpha (a researcher's patch) registers "bbr2": the column runs
+    # it, with another cell key, and the plan says so.
+    monkeypatch.setenv("SSLAB_KERNEL_PATCHES", "/google-v2alpha")
+    google = mx.plan_matrix(table1, mx.resolve_selection(table1, {"CCA": "bbr2"}), 1, "img1",
+                            {**hooked, "bbr2": "listed by the booted kernel"}, "code1")
+    assert google.runs_as["bbr2"] == "bbr2" and not google.unavailable
+    assert scenario_from_dump(google.cells[0].scenario).cases[0].flows[0].cc == "bbr2"
+    assert google.cells[0].key != next(c for c in mx.plan_matrix(
+        table1, mx.resolve_selection(table1, {"CCA": "bbr2"}), 1, "img1", hooked, "code1").cells).key
     assert len(plan.cells) == 2 * 16
     # Repetition-major: every setting once before any repeats.
     assert [c.rep for c in plan.cells] == [0] * 16 + [1] * 16
@@ -580,6 +589,9 @@ def test_a_cca_value_is_checked_by_the_control_it_runs():
     flows = scenario_from_dump(plan.cells[0].scenario).cases[0].flows
     assert [f.cc for f in flows[:4]] == ["bbr2_sslab"] * 4
     assert plan.runs_as["bbr2"] == "bbr2_sslab"
+    # Neither offered: listed unavailable, naming both.
+    bare = mx.plan_matrix(fairness, chosen, 1, "img1", KERNEL, "code1")
+    assert not bare.cells and bare.unavailable[0].reason == "bbr2 or bbr2_sslab is not offered by the kernel under test"
     # Google's own name, mapped nowhere in table1-calibrate: refused (it is no control the harness knows).
     calibrate = mx.load_matrix("table1-calibrate")
     with pytest.raises(mx.MatrixError, match="CCA=bbr2: not a congestion control the harness knows"):

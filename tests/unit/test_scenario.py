@@ -390,3 +390,14 @@ def test_the_senders_qdisc_goes_on_each_servers_interface():
     with pytest.raises(ScenarioError, match="sender_qdisc fq with a host model"):
         parse_scenario(knobs.apply(data, {"hosts": "1gbe"}), "t")
     assert to_plan(parse_scenario(e1_data(), "t"))["topology"]["sender_qdisc"] == "none"
+
+
+def test_an_axis_runs_the_first_offered_of_its_preferences():
+    from sslab.scenario.axes import Axis
+    ax = Axis.model_validate({"values": ["cubic", "bbr2"], "cca": True,
+                              "runs_as": {"cubic": "cubic_hs", "bbr2": ["bbr2", "bbr2_sslab"]}})
+    assert ax.runs("bbr2", {"bbr2", "bbr2_sslab"}) == "bbr2"          # Google's, where the kernel has it
+    assert ax.runs("bbr2", {"bbr2_sslab", "cubic"}) == "bbr2_sslab"   # else ours
+    assert ax.runs("bbr2") == ax.runs("bbr2", set()) == "bbr2_sslab"  # unknown or neither: the last, ours
+    assert ax.runs("cubic", set()) == "cubic_hs" and ax.runs("bbr", {"bbr"}) == "bbr"
+    assert ax.may_run("bbr2") == ["bbr2", "bbr2_sslab"] and ax.may_run("cubic") == ["cubic_hs"]

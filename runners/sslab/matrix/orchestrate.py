@@ -189,8 +189,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
                           "before they were recorded): rebuild with `make image`")
     by_option = {ax.option: name for name, ax in m.spec.axes.items() if ax.cca and ax.option}
     # By the control a value's flows run (CCA=bbr2 runs bbr2_sslab: Axis.runs_as).
-    lacking = sorted({m.spec.axes[by_option[opt]].runs(v) for opt in options if opt in by_option
-                      for v in chosen[by_option[opt]] if m.spec.axes[by_option[opt]].runs(v) not in ccas})
+    lacking = sorted({" or ".join(m.spec.axes[by_option[opt]].may_run(v)) for opt in options if opt in by_option
+                      for v in chosen[by_option[opt]] if m.spec.axes[by_option[opt]].runs(v, ccas) not in ccas})
     if lacking:
         # Asked for by name (CCA=...): refused, not listed as unavailable as the file's own values are.
         raise MatrixError(f"the kernel under test offers no congestion control {', '.join(lacking)}; no cell was "

@@ -41,8 +41,8 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
     spec = m.spec
     runnable, unavailable = [], []
     for setting in settings(spec, chosen):
-        missing = [spec.axes[a].runs(v) for a, v in setting.items()
-                   if a in spec.axes and spec.axes[a].cca and spec.axes[a].runs(v) not in available_ccas]
+        missing = [" or ".join(spec.axes[a].may_run(v)) for a, v in setting.items()
+                   if a in spec.axes and spec.axes[a].cca and spec.axes[a].runs(v, available_ccas) not in available_ccas]
         if missing:
             unavailable.append(Unavailable(setting=setting, reason=f"{', '.join(missing)} is not offered by "
                                                                    f"the kernel under test"))
@@ -51,7 +51,7 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
     cells = []
     for rep in range(iterations):
         for setting in runnable:
-            s = m.scenario_for(setting, rep)
+            s = m.scenario_for(setting, rep, available_ccas)
             model = s.model_dump(mode="json", by_alias=True)
             if backend:
                 model["topology"]["backend"] = backend
@@ -67,7 +67,7 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
         code_version=code_version, available_ccas=available_ccas, unavailable=unavailable,
         substrate=substrate, clock=clock, defaults=spec.defaults, reference=spec.reference,
         fct_timing=spec.fct_timing, labels=spec.labels,
-        runs_as={v: ax.runs(v) for ax in spec.axes.values() if ax.cca for v in ax.runs_as},
+        runs_as={v: ax.runs(v, available_ccas) for ax in spec.axes.values() if ax.cca for v in ax.runs_as},
         paper_beside={k: v.model_dump() for k, v in spec.paper_beside.items()},
         compare=spec.compare.model_dump(), axes={a: spec.axes[a].option for a in spec.axes},
         # The file's own values per axis: a setting with any other value is beside the paper's grid.

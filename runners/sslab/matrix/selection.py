@@ -86,7 +86,7 @@ def resolve_selection(matrix: Matrix, options: dict[str, str]) -> dict[str, list
 def _check_new_value(matrix: Matrix, axis: str, value: str, asked: str) -> None:
     spec = matrix.spec
     if spec.axes[axis].cca:
-        if cc_name_refusal(spec.axes[axis].runs(value)) is not None:
+        if all(cc_name_refusal(cc) is not None for cc in spec.axes[axis].may_run(value)):
             raise MatrixError(f"{asked}: not a congestion control the harness knows "
                               f"(known: {', '.join(KNOWN_CCAS)}; a name of your own module: MODULES=dir)"
                               if is_cc_name(value) else f"{asked}: not a congestion-control name")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Literal
+from typing import Collection, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -112,10 +112,11 @@ class Matrix:
         return Matrix(self.spec, apply_knobs(dict(self.template), values), self.path, self.file_on,
                       apply_knobs(dict(self.file_template), values))
 
-    def scenario_for(self, setting: dict[str, str], rep: int) -> Scenario:
+    def scenario_for(self, setting: dict[str, str], rep: int, offered: Collection[str] | None = None) -> Scenario:
         """The cell's scenario: the template with @setting, its own seed for repetition @rep,
-        and (alternate_cases) the compared cases in the order of the repetition."""
-        data = substitute(self._flows_running(setting), resolved(setting))
+        and (alternate_cases) the compared cases in the order of the repetition.  @offered: the
+        congestion controls of the kernel under test (Axis.runs)."""
+        data = substitute(self._flows_running(setting, offered), resolved(setting))
         s = parse_scenario(data, f"{self.path} {setting}")
         dump = {**s.model_dump(by_alias=True), "seed": repetition_seed(s.seed, rep)}
         if self.spec.alternate_cases and rep % 2 == 1:
@@ -124,11 +125,11 @@ class Matrix:
         return scenario_from_dump(dump)
 
 
-    def _flows_running(self, setting: dict[str, str]) -> dict:
+    def _flows_running(self, setting: dict[str, str], offered: Collection[str] | None = None) -> dict:
         """The template with each flow whose cc is a cca axis's placeholder ("{large_cc}") set to the
         control the setting's value runs (Axis.runs_as); names and the rest keep the value."""
-        runs = {f"{{{k}}}": ax.runs(setting[k]) for k, ax in self.spec.axes.items()
-                if ax.cca and k in setting and ax.runs(setting[k]) != setting[k]}
+        runs = {f"{{{k}}}": ax.runs(setting[k], offered) for k, ax in self.spec.axes.items()
+                if ax.cca and k in setting and ax.runs(setting[k], offered) != setting[k]}
         cases = self.template.get("cases")
         if not runs or not isinstance(cases, dict):
             return self.template

@@ -12,7 +12,8 @@ file (`matrix.axes`) all write their axes alike:
         values: [cubic, bbr]
         option: CCA                          #   the make variable (and --option) choosing some
         cca: true                            #   they name congestion controls
-        runs_as: {cubic: cubic_hs}           #   a value whose flows run another control
+        runs_as: {cubic: cubic_hs}           #   a value whose flows run another control; a list:
+                                             #   the first the kernel under test offers
 
 What the combinations are for is the file's business: a template's are its
 cases, a series' its scenarios, a matrix's its settings (each run for its
@@ -23,7 +24,7 @@ the file's order; a label names a value wherever one is chosen (SELECT=, CCA=).
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, Collection
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -42,7 +43,9 @@ class Axis(BaseModel):
     #: column CUBIC runs cubic_hs, Linux's CUBIC ACK for ACK (kernel/README.md, the oracle) in the
     #: HyStart rounds of the SUSS version's kernel (5.19's under SUSS 2024, as the paper's flows),
     #: where the kernel's own `cubic` has 6.1.192's.  Names, keys and labels keep the value.
-    runs_as: dict[str, str] = Field(default_factory=dict)
+    #: A list is an order of preference, the first the kernel under test offers: BBRv2's column runs
+    #: Google's `bbr2` where a researcher's kernel has it, else our `bbr2_sslab` ([bbr2, bbr2_sslab]).
+    runs_as: dict[str, str | list[str]] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -57,9 +60,18 @@ class Axis(BaseModel):
             raise ValueError("a mapping value sets at least one parameter")
         return v
 
-    def runs(self, value: str) -> str:
-        """The congestion control a value's flows run."""
-        return self.runs_as.get(value, value)
+    def runs(self, value: str, offered: Collection[str] | None = None) -> str:
+        """The congestion control a value's flows run on a kernel that offers @offered: of a list, the
+        first offered (none offered, or @offered unknown: the last, the harness's own)."""
+        choice = self.runs_as.get(value, value)
+        if isinstance(choice, str):
+            return choice
+        return next((c for c in choice if offered is not None and c in offered), choice[-1])
+
+    def may_run(self, value: str) -> list[str]:
+        """Every congestion control a value's flows may run, in the order of preference."""
+        choice = self.runs_as.get(value, value)
+        return [choice] if isinstance(choice, str) else list(choice)
 
     def label(self, name: str, value: Value) -> str:
         """What names @value of the axis @name: itself, or (a mapping) its parameter @name."""
