@@ -109,3 +109,26 @@ def test_a_partial_column_is_no_evidence(tmp_path):
     verdict, measured = cl.judge(claim, tmp_path)
     assert verdict.verdict == cl.NO_EVIDENCE and measured is None
     assert cl.judge(claim, tmp_path / "elsewhere")[0].why.startswith("no archive")
+
+
+def test_fairness_extractor_reads_the_sooner_return_per_repetition(tmp_path):
+    """E6 on made-up captures (test_matrix_report's fifth flow, unfair until t = @until): fair again from
+    the window ending 1 s after it, 4 s after the fifth flow's start at 13 s off and 2 s at 11 s on."""
+    from .test_matrix_report import fairness_plan, make_fairness_cell
+
+    d = tmp_path / "fairness" / "all"
+    cells = []
+    for rtt in ("25ms", "50ms"):
+        s = {"incumbents": "cubic", "buffer": "1BDP", "rtt": rtt}
+        cells += [make_fairness_cell(d, f"{rtt}-0", s, 0, {"off": 13.0, "on": 11.0}),
+                  make_fairness_cell(d, f"{rtt}-1", s, 1, {"off": 13.0, "on": 12.0})]
+    plan = fairness_plan(d, cells)
+    plan.axis_values = {"incumbents": ["cubic"], "buffer": ["1BDP"], "rtt": ["25ms", "50ms"]}
+    (d / "plans").mkdir(parents=True)
+    write_matrix_plan(plan, d / "plans" / "plan-20260101T000000Z-0000.json")
+    gain = cl.fairness_recovery_gain(d, "1BDP")
+    # Repetition 0: 2 s sooner at both minRTTs; repetition 1: 1 s sooner.
+    assert gain.n == 2 and gain.mean == pytest.approx(1.5, abs=0.05)
+    assert decide(ClaimTest(rule="at_least", bound=0, bound_reason="sooner"), gain).verdict == "not decided at n = 2"
+    with pytest.raises(cl.LedgerError, match="0 of the 2 minRTTs at 2BDP"):
+        cl.fairness_recovery_gain(d, "2BDP")

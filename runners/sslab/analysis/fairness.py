@@ -115,9 +115,10 @@ def incumbents_label(control: str, labels: dict) -> str:
     return f"4 × {labels.get(control, control)}"
 
 
-def fairness(matrix_dir: Path, plan: MatrixPlan, dest: Path) -> tuple[str, dict]:
-    cells = current_cells(matrix_dir, plan)
-    labels = plan.labels
+def recoveries(matrix_dir: Path, plan: MatrixPlan, cells: list[tuple] | None = None) -> tuple[list[dict], dict]:
+    """Every done run's recovery (recovery()) with its setting, repetition and side; and each setting's
+    Jain series, for the plot."""
+    cells = current_cells(matrix_dir, plan) if cells is None else cells
     results = []
     series_by_setting: dict[tuple, list] = {}
     for cell, cdir in cells:
@@ -133,6 +134,13 @@ def fairness(matrix_dir: Path, plan: MatrixPlan, dest: Path) -> tuple[str, dict]
                             "pcap_dropped_by_kernel": run.get("pcap_dropped_by_kernel"),
                             "fidelity_ok": run_passes(run)})
             series_by_setting.setdefault(key, []).append((side, cell.rep, ser, last))
+    return results, series_by_setting
+
+
+def fairness(matrix_dir: Path, plan: MatrixPlan, dest: Path) -> tuple[str, dict]:
+    cells = current_cells(matrix_dir, plan)
+    labels = plan.labels
+    results, series_by_setting = recoveries(matrix_dir, plan, cells)
     order = list(dict.fromkeys(setting_key(c.setting) for c in plan.cells))
     lines = ["| incumbents | buffer | minRTT | n | F before the fifth flow (10 s), off / on | min F after, off / on | "
              "time to F ≥ 0.95 (s), off | on | on − off (s) |", "|---|---|---|---|---|---|---|---|---|"]
