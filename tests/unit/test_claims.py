@@ -132,3 +132,34 @@ def test_fairness_extractor_reads_the_sooner_return_per_repetition(tmp_path):
     assert decide(ClaimTest(rule="at_least", bound=0, bound_reason="sooner"), gain).verdict == "not decided at n = 2"
     with pytest.raises(cl.LedgerError, match="0 of the 2 minRTTs at 2BDP"):
         cl.fairness_recovery_gain(d, "2BDP")
+
+
+def test_e4_least_improvement_is_every_link_at_once(tmp_path):
+    """Made-up E4 improvements: wired 30 % [25, 35], wifi 22 % [15, 29] at 1 MB and 150 ms; the least of
+    several has the CI (least lower end, least upper end), so "over 20 % in all" is not decided while
+    wifi's CI spans 20, and not reproduced once any one lies below it."""
+    import json
+
+    def summary(wifi_ci):
+        return {"improvements": [
+            {"link": "wired", "rtt_ms": 150.0, "size": 1_000_000, "on": "cubic_suss 2024", "n": [10, 10],
+             "improvement": 0.30, "improvement_ci": [0.25, 0.35]},
+            {"link": "wifi", "rtt_ms": 150.0, "size": 1_000_000, "on": "cubic_suss 2024", "n": [10, 10],
+             "improvement": 0.22, "improvement_ci": wifi_ci},
+            # 40 ms and 10 MB are outside the claim
+            {"link": "wifi", "rtt_ms": 40.0, "size": 1_000_000, "on": "cubic_suss 2024", "n": [10, 10],
+             "improvement": 0.01, "improvement_ci": [0.0, 0.02]},
+            {"link": "wired", "rtt_ms": 150.0, "size": 10_000_000, "on": "cubic_suss 2024", "n": [10, 10],
+             "improvement": 0.02, "improvement_ci": [0.0, 0.04]}]}
+
+    d = tmp_path / "fct-vs-size" / "reports" / "latest"
+    d.mkdir(parents=True)
+    (d / "summary.json").write_text(json.dumps(summary([0.15, 0.29])))
+    least = cl.e4_least_improvement(d, "wired,wifi", "5", "50")
+    assert least.mean == pytest.approx(22) and least.ci95 == pytest.approx((15, 29)) and least.n == 10
+    over_20 = ClaimTest(rule="at_least", bound=20, bound_reason="the paper's")
+    assert decide(over_20, least).verdict == "not decided at n = 10"
+    (d / "summary.json").write_text(json.dumps(summary([0.12, 0.19])))
+    assert decide(over_20, cl.e4_least_improvement(d, "wired,wifi", "5", "50")).verdict == "not reproduced"
+    with pytest.raises(cl.LedgerError, match="no cubic_suss 2024 improvement for 5g"):
+        cl.e4_least_improvement(d, "wired,wifi,5g", "5", "50")

@@ -258,7 +258,37 @@ def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic"
                     f"{archive}: {incumbents} incumbents at {buffer}, {len(rtts)} minRTTs{note}")
 
 
+def e4_least_improvement(archive: Path, links: str, max_mb: str, min_rtt_ms: str = "50",
+                         on: str = "cubic_suss 2024") -> Measured:
+    """The least FCT improvement with SUSS (in percent) over E4's @links (comma-separated) and its sizes
+    under @max_mb at RTTs over @min_rtt_ms, from the report's summary (E4's `improvements`: (off - on) /
+    off of the mean FCT, Welch's CI).  A claim over all of them ("in all") is the least of several:
+    its CI runs from the least lower end to the least upper end, so that `at_least` calls it
+    reproduced only when every one clears the bound and not reproduced when any one falls short."""
+    import json
+
+    summary = archive / "summary.json"
+    if not summary.is_file():
+        raise LedgerError(f"{archive}: no summary.json (an E4 report: `make fct-vs-size`)")
+    want = [x for x in links.split(",") if x]
+    imps = [i for i in json.loads(summary.read_text()).get("improvements", [])
+            if i["link"] in want and i["size"] < float(max_mb) * 1e6 and i["rtt_ms"] > float(min_rtt_ms)
+            and i["on"] == on]
+    missing = [x for x in want if x not in {i["link"] for i in imps}]
+    if missing:
+        raise LedgerError(f"{archive}: no {on} improvement for {', '.join(missing)} under {max_mb} MB over "
+                          f"{min_rtt_ms} ms (`make fct-vs-size LINKS=...` runs it)")
+    least = min(imps, key=lambda i: i["improvement"])
+    cis = [i.get("improvement_ci") for i in imps]
+    ci = None if any(c is None for c in cis) else (min(c[0] for c in cis) * 100, min(c[1] for c in cis) * 100)
+    n = min(min(i["n"]) for i in imps)
+    return Measured(least["improvement"] * 100, n, ci,
+                    f"{archive}: {len(imps)} link x size points; the least, {least['link']} at "
+                    f"{least['size'] / 1e6:g} MB and {least['rtt_ms']:g} ms")
+
+
 EXTRACTORS: dict[str, Callable[..., Measured]] = {
+    "e4_least_improvement": e4_least_improvement,
     "fairness_recovery_gain": fairness_recovery_gain,
     "table1_average_improvement": table1_average_improvement,
     "table1_large_slowdown": table1_large_slowdown,
@@ -273,11 +303,11 @@ def judge(claim: Claim, results: Path = paths.RESULTS_DIR) -> tuple[Verdict, Mea
     if not ev.extract or not ev.archive:
         return Verdict(NO_EVIDENCE, f"nothing reads it yet from `make {ev.experiment}`"), None
     archive = results / ev.archive
-    if not (archive / "plans").is_dir():
+    if not archive.is_dir():
         return Verdict(NO_EVIDENCE, f"no archive {archive}: run `make {ev.experiment}`"), None
     try:
         m = EXTRACTORS[ev.extract](archive, **ev.args)
-    except LedgerError as e:
+    except (LedgerError, ValueError) as e:  # ArchiveError is a ValueError: a matrix directory without a plan
         return Verdict(NO_EVIDENCE, str(e)), None
     return decide(claim.test, m), m
 
