@@ -172,6 +172,12 @@ def decide(test: ClaimTest, m: Measured) -> Verdict:
 # The extractors: an archive's numbers for a claim's quantity
 
 
+def measured(vals: list[float], source: str) -> Measured:
+    """@vals, one a repetition, as a Measured: their mean and its 95 % CI (stats.describe)."""
+    d = describe(vals)
+    return Measured(d["mean"], d["n"], tuple(d["ci95"]) if d["ci95"] else None, source)
+
+
 def _table1_columns(archive: Path, large_cc: str) -> list[list[dict]]:
     """The column @large_cc of a Table 1 archive, its settings on the paper's grid: each setting's
     repetitions with both arms."""
@@ -209,9 +215,7 @@ def table1_average_improvement(archive: Path, large_cc: str) -> Measured:
         return (1 - on / off) * 100
 
     vals = _per_repetition(column, improvement)
-    d = describe(vals)
-    return Measured(d["mean"], d["n"], tuple(d["ci95"]) if d["ci95"] else None,
-                    f"{archive}: {large_cc}, {len(column)} settings, improvement of the means per repetition")
+    return measured(vals, f"{archive}: {large_cc}, {len(column)} settings, improvement of the means per repetition")
 
 
 def table1_large_slowdown(archive: Path, large_cc: str) -> Measured:
@@ -220,9 +224,7 @@ def table1_large_slowdown(archive: Path, large_cc: str) -> Measured:
     column = _table1_columns(archive, large_cc)
     vals = _per_repetition(column, lambda row: statistics.fmean(
         (r["on"]["large_fct_s"] / r["off"]["large_fct_s"] - 1) * 100 for r in row))
-    d = describe(vals)
-    return Measured(d["mean"], d["n"], tuple(d["ci95"]) if d["ci95"] else None,
-                    f"{archive}: {large_cc}, {len(column)} settings, the large flow's mean change per repetition")
+    return measured(vals, f"{archive}: {large_cc}, {len(column)} settings, the large flow's mean change per repetition")
 
 
 def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic") -> Measured:
@@ -252,9 +254,8 @@ def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic"
               for rtt in rtts]
     k = min(len(c) for c in column)
     vals = [statistics.fmean(c[i] for c in column) for i in range(k)]
-    d = describe(vals)
     note = f"; {censored} run(s) never back within the observation, counted as back at its end" if censored else ""
-    return Measured(d["mean"], d["n"], tuple(d["ci95"]) if d["ci95"] else None,
+    return measured(vals,
                     f"{archive}: {incumbents} incumbents at {buffer}, {len(rtts)} minRTTs{note}")
 
 
