@@ -163,3 +163,129 @@ def test_e4_least_improvement_is_every_link_at_once(tmp_path):
     assert decide(over_20, cl.e4_least_improvement(d, "wired,wifi", "5", "50")).verdict == "not reproduced"
     with pytest.raises(cl.LedgerError, match="no cubic_suss 2024 improvement for 5g"):
         cl.e4_least_improvement(d, "wired,wifi,5g", "5", "50")
+
+
+def test_within_is_a_band_either_side_of_zero():
+    same = ClaimTest(rule="within", bound=10, bound_reason="almost the same")
+    assert decide(same, m(-3, ci=(-9.9, 4))).verdict == "reproduced"
+    v = decide(same, m(-45, ci=(-60, -30)))
+    assert v.verdict == "not reproduced" and "outside" in v.why       # far below: a band, not a ceiling
+    assert decide(same, m(40, ci=(11, 69))).verdict == "not reproduced"
+    v = decide(same, m(5, ci=(-2, 12)))
+    assert v.verdict == "not decided at n = 10" and "an edge of it" in v.why
+    assert decide(same, m(0, n=1)).verdict == "not decided at n = 1"
+
+
+def test_e4_loss_ratio_sums_sizes_and_takes_its_ci_by_the_delta_method(tmp_path):
+    """Made-up E5 rows, n = 4 (t = 3.182): off lost 10 [8, 12] at 2 MB and 30 [24, 36] at 4 MB, on 5 [4, 6]
+    and 10 [7, 13].  Ratio 15 / 40 = 0.375.  Standard errors are half-widths / t, so the ratio's
+    half-width is 0.375 * sqrt((1^2 + 3^2) / 15^2 + (2^2 + 6^2) / 40^2) = 0.375 * 0.2636 = 0.0988 (the t
+    cancels).  40 MB off the link, 150 ms and wifi rows are outside the claim."""
+    import json
+
+    def row(cc, size, mean, ci, link="5g", rtt=40.0):
+        return {"link": link, "rtt_ms": rtt, "cc": cc, "size": size, "n": 4, "lost": {"n": 4, "mean": mean, "ci95": ci}}
+
+    d = tmp_path / "fct-vs-size" / "reports" / "x"
+    d.mkdir(parents=True)
+    (d / "summary.json").write_text(json.dumps({"runs": [], "sizes": [
+        row("cubic_hs", 2_000_000, 10, [8, 12]), row("cubic_hs", 4_000_000, 30, [24, 36]),
+        row("cubic_suss 2024", 2_000_000, 5, [4, 6]), row("cubic_suss 2024", 4_000_000, 10, [7, 13]),
+        row("cubic_hs", 1_000_000, 900, [0, 1800]),                       # under 2 MB
+        row("cubic_hs", 2_000_000, 900, [0, 1800], rtt=150.0),            # the other RTT
+        row("cubic_suss 2024", 2_000_000, 900, [0, 1800], link="wifi")]}))
+    r = cl.e4_loss_ratio(d, "5g", "40", "2", "40")
+    assert r.mean == pytest.approx(0.375) and r.n == 4
+    assert r.ci95 == pytest.approx((0.375 - 0.0988, 0.375 + 0.0988), abs=2e-4)
+    assert r.options == "LINKS=5g,wifi REPS=4"
+    assert decide(ClaimTest(rule="at_most", bound=0.5, bound_reason="half"), r).verdict == "reproduced"
+    with pytest.raises(cl.LedgerError, match="no cubic_suss 2024 run on lte"):
+        cl.e4_loss_ratio(d, "lte", "40", "2", "40")
+
+
+def scenario_run(root, cases):
+    """A made-up scenario run directory: @cases maps (cc, size, rep) to (FCT s, exit cwnd)."""
+    import json
+
+    out = root / "job" / "out"
+    index = []
+    for i, ((cc, size, rep), (fct, cwnd)) in enumerate(sorted(cases.items())):
+        tag = f"{i:03d}-{cc}-{size}-r{rep}"
+        (out / "runs" / tag).mkdir(parents=True)
+        (out / "runs" / tag / "run.json").write_text(json.dumps({
+            "run": {"case": f"{cc}-{size}", "rep": rep, "params": {"cc": cc, "size": size}},
+            "flows": [{"port": 5201, "fct_s": fct, "slow_start": {"exit_cwnd": cwnd}}]}))
+        index.append({"tag": tag})
+    (out / "runs.json").write_text(json.dumps(index))
+    return root
+
+
+def test_e3_changes_pair_the_arms_by_repetition(tmp_path):
+    """Repetition 0: off 20 s / cwnd 1000, on 21 s / 1100 (+5 %, +10 %); repetition 1: off 20 / 1000, on 19 / 900
+    (-5 %, -10 %); repetition 2 has no SUSS arm and is left out; the 5 MB case is another size."""
+    d = scenario_run(tmp_path / "dynamics" / "latest", {
+        ("cubic_hs", "100MB", 0): (20.0, 1000), ("cubic_suss", "100MB", 0): (21.0, 1100),
+        ("cubic_hs", "100MB", 1): (20.0, 1000), ("cubic_suss", "100MB", 1): (19.0, 900),
+        ("cubic_hs", "100MB", 2): (25.0, 2000), ("cubic_suss", "5MB", 0): (1.0, 50)})
+    fct = cl.e3_fct_change(d, "100MB")
+    assert fct.n == 2 and fct.mean == pytest.approx(0.0) and fct.options == "REPS=2"
+    cwnd = cl.e3_exit_cwnd_change(d, "100MB")
+    assert cwnd.n == 2 and cwnd.mean == pytest.approx(0.0)
+    # t(1) = 12.71, sd 14.14 over sqrt 2: the CI is +-127 %: "almost the same" is not decided at n = 2.
+    assert cwnd.ci95 == pytest.approx((-127.06, 127.06), abs=0.01)
+    with pytest.raises(cl.LedgerError, match="no repetition of 20MB"):
+        cl.e3_fct_change(d, "20MB")
+
+
+def test_judge_takes_the_archive_with_the_largest_n_and_reports_print_their_own_claims(tmp_path):
+    """Two E3 archives under a glob: n = 1 and n = 2; the ledger's verdict is the n = 2 one's; a report
+    written in the n = 1 archive prints its claims from that archive alone."""
+    one = scenario_run(tmp_path / "dynamics" / "a", {("cubic_hs", "100MB", 0): (20.0, 1000),
+                                                     ("cubic_suss", "100MB", 0): (20.0, 1000)})
+    scenario_run(tmp_path / "dynamics" / "b", {
+        ("cubic_hs", "100MB", 0): (20.0, 1000), ("cubic_suss", "100MB", 0): (20.2, 1000),
+        ("cubic_hs", "100MB", 1): (20.0, 1000), ("cubic_suss", "100MB", 1): (20.2, 1000)})
+    claim = cl.Claim(id="c", where="w", words="w", quantity="q",
+                     test=ClaimTest(rule="at_most", bound=2.6, bound_reason="the paper's"),
+                     evidence=cl.Evidence(experiment="dynamics", archive="dynamics/*", extract="e3_fct_change",
+                                          args={"size": "100MB"}))
+    verdict, got = cl.judge(claim, tmp_path)
+    assert got.n == 2 and verdict.verdict == "reproduced"    # +1 % both times: a CI of zero width
+    verdict, got = cl.judge(claim, tmp_path, archive=one)
+    assert got.n == 1 and verdict.verdict == "not decided at n = 1"
+    # The SUSS ledger's claims on E3 are found for an archive under results/dynamics/ and no other.
+    found = {c.id for c, _, _ in cl.claims_for_archive(tmp_path, one)}
+    assert found == {"fig9-same-exit-cwnd", "fig13-100mb-unaffected"}
+    assert "### <a id=\"fig13-100mb-unaffected\"></a>fig13-100mb-unaffected: not decided at n = 1" in \
+        cl.report_claims_md(tmp_path, one)
+    assert cl.claims_for_archive(tmp_path, tmp_path / "startup" / "x") == []
+
+
+def test_provenance_names_machines_dates_and_commits(tmp_path):
+    import json
+
+    from sslab.analysis.conditions import provenance_of
+
+    for name, started, commit, dirty in (("a", "2026-11-28T10:00:00Z", "abcdef123", False),
+                                         ("b", "2026-11-28T11:30:00Z", "abcdef123", False),
+                                         ("c", "2026-11-28T12:00:00Z", "0123456789", True)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "meta.json").write_text(json.dumps({
+            "started": started, "code": {"commit": commit, "dirty": dirty},
+            "host": {"cpu_model": "AMD EPYC", "cores": 2, "amx": False, "xstate_bytes": 832}}))
+    p = provenance_of([tmp_path / n for n in "abc"] + [tmp_path / "missing"])
+    assert p == {"machine": "AMD EPYC (2 cores, no AMX, XSAVE 832 B)",
+                 "dates": "2026-11-28T10:00Z to 2026-11-28T12:00Z", "commits": "0123456+dirty, abcdef1"}
+    assert provenance_of([]) == {"machine": "not recorded", "dates": "not recorded", "commits": "not recorded"}
+
+
+def test_needed_n_is_the_least_n_whose_ci_clears_the_edge_at_the_measured_spread():
+    """At n = 10 a CI of ±22.6 (t(9) = 2.262: sd 31.6) around -2.7 against a band of ±10 needs a half-width
+    under 7.3: t(n-1) * 31.6 / sqrt(n) < 7.3 first holds at n = 75 (t(74) = 1.993: 7.27; n = 74: 7.32)."""
+    same = ClaimTest(rule="within", bound=10, bound_reason="almost the same")
+    got = m(-2.7, ci=(-25.3, 19.9))
+    assert cl.needed_n(same, got) == 75
+    assert "about n = 75 would decide it" in decide(same, got).why
+    # On the edge: nothing decides it; a value test has no such n.
+    assert cl.needed_n(ClaimTest(rule="at_least", bound=20, bound_reason="x"), m(20, ci=(10, 30))) == 0
+    assert cl.needed_n(ClaimTest(rule="value", paper=1), m(1, ci=(0, 2))) is None

@@ -14,6 +14,9 @@ The tests, on our value's mean and its 95 % CI over the repetitions (n):
                not reproduced; across it, or no CI (n < 2): not decided at this n.
     at_most    "no noticeable negative impact", made precise as a bound: our CI wholly at or below
                it: reproduced; wholly above: not reproduced; across it or no CI: not decided.
+    within     "almost the same", made precise as a band -bound..+bound around zero: our CI wholly
+               inside it: reproduced; wholly outside it (above +bound or below -bound): not
+               reproduced; across an edge or no CI: not decided.
 
 A sign alone is never a verdict: an at_least claim whose mean clears the threshold while its CI does
 not is "not decided", and a value claim of the right sign and the wrong size is "not reproduced".
@@ -45,11 +48,11 @@ NO_EVIDENCE = "no evidence yet"
 class ClaimTest(BaseModel):
     """How a claim is decided (module docstring)."""
     model_config = ConfigDict(extra="forbid", frozen=True)
-    rule: Literal["value", "at_least", "at_most"]
+    rule: Literal["value", "at_least", "at_most", "within"]
     #: value: the paper's number, and whether it is an improvement in percent or another quantity.
     paper: float | None = None
     kind: Literal["improvement", "value", "fct", "change"] = "value"
-    #: at_least / at_most: the bound, and where it comes from (a claim's words made precise).
+    #: at_least / at_most / within: the bound, and where it comes from (a claim's words made precise).
     bound: float | None = None
     bound_reason: str | None = None
 
@@ -134,6 +137,10 @@ class Measured:
     n: int
     ci95: tuple[float, float] | None
     source: str             # the archive and what of it was read
+    #: The run directories (scenario runs, a matrix's cells) the numbers came from: their provenance.
+    runs: tuple[Path, ...] = ()
+    #: The make target's options that made the archive, as the archive records them ("BUF=2BDP ITER=10").
+    options: str = ""
 
 
 @dataclass(frozen=True)
@@ -154,7 +161,13 @@ def decide(test: ClaimTest, m: Measured) -> Verdict:
         return Verdict(f"not decided at n = {m.n}", f"ours {m.mean:.3g} (no CI at n = {m.n}) against the bound {bound:g}")
     lo, hi = m.ci95
     ci = f"ours {m.mean:.3g} [{lo:.3g}, {hi:.3g}] against the bound {bound:g}"
-    if test.rule == "at_least":
+    if test.rule == "within":
+        ci = f"ours {m.mean:.3g} [{lo:.3g}, {hi:.3g}] against the band ±{bound:g}"
+        if -bound <= lo and hi <= bound:
+            return Verdict(REPRODUCED, f"{ci}: the CI is inside it")
+        if lo > bound or hi < -bound:
+            return Verdict(NOT_REPRODUCED, f"{ci}: the CI is outside it")
+    elif test.rule == "at_least":
         if lo >= bound:
             return Verdict(REPRODUCED, f"{ci}: the CI is at or above it")
         if hi < bound:
@@ -165,17 +178,66 @@ def decide(test: ClaimTest, m: Measured) -> Verdict:
         if lo > bound:
             return Verdict(NOT_REPRODUCED, f"{ci}: the CI is above it")
     more = "" if m.n >= CI_MIN_N else f" (n < {CI_MIN_N})"
-    return Verdict(f"not decided at n = {m.n}", f"{ci}: the CI spans it{more}")
+    edge = "an edge of " if test.rule == "within" else ""
+    need = needed_n(test, m)
+    hint = (f"; at this spread about n = {need} would decide it, if the mean held" if need else
+            "; the mean sits on the bound: no n decides it at this spread" if need == 0 else "")
+    return Verdict(f"not decided at n = {m.n}", f"{ci}: the CI spans {edge}it{more}{hint}")
+
+
+#: needed_n looks no further: a claim that needs more repetitions than this is out of reach here.
+NEEDED_N_MAX = 10_000
+
+
+def needed_n(test: ClaimTest, m: Measured) -> int | None:
+    """How many repetitions would give a CI clear of @test's bound, if the mean and the spread stayed
+    as @m measured them: the least n with t(n-1) * sd / sqrt(n) under the mean's distance to the edge
+    it must clear (the standard deviation taken back from the CI: sd = half-width * sqrt(n) / t(n-1)).
+    None for a value test or without a CI; 0 when the mean sits on the edge (or needs over
+    NEEDED_N_MAX)."""
+    import math
+
+    from .stats import t95
+
+    if test.rule == "value" or m.ci95 is None or m.n < 2:
+        return None
+    half = (m.ci95[1] - m.ci95[0]) / 2
+    sd = half * math.sqrt(m.n) / t95(m.n - 1)
+    b = test.bound
+    gap = abs(b - abs(m.mean)) if test.rule == "within" else abs(m.mean - b)
+    if sd == 0:
+        return m.n if gap > 0 else 0
+    for n in range(2, NEEDED_N_MAX + 1):
+        if t95(n - 1) * sd / math.sqrt(n) < gap:
+            return n
+    return 0
 
 
 # --------------------------------------------------------------------------
 # The extractors: an archive's numbers for a claim's quantity
 
 
-def measured(vals: list[float], source: str) -> Measured:
+def measured(vals: list[float], source: str, runs: list[Path] = (), options: str = "") -> Measured:
     """@vals, one a repetition, as a Measured: their mean and its 95 % CI (stats.describe)."""
     d = describe(vals)
-    return Measured(d["mean"], d["n"], tuple(d["ci95"]) if d["ci95"] else None, source)
+    return Measured(d["mean"], d["n"], tuple(d["ci95"]) if d["ci95"] else None, source, tuple(runs), options)
+
+
+def matrix_options(plan) -> str:
+    """The make options a matrix archive's plan was asked with: its selection by the axes' option
+    names (CCA=, BUF=, RTT=) and ITER=."""
+    sel = [f"{plan.axes.get(axis, axis)}={','.join(vals)}" for axis, vals in sorted(plan.selection.items())]
+    return " ".join(sel + [f"ITER={plan.iterations}"])
+
+
+def _cell_dirs(archive: Path, **setting: str) -> tuple[list[Path], str]:
+    """The finished cells of a matrix archive whose setting has @setting's values, and the make
+    options its plan was asked with."""
+    from .archive import current_cells, latest_plan
+    _, plan = latest_plan(archive)
+    cells = [d for c, d in current_cells(archive, plan)
+             if all(c.setting.get(k) == v for k, v in setting.items())]
+    return cells, matrix_options(plan)
 
 
 def _table1_columns(archive: Path, large_cc: str) -> list[list[dict]]:
@@ -215,7 +277,8 @@ def table1_average_improvement(archive: Path, large_cc: str) -> Measured:
         return (1 - on / off) * 100
 
     vals = _per_repetition(column, improvement)
-    return measured(vals, f"{archive}: {large_cc}, {len(column)} settings, improvement of the means per repetition")
+    return measured(vals, f"{archive}: {large_cc}, {len(column)} settings, improvement of the means per repetition",
+                    *_cell_dirs(archive, large_cc=large_cc))
 
 
 def table1_large_slowdown(archive: Path, large_cc: str) -> Measured:
@@ -224,7 +287,8 @@ def table1_large_slowdown(archive: Path, large_cc: str) -> Measured:
     column = _table1_columns(archive, large_cc)
     vals = _per_repetition(column, lambda row: statistics.fmean(
         (r["on"]["large_fct_s"] / r["off"]["large_fct_s"] - 1) * 100 for r in row))
-    return measured(vals, f"{archive}: {large_cc}, {len(column)} settings, the large flow's mean change per repetition")
+    return measured(vals, f"{archive}: {large_cc}, {len(column)} settings, the large flow's mean change per repetition",
+                    *_cell_dirs(archive, large_cc=large_cc))
 
 
 def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic") -> Measured:
@@ -255,8 +319,22 @@ def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic"
     k = min(len(c) for c in column)
     vals = [statistics.fmean(c[i] for c in column) for i in range(k)]
     note = f"; {censored} run(s) never back within the observation, counted as back at its end" if censored else ""
-    return measured(vals,
-                    f"{archive}: {incumbents} incumbents at {buffer}, {len(rtts)} minRTTs{note}")
+    return measured(vals, f"{archive}: {incumbents} incumbents at {buffer}, {len(rtts)} minRTTs{note}",
+                    *_cell_dirs(archive, buffer=buffer))
+
+
+def _e4_summary(archive: Path) -> tuple[dict, list[Path], str]:
+    """An E4 report's summary, the scenario runs it was written over, and the make options that ran
+    them (LINKS= the links, REPS= the fewest repetitions any size has)."""
+    import json
+
+    summary = archive / "summary.json"
+    if not summary.is_file():
+        raise LedgerError(f"{archive}: no summary.json (an E4 report: `make fct-vs-size`)")
+    s = json.loads(summary.read_text())
+    links = sorted({r["link"] for r in s.get("sizes", [])})
+    reps = min((r["n"] for r in s.get("sizes", [])), default=0)
+    return s, [Path(r) for r in s.get("runs", [])], f"LINKS={','.join(links)} REPS={reps}"
 
 
 def e4_least_improvement(archive: Path, links: str, max_mb: str, min_rtt_ms: str = "50",
@@ -266,13 +344,9 @@ def e4_least_improvement(archive: Path, links: str, max_mb: str, min_rtt_ms: str
     off of the mean FCT, Welch's CI).  A claim over all of them ("in all") is the least of several:
     its CI runs from the least lower end to the least upper end, so that `at_least` calls it
     reproduced only when every one clears the bound and not reproduced when any one falls short."""
-    import json
-
-    summary = archive / "summary.json"
-    if not summary.is_file():
-        raise LedgerError(f"{archive}: no summary.json (an E4 report: `make fct-vs-size`)")
+    s, runs, options = _e4_summary(archive)
     want = [x for x in links.split(",") if x]
-    imps = [i for i in json.loads(summary.read_text()).get("improvements", [])
+    imps = [i for i in s.get("improvements", [])
             if i["link"] in want and i["size"] < float(max_mb) * 1e6 and i["rtt_ms"] > float(min_rtt_ms)
             and i["on"] == on]
     missing = [x for x in want if x not in {i["link"] for i in imps}]
@@ -285,48 +359,234 @@ def e4_least_improvement(archive: Path, links: str, max_mb: str, min_rtt_ms: str
     n = min(min(i["n"]) for i in imps)
     return Measured(least["improvement"] * 100, n, ci,
                     f"{archive}: {len(imps)} link x size points; the least, {least['link']} at "
-                    f"{least['size'] / 1e6:g} MB and {least['rtt_ms']:g} ms")
+                    f"{least['size'] / 1e6:g} MB and {least['rtt_ms']:g} ms", tuple(runs), options)
+
+
+def e4_loss_ratio(archive: Path, link: str, rtt_ms: str, min_mb: str, max_mb: str,
+                  on: str = "cubic_suss 2024", off: str = "cubic_hs") -> Measured:
+    """Packets lost with SUSS over packets lost without (E5): the bottleneck's drops summed over E4's
+    sizes from @min_mb to @max_mb MB on @link at @rtt_ms, each size's mean per run, on over off.  Its
+    CI by the delta method from each size's mean and standard error (the sum's variance is the sum of
+    the sizes'; the ratio's relative variance the sum of the two sums' relative variances), Student's t
+    at the fewest repetitions any size has, less one: an approximation that is said with the verdict."""
+    import math
+
+    from .stats import t95
+
+    s, runs, options = _e4_summary(archive)
+    lo, hi = float(min_mb) * 1e6, float(max_mb) * 1e6
+    rows = [r for r in s.get("sizes", []) if r["link"] == link and abs(r["rtt_ms"] - float(rtt_ms)) < 1e-6
+            and lo <= r["size"] <= hi]
+    sums = {}
+    for side in (on, off):
+        mine = [r for r in rows if r["cc"] == side and r["lost"]["n"]]
+        if not mine:
+            raise LedgerError(f"{archive}: no {side} run on {link} at {rtt_ms} ms between {min_mb} and {max_mb} MB "
+                              f"(`make fct-vs-size LINKS={link}` runs it)")
+        var = 0.0
+        for r in mine:
+            d = r["lost"]
+            if d["ci95"] is not None and d["n"] > 1:
+                se = (d["ci95"][1] - d["ci95"][0]) / 2 / t95(d["n"] - 1)
+                var += se * se
+        sums[side] = (sum(r["lost"]["mean"] for r in mine), var, min(r["lost"]["n"] for r in mine), len(mine))
+    (m_on, v_on, n_on, k_on), (m_off, v_off, n_off, k_off) = sums[on], sums[off]
+    n = min(n_on, n_off)
+    if m_off == 0:
+        raise LedgerError(f"{archive}: {off} lost nothing on {link} at {rtt_ms} ms: no ratio")
+    ratio = m_on / m_off
+    ci = None
+    if n > 1:
+        rel = (v_on / m_on ** 2 if m_on else 0.0) + v_off / m_off ** 2
+        half = t95(n - 1) * ratio * math.sqrt(rel)
+        ci = (ratio - half, ratio + half)
+    return Measured(ratio, n, ci,
+                    f"{archive}: {link} at {rtt_ms} ms, {min(k_on, k_off)} sizes {min_mb}-{max_mb} MB: {m_on:.1f} "
+                    f"lost on against {m_off:.1f} off (mean per run, summed over sizes); CI by the delta method",
+                    tuple(runs), options)
+
+
+def _scenario_runs(archive: Path) -> list[dict]:
+    """A scenario run directory's run records (each with its flows' FCT and slow-start exit), read
+    here rather than through the startup report (which prints these claims)."""
+    from ..records import read_record, read_runs_index
+    out = archive / "job" / "out"
+    if not (out / "runs.json").is_file():
+        raise LedgerError(f"{archive}: no runs (job/out/runs.json): not a scenario run directory")
+    return [read_record(out / "runs" / e["tag"] / "run.json", "sslab.run") for e in read_runs_index(out / "runs.json")]
+
+
+def _paired_change(archive: Path, size: str, value: Callable[[dict], float | None], what: str,
+                   on: str = "cubic_suss", off: str = "cubic_hs") -> Measured:
+    """(on / off - 1) x 100 of @value of the first flow, per repetition of the @size case, the two
+    arms paired by repetition (the same seed and link trace position: the scenario's order alternates
+    them within a repetition)."""
+    runs = _scenario_runs(archive)
+    by: dict[int, dict[str, float]] = {}
+    for r in runs:
+        params = r["run"].get("params", {})
+        if params.get("size") != size or params.get("cc") not in (on, off):
+            continue
+        v = value(r["flows"][0])
+        if v is not None:
+            by.setdefault(r["run"]["rep"], {})[params["cc"]] = v
+    pairs = [(sides[on], sides[off]) for _, sides in sorted(by.items()) if len(sides) == 2]
+    if not pairs:
+        raise LedgerError(f"{archive}: no repetition of {size} with both {off} and {on} done")
+    vals = [(a / b - 1) * 100 for a, b in pairs]
+    return measured(vals, f"{archive}: {size}, {what} with {on} over {off}, paired by repetition",
+                    [archive], f"REPS={len(pairs)}")
+
+
+def e3_exit_cwnd_change(archive: Path, size: str) -> Measured:
+    """Slow start's exit cwnd with SUSS over that without, less one, in percent (E3: Fig. 9)."""
+    return _paired_change(archive, size, lambda f: (f.get("slow_start") or {}).get("exit_cwnd"),
+                          "slow start's exit cwnd")
+
+
+def e3_fct_change(archive: Path, size: str) -> Measured:
+    """The flow's FCT with SUSS over that without, less one, in percent (positive: slower; E3: Fig. 13)."""
+    return _paired_change(archive, size, lambda f: f.get("fct_s"), "FCT")
 
 
 EXTRACTORS: dict[str, Callable[..., Measured]] = {
+    "e3_exit_cwnd_change": e3_exit_cwnd_change,
+    "e3_fct_change": e3_fct_change,
     "e4_least_improvement": e4_least_improvement,
+    "e4_loss_ratio": e4_loss_ratio,
     "fairness_recovery_gain": fairness_recovery_gain,
     "table1_average_improvement": table1_average_improvement,
     "table1_large_slowdown": table1_large_slowdown,
 }
 
 
-def judge(claim: Claim, results: Path = paths.RESULTS_DIR) -> tuple[Verdict, Measured | None]:
-    """A claim's verdict from the archives under @results."""
+def _candidates(results: Path, pattern: str) -> list[Path]:
+    """The archives an evidence's `archive:` names: one path under @results, or a glob over several
+    (the selections of one matrix: results/fairness/buf-2bdp, results/fairness/all, ...)."""
+    if any(ch in pattern for ch in "*?["):
+        return sorted(p for p in results.glob(pattern) if p.is_dir() and not p.is_symlink())
+    return [results / pattern] if (results / pattern).is_dir() else []
+
+
+def judge(claim: Claim, results: Path = paths.RESULTS_DIR,
+          archive: Path | None = None) -> tuple[Verdict, Measured | None]:
+    """A claim's verdict from the archives under @results (or from @archive alone: a report printing
+    its own claims).  Where the evidence names several archives, the one that gives the claim's
+    quantity at the largest n decides (a tie: the last in name order), a rule fixed before any
+    result: more repetitions, a narrower CI."""
     if claim.untestable:
         return Verdict(NOT_TESTABLE, claim.untestable), None
     ev = claim.evidence
     if not ev.extract or not ev.archive:
         return Verdict(NO_EVIDENCE, f"nothing reads it yet from `make {ev.experiment}`"), None
-    archive = results / ev.archive
-    if not archive.is_dir():
-        return Verdict(NO_EVIDENCE, f"no archive {archive}: run `make {ev.experiment}`"), None
-    try:
-        m = EXTRACTORS[ev.extract](archive, **ev.args)
-    except (LedgerError, ValueError) as e:  # ArchiveError is a ValueError: a matrix directory without a plan
-        return Verdict(NO_EVIDENCE, str(e)), None
+    archives = [archive] if archive is not None else _candidates(results, ev.archive)
+    if not archives:
+        return Verdict(NO_EVIDENCE, f"no archive {results / ev.archive}: run `make {ev.experiment}`"), None
+    found: list[Measured] = []
+    errors: list[str] = []
+    for a in archives:
+        try:
+            found.append(EXTRACTORS[ev.extract](a, **ev.args))
+        except (LedgerError, ValueError) as e:  # ArchiveError is a ValueError: a matrix directory without a plan
+            errors.append(str(e))
+    if not found:
+        return Verdict(NO_EVIDENCE, "; ".join(errors)), None
+    m = max(found, key=lambda x: x.n)  # max() keeps the first of equals: take the last instead
+    m = [x for x in found if x.n == m.n][-1]
     return decide(claim.test, m), m
 
 
+def _test_text(t: ClaimTest) -> str:
+    if t.rule == "value":
+        return f"value {t.paper:g} ({'points' if t.kind == 'improvement' else '±15 %'} tolerance; Table 1's rule)"
+    bound = f"±{t.bound:g}" if t.rule == "within" else f"{t.bound:g}"
+    return f"{t.rule.replace('_', ' ')} {bound} ({t.bound_reason})"
+
+
+def _ci_text(m: Measured) -> str:
+    return f"{m.mean:.3g} [{m.ci95[0]:.3g}, {m.ci95[1]:.3g}]" if m.ci95 else f"{m.mean:.3g} (no CI)"
+
+
+def claim_section(claim: Claim, verdict: Verdict, m: Measured | None, level: str = "##") -> list[str]:
+    """One claim's verdict with its evidence: the paper's words, the quantity and the test, our number
+    with its CI and n, and the runs' provenance (command, machine, dates, commits, conditions)."""
+    from .conditions import conditions_of, provenance_of
+
+    lines = [f'{level} <a id="{claim.id}"></a>{claim.id}: {verdict.verdict}', "", f"- **The paper** ({claim.where}): \"{claim.words}\"",
+             f"- **Quantity**: {claim.quantity}"]
+    if claim.test is not None:
+        lines.append(f"- **Test**: {_test_text(claim.test)}")
+    lines.append(f"- **Verdict**: {verdict.verdict}: {verdict.why}")
+    if m is not None:
+        p = provenance_of(list(m.runs))
+        cmd = " ".join(x for x in ("make", claim.evidence.experiment, m.options) if x)
+        lines += [f"- **Ours**: {_ci_text(m)}, n = {m.n} ({m.source})",
+                  f"- **Command**: `{cmd}`",
+                  f"- **Ran on**: {p['machine']}; {p['dates']}; commit {p['commits']}; "
+                  f"{len(m.runs)} run director{'y' if len(m.runs) == 1 else 'ies'} (a matrix's cells, a series' settings)",
+                  f"- **Under**: {conditions_of(list(m.runs))}"]
+    return lines + [""]
+
+
+def claims_for_archive(results: Path, archive: Path) -> list[tuple[Claim, Verdict, Measured | None]]:
+    """Every ledger's claims whose evidence lives where @archive is (the same experiment directory
+    under @results), judged on @archive alone: what a report prints for its own claims."""
+    try:
+        top = archive.resolve().relative_to(results.resolve()).parts[0]
+    except (ValueError, IndexError):
+        return []
+    out = []
+    for path in sorted(LEDGER_DIR.glob("*.yaml")):
+        for c in load_ledger(str(path)).claims:
+            if c.evidence and c.evidence.extract and c.evidence.archive and c.evidence.archive.split("/")[0] == top:
+                out.append((c, *judge(c, results, archive)))
+    return out
+
+
+def append_report_claims(md: Path, archive: Path, results: Path = paths.RESULTS_DIR) -> None:
+    """Append to the report @md the claims its @archive tests, with their verdicts (nothing when it
+    tests none, or lies outside @results)."""
+    text = report_claims_md(results, archive)
+    if text:
+        with md.open("a") as f:
+            f.write(text + "\n")
+
+
+def report_claims_md(results: Path, archive: Path) -> str:
+    """The section a report appends for the paper claims its archive tests ("" when it tests none)."""
+    rows = claims_for_archive(results, archive)
+    if not rows:
+        return ""
+    lines = ["", "## The paper's claims these runs test", "",
+             "Each claim's test is fixed in its ledger (experiments/claims/); the verdict is from this archive "
+             "alone.  `make claims` gathers every claim over all archives.", ""]
+    for c, v, m in rows:
+        lines += claim_section(c, v, m, level="###")
+    return _short_paths("\n".join(lines), results)
+
+
 def ledger_page(ledger: Ledger, results: Path = paths.RESULTS_DIR) -> str:
-    """The ledger as markdown: the claims down the side, our verdict and evidence across."""
-    rows = [judge(c, results) + (c,) for c in ledger.claims]
-    counts = {}
-    for v, _, _ in rows:
+    """The ledger as markdown: the claims down the side, our verdict and evidence across; then each
+    claim with its evidence's provenance."""
+    rows = [(c, *judge(c, results)) for c in ledger.claims]
+    counts: dict[str, int] = {}
+    for _, v, _ in rows:
         key = "not decided" if v.verdict.startswith("not decided") else v.verdict
         counts[key] = counts.get(key, 0) + 1
     lines = [f"# Claims of {ledger.source}", "",
              "**" + "; ".join(f"{n} {k}" for k, n in counts.items()) + f"** of {len(rows)} claims.", "",
-             "| claim | where | the paper's words | quantity | test | verdict | why | n |", "|---|---|---|---|---|---|---|---|"]
-    for v, m, c in rows:
-        test = "–" if c.test is None else (
-            f"value {c.test.paper:g}" if c.test.rule == "value" else
-            f"{c.test.rule.replace('_', ' ')} {c.test.bound:g} ({c.test.bound_reason})")
-        lines.append(f"| {c.id} | {c.where} | {c.words} | {c.quantity} | {test} | **{v.verdict}** | {v.why} | "
-                     f"{m.n if m else '–'} |")
-    return "\n".join(lines) + "\n"
+             "The tests and their rules: docs/claims.md.  Ours: the mean and its 95 % CI over n repetitions.", "",
+             "| claim | where | test | ours | n | verdict |", "|---|---|---|---|---|---|"]
+    for c, v, m in rows:
+        test = "–" if c.test is None else _test_text(c.test).split(" (")[0]
+        lines.append(f"| [{c.id}](#{c.id}) | {c.where} | {test} | {_ci_text(m) if m else '–'} | "
+                     f"{m.n if m else '–'} | **{v.verdict}** |")
+    lines.append("")
+    for c, v, m in rows:
+        lines += claim_section(c, v, m)
+    return _short_paths("\n".join(lines), results)
+
+
+def _short_paths(text: str, results: Path) -> str:
+    """Archive paths as results/... (where they lie in any clone), not this machine's absolute path."""
+    return text.replace(f"{results}/", "results/")

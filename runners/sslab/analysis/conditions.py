@@ -134,3 +134,32 @@ def conditions_of(run_dirs: list[Path]) -> str:
     shared = (f"; {after} of {sum(testbeds.values())} ran after other repetitions in a shared boot (BOOT_SHARE)"
               if after else "")
     return f"{where}; SUSS: {_suss_text(versions)}{_hystart_text(hystarts)}{_draft_text(drafts)}{shared}"
+
+
+def provenance_of(run_dirs: list[Path]) -> dict[str, str]:
+    """Where and when runs ran, from their meta.json: the machines (CPU model, cores, AMX), the
+    dates (first to last start, UTC) and the code's commits (short; "+dirty" for a tree with
+    uncommitted changes).  "not recorded" for what no run says."""
+    machines: dict[str, int] = {}
+    dates: list[str] = []
+    commits: set[str] = set()
+    for d in run_dirs:
+        meta_path = Path(d) / "meta.json"
+        if not meta_path.exists():
+            continue
+        meta = json.loads(meta_path.read_text())
+        host = meta.get("host") or {}
+        if host:
+            line = (f"{host.get('cpu_model', '?')} ({host.get('cores', '?')} cores, "
+                    f"{'AMX' if host.get('amx') else 'no AMX'}, XSAVE {host.get('xstate_bytes', '?')} B)")
+            machines[line] = machines.get(line, 0) + 1
+        if meta.get("started"):
+            dates.append(meta["started"])
+        code = meta.get("code") or {}
+        if code.get("commit"):
+            commits.add(code["commit"][:7] + ("+dirty" if code.get("dirty") else ""))
+    machine = ("; ".join(machines) if len(machines) == 1 else
+               "; ".join(f"{m} [{n} run(s)]" for m, n in machines.items())) or "not recorded"
+    when = (f"{min(dates)[:16]}Z to {max(dates)[:16]}Z" if dates and min(dates)[:16] != max(dates)[:16]
+            else f"{dates[0][:16]}Z" if dates else "not recorded")
+    return {"machine": machine, "dates": when, "commits": ", ".join(sorted(commits)) or "not recorded"}
