@@ -25,6 +25,7 @@ from .. import paths
 from ..ccas import SUSS_VERSIONS
 from ..plan_record import MatrixPlan, PlannedCell
 from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
+from .claims import report_claims_md
 from .html import index_for, write_html
 from .plots import plot_flows_over_time
 from .conditions import conditions_of
@@ -113,6 +114,8 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
         lines += suss_versions_side_by_side(matrix_dir, extra)
     if extra.get("comparisons_md"):
         lines += ["## Every paper value beside ours", "", extra["comparisons_md"], ""]
+    if not candidate_axes(plan):  # a calibration's candidates pooled are no evidence for a claim
+        lines += [report_claims_md(paths.RESULTS_DIR, matrix_dir), ""]
     if extra.get("overhead_md"):
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
     (dest / "table.md").write_text("\n".join(lines))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import astart, blitzstart, lastmile
+from .claims import append_report_claims
 from .html import publish
 
 
@@ -53,5 +54,6 @@ def write_over_runs(report: Report, run_dirs: list[Path], dest: Path) -> Path:
     if report.write is None:
         raise ValueError(f"report {report.name!r} is written with each run, not over runs")
     dest = report.write(run_dirs, dest)
+    append_report_claims(dest / "report.md", dest)
     publish(dest / "report.md", run_dirs)
     return dest

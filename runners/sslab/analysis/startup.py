@@ -36,6 +36,7 @@ from .html import write_html
 from .plots import plot_cwnd_rtt, plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
 from .stats import describe
+from .claims import append_report_claims
 
 
 def load_runs(out_dir: Path) -> list[dict]:
@@ -277,6 +278,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
                      f"{'ok' if ok else 'FLAGGED'}{' (tshark differs)' if fid.get('capture_ok') is False else ''}"
                      f"{f' (spin guard: {n} tick(s))' if (n := fid.get('spin_guard_charges')) else ''} |")
     (dest / "report.md").write_text("\n".join(lines) + "\n")
+    append_report_claims(dest / "report.md", run_dir)
     write_html(dest / "report.md", [run_dir])
     return summary
 
