@@ -581,10 +581,31 @@ def ledger_page(ledger: Ledger, results: Path = paths.RESULTS_DIR) -> str:
         test = "–" if c.test is None else _test_text(c.test).split(" (")[0]
         lines.append(f"| [{c.id}](#{c.id}) | {c.where} | {test} | {_ci_text(m) if m else '–'} | "
                      f"{m.n if m else '–'} | **{v.verdict}** |")
-    lines.append("")
+    lines += ["", *repetitions_md(rows), ""]
     for c, v, m in rows:
         lines += claim_section(c, v, m)
     return _short_paths("\n".join(lines), results)
+
+
+def repetitions_md(rows: list[tuple[Claim, Verdict, Measured | None]]) -> list[str]:
+    """Per experiment, the repetitions each of its claims needs for a verdict at the spread measured
+    (needed_n; a value test is decided at any n): what its make target's default should give."""
+    by: dict[str, list[str]] = {}
+    for c, v, m in rows:
+        if m is None or c.test is None:
+            continue
+        need = 1 if c.test.rule == "value" else needed_n(c.test, m)
+        text = "any n (a value test)" if c.test.rule == "value" else (
+            "none at this spread (the mean sits on the bound)" if not need else f"n = {need}")
+        by.setdefault(c.evidence.experiment, []).append(f"| `make {c.evidence.experiment}` | {c.id} | {m.n} | "
+                                                         f"{text} |")
+    if not by:
+        return []
+    return ["## Repetitions that decide", "",
+            "The least n whose 95 % CI would clear each claim's bound if the mean and spread stayed as measured "
+            "(a value test is judged at any n).  Each target's default repetitions, and the time they cost, are "
+            "in docs/claims.md.", "",
+            "| target | claim | n run | n that decides |", "|---|---|---|---|", *[r for rs in by.values() for r in rs]]
 
 
 def _short_paths(text: str, results: Path) -> str:
