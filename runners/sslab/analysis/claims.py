@@ -85,6 +85,9 @@ class Claim(BaseModel):
     evidence: Evidence | None = None
     #: Why nothing here can test it (a real Internet path, a device we do not have, ...).
     untestable: str | None = None
+    #: Where the claim fails here: what runs that change one candidate cause at a time found, and where
+    #: they are recorded (docs/measurements.md).  Shown beside a "not reproduced" verdict.
+    cause: str | None = None
 
     @model_validator(mode="after")
     def _decidable_or_why_not(self) -> "Claim":
@@ -517,6 +520,8 @@ def claim_section(claim: Claim, verdict: Verdict, m: Measured | None, level: str
     if claim.test is not None:
         lines.append(f"- **Test**: {_test_text(claim.test)}")
     lines.append(f"- **Verdict**: {verdict.verdict}: {verdict.why}")
+    if claim.cause and verdict.verdict == NOT_REPRODUCED:
+        lines.append(f"- **Why, as far as we found**: {claim.cause}")
     if m is not None:
         p = provenance_of(list(m.runs))
         cmd = " ".join(x for x in ("make", claim.evidence.experiment, m.options) if x)
