@@ -289,3 +289,67 @@ def test_needed_n_is_the_least_n_whose_ci_clears_the_edge_at_the_measured_spread
     # On the edge: nothing decides it; a value test has no such n.
     assert cl.needed_n(ClaimTest(rule="at_least", bound=20, bound_reason="x"), m(20, ci=(10, 30))) == 0
     assert cl.needed_n(ClaimTest(rule="value", paper=1), m(1, ci=(0, 2))) is None
+
+
+def test_every_ledger_loads_and_names_real_extractors_and_experiments():
+    from sslab.experiment.spec import experiment_files
+    targets = {p.stem for p in experiment_files()}
+    for path in sorted(cl.LEDGER_DIR.glob("*.yaml")):
+        ledger = cl.load_ledger(path.stem)
+        for c in ledger.claims:
+            if c.evidence:
+                assert c.evidence.extract in (None, *cl.EXTRACTORS) and c.evidence.experiment in targets, (path, c.id)
+        if ledger.paper_values:
+            assert ledger.paper_values.experiment in targets, path
+    assert cl.load_ledger("astart").paper_values.count == 19 and cl.load_ledger("blitzstart").paper_values.count == 120
+
+
+def astart_report(root, settings):
+    import json
+
+    root.mkdir(parents=True)
+    (root / "summary.json").write_text(json.dumps({"runs": [], "settings": settings, "paper_values": [
+        {"where": "Table 1, RTT (ms) 20", "what": "%", "kind": "value", "ours": 90.0, "paper": 95.6, "n": 2,
+         "ci95": [90.0, 90.0]},
+        {"where": "Table 1, RTT (ms) 50", "what": "%", "kind": "value", "ours": 50.0, "paper": 71.8, "n": 2,
+         "ci95": None}]}))
+    return root
+
+
+def flows(*mbit, cc="x"):
+    return {"flows": [{"cc": cc, "throughput_mbit": x} for x in mbit], "drops": 0}
+
+
+def test_astart_margin_is_the_least_over_the_settings_per_repetition(tmp_path):
+    """Capacities 10, 20, 40 Mbit/s, two repetitions.  Astart - NewReno / Hoe - NewReno: at 20, 5 and 3 (rep 0),
+    4 and 6 (rep 1); at 40, 10 and 2, then 1 and 9; so the slower's margin is 3 / 4 at 20 and 2 / 1 at 40:
+    the least per repetition 2 and 1.  10 Mbit/s (where NewReno leads) is below min_k."""
+    def setting(astart, hoe, newreno):
+        return {"runs": {"reno_astart": [flows(a) for a in astart], "reno_hoe": [flows(h) for h in hoe],
+                         "reno_fixed": [flows(n) for n in newreno]}}
+
+    d = astart_report(tmp_path / "astart" / "reports" / "latest", {
+        "e8-astart-bw-10mbit": setting([5, 5], [5, 5], [9, 9]),
+        "e8-astart-bw-20mbit": setting([15, 14], [13, 16], [10, 10]),
+        "e8-astart-bw-40mbit": setting([30, 21], [22, 29], [20, 20])})
+    got = cl.astart_least_margin(d, "bw", "reno_astart,reno_hoe", "reno_fixed", min_k="20")
+    assert got.n == 2 and got.mean == pytest.approx(1.5) and got.source.endswith("the least per repetition")
+    assert "(20, 40)" in got.source
+    # The 40 Mbit/s setting is the RTT axis's 100 ms (as the report takes it).
+    assert cl.astart_least_margin(d, "rtt", "reno_astart", "reno_fixed").mean == pytest.approx(5.5)
+    with pytest.raises(cl.LedgerError, match="no run of vegas"):
+        cl.astart_least_margin(d, "bw", "reno_astart", "vegas")
+
+
+def test_paper_values_become_claims_judged_by_the_value_test(tmp_path):
+    d = astart_report(tmp_path / "astart" / "reports" / "latest", {})
+    pv = cl.PaperValues(experiment="astart", archive="astart/reports/latest", where="Tables 1-3", count=3)
+    rows = cl.paper_value_claims(pv, tmp_path)
+    # 90 against 95.6: within 15 %; 50 against 71.8: 30 % under; the third value has no run of ours.
+    assert [(c.id, v.verdict) for c, v, _ in rows] == [
+        ("table-1-rtt-ms-20", "reproduced"), ("table-1-rtt-ms-50", "not reproduced"),
+        ("astart-values-not-run", cl.NO_EVIDENCE)]
+    assert "1 of the paper's 3 values" in rows[2][1].why
+    assert cl.paper_value_claims(pv, tmp_path / "none")[0][1].verdict == cl.NO_EVIDENCE
+    page = cl.ledger_page(cl.Ledger(source="Astart", paper_values=pv), tmp_path)
+    assert "**1 reproduced; 1 not reproduced; 1 no evidence yet** of 3 claims." in page

@@ -98,13 +98,29 @@ class Claim(BaseModel):
         return self
 
 
+class PaperValues(BaseModel):
+    """Every value a paper prints that an experiment's report sets beside ours (the report's summary
+    holds each as a comparison: where, what, the paper's number, ours, n, CI), each a claim of the
+    value test: the Astart paper's Tables 1-3, the Blitzstart report's Table 1.  The numbers live with
+    the report's reference data; the ledger names where to read them."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    experiment: str
+    archive: str
+    where: str              # "Astart, Tables 1-3, Fig. 12 and the fairness runs"
+    #: How many values the paper prints there: a report that sets fewer beside ours says so.
+    count: int = Field(ge=1)
+
+
 class Ledger(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     source: str
-    claims: list[Claim] = Field(min_length=1)
+    claims: list[Claim] = Field(default_factory=list)
+    paper_values: PaperValues | None = None
 
     @model_validator(mode="after")
     def _unique(self) -> "Ledger":
+        if not self.claims and self.paper_values is None:
+            raise ValueError("a ledger has claims, or the paper values a report sets beside ours, or both")
         ids = [c.id for c in self.claims]
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
@@ -452,7 +468,79 @@ def e3_fct_change(archive: Path, size: str) -> Measured:
     return _paired_change(archive, size, lambda f: f.get("fct_s"), "FCT")
 
 
+def _astart_settings(archive: Path) -> tuple[dict, list[Path]]:
+    """An E8 report's settings (scenario name -> its runs by case, each repetition's flows' throughput)
+    and the scenario runs it was written over."""
+    import json
+
+    summary = archive / "summary.json"
+    if not summary.is_file():
+        raise LedgerError(f"{archive}: no summary.json (an E8 report: `make astart`)")
+    s = json.loads(summary.read_text())
+    return s.get("settings", {}), [Path(r) for r in s.get("runs", [])]
+
+
+def _astart_axis(settings: dict, axis: str) -> dict[float, str]:
+    """The E8 settings along @axis (bw: Mbit/s, rtt: ms, buf: BDP, liw: the one Fig. 12 setting), as
+    the report takes them: the 40 Mbit/s setting is also the 100 ms RTT's and the 1 BDP buffer's."""
+    import re
+
+    pattern = {"bw": r"e8-astart-bw-(\d+)mbit$", "rtt": r"e8-astart-rtt-(\d+)ms$",
+               "buf": r"e8-astart-buf-([\d.]+)bdp$", "liw": r"e8-astart-(liw)$"}[axis]
+    out = {}
+    for name in settings:
+        if m := re.match(pattern, name):
+            out[0.0 if axis == "liw" else float(m[1])] = name
+    if "e8-astart-bw-40mbit" in settings:
+        out.setdefault({"rtt": 100.0, "buf": 1.0}.get(axis, -1.0), "e8-astart-bw-40mbit")
+    out.pop(-1.0, None)
+    return out
+
+
+def astart_least_margin(archive: Path, axis: str, above: str, below: str, min_k: str = "-inf",
+                        max_k: str = "inf") -> Measured:
+    """How far the slower of @above's cases (comma-separated: Astart and Hoe) stays above @below's
+    (NewReno, Vegas) in the first 20 s's throughput (Mbit/s), the least over the E8 settings along
+    @axis from @min_k to @max_k (its unit: Mbit/s, ms, BDP), per repetition; its CI over repetitions.
+    Above everywhere: the CI over zero."""
+    settings, runs = _astart_settings(archive)
+    keys = {k: n for k, n in _astart_axis(settings, axis).items() if float(min_k) <= k <= float(max_k)}
+    if not keys:
+        raise LedgerError(f"{archive}: no E8 setting along {axis} from {min_k} to {max_k} (`make astart`)")
+    ups = [x for x in above.split(",") if x]
+    per_setting = []
+    for k, name in sorted(keys.items()):
+        cases = settings[name]["runs"]
+        missing = [c for c in (*ups, below) if c not in cases]
+        if missing:
+            raise LedgerError(f"{archive}: {name} has no run of {', '.join(missing)}")
+        reps = min(len(cases[c]) for c in (*ups, below))
+        per_setting.append([min(cases[u][i]["flows"][0]["throughput_mbit"] for u in ups)
+                            - cases[below][i]["flows"][0]["throughput_mbit"] for i in range(reps)])
+    k = min(len(v) for v in per_setting)
+    vals = [min(v[i] for v in per_setting) for i in range(k)]
+    return measured(vals, f"{archive}: {len(keys)} settings along {axis} ({', '.join(f'{x:g}' for x in sorted(keys))}); "
+                          f"min({above}) - {below}, the least per repetition", runs, f"REPS={k}")
+
+
+def astart_newreno_share(archive: Path) -> Measured:
+    """The five NewReno flows' share of the throughput beside five Astart flows (E8's mixed fairness
+    case), per repetition."""
+    settings, runs = _astart_settings(archive)
+    fair = settings.get("e8-astart-fairness", {}).get("runs", {}).get("mixed")
+    if not fair:
+        raise LedgerError(f"{archive}: no mixed fairness run (`make astart`)")
+    vals = []
+    for r in fair:
+        a = sum(f["throughput_mbit"] for f in r["flows"] if f["cc"] == "reno_astart")
+        n = sum(f["throughput_mbit"] for f in r["flows"] if f["cc"] == "reno_fixed")
+        vals.append(n / (a + n))
+    return measured(vals, f"{archive}: the mixed case's NewReno share", runs, f"REPS={len(vals)}")
+
+
 EXTRACTORS: dict[str, Callable[..., Measured]] = {
+    "astart_least_margin": astart_least_margin,
+    "astart_newreno_share": astart_newreno_share,
     "e3_exit_cwnd_change": e3_exit_cwnd_change,
     "e3_fct_change": e3_fct_change,
     "e4_least_improvement": e4_least_improvement,
@@ -461,6 +549,42 @@ EXTRACTORS: dict[str, Callable[..., Measured]] = {
     "table1_average_improvement": table1_average_improvement,
     "table1_large_slowdown": table1_large_slowdown,
 }
+
+
+def _slug(text: str) -> str:
+    import re
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def paper_value_claims(pv: PaperValues, results: Path = paths.RESULTS_DIR,
+                       archive: Path | None = None) -> list[tuple[Claim, Verdict, Measured | None]]:
+    """@pv's values as claims, each judged by the value test on the report's own comparison (ours,
+    n, CI); one "no evidence yet" row when no report has been written, and one for the values the
+    paper prints that the report does not set beside ours."""
+    import json
+
+    a = archive or results / pv.archive
+    summary = a / "summary.json"
+    head = dict(where=pv.where, words=f"the {pv.count} values the paper prints there", quantity="each value, ours beside it")
+    if not summary.is_file():
+        c = Claim(id=_slug(f"{pv.experiment}-values"), **head, untestable="no report yet")
+        return [(c, Verdict(NO_EVIDENCE, f"no report at {a}: run `make {pv.experiment}`"), None)]
+    s = json.loads(summary.read_text())
+    rows = s.get("paper_values") or []
+    runs = [Path(r) for r in s.get("runs", [])]
+    out = []
+    for r in rows:
+        test = ClaimTest(rule="value", paper=r["paper"], kind=r["kind"])
+        c = Claim(id=_slug(f"{r['where']} {r['what']}"), where=r["where"], words=f"{r['what']}: {r['paper']:g}",
+                  quantity=r["what"], test=test, evidence=Evidence(experiment=pv.experiment, archive=pv.archive))
+        ci = tuple(r["ci95"]) if r.get("ci95") else None
+        m = Measured(r["ours"], r["n"], ci, f"{a}: the report's comparison", tuple(runs), f"REPS={r['n']}")
+        out.append((c, decide(test, m), m))
+    if len(rows) < pv.count:
+        c = Claim(id=_slug(f"{pv.experiment}-values-not-run"), **head, untestable="no run of ours beside them")
+        out.append((c, Verdict(NO_EVIDENCE, f"{pv.count - len(rows)} of the paper's {pv.count} values have no run "
+                                            f"of ours beside them in {a}"), None))
+    return out
 
 
 def _candidates(results: Path, pattern: str) -> list[Path]:
@@ -574,6 +698,8 @@ def ledger_page(ledger: Ledger, results: Path = paths.RESULTS_DIR) -> str:
     """The ledger as markdown: the claims down the side, our verdict and evidence across; then each
     claim with its evidence's provenance."""
     rows = [(c, *judge(c, results)) for c in ledger.claims]
+    if ledger.paper_values is not None:
+        rows += paper_value_claims(ledger.paper_values, results)
     counts: dict[str, int] = {}
     for _, v, _ in rows:
         key = "not decided" if v.verdict.startswith("not decided") else v.verdict
