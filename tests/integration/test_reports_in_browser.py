@@ -50,6 +50,19 @@ def test_an_e1_run_a_table1_cell_and_the_index_open_in_a_browser(tmp_path):
     text = table1.read_text()
     assert "paper improvement" in text and "flows-table1-cubic-1BDP-25ms.png" in text and "Fig. 16" in text
     assert str(e1.relative_to(results)) in index.read_text() and str(table1.relative_to(results)) in index.read_text()
+    # The one-setting Table 1 run prints the ledger's Table 1 claims, each "no evidence yet" (the paper's
+    # Average is over the whole column), never a sign.
+    assert "The paper's claims these runs test" in text and "1 of the 8 settings of cubic" in text
+    # The claims ledger over these archives: a page whose every claim row links to its section.
+    res = sslab(["claims", "suss"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    ledger = results / "claims" / "suss" / "report.html"
+    v = visit(ledger, tmp_path / "ledger.png")
+    assert v.console_errors == [] and v.broken_images == [], v
+    page = ledger.read_text()
+    anchors = re.findall(r'href="#([^"]+)"', page)
+    assert len(anchors) >= 17 and all(f'id="{a}"' in page for a in anchors)
+    assert "not testable here" in page and "no evidence yet" in page and "Ran on" not in page  # nothing ran E3-E6
     # A page of plots is a large screenshot; the index a small one, but not an empty page's.
     assert shots["e1-report"].screenshot.stat().st_size > 50_000 and shots["index"].screenshot.stat().st_size > 3_000
     # Kept where a reviewer finds them after the run (pytest's tmp_path survives the session).

@@ -259,6 +259,10 @@ def test_judge_takes_the_archive_with_the_largest_n_and_reports_print_their_own_
     assert "### <a id=\"fig13-100mb-unaffected\"></a>fig13-100mb-unaffected: not decided at n = 1" in \
         cl.report_claims_md(tmp_path, one)
     assert cl.claims_for_archive(tmp_path, tmp_path / "startup" / "x") == []
+    # A per-setting run of a series is not its report: E4's claims are not read from results/fct-vs-size/<setting>/.
+    assert cl.claims_for_archive(tmp_path, tmp_path / "fct-vs-size" / "5g-40ms" / "20261128T000000Z-0000") == []
+    assert {c.id for c, _, _ in cl.claims_for_archive(tmp_path, tmp_path / "fct-vs-size" / "reports" / "x")} == {
+        "abstract-over-20pct-under-5mb", "fig12-over-20pct-to-2mb", "fig14-much-less-loss"}
 
 
 def test_provenance_names_machines_dates_and_commits(tmp_path):

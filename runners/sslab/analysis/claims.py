@@ -658,16 +658,20 @@ def claim_section(claim: Claim, verdict: Verdict, m: Measured | None, level: str
 
 
 def claims_for_archive(results: Path, archive: Path) -> list[tuple[Claim, Verdict, Measured | None]]:
-    """Every ledger's claims whose evidence lives where @archive is (the same experiment directory
-    under @results), judged on @archive alone: what a report prints for its own claims."""
+    """Every ledger's claims whose evidence is an archive of @archive's kind (the directory the
+    ledger's `archive:` names, less its last part, is @archive's: `dynamics/latest` and a run in
+    results/dynamics/; `table1/*` and a matrix in results/table1/; not the per-setting runs under
+    results/fct-vs-size/<setting>/ for `fct-vs-size/reports/latest`), judged on @archive alone: what a
+    report prints for its own claims."""
     try:
-        top = archive.resolve().relative_to(results.resolve()).parts[0]
-    except (ValueError, IndexError):
+        where = archive.resolve().relative_to(results.resolve()).parent
+    except ValueError:
         return []
     out = []
     for path in sorted(LEDGER_DIR.glob("*.yaml")):
         for c in load_ledger(str(path)).claims:
-            if c.evidence and c.evidence.extract and c.evidence.archive and c.evidence.archive.split("/")[0] == top:
+            ev = c.evidence
+            if ev and ev.extract and ev.archive and Path(ev.archive).parent == where:
                 out.append((c, *judge(c, results, archive)))
     return out
 
@@ -683,7 +687,10 @@ def append_report_claims(md: Path, archive: Path, results: Path = paths.RESULTS_
 
 def report_claims_md(results: Path, archive: Path) -> str:
     """The section a report appends for the paper claims its archive tests ("" when it tests none)."""
-    rows = claims_for_archive(results, archive)
+    try:
+        rows = claims_for_archive(results, archive)
+    except Exception as e:  # a report is never lost to its claims section: the failure is printed in it
+        return f"\n## The paper's claims these runs test\n\nNot read: {type(e).__name__}: {e}\n"
     if not rows:
         return ""
     lines = ["", "## The paper's claims these runs test", "",
