@@ -114,7 +114,7 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
         lines += suss_versions_side_by_side(matrix_dir, extra)
     if extra.get("comparisons_md"):
         lines += ["## Every paper value beside ours", "", extra["comparisons_md"], ""]
-    if not candidate_axes(plan):  # a calibration's candidates pooled are no evidence for a claim
+    if not calibrated:  # a calibration's candidates pooled are no evidence for a claim
         lines += [report_claims_md(paths.RESULTS_DIR, matrix_dir), ""]
     if extra.get("overhead_md"):
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
