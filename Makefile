@@ -208,7 +208,7 @@ report: python-deps
 	elif [ -n "$(RUN)" ]; then $(VPY) -m sslab report $(RUN); \
 	else echo "usage: make report ARTIFACT=results/<matrix>/<id>  or  make report RUN=results/startup/<run-id>" >&2; exit 2; fi
 
-# A paper's claims ledger (experiments/claims/<LEDGER>.yaml, default suss): each claim's verdict from the
+# A paper's claims ledger (experiments/claims/<LEDGER>.yaml: suss, the default; astart; blitzstart): each claim's verdict from the
 # archives under results/, into results/claims/<LEDGER>/.
 claims: python-deps
 	$(VPY) -m sslab claims $(or $(LEDGER),suss)
