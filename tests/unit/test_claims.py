@@ -197,7 +197,7 @@ def test_e4_loss_ratio_sums_sizes_and_takes_its_ci_by_the_delta_method(tmp_path)
     r = cl.e4_loss_ratio(d, "5g", "40", "2", "40")
     assert r.mean == pytest.approx(0.375) and r.n == 4
     assert r.ci95 == pytest.approx((0.375 - 0.0988, 0.375 + 0.0988), abs=2e-4)
-    assert r.options == "LINKS=5g,wifi REPS=4"
+    assert r.options == "SELECT=cubic_hs,cubic_suss REPS=4"   # no run directory named: no setting
     assert decide(ClaimTest(rule="at_most", bound=0.5, bound_reason="half"), r).verdict == "reproduced"
     with pytest.raises(cl.LedgerError, match="no cubic_suss 2024 run on lte"):
         cl.e4_loss_ratio(d, "lte", "40", "2", "40")

@@ -351,9 +351,13 @@ def _e4_summary(archive: Path) -> tuple[dict, list[Path], str]:
     if not summary.is_file():
         raise LedgerError(f"{archive}: no summary.json (an E4 report: `make fct-vs-size`)")
     s = json.loads(summary.read_text())
-    links = sorted({r["link"] for r in s.get("sizes", [])})
+    runs = [Path(r) for r in s.get("runs", [])]
+    # The settings (each run directory lies in results/fct-vs-size/<setting>/) and the variants run
+    # ("cubic_suss 2024" ran as cubic_suss): the SELECT= that runs this archive again.
+    settings = sorted({r.parent.name for r in runs})
+    variants = sorted({r["cc"].split()[0] for r in s.get("sizes", [])})
     reps = min((r["n"] for r in s.get("sizes", [])), default=0)
-    return s, [Path(r) for r in s.get("runs", [])], f"LINKS={','.join(links)} REPS={reps}"
+    return s, runs, f"SELECT={','.join(settings + variants)} REPS={reps}"
 
 
 def e4_least_improvement(archive: Path, links: str, max_mb: str, min_rtt_ms: str = "50",
