@@ -364,9 +364,7 @@ def e4_least_improvement(archive: Path, links: str, max_mb: str, min_rtt_ms: str
                          on: str = "cubic_suss 2024") -> Measured:
     """The least FCT improvement with SUSS (in percent) over E4's @links (comma-separated) and its sizes
     under @max_mb at RTTs over @min_rtt_ms, from the report's summary (E4's `improvements`: (off - on) /
-    off of the mean FCT, Welch's CI).  A claim over all of them ("in all") is the least of several:
-    its CI runs from the least lower end to the least upper end, so that `at_least` calls it
-    reproduced only when every one clears the bound and not reproduced when any one falls short."""
+    off of the mean FCT, Welch's CI), as least_improvement takes it."""
     s, runs, options = _e4_summary(archive)
     want = [x for x in links.split(",") if x]
     imps = [i for i in s.get("improvements", [])
@@ -377,12 +375,19 @@ def e4_least_improvement(archive: Path, links: str, max_mb: str, min_rtt_ms: str
         raise LedgerError(f"{archive}: no {on} improvement for {', '.join(missing)} under {max_mb} MB over "
                           f"{min_rtt_ms} ms (`make fct-vs-size LINKS=...` runs it)")
     least = min(imps, key=lambda i: i["improvement"])
+    m = least_improvement(imps)
+    return Measured(m.mean, m.n, m.ci95, f"{archive}: {len(imps)} link x size points; the least, {least['link']} at "
+                    f"{least['size'] / 1e6:g} MB and {least['rtt_ms']:g} ms", tuple(runs), options)
+
+
+def least_improvement(imps: list[dict]) -> Measured:
+    """The least of E4's improvements (lastmile.improvements: fractions, Welch's CI, n per arm) in
+    percent, for a claim over all of them ("in all"): its CI runs from the least lower end to the least
+    upper end, so that `at_least` calls it reproduced only when every one clears the bound and not
+    reproduced when any one lies wholly below it."""
     cis = [i.get("improvement_ci") for i in imps]
     ci = None if any(c is None for c in cis) else (min(c[0] for c in cis) * 100, min(c[1] for c in cis) * 100)
-    n = min(min(i["n"]) for i in imps)
-    return Measured(least["improvement"] * 100, n, ci,
-                    f"{archive}: {len(imps)} link x size points; the least, {least['link']} at "
-                    f"{least['size'] / 1e6:g} MB and {least['rtt_ms']:g} ms", tuple(runs), options)
+    return Measured(min(i["improvement"] for i in imps) * 100, min(min(i["n"]) for i in imps), ci, "")
 
 
 def e4_loss_ratio(archive: Path, link: str, rtt_ms: str, min_mb: str, max_mb: str,

@@ -128,7 +128,7 @@ def headline(imps: list[dict]) -> list[dict]:
     Its verdict by the claims ledger's at_least rule (sslab.analysis.claims) on the least of the sizes,
     whose CI runs from the least lower end to the least upper end: reproduced when every size's CI
     clears 20 %, not reproduced when any one lies wholly under it, else not decided at this n."""
-    from .claims import ClaimTest, Measured, decide
+    from .claims import ClaimTest, decide, least_improvement
 
     over_20 = ClaimTest(rule="at_least", bound=HEADLINE_GAIN * 100, bound_reason="the paper's 20 %")
     out = []
@@ -138,16 +138,12 @@ def headline(imps: list[dict]) -> list[dict]:
         small = [r for r in rs if r["size"] < HEADLINE_SIZE]
         if not small:
             continue
-        short = [r for r in small if r["improvement"] <= HEADLINE_GAIN]
-        cis = [r["improvement_ci"] for r in small]
-        least = min(r["improvement"] for r in small) * 100
-        ci = None if any(c is None for c in cis) else (min(c[0] for c in cis) * 100, min(c[1] for c in cis) * 100)
-        n = min(min(r["n"]) for r in small)
+        least = least_improvement(small)
         out.append({"link": link, "rtt_ms": rtt, "on": on, "sizes": [r["size"] for r in small],
-                    "least": least / 100, "least_ci": ci and [ci[0] / 100, ci[1] / 100], "n": n,
-                    "mean": statistics.fmean(r["improvement"] for r in small),
-                    "short_of_20pct": [r["size"] for r in short],
-                    "verdict": decide(over_20, Measured(least, n, ci, "")).verdict})
+                    "least": least.mean / 100, "least_ci": least.ci95 and [x / 100 for x in least.ci95],
+                    "n": least.n, "mean": statistics.fmean(r["improvement"] for r in small),
+                    "short_of_20pct": [r["size"] for r in small if r["improvement"] <= HEADLINE_GAIN],
+                    "verdict": decide(over_20, least).verdict})
     return out
 
 
