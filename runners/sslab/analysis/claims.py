@@ -342,15 +342,20 @@ def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic"
                     *_cell_dirs(archive, buffer=buffer))
 
 
-def _e4_summary(archive: Path) -> tuple[dict, list[Path], str]:
-    """An E4 report's summary, the scenario runs it was written over, and the make options that ran
-    them (LINKS= the links, REPS= the fewest repetitions any size has)."""
+def _report_summary(archive: Path, what: str) -> dict:
+    """The summary.json of a report directory (@what: which report and its make target, for the error)."""
     import json
 
     summary = archive / "summary.json"
     if not summary.is_file():
-        raise LedgerError(f"{archive}: no summary.json (an E4 report: `make fct-vs-size`)")
-    s = json.loads(summary.read_text())
+        raise LedgerError(f"{archive}: no summary.json ({what})")
+    return json.loads(summary.read_text())
+
+
+def _e4_summary(archive: Path) -> tuple[dict, list[Path], str]:
+    """An E4 report's summary, the scenario runs it was written over, and the make options that ran
+    them (LINKS= the links, REPS= the fewest repetitions any size has)."""
+    s = _report_summary(archive, "an E4 report: `make fct-vs-size`")
     runs = [Path(r) for r in s.get("runs", [])]
     # The settings (each run directory lies in results/fct-vs-size/<setting>/) and the variants run
     # ("cubic_suss 2024" ran as cubic_suss): the SELECT= that runs this archive again.
@@ -435,13 +440,11 @@ def e4_loss_ratio(archive: Path, link: str, rtt_ms: str, min_mb: str, max_mb: st
 
 
 def _scenario_runs(archive: Path) -> list[dict]:
-    """A scenario run directory's run records (each with its flows' FCT and slow-start exit), read
-    here rather than through the startup report (which prints these claims)."""
-    from ..records import read_record, read_runs_index
-    out = archive / "job" / "out"
-    if not (out / "runs.json").is_file():
+    """A scenario run directory's run records (each with its flows' FCT and slow-start exit)."""
+    from .archive import runs_of
+    if not (archive / "job" / "out" / "runs.json").is_file():
         raise LedgerError(f"{archive}: no runs (job/out/runs.json): not a scenario run directory")
-    return [read_record(out / "runs" / e["tag"] / "run.json", "sslab.run") for e in read_runs_index(out / "runs.json")]
+    return [run for run, _ in runs_of(archive)]
 
 
 def _paired_change(archive: Path, size: str, value: Callable[[dict], float | None], what: str,
@@ -480,12 +483,7 @@ def e3_fct_change(archive: Path, size: str) -> Measured:
 def _astart_settings(archive: Path) -> tuple[dict, list[Path]]:
     """An E8 report's settings (scenario name -> its runs by case, each repetition's flows' throughput)
     and the scenario runs it was written over."""
-    import json
-
-    summary = archive / "summary.json"
-    if not summary.is_file():
-        raise LedgerError(f"{archive}: no summary.json (an E8 report: `make astart`)")
-    s = json.loads(summary.read_text())
+    s = _report_summary(archive, "an E8 report: `make astart`")
     return s.get("settings", {}), [Path(r) for r in s.get("runs", [])]
 
 
