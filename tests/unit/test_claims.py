@@ -357,3 +357,35 @@ def test_paper_values_become_claims_judged_by_the_value_test(tmp_path):
     assert cl.paper_value_claims(pv, tmp_path / "none")[0][1].verdict == cl.NO_EVIDENCE
     page = cl.ledger_page(cl.Ledger(source="Astart", paper_values=pv), tmp_path)
     assert "**1 reproduced; 1 not reproduced; 1 no evidence yet** of 3 claims." in page
+
+
+def test_a_cause_run_is_not_a_claims_evidence(tmp_path):
+    """Two made-up E4 reports over one run each: the later has more repetitions (n = 20 against 10) but
+    ran with the senders' qdisc fq (a knob set on the command line, recorded in its run's meta.json).
+    The claim is judged on the other; a report judging its own archive still reads it."""
+    import json
+
+    def report(name, n, imp, qdisc):
+        run = tmp_path / "fct-vs-size" / "wired-150ms" / name
+        run.mkdir(parents=True)
+        (run / "meta.json").write_text(json.dumps({"scenario": {"model": {
+            "topology": {"lans": "veth", "sender_qdisc": qdisc}, "hosts": {"model": "ideal"}, "module_params": {}}}}))
+        d = tmp_path / "fct-vs-size" / "reports" / name
+        d.mkdir(parents=True)
+        (d / "summary.json").write_text(json.dumps({"runs": [str(run)], "improvements": [
+            {"link": "wired", "rtt_ms": 150.0, "size": 1_000_000, "on": "cubic_suss 2024", "n": [n, n],
+             "improvement": imp, "improvement_ci": [imp - 0.01, imp + 0.01]}]}))
+        return run, d
+
+    own, _ = report("20261128T100000Z-aaaa", 10, 0.25, "none")
+    fq, fq_report = report("20261128T110000Z-bbbb", 20, 0.05, "fq")
+    from sslab.analysis.conditions import departures
+    assert departures([own]) == [] and departures([own, fq]) == ["sender_qdisc fq (1 run(s))"]
+    claim = cl.Claim(id="x", where="Fig. 12", words="over 20 %", quantity="least improvement",
+                     test=ClaimTest(rule="at_least", bound=20, bound_reason="the paper's"),
+                     evidence=cl.Evidence(experiment="fct-vs-size", archive="fct-vs-size/reports/2*",
+                                          extract="e4_least_improvement", args={"links": "wired", "max_mb": "5"}))
+    verdict, measured = cl.judge(claim, results=tmp_path)
+    assert measured.n == 10 and measured.mean == pytest.approx(25) and verdict.verdict == "reproduced"
+    verdict, measured = cl.judge(claim, results=tmp_path, archive=fq_report)
+    assert measured.n == 20 and verdict.verdict == "not reproduced"

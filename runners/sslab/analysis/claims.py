@@ -33,6 +33,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import paths
+from .conditions import departures
 from .stats import describe
 from .verdict import CI_MIN_N, Comparison
 
@@ -620,9 +621,16 @@ def judge(claim: Claim, results: Path = paths.RESULTS_DIR,
     errors: list[str] = []
     for a in archives:
         try:
-            found.append(EXTRACTORS[ev.extract](a, **ev.args))
+            m = EXTRACTORS[ev.extract](a, **ev.args)
         except (LedgerError, ValueError) as e:  # ArchiveError is a ValueError: a matrix directory without a plan
             errors.append(str(e))
+            continue
+        if archive is None and (away := departures(list(m.runs))):
+            # A cause run (a knob set on the command line) is not the claim's evidence: the claim is
+            # about the experiment as its file has it.  A report judging its own archive still says.
+            errors.append(f"{a}: ran under {', '.join(away)}, not the testbed's own settings")
+            continue
+        found.append(m)
     if not found:
         return Verdict(NO_EVIDENCE, "; ".join(errors)), None
     m = max(found, key=lambda x: x.n)  # max() keeps the first of equals: take the last instead

@@ -163,3 +163,31 @@ def provenance_of(run_dirs: list[Path]) -> dict[str, str]:
     when = (f"{min(dates)[:16]}Z to {max(dates)[:16]}Z" if dates and min(dates)[:16] != max(dates)[:16]
             else f"{dates[0][:16]}Z" if dates else "not recorded")
     return {"machine": machine, "dates": when, "commits": ", ".join(sorted(commits)) or "not recorded"}
+
+
+#: The testbed's own settings (each knob's "else" value, sslab.scenario.knobs): a run that departs from
+#: one ran under a knob the command line set (a cause run: SENDER_QDISC=fq), not the experiment as
+#: its file has it.
+OWN_SETTINGS = {"hosts": "ideal", "lans": "veth", "sender_qdisc": "none", "suss_version": 2024}
+
+
+def departures(run_dirs: list[Path]) -> list[str]:
+    """How @run_dirs depart from the testbed's own settings (OWN_SETTINGS, a researcher's kernel), each
+    with how many runs, from their meta.json; [] when none does."""
+    seen: dict[str, int] = {}
+    for d in run_dirs:
+        meta_path = Path(d) / "meta.json"
+        if not meta_path.exists():
+            continue
+        meta = json.loads(meta_path.read_text())
+        model = meta["scenario"]["model"]
+        topology = model.get("topology") or {}
+        got = {"hosts": (model.get("hosts") or {}).get("model", "ideal"),
+               "lans": topology.get("lans", "veth"), "sender_qdisc": topology.get("sender_qdisc", "none"),
+               "suss_version": (model.get("module_params") or {}).get("suss_version", 2024)}
+        found = [f"{k} {v}" for k, v in got.items() if v != OWN_SETTINGS[k]]
+        if kernel_text(meta):
+            found.append(f"kernel{kernel_text(meta)[len('; kernel'):]}")
+        for line in found:
+            seen[line] = seen.get(line, 0) + 1
+    return [f"{line} ({n} run(s))" for line, n in seen.items()]

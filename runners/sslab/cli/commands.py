@@ -231,7 +231,8 @@ def cmd_run(args) -> int:
         if report.write is None:
             raise Refused(f"--report: {exp.target}'s report is written with each run; `sslab report RUN_DIR` "
                           f"rebuilds one")
-        return _print_report(write_over_runs(report, [Path(d) for d in args.report], paths.new_run_dir(f"{exp.output}/reports")))
+        return _print_report(write_over_runs(report, [Path(d) for d in args.report],
+                                             paths.new_run_dir(_reports_dir(exp, args))))
     if args.scenario:
         if exp.kind != "scenario":
             raise Refused(f"--scenario: {exp.target} runs several parts; SELECT= picks among them")
@@ -260,8 +261,8 @@ def cmd_run(args) -> int:
     # Each part by its own kind (directory): two parts may run the same scenario file.
     run_dirs = run_series([(f, exp.kind_of(p)) for p, f in _part_files(exp, parts)], substrates, reps=reps,
                           knobs=knobs.given(args), backend=args.backend, again=args.again)
-    _report_parts(exp, report, run_dirs, f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), "
-                                         f"{jobs} at once)")
+    _report_parts(exp, report, run_dirs, _reports_dir(exp, args),
+                  f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), {jobs} at once)")
     return EXIT_OK
 
 
@@ -276,7 +277,16 @@ def _part_files(exp, parts) -> list[tuple]:
     return [(p, p.path or files[p.name]) for p in parts]
 
 
-def _report_parts(exp, report, run_dirs: list[Path], took: str) -> None:
+def _reports_dir(exp, args) -> str:
+    """results/<this>/ for an experiment's reports over runs: `<output>/reports`, or, for runs under a
+    knob or another backend (a cause run: SENDER_QDISC=fq), `<output>/reports_<suffix>-<value>`, as a
+    matrix's directory is named: such a report never becomes the experiment's `reports/latest`, which
+    the claims ledger and the docs read as the experiment at its own settings."""
+    apart = knobs.dir_suffix(knobs.given(args)) + (f"_backend-{args.backend}" if args.backend else "")
+    return f"{exp.output}/reports{apart}"
+
+
+def _report_parts(exp, report, run_dirs: list[Path], reports_dir: str, took: str) -> None:
     """Each run's own table (a report written with each run), or the experiment's report over them all."""
     from ..analysis.reports import write_over_runs
     if report.write is None:
@@ -284,7 +294,7 @@ def _report_parts(exp, report, run_dirs: list[Path], took: str) -> None:
             _print_run(d)
         print(took)
     elif run_dirs:
-        _print_report(write_over_runs(report, run_dirs, paths.new_run_dir(f"{exp.output}/reports")), took)
+        _print_report(write_over_runs(report, run_dirs, paths.new_run_dir(reports_dir)), took)
 
 
 def _run_parts_on_hosts(exp, parts, reps, report, args, t0: float) -> int:
@@ -300,7 +310,7 @@ def _run_parts_on_hosts(exp, parts, reps, report, args, t0: float) -> int:
                                       substrate=args.substrate, jobs=args.jobs, clock=args.clock,
                                       container=args.container, serial=args.serial, host_timeout=args.host_timeout,
                                       again=args.again)
-    _report_parts(exp, report, [d for d in run_dirs if d is not None],
+    _report_parts(exp, report, [d for d in run_dirs if d is not None], _reports_dir(exp, args),
                   f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} part(s))")
     return rc
 
