@@ -6,8 +6,10 @@
 #   make reproduce-table1  E7 (the main job)    make astart      E8   make blitzstart   E9
 # They take REPS= (repetitions), SELECT= (parts by name or setting value; LINKS=, VARIANTS=,
 # SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, BACKEND=, LANS=, SCENARIO= (a one-scenario
-# experiment's file), INVENTORY=, SERIAL=, CONTAINER= (the hosts that run it); matrices take ITER=, CCA=, BUF=, RTT=
-# (table1-calibrate also LARGE_SIZE=, SMALL_RTTS= and NETEM=),
+# experiment's file), INVENTORY=, SERIAL=, CONTAINER= (the hosts that run it), and SET="path=value ..."
+# (any field of a scenario or series experiment's scenarios: SET=bottleneck.rate=20mbit) or the names its
+# file declares for fields (make startup RTT=25ms BUF=2BDP); matrices take ITER=, CCA=, BUF=, RTT=
+# (table1-calibrate also LARGE_SIZE=, SMALL_RTTS= and NETEM=): their axes,
 # BOOT_SHARE= (UML: repetitions of a setting per boot, default 10; 1: a boot per cell).
 # All take KERNEL_SOURCE=7.3, KERNEL_PATCHES=dir and MODULES=dir: another kernel, your patches and module
 # (docs/own-algorithm.md);
@@ -56,7 +58,11 @@ MATRIX ?= smoke
 # runs; HOSTS=ideal|1gbe|logging, the host model; LANS=veth|ovs, the dumbbell's LANs.  The line below is
 # that table's make_line(); tests/unit/test_knobs.py holds it to the table.
 KNOB_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) $(if $(LANS),--lans $(LANS)) $(if $(SENDER_QDISC),--sender-qdisc $(SENDER_QDISC))
-MATRIX_ARGS = $(KNOB_ARGS) $(if $(ITER),--iter $(ITER)) $(foreach v,CCA BUF RTT LARGE_SIZE SMALL_RTTS NETEM,$(if $($(v)),--set $(v)=$($(v)))) \
+# The names passed as --set NAME=value: a matrix's axis options and the aliases experiment files declare
+# (tests/unit/test_overrides.py holds every declared alias to this list); SET= takes fields by path.
+SET_NAMES := CCA BUF RTT LARGE_SIZE SMALL_RTTS NETEM
+SET_ARGS = $(foreach v,$(SET_NAMES),$(if $($(v)),--set $(v)=$($(v)))) $(foreach s,$(SET),--set $(s))
+MATRIX_ARGS = $(KNOB_ARGS) $(if $(ITER),--iter $(ITER)) $(SET_ARGS) \
               $(if $(INVENTORY),--inventory $(INVENTORY)) $(if $(SERIAL),--serial $(SERIAL)) \
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \
               $(if $(BACKEND),--backend $(BACKEND)) $(if $(BOOT_SHARE),--boot-share $(BOOT_SHARE)) $(KERNEL_ARGS) \
@@ -84,7 +90,7 @@ RUN_ARGS = $(KNOB_ARGS) $(foreach v,SELECT LINKS VARIANTS SETTINGS,$(if $($(v)),
            $(if $(REPS),--reps $(REPS)) $(if $(JOBS),--jobs $(JOBS)) $(if $(SCENARIO),--scenario $(SCENARIO)) \
            $(if $(AGAIN),--again) \
            $(if $(BACKEND),--backend $(BACKEND)) $(if $(ITER),--iter $(ITER)) \
-           $(foreach v,CCA BUF RTT LARGE_SIZE SMALL_RTTS NETEM,$(if $($(v)),--set $(v)=$($(v)))) $(if $(INVENTORY),--inventory $(INVENTORY)) \
+           $(SET_ARGS) $(if $(INVENTORY),--inventory $(INVENTORY)) \
            $(if $(SERIAL),--serial $(SERIAL)) $(if $(CONTAINER),--container $(CONTAINER)) $(if $(BOOT_SHARE),--boot-share $(BOOT_SHARE)) $(SUBSTRATE_ARGS) \
            $(KERNEL_ARGS) $(if $(HOST_TIMEOUT),--host-timeout $(HOST_TIMEOUT))
 

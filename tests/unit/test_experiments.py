@@ -34,10 +34,11 @@ def test_every_experiment_file_loads_and_names_a_target_of_its_own():
         assert name not in own_rules
 
 
-def test_the_readme_table_is_the_generated_one():
-    readme = (REPO_ROOT / "README.md").read_text()
-    block = re.search(r"<!-- experiments: .*? -->\n(.*?)<!-- /experiments -->", readme, re.S)
-    assert block, "README.md has no generated table of experiments"
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started.md"])
+def test_the_tables_of_experiments_are_the_generated_one(page):
+    text = (REPO_ROOT / page).read_text()
+    block = re.search(r"<!-- experiments: .*? -->\n(.*?)<!-- /experiments -->", text, re.S)
+    assert block, f"{page} has no generated table of experiments"
     assert block[1] == experiments_table(), "regenerate it: python -m sslab experiments --markdown"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import paths
 from ..plan_record import read_matrix_plan
 from ..records import read_record
-from ..scenario import knobs
+from ..scenario import knobs, overrides
 from ..substrate import make_substrate
 from ..substrate.kinds import kind_of
 from .status import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_SIGNAL_BASE, EXIT_TIMED_OUT, Refused
@@ -216,8 +216,7 @@ def cmd_run(args) -> int:
     exp = load_experiment(args.experiment)
     if exp.kind == "matrix":
         return _run_matrix_experiment(exp, args)
-    for option, value in (("--set", args.set), ("--iter", args.iter), ("--kernel", args.kernel),
-                          ("--boot-share", args.boot_share)):
+    for option, value in (("--iter", args.iter), ("--kernel", args.kernel), ("--boot-share", args.boot_share)):
         if value:
             raise Refused(f"{option}: {exp.target} is not a matrix ({option} belongs to matrices: "
                           f"`sslab experiments` lists them)")
@@ -242,6 +241,8 @@ def cmd_run(args) -> int:
         parts = [Part(exp.target, frozenset(), path=Path(args.scenario))]
     else:
         parts = exp.choose(_words(args.select))
+    parts, sets = exp.overridden(parts, args.set or [])
+    args.overrides = sets  # the reports' directory says them (_reports_dir)
     reps = args.reps or exp.spec.repetitions
     t0 = time.monotonic()
     if args.inventory:
@@ -279,10 +280,12 @@ def _part_files(exp, parts) -> list[tuple]:
 
 def _reports_dir(exp, args) -> str:
     """results/<this>/ for an experiment's reports over runs: `<output>/reports`, or, for runs under a
-    knob or another backend (a cause run: SENDER_QDISC=fq), `<output>/reports_<suffix>-<value>`, as a
+    knob, a field set (SET=, an alias) or another backend (a cause run: SENDER_QDISC=fq),
+    `<output>/reports_<suffix>-<value>`, as a
     matrix's directory is named: such a report never becomes the experiment's `reports/latest`, which
     the claims ledger and the docs read as the experiment at its own settings."""
-    apart = knobs.dir_suffix(knobs.given(args)) + (f"_backend-{args.backend}" if args.backend else "")
+    apart = knobs.dir_suffix(knobs.given(args)) + overrides.dir_suffix(getattr(args, "overrides", [])) \
+        + (f"_backend-{args.backend}" if args.backend else "")
     return f"{exp.output}/reports{apart}"
 
 

@@ -133,8 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
                       "directories")
     prun.add_argument("--again", action="store_true", help="(scenarios and series) run every part, also those "
                       "with a finished run of the same key (the key then names the new run; make AGAIN=1)")
-    prun.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="(matrices) narrow an axis, "
-                      "e.g. CCA=cubic")
+    prun.add_argument("--set", action="append", metavar="NAME=V", help="a matrix: narrow an axis by its "
+                      "option, e.g. CCA=cubic,bbr; a scenario or series: set a field of every scenario by its path "
+                      "(bottleneck.rate=20mbit, pairs.*.rtt=25ms) or by a name the experiment file declares "
+                      "(RTT=25ms); make SET=\"path=value ...\"")
     prun.add_argument("--iter", type=at_least_one("ITER"), help="(matrices) repetitions per setting")
     prun.add_argument("--inventory", help="the Ansible inventory whose hosts run the cells (a matrix's "
                       "default: this machine) or the parts (of a scenario or series: given, they run as cells "

@@ -15,6 +15,8 @@
     repetitions: 3               # over the scenarios' own (default: theirs)
     report: startup              # a report of sslab.analysis.reports
     output: startup              # results/<output>/ (default: the file's name)
+    aliases:                     # names for fields of its scenarios (sslab.scenario.overrides):
+      RTT: [pairs.*.rtt, bottleneck.buffer.rtt]   # `make startup RTT=25ms` sets both
     time_here: "..."             # measured wall time of `make <target>` with its defaults
 
 Paths are relative to the experiment file.  A part is chosen by SELECT= through its name,
@@ -33,12 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import paths
 from ..analysis.reports import REPORTS
 from ..records import check as check_format
-from ..scenario import ScenarioError, load_scenario, parse_scenario
+from ..scenario import ScenarioError, load_scenario, overrides, parse_scenario
 from ..scenario.load import (case_labels, field_errors, inline_scenario_data, narrow_cases, read_yaml_file,
                              scenario_file_data)
 from ..scenario.series import load_series
@@ -91,6 +93,19 @@ class ExperimentSpec(BaseModel):
     report: str
     output: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     time_here: str
+    #: Names (make variables) for fields of its scenarios, each the paths it sets (sslab.scenario.overrides).
+    aliases: dict[str, list[str]] | None = None
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, v: dict[str, list[str]] | None) -> dict[str, list[str]] | None:
+        for name, paths in (v or {}).items():
+            if not overrides.ALIAS_RE.match(name):
+                raise ValueError(f"alias {name!r}: a name in capitals, as a make variable (RTT)")
+            bad = [p for p in paths if not overrides.PATH_RE.match(p)]
+            if not paths or bad:
+                raise ValueError(f"alias {name}: give the paths of the fields it sets (pairs.*.rtt), not {bad or paths}")
+        return v
 
     @model_validator(mode="after")
     def _one_kind(self):
@@ -103,9 +118,10 @@ class ExperimentSpec(BaseModel):
         if REPORTS[self.report].matrix != (self.matrix is not None):
             raise ValueError(f"report {self.report!r} is " + ("a matrix's" if REPORTS[self.report].matrix
                                                                  else "not a matrix's"))
-        if self.matrix is not None and (self.select or self.repetitions or self.output):
-            raise ValueError("a matrix's cells are chosen by its axes (CCA=, BUF=, RTT=) and ITER=, "
-                             "not select or repetitions, and its results go under its own name, not output")
+        if self.matrix is not None and (self.select or self.repetitions or self.output or self.aliases):
+            raise ValueError("a matrix's cells are chosen by its axes (CCA=, BUF=, RTT=, their `option`) and "
+                             "ITER=, not select, repetitions or aliases, and its results go under its own name, "
+                             "not output")
         return self
 
 
@@ -231,6 +247,30 @@ class Experiment:
         data = self._data(part)
         narrowed = narrow_cases(data, case_words)
         return part if narrowed is data else Part(part.name, part.tags, data=narrowed)
+
+    def overridden(self, parts: list[Part], settings: list[str]) -> tuple[list[Part], list[overrides.Override]]:
+        """@parts with @settings (NAME=VALUE: a field's path, or a name this file's `aliases` declare) set
+        in each one's scenario, checked as its file would be; refused (ExperimentError) before anything
+        runs when a name is not declared, a path is not the scenario's, or a field refuses its value."""
+        what = f"`make {self.target}`"
+        try:
+            sets = overrides.resolve(settings, self.spec.aliases or {}, what)
+        except overrides.OverrideError as e:
+            raise ExperimentError(str(e)) from None
+        if not sets:
+            return parts, []
+        given = " ".join(dict.fromkeys(o.given for o in sets))
+        out = []
+        for part in parts:
+            source = f"{part.name} with {given}"
+            try:
+                data = overrides.apply(self._data(part), sets)
+            except overrides.OverrideError as e:
+                raise ExperimentError(f"{source}: {e}") from None
+            data = {**data, "description": f"{data.get('description', '').strip()} (set: {given})".strip()}
+            parse_scenario(data, source)  # a field that refuses the value: refused here, exit 2
+            out.append(Part(part.name, part.tags, data=data))
+        return out, sets
 
     def repetitions(self) -> list[int]:
         """The repetitions a default run does per scenario: the file's, else each part's own."""

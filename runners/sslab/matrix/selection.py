@@ -114,5 +114,9 @@ def validate_options(pairs: list[str]) -> dict[str, str]:
         if "=" not in p:
             raise MatrixError(f"--set takes OPTION=value, got {p!r}")
         k, v = p.split("=", 1)
+        if "." in k or "*" in k:
+            raise MatrixError(f"--set {p}: a matrix's settings are its axes, chosen by their options (CCA=, BUF=, "
+                              f"RTT=); a field's path (SET=) sets a field of a scenario or series experiment's "
+                              f"scenarios, not a matrix's template")
         out[k.strip().upper()] = v.strip()
     return out

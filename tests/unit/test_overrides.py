@@ -1,0 +1,85 @@
+"""One override syntax (sslab.scenario.overrides): a field by its path, or by a name an experiment declares."""
+
+import re
+
+import pytest
+
+from sslab.experiment import ExperimentError, load_experiment
+from sslab.experiment.spec import experiment_files
+from sslab.paths import REPO_ROOT
+from sslab.scenario import overrides as ov
+
+
+def test_a_path_sets_one_field_and_star_every_item_without_touching_the_original():
+    data = {"bottleneck": {"rate": "50mbit", "buffer": {"bdp": 1, "rtt": "100ms"}},
+            "pairs": [{"rtt": "100ms"}, {"rtt": "100ms"}]}
+    sets = ov.resolve(["pairs.*.rtt=25ms", "bottleneck.buffer.bdp=2BDP", "pairs.1.rtt=40ms"], {}, "x")
+    out = ov.apply(data, sets)
+    assert out == {"bottleneck": {"rate": "50mbit", "buffer": {"bdp": "2BDP", "rtt": "100ms"}},
+                   "pairs": [{"rtt": "25ms"}, {"rtt": "40ms"}]}
+    assert data["pairs"][0]["rtt"] == "100ms" and data["bottleneck"]["buffer"]["bdp"] == 1
+
+
+def test_values_read_as_yaml_scalars():
+    [o] = ov.resolve(["bottleneck.buffer.bdp=2"], {}, "x")
+    assert o.value == 2 and o.path == ("bottleneck", "buffer", "bdp")
+    assert ov.resolve(["a.b=null"], {}, "x")[0].value is None
+    assert ov.resolve(["a.b=25ms"], {}, "x")[0].value == "25ms"
+    with pytest.raises(ov.OverrideError, match="give one value"):
+        ov.resolve(["a.b=[1, 2]"], {}, "x")
+
+
+def test_an_alias_sets_each_of_its_paths_and_an_undeclared_one_is_refused():
+    sets = ov.resolve(["RTT=25ms"], {"RTT": ["pairs.*.rtt", "bottleneck.buffer.rtt"]}, "`make startup`")
+    assert [o.dotted for o in sets] == ["pairs.*.rtt", "bottleneck.buffer.rtt"] and {o.value for o in sets} == {"25ms"}
+    with pytest.raises(ov.OverrideError, match=r"`make startup` has no setting CCA \(its names: RTT"):
+        ov.resolve(["CCA=bbr"], {"RTT": ["pairs.*.rtt"]}, "`make startup`")
+    with pytest.raises(ov.OverrideError, match="not a field's path"):
+        ov.resolve(["Pairs.rtt=1ms"], {}, "x")
+
+
+def test_a_path_the_data_does_not_have_is_refused_with_where():
+    data = {"pairs": [{"rtt": "1ms"}], "bottleneck": {"rate": "1mbit"}}
+    with pytest.raises(ov.OverrideError, match="pairs.3: the list at pairs has 1 item"):
+        ov.apply(data, ov.resolve(["pairs.3.rtt=2ms"], {}, "x"))
+    with pytest.raises(ov.OverrideError, match="bottleneck.0: bottleneck is a mapping, not a list"):
+        ov.apply(data, ov.resolve(["bottleneck.0=2ms"], {}, "x"))
+    with pytest.raises(ov.OverrideError, match="no mapping or list here to set buffer.bdp"):
+        ov.apply(data, ov.resolve(["bottleneck.queue.buffer.bdp=2"], {}, "x"))
+
+
+def test_the_report_directory_says_what_was_set():
+    sets = ov.resolve(["RTT=25ms", "pairs.*.rtt=1ms"], {"RTT": ["pairs.*.rtt", "bottleneck.buffer.rtt"]}, "x")
+    assert ov.dir_suffix(sets) == "_set-RTT-25ms_set-pairs.all.rtt-1ms"
+
+
+def test_startup_at_25ms_is_e1_with_every_rtt_and_its_buffer_at_25ms():
+    """What experiments/startup-25ms.yaml wrote as a file of its own: the five pairs at 25 ms and the
+    buffer 1 BDP of 25 ms (104 frames at 50 Mbit/s), everything else E1's."""
+    e = load_experiment("startup")
+    [plain] = e.choose(None)
+    [part], sets = e.overridden([plain], ["RTT=25ms"])
+    assert part.data["pairs"] == [{"rtt": "25ms"}] * 5
+    assert part.data["bottleneck"] == {"rate": "50mbit", "buffer": {"bdp": 1, "rtt": "25ms"}}
+    assert part.data["description"].endswith("(set: RTT=25ms)")
+    base = e._data(plain)
+    same = {k for k in base if k not in ("pairs", "bottleneck", "description")}
+    assert same and all(part.data[k] == base[k] for k in same)
+    [part], _ = e.overridden([plain], ["BUF=2BDP"])
+    assert part.data["bottleneck"]["buffer"] == {"bdp": "2BDP", "rtt": "100ms"}
+    assert e.overridden([plain], []) == ([plain], [])
+
+
+def test_a_field_that_refuses_the_value_refuses_the_run():
+    e = load_experiment("startup")
+    with pytest.raises(Exception, match="rate"):
+        e.overridden(e.choose(None), ["bottleneck.rate=fast"])
+    with pytest.raises(ExperimentError, match="has no setting NETEM"):
+        e.overridden(e.choose(None), ["NETEM=one"])
+
+
+def test_every_declared_alias_is_a_name_the_makefile_passes():
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    passed = set(re.search(r"^SET_NAMES := (.*)$", makefile, re.M)[1].split())
+    declared = {name for f in experiment_files() for name in (load_experiment(f.stem).spec.aliases or {})}
+    assert declared and declared <= passed, declared - passed
