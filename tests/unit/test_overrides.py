@@ -83,3 +83,23 @@ def test_every_declared_alias_is_a_name_the_makefile_passes():
     passed = set(re.search(r"^SET_NAMES := (.*)$", makefile, re.M)[1].split())
     declared = {name for f in experiment_files() for name in (load_experiment(f.stem).spec.aliases or {})}
     assert declared and declared <= passed, declared - passed
+
+
+def test_a_matrix_takes_a_field_of_its_template_and_archives_its_cells_apart():
+    """SET=bottleneck.rate=20mbit on Table 1: every cell's scenario at 20 Mbit/s, the axes untouched,
+    and the matrix's directory says what was set (never the ledger's `table1/*` evidence)."""
+    from sslab import matrix as mx
+    from sslab.analysis.claims import _apart
+    from sslab.matrix.orchestrate import matrix_rel_of
+    from sslab.substrate.kernelchanges import KernelChanges
+    m = mx.load_matrix("table1")
+    pairs = ["bottleneck.rate=20mbit", "CCA=cubic"]
+    m2 = mx.template_sets(m, pairs)
+    assert mx.validate_options(pairs) == {"CCA": "cubic"}
+    setting = mx.settings(m2.spec, {})[0]
+    assert m2.scenario_for(setting, 0).bottleneck.rate_mbit == 20.0 and m.scenario_for(setting, 0).bottleneck.rate_mbit == 50.0
+    rel = matrix_rel_of(m2, mx.resolve_selection(m2, {"CCA": "cubic"}), None, None, KernelChanges())
+    assert rel == "table1/cca-cubic_set-bottleneck.rate-20mbit" and _apart(REPO_ROOT / "results" / rel)
+    assert mx.template_sets(m, ["CCA=cubic"]) is m
+    with pytest.raises(mx.MatrixError, match="bottleneck.rte: unknown field"):
+        mx.template_sets(m, ["bottleneck.rte=20mbit"])

@@ -33,6 +33,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import paths
+from ..scenario.knobs import KNOBS
 from .conditions import departures
 from .stats import describe
 from .verdict import CI_MIN_N, Comparison
@@ -599,8 +600,20 @@ def _candidates(results: Path, pattern: str) -> list[Path]:
     """The archives an evidence's `archive:` names: one path under @results, or a glob over several
     (the selections of one matrix: results/fairness/buf-2bdp, results/fairness/all, ...)."""
     if any(ch in pattern for ch in "*?["):
-        return sorted(p for p in results.glob(pattern) if p.is_dir() and not p.is_symlink())
+        return sorted(p for p in results.glob(pattern) if p.is_dir() and not p.is_symlink() and not _apart(p))
     return [results / pattern] if (results / pattern).is_dir() else []
+
+
+#: What a matrix directory's name adds for cells that are not the experiment as its file has it
+#: (sslab.matrix.orchestrate.matrix_rel_of): a field set (SET=), a backend, another start compared, a
+#: researcher's kernel, a knob's value.
+APART_MARKS = ("_set-", "_backend-", "_start-", "_kernel-") + tuple(f"_{k.suffix}-" for k in KNOBS)
+
+
+def _apart(path: Path) -> bool:
+    """A matrix directory of cells run apart from the experiment's own (a cause run): never a claim's
+    evidence by a glob."""
+    return any(mark in path.name for mark in APART_MARKS)
 
 
 def judge(claim: Claim, results: Path = paths.RESULTS_DIR,

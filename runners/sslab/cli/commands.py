@@ -366,7 +366,7 @@ def _run_matrix_experiment(exp, args) -> int:
             raise Refused(f"{option}: {exp.target} is a matrix: its cells are chosen by its axes (--set "
                           f"CCA=cubic; make: CCA= BUF= RTT=), the start compared by --select (VARIANTS=) and "
                           f"repetitions by --iter (ITER=); `sslab matrix report DIR` rebuilds its report")
-    m = _compared(mx.load_matrix(str(exp.matrix_path)), _words(args.select))
+    m = mx.template_sets(_compared(mx.load_matrix(str(exp.matrix_path)), _words(args.select)), args.set or [])
     options = mx.validate_options(args.set or [])
     inventory = Path(args.inventory or paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini")
     return _matrix_on_kernels(m, options, args, inventory)
@@ -607,7 +607,7 @@ def cmd_report(args) -> int:
 def cmd_matrix(args) -> int:
     from .. import matrix as mx
     if args.action == "run":
-        m = _compared(mx.load_matrix(args.name), _words(args.select))
+        m = mx.template_sets(_compared(mx.load_matrix(args.name), _words(args.select)), args.set or [])
         options = mx.validate_options(args.set or [])
         return _matrix_on_kernels(m, options, args, Path(args.inventory))
     if args.action == "run-cells":

@@ -133,10 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
                       "directories")
     prun.add_argument("--again", action="store_true", help="(scenarios and series) run every part, also those "
                       "with a finished run of the same key (the key then names the new run; make AGAIN=1)")
-    prun.add_argument("--set", action="append", metavar="NAME=V", help="a matrix: narrow an axis by its "
-                      "option, e.g. CCA=cubic,bbr; a scenario or series: set a field of every scenario by its path "
-                      "(bottleneck.rate=20mbit, pairs.*.rtt=25ms) or by a name the experiment file declares "
-                      "(RTT=25ms); make SET=\"path=value ...\"")
+    prun.add_argument("--set", action="append", metavar="NAME=V", help="set a field of every scenario (a "
+                      "matrix's: its template) by its path (bottleneck.rate=20mbit, pairs.*.rtt=25ms); a matrix: "
+                      "narrow an axis by its option (CCA=cubic,bbr); a scenario or series: a name its experiment "
+                      "file declares (RTT=25ms); make SET=\"path=value ...\"")
     prun.add_argument("--iter", type=at_least_one("ITER"), help="(matrices) repetitions per setting")
     prun.add_argument("--inventory", help="the Ansible inventory whose hosts run the cells (a matrix's "
                       "default: this machine) or the parts (of a scenario or series: given, they run as cells "
@@ -199,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     msub = pm.add_subparsers(dest="action", required=True)
     mr = msub.add_parser("run", help="plan, deal to the inventory's hosts, run missing cells, report")
     mr.add_argument("name", help="matrix name (experiments/scenarios/NAME.yaml) or a path")
-    mr.add_argument("--set", action="append", metavar="OPTION=V[,V]", help="narrow an axis, e.g. CCA=cubic")
+    mr.add_argument("--set", action="append", metavar="NAME=V", help="narrow an axis by its option "
+                    "(CCA=cubic), or set a field of the template by its path (bottleneck.rate=20mbit)")
     mr.add_argument("--select", action="append", metavar="START", help="the start compared with the matrix's "
                     "off side in its place (table1: cubic_rapid), its cells archived apart")
     mr.add_argument("--iter", type=at_least_one("ITER"), help="repetitions per setting (default: the matrix's)")

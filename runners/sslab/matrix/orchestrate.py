@@ -35,6 +35,7 @@ from ..experiment.timing import expected_seconds
 from ..plan_record import Inventory, MatrixPlan, PlannedCell, write_matrix_plan
 from ..scenario import scenario_from_dump
 from ..scenario.knobs import dir_suffix as knob_suffix
+from ..scenario.overrides import dir_suffix as sets_suffix
 from ..substrate import make_substrate
 from ..substrate.image import ensure_image
 from ..substrate.kernelchanges import KernelChanges
@@ -96,11 +97,11 @@ def estimate_cell_seconds(m: Matrix | None, plan: MatrixPlan, store: CellStore) 
 def matrix_rel_of(m: Matrix, chosen: dict[str, list[str]], backend: str | None, knobs: dict | None,
                   changes: KernelChanges) -> str:
     """The matrix's directory under results/: its selection, then what makes its cells other cells
-    (a backend, another start compared (Matrix.compared), a knob's value (sslab.scenario.knobs) or a kernel
-    other than the matrix's own), archived apart."""
+    (a backend, another start compared (Matrix.compared), a knob's value (sslab.scenario.knobs), a field
+    set in its template (Matrix.with_sets) or a kernel other than the matrix's own), archived apart."""
     return f"{m.spec.name}/{selection_id(m.spec, chosen)}" + (f"_backend-{backend}" if backend else "") \
         + (f"_start-{m.spec.compare.on}" if m.spec.compare.on != m.file_on else "") \
-        + knob_suffix(knobs) + (f"_kernel-{changes.label()}" if not changes.empty else "")
+        + knob_suffix(knobs) + sets_suffix(list(m.sets)) + (f"_kernel-{changes.label()}" if not changes.empty else "")
 
 
 def write_plan(plan: MatrixPlan, matrix_dir: Path, missing: list[PlannedCell], inventory: Path, hosts: dict) -> Path:

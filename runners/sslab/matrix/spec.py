@@ -10,7 +10,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import paths
-from ..scenario import KNOWN_CCAS, Scenario, parse_scenario, scenario_from_dump, substitute
+from ..scenario import KNOWN_CCAS, Scenario, overrides, parse_scenario, scenario_from_dump, substitute
 from ..scenario.axes import Axis, check_axes, combinations
 from ..scenario.knobs import apply as apply_knobs
 from ..scenario.load import case_labels, narrow_cases, read_template_file
@@ -79,12 +79,15 @@ class Matrix:
     """A loaded matrix file: its spec and its scenario template."""
 
     def __init__(self, spec: MatrixSpec, template: dict, path: Path, file_on: str | None = None,
-                 file_template: dict | None = None):
+                 file_template: dict | None = None, sets: tuple[overrides.Override, ...] = ()):
         self.spec, self.template, self.path = spec, template, path
         #: The start the file compares with compare.off (compare.on as written), and the template
         #: with every start the file lists on compare.param's axis (Matrix.compared narrows it).
         self.file_on = file_on or spec.compare.on
         self.file_template = file_template or template
+        #: The fields a command line set in the template (SET=path=value): its cells are other cells,
+        #: archived apart (orchestrate.matrix_rel_of).
+        self.sets = sets
 
     def starts(self) -> list[str]:
         """The starts that may run on the compared side: the file's values of compare.param other
@@ -103,14 +106,32 @@ class Matrix:
                               f"{', '.join(self.starts())})")
         spec = self.spec.model_copy(update={"compare": c.model_copy(update={"on": on})})
         return Matrix(spec, narrow_cases(self.file_template, {c.off, on}), self.path, self.file_on,
-                      self.file_template)
+                      self.file_template, self.sets)
 
     def with_knobs(self, values: dict | None) -> "Matrix":
         """The matrix with the knobs a command line set over its scenario (sslab.scenario.knobs)."""
         if not values:
             return self
         return Matrix(self.spec, apply_knobs(dict(self.template), values), self.path, self.file_on,
-                      apply_knobs(dict(self.file_template), values))
+                      apply_knobs(dict(self.file_template), values), self.sets)
+
+    def with_sets(self, sets: list[overrides.Override]) -> "Matrix":
+        """The matrix with fields of its template set (SET=bottleneck.rate=20mbit), checked now on its
+        first setting's scenario: a path the template does not have, or a value the field refuses, is
+        refused (MatrixError) before anything runs.  An axis's placeholder ({buffer}) set to a value
+        takes that field off the axis."""
+        if not sets:
+            return self
+        try:
+            m = Matrix(self.spec, overrides.apply(self.template, sets), self.path, self.file_on,
+                       overrides.apply(self.file_template, sets), self.sets + tuple(sets))
+        except overrides.OverrideError as e:
+            raise MatrixError(f"{self.spec.name}: {e}") from None
+        try:
+            check_every_setting(m)
+        except ValueError as e:  # ScenarioError: the field's own reason
+            raise MatrixError(f"{self.spec.name} with {' '.join(dict.fromkeys(o.given for o in sets))}: {e}") from None
+        return m
 
     def scenario_for(self, setting: dict[str, str], rep: int, offered: Collection[str] | None = None) -> Scenario:
         """The cell's scenario: the template with @setting, its own seed for repetition @rep,
@@ -189,10 +210,14 @@ def load_matrix(name_or_path: str) -> Matrix:
         raise MatrixError(f"no matrix {name_or_path!r} (known: {known})")
     spec, template = read_template_file(path, "matrix", MatrixSpec, MatrixError)
     m = Matrix(spec, template, path).compared()
-    # Every setting must make a valid scenario (CCA axes aside: their
-    # availability is the kernel's business, checked when planning).
-    for setting in settings(spec, {}):
-        probe = {k: ("cubic" if k in spec.axes and spec.axes[k].cca and v not in KNOWN_CCAS else v)
+    check_every_setting(m)
+    return m
+
+
+def check_every_setting(m: Matrix) -> None:
+    """Every setting of @m makes a valid scenario (CCA axes aside: their availability is the kernel's
+    business, checked when planning); a ScenarioError with the field's reason if not."""
+    for setting in settings(m.spec, {}):
+        probe = {k: ("cubic" if k in m.spec.axes and m.spec.axes[k].cca and v not in KNOWN_CCAS else v)
                  for k, v in setting.items()}
         m.scenario_for(probe, 0)
-    return m
