@@ -389,3 +389,24 @@ def test_a_cause_run_is_not_a_claims_evidence(tmp_path):
     assert measured.n == 10 and measured.mean == pytest.approx(25) and verdict.verdict == "reproduced"
     verdict, measured = cl.judge(claim, results=tmp_path, archive=fq_report)
     assert measured.n == 20 and verdict.verdict == "not reproduced"
+
+
+def test_astart_buffer_ratio_per_repetition(tmp_path):
+    """Made-up E8 settings: Astart at BDP/5 carries 27 and 30 Mbit/s in two repetitions, at BDP/2 36 and
+    36: ratios 0.75 and 0.8333, mean 0.7917 (Fig. 10's "robust" is at least 0.8: not decided at n = 2,
+    the CI spanning it)."""
+    import json
+
+    def setting(*mbit):
+        return {"runs": {"reno_astart": [{"flows": [{"throughput_mbit": x}]} for x in mbit]}}
+
+    d = tmp_path / "astart" / "reports" / "x"
+    d.mkdir(parents=True)
+    (d / "summary.json").write_text(json.dumps({"runs": [], "settings": {
+        "e8-astart-buf-0.2bdp": setting(27, 30), "e8-astart-buf-0.5bdp": setting(36, 36)}}))
+    r = cl.astart_buffer_ratio(d, "reno_astart", "0.2", "0.5")
+    assert r.n == 2 and r.mean == pytest.approx((0.75 + 30 / 36) / 2)
+    robust = ClaimTest(rule="at_least", bound=0.8, bound_reason="robust")
+    assert decide(robust, r).verdict == "not decided at n = 2"
+    with pytest.raises(cl.LedgerError, match="no E8 setting at a buffer of 0.3 BDP"):
+        cl.astart_buffer_ratio(d, "reno_astart", "0.3", "0.5")

@@ -68,13 +68,25 @@ def test_the_astart_report_judges_each_paper_value_in_magnitude():
     from sslab.analysis.astart import report_md
     # Table 1 (NewReno utilisation against RTT): 90 % against the paper's 95.6 (-6 %): reproduced;
     # 60 % against 71.8 (-16 %): missed, though it falls with the RTT as the paper's does.
-    text, checks, judged = report_md({"e8-astart-rtt-20ms": astart_setting(90.0),
-                                      "e8-astart-rtt-50ms": astart_setting(60.0)})
+    text, judged = report_md({"e8-astart-rtt-20ms": astart_setting(90.0),
+                              "e8-astart-rtt-50ms": astart_setting(60.0)})
     assert [(c.paper, c.reproduced) for c in judged] == [(95.6, True), (71.8, False)]
     assert text.startswith("**1 of 2 paper values reproduced within tolerance**; the rule: ")
     assert "| 20 | 90.0 | 95.6 | reproduced | – |" in text
     assert "| 50 | 60.0 | 71.8 | MISSED | agrees |" in text
     assert judged[1].difference_text() == "-12 (-16%)" and judged[1].n == 2
+    # Its words about the figures are the ledger's claims (judged with CIs), not signs here.
+    assert "agrees" not in text.replace("| agrees |", "") and "DISAGREES" not in text
+
+
+def test_the_astart_papers_values_are_data_and_the_ledger_counts_them():
+    from sslab.analysis.astart import paper_values
+    from sslab.analysis.claims import load_ledger
+    p = paper_values()
+    values = [*p.table1_newreno_util_by_rtt.values(), *p.table2_newreno_util_by_bw.values(),
+              *p.table3_vegas_exit_by_bw.values(), *p.fig12_mbit.values(), *p.jain.values()]
+    assert len(values) == load_ledger("astart").paper_values.count == 19
+    assert p.table1_newreno_util_by_rtt[20] == 95.6 and p.fig12_mbit["astart"] == 9.33
 
 
 def test_the_blitzstart_report_judges_each_change_in_magnitude():

@@ -532,6 +532,21 @@ def astart_least_margin(archive: Path, axis: str, above: str, below: str, min_k:
                           f"min({above}) - {below}, the least per repetition", runs, f"REPS={k}")
 
 
+def astart_buffer_ratio(archive: Path, cc: str, small: str, ref: str) -> Measured:
+    """@cc's first-20-s throughput at the buffer of @small BDP over its throughput at @ref BDP (E8's
+    Fig. 10 settings), per repetition."""
+    settings, runs = _astart_settings(archive)
+    keys = _astart_axis(settings, "buf")
+    missing = [b for b in (small, ref) if float(b) not in keys]
+    if missing:
+        raise LedgerError(f"{archive}: no E8 setting at a buffer of {', '.join(missing)} BDP (`make astart`)")
+    a, b = (settings[keys[float(x)]]["runs"].get(cc, []) for x in (small, ref))
+    if not a or not b:
+        raise LedgerError(f"{archive}: no {cc} run at {small} and {ref} BDP")
+    vals = [x["flows"][0]["throughput_mbit"] / y["flows"][0]["throughput_mbit"] for x, y in zip(a, b)]
+    return measured(vals, f"{archive}: {cc} at {small} BDP over {ref} BDP", runs, f"REPS={len(vals)}")
+
+
 def astart_newreno_share(archive: Path) -> Measured:
     """The five NewReno flows' share of the throughput beside five Astart flows (E8's mixed fairness
     case), per repetition."""
@@ -550,6 +565,7 @@ def astart_newreno_share(archive: Path) -> Measured:
 EXTRACTORS: dict[str, Callable[..., Measured]] = {
     "astart_least_margin": astart_least_margin,
     "astart_newreno_share": astart_newreno_share,
+    "astart_buffer_ratio": astart_buffer_ratio,
     "e3_exit_cwnd_change": e3_exit_cwnd_change,
     "e3_fct_change": e3_fct_change,
     "e4_least_improvement": e4_least_improvement,
