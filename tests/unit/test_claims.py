@@ -130,8 +130,13 @@ def test_fairness_extractor_reads_the_sooner_return_per_repetition(tmp_path):
     # Repetition 0: 2 s sooner at both minRTTs; repetition 1: 1 s sooner.
     assert gain.n == 2 and gain.mean == pytest.approx(1.5, abs=0.05)
     assert decide(ClaimTest(rule="at_least", bound=0, bound_reason="sooner"), gain).verdict == "not decided at n = 2"
-    with pytest.raises(cl.LedgerError, match="0 of the 2 minRTTs at 2BDP"):
+    with pytest.raises(cl.NotThisArchive, match="0 of the 2 minRTTs at 2BDP"):   # another buffer: not this archive's claim
         cl.fairness_recovery_gain(d, "2BDP")
+    # Its report names the other buffers' claims once and gives the 1 BDP claim its section.
+    text = cl.report_claims_md(tmp_path, d)
+    assert ("Not tested by these runs (other settings of the experiment): fig15-fairness-recovers-sooner-1-5bdp, "
+            "fig15-fairness-recovers-sooner-2bdp.") in text
+    assert "fig15-fairness-recovers-sooner-1bdp: not decided at n = 2" in text and text.count("### ") == 1
 
 
 def test_e4_least_improvement_is_every_link_at_once(tmp_path):

@@ -134,6 +134,11 @@ class LedgerError(ValueError):
     pass
 
 
+class NotThisArchive(LedgerError):
+    """The archive holds none of the settings the claim is about (E6 at another buffer, Table 1's other
+    column): a report over it does not list the claim as one it tests."""
+
+
 def load_ledger(name_or_path: str) -> Ledger:
     path = Path(name_or_path)
     if not path.suffix:
@@ -168,6 +173,8 @@ class Measured:
 class Verdict:
     verdict: str            # REPRODUCED, NOT_REPRODUCED, "not decided at n = K", NOT_TESTABLE, NO_EVIDENCE
     why: str
+    #: (NO_EVIDENCE) every archive read holds none of the claim's settings (NotThisArchive)
+    elsewhere: bool = False
 
 
 def decide(test: ClaimTest, m: Measured) -> Verdict:
@@ -276,7 +283,7 @@ def _table1_columns(archive: Path, large_cc: str) -> list[list[dict]]:
     need = len(grid.get("buffer", [])) * len(grid.get("large_rtt", []))
     if not column or len(column) < need:
         # The paper's Average is over every buffer and minRTT of its table: so is ours.
-        raise LedgerError(f"{archive}: {len(column)} of the {need} settings of {large_cc} on the paper's grid have "
+        raise (LedgerError if column else NotThisArchive)(f"{archive}: {len(column)} of the {need} settings of {large_cc} on the paper's grid have "
                           f"both arms done; the claim is over all of them")
     return column
 
@@ -333,7 +340,7 @@ def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic"
         by.setdefault((r["rtt"], r["rep"]), {})[r["side"]] = t
     done = {rtt for (rtt, _), sides in by.items() if len(sides) == 2}
     if not rtts or not set(rtts) <= done:
-        raise LedgerError(f"{archive}: {len(done)} of the {len(rtts)} minRTTs at {buffer} have both arms done; "
+        raise (LedgerError if done else NotThisArchive)(f"{archive}: {len(done)} of the {len(rtts)} minRTTs at {buffer} have both arms done; "
                           f"the claim is over all of them (`make fairness BUF={buffer}`)")
     column = [[sides["off"] - sides["on"] for (rtt2, _), sides in sorted(by.items()) if rtt2 == rtt and len(sides) == 2]
               for rtt in rtts]
@@ -648,11 +655,13 @@ def judge(claim: Claim, results: Path = paths.RESULTS_DIR,
         return Verdict(NO_EVIDENCE, f"no archive {results / ev.archive}: run `make {ev.experiment}`"), None
     found: list[Measured] = []
     errors: list[str] = []
+    elsewhere = 0
     for a in archives:
         try:
             m = EXTRACTORS[ev.extract](a, **ev.args)
         except (LedgerError, ValueError) as e:  # ArchiveError is a ValueError: a matrix directory without a plan
             errors.append(str(e))
+            elsewhere += isinstance(e, NotThisArchive)
             continue
         if archive is None and (away := departures(list(m.runs))):
             # A cause run (a knob set on the command line) is not the claim's evidence: the claim is
@@ -661,7 +670,7 @@ def judge(claim: Claim, results: Path = paths.RESULTS_DIR,
             continue
         found.append(m)
     if not found:
-        return Verdict(NO_EVIDENCE, "; ".join(errors)), None
+        return Verdict(NO_EVIDENCE, "; ".join(errors), elsewhere=elsewhere == len(errors) > 0), None
     m = max(found, key=lambda x: x.n)  # max() keeps the first of equals: take the last instead
     m = [x for x in found if x.n == m.n][-1]
     return decide(claim.test, m), m
@@ -737,9 +746,17 @@ def report_claims_md(results: Path, archive: Path) -> str:
         return f"\n## The paper's claims these runs test\n\nNot read: {type(e).__name__}: {e}\n"
     if not rows:
         return ""
+    # A claim about settings this archive did not run (E6 at another buffer) is not one it tests:
+    # named once, not given a section of its own.
+    elsewhere = [c.id for c, v, _ in rows if v.elsewhere]
+    rows = [r for r in rows if not r[1].elsewhere]
     lines = ["", "## The paper's claims these runs test", "",
              "Each claim's test is fixed in its ledger (experiments/claims/); the verdict is from this archive "
              "alone.  `make claims` gathers every claim over all archives.", ""]
+    if not rows:
+        lines.append("None: these runs hold none of the settings the paper's claims are about.")
+    if elsewhere:
+        lines += [f"Not tested by these runs (other settings of the experiment): {', '.join(elsewhere)}.", ""]
     for c, v, m in rows:
         lines += claim_section(c, v, m, level="###")
     return _short_paths("\n".join(lines), results)
