@@ -72,6 +72,8 @@ from dataclasses import asdict, dataclass, field
 
 from ..records import Plan
 from . import ovs
+from .stages import (BatchSlots, Bursts, CellRate, Delay, HtbShaper, Queue, Rate, UniformDelay, chain,
+                     netem)
 from .netns import NamespaceLauncher, end_batch, in_ns, parse_ping, run_batch, set_sysctls, sh, tcp_counters_of
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
@@ -102,26 +104,34 @@ RPS_CPU_MASK = "1"
 COST_CELL_BYTES = 65535
 
 
+#: Every line's queue but the bottleneck's: never the one that drops.
+DELAY_QUEUE = Queue(DELAY_LIMIT_PKTS)
+
+
 def host_stages(host: dict | None) -> list[str]:
-    """The netem stages that model a receiving host (its plan's host dict) after its link, in the
-    order packets meet them: coalescing, the receive cost (with its jitter)."""
+    """The netems that model a receiving host (its plan's host dict) after its link, in the order
+    packets meet them: coalescing, then the receive cost with its jitter (sslab.guest.stages)."""
     if not host:
         return []
-    stages = []
+    lines = []
     if host.get("rx_batch"):
         b = host["rx_batch"]
-        stages.append(f"netem slot {b['period_us']:g}us {b['period_us']:g}us packets {b['packets']}")
+        lines.append(netem(BatchSlots(b["period_us"], b["packets"])))
     cost_ns, jitter_us = round(host.get("rx_cost_us", 0) * 1000), host.get("rx_jitter_us", 0)
     if cost_ns or jitter_us:
-        stage = "netem"
-        if jitter_us:
-            # netem's jitter without a distribution is uniform in [delay - jitter, delay + jitter).
-            stage += f" delay {jitter_us / 2:g}us {jitter_us / 2:g}us"
-        if cost_ns:
-            rate = round(COST_CELL_BYTES * 1e9 / cost_ns)  # bytes per second
-            stage += f" rate {rate}bps 0 {COST_CELL_BYTES}"
-        stages.append(stage)
-    return stages
+        lines.append(netem(UniformDelay(jitter_us / 2) if jitter_us else None,
+                           CellRate(round(COST_CELL_BYTES * 1e9 / cost_ns), COST_CELL_BYTES) if cost_ns else None))
+    return lines
+
+
+def _bursts(slot: dict | None) -> Bursts | None:
+    """A link model's bursts (the plan's slot, plain numbers) as a stage; None for none."""
+    return None if not slot else Bursts(slot["min_ms"], slot["max_ms"], slot["packets"])
+
+
+def _nic(host: dict) -> Rate | None:
+    """A host's access link, as a line rate; None for an ideal host."""
+    return Rate(host["nic_mbit"]) if host.get("nic_mbit") else None
 
 
 def _plain(slot) -> dict | None:
@@ -352,9 +362,9 @@ class Dumbbell:
             ns, dev = self.toward_server(i)
             ns_tc[ns].append(f"qdisc add dev {dev} root handle 1: {self._delay_line(i, 'server')}")
             ns_tc[ns] += self._chain(dev, host_stages(self.spec.host(i, "server")))
-            if (nic := self.spec.host(i, "server").get("nic_mbit")):
+            if (nic := _nic(self.spec.host(i, "server"))):
                 # Data leaves the server at its link's rate.
-                ns_tc[srv].append(f"qdisc add dev {self.host_dev} root netem rate {nic:g}mbit limit {DELAY_LIMIT_PKTS}")
+                ns_tc[srv].append(f"qdisc add dev {self.host_dev} root {netem(nic, DELAY_QUEUE)}")
             elif self.spec.sender_qdisc != "none":
                 ns_tc[srv].append(f"qdisc add dev {self.host_dev} root {self.spec.sender_qdisc}")
             ns_ip[cli] += [f"addr add {self.client_addr(i)}/24 dev {self.host_dev}",
@@ -365,12 +375,11 @@ class Dumbbell:
             ns, dev = self.toward_client(i)
             ns_tc[ns].append(f"qdisc add dev {dev} root handle 1: {self._delay_line(i, 'client')}")
             ns_tc[ns] += self._chain(dev, host_stages(self.spec.host(i, "client")))
-            nic = self.spec.host(i, "client").get("nic_mbit")
-            if self.spec.slot_up or nic:
+            nic, up = _nic(self.spec.host(i, "client")), _bursts(self.spec.slot_up)
+            if up or nic:
                 # The client's ACKs leave its own interface at its link's rate and, on a hop
                 # with bursts, in bursts (the uplink).
-                ns_tc[cli].append(f"qdisc add dev {self.host_dev} root netem limit {DELAY_LIMIT_PKTS}"
-                                  f"{f' rate {nic:g}mbit' if nic else ''}{self._slot(self.spec.slot_up)}")
+                ns_tc[cli].append(f"qdisc add dev {self.host_dev} root {netem(DELAY_QUEUE, nic, up)}")
         ns_ip[self.r1].append(f"route add {self.spec.clients_net} via {self._core(2)}")
         ns_ip[self.r2].append(f"route add {self.spec.servers_net} via {self._core(1)}")
         smp = (os.cpu_count() or 1) > 1
@@ -395,33 +404,20 @@ class Dumbbell:
     def _delay_line(self, i: int, kind: str) -> str:
         """The netem towards pair @i's server or client: half the pair's RTT, the host's link rate,
         and (towards a client) the hop's bursts."""
-        nic = self.spec.host(i, kind).get("nic_mbit")
-        slot = self.spec.slot_down if kind == "client" else None
-        return (f"netem delay {self.one_way_delay(i, kind)} limit {DELAY_LIMIT_PKTS}"
-                f"{f' rate {nic:g}mbit' if nic else ''}{self._slot(slot)}")
+        bursts = _bursts(self.spec.slot_down) if kind == "client" else None
+        return netem(self.one_way_delay(i, kind), DELAY_QUEUE, _nic(self.spec.host(i, kind)), bursts)
 
     @staticmethod
-    def _chain(dev: str, stages: list[str]) -> list[str]:
-        """tc lines hanging @stages, each a child of the one before, under @dev's root netem 1:."""
-        lines, parent = [], "1:1"
-        for k, stage in enumerate(stages, start=1):
-            lines.append(f"qdisc add dev {dev} parent {parent} handle {10 * k}: {stage} limit {DELAY_LIMIT_PKTS}")
-            parent = f"{10 * k}:1"
-        return lines
+    def _chain(dev: str, lines: list[str]) -> list[str]:
+        """tc lines hanging netem @lines, each a child of the one before, under @dev's root netem 1:."""
+        return chain(dev, lines, DELAY_QUEUE)
 
-    @staticmethod
-    def _slot(slot: dict | None) -> str:
-        """netem's slot arguments for a link model's bursts ('' for none)."""
-        if not slot:
-            return ""
-        return f" slot {slot['min_ms']:g}ms {slot['max_ms']:g}ms packets {slot['packets']}"
-
-    def one_way_delay(self, i: int, kind: str = "server") -> str:
+    def one_way_delay(self, i: int, kind: str = "server") -> Delay:
         """The delay of pair @i's line towards its server (ACKs) or client (data, less what the
         bottleneck holds), less the substrate's own latency."""
         held = self.spec.shared_delay_ms if kind == "client" else 0.0
         rtt = self.spec.pairs[i - 1].rtt_ms
-        return f"{max(rtt / 2 - held - self.spec.delay_offset_ms, 0):.3f}ms"
+        return Delay(max(rtt / 2 - held - self.spec.delay_offset_ms, 0))
 
     def set_delays(self) -> None:
         """Apply the pairs' delays again (after delay_offset_ms changed)."""
@@ -446,18 +442,14 @@ class Dumbbell:
 
     def _bottleneck_tc(self) -> list[str]:
         """tc lines (in r1) that make the bottleneck."""
-        dev, rate = self.bottleneck_dev, f"{self.spec.rate_mbit:g}mbit"
+        dev, rate, buffer = self.bottleneck_dev, Rate(self.spec.rate_mbit), Queue(self.spec.buffer_pkts)
         if self.spec.shaper == "netem":
             # With netem "one" the shared delay is in this netem: a packet leaves at the later of its
             # arrival plus the delay and the previous one's departure, plus its own serialisation,
             # and the limit counts the packets still in the delay with the queued ones.
             held = self.spec.shared_delay_ms
-            delay = f"delay {held:.3f}ms " if held else ""
-            return [f"qdisc add dev {dev} root handle 1: netem {delay}rate {rate} limit {self.spec.buffer_pkts}"]
-        burst = str(self.spec.burst_bytes)
-        return [f"qdisc add dev {dev} root handle 1: htb default 1",
-                f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} burst {burst} cburst {burst}",
-                f"qdisc add dev {dev} parent 1:1 handle 10: pfifo limit {self.spec.buffer_pkts}"]
+            return [f"qdisc add dev {dev} root handle 1: {netem(Delay(held) if held else None, rate, buffer)}"]
+        return HtbShaper(rate, self.spec.burst_bytes, buffer).tc(dev)
 
     def close_helpers(self) -> None:
         """End what is kept for the boot (the queue's reader, the launcher's namespace handles): a

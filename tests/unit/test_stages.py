@@ -1,0 +1,62 @@
+"""A link as stages (sslab.guest.stages): each mechanism's netem arguments, and the tc lines the
+dumbbell writes from them, hand-worked."""
+
+from sslab.guest import dumbbell as db
+from sslab.guest.dumbbell import Dumbbell, DumbbellSpec, PairSpec
+from sslab.guest.stages import (BatchSlots, Bursts, CellRate, Delay, HtbShaper, Queue, Rate, UniformDelay, chain,
+                                netem)
+
+
+def test_each_stage_in_netems_words():
+    assert netem(Delay(12.5), Queue(100000), Rate(1000.0), Bursts(2.0, 4.0, 64)) == \
+        "netem delay 12.500ms limit 100000 rate 1000mbit slot 2ms 4ms packets 64"
+    assert netem(None, Rate(50.0), Queue(413)) == "netem rate 50mbit limit 413"
+    assert netem(UniformDelay(1.5), CellRate(32767500000, 65535)) == "netem delay 1.5us 1.5us rate 32767500000bps 0 65535"
+    assert netem(BatchSlots(20.0, 8)) == "netem slot 20us 20us packets 8"
+    assert chain("r2-c1", ["netem slot 20us 20us packets 8", "netem rate 1bps 0 65535"], Queue(9)) == [
+        "qdisc add dev r2-c1 parent 1:1 handle 10: netem slot 20us 20us packets 8 limit 9",
+        "qdisc add dev r2-c1 parent 10:1 handle 20: netem rate 1bps 0 65535 limit 9"]
+    assert HtbShaper(Rate(50.0), 3028, Queue(1000)).tc("r1-r2") == [
+        "qdisc add dev r1-r2 root handle 1: htb default 1",
+        "class add dev r1-r2 parent 1: classid 1:1 htb rate 50mbit ceil 50mbit burst 3028 cburst 3028",
+        "qdisc add dev r1-r2 parent 1:1 handle 10: pfifo limit 1000"]
+
+
+def tc_lines(spec: DumbbellSpec, monkeypatch) -> dict:
+    """The tc lines _configure writes per namespace (nothing run)."""
+    out: dict = {}
+    monkeypatch.setattr(db, "run_batch", lambda tool, ns, lines: out.setdefault(ns, []).extend(lines)
+                        if tool == "tc" else None)
+    for name in ("set_sysctls", "in_ns", "sh"):   # sysctls and receive steering: not what is tested
+        monkeypatch.setattr(db, name, lambda *a, **k: None)
+    Dumbbell(spec)._configure()
+    return out
+
+
+def test_a_dumbbells_lines_from_its_stages(monkeypatch):
+    """Two pairs at 100 and 30 ms behind a 50 Mbit/s, 413-packet netem; pair 1's hosts on 1 Gbit/s
+    links with coalescing (20 us, 8 packets) and a receive cost of 1.4 us a packet (65535-byte cells at
+    65535 / 1.4e-6 = 46810714286 B/s); the last hop bursts 1 ms apart down."""
+    host = {"nic_mbit": 1000.0, "rx_cost_us": 1.4, "rx_jitter_us": 0.0, "rx_batch": {"period_us": 20.0, "packets": 8}}
+    spec = DumbbellSpec(50.0, 413, [PairSpec(100.0), PairSpec(30.0)], hosts=[{"server": host, "client": host}],
+                        slot_down={"min_ms": 1.0, "max_ms": 1.0, "packets": 1000})
+    lines = tc_lines(spec, monkeypatch)
+    assert lines["sl-r1"] == [
+        "qdisc add dev r1-r2 root handle 1: netem rate 50mbit limit 413",
+        "qdisc add dev r1-s1 root handle 1: netem delay 50.000ms limit 100000 rate 1000mbit",
+        "qdisc add dev r1-s1 parent 1:1 handle 10: netem slot 20us 20us packets 8 limit 100000",
+        "qdisc add dev r1-s1 parent 10:1 handle 20: netem rate 46810714286bps 0 65535 limit 100000",
+        "qdisc add dev r1-s2 root handle 1: netem delay 15.000ms limit 100000"]
+    assert lines["sl-r2"][0] == "qdisc add dev r2-c1 root handle 1: netem delay 50.000ms limit 100000 rate 1000mbit " \
+                                "slot 1ms 1ms packets 1000"
+    assert lines["sl-s1"] == ["qdisc add dev eth0 root netem rate 1000mbit limit 100000"]
+    assert lines["sl-c1"] == ["qdisc add dev eth0 root netem limit 100000 rate 1000mbit"]
+
+
+def test_netem_one_holds_the_shared_delay_in_the_bottleneck(monkeypatch):
+    """netem "one": the bottleneck holds half the smallest RTT (12.5 ms of 25, 50 ms); each pair's data
+    line keeps the rest (0 and 12.5 ms), its ACK line half its RTT."""
+    lines = tc_lines(DumbbellSpec(50.0, 104, [PairSpec(25.0), PairSpec(50.0)], netem="one"), monkeypatch)
+    assert lines["sl-r1"][0] == "qdisc add dev r1-r2 root handle 1: netem delay 12.500ms rate 50mbit limit 104"
+    assert lines["sl-r2"] == ["qdisc add dev r2-c1 root handle 1: netem delay 0.000ms limit 100000",
+                              "qdisc add dev r2-c2 root handle 1: netem delay 12.500ms limit 100000"]
