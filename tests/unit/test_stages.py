@@ -1,9 +1,9 @@
-"""A link as stages (sslab.guest.stages): each mechanism's netem arguments, and the tc lines the
+"""A link as stages (sslab.guest.dumbbell's): each mechanism's netem arguments, and the tc lines the
 dumbbell writes from them, hand-worked."""
 
 from sslab.guest import dumbbell as db
 from sslab.guest.dumbbell import Dumbbell, DumbbellSpec, PairSpec
-from sslab.guest.stages import (BatchSlots, Bursts, CellRate, Delay, HtbShaper, Queue, Rate, UniformDelay, chain,
+from sslab.guest.dumbbell import (BatchSlots, Bursts, CellRate, Delay, HtbShaper, Queue, Rate, UniformDelay, chain,
                                 netem)
 
 
