@@ -31,7 +31,8 @@ None says "not this run".
       topology     Topology       kind, pairs, backend, mtu, lans, sender_qdisc
       bottleneck   Bottleneck     rate_mbit, buffer_pkts, netem, link: LinkModel
                                     kind, preset, shaper, trace: Trace | None,
-                                    aggregation: Aggregation(down, up: Slot | None), rate_tolerance
+                                    aggregation: Aggregation(down, up: Slot | None),
+                                    loss: HopLossPlan(down, up: LossPlan | None), rate_tolerance
       pairs        [Pair]         rtt_ms
       addresses    Addresses      servers, clients, core (CIDR text)
       capture      Capture        pcap, snaplen, traces, immediate
@@ -172,6 +173,20 @@ class Aggregation:
 
 
 @dataclass(frozen=True)
+class LossPlan:
+    """Random loss, in percent: each packet with p_percent (r_percent None), or a two-state chain into
+    its losing state with p_percent and out with r_percent."""
+    p_percent: float
+    r_percent: float | None
+
+
+@dataclass(frozen=True)
+class HopLossPlan:
+    down: LossPlan | None
+    up: LossPlan | None
+
+
+@dataclass(frozen=True)
 class Trace:
     source: str
     sha256: str
@@ -188,6 +203,7 @@ class LinkModel:
     shaper: str
     trace: Trace | None
     aggregation: Aggregation
+    loss: HopLossPlan
     rate_tolerance: float
 
 

@@ -401,3 +401,27 @@ def test_an_axis_runs_the_first_offered_of_its_preferences():
     assert ax.runs("bbr2") == ax.runs("bbr2", set()) == "bbr2_sslab"  # unknown or neither: the last, ours
     assert ax.runs("cubic", set()) == "cubic_hs" and ax.runs("bbr", {"bbr"}) == "bbr"
     assert ax.may_run("bbr2") == ["bbr2", "bbr2_sslab"] and ax.may_run("cubic") == ["cubic_hs"]
+
+
+def test_a_hops_random_loss_alone_or_in_bursts():
+    """Loss as a rate or a two-state chain (fractions or percentages), in the plan in percent."""
+    import pytest as _pytest
+
+    from sslab.scenario import parse_scenario, to_plan
+    base = {"name": "l", "topology": {"kind": "dumbbell", "pairs": 1}, "pairs": [{"rtt": "20ms"}],
+            "cases": [{"name": "c", "flows": [{"pair": 1, "cc": "cubic", "size": "1MB"}]}]}
+
+    def with_loss(loss):
+        return parse_scenario({**base, "bottleneck": {"rate": "50mbit", "buffer": {"packets": 100},
+                                                      "link": {"kind": "wired", "loss": loss}}})
+    s = with_loss({"down": {"rate": "1%"}, "up": {"p": 0.005, "r": "50%"}})
+    assert s.bottleneck.link.loss.down.rate == _pytest.approx(0.01)
+    assert s.bottleneck.link.loss.up.mean_rate == _pytest.approx(0.005 / 0.505)
+    assert to_plan(s)["bottleneck"]["link"]["loss"] == {"down": {"p_percent": 1.0, "r_percent": None},
+                                                        "up": {"p_percent": 0.5, "r_percent": 50.0}}
+    for bad in ({"down": {"rate": "1%", "p": 0.1, "r": 0.5}}, {"down": {"p": 0.1}}, {"down": {"rate": "x%"}},
+                {"down": {"rate": 2}}):
+        with _pytest.raises(Exception):
+            with_loss(bad)
+    assert to_plan(parse_scenario({**base, "bottleneck": {"rate": "50mbit", "buffer": {"packets": 100}}}))[
+        "bottleneck"]["link"]["loss"] == {"down": None, "up": None}

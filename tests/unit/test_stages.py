@@ -60,3 +60,25 @@ def test_netem_one_holds_the_shared_delay_in_the_bottleneck(monkeypatch):
     assert lines["sl-r1"][0] == "qdisc add dev r1-r2 root handle 1: netem delay 12.500ms rate 50mbit limit 104"
     assert lines["sl-r2"] == ["qdisc add dev r2-c1 root handle 1: netem delay 0.000ms limit 100000",
                               "qdisc add dev r2-c2 root handle 1: netem delay 12.500ms limit 100000"]
+
+
+def test_loss_in_netems_words_and_only_after_the_checks():
+    """Random loss (1 %) and the two-state chain (into it 0.5 %, out 50 %) on the clients' lines; before
+    add_loss (the fidelity checks) the lines are as without it."""
+    from sslab.guest.dumbbell import Loss
+    assert netem(Delay(10.0), Queue(100000), None, None, Loss(1.0)) == "netem delay 10.000ms limit 100000 loss random 1%"
+    assert Loss(0.5, 50.0).args() == "loss gemodel 0.5% 50%"
+    spec = DumbbellSpec(50.0, 100, [PairSpec(20.0)], loss_down={"p_percent": 1.0, "r_percent": None},
+                        loss_up={"p_percent": 0.5, "r_percent": 50.0})
+    d = Dumbbell(spec)
+    assert d._delay_line(1, "client") == "netem delay 10.000ms limit 100000" and d._uplink(1) is None
+    lines: dict = {}
+    import sslab.guest.dumbbell as mod
+    original, mod.run_batch = mod.run_batch, lambda tool, ns, ls: lines.setdefault(ns, []).extend(ls)
+    try:
+        assert d.add_loss()
+    finally:
+        mod.run_batch = original
+    assert lines == {"sl-r2": ["qdisc change dev r2-c1 root handle 1: netem delay 10.000ms limit 100000 loss random 1%"],
+                     "sl-c1": ["qdisc replace dev eth0 root netem limit 100000 loss gemodel 0.5% 50%"]}
+    assert not Dumbbell(DumbbellSpec(50.0, 100, [PairSpec(20.0)])).add_loss()

@@ -126,6 +126,8 @@ COST_CELL_BYTES = 65535
 #     CellRate(2e8, 65535)      rate 200000000bps 0 65535     a host's receive cost (a time per packet)
 #     Bursts(2.0, 4.0, 64)      slot 2ms 4ms packets 64       a last hop's aggregation, either way
 #     BatchSlots(20.0, 8)       slot 20us 20us packets 8      a host's interrupt coalescing
+#     Loss(1.0) / Loss(1, 25)   loss random 1% /              a last hop's random loss, either way
+#                               loss gemodel 1% 25%
 #     Queue(1000)               limit 1000                    every line: the bottleneck's buffer,
 #                                                             else far above anything in flight
 #
@@ -209,6 +211,19 @@ class BatchSlots(Stage):
 
 
 @dataclass(frozen=True)
+class Loss(Stage):
+    """Random loss, in percent: each packet alone with @p_percent, or (@r_percent given) netem's
+    two-state chain (gemodel): into its losing state with p, out with r, every packet lost in it."""
+    p_percent: float
+    r_percent: float | None = None
+
+    def args(self) -> str:
+        if self.r_percent is None:
+            return f"loss random {self.p_percent:g}%"
+        return f"loss gemodel {self.p_percent:g}% {self.r_percent:g}%"
+
+
+@dataclass(frozen=True)
 class Queue(Stage):
     """The line's queue limit, in packets (netem counts the packets in its delay too)."""
     packets: int
@@ -273,6 +288,11 @@ def _bursts(slot: dict | None) -> Bursts | None:
     return None if not slot else Bursts(slot["min_ms"], slot["max_ms"], slot["packets"])
 
 
+def _loss(loss: dict | None) -> Loss | None:
+    """A link model's random loss (the plan's, plain numbers) as a stage; None for none."""
+    return None if not loss else Loss(loss["p_percent"], loss["r_percent"])
+
+
 def _nic(host: dict) -> Rate | None:
     """A host's access link, as a line rate; None for an ideal host."""
     return Rate(host["nic_mbit"]) if host.get("nic_mbit") else None
@@ -309,6 +329,10 @@ class DumbbellSpec:
     #: for data (on each client's delay line) and ACKs (on each client's own interface).
     slot_down: dict | None = None
     slot_up: dict | None = None
+    #: The link model's random loss: {"p_percent", "r_percent"} or None, for data (on each client's
+    #: delay line) and ACKs (on each client's own interface).
+    loss_down: dict | None = None
+    loss_up: dict | None = None
     #: The host model per pair (the plan's hosts.pairs): {"server": {...}, "client": {...}}.
     hosts: list[dict] = field(default_factory=list)
     #: Each side's hosts: "veth", a link each to the router; "ovs", one Open vSwitch switch.
@@ -345,6 +369,7 @@ class DumbbellSpec:
                    servers_net=plan.addresses.servers, clients_net=plan.addresses.clients,
                    core_net=plan.addresses.core, mtu=plan.topology.mtu, shaper=link.shaper,
                    slot_down=_plain(link.aggregation.down), slot_up=_plain(link.aggregation.up),
+                   loss_down=_plain(link.loss.down), loss_up=_plain(link.loss.up),
                    hosts=[asdict(pair) for pair in plan.hosts.pairs], lans=plan.topology.lans,
                    netem=plan.bottleneck.netem, sender_qdisc=plan.topology.sender_qdisc)
 
@@ -381,6 +406,9 @@ class Dumbbell:
         self.launcher = NamespaceLauncher()
         #: The bottleneck queue's reader, started at the first read and kept for the boot.
         self._queue: QdiscStats | None = None
+        #: The link model's random loss is on the lines (add_loss): not during the fidelity checks,
+        #: whose saturating flow and pings measure the path's rate and delay, not its loss.
+        self.with_loss = False
 
     @property
     def switched(self) -> bool:
@@ -519,11 +547,10 @@ class Dumbbell:
             ns, dev = self.toward_client(i)
             ns_tc[ns].append(f"qdisc add dev {dev} root handle 1: {self._delay_line(i, 'client')}")
             ns_tc[ns] += self._chain(dev, host_stages(self.spec.host(i, "client")))
-            nic, up = _nic(self.spec.host(i, "client")), _bursts(self.spec.slot_up)
-            if up or nic:
+            if (uplink := self._uplink(i)):
                 # The client's ACKs leave its own interface at its link's rate and, on a hop
                 # with bursts, in bursts (the uplink).
-                ns_tc[cli].append(f"qdisc add dev {self.host_dev} root {netem(DELAY_QUEUE, nic, up)}")
+                ns_tc[cli].append(f"qdisc add dev {self.host_dev} root {uplink}")
         ns_ip[self.r1].append(f"route add {self.spec.clients_net} via {self._core(2)}")
         ns_ip[self.r2].append(f"route add {self.spec.servers_net} via {self._core(1)}")
         smp = (os.cpu_count() or 1) > 1
@@ -547,9 +574,36 @@ class Dumbbell:
 
     def _delay_line(self, i: int, kind: str) -> str:
         """The netem towards pair @i's server or client: half the pair's RTT, the host's link rate,
-        and (towards a client) the hop's bursts."""
+        and (towards a client) the hop's bursts and random loss."""
         bursts = _bursts(self.spec.slot_down) if kind == "client" else None
-        return netem(self.one_way_delay(i, kind), DELAY_QUEUE, _nic(self.spec.host(i, kind)), bursts)
+        lost = _loss(self.spec.loss_down) if kind == "client" and self.with_loss else None
+        return netem(self.one_way_delay(i, kind), DELAY_QUEUE, _nic(self.spec.host(i, kind)), bursts, lost)
+
+    def _uplink(self, i: int) -> str | None:
+        """The netem on pair @i's client's own interface (its ACKs): its link's rate, the hop's bursts and
+        (add_loss) its random loss; None when it has none of them."""
+        nic, up = _nic(self.spec.host(i, "client")), _bursts(self.spec.slot_up)
+        lost = _loss(self.spec.loss_up) if self.with_loss else None
+        return netem(DELAY_QUEUE, nic, up, lost) if nic or up or lost else None
+
+    def add_loss(self) -> bool:
+        """Put the link model's random loss on the clients' lines (data) and interfaces (ACKs), after
+        the fidelity checks; False (nothing run) when the link loses nothing."""
+        if not (self.spec.loss_down or self.spec.loss_up):
+            return False
+        self.with_loss = True
+        per_ns: dict[str | None, list[str]] = {}
+        for i in range(1, len(self.spec.pairs) + 1):
+            if self.spec.loss_down:
+                ns, dev = self.toward_client(i)
+                # The root only: the host model's stages below it stay.
+                per_ns.setdefault(ns, []).append(f"qdisc change dev {dev} root handle 1: {self._delay_line(i, 'client')}")
+            if self.spec.loss_up:
+                per_ns.setdefault(self.clients[i - 1], []).append(
+                    f"qdisc replace dev {self.host_dev} root {self._uplink(i)}")
+        for ns, lines in per_ns.items():
+            run_batch("tc", ns, lines)
+        return True
 
     @staticmethod
     def _chain(dev: str, lines: list[str]) -> list[str]:

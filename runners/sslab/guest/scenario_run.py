@@ -271,6 +271,9 @@ def main() -> int:
                     "rtt": calibrate(db, rules.rtt_tolerance_ms, rules.calibrate, rules.ping_count,
                                      rules.pairs_together)}
         fidelity["rate"] = saturating_rate(db, out / "fidelity")
+        # The link model's random loss goes on after the checks, which measure rate and delay.
+        if db.add_loss():
+            fidelity["loss_added_after_checks"] = True
         (out / "fidelity.json").write_text(json.dumps(fidelity, indent=1))
         print(f"fidelity: rtt {fidelity['rtt']['measured_ms']} (offset {fidelity['rtt']['delay_offset_ms']} ms), "
               f"rate {fidelity['rate']['measured_mbit']} Mbit/s", flush=True)

@@ -246,6 +246,13 @@ def link_plan(s: Scenario) -> dict:
     def slot(x):
         return None if x is None else {"min_ms": round(x.min * 1e3, 6), "max_ms": round(x.max * 1e3, 6),
                                        "packets": x.packets}
+
+    def loss(x):
+        # In percent, as netem takes it; a chain's p and r, or one rate (p alone, r None).
+        if x is None:
+            return None
+        return {"p_percent": round((x.rate if x.rate is not None else x.p) * 100, 6),
+                "r_percent": None if x.r is None else round(x.r * 100, 6)}
     return {
         "kind": link.kind, "preset": link.preset,
         # A varying rate needs HTB (see sslab.scenario.links); a constant one keeps netem's exact spacing.
@@ -255,6 +262,7 @@ def link_plan(s: Scenario) -> dict:
             "period_ms": trace.period_ms, "mean_mbit": round(trace.mean_mbit, 6),
             "rates_mbit": list(trace.rates_mbit)},
         "aggregation": {"down": slot(link.aggregation.down), "up": slot(link.aggregation.up)},
+        "loss": {"down": loss(link.loss.down), "up": loss(link.loss.up)},
         "rate_tolerance": link.rate_tolerance,
     }
 

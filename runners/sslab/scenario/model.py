@@ -152,6 +152,50 @@ class Aggregation(Strict):
     up: Slot | None = None
 
 
+def _fraction(v: Any) -> Any:
+    """A probability as a fraction (0.01) or a percentage ("1%")."""
+    if isinstance(v, str) and v.strip().endswith("%"):
+        try:
+            return float(v.strip()[:-1]) / 100
+        except ValueError:
+            raise ValueError(f"cannot read {v!r} as a percentage") from None
+    return v
+
+
+class Loss(Strict):
+    """Packets a hop loses at random, independently of the queue: each with probability `rate`
+    (Bernoulli), or in bursts, a two-state (Gilbert) chain that moves to its losing state with
+    probability `p` per packet and back with `r`, every packet lost while it is there (a mean
+    rate of p / (p + r), bursts of 1 / r packets on average).  Values as fractions or "1%"."""
+
+    rate: float | None = Field(default=None, ge=0, le=1)
+    p: float | None = Field(default=None, ge=0, le=1)
+    r: float | None = Field(default=None, gt=0, le=1)
+
+    @field_validator("rate", "p", "r", mode="before")
+    @classmethod
+    def _percent(cls, v):
+        return _fraction(v)
+
+    @model_validator(mode="after")
+    def _one_form(self):
+        if (self.rate is None) == (self.p is None) or (self.p is None) != (self.r is None):
+            raise ValueError("give rate (each packet alone), or p and r (a two-state chain: into the losing "
+                             "state with p, out with r)")
+        return self
+
+    @property
+    def mean_rate(self) -> float:
+        return self.rate if self.rate is not None else self.p / (self.p + self.r)
+
+
+class HopLoss(Strict):
+    """Random loss on the hop: `down` on data (towards the clients), `up` on their ACKs."""
+
+    down: Loss | None = None
+    up: Loss | None = None
+
+
 class TraceModel(Strict):
     """A generated rate trace (sslab.scenario.traces); its mean is the bottleneck's rate."""
 
@@ -193,6 +237,7 @@ class Link(Strict):
     #: The replay's bin: the rate changes at most this often.
     bin: float = 0.010
     aggregation: Aggregation = Aggregation()
+    loss: HopLoss = HopLoss()
     #: Fidelity: while the queue is never empty over a bin, the link must deliver what the
     #: trace allows to within this fraction, summed over the run's busy bins.
     rate_tolerance: float = Field(default=0.02, gt=0, le=1)
