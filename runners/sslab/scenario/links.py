@@ -15,6 +15,9 @@ What a last hop does to slow start, and how the testbed makes each trait:
                    client's own interface.  An idle packet waits up to `max`
                    for its slot: that is the hop's added delay.
   deep buffer      the bottleneck's queue limit (packets, or time at the mean rate).
+  random loss      netem's loss on the hop (`loss: {down, up}`: a rate, or a
+                   two-state chain's p and r; sslab.scenario.model.Loss),
+                   after the fidelity checks.  No preset has any.
 
 Presets (`kind: wifi` takes `wifi`, `kind: cellular` takes `lte`; any field
 given in the scenario overrides the preset's).  Where the values come from:
