@@ -22,6 +22,8 @@ from sslab.paths import REPO_ROOT
     (["run", "startup", "--set", "RTT=fast"], "fast"),
     (["run", "startup", "--set", "pairs.9.rtt=25ms"], "the list at pairs has 5 item(s)"),
     (["run", "reproduce-table1", "--set", "bottleneck.rte=20mbit"], "bottleneck.rte: unknown field"),
+    (["run", "startup", "--set", "topology.sender_qdisc=pfifo"], "SENDER_QDISC takes none, fq, fq_codel"),
+    (["run", "startup", "--sender-qdisc", "fq", "--set", "SENDER_QDISC=fq_codel"], "SENDER_QDISC given twice"),
     (["matrix", "run", "fairness", "--set", "bottleneck.rate=fast"], "bottleneck.rate: cannot read"),
     (["run", "wifi", "--serial", "1"], "--serial: runs on the hosts of an inventory; give --inventory"),
     (["run", "startup", "--inventory", "no/such.ini"], "no inventory no/such.ini"),

@@ -103,3 +103,16 @@ def test_a_matrix_takes_a_field_of_its_template_and_archives_its_cells_apart():
     assert mx.template_sets(m, ["CCA=cubic"]) is m
     with pytest.raises(mx.MatrixError, match="bottleneck.rte: unknown field"):
         mx.template_sets(m, ["bottleneck.rte=20mbit"])
+
+
+def test_a_knob_by_its_field_or_make_variable_is_the_knob():
+    """SET=topology.sender_qdisc=fq and SET=SUSS_VERSION=2025 are SENDER_QDISC=fq and SUSS_VERSION=2025:
+    the same cells, archived under the knob's name; a value the knob refuses is refused."""
+    from sslab.scenario import knobs
+    found, rest = knobs.from_sets(["topology.sender_qdisc=fq", "SUSS_VERSION=2025", "RTT=25ms"])
+    assert found == {"sender_qdisc": "fq", "suss_version": 2025} and rest == ["RTT=25ms"]
+    assert knobs.dir_suffix(found) == "_suss-2025_qdisc-fq"
+    with pytest.raises(ValueError, match="SENDER_QDISC takes none, fq, fq_codel"):
+        knobs.from_sets(["topology.sender_qdisc=pfifo"])
+    with pytest.raises(ValueError, match="set twice"):
+        knobs.from_sets(["HOSTS=ideal", "hosts.model=1gbe"])

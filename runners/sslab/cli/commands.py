@@ -213,6 +213,7 @@ def cmd_run(args) -> int:
     and the report the file names."""
     from ..analysis.reports import REPORTS, write_over_runs
     from ..experiment import load_experiment
+    _knobs_from_sets(args)
     exp = load_experiment(args.experiment)
     if exp.kind == "matrix":
         return _run_matrix_experiment(exp, args)
@@ -276,6 +277,19 @@ def _part_files(exp, parts) -> list[tuple]:
                      write_scenarios([p.data for p in written], paths.new_run_dir(f"{exp.output}/scenarios"))
                      if written else []))
     return [(p, p.path or files[p.name]) for p in parts]
+
+
+def _knobs_from_sets(args) -> None:
+    """The knobs --set names by their field or make variable (SET=topology.sender_qdisc=fq), set as
+    their options would (one cell directory, one key, whichever spelling); the rest left in args.set."""
+    try:
+        found, args.set = knobs.from_sets(args.set or [])
+    except ValueError as e:
+        raise Refused(str(e)) from None
+    for name, value in found.items():
+        if getattr(args, name, None) not in (None, value):
+            raise Refused(f"{knobs.BY_NAME[name].make_var} given twice: {getattr(args, name)} and {value}")
+        setattr(args, name, value)
 
 
 def _reports_dir(exp, args) -> str:
@@ -607,6 +621,7 @@ def cmd_report(args) -> int:
 def cmd_matrix(args) -> int:
     from .. import matrix as mx
     if args.action == "run":
+        _knobs_from_sets(args)
         m = mx.template_sets(_compared(mx.load_matrix(args.name), _words(args.select)), args.set or [])
         options = mx.validate_options(args.set or [])
         return _matrix_on_kernels(m, options, args, Path(args.inventory))
