@@ -32,7 +32,8 @@ None says "not this run".
       bottleneck   Bottleneck     rate_mbit, buffer_pkts, netem, link: LinkModel
                                     kind, preset, shaper, trace: Trace | None,
                                     aggregation: Aggregation(down, up: Slot | None),
-                                    loss: HopLossPlan(down, up: LossPlan | None), rate_tolerance
+                                    loss: HopLossPlan(down, up: LossPlan | None),
+                                    delay_variation: DelayVariationPlan | None, rate_tolerance
       pairs        [Pair]         rtt_ms
       addresses    Addresses      servers, clients, core (CIDR text)
       capture      Capture        pcap, snaplen, traces, immediate
@@ -187,6 +188,13 @@ class HopLossPlan:
 
 
 @dataclass(frozen=True)
+class DelayVariationPlan:
+    """The extra one-way delay towards the clients at each bin of one period (ms), from each run's start."""
+    bin_ms: int
+    extra_ms: list[float]
+
+
+@dataclass(frozen=True)
 class Trace:
     source: str
     sha256: str
@@ -204,6 +212,7 @@ class LinkModel:
     trace: Trace | None
     aggregation: Aggregation
     loss: HopLossPlan
+    delay_variation: DelayVariationPlan | None
     rate_tolerance: float
 
 

@@ -425,3 +425,22 @@ def test_a_hops_random_loss_alone_or_in_bursts():
             with_loss(bad)
     assert to_plan(parse_scenario({**base, "bottleneck": {"rate": "50mbit", "buffer": {"packets": 100}}}))[
         "bottleneck"]["link"]["loss"] == {"down": None, "up": None}
+
+
+def test_a_delay_that_varies_as_a_sine_one_value_a_bin():
+    """Period 1 s, bins of 250 ms, depth 20 ms: depth x (1 - cos(2 pi k / 4)) / 2 = 0, 10, 20, 10 ms."""
+    import pytest as _pytest
+
+    from sslab.scenario import parse_scenario, to_plan
+    base = {"name": "d", "topology": {"kind": "dumbbell", "pairs": 1}, "pairs": [{"rtt": "20ms"}],
+            "cases": [{"name": "c", "flows": [{"pair": 1, "cc": "cubic", "size": "1MB"}]}]}
+
+    def with_variation(v):
+        return parse_scenario({**base, "bottleneck": {"rate": "50mbit", "buffer": {"packets": 100},
+                                                      "link": {"kind": "wired", "delay_variation": v}}})
+    s = with_variation({"period": "1s", "depth": "20ms", "bin": "250ms"})
+    assert to_plan(s)["bottleneck"]["link"]["delay_variation"] == {"bin_ms": 250, "extra_ms": [0.0, 10.0, 20.0, 10.0]}
+    for bad in ({"period": "1s", "depth": "20ms", "bin": "2s"}, {"period": "1s", "depth": "0ms"},
+                {"period": "1s", "depth": "20ms", "bin": "2.5ms"}):
+        with _pytest.raises(Exception):
+            with_variation(bad)

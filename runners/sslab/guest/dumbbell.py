@@ -263,6 +263,9 @@ class HtbShaper:
                 f"qdisc add dev {dev} parent 1:1 handle 10: pfifo {self.queue.args()}"]
 
 
+#: A line whose delay varies keeps its packets in order by a rate (Dumbbell._delay_line): this one, far
+#: above any link here (a 1514-byte frame takes 0.12 us at it).
+FIFO_RATE_MBIT = 100000
 #: Every line's queue but the bottleneck's: never the one that drops.
 DELAY_QUEUE = Queue(DELAY_LIMIT_PKTS)
 
@@ -333,6 +336,10 @@ class DumbbellSpec:
     #: delay line) and ACKs (on each client's own interface).
     loss_down: dict | None = None
     loss_up: dict | None = None
+    #: The link model's delay variation: the extra one-way delay towards the clients at each bin of one
+    #: period (ms), replayed onto the clients' lines during each run (sslab.guest.linkreplay.DelayReplay).
+    delay_extra_ms: list[float] | None = None
+    delay_bin_ms: int = 10
     #: The host model per pair (the plan's hosts.pairs): {"server": {...}, "client": {...}}.
     hosts: list[dict] = field(default_factory=list)
     #: Each side's hosts: "veth", a link each to the router; "ovs", one Open vSwitch switch.
@@ -370,6 +377,8 @@ class DumbbellSpec:
                    core_net=plan.addresses.core, mtu=plan.topology.mtu, shaper=link.shaper,
                    slot_down=_plain(link.aggregation.down), slot_up=_plain(link.aggregation.up),
                    loss_down=_plain(link.loss.down), loss_up=_plain(link.loss.up),
+                   delay_extra_ms=link.delay_variation.extra_ms if link.delay_variation else None,
+                   delay_bin_ms=link.delay_variation.bin_ms if link.delay_variation else 10,
                    hosts=[asdict(pair) for pair in plan.hosts.pairs], lans=plan.topology.lans,
                    netem=plan.bottleneck.netem, sender_qdisc=plan.topology.sender_qdisc)
 
@@ -572,12 +581,19 @@ class Dumbbell:
             if ns_tc[ns]:
                 run_batch("tc", ns, ns_tc[ns])
 
-    def _delay_line(self, i: int, kind: str) -> str:
-        """The netem towards pair @i's server or client: half the pair's RTT, the host's link rate,
-        and (towards a client) the hop's bursts and random loss."""
+    def _delay_line(self, i: int, kind: str, extra_ms: float = 0.0) -> str:
+        """The netem towards pair @i's server or client: half the pair's RTT (towards a client, with
+        @extra_ms of a varying delay), the host's link rate, and (towards a client) the hop's bursts
+        and random loss."""
         bursts = _bursts(self.spec.slot_down) if kind == "client" else None
         lost = _loss(self.spec.loss_down) if kind == "client" and self.with_loss else None
-        return netem(self.one_way_delay(i, kind), DELAY_QUEUE, _nic(self.spec.host(i, kind)), bursts, lost)
+        rate = _nic(self.spec.host(i, kind))
+        delay = self.one_way_delay(i, kind)
+        if kind == "client" and self.spec.delay_extra_ms:
+            # netem keeps a line's packets in order only when it has a rate (each packet is then due
+            # after the one before it); a delay that falls would otherwise let later packets overtake.
+            rate, delay = rate or Rate(FIFO_RATE_MBIT), Delay(delay.ms + extra_ms)
+        return netem(delay, DELAY_QUEUE, rate, bursts, lost)
 
     def _uplink(self, i: int) -> str | None:
         """The netem on pair @i's client's own interface (its ACKs): its link's rate, the hop's bursts and

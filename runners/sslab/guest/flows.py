@@ -20,7 +20,7 @@ from pathlib import Path
 from ..records import Capture, LinkModel
 from .dumbbell import Dumbbell
 from .ftrace import Ftrace
-from .linkreplay import TraceReplay
+from .linkreplay import DelayReplay, TraceReplay
 from .phases import mark
 
 SERVER_PORT = 5201
@@ -201,11 +201,14 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     pcap = Pcap(db, out_dir / f"{tag}.pcap", capture.snaplen, capture.immediate) if capture.pcap else None
     client_pcap = Pcap(db, out_dir / f"{tag}.client.pcap", capture.snaplen, capture.immediate,
                        where=(db.clients[flows[0]["pair"] - 1], db.host_dev)) \
-        if capture.pcap and link is not None and (link.aggregation.down or link.loss.down) else None
+        if capture.pcap and link is not None and (link.aggregation.down or link.loss.down or link.delay_variation) \
+        else None
     replay = TraceReplay(db.r1, db.bottleneck_dev, link.trace, trace_offset_s, 0.0,
                          db.spec.burst_bytes) if link is not None and link.trace else None
     if replay:
         replay.prime()
+    delays = DelayReplay(db, db.spec.delay_extra_ms, db.spec.delay_bin_ms, 0.0) if db.spec.delay_extra_ms else None
+    delayed = None
     if capture.traces:
         tracer.start(SERVER_PORT, last_port=SERVER_PORT + MAX_FLOWS - 1)
     servers, clients, threads = [], [], []
@@ -226,6 +229,9 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         if replay:
             replay.t0 = t0
             replay.start()
+        if delays:
+            delays.t0 = t0
+            delays.start()
         sampler = BacklogSampler(db, t0)
         sampler.start()
         for flow, port in zip(flows, ports):
@@ -242,6 +248,8 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
             replayed["rate_tolerance"] = link.rate_tolerance
             replayed["frame_bytes"] = db.spec.frame_bytes
         replay = None
+        delayed = delays.stop() if delays else None
+        delays = None
         mark(f"{tag} traffic-done")
         results = []
         for (proc, _), rec, flow, port in zip(servers, clients, flows, ports):
@@ -258,6 +266,8 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
                 proc.kill()
         if replay:
             replay.stop()
+        if delays:
+            delays.stop()
         time.sleep(0.2)
         traced = tracer.stop(out_dir / f"{tag}.trace") if capture.traces else 0
         pcap_note = pcap.stop() if pcap else None
@@ -290,6 +300,8 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         "client_pcap_dropped_by_kernel": _dropped(client_note),
         # The link against its trace (sslab.guest.linkreplay), or None on a constant-rate link.
         "link_replay": replayed,
+        # The delay variation as replayed (sslab.guest.linkreplay.DelayReplay), or None.
+        **({"delay_replay": delayed} if delayed is not None else {}),
         # The raw trace text; the host parses it, adds what it says to each flow and compresses it.
         "trace": f"{tag}.trace" if traced else None,
     }

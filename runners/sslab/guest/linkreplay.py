@@ -89,3 +89,61 @@ class TraceReplay(threading.Thread):
         return {"offset_s": self.offset_s, "bin_ms": self.trace.bin_ms,
                 "columns": ["t_s", "rate_mbit", "sent_bytes", "queued_pkts", "drops"],
                 "rows": self.rows, "error": self.error}
+
+
+class DelayReplay(threading.Thread):
+    """The link model's delay variation, replayed onto every client's line during a run: at each bin
+    boundary from the run's t0, each pair's line towards its client is changed to its base delay plus
+    the bin's extra (sslab.scenario.model.DelayVariation), through one long-lived `tc -batch` in the
+    namespace of those lines; the base delay again when the run ends.  Rows: [seconds since t0, the
+    extra set (ms)]."""
+
+    def __init__(self, db, extra_ms: list[float], bin_ms: int, t0: float):
+        super().__init__(daemon=True)
+        self.db, self.extra_ms, self.bin_s, self.t0 = db, extra_ms, bin_ms / 1e3, t0
+        self.rows: list[list[float]] = []
+        self.halt = threading.Event()
+        self.error: str | None = None
+        ns = {db.toward_client(i)[0] for i in range(1, len(db.spec.pairs) + 1)}
+        if len(ns) != 1:
+            raise ValueError(f"the clients' lines are in several namespaces: {sorted(map(str, ns))}")
+        (self.ns,) = ns
+        self.proc = subprocess.Popen(["tc", *(["-n", self.ns] if self.ns else []), "-batch", "-"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True, bufsize=1)
+
+    def _set(self, extra: float) -> None:
+        lines = [f"qdisc change dev {self.db.toward_client(i)[1]} root handle 1: "
+                 f"{self.db._delay_line(i, 'client', extra)}\n" for i in range(1, len(self.db.spec.pairs) + 1)]
+        self.proc.stdin.write("".join(lines))
+        self.proc.stdin.flush()
+
+    def run(self) -> None:
+        due = self.t0
+        try:
+            k = 0
+            while True:
+                wait = due - time.monotonic()
+                if wait > 0 and self.halt.wait(wait):
+                    break
+                if self.halt.is_set():
+                    break
+                extra = self.extra_ms[k % len(self.extra_ms)]
+                self._set(extra)
+                self.rows.append([round(time.monotonic() - self.t0, 6), extra])
+                k += 1
+                due += self.bin_s
+        except Exception as e:  # noqa: BLE001 - recorded; the host flags the run
+            self.error = repr(e)
+
+    def stop(self) -> dict:
+        self.halt.set()
+        self.join(timeout=10)
+        try:
+            self._set(0.0)  # the base delay again, for the next run's pings
+        except Exception as e:  # noqa: BLE001
+            self.error = self.error or repr(e)
+        end_batch(self.proc)
+        return {"bin_ms": round(self.bin_s * 1e3), "columns": ["t_s", "extra_ms"], "rows": self.rows,
+                "error": self.error}
+

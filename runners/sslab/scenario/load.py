@@ -263,6 +263,8 @@ def link_plan(s: Scenario) -> dict:
             "rates_mbit": list(trace.rates_mbit)},
         "aggregation": {"down": slot(link.aggregation.down), "up": slot(link.aggregation.up)},
         "loss": {"down": loss(link.loss.down), "up": loss(link.loss.up)},
+        "delay_variation": None if link.delay_variation is None else {
+            "bin_ms": round(link.delay_variation.bin * 1e3), "extra_ms": link.delay_variation.extra_ms()},
         "rate_tolerance": link.rate_tolerance,
     }
 

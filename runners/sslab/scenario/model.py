@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import itertools
+import math
 import random
 import re
 from pathlib import Path
@@ -196,6 +197,35 @@ class HopLoss(Strict):
     up: Loss | None = None
 
 
+class DelayVariation(Strict):
+    """A one-way delay that varies over time on the hop to the clients (a satellite's or a cellular
+    path's oscillating RTT): `depth` more at its peak than at its trough, a sine of `period`, changed
+    every `bin`, starting at the trough when a run starts (sslab.scenario.links)."""
+
+    period: float
+    depth: float
+    bin: float = 0.010
+
+    @field_validator("period", "depth", "bin", mode="before")
+    @classmethod
+    def _time(cls, v, info: ValidationInfo):
+        return _seconds(v, info)
+
+    @model_validator(mode="after")
+    def _ranges(self):
+        if not 0.001 <= self.bin <= self.period <= 600 or abs(self.bin * 1e3 - round(self.bin * 1e3)) > 1e-9:
+            raise ValueError(f"need a whole number of ms for bin, 1 ms <= bin <= period <= 600 s; got bin "
+                             f"{self.bin} s, period {self.period} s")
+        if not 0 < self.depth <= 5:
+            raise ValueError(f"depth must be in (0, 5 s], got {self.depth} s")
+        return self
+
+    def extra_ms(self) -> list[float]:
+        """One period's extra delay at each bin's start, in ms: depth x (1 - cos(2 pi t / period)) / 2."""
+        n = max(1, round(self.period / self.bin))
+        return [round(self.depth * 1e3 * (1 - math.cos(2 * math.pi * k / n)) / 2, 3) for k in range(n)]
+
+
 class TraceModel(Strict):
     """A generated rate trace (sslab.scenario.traces); its mean is the bottleneck's rate."""
 
@@ -238,6 +268,7 @@ class Link(Strict):
     bin: float = 0.010
     aggregation: Aggregation = Aggregation()
     loss: HopLoss = HopLoss()
+    delay_variation: DelayVariation | None = None
     #: Fidelity: while the queue is never empty over a bin, the link must deliver what the
     #: trace allows to within this fraction, summed over the run's busy bins.
     rate_tolerance: float = Field(default=0.02, gt=0, le=1)
