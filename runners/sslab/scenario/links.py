@@ -18,6 +18,10 @@ What a last hop does to slow start, and how the testbed makes each trait:
   random loss      netem's loss on the hop (`loss: {down, up}`: a rate, or a
                    two-state chain's p and r; sslab.scenario.model.Loss),
                    after the fidelity checks.  No preset has any.
+  varying delay    a sine of `period` and `depth` added to the one-way delay
+                   towards the clients, changed every `bin` during each run
+                   (`delay_variation`; sslab.scenario.model.DelayVariation).
+                   No preset has any.
 
 Presets (`kind: wifi` takes `wifi`, `kind: cellular` takes `lte`; any field
 given in the scenario overrides the preset's).  Where the values come from:
