@@ -283,8 +283,9 @@ def _table1_columns(archive: Path, large_cc: str) -> list[list[dict]]:
     need = len(grid.get("buffer", [])) * len(grid.get("large_rtt", []))
     if not column or len(column) < need:
         # The paper's Average is over every buffer and minRTT of its table: so is ours.
-        raise (LedgerError if column else NotThisArchive)(f"{archive}: {len(column)} of the {need} settings of {large_cc} on the paper's grid have "
-                          f"both arms done; the claim is over all of them")
+        raise (LedgerError if column else NotThisArchive)(
+            f"{archive}: {len(column)} of the {need} settings of {large_cc} on the paper's grid have both arms "
+            f"done; the claim is over all of them")
     return column
 
 
@@ -340,8 +341,9 @@ def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic"
         by.setdefault((r["rtt"], r["rep"]), {})[r["side"]] = t
     done = {rtt for (rtt, _), sides in by.items() if len(sides) == 2}
     if not rtts or not set(rtts) <= done:
-        raise (LedgerError if done else NotThisArchive)(f"{archive}: {len(done)} of the {len(rtts)} minRTTs at {buffer} have both arms done; "
-                          f"the claim is over all of them (`make fairness BUF={buffer}`)")
+        raise (LedgerError if done else NotThisArchive)(
+            f"{archive}: {len(done)} of the {len(rtts)} minRTTs at {buffer} have both arms done; the claim is "
+            f"over all of them (`make fairness BUF={buffer}`)")
     column = [[sides["off"] - sides["on"] for (rtt2, _), sides in sorted(by.items()) if rtt2 == rtt and len(sides) == 2]
               for rtt in rtts]
     k = min(len(c) for c in column)

@@ -104,7 +104,8 @@ class ExperimentSpec(BaseModel):
                 raise ValueError(f"alias {name!r}: a name in capitals, as a make variable (RTT)")
             bad = [p for p in paths if not overrides.PATH_RE.match(p)]
             if not paths or bad:
-                raise ValueError(f"alias {name}: give the paths of the fields it sets (pairs.*.rtt), not {bad or paths}")
+                raise ValueError(f"alias {name}: give the paths of the fields it sets (pairs.*.rtt), "
+                                 f"not {bad or paths}")
         return v
 
     @model_validator(mode="after")

@@ -613,7 +613,8 @@ class Dumbbell:
             if self.spec.loss_down:
                 ns, dev = self.toward_client(i)
                 # The root only: the host model's stages below it stay.
-                per_ns.setdefault(ns, []).append(f"qdisc change dev {dev} root handle 1: {self._delay_line(i, 'client')}")
+                line = self._delay_line(i, "client")
+                per_ns.setdefault(ns, []).append(f"qdisc change dev {dev} root handle 1: {line}")
             if self.spec.loss_up:
                 per_ns.setdefault(self.clients[i - 1], []).append(
                     f"qdisc replace dev {self.host_dev} root {self._uplink(i)}")
