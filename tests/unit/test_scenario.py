@@ -403,44 +403,37 @@ def test_an_axis_runs_the_first_offered_of_its_preferences():
     assert ax.may_run("bbr2") == ["bbr2", "bbr2_sslab"] and ax.may_run("cubic") == ["cubic_hs"]
 
 
+def wired_with(link: dict | None = None):
+    """One CUBIC flow over a wired 50 Mbit/s, 20 ms path whose link has the fields @link."""
+    from sslab.scenario import parse_scenario
+    return parse_scenario({"name": "l", "topology": {"kind": "dumbbell", "pairs": 1}, "pairs": [{"rtt": "20ms"}],
+                           "cases": [{"name": "c", "flows": [{"pair": 1, "cc": "cubic", "size": "1MB"}]}],
+                           "bottleneck": {"rate": "50mbit", "buffer": {"packets": 100},
+                                          "link": {"kind": "wired", **(link or {})}}})
+
+
 def test_a_hops_random_loss_alone_or_in_bursts():
     """Loss as a rate or a two-state chain (fractions or percentages), in the plan in percent."""
-    import pytest as _pytest
-
-    from sslab.scenario import parse_scenario, to_plan
-    base = {"name": "l", "topology": {"kind": "dumbbell", "pairs": 1}, "pairs": [{"rtt": "20ms"}],
-            "cases": [{"name": "c", "flows": [{"pair": 1, "cc": "cubic", "size": "1MB"}]}]}
-
-    def with_loss(loss):
-        return parse_scenario({**base, "bottleneck": {"rate": "50mbit", "buffer": {"packets": 100},
-                                                      "link": {"kind": "wired", "loss": loss}}})
-    s = with_loss({"down": {"rate": "1%"}, "up": {"p": 0.005, "r": "50%"}})
-    assert s.bottleneck.link.loss.down.rate == _pytest.approx(0.01)
-    assert s.bottleneck.link.loss.up.mean_rate == _pytest.approx(0.005 / 0.505)
+    from sslab.scenario import to_plan
+    s = wired_with({"loss": {"down": {"rate": "1%"}, "up": {"p": 0.005, "r": "50%"}}})
+    assert s.bottleneck.link.loss.down.rate == pytest.approx(0.01)
+    assert s.bottleneck.link.loss.up.mean_rate == pytest.approx(0.005 / 0.505)
     assert to_plan(s)["bottleneck"]["link"]["loss"] == {"down": {"p_percent": 1.0, "r_percent": None},
                                                         "up": {"p_percent": 0.5, "r_percent": 50.0}}
     for bad in ({"down": {"rate": "1%", "p": 0.1, "r": 0.5}}, {"down": {"p": 0.1}}, {"down": {"rate": "x%"}},
                 {"down": {"rate": 2}}):
-        with _pytest.raises(Exception):
-            with_loss(bad)
-    assert to_plan(parse_scenario({**base, "bottleneck": {"rate": "50mbit", "buffer": {"packets": 100}}}))[
-        "bottleneck"]["link"]["loss"] == {"down": None, "up": None}
+        with pytest.raises(ScenarioError):
+            wired_with({"loss": bad})
+    assert to_plan(wired_with())["bottleneck"]["link"]["loss"] == {"down": None, "up": None}
 
 
 def test_a_delay_that_varies_as_a_sine_one_value_a_bin():
     """Period 1 s, bins of 250 ms, depth 20 ms: depth x (1 - cos(2 pi k / 4)) / 2 = 0, 10, 20, 10 ms."""
-    import pytest as _pytest
-
-    from sslab.scenario import parse_scenario, to_plan
-    base = {"name": "d", "topology": {"kind": "dumbbell", "pairs": 1}, "pairs": [{"rtt": "20ms"}],
-            "cases": [{"name": "c", "flows": [{"pair": 1, "cc": "cubic", "size": "1MB"}]}]}
-
-    def with_variation(v):
-        return parse_scenario({**base, "bottleneck": {"rate": "50mbit", "buffer": {"packets": 100},
-                                                      "link": {"kind": "wired", "delay_variation": v}}})
-    s = with_variation({"period": "1s", "depth": "20ms", "bin": "250ms"})
+    from sslab.scenario import to_plan
+    s = wired_with({"delay_variation": {"period": "1s", "depth": "20ms", "bin": "250ms"}})
     assert to_plan(s)["bottleneck"]["link"]["delay_variation"] == {"bin_ms": 250, "extra_ms": [0.0, 10.0, 20.0, 10.0]}
+    assert to_plan(wired_with())["bottleneck"]["link"]["delay_variation"] is None
     for bad in ({"period": "1s", "depth": "20ms", "bin": "2s"}, {"period": "1s", "depth": "0ms"},
                 {"period": "1s", "depth": "20ms", "bin": "2.5ms"}):
-        with _pytest.raises(Exception):
-            with_variation(bad)
+        with pytest.raises(ScenarioError):
+            wired_with({"delay_variation": bad})
