@@ -34,7 +34,7 @@
  * at the blue tail, in HyStart's rounds, and in what happens after the cap.
  */
 
-#include "suss.h"
+#include "suss_hooks.h"
 
 static bool suss_code(const struct sscore_state *st)
 {

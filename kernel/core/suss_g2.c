@@ -9,7 +9,7 @@
  * It separates what SUSS's acceleration does from what its measuring does,
  * on the same path and the same ACKs.
  */
-#include "suss.h"
+#include "suss_hooks.h"
 
 static void suss_g2_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
 			 u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * suss.h: SUSS's hooks (suss.c), for the variants built on SUSS.
+ * suss_hooks.h: SUSS's hooks (suss.c), for the variants built on SUSS.
  *
  * A variant that is SUSS with one thing changed (suss_g2.c: G never above 2)
  * is an ops table of its own made of SS_SUSS_HOOKS and its own init, which
  * calls ss_suss_init() and then changes what it changes.
  */
-#ifndef SUSS_H
-#define SUSS_H
+#ifndef SUSS_HOOKS_H
+#define SUSS_HOOKS_H
 
 #include "ssvariant.h"
 
@@ -44,4 +44,4 @@ u8 ss_suss_trace_state(const struct sscore_state *st);
 	.sent_window_full = ss_suss_sent_window_full,			\
 	.trace_state = ss_suss_trace_state,
 
-#endif /* SUSS_H */
+#endif /* SUSS_HOOKS_H */
