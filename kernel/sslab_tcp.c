@@ -50,29 +50,11 @@
 #define CREATE_TRACE_POINTS
 #include "sslab_trace.h"
 
-static struct ss_params sslab_params = SS_DEFAULT_PARAMS;
-
-#define SSLAB_PARAM(name, desc)						\
-	module_param_named(name, sslab_params.name, uint, 0644);	\
-	MODULE_PARM_DESC(name, desc)
-
-SSLAB_PARAM(hs_low_window, "HyStart: no exit test below this cwnd (packets)");
-SSLAB_PARAM(hs_ack_delta_us, "HyStart: ACKs closer than this (us) form a train");
-SSLAB_PARAM(hs_delay_min_us, "HyStart: lower clamp of the delay threshold (us)");
-SSLAB_PARAM(hs_delay_max_us, "HyStart: upper clamp of the delay threshold (us)");
-SSLAB_PARAM(hs_min_samples, "HyStart: RTT samples per round before the delay test");
-SSLAB_PARAM(hs_round_fix, "cubic_hs: HyStart's rounds as Linux 6.1.192 (1, the 2025 fix) or 5.19 (0, the paper's kernel); read when a connection starts");
-SSLAB_PARAM(hspp_min_rtt_thresh_us, "HyStart++ MIN_RTT_THRESH (us)");
-SSLAB_PARAM(hspp_max_rtt_thresh_us, "HyStart++ MAX_RTT_THRESH (us)");
-SSLAB_PARAM(hspp_min_rtt_divisor, "HyStart++ MIN_RTT_DIVISOR");
-SSLAB_PARAM(hspp_n_rtt_sample, "HyStart++ N_RTT_SAMPLE");
-SSLAB_PARAM(hspp_css_growth_divisor, "HyStart++ CSS_GROWTH_DIVISOR");
-SSLAB_PARAM(hspp_css_rounds, "HyStart++ CSS_ROUNDS");
-SSLAB_PARAM(hspp_l_unpaced, "HyStart++ L when not paced (packets)");
-SSLAB_PARAM(suss_max, "SUSS: accelerated rounds allowed (round < suss_max + 2)");
-SSLAB_PARAM(suss_k_max, "SUSS: Appendix A k_max; G up to 2^(k_max+1); 1 keeps G in {2,4}");
-SSLAB_PARAM(suss_min_rtt_us, "SUSS: no acceleration when minRTT is at most this (us)");
-SSLAB_PARAM(suss_lift_rwnd_rounds, "SUSS (ours only): not held by the peer's window in rounds <= this (0: off)");
+static struct ss_params sslab_params = {
+#define SS_PARAMS(list) list(SS_PARAM_DEFAULT)
+#include "core/variants.h"
+#undef SS_PARAMS
+};
 
 /* suss_version: the SUSS code version cubic_suss runs (read when a connection starts). */
 static int suss_version_set(const char *val, const struct kernel_param *kp)
@@ -92,19 +74,22 @@ static const struct kernel_param_ops suss_version_ops = {
 	.set = suss_version_set,
 	.get = param_get_uint,
 };
-module_param_cb(suss_version, &suss_version_ops, &sslab_params.suss_version, 0644);
-MODULE_PARM_DESC(suss_version, "SUSS: the version cubic_suss runs: 2024 (the authors' code behind the SIGCOMM'24 paper), 2025 (their rewrite), 0 (ours, from the paper's text)");
-SSLAB_PARAM(reno_init_ssthresh, "NewReno family: initial ssthresh (packets)");
-SSLAB_PARAM(reno_iw, "NewReno family: initial window (packets; 0: the stack's)");
-SSLAB_PARAM(astart_tau_us, "Astart: ERE filter time constant (us; 0: the connection's min RTT)");
-SSLAB_PARAM(std_iw, "cubic_std and cubic_blitz without a hint: initial window (packets)");
-SSLAB_PARAM(blitz_pace_pct, "Blitzstart: the first window leaves over this % of the RTT");
-SSLAB_PARAM(blitz_lift_rwnd_rounds, "Blitzstart: not held by the peer's window in rounds <= this");
-SSLAB_PARAM(rapid_k36, "Rapid Start: K of the convergence on the first loss, in 1/36 (22 = 11/18; 24 = 2/3)");
-SSLAB_PARAM(rapid_rtt_add_us, "Rapid Start: queue_buildup_thresh = min(min_rtt + this (us), ...)");
-SSLAB_PARAM(rapid_rtt_pct, "Rapid Start: ... min_rtt x this / 100)");
-SSLAB_PARAM(rapid_iw_mult, "Rapid Start: first window = IW x this (<= 1: the stack's)");
-SSLAB_PARAM(rapid_pace_first, "Rapid Start: pace the first window over the handshake's RTT (1) or not (0)");
+
+/*
+ * Every start's parameters (the SS_PARAM lines of core/'s start headers) as
+ * module parameters, writable, read on every ACK (those marked so: when a
+ * connection starts).  A parameter's kind says how a write is checked:
+ * uint, any unsigned integer; suss_version, a year the core knows.
+ */
+#define SSLAB_PARAM_uint(name)	module_param_named(name, sslab_params.name, uint, 0644)
+#define SSLAB_PARAM_suss_version(name) \
+	module_param_cb(name, &suss_version_ops, &sslab_params.name, 0644)
+#define SSLAB_PARAM(name, value, kind, description)			\
+	SSLAB_PARAM_##kind(name);					\
+	MODULE_PARM_DESC(name, description);
+#define SS_PARAMS(list) list(SSLAB_PARAM)
+#include "core/variants.h"
+#undef SS_PARAMS
 
 static unsigned int alloc_failures;
 module_param(alloc_failures, uint, 0444);

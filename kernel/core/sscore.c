@@ -16,7 +16,11 @@
  */
 #include "ssvariant.h"
 
-const struct ss_params ss_default_params = SS_DEFAULT_PARAMS;
+const struct ss_params ss_default_params = {
+#define SS_PARAMS(list) list(SS_PARAM_DEFAULT)
+#include "variants.h"
+#undef SS_PARAMS
+};
 
 static void trace(const struct sscore_state *st, enum ss_event_type type,
 		  u32 a, u32 b, u32 c, const struct ss_pacing_plan *plan)

@@ -226,93 +226,29 @@ enum ss_exit_cause {
 	SS_EXIT_BLITZ,		/* Blitzstart: never in slow start */
 };
 
-/* Tunables (module parameters in the kernel; defaults in sscore.c). */
+/*
+ * Each start's own declarations (its state, its parameters), from its
+ * header, in the registry's order (variants.h).
+ */
+#define SS_DECLARATIONS
+#include "variants.h"
+#undef SS_DECLARATIONS
+
+/*
+ * Tunables: every start's parameters (SS_PARAM lines of the start headers,
+ * listed by the registry's SS_PARAMS lines), one u32 field each.  The glue
+ * makes each a module parameter; ss_default_params holds the defaults.
+ */
 struct ss_params {
-	/* HyStart */
-	u32 hs_low_window;	/* no detection below this cwnd, packets */
-	u32 hs_ack_delta_us;	/* ACKs closer than this form a train */
-	u32 hs_delay_min_us;	/* delay threshold clamp, lower */
-	u32 hs_delay_max_us;	/* delay threshold clamp, upper */
-	u32 hs_min_samples;	/* RTT samples per round before the delay test */
-	u32 hs_round_fix;	/* cubic_hs's rounds: 1 Linux 6.1.192's (the 2025
-				 * fix), 0 Linux 5.19's (enum ss_hystart_rounds) */
-	/* HyStart++ (RFC 9406 names) */
-	u32 hspp_min_rtt_thresh_us;
-	u32 hspp_max_rtt_thresh_us;
-	u32 hspp_min_rtt_divisor;
-	u32 hspp_n_rtt_sample;
-	u32 hspp_css_growth_divisor;
-	u32 hspp_css_rounds;
-	u32 hspp_l_unpaced;	/* L when not paced; unlimited when paced */
-	/* SUSS */
-	u32 suss_max;		/* accelerated rounds allowed: round < suss_max + 2 */
-	u32 suss_k_max;		/* Appendix A: G up to 2^(k_max+1); 1 => G in {2,4} */
-	u32 suss_min_rtt_us;	/* no acceleration on paths shorter than this */
-	u32 suss_lift_rwnd_rounds; /* ours: not held by the peer's window in
-				    * rounds <= this (0: off); the code versions
-				    * have their authors' own rules */
-	u32 suss_version;	/* 2024, 2025 or 0 (ours); see enum ss_suss_version */
-	/* NewReno family (the Astart paper) */
-	u32 reno_init_ssthresh;	/* initial ssthresh, packets (fixed and Astart) */
-	u32 reno_iw;		/* initial window, packets; 0: the stack's (route's) */
-	u32 astart_tau_us;	/* ERE filter time constant; 0: the connection's minRTT */
-	/* Blitzstart and its standard start */
-	u32 std_iw;		/* standard start's initial window, packets */
-	u32 blitz_pace_pct;	/* the first window leaves over this % of the RTT */
-	u32 blitz_lift_rwnd_rounds; /* not held by the peer's window in rounds <= this */
-	/* Rapid Start (draft-kazuho-ccwg-rapid-start) */
-	u32 rapid_k36;		/* K of the convergence, in 1/36 (22: 11/18) */
-	u32 rapid_rtt_add_us;	/* queue_buildup_thresh: min_rtt + this ... */
-	u32 rapid_rtt_pct;	/* ... or min_rtt x this / 100, the smaller */
-	u32 rapid_iw_mult;	/* the first window: IW x this (<= 1: the stack's) */
-	u32 rapid_pace_first;	/* pace the first window over the handshake's RTT */
+#define SS_PARAM(name, value, kind, description) u32 name;
+#define SS_PARAMS(list) list(SS_PARAM)
+#include "variants.h"
+#undef SS_PARAMS
+#undef SS_PARAM
 };
 
-/* Defaults: HyStart as in the HyStart paper and Linux's CUBIC; RFC 9406
- * section 4.3 for HyStart++; the SUSS authors' defaults (3 accelerated
- * rounds, G in {2, 4}) and their 2024 code, which produced the paper's
- * numbers; the Astart paper's initial ssthresh (32 packets);
- * the Blitzstart paper's standard start (32 packets) and pacing (75% of the
- * RTT, as Google QUIC).  The ERE filter's time constant is not in the
- * Astart paper: minRTT is our choice (the filter then averages about one
- * round, the time in which slow start doubles the rate).  Blitzstart's
- * paper ran over QUIC, whose flow-control window did not hold the first
- * window back; Linux's receiver starts at 64 KB, so the Blitzstart sender
- * is not held by it for its first 3 rounds (see sslab_tcp.c).  Rapid Start:
- * the draft's K (11/18 in the revision we follow), its RECOMMENDED
- * threshold (min(min_rtt + 4 ms, min_rtt x 1.10)) and its bound on the
- * first window of a path it knows nothing of (2 x IW), paced over the RTT. */
-#define SS_DEFAULT_PARAMS {				\
-	.hs_low_window = 16,				\
-	.hs_ack_delta_us = 2000,			\
-	.hs_delay_min_us = 4000,			\
-	.hs_delay_max_us = 16000,			\
-	.hs_min_samples = 8,				\
-	.hs_round_fix = 1,				\
-	.hspp_min_rtt_thresh_us = 4000,			\
-	.hspp_max_rtt_thresh_us = 16000,		\
-	.hspp_min_rtt_divisor = 8,			\
-	.hspp_n_rtt_sample = 8,				\
-	.hspp_css_growth_divisor = 4,			\
-	.hspp_css_rounds = 5,				\
-	.hspp_l_unpaced = 8,				\
-	.suss_max = 3,					\
-	.suss_k_max = 1,				\
-	.suss_min_rtt_us = 10000,			\
-	.suss_lift_rwnd_rounds = 0,			\
-	.suss_version = SUSS_YEAR_2024,			\
-	.reno_init_ssthresh = 32,			\
-	.reno_iw = 0,					\
-	.astart_tau_us = 0,				\
-	.std_iw = 32,					\
-	.blitz_pace_pct = 75,				\
-	.blitz_lift_rwnd_rounds = 3,			\
-	.rapid_k36 = 22,				\
-	.rapid_rtt_add_us = 4000,			\
-	.rapid_rtt_pct = 110,				\
-	.rapid_iw_mult = 2,				\
-	.rapid_pace_first = 1,				\
-}
+/* An initializer of struct ss_params with every default (sscore.c, the glue). */
+#define SS_PARAM_DEFAULT(name, value, kind, description) .name = (value),
 
 extern const struct ss_params ss_default_params;
 
@@ -354,96 +290,6 @@ struct ss_hystart {
 	u8 rounds;		/* enum ss_hystart_rounds, chosen when the connection starts */
 };
 
-struct ss_hspp {
-	u32 last_round_min_rtt_us;
-	u32 css_baseline_us;
-	u8 in_css;
-	u8 css_rounds;
-	u8 css_credit;		/* growth credit, divided by css_growth_divisor */
-	u8 pad;
-};
-
-struct ss_suss {
-	u32 blue_tail;		/* this round's blue part ends at this sequence */
-	u32 blue_cnt;		/* blue packets acked this round */
-	u32 prev_train_us;	/* previous round's estimated full ACK-train time */
-	u32 limit;		/* cwnd target of the current pacing period */
-	u32 cap;		/* HyStart's deferred exit point, packets */
-	struct {		/* SUSS_VER_PAPER */
-		u32 blue_expected;	/* packets in the blue part being acked */
-		u32 cwnd_round_start;	/* cwnd when the round started */
-	} paper;
-	u16 iw;			/* initial window, packets */
-	u16 prev_red;		/* code versions: red packets of the previous round */
-	u8 state;		/* enum ss_suss_state */
-	u8 jumps;		/* accelerated rounds so far */
-	u8 growth_allowed;	/* cleared for good once G falls to 2 */
-	u8 cap_set;
-	u8 blue_open;		/* this round's blue ACKs are still arriving */
-	u8 nwin_shift;		/* 2024: the peer window's shift, from the ACK before */
-	u8 tail_ack;		/* this ACK is the blue tail that began a pacing period */
-	u8 paced;		/* the sender's pacing of this period has begun */
-};
-
-/*
- * Astart: Westwood's eligible rate estimate (ERE).  A sample is the data
- * acked over an interval T_k that adapts to congestion:
- *
- *   T_k = RTT x (cwnd/minRTT - RE) / (cwnd/minRTT)
- *
- * where RE is the rate achieved over the last RTT, averaged.  With no queue
- * RE is close to cwnd/minRTT, T_k is short and the sample is a packet pair
- * (the bottleneck's capacity); under congestion T_k grows towards an RTT and
- * the sample is a packet train (the flow's share).  Samples are smoothed by
- * a first-order low-pass filter discretised with Tustin's method.  Rates are
- * bytes per second.
- */
-struct ss_ere {
-	u32 sample_start_us;	/* the current sample interval began */
-	u32 sample_bytes;	/* bytes acked since */
-	u32 last_sample;	/* the previous sample (Tustin uses two) */
-	u32 ere;		/* the filtered estimate; 0 = none yet */
-	u32 re_start_us;	/* the current RE interval began */
-	u32 re_bytes;		/* bytes acked since */
-	u32 re;			/* achieved rate, averaged; 0 = none yet */
-	u32 tk_us;		/* the current sample interval T_k */
-	u8 started;		/* the first ACK opened both intervals */
-};
-
-/* Hoe: the first three ACKs (times and cumulative acks) and the first RTT. */
-struct ss_hoe {
-	u32 t_us[3];
-	u32 una[3];
-	u32 first_rtt_us;
-	u8 n;			/* ACKs kept so far */
-	u8 done;		/* ssthresh set (or given up) */
-};
-
-/* Blitzstart: what the start used, for the trace and the glue. */
-struct ss_blitz {
-	u32 hint;		/* bytes per second; 0 = no hint (standard start) */
-	u32 rtt_us;		/* the handshake's RTT */
-	u32 first_cwnd;		/* packets */
-	u32 pace_rate;		/* bytes per second of the first window */
-};
-
-/* Rapid Start (rapidstart.c). */
-struct ss_rapid {
-	u64 target;		/* first recovery: the window it ends with, 1/RAPID_SCALE packets */
-	u64 floor;		/* ... never below this */
-	u32 cwnd_before;	/* cwnd when the first congestion came */
-	u32 flight_left;	/* of that flight, packets not yet counted acked or lost */
-	u32 delivered_seen;	/* the connection's delivered and lost packets at the last ACK */
-	u32 lost_seen;
-	u32 round_floor_us;	/* rtt_floor: the round's minimum RTT so far */
-	u32 iw;			/* the stack's initial window, packets */
-	u32 first_cwnd;		/* the jump, packets (0: none) */
-	u32 pace_rate;		/* the first window's rate, bytes/s (0: not paced) */
-	u8 round_samples;	/* RTT samples in the round */
-	u8 k36;			/* K x 36 */
-	u8 phase;		/* enum ss_rapid_phase (rapidstart.c) */
-};
-
 /* The peer's window as ss_window_on_arrival last saw it and what it set. */
 struct ss_peer_wnd {
 	u32 raw;		/* the peer's own (advertised, scaled) */
@@ -455,13 +301,10 @@ struct sscore_state {
 	struct ss_round rnd;
 	struct ss_hystart hs;
 	struct ss_peer_wnd peer;
-	union {
-		struct ss_hspp hspp;
-		struct ss_suss suss;
-		struct ss_ere ere;
-		struct ss_hoe hoe;
-		struct ss_blitz blitz;
-		struct ss_rapid rapid;
+	union {			/* the start's own (the registry's SS_STATE lines) */
+#define SS_STATE(member, type) struct type member;
+#include "variants.h"
+#undef SS_STATE
 	};
 	u8 variant;		/* enum ss_variant */
 	u8 suss_version;	/* enum ss_suss_version (SS_SUSS only) */

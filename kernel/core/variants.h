@@ -1,8 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * variants.h: the registry of slow-start variants and of the congestion-
- * control names that run them.  Included several times with different
- * definitions of the two macros (no include guard, on purpose):
+ * variants.h: the registry of slow starts: every start's declarations, its
+ * variants and the congestion-control names that run them.  Included
+ * several times, each time with one of these defined (no include guard, on
+ * purpose), and only that section read:
+ *
+ *   SS_DECLARATIONS
+ *	each start's header (its state and its parameters), included once
+ *	into sscore.h;
+ *
+ *   SS_PARAMS(list)
+ *	a start's parameter list, SS_<START>_PARAMS of its header, each entry
+ *	P(name, default, kind, description): the fields of struct ss_params,
+ *	their defaults, the module's parameters (sslab_tcp.c) and the names
+ *	the harness accepts (runners/sslab/ccas.py reads these lines and the
+ *	headers), in this order;
+ *
+ *   SS_STATE(member, type)
+ *	a start's per-connection state, struct @type, as member @member of
+ *	struct sscore_state's union;
  *
  *   SS_VARIANT(id, ops)
  *	one slow-start variant: the constant SS_<id> of enum ss_variant and
@@ -15,11 +31,36 @@
  *	SUSS version (enum ss_suss_version) or is SS_SUSS_VERSION_PARAM (the
  *	module parameter suss_version's, read when a connection starts).
  *
- * A new variant is a file in core/ with its ops table and, here, one
- * SS_VARIANT line and one SS_NAME line (runners/sslab/ccas.py reads the
- * names from this file too).  The order of SS_NAME lines is the order of
- * registration.
+ * A new start is its code (core/<start>.c: the model and the ops), its
+ * header (core/<start>.h: its state and its parameters with their defaults
+ * and reasons), its tests, and here a line in each section it has.  The
+ * order of SS_NAME lines is the order of registration.
  */
+
+#ifdef SS_DECLARATIONS
+#include "hystart.h"
+#include "hystartpp.h"
+#include "suss.h"
+#include "ratestart.h"
+#include "rapidstart.h"
+#endif
+
+#ifdef SS_PARAMS
+SS_PARAMS(SS_HYSTART_PARAMS)
+SS_PARAMS(SS_HYSTARTPP_PARAMS)
+SS_PARAMS(SS_SUSS_PARAMS)
+SS_PARAMS(SS_RATESTART_PARAMS)
+SS_PARAMS(SS_RAPID_PARAMS)
+#endif
+
+#ifdef SS_STATE
+SS_STATE(hspp, ss_hspp)
+SS_STATE(suss, ss_suss)
+SS_STATE(ere, ss_ere)
+SS_STATE(hoe, ss_hoe)
+SS_STATE(blitz, ss_blitz)
+SS_STATE(rapid, ss_rapid)
+#endif
 
 #ifdef SS_VARIANT
 SS_VARIANT(TRADITIONAL, ss_traditional_ops)

@@ -1752,8 +1752,28 @@ static void test_rapid_rto(void)
 	CHECK_EQ(ss_trace_state(&f.st), 1);
 }
 
-int main(void)
+/*
+ * The module's parameters as the compiler sees them (every field of struct
+ * ss_params with its default and kind, in the registry's order), one per
+ * line: the harness's list, read from the same declarations, is checked
+ * against this (tests/unit/test_module_params.py).
+ */
+static void print_params(void)
 {
+#define PRINT_PARAM(name, value, kind, description) \
+	printf("%s %u %s\n", #name, ss_default_params.name, #kind);
+#define SS_PARAMS(list) list(PRINT_PARAM)
+#include "../core/variants.h"
+#undef SS_PARAMS
+#undef PRINT_PARAM
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--params")) {
+		print_params();
+		return 0;
+	}
 	test_cubic_root();
 	test_cubic_reduction();
 	test_cubic_epoch_and_cnt();

@@ -12,8 +12,10 @@ new variant is registered in one place for the module and the harness.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 #: The module's registry of names (kernel/core/variants.h).
@@ -119,17 +121,87 @@ def variant_label(cc: str, suss_version: int | None = None) -> str:
 def is_suss_label(label: str) -> bool:
     return label.startswith("cubic_suss")
 
-#: The module's parameters (kernel/sslab_tcp.c, then kernel/sslab_bbr3.c's bbr3 and bbr2_sslab;
-#: /sys/module/tcp_sslab/parameters/), all unsigned integers read on every ACK (suss_version and
-#: bbr3's: when a connection starts); a unit test checks this list against the C sources.
-MODULE_PARAMS = ("hs_low_window", "hs_ack_delta_us", "hs_delay_min_us", "hs_delay_max_us", "hs_min_samples",
-                 "hs_round_fix", "hspp_min_rtt_thresh_us", "hspp_max_rtt_thresh_us", "hspp_min_rtt_divisor", "hspp_n_rtt_sample",
-                 "hspp_css_growth_divisor", "hspp_css_rounds", "hspp_l_unpaced", "suss_max", "suss_k_max",
-                 "suss_min_rtt_us", "suss_lift_rwnd_rounds", "suss_version", "reno_init_ssthresh", "reno_iw",
-                 "astart_tau_us", "std_iw", "blitz_pace_pct", "blitz_lift_rwnd_rounds",
-                 "rapid_k36", "rapid_rtt_add_us", "rapid_rtt_pct", "rapid_iw_mult", "rapid_pace_first",
-                 "bbr3_drain_gain", "bbr3_probe_down_gain", "bbr2_high_gain", "bbr2_startup_cwnd_gain",
-                 "bbr2_drain_gain", "bbr2_full_loss_cnt")
+@dataclass(frozen=True)
+class ModuleParam:
+    """One parameter of our module (/sys/module/tcp_sslab/parameters/<name>), as its C source declares
+    it: the start headers' `P(name, default, kind, description)` lines (kernel/core/*.h, in the
+    registry's SS_PARAMS order), then bbr3's and bbr2_sslab's `module_param` lines
+    (kernel/sslab_bbr3.c).  All unsigned integers, read on every ACK (suss_version and bbr3's: when a
+    connection starts)."""
+    name: str
+    default: int
+    #: How the module checks a write: "uint" (any), "suss_version" (a year the core knows).
+    kind: str
+    description: str
+    #: The file that declares it, relative to kernel/.
+    source: str
+
+
+_KERNEL = REGISTRY.parents[1]
+_SS_PARAMS = re.compile(r"^SS_PARAMS\((\w+)\)", re.M)
+_PARAM = re.compile(r'\bP\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
+_DEFINE = re.compile(r"^#define\s+(\w+)\s+\(?(\d+)U?\)?\s*(?:/\*.*)?$", re.M)
+_BBR_PARAM = re.compile(r"^static unsigned int (\w+)\s*=\s*(\w+);\nmodule_param\(\1, uint, 0644\);\n"
+                        r'MODULE_PARM_DESC\(\1, "((?:[^"\\]|\\.)*)"\);', re.M)
+
+
+def _number(token: str, defines: dict[str, int], where: str) -> int:
+    if token.isdigit():
+        return int(token)
+    if token in defines:
+        return defines[token]
+    raise ValueError(f"{where}: default {token} is neither a number nor a #define of one")
+
+
+def parse_module_params(kernel: Path = _KERNEL) -> tuple[ModuleParam, ...]:
+    """Our module's parameters, read from the C declarations under @kernel (one source: the module's
+    fields, defaults and module parameters are expanded from the same lines)."""
+    headers = {h: h.read_text() for h in sorted((kernel / "core").glob("*.h"))}
+    defines = {name: int(v) for text in headers.values() for name, v in _DEFINE.findall(text)}
+    out: list[ModuleParam] = []
+    for list_name in _SS_PARAMS.findall((kernel / "core" / "variants.h").read_text()):
+        found = [(h, t) for h, t in headers.items() if re.search(rf"#define {list_name}\(P\)", t)]
+        if len(found) != 1:
+            raise ValueError(f"{REGISTRY}: SS_PARAMS({list_name}): defined in {len(found)} headers, not one")
+        header, text = found[0]
+        start = text.index(f"#define {list_name}(P)")
+        # The list is one macro: its lines end in a backslash, its last does not.
+        body = re.match(r"(?:[^\n]*\\\n)*[^\n]*", text[start:]).group(0)
+        where = f"kernel/core/{header.name}"
+        out += [ModuleParam(name, _number(value, defines, where), kind, description, f"core/{header.name}")
+                for name, value, kind, description in _PARAM.findall(body)]
+    bbr = (kernel / "sslab_bbr3.c").read_text()
+    bbr_defines = {n: int(v) for n, v in _DEFINE.findall((kernel / "core" / "bbr3.h").read_text())}
+    out += [ModuleParam(name, _number(value, bbr_defines, "kernel/sslab_bbr3.c"), "uint", description,
+                        "sslab_bbr3.c") for name, value, description in _BBR_PARAM.findall(bbr)]
+    names = [p.name for p in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"kernel/: a module parameter declared twice: "
+                         f"{sorted({n for n in names if names.count(n) > 1})}")
+    return tuple(out)
+
+
+@functools.cache
+def module_param_declarations() -> tuple[ModuleParam, ...]:
+    """parse_module_params() of this tree, read once when first asked for (the guest never asks:
+    under UML every file it opens costs guest time)."""
+    return parse_module_params()
+
+
+def param_default(name: str) -> int:
+    """Our module parameter @name's default, as its declaration gives it."""
+    for p in module_param_declarations():
+        if p.name == name:
+            return p.default
+    raise KeyError(f"{name}: not one of our module's parameters")
+
+
+def __getattr__(name: str):
+    # MODULE_PARAMS, the names alone, read from the C sources on first use (PEP 562).
+    if name == "MODULE_PARAMS":
+        return tuple(p.name for p in module_param_declarations())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: cubic_hs's HyStart, by the module parameter hs_round_fix: Linux 5.19's rounds (0; the paper's
 #: kernel, whose round check sat after the low-window test) or 6.1.192's (1; the 2025 fix).

@@ -140,18 +140,6 @@ def test_every_field_error_is_listed_at_once(tmp_path: Path):
     assert "(got 'bad name!')" in lines[1] and "'fast'" in lines[2] and "'cubic_hsp'" in lines[3]
 
 
-def test_module_parameter_names_match_the_module_source():
-    import re
-
-    from sslab.ccas import MODULE_PARAMS
-    src = (REPO_ROOT / "kernel/sslab_tcp.c").read_text() + (REPO_ROOT / "kernel/sslab_bbr3.c").read_text()
-    # The writable ones: bbr3_alloc_failures, a read-only count (0444), is not one to set.
-    lines = [ln for ln in src.splitlines() if "0444" not in ln]
-    names = [m.group(1) for ln in lines
-             if (m := re.match(r"(?:SSLAB_PARAM\(|module_param_cb\(|module_param\()(\w+),", ln))]
-    assert tuple(names) == MODULE_PARAMS
-
-
 def test_module_params_per_scenario_and_per_case():
     data = e1_data()
     data["module_params"] = {"suss_max": 2}

@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..records import read_record, read_runs_index
-from ..ccas import SUSS_VERSIONS
+from ..ccas import SUSS_VERSIONS, param_default
 from ..scenario import Hosts
 
 
@@ -36,8 +36,8 @@ def _versions(rows: list[dict] | None) -> set[int]:
 
 
 #: The starts written from an IETF draft (docs/starts.md): the draft, and the module parameter that
-#: chooses its revision's constant (Rapid Start's K, in 1/36; 22 = 11/18, the module's default).
-DRAFT_STARTS = {"cubic_rapid": ("Rapid Start", "draft-kazuho-ccwg-rapid-start", "rapid_k36", 22)}
+#: chooses its revision's constant (Rapid Start's K, in 1/36; unrecorded: the module's default).
+DRAFT_STARTS = {"cubic_rapid": ("Rapid Start", "draft-kazuho-ccwg-rapid-start", "rapid_k36")}
 
 
 def _draft_starts(runs: list[dict]) -> set[str]:
@@ -48,8 +48,8 @@ def _draft_starts(runs: list[dict]) -> set[str]:
         for f in run.get("flows", []):
             cc = f.get("cc_used") or f.get("cc")
             if cc in DRAFT_STARTS:
-                what, draft, param, default = DRAFT_STARTS[cc]
-                k = Fraction(int((run.get("module_params") or {}).get(param, default)), 36)
+                what, draft, param = DRAFT_STARTS[cc]
+                k = Fraction(int((run.get("module_params") or {}).get(param, param_default(param))), 36)
                 out.add(f"{cc}: {what}, {draft} (K = {k})")
     return out
 

@@ -1,0 +1,73 @@
+"""Our module's parameters: one declaration each (kernel/core/<start>.h), read by the compiler and by
+the harness (sslab.ccas), and the two readings agree."""
+
+import subprocess
+
+import pytest
+
+from sslab import ccas
+from sslab.paths import REPO_ROOT
+
+KERNEL = REPO_ROOT / "kernel"
+
+
+def compiled_params() -> list[tuple[str, int, str]]:
+    """(name, default, kind) of every field of struct ss_params, as the C compiler expands the
+    declarations (kernel/tests/test_sscore.c --params)."""
+    subprocess.run(["make", "-s", "-C", str(KERNEL), "build/test_sscore"], check=True, capture_output=True)
+    out = subprocess.run([str(KERNEL / "build/test_sscore"), "--params"], check=True, capture_output=True,
+                         text=True).stdout
+    return [(name, int(value), kind) for name, value, kind in (ln.split() for ln in out.splitlines())]
+
+
+def test_the_harness_reads_the_parameters_the_compiler_builds():
+    ours = [(p.name, p.default, p.kind) for p in ccas.module_param_declarations() if p.source.startswith("core/")]
+    assert ours == compiled_params()
+
+
+def test_the_module_parameters_the_harness_accepts():
+    # The 29 of the starts, then bbr3's and bbr2_sslab's six; the defaults as the papers and drafts give them.
+    names = ccas.MODULE_PARAMS
+    assert len(names) == 35 and names[:2] == ("hs_low_window", "hs_ack_delta_us") and names[-1] == "bbr2_full_loss_cnt"
+    assert ccas.param_default("suss_version") == ccas.SUSS_DEFAULT_VERSION == 2024
+    assert ccas.param_default("rapid_k36") == 22 and ccas.param_default("bbr3_drain_gain") == 500
+    with pytest.raises(KeyError):
+        ccas.param_default("nosuch")
+
+
+def _tree(tmp_path, header: str, registry: str = "SS_PARAMS(SS_HALF_PARAMS)\n"):
+    (tmp_path / "core").mkdir(parents=True)
+    (tmp_path / "core/variants.h").write_text(f"#ifdef SS_PARAMS\n{registry}#endif\n")
+    (tmp_path / "core/half.h").write_text(header)
+    (tmp_path / "core/bbr3.h").write_text("#define BBR3_DRAIN_PACING_GAIN 500U\n")
+    (tmp_path / "sslab_bbr3.c").write_text(
+        "static unsigned int bbr3_drain_gain = BBR3_DRAIN_PACING_GAIN;\nmodule_param(bbr3_drain_gain, uint, 0644);\n"
+        'MODULE_PARM_DESC(bbr3_drain_gain, "bbr3: Drain\'s gain (draft-06: 500)");\n')
+    return tmp_path
+
+
+HALF = ('#define HALF_EVERY 2U\n'
+        '#define SS_HALF_PARAMS(P) \\\n'
+        '\tP(half_every, HALF_EVERY, uint, "growth: one packet per this many, \\"acked\\" (2, ours)") \\\n'
+        '\tP(half_min, 0, uint, "none below this (packets)")\n'
+        'P(not_in_the_list, 1, uint, "after the list")\n')
+
+
+def test_parse_a_start_header(tmp_path):
+    params = ccas.parse_module_params(_tree(tmp_path, HALF))
+    assert [(p.name, p.default, p.kind, p.source) for p in params] == [
+        ("half_every", 2, "uint", "core/half.h"), ("half_min", 0, "uint", "core/half.h"),
+        ("bbr3_drain_gain", 500, "uint", "sslab_bbr3.c")]
+    assert params[0].description == 'growth: one packet per this many, \\"acked\\" (2, ours)'
+
+
+def test_a_list_the_registry_names_but_no_header_defines_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="SS_PARAMS\\(SS_GONE_PARAMS\\): defined in 0 headers"):
+        ccas.parse_module_params(_tree(tmp_path, HALF, "SS_PARAMS(SS_HALF_PARAMS)\nSS_PARAMS(SS_GONE_PARAMS)\n"))
+
+
+def test_a_parameter_declared_twice_or_a_default_of_nothing_is_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"declared twice: \['half_every'\]"):
+        ccas.parse_module_params(_tree(tmp_path, HALF.replace("half_min", "half_every")))
+    with pytest.raises(ValueError, match="default HALF_EVRY is neither"):
+        ccas.parse_module_params(_tree(tmp_path / "b", HALF.replace("P(half_every, HALF_EVERY", "P(half_every, HALF_EVRY")))
