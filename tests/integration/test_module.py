@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from sslab.ccas import OUR_CCAS
+from sslab.ccas import OUR_CCAS, module_param_declarations
 from sslab.paths import REPO_ROOT
 from sslab.records import read_runs_index
 from sslab.substrate.job import JobSpec
@@ -38,7 +38,14 @@ def test_module_loads_selects_and_unloads(image, tmp_path, substrate):
     assert not ok and "in use" in err
     assert out["rmmod_when_unused"] == [True, ""]
     assert not any(n in out["available_after_unload"] for n in NAMES)
-    assert out["reloaded"] and out["param_suss_max"] == 3
+    assert out["reloaded"]
+    # Every parameter the module's source declares, at its declared default, with its description, and no
+    # other (bbr3's and bbr2_sslab's only where the kernel has our patch 0005: the UML one).
+    declared = [p for p in module_param_declarations() if p.source.startswith("core/") or substrate == "uml"]
+    assert out["params"] == {p.name: p.default for p in declared}
+    assert out["params"]["suss_max"] == 3 and out["params"]["rapid_k36"] == 22
+    for p in declared:
+        assert out["descriptions"][p.name].startswith(p.description), p.name
     # The SUSS version: 2024 by default; 2025 and 0 (ours) taken; anything else refused and not stored.
     v = out["suss_version"]
     assert v["default"] == 2024 and v["2025"] == 2025 and v["0"] == 0 and v["2024"] == 2024

@@ -8,6 +8,7 @@ refused while a socket uses the module and works once none does.
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -55,6 +56,20 @@ def suss_version_writes() -> dict:
     return out
 
 
+def parameters() -> dict[str, int]:
+    """Every parameter the module has, as its writable files in /sys show them after a load."""
+    where = f"/sys/module/{MODULE}/parameters"
+    return {name: int(open(os.path.join(where, name)).read())
+            for name in sorted(os.listdir(where)) if os.stat(os.path.join(where, name)).st_mode & 0o200}
+
+
+def descriptions() -> dict[str, str]:
+    """Each parameter's description, as the module's own information gives it (modinfo's parm lines:
+    "name:description (type)", the type only where the module gave one)."""
+    out = subprocess.run(["modinfo", "-F", "parm", MODULE], check=True, capture_output=True, text=True).stdout
+    return dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+
+
 def main() -> int:
     out: dict = {}
     subprocess.run(["modprobe", MODULE], check=True)
@@ -68,8 +83,8 @@ def main() -> int:
     out["available_after_unload"] = available()
     subprocess.run(["modprobe", MODULE], check=True)
     out["reloaded"] = all(n in available() for n in NAMES)
-    with open("/sys/module/tcp_sslab/parameters/suss_max") as f:
-        out["param_suss_max"] = int(f.read())
+    out["params"] = parameters()
+    out["descriptions"] = descriptions()
     out["suss_version"] = suss_version_writes()
     print(json.dumps(out))
     return 0
