@@ -26,9 +26,12 @@ def test_the_harness_reads_the_parameters_the_compiler_builds():
 
 
 def test_the_module_parameters_the_harness_accepts():
-    # The 29 of the starts, then bbr3's and bbr2_sslab's six; the defaults as the papers and drafts give them.
+    # The starts' (HyStart's first), then bbr3's and bbr2_sslab's six; the defaults as the papers and drafts
+    # give them.
     names = ccas.MODULE_PARAMS
-    assert len(names) == 35 and names[:2] == ("hs_low_window", "hs_ack_delta_us") and names[-1] == "bbr2_full_loss_cnt"
+    assert names[:2] == ("hs_low_window", "hs_ack_delta_us") and "rapid_k36" in names
+    assert names[-6:] == ("bbr3_drain_gain", "bbr3_probe_down_gain", "bbr2_high_gain", "bbr2_startup_cwnd_gain",
+                          "bbr2_drain_gain", "bbr2_full_loss_cnt")
     assert ccas.param_default("suss_version") == ccas.SUSS_DEFAULT_VERSION == 2024
     assert ccas.param_default("rapid_k36") == 22 and ccas.param_default("bbr3_drain_gain") == 500
     with pytest.raises(KeyError):
