@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..analysis.archive import ArchiveError
     from ..experiment import ExperimentError
     from ..matrix import MatrixError
+    from ..matrix.experiments import Refusal
     from ..scenario import ScenarioError
     from ..substrate.image import ImageError
     from ..substrate.job import JobError
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         signum = e.signum if isinstance(e, Terminated) else signal.SIGINT
         print(f"interrupted ({signal.Signals(signum).name})", file=sys.stderr)
         return EXIT_SIGNAL_BASE + signum
-    except (Refused, ScenarioError, ExperimentError, NativeUnavailable, SubstrateUnusable, MatrixError,
+    except (Refused, Refusal, ScenarioError, ExperimentError, NativeUnavailable, SubstrateUnusable, MatrixError,
             ArchiveError, RecordFormatError, KernelChangesRefused, PatchRefused, Unoffered) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_REFUSED

@@ -4,18 +4,18 @@ with the parsed arguments; each returns an exit status (sslab.cli.status)."""
 from __future__ import annotations
 
 import json
-import signal
 import sys
 import time
 from pathlib import Path
 
 from .. import paths
+from ..matrix.experiments import ready
 from ..plan_record import read_matrix_plan
 from ..records import read_record
-from ..scenario import knobs, overrides
+from ..scenario import knobs
 from ..substrate import make_substrate
 from ..substrate.kinds import kind_of
-from .status import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_SIGNAL_BASE, EXIT_TIMED_OUT, Refused
+from .status import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_TIMED_OUT, Refused
 
 def cmd_image(args) -> int:
     from ..substrate.image import ensure_image, repin
@@ -66,14 +66,6 @@ def cmd_fleet(args) -> int:
             raise Refused("no test fleet is up: make fleet-up")
         print(testfleet.inventory_path())
     return EXIT_OK
-
-
-def ready(substrate):
-    """@substrate, once one short boot has shown that it runs on this host (substrate.preflight:
-    cached per host and image; if it does not boot, SubstrateUnusable names why, before anything)."""
-    from ..substrate.preflight import preflight
-    preflight(substrate, log=lambda m: print(m, file=sys.stderr, flush=True))
-    return substrate
 
 
 def cmd_fresh_check(args) -> int:
@@ -193,90 +185,35 @@ def cmd_crosscheck(args) -> int:
     return EXIT_OK
 
 
-def _substrates(args, jobs: int) -> list:
-    """One UML per core under virtual time (@jobs of them), else the one real-clock substrate; the
-    first has passed the preflight (one boot on this host)."""
-    if kind_of(args.substrate).side_by_side:
-        from ..substrate.uml import allowed_cpus
-        substrates = [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
-    else:
-        substrates = [make_substrate(args.substrate, args.accel, args.clock)]
-    ready(substrates[0])
-    return substrates
-
-
 def cmd_run(args) -> int:
-    """`sslab run EXPERIMENT` (and `make <experiment>`): any experiments/*.yaml, or a path to one.
-
-    Everything is read and checked first (the file, its scenarios, the selection, the options
-    that do not apply to its kind); then one boot shows the testbed works here; then the runs
-    and the report the file names."""
-    from ..analysis.reports import REPORTS, write_over_runs
-    from ..experiment import load_experiment
+    """`sslab run EXPERIMENT` (and `make <experiment>`): any experiments/*.yaml, or a path to one
+    (sslab.matrix.experiments runs it; this prints what it left)."""
+    from ..matrix.experiments import run_experiment
     _knobs_from_sets(args)
-    exp = load_experiment(args.experiment)
-    if exp.kind == "matrix":
-        return _run_matrix_experiment(exp, args)
-    for option, value in (("--iter", args.iter), ("--kernel", args.kernel), ("--boot-share", args.boot_share)):
-        if value:
-            raise Refused(f"{option}: {exp.target} is not a matrix ({option} belongs to matrices: "
-                          f"`sslab experiments` lists them)")
-    if not args.inventory:
-        for option, value in (("--serial", args.serial), ("--container", args.container),
-                              ("--host-timeout", args.host_timeout)):
-            if value:
-                raise Refused(f"{option}: runs on the hosts of an inventory; give --inventory (INVENTORY=)")
-    report = REPORTS[exp.spec.report]
-    if args.report:
-        if report.write is None:
-            raise Refused(f"--report: {exp.target}'s report is written with each run; `sslab report RUN_DIR` "
-                          f"rebuilds one")
-        return _print_report(write_over_runs(report, [Path(d) for d in args.report],
-                                             paths.new_run_dir(_reports_dir(exp, args))))
-    if args.scenario:
-        if exp.kind != "scenario":
-            raise Refused(f"--scenario: {exp.target} runs several parts; SELECT= picks among them")
-        from ..experiment.spec import Part
-        from ..scenario import load_scenario
-        load_scenario(args.scenario)
-        parts = [Part(exp.target, frozenset(), path=Path(args.scenario))]
-    else:
-        parts = exp.choose(_words(args.select))
-    parts, sets = exp.overridden(parts, args.set or [])
-    args.overrides = sets  # the reports' directory says them (_reports_dir)
-    reps = args.reps or exp.spec.repetitions
-    t0 = time.monotonic()
-    if args.inventory:
-        return _run_parts_on_hosts(exp, parts, reps, report, args, t0)
-    if exp.kind == "scenario" and parts[0].path is not None:
-        # One scenario file, run as it is (the record names that file), keyed as a series' parts are.
-        from ..experiment import run_series
-        substrate = ready(make_substrate(args.substrate, args.accel, args.clock))
-        [run_dir] = run_series([(parts[0].path, exp.kind_of(parts[0]))], [substrate], reps=reps,
-                               knobs=knobs.given(args), backend=args.backend, again=args.again)
-        _print_run(run_dir, f"({time.monotonic() - t0:.0f} s)")
-        return EXIT_OK
-    from ..experiment import run_series
-    from ..matrix.orchestrate import check_jobs
-    jobs = check_jobs(args.substrate, args.jobs)
-    substrates = _substrates(args, jobs)
-    # Each part by its own kind (directory): two parts may run the same scenario file.
-    run_dirs = run_series([(f, exp.kind_of(p)) for p, f in _part_files(exp, parts)], substrates, reps=reps,
-                          knobs=knobs.given(args), backend=args.backend, again=args.again)
-    _report_parts(exp, report, run_dirs, _reports_dir(exp, args),
-                  f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} scenario(s), {jobs} at once)")
-    return EXIT_OK
+    out = run_experiment(_request(args, args.experiment))
+    if out.report is not None:
+        _print_report(out.report, out.took)
+    elif out.alone:
+        _print_run(out.runs[0], out.took)
+    elif out.runs:
+        for d in out.runs:
+            _print_run(d)
+        print(out.took)
+    return out.status
 
 
-def _part_files(exp, parts) -> list[tuple]:
-    """(part, its scenario file) for @parts: a part written in its experiment or series file is written
-    out first, as a file of its own (the record of what ran)."""
-    from ..experiment import write_scenarios
-    written = [p for p in parts if p.path is None]
-    files = dict(zip((p.name for p in written),
-                     write_scenarios([p.data for p in written], paths.new_run_dir(f"{exp.output}/scenarios"))
-                     if written else []))
-    return [(p, p.path or files[p.name]) for p in parts]
+def _request(args, experiment: str):
+    """The options @args holds as a run request (sslab.matrix.experiments.Request); those a command
+    does not have are left unset."""
+    from ..matrix.experiments import Request
+    given = {name: getattr(args, option) for name, option in (
+        ("reps", "reps"), ("iterations", "iter"), ("scenario", "scenario"), ("report_over", "report"),
+        ("substrate", "substrate"), ("accel", "accel"), ("clock", "clock"), ("jobs", "jobs"),
+        ("backend", "backend"), ("again", "again"), ("inventory", "inventory"), ("serial", "serial"),
+        ("container", "container"), ("host_timeout", "host_timeout"), ("kernels", "kernel"),
+        ("boot_share", "boot_share")) if getattr(args, option, None) is not None}
+    return Request(experiment=experiment, select=_words(getattr(args, "select", None)), sets=args.set or []
+                   if hasattr(args, "set") else [], knobs=knobs.given(args), **given)
 
 
 def _knobs_from_sets(args) -> None:
@@ -290,46 +227,6 @@ def _knobs_from_sets(args) -> None:
         if getattr(args, name, None) not in (None, value):
             raise Refused(f"{knobs.BY_NAME[name].make_var} given twice: {getattr(args, name)} and {value}")
         setattr(args, name, value)
-
-
-def _reports_dir(exp, args) -> str:
-    """results/<this>/ for an experiment's reports over runs: `<output>/reports`, or, for runs under a
-    knob, a field set (SET=, an alias) or another backend (a cause run: SENDER_QDISC=fq),
-    `<output>/reports_<suffix>-<value>`, as a
-    matrix's directory is named: such a report never becomes the experiment's `reports/latest`, which
-    the claims ledger and the docs read as the experiment at its own settings."""
-    apart = knobs.dir_suffix(knobs.given(args)) + overrides.dir_suffix(getattr(args, "overrides", [])) \
-        + (f"_backend-{args.backend}" if args.backend else "")
-    return f"{exp.output}/reports{apart}"
-
-
-def _report_parts(exp, report, run_dirs: list[Path], reports_dir: str, took: str) -> None:
-    """Each run's own table (a report written with each run), or the experiment's report over them all."""
-    from ..analysis.reports import write_over_runs
-    if report.write is None:
-        for d in run_dirs:
-            _print_run(d)
-        print(took)
-    elif run_dirs:
-        _print_report(write_over_runs(report, run_dirs, paths.new_run_dir(reports_dir)), took)
-
-
-def _run_parts_on_hosts(exp, parts, reps, report, args, t0: float) -> int:
-    """An experiment's parts as cells on the hosts of --inventory (sslab.matrix.parts), then its report
-    from the runs their keys name."""
-    from ..experiment import scenario_as_run
-    from ..matrix.fleet import inventory_hosts
-    from ..matrix.parts import run_parts_on_hosts
-    inventory_hosts(Path(args.inventory))  # refused (exit 2) before a chosen scenario is written out
-    as_run = [(p.name, exp.kind_of(p), scenario_as_run(f, reps, args.backend, knobs.given(args)))
-              for p, f in _part_files(exp, parts)]
-    rc, run_dirs = run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report, as_run, Path(args.inventory),
-                                      substrate=args.substrate, jobs=args.jobs, clock=args.clock,
-                                      container=args.container, serial=args.serial, host_timeout=args.host_timeout,
-                                      again=args.again)
-    _report_parts(exp, report, [d for d in run_dirs if d is not None], _reports_dir(exp, args),
-                  f"({time.monotonic() - t0:.0f} s for {len(run_dirs)} part(s))")
-    return rc
 
 
 def _print_report(dest: Path, took: str = "") -> int:
@@ -358,43 +255,6 @@ def _words(selects: list[str] | None) -> list[str] | None:
     """--select a,b --select c -> [a, b, c] (None: the experiment's default)."""
     words = [w.strip() for s in selects or [] for w in s.split(",") if w.strip()]
     return words or None
-
-
-def _compared(m, words: list[str] | None):
-    """@m with the start @words name on its compared side (VARIANTS=cubic_rapid; the off side may be
-    named too): one start at a time (Matrix.compared refuses one its template does not list)."""
-    if not words:
-        return m
-    c = m.spec.compare
-    asked = [w for w in words if w != c.off]
-    if len(asked) != 1:
-        raise Refused(f"--select {','.join(words)}: {m.spec.name} compares {c.off} with one start at a time, "
-                      f"one of {', '.join(m.starts())} (VARIANTS=cubic_rapid)")
-    return m.compared(asked[0])
-
-
-def _run_matrix_experiment(exp, args) -> int:
-    from .. import matrix as mx
-    for option, value in (("--reps", args.reps), ("--scenario", args.scenario), ("--report", args.report)):
-        if value:
-            raise Refused(f"{option}: {exp.target} is a matrix: its cells are chosen by its axes (--set "
-                          f"CCA=cubic; make: CCA= BUF= RTT=), the start compared by --select (VARIANTS=) and "
-                          f"repetitions by --iter (ITER=); `sslab matrix report DIR` rebuilds its report")
-    m = mx.template_sets(_compared(mx.load_matrix(str(exp.matrix_path)), _words(args.select)), args.set or [])
-    options = mx.validate_options(args.set or [])
-    inventory = Path(args.inventory or paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini")
-    return _matrix_on_kernels(m, options, args, inventory)
-
-
-def _matrix_on_kernels(m, options: dict[str, str], args, inventory: Path) -> int:
-    """One matrix, on the kernel the environment names, or on each of --kernel's (KERNELS=)."""
-    from ..matrix.orchestrate import run_matrix, run_on_kernels
-    run_args = dict(iterations=args.iter, inventory=inventory, serial=args.serial, substrate=args.substrate,
-                    jobs=args.jobs, clock=args.clock, container=args.container, backend=args.backend,
-                    knobs=knobs.given(args), boot_share=args.boot_share, host_timeout=args.host_timeout)
-    if args.kernel:
-        return run_on_kernels(m, options, args.kernel, **run_args)
-    return run_matrix(m, options, **run_args)
 
 
 def cmd_experiments(args) -> int:
@@ -619,55 +479,16 @@ def cmd_report(args) -> int:
 
 
 def cmd_matrix(args) -> int:
-    from .. import matrix as mx
     if args.action == "run":
+        from ..matrix.experiments import run_matrix_file
         _knobs_from_sets(args)
-        m = mx.template_sets(_compared(mx.load_matrix(args.name), _words(args.select)), args.set or [])
-        options = mx.validate_options(args.set or [])
-        return _matrix_on_kernels(m, options, args, Path(args.inventory))
+        return run_matrix_file(args.name, _request(args, args.name))
     if args.action == "run-cells":
-        plan = read_matrix_plan(Path(args.plan))
-        # --keys: the batch the controller deals this host now (matrix.dealer); else the plan's dealing.
-        keys = args.keys.split(",") if args.keys else plan.deal.get(args.host)
-        if keys is None:
-            raise mx.MatrixError(f"the plan deals no cells to host {args.host!r}")
-        redo = args.redo.split(",") if args.redo else []
-        if stray := sorted(set(redo) - set(keys)):
-            raise Refused(f"--redo names cells not run here: {', '.join(stray)}")
-
-        def stop(signum, frame):
-            # Unwind: the VM's QEMU is killed on the way out; the cell in
-            # progress stays a .partial directory, which never counts.
-            raise SystemExit(EXIT_SIGNAL_BASE + signum)
-        signal.signal(signal.SIGTERM, stop)
-        from ..matrix.orchestrate import check_jobs
-        from ..substrate.leftovers import stop_orphaned_umls
-        from ..substrate.preflight import SubstrateUnusable
-        jobs = check_jobs(args.substrate, args.jobs)
-        # The UMLs of a runner killed outright worked under the matrix directory, which on a fleet host
-        # is not under the results directory the substrate looks in (the host's SSLAB_RESULTS).
-        stop_orphaned_umls(Path(args.matrix_dir))
-        try:
-            substrates = _substrates(args, jobs)
-        except SubstrateUnusable as e:
-            # The controller prints this, not Ansible's record of the failed task.
-            mx.record_host_error(Path(args.matrix_dir), args.host, str(e))
-            raise
-        substrate = substrates[0]
-        image_hash = substrate.image.manifest()["image_hash"] if kind_of(args.substrate).has_image \
-            else plan.image_hash
-        mx.check_host_matches(plan, image_hash, mx.traffic_code_version())
-        for key in redo:
-            # Arrived damaged at the controller: set this copy aside, run the cell again.
-            mx.set_aside(Path(args.matrix_dir), key, "arrived damaged at the controller; run again")
-        try:
-            counts = mx.run_cells(Path(args.matrix_dir), plan, args.host, keys, substrates,
-                                  log=lambda m: print(m, flush=True))
-        finally:
-            if args.pack_to:
-                # What finished comes home even when a cell failed (not when stopped: SystemExit).
-                from ..matrix.transfer import pack_cells
-                pack_cells(Path(args.matrix_dir), plan, args.host, Path(args.pack_to), keys)
+        from ..matrix.runner import run_host_cells
+        counts = run_host_cells(Path(args.matrix_dir), Path(args.plan), args.host,
+                                args.keys.split(",") if args.keys else None,
+                                args.redo.split(",") if args.redo else [], _request(args, ""),
+                                Path(args.pack_to) if args.pack_to else None, log=lambda m: print(m, flush=True))
         print(json.dumps(counts))
         return EXIT_FAILED if counts["failed"] else EXIT_OK
     if args.action == "pack":

@@ -62,6 +62,9 @@ The package:
     fleet        the hosts of a run: prepare, batches through Ansible, merge, stop
     orchestrate  the controller: plan, the fleet, report
     parts        an experiment's scenarios (series, one scenario) as cells on an inventory's hosts
+    experiments  running an experiment file as the command line asks (a Request): checked first, then
+                 run here or on an inventory (the executor), then its report; a matrix by its file
+    runner       what one host runs: the cells a plan deals it (`sslab matrix run-cells`)
 
 May import: experiment, analysis, substrate, scenario and the leaves.  Not cli.
 """

@@ -1,0 +1,263 @@
+"""Running an experiment file: what `sslab run EXPERIMENT` (and `make <experiment>`) does below the
+command line, which only parses the arguments into a Request and prints the Outcome.
+
+    Request --checked, before anything runs--> the parts (or cells) to run
+            --an executor runs them-----------> run directories --the report--> Outcome
+
+Everything is read and checked first (the file, its scenarios, the selection, the overrides, the
+options that do not apply to its kind: Refusal, exit 2); then one boot shows the testbed works
+here; then the runs and the report the file names.
+
+Where the runs go is a choice of executor:
+
+    Here          this host's testbeds: one UML per core under virtual time, else the one
+                  real-clock substrate (experiment.run_series);
+    OnInventory   the hosts of an Ansible inventory, each part a cell (matrix.parts).
+
+A matrix always runs through its cell store and the controller (matrix.orchestrate), on this host
+by the inventory of one (`playbooks/inventory/localhost.ini`) unless another is given.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..scenario import knobs as knob_table
+from ..scenario import overrides
+from ..substrate import make_substrate
+from ..substrate.kinds import kind_of
+
+
+class Refusal(ValueError):
+    """A request refused before anything runs (exit 2); the message names the option and why."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One `sslab run`: the experiment and every option the command line gave (None: not given)."""
+    experiment: str
+    #: SELECT= / VARIANTS= words (None: the experiment's default selection).
+    select: list[str] | None = None
+    #: SET= overrides, NAME=value or path=value (knobs already taken out: @knobs).
+    sets: list[str] = field(default_factory=list)
+    #: The knobs set (scenario.knobs: SUSS_VERSION=, HOSTS=, ...), by name.
+    knobs: dict[str, Any] = field(default_factory=dict)
+    reps: int | None = None
+    iterations: int | None = None
+    scenario: str | None = None
+    #: --report: run directories to write the experiment's report over (no runs).
+    report_over: list[str] | None = None
+    substrate: str = "uml"
+    accel: str = "auto"
+    clock: str = "real"
+    jobs: int | None = None
+    backend: str | None = None
+    again: bool = False
+    inventory: str | None = None
+    serial: str | None = None
+    container: str | None = None
+    host_timeout: float | None = None
+    kernels: list[str] | None = None
+    boot_share: int | None = None
+
+
+@dataclass
+class Outcome:
+    """What a request left: an exit status, and what to show (a report over runs, or each run's own)."""
+    status: int
+    report: Path | None = None
+    runs: list[Path] = field(default_factory=list)
+    took: str = ""
+    #: One scenario file run as it is (--scenario): its run's own table, the time beside it.
+    alone: bool = False
+
+
+def ready(substrate, log=None):
+    """@substrate, once one short boot has shown that it runs on this host (substrate.preflight:
+    cached per host and image; if it does not boot, SubstrateUnusable names why, before anything)."""
+    from ..substrate.preflight import preflight
+    preflight(substrate, log=log or (lambda m: print(m, file=sys.stderr, flush=True)))
+    return substrate
+
+
+def run_experiment(req: Request) -> Outcome:
+    """Run @req's experiment as asked (module docstring)."""
+    from ..analysis.reports import REPORTS, write_over_runs
+    from ..experiment import load_experiment
+    exp = load_experiment(req.experiment)
+    if exp.kind == "matrix":
+        return _run_matrix(exp, req)
+    for option, value in (("--iter", req.iterations), ("--kernel", req.kernels), ("--boot-share", req.boot_share)):
+        if value:
+            raise Refusal(f"{option}: {exp.target} is not a matrix ({option} belongs to matrices: "
+                          f"`sslab experiments` lists them)")
+    if not req.inventory:
+        for option, value in (("--serial", req.serial), ("--container", req.container),
+                              ("--host-timeout", req.host_timeout)):
+            if value:
+                raise Refusal(f"{option}: runs on the hosts of an inventory; give --inventory (INVENTORY=)")
+    report = REPORTS[exp.spec.report]
+    if req.report_over:
+        if report.write is None:
+            raise Refusal(f"--report: {exp.target}'s report is written with each run; `sslab report RUN_DIR` "
+                          f"rebuilds one")
+        return Outcome(0, report=write_over_runs(report, [Path(d) for d in req.report_over],
+                                                 paths.new_run_dir(reports_dir(exp, req, []))))
+    if req.scenario:
+        if exp.kind != "scenario":
+            raise Refusal(f"--scenario: {exp.target} runs several parts; SELECT= picks among them")
+        from ..experiment.spec import Part
+        from ..scenario import load_scenario
+        load_scenario(req.scenario)
+        parts = [Part(exp.target, frozenset(), path=Path(req.scenario))]
+    else:
+        parts = exp.choose(req.select)
+    parts, sets = exp.overridden(parts, req.sets)
+    executor = OnInventory(Path(req.inventory)) if req.inventory else Here()
+    t0 = time.monotonic()
+    status, run_dirs = executor.run(exp, parts, req)
+    took = executor.took(time.monotonic() - t0, len(run_dirs))
+    done = [d for d in run_dirs if d is not None]
+    if report.write is None or executor.alone:
+        return Outcome(status, runs=done, took=took, alone=executor.alone)
+    if not done:
+        return Outcome(status)
+    return Outcome(status, report=write_over_runs(report, done, paths.new_run_dir(reports_dir(exp, req, sets))),
+                   took=took)
+
+
+def reports_dir(exp, req: Request, sets: list) -> str:
+    """results/<this>/ for an experiment's reports over runs: `<output>/reports`, or, for runs under a
+    knob, a field set (SET=, an alias) or another backend (a cause run: SENDER_QDISC=fq),
+    `<output>/reports_<suffix>-<value>`, as a matrix's directory is named: such a report never becomes
+    the experiment's `reports/latest`, which the claims ledger and the docs read as the experiment at
+    its own settings."""
+    apart = knob_table.dir_suffix(req.knobs) + overrides.dir_suffix(sets) \
+        + (f"_backend-{req.backend}" if req.backend else "")
+    return f"{exp.output}/reports{apart}"
+
+
+def part_files(exp, parts) -> list[tuple]:
+    """(part, its scenario file) for @parts: a part written in its experiment or series file is written
+    out first, as a file of its own (the record of what ran)."""
+    from ..experiment import write_scenarios
+    written = [p for p in parts if p.path is None]
+    files = dict(zip((p.name for p in written),
+                     write_scenarios([p.data for p in written], paths.new_run_dir(f"{exp.output}/scenarios"))
+                     if written else []))
+    return [(p, p.path or files[p.name]) for p in parts]
+
+
+class Here:
+    """This host's testbeds: each part one scenario run (experiment.run_series), up to one UML per core at
+    once under virtual time."""
+
+    def __init__(self):
+        self.jobs = 0
+        #: One scenario file run as it is (--scenario): its own table, no report over runs.
+        self.alone = False
+
+    def run(self, exp, parts, req: Request) -> tuple[int, list[Path | None]]:
+        from ..experiment import run_series
+        reps = req.reps or exp.spec.repetitions
+        if exp.kind == "scenario" and parts[0].path is not None:
+            # One scenario file, run as it is (the record names that file), keyed as a series' parts are.
+            self.alone = True
+            substrate = ready(make_substrate(req.substrate, req.accel, req.clock))
+            return 0, run_series([(parts[0].path, exp.kind_of(parts[0]))], [substrate], reps=reps,
+                                 knobs=req.knobs, backend=req.backend, again=req.again)
+        from .orchestrate import check_jobs
+        self.jobs = check_jobs(req.substrate, req.jobs)
+        # The testbeds first: a kernel that cannot be built or a host that cannot boot it is refused
+        # before a chosen scenario is written out.
+        substrates = self._substrates(req, self.jobs)
+        # Each part by its own kind (directory): two parts may run the same scenario file.
+        return 0, run_series([(f, exp.kind_of(p)) for p, f in part_files(exp, parts)], substrates, reps=reps,
+                             knobs=req.knobs, backend=req.backend, again=req.again)
+
+    def took(self, seconds: float, n: int) -> str:
+        if self.alone:
+            return f"({seconds:.0f} s)"
+        return f"({seconds:.0f} s for {n} scenario(s), {self.jobs} at once)"
+
+    @staticmethod
+    def _substrates(req: Request, jobs: int) -> list:
+        """One UML per core under virtual time (@jobs of them), else the one real-clock substrate; the
+        first has passed the preflight (one boot on this host)."""
+        if kind_of(req.substrate).side_by_side:
+            from ..substrate.uml import allowed_cpus
+            substrates = [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
+        else:
+            substrates = [make_substrate(req.substrate, req.accel, req.clock)]
+        ready(substrates[0])
+        return substrates
+
+
+class OnInventory:
+    """The hosts of an Ansible inventory: each part a cell (matrix.parts), its run found by its key.  A
+    part that failed on every host it was dealt to is None, and the status says so."""
+    alone = False
+
+    def __init__(self, inventory: Path):
+        self.inventory = inventory
+
+    def run(self, exp, parts, req: Request) -> tuple[int, list[Path | None]]:
+        from ..experiment import scenario_as_run
+        from .fleet import inventory_hosts
+        from .parts import run_parts_on_hosts
+        inventory_hosts(self.inventory)  # refused (exit 2) before a chosen scenario is written out
+        reps = req.reps or exp.spec.repetitions
+        as_run = [(p.name, exp.kind_of(p), scenario_as_run(f, reps, req.backend, req.knobs))
+                  for p, f in part_files(exp, parts)]
+        return run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report, as_run, self.inventory,
+                                  substrate=req.substrate, jobs=req.jobs, clock=req.clock, container=req.container,
+                                  serial=req.serial, host_timeout=req.host_timeout, again=req.again)
+
+    @staticmethod
+    def took(seconds: float, n: int) -> str:
+        return f"({seconds:.0f} s for {n} part(s))"
+
+
+def _compared(m, words: list[str] | None):
+    """@m with the start @words name on its compared side (VARIANTS=cubic_rapid; the off side may be
+    named too): one start at a time (Matrix.compared refuses one its template does not list)."""
+    if not words:
+        return m
+    c = m.spec.compare
+    asked = [w for w in words if w != c.off]
+    if len(asked) != 1:
+        raise Refusal(f"--select {','.join(words)}: {m.spec.name} compares {c.off} with one start at a time, "
+                      f"one of {', '.join(m.starts())} (VARIANTS=cubic_rapid)")
+    return m.compared(asked[0])
+
+
+def _run_matrix(exp, req: Request) -> Outcome:
+    """A matrix experiment: its cells through the controller (run_matrix_file)."""
+    for option, value in (("--reps", req.reps), ("--scenario", req.scenario), ("--report", req.report_over)):
+        if value:
+            raise Refusal(f"{option}: {exp.target} is a matrix: its cells are chosen by its axes (--set "
+                          f"CCA=cubic; make: CCA= BUF= RTT=), the start compared by --select (VARIANTS=) and "
+                          f"repetitions by --iter (ITER=); `sslab matrix report DIR` rebuilds its report")
+    return Outcome(run_matrix_file(str(exp.matrix_path), req))
+
+
+def run_matrix_file(matrix: str, req: Request) -> int:
+    """The matrix file @matrix (a path or a name under experiments/scenarios/) with @req's selection,
+    overrides and knobs, on the kernel the environment names or on each of --kernel's (KERNELS=), by
+    the controller (matrix.orchestrate), which prints its progress and report; its exit status."""
+    from . import load_matrix, template_sets, validate_options
+    from .orchestrate import run_matrix, run_on_kernels
+    m = template_sets(_compared(load_matrix(matrix), req.select), req.sets)
+    options = validate_options(req.sets)
+    inventory = Path(req.inventory or paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini")
+    run_args = dict(iterations=req.iterations, inventory=inventory, serial=req.serial, substrate=req.substrate,
+                    jobs=req.jobs, clock=req.clock, container=req.container, backend=req.backend,
+                    knobs=req.knobs, boot_share=req.boot_share, host_timeout=req.host_timeout)
+    if req.kernels:
+        return run_on_kernels(m, options, req.kernels, **run_args)
+    return run_matrix(m, options, **run_args)
