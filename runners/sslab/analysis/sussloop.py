@@ -185,3 +185,29 @@ def round_min_table(theirs: Rounds, ours: Rounds, rnd: int = 3) -> str:
         ov = o[i] if i < len(o) else None
         lines.append(f"| {i + 1} | {'–' if tv is None else tv} | {'–' if ov is None else ov} |")
     return "\n".join(lines)
+
+
+def write_conformance(run_dir: Path) -> tuple[str, bool]:
+    """The closed-loop run in @run_dir (`make suss-loop`: cubic_suss24 and cubic_suss25 on the authors'
+    path) beside the authors' log: conformance.md written there; its text, and whether every target
+    was met."""
+    from ..records import read_record, read_runs_index
+    out = run_dir / "job" / "out"
+    runs = {}
+    for entry in read_runs_index(out / "runs.json"):
+        rdir = out / "runs" / entry["tag"]
+        run = read_record(rdir / "run.json", "sslab.run")
+        runs[run["flows"][0]["cc"]] = our_rounds(run, rdir / run["trace"] if run.get("trace") else None)
+    theirs = their_rounds()
+    rows, ok = conformance(theirs, runs["cubic_suss24"])
+    beside, _ = conformance(theirs, runs["cubic_suss25"])
+    text = "\n".join([
+        "# SUSS 2024 in closed loop on its authors' path, beside their log", "",
+        f"- run: {run_dir}", f"- every target met: {'yes' if ok else 'NO'}", "",
+        "## SUSS 2024, ours, against their log (held to the targets)", "", conformance_table(rows), "",
+        "## SUSS 2025, ours, beside their 2024 log (no log of theirs to hold it to)", "",
+        conformance_table([{**r, "target": "–", "within": None} for r in beside]), "",
+        "## Round 3: HyStart's round minimum RTT at each ACK (us)", "",
+        round_min_table(theirs, runs["cubic_suss24"], 3), ""])
+    (run_dir / "conformance.md").write_text(text)
+    return text, ok

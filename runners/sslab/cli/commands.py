@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 
 from .. import paths
-from ..matrix.experiments import ready
 from ..plan_record import read_matrix_plan
 from ..records import read_record
 from ..scenario import knobs
 from ..substrate import make_substrate
 from ..substrate.kinds import kind_of
+from ..substrate.preflight import ready
 from .status import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_TIMED_OUT, Refused
 
 def cmd_image(args) -> int:
@@ -351,31 +351,8 @@ def cmd_oracle(args) -> int:
     """`sslab oracle SCENARIO...` (`make oracle`): each scenario with our controls and with the kernel's, in
     two boots, compared ACK by ACK and packet by packet.  Exit 1 when a flow differs."""
     from ..analysis.oracle import difference_text
-    from ..experiment.oracle import HYSTART519_PATCHES, SCENARIOS_DIR, load_oracle_scenarios, run_oracle
-    from ..substrate.image import ensure_image
-    from ..substrate.kernelchanges import KernelChanges
-    from ..substrate.uml import UMLConfig, UMLTestbed, allowed_cpus
-    if not KernelChanges.from_env().empty:
-        raise Refused("the oracle chooses its kernels (the image's; with hs_round_fix 0, the image's with "
-                      "images/uml/patches/hystart519): unset KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES=")
-    names = args.scenarios or sorted(p.stem for p in SCENARIOS_DIR.glob("*.yaml"))
-    scenarios = load_oracle_scenarios(names)
-    cpus = allowed_cpus()
-    jobs = min(args.jobs or len(cpus), len(cpus))
-    images = {fix: ensure_image(changes=KernelChanges() if fix else KernelChanges.of(HYSTART519_PATCHES, None))
-              for fix in sorted({fix for _, _, fix in scenarios})}
-    testbeds: dict[tuple[int, int], UMLTestbed] = {}
-
-    def substrate_for(fix: int, slot: int) -> UMLTestbed:
-        if (fix, slot) not in testbeds:
-            testbeds[(fix, slot)] = UMLTestbed(images[fix], UMLConfig(cpu=cpus[slot]))
-        return testbeds[(fix, slot)]
-
-    for fix in images:
-        ready(substrate_for(fix, 0))
-    print(f"oracle: {len(scenarios)} scenario(s), each twice (ours, the kernel's), {jobs} boot(s) at a time",
-          flush=True)
-    top, rows = run_oracle(scenarios, substrate_for, jobs)
+    from ..experiment.oracle import run_oracle_here
+    top, rows = run_oracle_here(args.scenarios, args.jobs)
     for name, c in rows:
         print(f"{name} {c.run} port {c.port}: {c.cc_ours} / {c.cc_kernel}: {c.acks} ACKs, {c.packets} packets; "
               f"first difference: {difference_text(c)}")
@@ -409,30 +386,9 @@ def cmd_same_bytes(args) -> int:
 def cmd_suss_loop(args) -> int:
     """`sslab suss-loop` (`make suss-loop`): SUSS 2024 in closed loop on its authors' path, each round's
     decisions beside their log's with the targets; SUSS 2025's beside.  Exit 1 when a target is missed."""
-    from ..analysis.sussloop import (SCENARIO, conformance, conformance_table, our_rounds, round_min_table,
-                                    their_rounds)
+    from ..analysis.sussloop import SCENARIO, write_conformance
     from ..experiment import run_scenario
-    from ..records import read_record, read_runs_index
-    substrate = ready(make_substrate("uml"))
-    run_dir = run_scenario(SCENARIO, "suss-loop", substrate)
-    out = run_dir / "job" / "out"
-    runs = {}
-    for entry in read_runs_index(out / "runs.json"):
-        rdir = out / "runs" / entry["tag"]
-        run = read_record(rdir / "run.json", "sslab.run")
-        runs[run["flows"][0]["cc"]] = our_rounds(run, rdir / run["trace"] if run.get("trace") else None)
-    theirs = their_rounds()
-    rows, ok = conformance(theirs, runs["cubic_suss24"])
-    beside, _ = conformance(theirs, runs["cubic_suss25"])
-    text = "\n".join([
-        "# SUSS 2024 in closed loop on its authors' path, beside their log", "",
-        f"- run: {run_dir}", f"- every target met: {'yes' if ok else 'NO'}", "",
-        "## SUSS 2024, ours, against their log (held to the targets)", "", conformance_table(rows), "",
-        "## SUSS 2025, ours, beside their 2024 log (no log of theirs to hold it to)", "",
-        conformance_table([{**r, "target": "–", "within": None} for r in beside]), "",
-        "## Round 3: HyStart's round minimum RTT at each ACK (us)", "",
-        round_min_table(theirs, runs["cubic_suss24"], 3), ""])
-    (run_dir / "conformance.md").write_text(text)
+    text, ok = write_conformance(run_scenario(SCENARIO, "suss-loop", ready(make_substrate("uml"))))
     print(text)
     return EXIT_OK if ok else EXIT_FAILED
 

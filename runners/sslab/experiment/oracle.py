@@ -140,6 +140,36 @@ def run_oracle(scenarios: list[tuple[Path, Scenario, int]], substrate_for, jobs:
     return top, rows
 
 
+def run_oracle_here(names: list[str] | None, jobs: int | None = None) -> tuple[Path, list]:
+    """run_oracle on this host's UMLs (one per core, at most @jobs): the scenarios @names of
+    kernel/tests/oracle/ (None: all), each kernel's image built and booted once first.  The oracle
+    chooses its kernels: refused (ExperimentError) under KERNEL_SOURCE=, KERNEL_PATCHES= or MODULES=."""
+    from ..substrate.image import ensure_image
+    from ..substrate.kernelchanges import KernelChanges
+    from ..substrate.preflight import ready
+    from ..substrate.uml import UMLConfig, UMLTestbed, allowed_cpus
+    if not KernelChanges.from_env().empty:
+        raise ExperimentError("the oracle chooses its kernels (the image's; with hs_round_fix 0, the image's with "
+                              "images/uml/patches/hystart519): unset KERNEL_SOURCE=, KERNEL_PATCHES= and MODULES=")
+    scenarios = load_oracle_scenarios(names or sorted(p.stem for p in SCENARIOS_DIR.glob("*.yaml")))
+    cpus = allowed_cpus()
+    jobs = min(jobs or len(cpus), len(cpus))
+    images = {fix: ensure_image(changes=KernelChanges() if fix else KernelChanges.of(HYSTART519_PATCHES, None))
+              for fix in sorted({fix for _, _, fix in scenarios})}
+    testbeds: dict[tuple[int, int], UMLTestbed] = {}
+
+    def substrate_for(fix: int, slot: int) -> UMLTestbed:
+        if (fix, slot) not in testbeds:
+            testbeds[(fix, slot)] = UMLTestbed(images[fix], UMLConfig(cpu=cpus[slot]))
+        return testbeds[(fix, slot)]
+
+    for fix in images:
+        ready(substrate_for(fix, 0))
+    print(f"oracle: {len(scenarios)} scenario(s), each twice (ours, the kernel's), {jobs} boot(s) at a time",
+          flush=True)
+    return run_oracle(scenarios, substrate_for, jobs)
+
+
 def write_oracle_report(top: Path, scenarios: list[tuple[Path, Scenario, int]], rows: list) -> None:
     kernels = {fix: "Linux 6.1.192's `cubic` (the image's kernel)" if fix else
                "Linux 6.1.192's `cubic` with Linux 5.19's HyStart rounds (images/uml/patches/hystart519)"

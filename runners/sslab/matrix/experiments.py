@@ -20,7 +20,6 @@ by the inventory of one (`playbooks/inventory/localhost.ini`) unless another is 
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from ..scenario import knobs as knob_table
 from ..scenario import overrides
 from ..substrate import make_substrate
 from ..substrate.kinds import kind_of
+from ..substrate.preflight import ready
 
 
 class Refusal(ValueError):
@@ -75,14 +75,6 @@ class Outcome:
     took: str = ""
     #: One scenario file run as it is (--scenario): its run's own table, the time beside it.
     alone: bool = False
-
-
-def ready(substrate, log=None):
-    """@substrate, once one short boot has shown that it runs on this host (substrate.preflight:
-    cached per host and image; if it does not boot, SubstrateUnusable names why, before anything)."""
-    from ..substrate.preflight import preflight
-    preflight(substrate, log=log or (lambda m: print(m, file=sys.stderr, flush=True)))
-    return substrate
 
 
 def run_experiment(req: Request) -> Outcome:

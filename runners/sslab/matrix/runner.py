@@ -12,7 +12,8 @@ from pathlib import Path
 
 from ..plan_record import read_matrix_plan
 from ..substrate.kinds import kind_of
-from .experiments import Refusal, Request, ready
+from ..substrate.preflight import ready
+from .experiments import Refusal, Request
 
 #: A runner stopped by SIGTERM exits with 128 + the signal's number (the shell's convention).
 EXIT_SIGNAL_BASE = 128

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +133,14 @@ def preflight_key(substrate, facts: dict) -> str:
             "host": {k: facts[k] for k in ("cpu_model", "cpu_flags", "xstate_bytes", "kernel", "machine")},
             "knobs": knobs}
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+
+
+def ready(substrate, log=None):
+    """@substrate, once one short boot has shown that it runs on this host (preflight: cached per host
+    and image; if it does not boot, SubstrateUnusable names why, before anything); the boot's lines go
+    to stderr unless @log takes them."""
+    preflight(substrate, log=log or (lambda m: print(m, file=sys.stderr, flush=True)))
+    return substrate
 
 
 def preflight(substrate, cache: Path | None = None, log=print) -> dict:
