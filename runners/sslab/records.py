@@ -30,10 +30,8 @@ None says "not this run".
       name, seed
       topology     Topology       kind, pairs, backend, mtu, lans, sender_qdisc
       bottleneck   Bottleneck     rate_mbit, buffer_pkts, netem, link: LinkModel
-                                    kind, preset, shaper, trace: Trace | None,
-                                    aggregation: Aggregation(down, up: Slot | None),
-                                    loss: HopLossPlan(down, up: LossPlan | None),
-                                    delay_variation: DelayVariationPlan | None, rate_tolerance
+                                    kind, preset, shaper, trace: Trace | None, rate_tolerance,
+                                    down, up: [a stage: Bursts | Loss | DelayVariation]
       pairs        [Pair]         rtt_ms
       addresses    Addresses      servers, clients, core (CIDR text)
       capture      Capture        pcap, snaplen, traces, immediate
@@ -66,7 +64,7 @@ VIRTUAL_CLOCKS = ("uml/inf-cpu",)
 
 #: kind -> the version this harness writes and reads up to.
 FORMATS: dict[str, int] = {
-    "sslab.plan": 1,      # a scenario's plan, host -> guest (sslab.experiment.plan)
+    "sslab.plan": 2,      # a scenario's plan, host -> guest (sslab.experiment.plan); 2: the link's stages
     "sslab.run": 1,       # one run's record, guest -> host (sslab.guest.scenario_run)
     "sslab.meta": 1,      # a run directory's conditions (sslab.experiment.run)
     "sslab.manifest": 1,  # a run directory's artifacts with their sha256
@@ -159,39 +157,151 @@ class Topology:
     sender_qdisc: str = "none"
 
 
+# ---- A link as stages ----------------------------------------------------------------------
+#
+# Each mechanism a packet meets on a line of the dumbbell, one class with its netem words; the
+# guest (sslab.guest.dumbbell) joins a line's stages into one netem.  The plan names the stages of
+# the last hop in each direction (LinkModel.down: the line towards each client; up: each client's
+# own interface, its ACKs), in the order a packet meets them; the rest the guest makes from the
+# plan's numbers (the pairs' delays, the bottleneck's rate and buffer, the host model).
+#
+# Every line of the dumbbell (a device's egress) is netem: one netem holds a delay, a line rate,
+# bursts, loss and a queue limit, and a packet meets them in that order whatever the order of the
+# arguments (netem fixes each packet's time to send from its arrival, the delay, the previous
+# packet's departure and its own serialisation, then releases it in its slot).  What a host model
+# adds after its link (coalescing, the receive cost) are netems of their own, each a child of the
+# one before, because a second serialisation must follow the first, not run beside it.
+#
+#     stage                     netem's arguments             where
+#     Delay(25.0)               delay 25.000ms                every pair's line, both ways; the
+#                                                             bottleneck's with netem "one"
+#     UniformDelay(5.0)         delay 5us 5us                 a host's receive jitter
+#     Rate(50.0)                rate 50mbit                   the bottleneck; a host's access link
+#     CellRate(2e8, 65535)      rate 200000000bps 0 65535     a host's receive cost (a time per packet)
+#     Bursts(2.0, 4.0, 64)      slot 2ms 4ms packets 64       a last hop's aggregation (plan), either way
+#     BatchSlots(20.0, 8)       slot 20us 20us packets 8      a host's interrupt coalescing
+#     Loss(1.0) / Loss(1, 25)   loss random 1% /              a last hop's random loss (plan), either way,
+#                               loss gemodel 1% 25%           once the fidelity checks are done
+#     DelayVariation(10, [..])  (none: replayed)              a last hop's varying delay (plan), towards
+#                                                             the clients: each bin's extra set on the
+#                                                             line during a run (sslab.guest.linkreplay)
+#     Queue(1000)               limit 1000                    every line: the bottleneck's buffer,
+#                                                             else far above anything in flight
+#
+# A new mechanism on a last hop is a class here (with `stage`, its name in the plan, and its netem
+# words), its place in STAGES, the scenario's field that asks for it (sslab.scenario.model) and its
+# line of sslab.scenario.load.link_plan.  These classes live in this file, which the guest reads
+# anyway, not in a module of their own: every module the guest opens before its first run costs
+# guest time under UML and moves every run's bytes (docs/testbed.md).
+
+
+class Stage:
+    """One mechanism of a netem line: its arguments, in netem's own words."""
+
+    def args(self) -> str:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class Slot:
-    """An aggregation slot: frames held min_ms..max_ms, up to @packets at once."""
+class Delay(Stage):
+    """A constant one-way delay (propagation), to the microsecond."""
+    ms: float
+
+    def args(self) -> str:
+        return f"delay {self.ms:.3f}ms"
+
+
+@dataclass(frozen=True)
+class UniformDelay(Stage):
+    """A delay uniform in [0, 2 x half_us): netem's jitter with no distribution is uniform in
+    [delay - jitter, delay + jitter), here with delay = jitter."""
+    half_us: float
+
+    def args(self) -> str:
+        return f"delay {self.half_us:g}us {self.half_us:g}us"
+
+
+@dataclass(frozen=True)
+class Rate(Stage):
+    """A line rate: each packet is serialised at it (its frame's bytes)."""
+    mbit: float
+
+    def args(self) -> str:
+        return f"rate {self.mbit:g}mbit"
+
+
+@dataclass(frozen=True)
+class CellRate(Stage):
+    """A rate at which every packet is one cell of @cell_bytes: the same time for each packet,
+    whatever its size (a host's receive cost)."""
+    bytes_per_s: int
+    cell_bytes: int
+
+    def args(self) -> str:
+        return f"rate {self.bytes_per_s}bps 0 {self.cell_bytes}"
+
+
+@dataclass(frozen=True)
+class Bursts(Stage):
+    """Frames leave together, one burst per slot, the slots uniform in [min_ms, max_ms] apart, at most
+    @packets a burst: a Wi-Fi or cellular hop's aggregation (sslab.scenario.links)."""
     min_ms: float
     max_ms: float
     packets: int
+    stage: str = "bursts"
+
+    def args(self) -> str:
+        return f"slot {self.min_ms:g}ms {self.max_ms:g}ms packets {self.packets}"
 
 
 @dataclass(frozen=True)
-class Aggregation:
-    down: Slot | None
-    up: Slot | None
+class BatchSlots(Stage):
+    """A host's interrupt coalescing: packets handed on together every @period_us, at most @packets."""
+    period_us: float
+    packets: int
+
+    def args(self) -> str:
+        return f"slot {self.period_us:g}us {self.period_us:g}us packets {self.packets}"
 
 
 @dataclass(frozen=True)
-class LossPlan:
-    """Random loss, in percent: each packet with p_percent (r_percent None), or a two-state chain into
-    its losing state with p_percent and out with r_percent."""
+class Loss(Stage):
+    """Random loss, in percent: each packet alone with @p_percent, or (@r_percent given) netem's
+    two-state chain (gemodel): into its losing state with p, out with r, every packet lost in it."""
     p_percent: float
-    r_percent: float | None
+    r_percent: float | None = None
+    stage: str = "loss"
+
+    def args(self) -> str:
+        if self.r_percent is None:
+            return f"loss random {self.p_percent:g}%"
+        return f"loss gemodel {self.p_percent:g}% {self.r_percent:g}%"
 
 
 @dataclass(frozen=True)
-class HopLossPlan:
-    down: LossPlan | None
-    up: LossPlan | None
-
-
-@dataclass(frozen=True)
-class DelayVariationPlan:
-    """The extra one-way delay towards the clients at each bin of one period (ms), from each run's start."""
+class DelayVariation(Stage):
+    """A delay that varies over time: the extra one-way delay at each bin of one period (ms), from each
+    run's start, set on the line by a replay (no netem words of its own: the line keeps its packets in
+    order by a rate, sslab.guest.dumbbell)."""
     bin_ms: int
     extra_ms: list[float]
+    stage: str = "delay_variation"
+
+    def args(self) -> str:
+        return ""
+
+
+@dataclass(frozen=True)
+class Queue(Stage):
+    """The line's queue limit, in packets (netem counts the packets in its delay too)."""
+    packets: int
+
+    def args(self) -> str:
+        return f"limit {self.packets}"
+
+
+#: The stages a plan's link may list, by the name each carries in the plan (its `stage`).
+STAGES = {"bursts": Bursts, "loss": Loss, "delay_variation": DelayVariation}
 
 
 @dataclass(frozen=True)
@@ -210,10 +320,18 @@ class LinkModel:
     preset: str | None
     shaper: str
     trace: Trace | None
-    aggregation: Aggregation
-    loss: HopLossPlan
-    delay_variation: DelayVariationPlan | None
     rate_tolerance: float
+    #: The last hop's stages towards each client (data) and from it (ACKs), in the order packets meet them.
+    down: list[Stage]
+    up: list[Stage]
+
+    def stages(self, kind: type) -> list:
+        """Every stage of @kind, down then up."""
+        return [st for st in (*self.down, *self.up) if isinstance(st, kind)]
+
+    def first(self, direction: str, kind: type):
+        """The stage of @kind in @direction ("down", "up"), or None."""
+        return next((st for st in getattr(self, direction) if isinstance(st, kind)), None)
 
 
 @dataclass(frozen=True)
@@ -392,4 +510,10 @@ def _value(tp: str, value: Any, where: str):
         if not _SCALARS[tp](value):
             raise PlanError(f"{where}: {tp} expected, got {value!r}")
         return value
+    if tp == "Stage":
+        # One of the stages a plan may list, named by its `stage`.
+        name = value.get("stage") if isinstance(value, dict) else None
+        if name not in STAGES:
+            raise PlanError(f"{where}.stage: one of {', '.join(STAGES)}, got {name!r}")
+        return _build(STAGES[name], value, where)
     return _build(globals()[tp], value, where)

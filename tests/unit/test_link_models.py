@@ -192,10 +192,10 @@ def test_buffer_as_time_at_the_mean_rate():
 
 def test_the_plan_carries_shaper_trace_and_slots():
     wired = link_plan(parse_scenario(scenario({"rate": "50mbit", "buffer": {"packets": 100}})))
-    assert wired["shaper"] == "netem" and wired["trace"] is None and wired["aggregation"]["down"] is None
+    assert wired["shaper"] == "netem" and wired["trace"] is None and wired["down"] == []
     wifi = link_plan(parse_scenario(scenario({"link": {"kind": "wifi"}})))
     assert wifi["shaper"] == "htb" and len(wifi["trace"]["rates_mbit"]) == 6000
-    assert wifi["aggregation"]["down"] == {"min_ms": 2.0, "max_ms": 4.0, "packets": 64}
+    assert wifi["down"] == [{"stage": "bursts", "min_ms": 2.0, "max_ms": 4.0, "packets": 64}]
 
 
 def test_every_case_of_a_repetition_meets_the_trace_at_one_point():

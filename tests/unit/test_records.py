@@ -118,7 +118,7 @@ def test_the_plan_is_read_typed_as_the_guest_reads_it():
     (lambda p: p["bottleneck"]["link"].update(shaper=None), "bottleneck.link.shaper: str expected, got None"),
     (lambda p: p["topology"].update(routers=2), "topology: unknown field(s) routers"),
     (lambda p: p.update(runs={}), "runs: a list, got dict"),
-    (lambda p: p.update(format="sslab.plan/2"), "sslab.plan format 2, newer than this harness reads"),
+    (lambda p: p.update(format="sslab.plan/3"), "sslab.plan format 3, newer than this harness reads"),
 ])
 def test_a_plan_that_drifted_from_the_typed_definition_is_refused_naming_the_field(change, said):
     from sslab.records import PlanError, read_plan

@@ -49,7 +49,7 @@ def test_e1_scenario():
                                                                                        "netem": "apart"}
     # a wired link: netem's exact spacing, no trace, no bursts
     link = plan["bottleneck"]["link"]
-    assert link["shaper"] == "netem" and link["trace"] is None and link["aggregation"] == {"down": None, "up": None}
+    assert link["shaper"] == "netem" and link["trace"] is None and link["down"] == link["up"] == []
     assert plan["runs"][11]["rep"] == 1 and plan["runs"][11]["flows"][0]["cc"] == "cubic_ss"
 
 
@@ -407,21 +407,22 @@ def test_a_hops_random_loss_alone_or_in_bursts():
     s = wired_with({"loss": {"down": {"rate": "1%"}, "up": {"p": 0.005, "r": "50%"}}})
     assert s.bottleneck.link.loss.down.rate == pytest.approx(0.01)
     assert s.bottleneck.link.loss.up.mean_rate == pytest.approx(0.005 / 0.505)
-    assert to_plan(s)["bottleneck"]["link"]["loss"] == {"down": {"p_percent": 1.0, "r_percent": None},
-                                                        "up": {"p_percent": 0.5, "r_percent": 50.0}}
+    link = to_plan(s)["bottleneck"]["link"]
+    assert link["down"] == [{"stage": "loss", "p_percent": 1.0, "r_percent": None}]
+    assert link["up"] == [{"stage": "loss", "p_percent": 0.5, "r_percent": 50.0}]
     for bad in ({"down": {"rate": "1%", "p": 0.1, "r": 0.5}}, {"down": {"p": 0.1}}, {"down": {"rate": "x%"}},
                 {"down": {"rate": 2}}):
         with pytest.raises(ScenarioError):
             wired_with({"loss": bad})
-    assert to_plan(wired_with())["bottleneck"]["link"]["loss"] == {"down": None, "up": None}
+    assert to_plan(wired_with())["bottleneck"]["link"]["down"] == []
 
 
 def test_a_delay_that_varies_as_a_sine_one_value_a_bin():
     """Period 1 s, bins of 250 ms, depth 20 ms: depth x (1 - cos(2 pi k / 4)) / 2 = 0, 10, 20, 10 ms."""
     from sslab.scenario import to_plan
     s = wired_with({"delay_variation": {"period": "1s", "depth": "20ms", "bin": "250ms"}})
-    assert to_plan(s)["bottleneck"]["link"]["delay_variation"] == {"bin_ms": 250, "extra_ms": [0.0, 10.0, 20.0, 10.0]}
-    assert to_plan(wired_with())["bottleneck"]["link"]["delay_variation"] is None
+    assert to_plan(s)["bottleneck"]["link"]["down"] == [{"stage": "delay_variation", "bin_ms": 250,
+                                                         "extra_ms": [0.0, 10.0, 20.0, 10.0]}]
     for bad in ({"period": "1s", "depth": "20ms", "bin": "2s"}, {"period": "1s", "depth": "0ms"},
                 {"period": "1s", "depth": "20ms", "bin": "2.5ms"}):
         with pytest.raises(ScenarioError):

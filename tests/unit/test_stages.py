@@ -1,10 +1,12 @@
-"""A link as stages (sslab.guest.dumbbell's): each mechanism's netem arguments, and the tc lines the
-dumbbell writes from them, hand-worked."""
+"""A link as stages (sslab.records's, joined by sslab.guest.dumbbell): each mechanism's netem arguments,
+the plan's stages read back by their names, and the tc lines the dumbbell writes from them, hand-worked."""
+
+import pytest
 
 from sslab.guest import dumbbell as db
-from sslab.guest.dumbbell import Dumbbell, DumbbellSpec, PairSpec
-from sslab.guest.dumbbell import (BatchSlots, Bursts, CellRate, Delay, HtbShaper, Queue, Rate, UniformDelay, chain,
-                                netem)
+from sslab.guest.dumbbell import Dumbbell, DumbbellSpec, HtbShaper, PairSpec, chain, netem
+from sslab.records import (BatchSlots, Bursts, CellRate, Delay, DelayVariation, LinkModel, Loss, PlanError, Queue,
+                           Rate, UniformDelay, _build)
 
 
 def test_each_stage_in_netems_words():
@@ -39,7 +41,7 @@ def test_a_dumbbells_lines_from_its_stages(monkeypatch):
     65535 / 1.4e-6 = 46810714286 B/s); the last hop bursts 1 ms apart down."""
     host = {"nic_mbit": 1000.0, "rx_cost_us": 1.4, "rx_jitter_us": 0.0, "rx_batch": {"period_us": 20.0, "packets": 8}}
     spec = DumbbellSpec(50.0, 413, [PairSpec(100.0), PairSpec(30.0)], hosts=[{"server": host, "client": host}],
-                        slot_down={"min_ms": 1.0, "max_ms": 1.0, "packets": 1000})
+                        down=[Bursts(1.0, 1.0, 1000)])
     lines = tc_lines(spec, monkeypatch)
     assert lines["sl-r1"] == [
         "qdisc add dev r1-r2 root handle 1: netem rate 50mbit limit 413",
@@ -65,11 +67,9 @@ def test_netem_one_holds_the_shared_delay_in_the_bottleneck(monkeypatch):
 def test_loss_in_netems_words_and_only_after_the_checks():
     """Random loss (1 %) and the two-state chain (into it 0.5 %, out 50 %) on the clients' lines; before
     add_loss (the fidelity checks) the lines are as without it."""
-    from sslab.guest.dumbbell import Loss
     assert netem(Delay(10.0), Queue(100000), None, None, Loss(1.0)) == "netem delay 10.000ms limit 100000 loss random 1%"
     assert Loss(0.5, 50.0).args() == "loss gemodel 0.5% 50%"
-    spec = DumbbellSpec(50.0, 100, [PairSpec(20.0)], loss_down={"p_percent": 1.0, "r_percent": None},
-                        loss_up={"p_percent": 0.5, "r_percent": 50.0})
+    spec = DumbbellSpec(50.0, 100, [PairSpec(20.0)], down=[Loss(1.0)], up=[Loss(0.5, 50.0)])
     d = Dumbbell(spec)
     assert d._delay_line(1, "client") == "netem delay 10.000ms limit 100000" and d._uplink(1) is None
     lines: dict = {}
@@ -82,3 +82,36 @@ def test_loss_in_netems_words_and_only_after_the_checks():
     assert lines == {"sl-r2": ["qdisc change dev r2-c1 root handle 1: netem delay 10.000ms limit 100000 loss random 1%"],
                      "sl-c1": ["qdisc replace dev eth0 root netem limit 100000 loss gemodel 0.5% 50%"]}
     assert not Dumbbell(DumbbellSpec(50.0, 100, [PairSpec(20.0)])).add_loss()
+
+
+def test_a_plans_link_lists_its_stages_by_name():
+    """The plan's last hop as stages (each with `stage`, its name); an unknown name or a field a stage
+    does not have is refused by its path."""
+    record = {"kind": "wifi", "preset": None, "shaper": "htb", "trace": None, "rate_tolerance": 0.01,
+              "down": [{"stage": "bursts", "min_ms": 2.0, "max_ms": 4.0, "packets": 64},
+                       {"stage": "loss", "p_percent": 0.5, "r_percent": 50.0},
+                       {"stage": "delay_variation", "bin_ms": 250, "extra_ms": [0.0, 10.0, 20.0, 10.0]}],
+              "up": [{"stage": "bursts", "min_ms": 0.5, "max_ms": 1.5, "packets": 64}]}
+    link = _build(LinkModel, record, "bottleneck.link")
+    assert link.down == [Bursts(2.0, 4.0, 64), Loss(0.5, 50.0), DelayVariation(250, [0.0, 10.0, 20.0, 10.0])]
+    assert link.first("up", Bursts) == Bursts(0.5, 1.5, 64) and link.first("up", Loss) is None
+    assert link.stages(Bursts) == [Bursts(2.0, 4.0, 64), Bursts(0.5, 1.5, 64)]
+    with pytest.raises(PlanError, match=r"bottleneck.link.down\[0\].stage: one of bursts, loss, delay_variation, "
+                                        r"got 'jitter'"):
+        _build(LinkModel, {**record, "down": [{"stage": "jitter", "ms": 1}]}, "bottleneck.link")
+    with pytest.raises(PlanError, match=r"bottleneck.link.up\[0\]: unknown field\(s\) rate"):
+        _build(LinkModel, {**record, "up": [{"stage": "loss", "p_percent": 1.0, "r_percent": None, "rate": 1}]},
+               "bottleneck.link")
+
+
+def test_a_varying_delay_keeps_the_line_in_order_and_adds_its_extra(monkeypatch):
+    """A varying delay towards the clients: the line gets a rate of 100 Gbit/s (netem keeps a line in
+    order only with one) and, at a bin of 7.5 ms extra, 10 + 7.5 = 17.5 ms; bursts and loss after it."""
+    spec = DumbbellSpec(50.0, 100, [PairSpec(20.0)],
+                        down=[Bursts(2.0, 4.0, 64), Loss(1.0), DelayVariation(10, [0.0, 7.5])])
+    d = Dumbbell(spec)
+    assert d._delay_line(1, "client") == "netem delay 10.000ms limit 100000 rate 100000mbit slot 2ms 4ms packets 64"
+    d.with_loss = True
+    assert d._delay_line(1, "client", 7.5) == \
+        "netem delay 17.500ms limit 100000 rate 100000mbit slot 2ms 4ms packets 64 loss random 1%"
+    assert spec.delay_variation == DelayVariation(10, [0.0, 7.5]) and spec.loses

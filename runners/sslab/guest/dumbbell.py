@@ -70,7 +70,8 @@ import subprocess
 import threading
 from dataclasses import asdict, dataclass, field
 
-from ..records import Plan
+from ..records import (BatchSlots, Bursts, CellRate, Delay, DelayVariation, Loss, Plan, Queue, Rate, Stage,
+                       UniformDelay)
 from . import ovs
 from .netns import NamespaceLauncher, end_batch, in_ns, parse_ping, run_batch, set_sysctls, sh, tcp_counters_of
 
@@ -106,130 +107,20 @@ COST_CELL_BYTES = 65535
 # A link as stages
 # --------------------------------------------------------------------------
 #
-# Each mechanism a packet meets, one class with the tc that makes it.
-#
-# Every line of the dumbbell (a device's egress) is netem: one netem holds a
-# delay, a line rate, bursts and a queue limit, and a packet meets them in
-# that order whatever the order of the arguments (netem fixes each packet's
-# time to send from its arrival, the delay, the previous packet's departure
-# and its own serialisation, then releases it in its slot).  A line's stages
-# are therefore joined into one netem (`netem`); what a host model adds after
-# its link (coalescing, the receive cost) are netems of their own, each a
-# child of the one before (`chain`), because a second serialisation must
-# follow the first, not run beside it.
-#
-#     stage                     netem's arguments             where (Dumbbell)
-#     Delay(25.0)               delay 25.000ms                every pair's line, both ways; the
-#                                                             bottleneck's with netem "one"
-#     UniformDelay(5.0)         delay 5us 5us                 a host's receive jitter
-#     Rate(50.0)                rate 50mbit                   the bottleneck; a host's access link
-#     CellRate(2e8, 65535)      rate 200000000bps 0 65535     a host's receive cost (a time per packet)
-#     Bursts(2.0, 4.0, 64)      slot 2ms 4ms packets 64       a last hop's aggregation, either way
-#     BatchSlots(20.0, 8)       slot 20us 20us packets 8      a host's interrupt coalescing
-#     Loss(1.0) / Loss(1, 25)   loss random 1% /              a last hop's random loss, either way
-#                               loss gemodel 1% 25%
-#     Queue(1000)               limit 1000                    every line: the bottleneck's buffer,
-#                                                             else far above anything in flight
+# Each mechanism a packet meets is one stage class with its netem words (sslab.records, "A link as
+# stages", with the table of them): the plan lists the last hop's (bursts, loss, a varying delay),
+# the rest are made here from the plan's numbers.  A line's stages are joined into one netem
+# (`netem`); a host model's stages after its link are netems of their own, each a child of the one
+# before (`chain`).
 #
 # The bottleneck on a varying link is HTB with a FIFO under it, not netem
 # (`HtbShaper`): its rate is replayed from a trace (sslab.guest.linkreplay),
 # and netem, which fixes each packet's departure when it is queued, would
 # apply a new rate only after the whole queue had drained at the old one.
 #
-# A new mechanism on a path is a class here with its arguments, and the line
-# of Dumbbell._configure that puts it there.  They live in this file, not a
-# module of their own: every module the guest opens before its first run costs
-# guest time under UML and moves every run's bytes (docs/testbed.md).
-
-
-class Stage:
-    """One mechanism of a netem line: its arguments, in netem's own words."""
-
-    def args(self) -> str:
-        raise NotImplementedError
-
-
-@dataclass(frozen=True)
-class Delay(Stage):
-    """A constant one-way delay (propagation), to the microsecond."""
-    ms: float
-
-    def args(self) -> str:
-        return f"delay {self.ms:.3f}ms"
-
-
-@dataclass(frozen=True)
-class UniformDelay(Stage):
-    """A delay uniform in [0, 2 x half_us): netem's jitter with no distribution is uniform in
-    [delay - jitter, delay + jitter), here with delay = jitter."""
-    half_us: float
-
-    def args(self) -> str:
-        return f"delay {self.half_us:g}us {self.half_us:g}us"
-
-
-@dataclass(frozen=True)
-class Rate(Stage):
-    """A line rate: each packet is serialised at it (its frame's bytes)."""
-    mbit: float
-
-    def args(self) -> str:
-        return f"rate {self.mbit:g}mbit"
-
-
-@dataclass(frozen=True)
-class CellRate(Stage):
-    """A rate at which every packet is one cell of @cell_bytes: the same time for each packet,
-    whatever its size (a host's receive cost)."""
-    bytes_per_s: int
-    cell_bytes: int
-
-    def args(self) -> str:
-        return f"rate {self.bytes_per_s}bps 0 {self.cell_bytes}"
-
-
-@dataclass(frozen=True)
-class Bursts(Stage):
-    """Frames leave together, one burst per slot, the slots uniform in [min_ms, max_ms] apart, at most
-    @packets a burst: a Wi-Fi or cellular hop's aggregation (sslab.scenario.links)."""
-    min_ms: float
-    max_ms: float
-    packets: int
-
-    def args(self) -> str:
-        return f"slot {self.min_ms:g}ms {self.max_ms:g}ms packets {self.packets}"
-
-
-@dataclass(frozen=True)
-class BatchSlots(Stage):
-    """A host's interrupt coalescing: packets handed on together every @period_us, at most @packets."""
-    period_us: float
-    packets: int
-
-    def args(self) -> str:
-        return f"slot {self.period_us:g}us {self.period_us:g}us packets {self.packets}"
-
-
-@dataclass(frozen=True)
-class Loss(Stage):
-    """Random loss, in percent: each packet alone with @p_percent, or (@r_percent given) netem's
-    two-state chain (gemodel): into its losing state with p, out with r, every packet lost in it."""
-    p_percent: float
-    r_percent: float | None = None
-
-    def args(self) -> str:
-        if self.r_percent is None:
-            return f"loss random {self.p_percent:g}%"
-        return f"loss gemodel {self.p_percent:g}% {self.r_percent:g}%"
-
-
-@dataclass(frozen=True)
-class Queue(Stage):
-    """The line's queue limit, in packets (netem counts the packets in its delay too)."""
-    packets: int
-
-    def args(self) -> str:
-        return f"limit {self.packets}"
+# Where each stage goes is Dumbbell._configure's (the lines towards each client and server, each
+# client's own interface); random loss only once the fidelity checks are done (add_loss); a varying
+# delay's extra by its replay during each run (linkreplay.DelayReplay).
 
 
 def netem(*stages: Stage | None) -> str:
@@ -272,7 +163,7 @@ DELAY_QUEUE = Queue(DELAY_LIMIT_PKTS)
 
 def host_stages(host: dict | None) -> list[str]:
     """The netems that model a receiving host (its plan's host dict) after its link, in the order
-    packets meet them: coalescing, then the receive cost with its jitter (sslab.guest.stages)."""
+    packets meet them: coalescing, then the receive cost with its jitter (sslab.scenario.hosts)."""
     if not host:
         return []
     lines = []
@@ -286,24 +177,9 @@ def host_stages(host: dict | None) -> list[str]:
     return lines
 
 
-def _bursts(slot: dict | None) -> Bursts | None:
-    """A link model's bursts (the plan's slot, plain numbers) as a stage; None for none."""
-    return None if not slot else Bursts(slot["min_ms"], slot["max_ms"], slot["packets"])
-
-
-def _loss(loss: dict | None) -> Loss | None:
-    """A link model's random loss (the plan's, plain numbers) as a stage; None for none."""
-    return None if not loss else Loss(loss["p_percent"], loss["r_percent"])
-
-
 def _nic(host: dict) -> Rate | None:
     """A host's access link, as a line rate; None for an ideal host."""
     return Rate(host["nic_mbit"]) if host.get("nic_mbit") else None
-
-
-def _plain(slot) -> dict | None:
-    """A typed slot (sslab.records.Slot) as the plain numbers the qdiscs are written from."""
-    return None if slot is None else asdict(slot)
 
 
 @dataclass(frozen=True)
@@ -328,18 +204,10 @@ class DumbbellSpec:
     delay_offset_ms: float = 0.0
     #: Every link's MTU (the IP packet size; TCP's MSS follows it).
     mtu: int = 1500
-    #: The link model's bursts (sslab.scenario.links): {"min_ms", "max_ms", "packets"} or None,
-    #: for data (on each client's delay line) and ACKs (on each client's own interface).
-    slot_down: dict | None = None
-    slot_up: dict | None = None
-    #: The link model's random loss: {"p_percent", "r_percent"} or None, for data (on each client's
-    #: delay line) and ACKs (on each client's own interface).
-    loss_down: dict | None = None
-    loss_up: dict | None = None
-    #: The link model's delay variation: the extra one-way delay towards the clients at each bin of one
-    #: period (ms), replayed onto the clients' lines during each run (sslab.guest.linkreplay.DelayReplay).
-    delay_extra_ms: list[float] | None = None
-    delay_bin_ms: int = 10
+    #: The last hop's stages (the plan's link: Bursts, Loss, DelayVariation), towards each client (on its
+    #: line: data) and from it (on its own interface: ACKs), in the order a packet meets them.
+    down: list[Stage] = field(default_factory=list)
+    up: list[Stage] = field(default_factory=list)
     #: The host model per pair (the plan's hosts.pairs): {"server": {...}, "client": {...}}.
     hosts: list[dict] = field(default_factory=list)
     #: Each side's hosts: "veth", a link each to the router; "ovs", one Open vSwitch switch.
@@ -375,12 +243,18 @@ class DumbbellSpec:
                    pairs=[PairSpec(rtt_ms=p.rtt_ms) for p in plan.pairs],
                    servers_net=plan.addresses.servers, clients_net=plan.addresses.clients,
                    core_net=plan.addresses.core, mtu=plan.topology.mtu, shaper=link.shaper,
-                   slot_down=_plain(link.aggregation.down), slot_up=_plain(link.aggregation.up),
-                   loss_down=_plain(link.loss.down), loss_up=_plain(link.loss.up),
-                   delay_extra_ms=link.delay_variation.extra_ms if link.delay_variation else None,
-                   delay_bin_ms=link.delay_variation.bin_ms if link.delay_variation else 10,
-                   hosts=[asdict(pair) for pair in plan.hosts.pairs], lans=plan.topology.lans,
+                   down=list(link.down), up=list(link.up), hosts=[asdict(pair) for pair in plan.hosts.pairs], lans=plan.topology.lans,
                    netem=plan.bottleneck.netem, sender_qdisc=plan.topology.sender_qdisc)
+
+    @property
+    def delay_variation(self) -> DelayVariation | None:
+        """The varying delay towards the clients, or None."""
+        return next((st for st in self.down if isinstance(st, DelayVariation)), None)
+
+    @property
+    def loses(self) -> bool:
+        """Whether the last hop loses packets either way."""
+        return any(isinstance(st, Loss) for st in (*self.down, *self.up))
 
     def host(self, pair: int, kind: str) -> dict:
         """Pair @pair's (1-based) server or client in the host model ({}: ideal)."""
@@ -581,41 +455,46 @@ class Dumbbell:
             if ns_tc[ns]:
                 run_batch("tc", ns, ns_tc[ns])
 
+    def _hop(self, direction: str) -> list[Stage]:
+        """The last hop's stages @direction ("down", "up") that are netem words now: bursts always,
+        loss once add_loss has put it on; a varying delay is replayed, not a word."""
+        stages = self.spec.down if direction == "down" else self.spec.up
+        return [st for st in stages if isinstance(st, Bursts) or (isinstance(st, Loss) and self.with_loss)]
+
     def _delay_line(self, i: int, kind: str, extra_ms: float = 0.0) -> str:
         """The netem towards pair @i's server or client: half the pair's RTT (towards a client, with
-        @extra_ms of a varying delay), the host's link rate, and (towards a client) the hop's bursts
-        and random loss."""
-        bursts = _bursts(self.spec.slot_down) if kind == "client" else None
-        lost = _loss(self.spec.loss_down) if kind == "client" and self.with_loss else None
+        @extra_ms of a varying delay), the host's link rate, and (towards a client) the last hop's
+        stages."""
         rate = _nic(self.spec.host(i, kind))
         delay = self.one_way_delay(i, kind)
-        if kind == "client" and self.spec.delay_extra_ms:
+        if kind == "client" and self.spec.delay_variation:
             # netem keeps a line's packets in order only when it has a rate (each packet is then due
             # after the one before it); a delay that falls would otherwise let later packets overtake.
             rate, delay = rate or Rate(FIFO_RATE_MBIT), Delay(delay.ms + extra_ms)
-        return netem(delay, DELAY_QUEUE, rate, bursts, lost)
+        return netem(delay, DELAY_QUEUE, rate, *(self._hop("down") if kind == "client" else []))
 
     def _uplink(self, i: int) -> str | None:
-        """The netem on pair @i's client's own interface (its ACKs): its link's rate, the hop's bursts and
-        (add_loss) its random loss; None when it has none of them."""
-        nic, up = _nic(self.spec.host(i, "client")), _bursts(self.spec.slot_up)
-        lost = _loss(self.spec.loss_up) if self.with_loss else None
-        return netem(DELAY_QUEUE, nic, up, lost) if nic or up or lost else None
+        """The netem on pair @i's client's own interface (its ACKs): its link's rate and the last hop's
+        stages from it; None when it has none of them."""
+        nic, hop = _nic(self.spec.host(i, "client")), self._hop("up")
+        return netem(DELAY_QUEUE, nic, *hop) if nic or hop else None
 
     def add_loss(self) -> bool:
-        """Put the link model's random loss on the clients' lines (data) and interfaces (ACKs), after
+        """Put the last hop's random loss on the clients' lines (data) and interfaces (ACKs), after
         the fidelity checks; False (nothing run) when the link loses nothing."""
-        if not (self.spec.loss_down or self.spec.loss_up):
+        if not self.spec.loses:
             return False
         self.with_loss = True
         per_ns: dict[str | None, list[str]] = {}
+        down_loses = any(isinstance(st, Loss) for st in self.spec.down)
+        up_loses = any(isinstance(st, Loss) for st in self.spec.up)
         for i in range(1, len(self.spec.pairs) + 1):
-            if self.spec.loss_down:
+            if down_loses:
                 ns, dev = self.toward_client(i)
                 # The root only: the host model's stages below it stay.
                 line = self._delay_line(i, "client")
                 per_ns.setdefault(ns, []).append(f"qdisc change dev {dev} root handle 1: {line}")
-            if self.spec.loss_up:
+            if up_loses:
                 per_ns.setdefault(self.clients[i - 1], []).append(
                     f"qdisc replace dev {self.host_dev} root {self._uplink(i)}")
         for ns, lines in per_ns.items():

@@ -201,13 +201,13 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     pcap = Pcap(db, out_dir / f"{tag}.pcap", capture.snaplen, capture.immediate) if capture.pcap else None
     client_pcap = Pcap(db, out_dir / f"{tag}.client.pcap", capture.snaplen, capture.immediate,
                        where=(db.clients[flows[0]["pair"] - 1], db.host_dev)) \
-        if capture.pcap and link is not None and (link.aggregation.down or link.loss.down or link.delay_variation) \
-        else None
+        if capture.pcap and link is not None and link.down else None
     replay = TraceReplay(db.r1, db.bottleneck_dev, link.trace, trace_offset_s, 0.0,
                          db.spec.burst_bytes) if link is not None and link.trace else None
     if replay:
         replay.prime()
-    delays = DelayReplay(db, db.spec.delay_extra_ms, db.spec.delay_bin_ms, 0.0) if db.spec.delay_extra_ms else None
+    variation = db.spec.delay_variation
+    delays = DelayReplay(db, variation.extra_ms, variation.bin_ms, 0.0) if variation else None
     delayed = None
     if capture.traces:
         tracer.start(SERVER_PORT, last_port=SERVER_PORT + MAX_FLOWS - 1)

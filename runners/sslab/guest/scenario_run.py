@@ -42,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-from ..records import VIRTUAL_CLOCKS, Capture, read_plan, read_record, runs_index, stamped
+from ..records import VIRTUAL_CLOCKS, Bursts, Capture, read_plan, read_record, runs_index, stamped
 from .clab import ContainerlabDumbbell
 from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
 from .flows import MAX_FLOWS, SERVER_PORT, run_case
@@ -92,8 +92,8 @@ def host_rtt_ms(db: Dumbbell, pair: int) -> float:
 def slot_wait_ms(db: Dumbbell) -> tuple[float, float]:
     """(least, most) an idle round trip waits for the link model's slots: an idle packet's
     slot opens a uniform [min, max] after it is due, in each direction that has slots."""
-    slots = [s for s in (db.spec.slot_down, db.spec.slot_up) if s]
-    return sum(s["min_ms"] for s in slots), sum(s["max_ms"] for s in slots)
+    slots = [st for st in (*db.spec.down, *db.spec.up) if isinstance(st, Bursts)]
+    return sum(st.min_ms for st in slots), sum(st.max_ms for st in slots)
 
 
 #: A host's link rate puts a netem on the host's own interface, which a packet passes in the

@@ -239,20 +239,26 @@ def trace_offset(s: Scenario, rep: int) -> float:
 
 
 def link_plan(s: Scenario) -> dict:
-    """The bottleneck's link model for the guest: kind, shaper, the trace's bins, the bursts."""
+    """The bottleneck's link model for the guest: kind, shaper, the trace's bins, and the last hop's
+    stages each way (sslab.records, "A link as stages"), in the order a packet meets them: towards
+    the clients its bursts, its loss and its varying delay; from them (the ACKs) its bursts and loss."""
     link = s.bottleneck.link
     trace = s.bottleneck.rate_trace()
 
-    def slot(x):
-        return None if x is None else {"min_ms": round(x.min * 1e3, 6), "max_ms": round(x.max * 1e3, 6),
-                                       "packets": x.packets}
+    def bursts(x):
+        return [] if x is None else [{"stage": "bursts", "min_ms": round(x.min * 1e3, 6),
+                                      "max_ms": round(x.max * 1e3, 6), "packets": x.packets}]
 
     def loss(x):
         # In percent, as netem takes it; a chain's p and r, or one rate (p alone, r None).
         if x is None:
-            return None
-        return {"p_percent": round((x.rate if x.rate is not None else x.p) * 100, 6),
-                "r_percent": None if x.r is None else round(x.r * 100, 6)}
+            return []
+        return [{"stage": "loss", "p_percent": round((x.rate if x.rate is not None else x.p) * 100, 6),
+                 "r_percent": None if x.r is None else round(x.r * 100, 6)}]
+
+    variation = [] if link.delay_variation is None else [{
+        "stage": "delay_variation", "bin_ms": round(link.delay_variation.bin * 1e3),
+        "extra_ms": link.delay_variation.extra_ms()}]
     return {
         "kind": link.kind, "preset": link.preset,
         # A varying rate needs HTB (see sslab.scenario.links); a constant one keeps netem's exact spacing.
@@ -261,11 +267,9 @@ def link_plan(s: Scenario) -> dict:
             "source": trace.source, "sha256": trace.sha256, "bin_ms": trace.bin_ms,
             "period_ms": trace.period_ms, "mean_mbit": round(trace.mean_mbit, 6),
             "rates_mbit": list(trace.rates_mbit)},
-        "aggregation": {"down": slot(link.aggregation.down), "up": slot(link.aggregation.up)},
-        "loss": {"down": loss(link.loss.down), "up": loss(link.loss.up)},
-        "delay_variation": None if link.delay_variation is None else {
-            "bin_ms": round(link.delay_variation.bin * 1e3), "extra_ms": link.delay_variation.extra_ms()},
         "rate_tolerance": link.rate_tolerance,
+        "down": bursts(link.aggregation.down) + loss(link.loss.down) + variation,
+        "up": bursts(link.aggregation.up) + loss(link.loss.up),
     }
 
 
