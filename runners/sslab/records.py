@@ -188,15 +188,19 @@ class Topology:
 #     Queue(1000)               limit 1000                    every line: the bottleneck's buffer,
 #                                                             else far above anything in flight
 #
-# A new mechanism on a last hop is a class here (with `stage`, its name in the plan, and its netem
-# words), its place in STAGES, the scenario's field that asks for it (sslab.scenario.model) and its
-# line of sslab.scenario.load.link_plan.  These classes live in this file, which the guest reads
+# A new mechanism on a last hop is a class here (with `stage`, its name in the plan, its netem words
+# and, if not "always", `when` it is on), its place in STAGES, the scenario's field that asks for it
+# (sslab.scenario.model) and its line of sslab.scenario.load.link_plan; the guest puts it on the
+# hop's line in the plan's order with no code of its own.  These classes live in this file, which the guest reads
 # anyway, not in a module of their own: every module the guest opens before its first run costs
 # guest time under UML and moves every run's bytes (docs/testbed.md).
 
 
 class Stage:
-    """One mechanism of a netem line: its arguments, in netem's own words."""
+    """One mechanism of a netem line: its arguments, in netem's own words.  A stage the plan lists
+    says when it is on its line (`when`): "always"; "after_checks", once the fidelity checks are
+    done (they measure the path without it); "replayed", changed over each run by a replay."""
+    when = "always"
 
     def args(self) -> str:
         raise NotImplementedError
@@ -271,6 +275,7 @@ class Loss(Stage):
     p_percent: float
     r_percent: float | None = None
     stage: str = "loss"
+    when = "after_checks"
 
     def args(self) -> str:
         if self.r_percent is None:
@@ -286,6 +291,7 @@ class DelayVariation(Stage):
     bin_ms: int
     extra_ms: list[float]
     stage: str = "delay_variation"
+    when = "replayed"
 
     def args(self) -> str:
         return ""

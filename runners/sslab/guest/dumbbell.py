@@ -70,7 +70,7 @@ import subprocess
 import threading
 from dataclasses import asdict, dataclass, field
 
-from ..records import (BatchSlots, Bursts, CellRate, Delay, DelayVariation, Loss, Plan, Queue, Rate, Stage,
+from ..records import (BatchSlots, CellRate, Delay, DelayVariation, Loss, Plan, Queue, Rate, Stage,
                        UniformDelay)
 from . import ovs
 from .netns import NamespaceLauncher, end_batch, in_ns, parse_ping, run_batch, set_sysctls, sh, tcp_counters_of
@@ -456,10 +456,11 @@ class Dumbbell:
                 run_batch("tc", ns, ns_tc[ns])
 
     def _hop(self, direction: str) -> list[Stage]:
-        """The last hop's stages @direction ("down", "up") that are netem words now: bursts always,
-        loss once add_loss has put it on; a varying delay is replayed, not a word."""
+        """The last hop's stages @direction ("down", "up") that are on its line now, in the plan's order:
+        those always on, those after the checks once add_loss has put them on; a replayed one (a
+        varying delay) is set by its replay, not here."""
         stages = self.spec.down if direction == "down" else self.spec.up
-        return [st for st in stages if isinstance(st, Bursts) or (isinstance(st, Loss) and self.with_loss)]
+        return [st for st in stages if st.when == "always" or (st.when == "after_checks" and self.with_loss)]
 
     def _delay_line(self, i: int, kind: str, extra_ms: float = 0.0) -> str:
         """The netem towards pair @i's server or client: half the pair's RTT (towards a client, with
@@ -480,21 +481,21 @@ class Dumbbell:
         return netem(DELAY_QUEUE, nic, *hop) if nic or hop else None
 
     def add_loss(self) -> bool:
-        """Put the last hop's random loss on the clients' lines (data) and interfaces (ACKs), after
-        the fidelity checks; False (nothing run) when the link loses nothing."""
-        if not self.spec.loses:
+        """Put the last hop's stages that wait for the fidelity checks (random loss) on the clients' lines
+        (data) and interfaces (ACKs); False (nothing run) when the hop has none."""
+        down = any(st.when == "after_checks" for st in self.spec.down)
+        up = any(st.when == "after_checks" for st in self.spec.up)
+        if not (down or up):
             return False
         self.with_loss = True
         per_ns: dict[str | None, list[str]] = {}
-        down_loses = any(isinstance(st, Loss) for st in self.spec.down)
-        up_loses = any(isinstance(st, Loss) for st in self.spec.up)
         for i in range(1, len(self.spec.pairs) + 1):
-            if down_loses:
+            if down:
                 ns, dev = self.toward_client(i)
                 # The root only: the host model's stages below it stay.
                 line = self._delay_line(i, "client")
                 per_ns.setdefault(ns, []).append(f"qdisc change dev {dev} root handle 1: {line}")
-            if up_loses:
+            if up:
                 per_ns.setdefault(self.clients[i - 1], []).append(
                     f"qdisc replace dev {self.host_dev} root {self._uplink(i)}")
         for ns, lines in per_ns.items():
