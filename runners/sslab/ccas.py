@@ -2,8 +2,9 @@
 
 A leaf module (standard library only), imported on the host and in the
 guest: the scenario model checks flow names and module parameters against
-it, the image build lists what the kernel under test offers with it, the
-guest checks the module and names each SUSS flow's version with it.
+it and the plan names each SUSS flow's version and each cubic_hs flow's
+HyStart with it, the image build lists what the kernel under test offers
+with it, the guest checks the module with it.
 
 Our names are read from the module's own registry, kernel/core/variants.h
 (one `SS_NAME(ident, "name", VARIANT, suss_version)` line each), so that a

@@ -412,16 +412,21 @@ class Fidelity:
 @dataclass(frozen=True)
 class Flow:
     pair: int
+    #: The name the kernel knows (a SUSS version asked for: the name that pins it).
     cc: str
     tool: str
     size: int | None
     duration: float | None
     start: float
     hint: str | None
+    #: The SUSS version the flow runs (a SUSS name: the one it pins, else its run's module parameter
+    #: suss_version), None for any other; run.json and the reports take it from here.
     suss_version: int | None
     start_offset_s: float
     #: Blitzstart's hint in bytes per second (written only for a hinted flow).
     hint_bytes_per_s: int | None = None
+    #: cubic_hs's HyStart, by its rounds ("Linux 5.19", "Linux 6.1.192"; written only for cubic_hs).
+    hystart: str | None = None
 
 
 def run_tag(index: int, case: str, rep: int) -> str:

@@ -325,11 +325,6 @@ def run_plan(db: Dumbbell, record: dict, plan, out: Path, defaults: dict[str, in
                        link=plan.bottleneck.link,
                        trace_offset_s=0.0 if run.trace_offset_s is None else run.trace_offset_s)
         res.update(run=written, started_unix=t, seconds=round(time.time() - t, 3), module_params=params)
-        for flow in res["flows"]:
-            if (version := suss_version(flow["cc"], params)) is not None:
-                flow["suss_version"] = version
-            if flow["cc"] == "cubic_hs" and "hs_round_fix" in params:
-                flow["hystart"] = HYSTART_ROUNDS[params["hs_round_fix"]]
         res["fidelity"] = {
             "base_rtt_ms": rtts,
             "base_rtt_ok": all(rtt_within(db, p, rtts[p], rules.rtt_tolerance_ms) for p in pairs),
@@ -341,25 +336,6 @@ def run_plan(db: Dumbbell, record: dict, plan, out: Path, defaults: dict[str, in
         print(f"{tag}: fct {f0['fct_s']:.3f} s, drops {res['bottleneck']['drops']}, "
               f"rtt {rtts}, ok {res['fidelity']['base_rtt_ok'] and res['fidelity']['rate_ok']}", flush=True)
         (out / "runs.json").write_text(json.dumps(runs_index(index), indent=1))
-
-
-#: SUSS names and the version each pins (None: the module parameter suss_version's); the host's
-#: sslab.ccas.SUSS_CCAS (read from kernel/core/variants.h), which a unit test holds this to.  Kept
-#: here rather than imported: reading the registry at a job's start costs the guest clock reads,
-#: which shift every run's virtual timeline (measured: the same seeds then gave other bytes).
-SUSS_CCAS = {"cubic_suss": None, "cubic_suss24": 2024, "cubic_suss25": 2025, "cubic_susspaper": 0}
-
-
-#: cubic_hs's HyStart by hs_round_fix: the host's sslab.ccas.HYSTART_ROUNDS (a unit test holds it).
-HYSTART_ROUNDS = {0: "Linux 5.19", 1: "Linux 6.1.192"}
-
-
-def suss_version(cc: str, params: dict[str, int]) -> int | None:
-    """The SUSS version a flow of @cc ran (its run's module parameters @params), or None."""
-    if cc not in SUSS_CCAS:
-        return None
-    pinned = SUSS_CCAS[cc]
-    return pinned if pinned is not None else params.get("suss_version")
 
 
 #: What our UML kernel learnt of the host's FP state at boot (images/uml/patches/0003-*).

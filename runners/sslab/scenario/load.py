@@ -10,9 +10,9 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from ..ccas import with_hystart_of_suss
+from ..ccas import HYSTART_ROUNDS, suss_version_of, with_hystart_of_suss
 from .axes import AxesError, combinations, labels_of, parse_axes
-from .model import Flow, Scenario, ScenarioError
+from .model import Case, Flow, Scenario, ScenarioError
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -291,17 +291,27 @@ def to_plan(s: Scenario) -> dict:
         "hosts": {"model": s.hosts.model, "describe": s.hosts.describe(),
                   "pairs": [{"server": s.host_params(i, "server").plan(), "client": s.host_params(i, "client").plan()}
                             for i in range(1, len(s.pairs) + 1)]},
-        "runs": [
-            {"index": i, "rep": rep, "case": case.name, "params": case.params,
-             **({"trace_offset_s": trace_offset(s, rep)} if link["trace"] else {}),
-             "module_params": with_hystart_of_suss({**s.module_params, **case.module_params}),
-             "flows": [{**f.model_dump(), "cc": f.cc_to_run, "start_offset_s": start_offset(s, i, k, f),
-                        **({"hint_bytes_per_s": round(f.hint_mbit(s.bottleneck.rate_mbit) * 1e6 / 8)}
-                           if f.hint is not None else {})}
-                       for k, f in enumerate(case.flows)]}
-            for i, (rep, case) in enumerate(order)
-        ],
+        "runs": [run_plan(s, i, rep, case, link["trace"] is not None) for i, (rep, case) in enumerate(order)],
     }
+
+
+def run_plan(s: Scenario, index: int, rep: int, case: Case, traced: bool) -> dict:
+    """Run @index of @s (repetition @rep of @case) for the plan, every quantity resolved: the module's
+    parameters as set for it, and each flow's congestion control by the name the kernel knows, its
+    start offset, its hint in bytes per second, the SUSS version it runs (SUSS flows) and the HyStart
+    it runs (cubic_hs), so that the guest and every report read them from the plan."""
+    module_params = with_hystart_of_suss({**s.module_params, **case.module_params})
+    flows = []
+    for k, f in enumerate(case.flows):
+        cc = f.cc_to_run
+        flows.append({**f.model_dump(), "cc": cc, "start_offset_s": start_offset(s, index, k, f),
+                      "suss_version": suss_version_of(cc, module_params),
+                      **({"hystart": HYSTART_ROUNDS[module_params["hs_round_fix"]]} if cc == "cubic_hs" else {}),
+                      **({"hint_bytes_per_s": round(f.hint_mbit(s.bottleneck.rate_mbit) * 1e6 / 8)}
+                         if f.hint is not None else {})})
+    return {"index": index, "rep": rep, "case": case.name, "params": case.params,
+            **({"trace_offset_s": trace_offset(s, rep)} if traced else {}),
+            "module_params": module_params, "flows": flows}
 
 
 def read_template_file(path: Path, section: str, model, error: type[Exception]) -> tuple[Any, Any]:
