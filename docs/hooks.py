@@ -2,6 +2,7 @@
 
 - formats.md: its marker is replaced by every file format's fields (sslab.cli.formats);
 - measurements.md: its marker by each experiment's measured wall time (its file's time_here);
+- starts.md: its marker by our module's parameters, from their declarations (sslab.cli.formats);
 - experiments/<name>.md: one page per experiment file (sslab.cli.docpages), listed under
   "Experiments" after the overview.
 """
@@ -11,12 +12,13 @@ from functools import cache
 from mkdocs.structure.files import File
 
 from sslab.cli.docpages import experiment_pages
-from sslab.cli.formats import formats_markdown
+from sslab.cli.formats import formats_markdown, module_params_markdown
 from sslab.experiment.spec import experiment_times_table
 
 #: Markers in a page and what replaces them when the site is built.
 GENERATED = {"formats.md": ("<!-- formats: generated at build time -->", formats_markdown),
-             "measurements.md": ("<!-- experiment times: generated at build time -->", experiment_times_table)}
+             "measurements.md": ("<!-- experiment times: generated at build time -->", experiment_times_table),
+             "starts.md": ("<!-- module parameters: generated at build time -->", module_params_markdown)}
 
 
 @cache

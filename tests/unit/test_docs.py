@@ -33,6 +33,9 @@ def test_the_site_builds_strictly_with_every_page_in_nav(tmp_path):
     # The formats page holds the generated tables, not the marker.
     formats = (built / "formats" / "index.html").read_text()
     assert "ExperimentSpec" in formats and "generated at build time" not in formats
+    # The starts page lists our module's parameters from their declarations, with the defaults.
+    starts = (built / "starts" / "index.html").read_text()
+    assert "<code>rapid_k36</code></td>\n<td>22</td>" in starts and "generated at build time" not in starts
 
 
 def test_a_broken_link_fails_the_build(tmp_path):

@@ -126,3 +126,14 @@ def formats_markdown() -> str:
             out += [f"### `{model.__name__}`", "", *([doc, ""] if doc else []), table, ""]
             queue += [m for m in nested if m not in done]
     return "\n".join(out)
+
+
+def module_params_markdown() -> str:
+    """Our module's parameters as a table (docs/starts.md): each one's name, default, description and
+    the file that declares it (sslab.ccas.module_param_declarations, read from the C sources)."""
+    from ..ccas import module_param_declarations
+    rows = ["| parameter | default | what it is | declared in |", "|---|---|---|---|"]
+    for p in module_param_declarations():
+        what = p.description.replace("|", "\\|")
+        rows.append(f"| `{p.name}` | {p.default} | {what} | `kernel/{p.source}` |")
+    return "\n".join(rows) + "\n"
