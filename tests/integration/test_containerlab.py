@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sslab.experiment.plan import plan_for
-from sslab.experiment.run import with_backend
+from sslab.experiment.run import as_run
 from sslab.paths import REPO_ROOT
 from sslab.records import read_runs_index
 from sslab.scenario import parse_scenario
@@ -72,13 +72,13 @@ def test_switched_lans_deploy_as_ovs_bridges(image, tmp_path):
 
 
 def test_an_interrupted_run_leaves_nothing_behind(image, tmp_path):
-    s = with_backend(parse_scenario({
+    s = parse_scenario(as_run({
         "name": "clab-interrupt", "topology": {"kind": "dumbbell", "pairs": 2},
         "bottleneck": {"rate": "50mbit", "buffer": {"packets": 200}},
         "pairs": [{"rtt": "50ms"}, {"rtt": "50ms"}],
         "cases": [{"name": "long", "flows": [{"pair": 1, "cc": "cubic", "duration": "60s"},
-                                             {"pair": 2, "cc": "cubic_suss", "duration": "60s"}]}]}),
-        "containerlab")
+                                             {"pair": 2, "cc": "cubic_suss", "duration": "60s"}]}]},
+        backend="containerlab"))
     plan = plan_for(s, "uml", "uml/inf-cpu")
     binary, _ = containerlab_for_job()
     res = UMLTestbed(image).run(JobSpec(argv=["python3", "-m", "sslab.guest.clab", "interrupt-check", "3"],

@@ -11,6 +11,7 @@ package's (sslab.analysis.startup), which can rebuild it from the archive.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -22,7 +23,8 @@ from pathlib import Path
 from ..records import format_of, read_record, run_tag, stamped
 from .. import paths
 from ..analysis.startup import write_report
-from ..scenario import Scenario, load_scenario, scenario_from_dump
+from ..scenario import Scenario, parse_scenario
+from ..scenario.load import scenario_file_data
 from ..scenario.knobs import apply as apply_knobs
 from ..substrate.hostfacts import host_facts
 from ..substrate.kinds import kind_of
@@ -52,29 +54,22 @@ def code_version() -> dict:
     return {"commit": commit or "unknown", "dirty": bool(git("status", "--porcelain"))}
 
 
-def with_backend(s: Scenario, backend: str | None) -> Scenario:
-    """@s built by @backend (mininet, netns, containerlab) instead of the one it names."""
-    if backend is None:
-        return s
-    dump = s.model_dump(by_alias=True)
-    return scenario_from_dump({**dump, "topology": {**dump["topology"], "backend": backend}})
-
-
-def with_knobs(s: Scenario, values: dict | None) -> Scenario:
-    """@s with the knobs a command line set over the file (sslab.scenario.knobs: `SUSS_VERSION=2025`,
-    `HOSTS=1gbe`, `LANS=ovs`); the model checks them."""
-    if not values:
-        return s
-    return scenario_from_dump(apply_knobs(s.model_dump(by_alias=True), values))
+def as_run(data: dict, reps: int | None = None, backend: str | None = None, knobs: dict | None = None) -> dict:
+    """A scenario's plain data (@data, its `extends:` followed) as a command line runs it: the knobs
+    it set over the file (sslab.scenario.knobs: `SUSS_VERSION=2025`, `HOSTS=1gbe`, `LANS=ovs`), another
+    topology backend, other repetitions; set on the data, before the model checks it once."""
+    data = apply_knobs(copy.deepcopy(data), knobs) if knobs else copy.deepcopy(data)
+    if backend is not None:
+        data["topology"] = {**(data.get("topology") or {}), "backend": backend}
+    if reps is not None:
+        data["repetitions"] = reps
+    return data
 
 
 def scenario_as_run(scenario_path: Path, reps: int | None = None, backend: str | None = None,
                     knobs: dict | None = None) -> Scenario:
-    """The scenario in @scenario_path as a command line runs it: its backend, knobs and repetitions."""
-    s = with_knobs(with_backend(load_scenario(scenario_path), backend), knobs)
-    if reps is not None:
-        s = scenario_from_dump({**s.model_dump(by_alias=True), "repetitions": reps})
-    return s
+    """The scenario in @scenario_path as a command line runs it (as_run), validated once."""
+    return parse_scenario(as_run(scenario_file_data(scenario_path), reps, backend, knobs), str(scenario_path))
 
 
 def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None,
