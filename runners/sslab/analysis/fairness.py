@@ -8,6 +8,7 @@ import statistics
 from pathlib import Path
 
 from ..plan_record import MatrixPlan
+from .matrix_kind import MatrixReport, Tables
 from .fidelity import run_passes
 from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
 from .pcap import analyse_pcap_ports
@@ -218,3 +219,21 @@ def plot_jain(series_by_setting: dict, order: list[tuple], dest: Path, labels: d
     fig.savefig(out, dpi=110, metadata={"Software": None})
     plt.close(fig)
     return out
+
+
+class FairnessReport(MatrixReport):
+    """E6's matrix report (`report: fairness`): Jain's index of goodput over time, SUSS off and on, and how
+    long it takes to return to JAIN_FAIR after the fifth flow joins."""
+
+    def tables(self, matrix_dir: Path, plan: MatrixPlan, dest: Path) -> Tables:
+        table, extra = fairness(matrix_dir, plan, dest)
+        intro = (f"Jain's index F over {JAIN_WINDOW_S:g} s windows of goodput (the bytes each client received, "
+                 f"from its own byte counts) among "
+                 f"the flows receiving throughout the window. Time to F ≥ {JAIN_FAIR}: from the fifth flow's "
+                 f"start to the end of the first of {JAIN_HOLD_WINDOWS} consecutive windows with F ≥ {JAIN_FAIR}. "
+                 f"Mean ±95% CI half-width over repetitions. The fifth flow: off = {plan.compare['off']}, "
+                 f"on = {plan.compare['on']}.")
+        return Tables(table, extra, intro)
+
+
+FAIRNESS = FairnessReport("fairness", "Fig. 2", -1, ("the new flow", "the running flows"))

@@ -17,25 +17,27 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 from pathlib import Path
 
 from ..records import stamped
 from .. import paths
-from ..ccas import SUSS_VERSIONS
 from ..plan_record import MatrixPlan, PlannedCell
 from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
 from .claims import report_claims_md
 from .html import index_for, write_html
 from .plots import plot_flows_over_time
 from .conditions import conditions_of
-from .stats import cis_overlap, fmt_mean_ci
-from .fairness import JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
-from .table1 import compared_name, table1, table1_cell
-from .calibration import calibration, candidate_axes
+from .fairness import FAIRNESS, JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
+from .matrix_kind import MatrixReport
+from .table1 import table1, table1_cell
+from .table1_report import TABLE1
 
-__all__ = ["ArchiveError", "JAIN_FAIR", "JAIN_HOLD_WINDOWS", "JAIN_WINDOW_S", "fairness", "jain", "jain_series",
-           "recovery", "table1", "table1_cell", "write_matrix_report"]
+__all__ = ["ArchiveError", "JAIN_FAIR", "JAIN_HOLD_WINDOWS", "JAIN_WINDOW_S", "MATRIX_REPORTS", "fairness", "jain",
+           "jain_series", "recovery", "table1", "table1_cell", "write_matrix_report"]
+
+#: The matrix reports by name (a matrix file's `report:`): a new one is a MatrixReport (sslab.analysis.matrix_kind)
+#: in a module of its own and a line here.
+MATRIX_REPORTS: dict[str, MatrixReport] = {r.name: r for r in (TABLE1, FAIRNESS)}
 
 
 def write_matrix_report(matrix_dir: Path) -> Path:
@@ -54,42 +56,9 @@ def write_matrix_report(matrix_dir: Path) -> Path:
 
 def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, dest: Path) -> None:
     """write_matrix_report's tables, plots and page, into @dest."""
-    calibrated: list[str] = []
-    if plan.report == "table1" and candidate_axes(plan):
-        # A calibration matrix: each candidate's distance, then one candidate's Table 1 (the chosen one,
-        # or the nearest so far): never the candidates' cells pooled.
-        calibrated, shown, fits = calibration(matrix_dir, plan)
-        report_plan = shown or plan
-    else:
-        report_plan, fits = plan, None
-    if plan.report == "table1":
-        table, extra = table1(matrix_dir, report_plan)
-        if fits is not None:
-            extra["calibration"] = fits
-        on = plan.compare["on"]
-        if compared_name(plan) == "SUSS":
-            versions = "; ".join(SUSS_VERSIONS[v] for v in extra["suss_versions"]) or \
-                "not recorded: cells from before SUSS versions, which ran ours from the paper's text"
-            sides = f"SUSS off = cubic_hs (CUBIC's default HyStart), on = {on}, which ran {versions}"
-        else:
-            sides = (f"off = cubic_hs (CUBIC's default HyStart), on = {on} in SUSS's place (docs/starts.md says "
-                     f"which draft it follows)")
-        timing = {"client": "FCT from the client (connect() to last byte)",
-                  "server": "FCT from the server's per-ACK trace (its first segment to the last ACK that "
-                            "advanced snd_una)"}[report_plan.fct_timing]
-        intro = (f"Mean ±95% CI half-width (Student t) over repetitions; {sides}; {timing}. Improvement = 1 − "
-                 "mean small FCT on / off. *Small flows faster*: the paired difference off − on, with its CI. "
-                 "*Large flow within its CI*: the on mean inside the off 95% CI. *Paper values reproduced*: of the "
-                 "paper's five values of a setting, how many ours reproduce in magnitude (the rule is the report's "
-                 "first line; every value is in the last table).")
-    else:
-        table, extra = fairness(matrix_dir, plan, dest)
-        intro = (f"Jain's index F over {JAIN_WINDOW_S:g} s windows of goodput (the bytes each client received, "
-                 f"from its own byte counts) among "
-                 f"the flows receiving throughout the window. Time to F ≥ {JAIN_FAIR}: from the fifth flow's "
-                 f"start to the end of the first of {JAIN_HOLD_WINDOWS} consecutive windows with F ≥ {JAIN_FAIR}. "
-                 f"Mean ±95% CI half-width over repetitions. The fifth flow: off = {plan.compare['off']}, "
-                 f"on = {plan.compare['on']}.")
+    kind = MATRIX_REPORTS[plan.report]
+    tables = kind.tables(matrix_dir, plan, dest)
+    table, extra, intro = tables.table, tables.extra, tables.intro
     cells = current_cells(matrix_dir, plan)
     done = len(cells)
     lines = [f"# {plan.title}", "", *extra.get("verdict", []), *([""] if extra.get("verdict") else []),
@@ -104,17 +73,16 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
         lines += ["", "What the paper's own numbers allow of them (lower bounds on each FCT from the transfer "
                   "at the bottleneck rate and slow start's round trips; docs/experiments.md, E7):", "",
                   *extra["bounds"]]
-    lines += ["", *calibrated, intro, "", table, ""]
+    lines += ["", *tables.before, intro, "", table, ""]
     if extra.get("notes"):
         lines += extra["notes"] + [""]
     if extra.get("plot"):
         lines += [f"![Jain's index]({extra['plot']})", ""]
     lines += flows_over_time(plan, cells, dest)
-    if plan.report == "table1":
-        lines += suss_versions_side_by_side(matrix_dir, extra)
+    lines += kind.after_plots(matrix_dir, extra)
     if extra.get("comparisons_md"):
         lines += ["## Every paper value beside ours", "", extra["comparisons_md"], ""]
-    if not calibrated:  # a calibration's candidates pooled are no evidence for a claim
+    if tables.claims:  # a calibration's candidates pooled are no evidence for a claim
         lines += [report_claims_md(paths.RESULTS_DIR, matrix_dir), ""]
     if extra.get("overhead_md"):
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
@@ -125,17 +93,12 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
                                                   default=str))
 
 
-#: What the flows-over-time plots stand for in each report: the paper's figure, which flow is drawn
-#: thick (its index in a run's flows) and what the two kinds of flow are called.
-FLOW_PLOTS = {"table1": ("Fig. 16", 0, ("the large flow", "the small flows")),
-              "fairness": ("Fig. 2", -1, ("the new flow", "the running flows"))}
-
-
 def flows_over_time(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]], dest: Path) -> list[str]:
     """Every flow's goodput against time, off above on, for the first finished repetition of each
     setting (flows-<values>.png in @dest): the paper's Fig. 16 for Table 1, its Fig. 2 for E6; the
     report's lines that show them."""
-    figure, highlight, names = FLOW_PLOTS[plan.report]
+    kind = MATRIX_REPORTS[plan.report]
+    figure, highlight, names = kind.figure, kind.highlight, kind.flow_names
     lines, seen = [], set()
     for cell, cell_dir in cells:
         axes = list(plan.axes or cell.setting)
@@ -154,65 +117,6 @@ def flows_over_time(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]], des
     return [f"## The flows over time (the paper's {figure})", "",
             f"Each flow's goodput in 0.5 s bins from its client's received bytes, off above on, "
             f"in the first finished repetition of each setting; {names[0]} drawn thick.", "", *lines, ""]
-
-
-_SUSS_SUFFIX = re.compile(r"_suss-(\d+)")
-
-
-def _average_improvement(rows: list[dict]) -> float | None:
-    """The paper's average: 1 - mean of the on means / mean of the off means, over its grid."""
-    rs = [r for r in rows if r["on_paper_grid"]]
-    if not rs:
-        return None
-    return (1 - statistics.fmean(r["on_small"]["mean"] for r in rs)
-            / statistics.fmean(r["off_small"]["mean"] for r in rs)) * 100
-
-
-def suss_versions_side_by_side(matrix_dir: Path, extra: dict) -> list[str]:
-    """Table 1's small-flow improvement per setting for every SUSS version run on this selection
-    (the sibling directories that differ only by `_suss-N`), beside the paper's: the paper's numbers
-    came from one version, and a later fix may move them.  Empty when one version was run."""
-    base = _SUSS_SUFFIX.sub("", matrix_dir.name)
-    runs: list[tuple[str, dict]] = []
-    for sib in sorted(matrix_dir.parent.iterdir()):
-        if not sib.is_dir() or _SUSS_SUFFIX.sub("", sib.name) != base or not (sib / "plans").is_dir():
-            continue
-        if sib == matrix_dir:
-            sib_extra = extra
-        else:
-            try:
-                _, sib_plan = latest_plan(sib)
-                _, sib_extra = table1(sib, sib_plan)
-            except (ArchiveError, KeyError, ValueError):
-                continue
-        if not sib_extra["rows"]:
-            continue
-        versions = sib_extra["suss_versions"]
-        name = " + ".join(SUSS_VERSIONS[v].split(" (")[0] for v in versions) if versions else \
-            "ours (not recorded)"
-        runs.append((f"{name} ({sib.name})", sib_extra))
-    if len(runs) < 2:
-        return []
-    keys = list(dict.fromkeys((r["large_cc"], r["buffer"], r["large_rtt"]) for _, e in runs for r in e["rows"]))
-    by = [{(r["large_cc"], r["buffer"], r["large_rtt"]): r for r in e["rows"]} for _, e in runs]
-    paper = {k: r["paper"] for b in by for k, r in b.items() if r.get("paper")}
-    out = ["## SUSS versions side by side", "",
-           "Small-flow improvement (1 − mean small FCT on / off) per setting, for each SUSS version run on this "
-           "selection (directory in brackets), beside the paper's; n = repetitions.", "",
-           "| large CCA | buffer | minRTT | paper | " + " | ".join(name for name, _ in runs) + " |",
-           "|---|---|---|---|" + "---|" * len(runs)]
-    for key in keys:
-        cells = [f"{b[key]['improvement_pct']:.0f}% (n={b[key]['n']})" if key in b else "–" for b in by]
-        p = paper.get(key)
-        paper_text = f"{p['improvement_pct']:.0f}%" if p else "–"
-        out.append(f"| {' | '.join(key)} | {paper_text} | " + " | ".join(cells) + " |")
-    ccas = list(dict.fromkeys(k[0] for k in keys))
-    for cca in ccas:
-        avgs = [_average_improvement([r for r in e["rows"] if r["large_cc"] == cca]) for _, e in runs]
-        p = extra.get("paper_averages", {}).get(cca)
-        out.append(f"| {cca} | average | paper's grid | {f'{p:.0f}%' if p is not None else '–'} | "
-                   + " | ".join(f"{a:.0f}%" if a is not None else "–" for a in avgs) + " |")
-    return out + [""]
 
 
 def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
@@ -234,45 +138,12 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
         cells = current_cells(d, plan)
         every_cell += [c for _, c in cells]
         ran = conditions_of([c for _, c in cells]) if cells else "nothing run yet"
-        extra = table1(d, plan)[1] if plan.report == "table1" else {}
+        extra = MATRIX_REPORTS[plan.report].kernel_extra(d, plan)
         per_kernel.append((name, d, plan, ran, extra))
     lines.append("")
-    if per_kernel and all(p.report == "table1" for _, _, p, _, _ in per_kernel):
-        lines += ["Mean ±95% CI over repetitions (n) of each setting; FCT in seconds, large / mean small "
-                  "flow; improvement = 1 − mean small FCT on / off; drops = the bottleneck's, per run.  "
-                  f"\"CIs overlap {per_kernel[0][0]}\": whether each of the four FCTs' 95% CIs shares a point "
-                  "with the first kernel's (large off, small off, large on, small on; – with n < 2).", "",
-                  "| large CCA | buffer | minRTT | kernel | n | off: large / small | on: large / small | "
-                  f"small-flow improvement | drops off / on | CIs overlap {per_kernel[0][0]} |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
-        keys = list(dict.fromkeys((r["large_cc"], r["buffer"], r["large_rtt"])
-                                  for _, _, _, _, e in per_kernel for r in e["rows"]))
-        fcts = ("off_large", "off_small", "on_large", "on_small")
-        agree: dict[str, list[int]] = {}
-        for key in keys:
-            first = None
-            for name, _, _, _, extra in per_kernel:
-                r = next((r for r in extra["rows"] if (r["large_cc"], r["buffer"], r["large_rtt"]) == key), None)
-                if r is None:
-                    lines.append(f"| {' | '.join(key)} | {name} | 0 | not run | | | | |")
-                    continue
-                first = first or r
-                overlap = "(the first)" if r is first else " ".join(
-                    {True: "yes", False: "NO", None: "–"}[cis_overlap(first[f], r[f])] for f in fcts)
-                if r is not first:
-                    tally = agree.setdefault(name, [0, 0])
-                    small = [cis_overlap(first[f], r[f]) for f in ("off_small", "on_small")]
-                    if None not in small:  # n >= 2 on both sides
-                        tally[0] += all(small)
-                        tally[1] += 1
-                lines.append(f"| {' | '.join(key)} | {name} | {r['n']} | {fmt_mean_ci(r['off_large'], 1)} / "
-                             f"{fmt_mean_ci(r['off_small'], 2)} | {fmt_mean_ci(r['on_large'], 1)} / "
-                             f"{fmt_mean_ci(r['on_small'], 2)} | {r['improvement_pct']:.0f}% | "
-                             f"{r['drops_off']:.0f} / {r['drops_on']:.0f} | {overlap} |")
-        lines.append("")
-        lines += [f"- {name}: the small flows' FCT CIs (SUSS off and on) overlap {per_kernel[0][0]}'s in {a} of "
-                  f"{n} settings with n ≥ 2 on both" for name, (a, n) in agree.items()]
-        lines.append("")
+    kinds = {p.report for _, _, p, _, _ in per_kernel}
+    if len(kinds) == 1:
+        lines += MATRIX_REPORTS[kinds.pop()].kernels_table(per_kernel)
     for name, d, plan, ran, _ in per_kernel:
         lines += [f"## {name}", "", f"Ran under: {ran}.", ""]
         try:

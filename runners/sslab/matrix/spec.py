@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Collection, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import paths
 from ..scenario import KNOWN_CCAS, Scenario, overrides, parse_scenario, substitute
@@ -44,7 +44,8 @@ class MatrixSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     title: str
-    report: Literal["table1", "fairness"]
+    #: Its report, one of sslab.analysis.matrix_report.MATRIX_REPORTS.
+    report: str
     iterations: int = Field(ge=1, le=1000)
     #: How many the paper ran, when it says (printed beside ours).
     paper_iterations: int | None = None
@@ -65,6 +66,14 @@ class MatrixSpec(BaseModel):
     #: Every this many cells in plan order (the first included) have their captures read by tshark
     #: as well as by our parser (sslab.analysis.capturecheck): 1, all of them.
     capture_check_every: int = Field(default=1, ge=1)
+
+    @field_validator("report")
+    @classmethod
+    def _known_report(cls, v: str) -> str:
+        from ..analysis.matrix_report import MATRIX_REPORTS
+        if v not in MATRIX_REPORTS:
+            raise ValueError(f"report {v!r}: one of {', '.join(MATRIX_REPORTS)}")
+        return v
 
     @model_validator(mode="after")
     def _options_unique(self):

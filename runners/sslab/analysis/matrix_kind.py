@@ -1,0 +1,55 @@
+"""What a matrix's report is (`report:` of a matrix file, sslab.analysis.matrix_report): one class per
+report, in its own module, and a line in matrix_report.MATRIX_REPORTS.
+
+A report gives its tables (with the page's introduction to them and what goes into summary.json),
+what its flows-over-time plots stand for, and whatever it adds after them; matrix_report writes the
+page around them: the title, the selection and the conditions it ran under, the parameters the paper
+leaves unstated, the plots, the claims and the cells' wall times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..plan_record import MatrixPlan
+
+
+@dataclass
+class Tables:
+    """A report's tables: the markdown table, the summary's fields (`extra`: its rows, a `verdict`,
+    `notes`, a `plot`, ...), the sentence that introduces the table, and (a calibration) the lines that
+    come before it."""
+    table: str
+    extra: dict
+    intro: str
+    before: list[str] = field(default_factory=list)
+    #: The calibration's candidates pooled are no evidence for a claim: no claims section then.
+    claims: bool = True
+
+
+@dataclass(frozen=True)
+class MatrixReport:
+    name: str
+    #: The flows-over-time plots: the paper's figure they stand for, which flow of a run is drawn thick
+    #: (its index) and what the two kinds of flow are called.
+    figure: str
+    highlight: int
+    flow_names: tuple[str, str]
+
+    def tables(self, matrix_dir: Path, plan: MatrixPlan, dest: Path) -> Tables:
+        raise NotImplementedError
+
+    def after_plots(self, matrix_dir: Path, extra: dict) -> list[str]:
+        """Lines after the flows-over-time plots (none unless the report has some)."""
+        return []
+
+    def kernels_table(self, per_kernel: list[tuple[str, Path, MatrixPlan, str, dict]]) -> list[str]:
+        """The same matrix on several kernels: a table setting them side by side from each kernel's
+        summary (@per_kernel: name, matrix directory, plan, conditions, extra); none by default (each
+        kernel's own report follows)."""
+        return []
+
+    def kernel_extra(self, matrix_dir: Path, plan: MatrixPlan) -> dict:
+        """What kernels_table reads of one kernel's matrix ({} by default)."""
+        return {}
