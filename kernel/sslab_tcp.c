@@ -76,12 +76,15 @@ static const struct kernel_param_ops suss_version_ops = {
 };
 
 /*
- * Every start's parameters (the SS_PARAM lines of core/'s start headers) as
- * module parameters, writable, read on every ACK (those marked so: when a
- * connection starts).  A parameter's kind says how a write is checked:
- * uint, any unsigned integer; suss_version, a year the core knows.
+ * Every start's parameters (the P lines of core/'s start headers) as module
+ * parameters, writable, read on every ACK (those marked so: when a
+ * connection starts).  A parameter's kind says which values it takes:
+ * uint, any unsigned integer; flag, 0 or 1 (the harness refuses others
+ * before a run; a write by hand is taken as the core reads it, non-zero as
+ * 1); suss_version, a year the core knows, checked here.
  */
 #define SSLAB_PARAM_uint(name)	module_param_named(name, sslab_params.name, uint, 0644)
+#define SSLAB_PARAM_flag(name)	SSLAB_PARAM_uint(name)
 #define SSLAB_PARAM_suss_version(name) \
 	module_param_cb(name, &suss_version_ops, &sslab_params.name, 0644)
 #define SSLAB_PARAM(name, value, kind, description)			\

@@ -7,9 +7,11 @@
  * The registry (variants.h) includes this file into sscore.h, after the
  * base types; nothing else includes it.  A parameter, P(name,
  * default, kind, description), is a field of struct ss_params, a module
- * parameter (/sys/module/tcp_sslab/parameters/<name>: kind uint, or a kind
- * the glue checks, sslab_tcp.c) and a name the harness accepts
- * (runners/sslab/ccas.py reads these lists).
+ * parameter (/sys/module/tcp_sslab/parameters/<name>) and a name the
+ * harness accepts (runners/sslab/ccas.py reads these lists).  Its kind says
+ * which values it takes: uint, any unsigned 32-bit integer; flag, 0 or 1;
+ * suss_version, a year of enum ss_suss_version (the module checks it, see
+ * sslab_tcp.c).  The harness refuses any other before a run starts.
  *
  * Defaults: HyStart as in the HyStart paper and Linux's CUBIC (a low window
  * of 16, trains of ACKs 2 ms apart, the delay threshold minRTT/8 clamped to
@@ -25,6 +27,6 @@
 	P(hs_delay_min_us, 4000, uint, "HyStart: lower clamp of the delay threshold (us)") \
 	P(hs_delay_max_us, 16000, uint, "HyStart: upper clamp of the delay threshold (us)") \
 	P(hs_min_samples, 8, uint, "HyStart: RTT samples per round before the delay test") \
-	P(hs_round_fix, 1, uint, "cubic_hs: HyStart's rounds as Linux 6.1.192 (1, the 2025 fix) or 5.19 (0, the paper's kernel); read when a connection starts")
+	P(hs_round_fix, 1, flag, "cubic_hs: HyStart's rounds as Linux 6.1.192 (1, the 2025 fix) or 5.19 (0, the paper's kernel); read when a connection starts")
 
 #endif /* HYSTART_H */

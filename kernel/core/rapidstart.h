@@ -17,7 +17,7 @@
 	P(rapid_rtt_add_us, 4000, uint, "Rapid Start: queue_buildup_thresh = min(min_rtt + this (us), ...)") \
 	P(rapid_rtt_pct, 110, uint, "Rapid Start: ... min_rtt x this / 100)") \
 	P(rapid_iw_mult, 2, uint, "Rapid Start: first window = IW x this (<= 1: the stack's)") \
-	P(rapid_pace_first, 1, uint, "Rapid Start: pace the first window over the handshake's RTT (1) or not (0)")
+	P(rapid_pace_first, 1, flag, "Rapid Start: pace the first window over the handshake's RTT (1) or not (0)")
 
 struct ss_rapid {
 	u64 target;		/* first recovery: the window it ends with, 1/RAPID_SCALE packets */

@@ -131,7 +131,8 @@ class ModuleParam:
     connection starts)."""
     name: str
     default: int
-    #: How the module checks a write: "uint" (any), "suss_version" (a year the core knows).
+    #: Which values it takes: "uint" (any unsigned 32-bit integer), "flag" (0 or 1), "suss_version" (a
+    #: year of SUSS_VERSIONS).
     kind: str
     description: str
     #: The file that declares it, relative to kernel/.
@@ -187,6 +188,19 @@ def module_param_declarations() -> tuple[ModuleParam, ...]:
     """parse_module_params() of this tree, read once when first asked for (the guest never asks:
     under UML every file it opens costs guest time)."""
     return parse_module_params()
+
+
+#: What each kind of parameter takes, and how a refusal says it (an unsigned 32-bit integer is checked first).
+PARAM_KINDS = {"uint": (lambda v: True, "any unsigned 32-bit integer"),
+               "flag": (lambda v: v in (0, 1), "0 or 1"),
+               "suss_version": (lambda v: v in SUSS_VERSIONS, "a SUSS version: " + ", ".join(map(str, SUSS_VERSIONS)))}
+
+
+def param_refusal(name: str, value: int) -> str | None:
+    """Why our module parameter @name may not be @value by its declared kind, or None."""
+    kind = next(p.kind for p in module_param_declarations() if p.name == name)
+    takes, says = PARAM_KINDS[kind]
+    return None if takes(value) else f"{name} {value}: {says}"
 
 
 def param_default(name: str) -> int:

@@ -74,3 +74,20 @@ def test_a_parameter_declared_twice_or_a_default_of_nothing_is_refused(tmp_path)
         ccas.parse_module_params(_tree(tmp_path, HALF.replace("half_min", "half_every")))
     with pytest.raises(ValueError, match="default HALF_EVRY is neither"):
         ccas.parse_module_params(_tree(tmp_path / "b", HALF.replace("P(half_every, HALF_EVERY", "P(half_every, HALF_EVRY")))
+
+
+def test_a_value_its_kind_does_not_take_is_refused_before_a_run():
+    """A parameter's kind, from its declaration: rapid_pace_first is a flag (0 or 1), suss_version a SUSS
+    version; a scenario asking for another is refused (exit 2 on the command line) naming what it takes."""
+    from sslab.scenario import ScenarioError, parse_scenario
+    assert ccas.param_refusal("rapid_pace_first", 2) == "rapid_pace_first 2: 0 or 1"
+    assert ccas.param_refusal("rapid_pace_first", 0) is None and ccas.param_refusal("rapid_k36", 99) is None
+    assert ccas.param_refusal("suss_version", 2023).startswith("suss_version 2023: a SUSS version: 2024, 2025, 0")
+    data = {"name": "x", "topology": {"kind": "dumbbell", "pairs": 1},
+            "bottleneck": {"rate": "50mbit", "buffer": {"packets": 100}}, "pairs": [{"rtt": "20ms"}],
+            "module_params": {"rapid_pace_first": 2},
+            "cases": [{"name": "c", "flows": [{"pair": 1, "cc": "cubic_rapid", "size": "1MB"}]}]}
+    with pytest.raises(ScenarioError, match="rapid_pace_first 2: 0 or 1"):
+        parse_scenario(data)
+    data["module_params"] = {"rapid_pace_first": 0}
+    assert parse_scenario(data).module_params == {"rapid_pace_first": 0}

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from .. import paths
 from ..ccas import (HYSTART_NAMES, HYSTART_ROUNDS, KERNEL_MODULE_PARAMS, MODULE_PARAMS, SUSS_PINNED, SUSS_VERSIONS,
-                    cc_name_refusal)
+                    cc_name_refusal, param_refusal)
 from .links import fill_link
 from .traces import RateTrace, floor_mbit, generated_trace, trace_from_text
 from .hosts import DEFAULT_HOST_MODEL, host_preset
@@ -652,6 +652,10 @@ def _module_params(v: dict) -> dict:
     if "suss_version" in v and v["suss_version"] not in SUSS_VERSIONS:
         raise ValueError(f"suss_version {v['suss_version']}: one of {', '.join(map(str, SUSS_VERSIONS))} "
                          f"({'; '.join(f'{k}: {n}' for k, n in SUSS_VERSIONS.items())})")
+    # Every other of ours by the kind its declaration gives it (kernel/core/<start>.h).
+    refused = [why for k, x in v.items() if k in MODULE_PARAMS and (why := param_refusal(k, x))]
+    if refused:
+        raise ValueError("; ".join(refused))
     return v
 
 
