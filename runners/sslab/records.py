@@ -331,14 +331,6 @@ class LinkModel:
     down: list[Stage]
     up: list[Stage]
 
-    def stages(self, kind: type) -> list:
-        """Every stage of @kind, down then up."""
-        return [st for st in (*self.down, *self.up) if isinstance(st, kind)]
-
-    def first(self, direction: str, kind: type):
-        """The stage of @kind in @direction ("down", "up"), or None."""
-        return next((st for st in getattr(self, direction) if isinstance(st, kind)), None)
-
 
 @dataclass(frozen=True)
 class Bottleneck:
