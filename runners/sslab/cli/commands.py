@@ -212,8 +212,8 @@ def _request(args, experiment: str):
         ("backend", "backend"), ("again", "again"), ("inventory", "inventory"), ("serial", "serial"),
         ("container", "container"), ("host_timeout", "host_timeout"), ("kernels", "kernel"),
         ("boot_share", "boot_share")) if getattr(args, option, None) is not None}
-    return Request(experiment=experiment, select=_words(getattr(args, "select", None)), sets=args.set or []
-                   if hasattr(args, "set") else [], knobs=knobs.given(args), **given)
+    return Request(experiment=experiment, select=_words(getattr(args, "select", None)),
+                   sets=getattr(args, "set", None) or [], knobs=knobs.given(args), **given)
 
 
 def _knobs_from_sets(args) -> None:

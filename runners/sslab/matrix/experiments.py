@@ -134,6 +134,18 @@ def reports_dir(exp, req: Request, sets: list) -> str:
     return f"{exp.output}/reports{apart}"
 
 
+def testbeds(req: Request, jobs: int) -> list:
+    """This host's testbeds for @req: one UML per core under virtual time (@jobs of them), else the one
+    real-clock substrate; the first has passed the preflight (one boot on this host)."""
+    if kind_of(req.substrate).side_by_side:
+        from ..substrate.uml import allowed_cpus
+        substrates = [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
+    else:
+        substrates = [make_substrate(req.substrate, req.accel, req.clock)]
+    ready(substrates[0])
+    return substrates
+
+
 def part_files(exp, parts) -> list[tuple]:
     """(part, its scenario file) for @parts: a part written in its experiment or series file is written
     out first, as a file of its own (the record of what ran)."""
@@ -167,7 +179,7 @@ class Here:
         self.jobs = check_jobs(req.substrate, req.jobs)
         # The testbeds first: a kernel that cannot be built or a host that cannot boot it is refused
         # before a chosen scenario is written out.
-        substrates = self._substrates(req, self.jobs)
+        substrates = testbeds(req, self.jobs)
         # Each part by its own kind (directory): two parts may run the same scenario file.
         return 0, run_series([(f, exp.kind_of(p)) for p, f in part_files(exp, parts)], substrates, reps=reps,
                              knobs=req.knobs, backend=req.backend, again=req.again)
@@ -176,18 +188,6 @@ class Here:
         if self.alone:
             return f"({seconds:.0f} s)"
         return f"({seconds:.0f} s for {n} scenario(s), {self.jobs} at once)"
-
-    @staticmethod
-    def _substrates(req: Request, jobs: int) -> list:
-        """One UML per core under virtual time (@jobs of them), else the one real-clock substrate; the
-        first has passed the preflight (one boot on this host)."""
-        if kind_of(req.substrate).side_by_side:
-            from ..substrate.uml import allowed_cpus
-            substrates = [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
-        else:
-            substrates = [make_substrate(req.substrate, req.accel, req.clock)]
-        ready(substrates[0])
-        return substrates
 
 
 class OnInventory:

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from ..plan_record import read_matrix_plan
 from ..substrate.kinds import kind_of
-from ..substrate.preflight import ready
-from .experiments import Refusal, Request
+from .experiments import Refusal, Request, testbeds
 
 #: A runner stopped by SIGTERM exits with 128 + the signal's number (the shell's convention).
 EXIT_SIGNAL_BASE = 128
@@ -25,7 +24,6 @@ def run_host_cells(matrix_dir: Path, plan_path: Path, host: str, keys: list[str]
     now; None: the plan's dealing) into @matrix_dir, setting @redo aside first (they arrived damaged);
     then, with @pack_to, tar what finished for the controller.  The counts of run_cells."""
     from . import MatrixError, check_host_matches, run_cells, set_aside, traffic_code_version
-    from ..substrate import make_substrate
     from ..substrate.leftovers import stop_orphaned_umls
     from ..substrate.preflight import SubstrateUnusable
     from .cells import record_host_error
@@ -47,12 +45,7 @@ def run_host_cells(matrix_dir: Path, plan_path: Path, host: str, keys: list[str]
     # is not under the results directory the substrate looks in (the host's SSLAB_RESULTS).
     stop_orphaned_umls(matrix_dir)
     try:
-        if kind_of(req.substrate).side_by_side:
-            from ..substrate.uml import allowed_cpus
-            substrates = [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
-        else:
-            substrates = [make_substrate(req.substrate, req.accel, req.clock)]
-        ready(substrates[0])
+        substrates = testbeds(req, jobs)
     except SubstrateUnusable as e:
         # The controller prints this, not Ansible's record of the failed task.
         record_host_error(matrix_dir, host, str(e))
