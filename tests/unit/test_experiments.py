@@ -138,7 +138,8 @@ def test_a_scenario_written_in_the_experiment_extends_files_relative_to_it(tmp_p
 @pytest.mark.parametrize("fields, said", [
     ({"scenario": str(E1), "matrix": "x.yaml"}, "exactly one of scenario, parts or matrix (this one: scenario, matrix)"),
     ({}, "exactly one of scenario, parts or matrix (this one: none)"),
-    ({"scenario": str(E1), "report": "table9"}, "report 'table9': no such report (known: startup, wifi"),
+    ({"scenario": str(E1), "report": "table9"}, "report 'table9': no such report (known: startup, astart"),
+    ({"scenario": str(E1), "report": "astart"}, "report 'astart' is written over several runs: the experiment runs parts"),
     ({"scenario": str(E1), "report": "table1"}, "report 'table1' is a matrix's"),
     ({"matrix": str(REPO_ROOT / "experiments/scenarios/table1.yaml"), "report": "startup"},
      "report 'startup' is not a matrix's"),

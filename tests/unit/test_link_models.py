@@ -262,13 +262,13 @@ def records(link: str, rtt: float, size: int, off: list[float], on: list[float])
 
 def test_improvement_is_off_minus_on_over_off_with_its_interval():
     from sslab.analysis.lastmile import improvements
-    imp = improvements(records("wifi", 150, 1_000_000, [1.0, 1.1, 0.9], [0.7, 0.75, 0.65]))
+    imp = improvements(records("wifi", 150, 1_000_000, [1.0, 1.1, 0.9], [0.7, 0.75, 0.65]), "cubic_hs", "cubic_suss")
     assert len(imp) == 1
     r = imp[0]
     assert r["improvement"] == pytest.approx(0.3) and r["significant"]
     lo, hi = r["improvement_ci"]
     assert lo < 0.3 < hi
-    flat = improvements(records("wifi", 150, 1_000_000, [1.0, 1.2], [1.1, 1.1]))[0]
+    flat = improvements(records("wifi", 150, 1_000_000, [1.0, 1.2], [1.1, 1.1]), "cubic_hs", "cubic_suss")[0]
     assert flat["improvement"] == pytest.approx(0.0) and not flat["significant"]
 
 
@@ -281,7 +281,7 @@ def test_headline_needs_every_size_under_5mb_above_20pct_and_only_over_50ms():
             + records("wired", 40, 2_000_000, [1.0, 1.0], [1.0, 1.0])    # 40 ms: not judged
             # 25 % on average, but 0.6 and 0.9 on: the CI spans 20 % (and 0)
             + records("wifi", 150, 1_000_000, [1.0, 1.0], [0.6, 0.9]))
-    h = {(x["link"], x["rtt_ms"]): x for x in headline(improvements(recs))}
+    h = {(x["link"], x["rtt_ms"]): x for x in headline(improvements(recs, "cubic_hs", "cubic_suss"), 0.20, 5_000_000, 50)}
     assert set(h) == {("lte", 150), ("wired", 150), ("wifi", 150)}
     assert h[("lte", 150)]["verdict"] == "not reproduced" and h[("lte", 150)]["short_of_20pct"] == [4_000_000]
     assert h[("lte", 150)]["least"] == pytest.approx(0.15)

@@ -10,9 +10,10 @@
     fairness       E6 (SUSS Fig. 15): Jain's index over time, recovery time
     matrix_report  a matrix's report, into a new reports/<stamp>/
     link           a varying link against its model: rate vs trace, bursts, queue
-    lastmile       E2 (Wi-Fi) and E4/E5 (FCT, loss against size over last hops)
+    lastmile       what E2 (Wi-Fi) and E4/E5 compute: FCT, loss against size over last hops
+    runs_report    a report over runs as its experiment file describes it (E2, E4/E5)
     astart, blitzstart   E8 and E9 beside the papers
-    reports        the reports by name, as experiment files name them
+    reports        the reports by name, as experiment files name them (or describe: runs_report)
 
 May import: scenario (units and names) and the leaves (paths, ccas).  Not
 substrate, experiment, matrix or cli: reports are a function of the archive.

@@ -1,19 +1,20 @@
-"""E2 (`make wifi`) and E4/E5 (`make fct-vs-size`): FCT and loss against flow size over last hops.
+"""What the reports over last hops compute (E2 `make wifi`, E4/E5 `make fct-vs-size`): per-run
+records, FCT and loss against flow size, SUSS's improvement, the link's traits, and their plots.
 
-Input: scenario run directories (one per setting of experiments/scenarios/e2-wifi.yaml
-or experiments/scenarios/e4-fct-vs-size.yaml), each an ordinary scenario run.  Output: a
-report directory with report.md, summary.json and the plots.  Nothing here
-needs the substrate: `sslab run wifi --report DIR...` and `sslab run
-fct-vs-size --report DIR...` rebuild everything from the archives.
+The experiment files say which of these a report shows, grouped how, under which headings, in
+which order (sslab.analysis.runs_report); this module holds the computations.  Input: scenario run
+directories (one per setting of a series), each an ordinary scenario run.  Nothing here needs the
+substrate: `sslab run wifi --report DIR...` rebuilds a report from the archives.
 
 Definitions (per run, the one flow):
   FCT           the client's: just before connect() to the last byte.
   lost          frames the bottleneck dropped; loss rate = lost / data
                 frames the sender offered the bottleneck (sent + lost).
   improvement   (mean FCT with SUSS off - with it on) / off, per size: the
-                SUSS paper's Fig. 12; off = cubic_hs (CUBIC with HyStart, as
-                the paper's stock CUBIC), on = cubic_suss in each SUSS version
-                run (labelled by version: ccas.variant_label).
+                SUSS paper's Fig. 12; off and on are variants the report names
+                (E4: off = cubic_hs, CUBIC with HyStart as the paper's stock
+                CUBIC; on = cubic_suss in each SUSS version run, labelled by
+                version: ccas.variant_label).
   link traits   per run, from sslab.analysis.link: bursts reaching the
                 client, the rate delivered against the trace over the
                 bottleneck's busy bins, the queue at every bin boundary.
@@ -21,27 +22,40 @@ Definitions (per run, the one flow):
 
 from __future__ import annotations
 
-import json
 import statistics
-import time
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..records import read_record, stamped
-from .. import paths
-from ..ccas import SUSS_VERSIONS, is_suss_label, suss_tag, variant_label
-from ..scenario import parse_size
+from ..records import read_record
+from ..ccas import SUSS_VERSIONS, suss_tag, variant_label
 from .link import rate_series, replay_fidelity
-from .plots import plot_dynamics
 from .startup import load_runs
-from .conditions import conditions_of
 from .fidelity import run_passes
 from .stats import describe, welch_diff
 
-OFF = "cubic_hs"
 #: What the reports call the SUSS versions (their labels: ccas.variant_label).
 SUSS_LEGEND = "; ".join(f"cubic_suss {suss_tag(v)}: {name}" for v, name in SUSS_VERSIONS.items())
-#: The SUSS paper's headline: over 20% shorter FCT for flows under 5 MB when the RTT exceeds 50 ms.
-HEADLINE_GAIN, HEADLINE_SIZE, HEADLINE_RTT_MS = 0.20, 5_000_000, 50.0
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A per-run quantity a report may show: the run record's field, a column's words, its digits."""
+    field: str
+    label: str
+    digits: int
+    #: Shown times this (a fraction as a percentage).
+    scale: float = 1.0
+    #: After a value in a sentence ("0.412 s").
+    unit: str = ""
+
+
+#: The quantities per run (load_setting's fields) that size_rows describes per group; a report names them.
+METRICS: dict[str, Metric] = {
+    "fct": Metric("fct_s", "FCT (s)", 3, unit="s"),
+    "lost": Metric("lost", "lost", 1),
+    "loss_rate": Metric("loss_rate", "loss rate (%)", 3, scale=100.0),
+    "retrans": Metric("retrans", "retransmitted segments", 1),
+}
 
 
 def link_label(model: dict) -> str:
@@ -90,60 +104,61 @@ def _sd(vals: list[float]) -> float:
 
 
 def size_rows(records: list[dict]) -> list[dict]:
-    """Per (link, RTT, variant, size): FCT and loss, mean, sd and 95% CI."""
+    """Per (link, RTT, variant, size): every metric of METRICS described (mean, 95% CI), the FCT's sd."""
     rows = []
     for (link, rtt, cc, size), rs in sorted(group(records, "link", "rtt_ms", "cc", "size").items()):
-        fct = [r["fct_s"] for r in rs]
-        rows.append({"link": link, "rtt_ms": rtt, "cc": cc, "size": size, "n": len(rs),
-                     "fct": describe(fct), "fct_sd": _sd(fct), "lost": describe([r["lost"] for r in rs]),
-                     "loss_rate": describe([r["loss_rate"] for r in rs]),
-                     "retrans": describe([r["retrans"] for r in rs]),
-                     "fidelity_ok": sum(r["fidelity_ok"] for r in rs)})
+        row = {"link": link, "rtt_ms": rtt, "cc": cc, "size": size, "n": len(rs),
+               "fct_sd": _sd([r["fct_s"] for r in rs]), "fidelity_ok": sum(r["fidelity_ok"] for r in rs)}
+        for name, m in METRICS.items():
+            row[name] = describe([r[m.field] for r in rs])
+        rows.append(row)
     return rows
 
 
-def improvements(records: list[dict]) -> list[dict]:
-    """(off - on) / off of the mean FCT per (link, RTT, size) and SUSS version run ("on": its
-    label), with Welch's CI on the difference."""
+def improvements(records: list[dict], off: str, on: str) -> list[dict]:
+    """(off - on) / off of the mean FCT per (link, RTT, size) and each variant whose label starts
+    with @on (each SUSS version run: "cubic_suss 2024", ...), against the variant @off, with Welch's
+    CI on the difference."""
     out = []
-    ons = sorted({r["cc"] for r in records if is_suss_label(r["cc"])})
+    ons = sorted({r["cc"] for r in records if r["cc"].startswith(on)})
     for (link, rtt, size), rs in sorted(group(records, "link", "rtt_ms", "size").items()):
-        off = [r["fct_s"] for r in rs if r["cc"] == OFF]
+        fct_off = [r["fct_s"] for r in rs if r["cc"] == off]
         for label in ons:
-            on = [r["fct_s"] for r in rs if r["cc"] == label]
-            if not off or not on:
+            fct_on = [r["fct_s"] for r in rs if r["cc"] == label]
+            if not fct_off or not fct_on:
                 continue
-            d = welch_diff(off, on)  # on - off
-            m_off = statistics.fmean(off)
+            d = welch_diff(fct_off, fct_on)  # on - off
+            m_off = statistics.fmean(fct_off)
             ci = d["ci95"]
-            out.append({"link": link, "rtt_ms": rtt, "size": size, "on": label, "n": (len(off), len(on)),
-                        "fct_off": m_off, "fct_on": statistics.fmean(on), "improvement": -d["diff"] / m_off,
+            out.append({"link": link, "rtt_ms": rtt, "size": size, "on": label, "n": (len(fct_off), len(fct_on)),
+                        "fct_off": m_off, "fct_on": statistics.fmean(fct_on), "improvement": -d["diff"] / m_off,
                         "improvement_ci": None if ci is None else [-ci[1] / m_off, -ci[0] / m_off],
                         "significant": ci is not None and (ci[0] > 0 or ci[1] < 0)})
     return out
 
 
-def headline(imps: list[dict]) -> list[dict]:
-    """The SUSS paper's claim, per link and RTT over 50 ms: every size under 5 MB improves by over 20%.
+def headline(imps: list[dict], at_least: float, sizes_under: int, rtt_over_ms: float) -> list[dict]:
+    """A claim of the SUSS paper's kind, per link and RTT over @rtt_over_ms: every size under
+    @sizes_under bytes improves by over @at_least (a fraction; the paper: 20 % under 5 MB over 50 ms).
     Its verdict by the claims ledger's at_least rule (sslab.analysis.claims) on the least of the sizes,
     whose CI runs from the least lower end to the least upper end: reproduced when every size's CI
-    clears 20 %, not reproduced when any one lies wholly under it, else not decided at this n."""
+    clears the bound, not reproduced when any one lies wholly under it, else not decided at this n."""
     from .claims import ClaimTest, decide, least_improvement
 
-    over_20 = ClaimTest(rule="at_least", bound=HEADLINE_GAIN * 100, bound_reason="the paper's 20 %")
+    bound = ClaimTest(rule="at_least", bound=at_least * 100, bound_reason=f"the paper's {at_least * 100:g} %")
     out = []
     for (link, rtt, on), rs in sorted(group(imps, "link", "rtt_ms", "on").items()):
-        if rtt <= HEADLINE_RTT_MS:
+        if rtt <= rtt_over_ms:
             continue
-        small = [r for r in rs if r["size"] < HEADLINE_SIZE]
+        small = [r for r in rs if r["size"] < sizes_under]
         if not small:
             continue
         least = least_improvement(small)
         out.append({"link": link, "rtt_ms": rtt, "on": on, "sizes": [r["size"] for r in small],
                     "least": least.mean / 100, "least_ci": least.ci95 and [x / 100 for x in least.ci95],
                     "n": least.n, "mean": statistics.fmean(r["improvement"] for r in small),
-                    "short_of_20pct": [r["size"] for r in small if r["improvement"] <= HEADLINE_GAIN],
-                    "verdict": decide(over_20, least).verdict})
+                    "short_of_20pct": [r["size"] for r in small if r["improvement"] <= at_least],
+                    "verdict": decide(bound, least).verdict})
     return out
 
 
@@ -177,21 +192,6 @@ def _pm(d: dict, digits: int, scale: float = 1.0) -> str:
     if d["ci95"]:
         return f"{d['mean'] * scale:.{digits}f} ±{(d['ci95'][1] - d['ci95'][0]) / 2 * scale:.{digits}f}"
     return f"{d['mean'] * scale:.{digits}f}"
-
-
-def size_table(rows: list[dict], ccs: list[str]) -> str:
-    """FCT and lost frames per size, one column pair per variant (one link and RTT)."""
-    sizes = sorted({r["size"] for r in rows})
-    at = {(r["cc"], r["size"]): r for r in rows}
-    head = "| size | " + " | ".join(f"{cc}: FCT (s) | {cc}: lost" for cc in ccs) + " |"
-    lines = [head, "|---|" + "---|---|" * len(ccs)]
-    for size in sizes:
-        cells = []
-        for cc in ccs:
-            r = at.get((cc, size))
-            cells += [_pm(r["fct"], 3) if r else "–", _pm(r["lost"], 1) if r else "–"]
-        lines.append(f"| {_mb(size)} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def traits_table(traits: list[dict]) -> str:
@@ -254,7 +254,7 @@ def plot_against_size(rows: list[dict], dest: Path, name: str, metric: str, ylab
             vals = [r[metric]["values"] for r in rs]
             mean = [statistics.fmean(v) if v else float("nan") for v in vals]
             sd = [statistics.stdev(v) if len(v) > 1 else 0.0 for v in vals]
-            scale = 100.0 if metric == "loss_rate" else 1.0
+            scale = METRICS[metric].scale
             ax.plot(x, [m * scale for m in mean], marker="o", ms=3, lw=1, label=cc)
             ax.fill_between(x, [(m - s) * scale for m, s in zip(mean, sd)],
                             [(m + s) * scale for m, s in zip(mean, sd)], alpha=0.2)
@@ -272,9 +272,11 @@ def plot_against_size(rows: list[dict], dest: Path, name: str, metric: str, ylab
     return out
 
 
-def plot_link_figure(rows: list[dict], imps: list[dict], dest: Path, link: str, ccs: list[str]) -> Path | None:
+def plot_link_figure(rows: list[dict], imps: list[dict], dest: Path, link: str, ccs: list[str],
+                     mark: float | None) -> Path | None:
     """The SUSS paper's layout for one link type (Figs. 11, 12): FCT against size per RTT (mean, sd
-    shaded) over the improvement per size."""
+    shaded) over the improvement per size, a bar over @mark (a fraction: the claim's bound) in green
+    and a line there."""
     rtts = sorted({r["rtt_ms"] for r in rows if r["link"] == link})
     if not rtts:
         return None
@@ -303,8 +305,9 @@ def plot_link_figure(rows: list[dict], imps: list[dict], dest: Path, link: str, 
         ir = sorted((r for r in imps if r["link"] == link and r["rtt_ms"] == rtt and r["on"] == first_on),
                     key=lambda r: r["size"])
         ax.bar([_mb(r["size"]) for r in ir], [r["improvement"] * 100 for r in ir],
-               color=["tab:green" if r["improvement"] > HEADLINE_GAIN else "tab:gray" for r in ir])
-        ax.axhline(HEADLINE_GAIN * 100, ls="--", lw=0.8, color="k")
+               color=["tab:green" if mark is not None and r["improvement"] > mark else "tab:gray" for r in ir])
+        if mark is not None:
+            ax.axhline(mark * 100, ls="--", lw=0.8, color="k")
         ax.set_ylabel("FCT improvement by SUSS (%)" if col == 0 else "")
         ax.tick_params(axis="x", labelsize=7, rotation=45)
         ax.grid(alpha=0.3, axis="y")
@@ -341,126 +344,3 @@ def plot_link_run(records: list[dict], dest: Path, name: str) -> Path | None:
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
-
-
-def _ccs(records: list[dict], order: list[str]) -> list[str]:
-    seen = {r["cc"] for r in records}
-    return [c for c in order if c in seen] + sorted(seen - set(order))
-
-
-def _load(run_dirs: list[Path]) -> list[dict]:
-    records = []
-    for d in run_dirs:
-        records.extend(load_setting(Path(d)))
-    return records
-
-
-def _summary(dest: Path, run_dirs: list[Path], **parts) -> None:
-    def clean(x):
-        if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items() if k not in ("run", "values")}
-        if isinstance(x, list):
-            return [clean(v) for v in x]
-        return x
-    (dest / "summary.json").write_text(json.dumps(
-        stamped("sslab.summary", {"runs": [str(d) for d in run_dirs], **clean(parts),
-                                          "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}),
-        indent=1, default=str))
-
-
-# -- E2 -------------------------------------------------------------------
-
-WIFI_ORDER = ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss 2024", "cubic_suss 2025", "cubic_suss ours"]
-
-
-def write_wifi_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
-    records = _load(run_dirs)
-    dest = dest or paths.new_run_dir("wifi/reports")
-    ccs = _ccs(records, WIFI_ORDER)
-    rows = size_rows(records)
-    traits = link_traits(records)
-    panels = sorted({(r["link"], r["rtt_ms"]) for r in rows})
-    plots = [plot_against_size(rows, dest, "fct-vs-size.png", "fct", "FCT (s), mean ± sd",
-                               "E2: FCT against transfer size over Wi-Fi", panels, ccs),
-             plot_against_size(rows, dest, "lost-vs-size.png", "lost", "frames lost, mean ± sd",
-                               "E2: frames lost at the bottleneck against transfer size", panels, ccs)]
-    runs = [dict(r["run"], dir=r["run"]["dir"]) for r in records]
-    largest = max((r["size_label"] for r in records), key=parse_size, default=None)
-    if largest:
-        plots.append(plot_dynamics(runs, dest, size=largest, rep=0))
-        plots.append(plot_link_run([r for r in records if r["size_label"] == largest and r["rep"] == 0],
-                                   dest, f"link-{largest}.png"))
-    # Who lost most (all sizes) and who finished small transfers (up to 1 MB) fastest.
-    lost = {cc: statistics.fmean(r["lost"] for r in records if r["cc"] == cc) for cc in ccs}
-    small = {cc: statistics.fmean(r["fct_s"] for r in records if r["cc"] == cc and r["size"] <= 1_000_000)
-             for cc in ccs if any(r["cc"] == cc and r["size"] <= 1_000_000 for r in records)}
-    text = [f"# E2: the four slow starts over a Wi-Fi bottleneck\n\nRuns: {', '.join(map(str, run_dirs))}\n\n"
-            f"Ran under: {conditions_of(run_dirs)}\n\n",
-            "Mean ±half-width of the 95% CI over the repetitions; lost = frames the bottleneck dropped.\n"]
-    for link, rtt in panels:
-        text.append(f"\n## {link}, wired RTT {rtt:g} ms\n\n"
-                    + size_table([r for r in rows if r["link"] == link and r["rtt_ms"] == rtt], ccs) + "\n")
-    text.append("\n## The link's measured traits\n\n" + traits_table(traits) + "\n")
-    text.append("\n## Who lost most, who finished small transfers fastest\n\n"
-                + "Mean frames lost per run (all sizes): "
-                + ", ".join(f"{cc} {v:.1f}" for cc, v in sorted(lost.items(), key=lambda kv: -kv[1])) + ".\n\n"
-                + "Mean FCT of transfers up to 1 MB: "
-                + ", ".join(f"{cc} {v:.3f} s" for cc, v in sorted(small.items(), key=lambda kv: kv[1])) + ".\n")
-    text.append("\nPlots: " + ", ".join(p.name for p in plots if p) + "\n")
-    (dest / "report.md").write_text("".join(text))
-    _summary(dest, run_dirs, sizes=rows, traits=traits, lost_mean=lost, small_fct_mean=small)
-    return dest
-
-
-# -- E4 / E5 ----------------------------------------------------------------
-
-FCT_ORDER = ["bbr", OFF, "cubic_suss 2024", "cubic_suss 2025", "cubic_suss ours"]
-
-
-def write_fct_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
-    records = _load(run_dirs)
-    dest = dest or paths.new_run_dir("fct-vs-size/reports")
-    ccs = _ccs(records, FCT_ORDER)
-    rows = size_rows(records)
-    imps = improvements(records)
-    heads = headline(imps)
-    traits = link_traits(records)
-    links = sorted({r["link"] for r in rows}, key=lambda x: (x != "wired", x))
-    plots = [plot_link_figure(rows, imps, dest, link, ccs) for link in links]
-    panels = sorted({(r["link"], r["rtt_ms"]) for r in rows}, key=lambda p: (p[0] != "wired", p))
-    plots.append(plot_against_size(rows, dest, "loss-vs-size.png", "loss_rate", "loss rate (%), mean ± sd",
-                                   "E5: loss rate against flow size", panels, ccs))
-    text = [f"# E4/E5: FCT and loss against flow size over wired, Wi-Fi and cellular last hops\n\n"
-            f"Runs: {', '.join(map(str, run_dirs))}\n\n"
-            f"Ran under: {conditions_of(run_dirs)}\n\n"
-            f"off = {OFF} (CUBIC with HyStart), on = cubic_suss in each version run ({SUSS_LEGEND}); "
-            "improvement = (off − on) / off of the mean FCT; 95% CI from Welch's t on the difference; n.s. = the "
-            "CI contains 0.\n"]
-    text.append("\n## The headline check (SUSS paper: over 20% for flows under 5 MB when the RTT exceeds 50 ms)\n\n"
-                "Verdict: every size's 95 % CI above 20 %: reproduced; any one wholly under it: not reproduced; "
-                "else not decided at this n (the claims ledger's rule).\n\n"
-                "| link | RTT (ms) | on | sizes under 5 MB | least improvement [its CI] | n | mean improvement | "
-                "sizes at or under 20% | verdict |\n|---|---|---|---|---|---|---|---|---|\n"
-                + "".join(f"| {h['link']} | {h['rtt_ms']:g} | {h['on']} | {', '.join(_mb(s) for s in h['sizes'])} | "
-                          f"{h['least'] * 100:+.1f}%"
-                          + (f" [{h['least_ci'][0] * 100:+.1f}, {h['least_ci'][1] * 100:+.1f}]" if h['least_ci'] else "")
-                          + f" | {h['n']} | {h['mean'] * 100:+.1f}% | "
-                          f"{', '.join(_mb(s) for s in h['short_of_20pct']) or '–'} | {h['verdict']} |\n"
-                          for h in heads))
-    text.append("\n## Improvement per size\n\n" + improvement_table(imps) + "\n")
-    for link, rtt in panels:
-        text.append(f"\n## {link}, base RTT {rtt:g} ms: FCT (s) and frames lost\n\n"
-                    + size_table([r for r in rows if r["link"] == link and r["rtt_ms"] == rtt], ccs) + "\n")
-    text.append("\n## Loss rate against size (E5), %\n\n| link | RTT (ms) | size | "
-                + " | ".join(ccs) + " |\n|---|---|---|" + "---|" * len(ccs) + "\n")
-    at = {(r["link"], r["rtt_ms"], r["cc"], r["size"]): r for r in rows}
-    for link, rtt in panels:
-        for size in sorted({r["size"] for r in rows if r["link"] == link and r["rtt_ms"] == rtt}):
-            cells = [_pm(at[(link, rtt, cc, size)]["loss_rate"], 3, 100.0) if (link, rtt, cc, size) in at
-                     else "–" for cc in ccs]
-            text.append(f"| {link} | {rtt:g} | {_mb(size)} | " + " | ".join(cells) + " |\n")
-    text.append("\n## The links' measured traits\n\n" + traits_table(traits) + "\n")
-    text.append("\nPlots: " + ", ".join(p.name for p in plots if p) + "\n")
-    (dest / "report.md").write_text("".join(text))
-    _summary(dest, run_dirs, sizes=rows, improvements=imps, headline=heads, traits=traits)
-    return dest

@@ -3,20 +3,23 @@
 Every report is a function of the archive alone: written per run (the
 scenario run's own report.md and summary.json, written as the run finishes:
 `startup`), over the run directories an experiment's parts' keys name, into
-a new directory (`wifi`, `fct-vs-size`, `astart`, `blitzstart`), or over a
-matrix's cell store (`table1`, `fairness`: the matrix file names its report
-too, and the experiment file must name the same).  `make report` rebuilds
-any of them from the archive, byte for byte.  A new report is one writer in
-this package and one line here.
+a new directory (`astart`, `blitzstart`, and every report an experiment file
+describes: sslab.analysis.runs_report), or over a matrix's cell store
+(`table1`, `fairness`: the matrix file names its report too, and the
+experiment file must name the same).  `make report` rebuilds any of them
+from the archive, byte for byte.  A new report over runs is lines of its
+experiment file (runs_report); one that needs Python is a writer in this
+package and a line here.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import astart, blitzstart, lastmile
+from . import astart, blitzstart, runs_report
 from .claims import append_report_claims
 from .html import publish
 
@@ -34,9 +37,6 @@ class Report:
 
 REPORTS: dict[str, Report] = {r.name: r for r in (
     Report("startup", "each scenario run's own tables and plots (FCT, loss, cwnd against time)"),
-    Report("wifi", "FCT and loss against size per variant over a Wi-Fi last hop (E2)", lastmile.write_wifi_report),
-    Report("fct-vs-size", "FCT and loss against size per link and RTT, SUSS's improvement (E4/E5)",
-           lastmile.write_fct_report),
     Report("astart", "the Astart paper's tables and figures beside ours (E8)", astart.write_report),
     Report("blitzstart", "the Blitzstart report's Table 1 beside ours (E9)", blitzstart.write_report),
     Report("table1", "Table 1's layout: per setting the large flow's FCT and the small flows' mean FCT, SUSS off "
@@ -46,6 +46,13 @@ REPORTS: dict[str, Report] = {r.name: r for r in (
            "0.95 after the fifth flow joins; every flow's goodput over time per setting, the paper's Fig. 2 (E6)",
            matrix=True),
 )}
+
+
+def report_of(named: str | runs_report.RunsReport) -> Report:
+    """The report an experiment file's `report:` names (one of REPORTS) or describes (runs_report)."""
+    if isinstance(named, str):
+        return REPORTS[named]
+    return Report(named.name, named.what, functools.partial(runs_report.write, named))
 
 
 def write_over_runs(report: Report, run_dirs: list[Path], dest: Path) -> Path:

@@ -274,7 +274,7 @@ def cmd_experiments(args) -> int:
                    + (f"; SELECT= among {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}"
                       + (f" (default {','.join(s.select)})" if s.select else "") if len(names) > 1 else ""))
         print(f"make {e.target:<17} {s.id:<3} {s.title} ({s.reproduces.paper}, {s.reproduces.figure})\n"
-              f"{'':27}{how}; results/{e.output}/, report {s.report}")
+              f"{'':27}{how}; results/{e.output}/, report {s.report_of.name}")
     return EXIT_OK
 
 

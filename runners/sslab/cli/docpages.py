@@ -15,7 +15,6 @@ import re
 import yaml
 
 from .. import paths
-from ..analysis.reports import REPORTS
 from ..experiment.spec import Experiment, experiments_in_order
 from ..matrix.spec import load_matrix
 from ..scenario import load_scenario
@@ -120,7 +119,7 @@ def experiment_page(e: Experiment) -> str:
              f"`{e.path.relative_to(paths.REPO_ROOT)}`.  Measured here: {s.time_here}.", "",
              "## What runs", "", *_what_runs(e), "",
              "## What it writes", "",
-             f"The report `{s.report}`: {REPORTS[s.report].what}; under `results/{e.output}/`, with every run's "
+             f"The report `{s.report_of.name}`: {s.report_of.what}; under `results/{e.output}/`, with every run's "
              "record, capture and traces.  `make report` rebuilds it from that archive.", "",
              *paper_values(e)]
     return "\n".join(lines).rstrip() + "\n"

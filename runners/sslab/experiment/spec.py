@@ -13,7 +13,8 @@
     #   matrix:   a matrix file (experiments/scenarios/), run through Ansible with its own report
     select: [wired, wifi, lte]   # parts (and cases) run when SELECT= is not given (default: all)
     repetitions: 3               # over the scenarios' own (default: theirs)
-    report: startup              # a report of sslab.analysis.reports
+    report: startup              # a report of sslab.analysis.reports by its name, or one described here
+                                 # (what it groups by, its tables, checks and plots: sslab.analysis.runs_report)
     output: startup              # results/<output>/ (default: the file's name)
     aliases:                     # names for fields of its scenarios (sslab.scenario.overrides):
       RTT: [pairs.*.rtt, bottleneck.buffer.rtt]   # `make startup RTT=25ms` sets both
@@ -38,7 +39,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import paths
-from ..analysis.reports import REPORTS
+from ..analysis.reports import REPORTS, Report, report_of
+from ..analysis.runs_report import RunsReport
 from ..records import check as check_format
 from ..scenario import ScenarioError, load_scenario, overrides, parse_scenario
 from ..scenario.load import (case_labels, field_errors, inline_scenario_data, narrow_cases, read_yaml_file,
@@ -90,7 +92,7 @@ class ExperimentSpec(BaseModel):
     matrix: str | None = None
     select: list[str] | None = Field(default=None, min_length=1)
     repetitions: int | None = Field(default=None, ge=1)
-    report: str
+    report: str | RunsReport
     output: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     time_here: str
     #: Names (make variables) for fields of its scenarios, each the paths it sets (sslab.scenario.overrides).
@@ -108,17 +110,25 @@ class ExperimentSpec(BaseModel):
                                  f"not {bad or paths}")
         return v
 
+    @property
+    def report_of(self) -> Report:
+        """The report, named or described (sslab.analysis.reports.report_of)."""
+        return report_of(self.report)
+
     @model_validator(mode="after")
     def _one_kind(self):
         kinds = [k for k in ("scenario", "parts", "matrix") if getattr(self, k) is not None]
         if len(kinds) != 1:
             raise ValueError(f"an experiment runs exactly one of scenario, parts or matrix (this one: "
                              f"{', '.join(kinds) or 'none'})")
-        if self.report not in REPORTS:
-            raise ValueError(f"report {self.report!r}: no such report (known: {', '.join(REPORTS)})")
-        if REPORTS[self.report].matrix != (self.matrix is not None):
-            raise ValueError(f"report {self.report!r} is " + ("a matrix's" if REPORTS[self.report].matrix
-                                                                 else "not a matrix's"))
+        if isinstance(self.report, str) and self.report not in REPORTS:
+            raise ValueError(f"report {self.report!r}: no such report (known: {', '.join(REPORTS)}), or describe "
+                             f"one (sslab.analysis.runs_report)")
+        if self.report_of.matrix != (self.matrix is not None):
+            raise ValueError(f"report {self.report_of.name!r} is " + ("a matrix's" if self.report_of.matrix
+                                                                     else "not a matrix's"))
+        if self.report_of.write is not None and self.parts is None:
+            raise ValueError(f"report {self.report_of.name!r} is written over several runs: the experiment runs parts")
         if self.matrix is not None and (self.select or self.repetitions or self.output or self.aliases):
             raise ValueError("a matrix's cells are chosen by its axes (CCA=, BUF=, RTT=, their `option`) and "
                              "ITER=, not select, repetitions or aliases, and its results go under its own name, "

@@ -79,7 +79,7 @@ class Outcome:
 
 def run_experiment(req: Request) -> Outcome:
     """Run @req's experiment as asked (module docstring)."""
-    from ..analysis.reports import REPORTS, write_over_runs
+    from ..analysis.reports import write_over_runs
     from ..experiment import load_experiment
     exp = load_experiment(req.experiment)
     if exp.kind == "matrix":
@@ -93,7 +93,7 @@ def run_experiment(req: Request) -> Outcome:
                               ("--host-timeout", req.host_timeout)):
             if value:
                 raise Refusal(f"{option}: runs on the hosts of an inventory; give --inventory (INVENTORY=)")
-    report = REPORTS[exp.spec.report]
+    report = exp.spec.report_of
     if req.report_over:
         if report.write is None:
             raise Refusal(f"--report: {exp.target}'s report is written with each run; `sslab report RUN_DIR` "
@@ -206,7 +206,7 @@ class OnInventory:
         reps = req.reps or exp.spec.repetitions
         as_run = [(p.name, exp.kind_of(p), scenario_as_run(f, reps, req.backend, req.knobs))
                   for p, f in part_files(exp, parts)]
-        return run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report, as_run, self.inventory,
+        return run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report_of.name, as_run, self.inventory,
                                   substrate=req.substrate, jobs=req.jobs, clock=req.clock, container=req.container,
                                   serial=req.serial, host_timeout=req.host_timeout, again=req.again)
 

@@ -1,0 +1,333 @@
+"""A report over runs, written from the experiment file's own description of it.
+
+An experiment file's `report:` is either the name of a report written in Python (sslab.analysis.
+reports) or a description, read here, of what to show over its runs (one record per run:
+sslab.analysis.lastmile.load_setting):
+
+    report:
+      name: wifi                             # the report's name (results/<output>/reports/, the plan)
+      title: "E2: ..."                       # the page's first heading
+      intro: "Mean ±half-width of ..."       # the words under it; {suss_legend}, {baseline} filled in
+      order: [cubic_ss, cubic_hs, ...]       # the variants' order in tables and legends (others after)
+      sections:                              # in this order, each under its heading
+        - {show: table, heading: "{link}, wired RTT {rtt_ms} ms", per: [link, rtt_ms], rows: [size],
+           metrics: [fct, lost]}             # a table a (per) group, a row a (rows) group, a column
+                                             # a variant and metric (lastmile.METRICS)
+        - {show: link traits, heading: ...}  # the link as measured (lastmile.link_traits)
+        - {show: improvement, heading: ..., baseline: cubic_hs, against: cubic_suss}   # (off - on) / off
+        - {show: headline, heading: ..., at_least: 0.20, sizes_under: 5MB, rtt_over_ms: 50}
+        - {show: ranking, heading: ..., lines: [{text: ..., metric: lost, order: most first}]}
+      plots: [{plot: against size, metric: fct, file: ..., ylabel: ..., title: ...},
+              {plot: fct and improvement}, {plot: dynamics}, {plot: link run}]
+
+So a new report over an experiment's runs, grouped and shown another way, is lines of its file;
+Python only for a quantity or a check that is new (a Metric of lastmile.METRICS, a section kind
+here).  The report's summary.json holds every group's rows (`sizes`) and each section's own data.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..records import stamped
+from ..scenario import parse_size
+from . import lastmile
+from .conditions import conditions_of
+from .plots import plot_dynamics
+
+#: A field of a run's record a table may group by, with its column's heading and how a value reads.
+KEYS: dict[str, tuple[str, object]] = {
+    "link": ("link", str),
+    "rtt_ms": ("RTT (ms)", lambda v: f"{v:g}"),
+    "size": ("size", lastmile._mb),
+    "cc": ("variant", str),
+}
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _metric(v: str) -> str:
+    if v not in lastmile.METRICS:
+        raise ValueError(f"metric {v!r}: one of {', '.join(lastmile.METRICS)}")
+    return v
+
+
+def _key(v: str) -> str:
+    if v not in KEYS or v == "cc":
+        raise ValueError(f"{v!r}: group by one of {', '.join(k for k in KEYS if k != 'cc')}")
+    return v
+
+
+class Table(Strict):
+    """Per group of @per (a table each, under @heading with the group's values filled in), a row per
+    group of @rows, a column per variant and metric."""
+    show: Literal["table"]
+    heading: str
+    per: list[str] = []
+    rows: list[str] = Field(min_length=1)
+    metrics: list[str] = Field(min_length=1)
+
+    _per = field_validator("per", "rows")(lambda cls, v: [_key(k) for k in v])
+    _metrics = field_validator("metrics")(lambda cls, v: [_metric(m) for m in v])
+
+    @model_validator(mode="after")
+    def _heading_names(self):
+        try:
+            self.heading.format(**{k: "" for k in self.per})
+        except (KeyError, IndexError) as e:
+            raise ValueError(f"heading {self.heading!r} names {e}, not one of per: {self.per}") from None
+        return self
+
+
+class LinkTraits(Strict):
+    """The links as measured (bursts at the client, rate against the trace, the queue)."""
+    show: Literal["link traits"]
+    heading: str
+
+
+class Improvement(Strict):
+    """(off - on) / off of the mean FCT per link, RTT and size: off the variant @baseline, on each
+    variant whose label starts with @against (each SUSS version run).  (Not `off:` and `on:`: YAML
+    reads those words as booleans.)"""
+    show: Literal["improvement"]
+    heading: str
+    baseline: str
+    against: str
+
+
+class Headline(Strict):
+    """A claim of the paper's kind, with its verdict: every size under @sizes_under improves by more
+    than @at_least (a fraction) at every RTT over @rtt_over_ms (needs an improvement section)."""
+    show: Literal["headline"]
+    heading: str
+    at_least: float = Field(gt=0, lt=1)
+    sizes_under: int
+    rtt_over_ms: float = Field(ge=0)
+
+    _size = field_validator("sizes_under", mode="before")(lambda cls, v: parse_size(v))
+
+
+class RankLine(Strict):
+    """One sentence: @text, then every variant's mean @metric, most or least first."""
+    text: str
+    metric: str
+    order: Literal["most first", "least first"]
+    #: Only transfers of at most this size (default: all).
+    sizes_up_to: int | None = None
+    #: Its values' name in summary.json.
+    key: str
+
+    _metric = field_validator("metric")(lambda cls, v: _metric(v))
+    _size = field_validator("sizes_up_to", mode="before")(lambda cls, v: v if v is None else parse_size(v))
+
+
+class Ranking(Strict):
+    show: Literal["ranking"]
+    heading: str
+    lines: list[RankLine] = Field(min_length=1)
+
+
+Section = Annotated[Union[Table, LinkTraits, Improvement, Headline, Ranking], Field(discriminator="show")]
+
+
+class AgainstSize(Strict):
+    """One panel per link and RTT: @metric's mean against size per variant, the sd shaded."""
+    plot: Literal["against size"]
+    metric: str
+    file: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*\.png$")
+    ylabel: str
+    title: str
+
+    _metric = field_validator("metric")(lambda cls, v: _metric(v))
+
+
+class LinkFigure(Strict):
+    """Per link, the paper's Figs. 11-12 layout: FCT against size per RTT over the improvement
+    (needs an improvement section; the headline's bound marked when there is one)."""
+    plot: Literal["fct and improvement"]
+
+
+class Dynamics(Strict):
+    """cwnd, in flight and delivered against time of the largest transfer's first repetition."""
+    plot: Literal["dynamics"]
+
+
+class LinkRun(Strict):
+    """The trace's rate, the rate delivered and the queue of the largest transfer's first repetition."""
+    plot: Literal["link run"]
+
+
+Plot = Annotated[Union[AgainstSize, LinkFigure, Dynamics, LinkRun], Field(discriminator="plot")]
+
+
+class RunsReport(Strict):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
+    #: What it shows, in a line (`sslab experiments`, the docs).
+    what: str
+    title: str
+    intro: str
+    order: list[str] = []
+    sections: list[Section] = Field(min_length=1)
+    plots: list[Plot] = []
+
+    @model_validator(mode="after")
+    def _needs(self):
+        shown = {s.show for s in self.sections}
+        improvement = [s for s in self.sections if isinstance(s, Improvement)]
+        if len(improvement) > 1:
+            raise ValueError("one improvement section at most (the headline and the figure read it)")
+        if not improvement and ("headline" in shown or any(isinstance(p, LinkFigure) for p in self.plots)):
+            raise ValueError("a headline section or an `fct and improvement` plot needs an improvement section")
+        try:
+            self.intro.format(suss_legend="", baseline="")
+        except (KeyError, IndexError) as e:
+            raise ValueError(f"intro names {e}: it may name {{suss_legend}} and {{baseline}}") from None
+        return self
+
+    def section(self, kind: type) -> Strict | None:
+        return next((s for s in self.sections if isinstance(s, kind)), None)
+
+
+# -- writing ---------------------------------------------------------------
+
+def _panel_order(key: tuple) -> tuple:
+    """Groups in a report's order: the wired link first, then by name; RTTs and sizes ascending."""
+    return tuple((v != "wired", v) if isinstance(v, str) else (False, v) for v in key)
+
+
+def _variants(records: list[dict], order: list[str]) -> list[str]:
+    seen = {r["cc"] for r in records}
+    return [c for c in order if c in seen] + sorted(seen - set(order))
+
+
+def table_text(spec: Table, rows: list[dict], ccs: list[str]) -> list[tuple[dict, str]]:
+    """@spec's tables over @rows (lastmile.size_rows), one per group of spec.per, with the group's values."""
+    out = []
+    for group in sorted({tuple(r[k] for k in spec.per) for r in rows}, key=_panel_order):
+        mine = [r for r in rows if tuple(r[k] for k in spec.per) == group]
+        at = {(tuple(r[k] for k in spec.rows), r["cc"]): r for r in mine}
+        one = len(spec.metrics) == 1
+        head = [KEYS[k][0] for k in spec.rows] + [cc if one else f"{cc}: {lastmile.METRICS[m].label}"
+                                                  for cc in ccs for m in spec.metrics]
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for key in sorted({k for k, _ in at}, key=_panel_order):
+            cells = [KEYS[k][1](v) for k, v in zip(spec.rows, key)]
+            for cc in ccs:
+                r = at.get((key, cc))
+                cells += [lastmile._pm(r[m], lastmile.METRICS[m].digits, lastmile.METRICS[m].scale) if r else "–"
+                          for m in spec.metrics]
+            lines.append("| " + " | ".join(cells) + " |")
+        out.append(({k: KEYS[k][1](v) for k, v in zip(spec.per, group)}, "\n".join(lines)))
+    return out
+
+
+def headline_text(spec: Headline, heads: list[dict]) -> str:
+    pct = f"{spec.at_least * 100:g}"
+    return (f"Verdict: every size's 95 % CI above {pct} %: reproduced; any one wholly under it: not reproduced; "
+            "else not decided at this n (the claims ledger's rule).\n\n"
+            f"| link | RTT (ms) | on | sizes under {lastmile._mb(spec.sizes_under)} | least improvement [its CI] | n "
+            f"| mean improvement | sizes at or under {pct}% | verdict |\n|---|---|---|---|---|---|---|---|---|\n"
+            + "".join(f"| {h['link']} | {h['rtt_ms']:g} | {h['on']} | "
+                      f"{', '.join(lastmile._mb(s) for s in h['sizes'])} | {h['least'] * 100:+.1f}%"
+                      + (f" [{h['least_ci'][0] * 100:+.1f}, {h['least_ci'][1] * 100:+.1f}]" if h['least_ci'] else "")
+                      + f" | {h['n']} | {h['mean'] * 100:+.1f}% | "
+                      f"{', '.join(lastmile._mb(s) for s in h['short_of_20pct']) or '–'} | {h['verdict']} |\n"
+                      for h in heads)).rstrip("\n")
+
+
+def ranking(line: RankLine, records: list[dict], ccs: list[str]) -> dict[str, float]:
+    """Every variant's mean @line.metric over its runs (of at most line.sizes_up_to), in the line's order."""
+    m = lastmile.METRICS[line.metric]
+    chosen = [r for r in records if line.sizes_up_to is None or r["size"] <= line.sizes_up_to]
+    means = {cc: statistics.fmean(r[m.field] for r in chosen if r["cc"] == cc)
+             for cc in ccs if any(r["cc"] == cc for r in chosen)}
+    return dict(sorted(means.items(), key=lambda kv: -kv[1] if line.order == "most first" else kv[1]))
+
+
+def ranking_text(line: RankLine, means: dict[str, float]) -> str:
+    m = lastmile.METRICS[line.metric]
+    return (f"{line.text}: " + ", ".join(f"{cc} {v:.{m.digits}f}" + (f" {m.unit}" if m.unit else "")
+                                         for cc, v in means.items()) + ".")
+
+
+def write(spec: RunsReport, run_dirs: list[Path], dest: Path) -> Path:
+    """@spec over @run_dirs into @dest: report.md, summary.json and the plots."""
+    records = []
+    for d in run_dirs:
+        records.extend(lastmile.load_setting(Path(d)))
+    ccs = _variants(records, spec.order)
+    rows = lastmile.size_rows(records)
+    improvement = spec.section(Improvement)
+    head = spec.section(Headline)
+    imps = lastmile.improvements(records, improvement.baseline, improvement.against) if improvement else []
+    summary: dict = {"sizes": rows}
+    if improvement:
+        summary["improvements"] = imps
+    text = [f"# {spec.title}\n\nRuns: {', '.join(map(str, run_dirs))}\n\nRan under: {conditions_of(run_dirs)}\n\n",
+            spec.intro.format(suss_legend=lastmile.SUSS_LEGEND, baseline=improvement.baseline if improvement else "")
+            + "\n"]
+    for section in spec.sections:
+        if isinstance(section, Table):
+            for values, table in table_text(section, rows, ccs):
+                text.append(f"\n## {section.heading.format(**values)}\n\n{table}\n")
+            continue
+        if isinstance(section, LinkTraits):
+            summary["traits"] = lastmile.link_traits(records)
+            body = lastmile.traits_table(summary["traits"])
+        elif isinstance(section, Improvement):
+            body = lastmile.improvement_table(imps)
+        elif isinstance(section, Headline):
+            summary["headline"] = lastmile.headline(imps, section.at_least, section.sizes_under, section.rtt_over_ms)
+            body = headline_text(section, summary["headline"])
+        else:
+            sentences = []
+            for line in section.lines:
+                summary[line.key] = ranking(line, records, ccs)
+                sentences.append(ranking_text(line, summary[line.key]))
+            body = "\n\n".join(sentences)
+        text.append(f"\n## {section.heading}\n\n{body}\n")
+    plots = _plots(spec, records, rows, imps, ccs, dest, head)
+    text.append("\nPlots: " + ", ".join(p.name for p in plots if p) + "\n")
+    (dest / "report.md").write_text("".join(text))
+    _summary(dest, run_dirs, summary)
+    return dest
+
+
+def _plots(spec: RunsReport, records: list[dict], rows: list[dict], imps: list[dict], ccs: list[str],
+           dest: Path, head: Headline | None) -> list[Path | None]:
+    panels = sorted({(r["link"], r["rtt_ms"]) for r in rows}, key=_panel_order)
+    largest = max((r["size_label"] for r in records), key=parse_size, default=None)
+    out: list[Path | None] = []
+    for p in spec.plots:
+        if isinstance(p, AgainstSize):
+            out.append(lastmile.plot_against_size(rows, dest, p.file, p.metric, p.ylabel, p.title, panels, ccs))
+        elif isinstance(p, LinkFigure):
+            out += [lastmile.plot_link_figure(rows, imps, dest, link, ccs, head.at_least if head else None)
+                    for link in sorted({r["link"] for r in rows}, key=lambda x: (x != "wired", x))]
+        elif largest and isinstance(p, Dynamics):
+            out.append(plot_dynamics([dict(r["run"], dir=r["run"]["dir"]) for r in records], dest, size=largest, rep=0))
+        elif largest and isinstance(p, LinkRun):
+            out.append(lastmile.plot_link_run([r for r in records if r["size_label"] == largest and r["rep"] == 0],
+                                              dest, f"link-{largest}.png"))
+    return out
+
+
+def _summary(dest: Path, run_dirs: list[Path], parts: dict) -> None:
+    def clean(x):
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items() if k not in ("run", "values")}
+        if isinstance(x, list):
+            return [clean(v) for v in x]
+        return x
+    (dest / "summary.json").write_text(json.dumps(
+        stamped("sslab.summary", {"runs": [str(d) for d in run_dirs], **clean(parts),
+                                  "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}),
+        indent=1, default=str))

@@ -1,0 +1,110 @@
+"""A report over runs as an experiment file describes it (sslab.analysis.runs_report): its tables,
+rankings and refusals, on hand-worked numbers."""
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from sslab.analysis import lastmile
+from sslab.analysis.runs_report import Ranking, RunsReport, Table, headline_text, ranking, ranking_text, table_text
+from sslab.experiment import ExperimentError, load_experiment
+
+
+def rec(link, rtt, cc, size, fct, lost, sent=100):
+    return {"link": link, "rtt_ms": rtt, "cc": cc, "size": size, "fct_s": fct, "lost": lost,
+            "loss_rate": lost / (sent + lost), "retrans": lost, "fidelity_ok": True}
+
+
+RECORDS = [rec("wired", 150, "cubic_hs", 1_000_000, 1.0, 0), rec("wired", 150, "cubic_hs", 1_000_000, 1.2, 2),
+           rec("wired", 150, "cubic_suss 2024", 1_000_000, 0.5, 4),
+           rec("wired", 150, "cubic_hs", 4_000_000, 2.0, 10),
+           rec("lte", 40, "cubic_hs", 1_000_000, 3.0, 25)]
+
+
+def test_a_table_per_group_a_row_per_size_a_column_per_variant_and_metric():
+    spec = Table(show="table", heading="{link} at {rtt_ms} ms", per=["link", "rtt_ms"], rows=["size"],
+                 metrics=["fct", "lost"])
+    out = table_text(spec, lastmile.size_rows(RECORDS), ["cubic_hs", "cubic_suss 2024"])
+    # The wired link first, whatever the names' order.
+    assert [values for values, _ in out] == [{"link": "wired", "rtt_ms": "150"}, {"link": "lte", "rtt_ms": "40"}]
+    wired = out[0][1].splitlines()
+    assert wired[0] == "| size | cubic_hs: FCT (s) | cubic_hs: lost | cubic_suss 2024: FCT (s) | cubic_suss 2024: lost |"
+    assert wired[1] == "|---|---|---|---|---|"
+    # 1.0 and 1.2: mean 1.1, sd 0.1414, t(1) = 12.706: half-width 1.2706; one run: its value alone; none: a dash.
+    assert wired[2] == "| 1 MB | 1.100 ±1.271 | 1.0 ±12.7 | 0.500 | 4.0 |"
+    assert wired[3] == "| 4 MB | 2.000 | 10.0 | – | – |"
+
+
+def test_one_metric_is_a_column_per_variant_and_a_scale_shows_a_fraction_as_percent():
+    spec = Table(show="table", heading="Loss", rows=["link", "rtt_ms", "size"], metrics=["loss_rate"])
+    [(values, text)] = table_text(spec, lastmile.size_rows(RECORDS), ["cubic_hs"])
+    lines = text.splitlines()
+    assert values == {} and lines[0] == "| link | RTT (ms) | size | cubic_hs |"
+    # 0 of 100 and 2 of 102 offered: mean 0.980 %, half-width 12.706 x 1.961 % / 2 = 12.457 %; 25 of 125: 20 %.
+    assert lines[2:] == ["| wired | 150 | 1 MB | 0.980 ±12.457 |", "| wired | 150 | 4 MB | 9.091 |",
+                         "| lte | 40 | 1 MB | 20.000 |"]
+
+
+def test_a_ranking_orders_variants_by_their_mean_over_the_sizes_chosen():
+    spec = Ranking(show="ranking", heading="h", lines=[
+        {"text": "Most lost", "metric": "lost", "order": "most first", "key": "lost"},
+        {"text": "Fastest up to 1 MB", "metric": "fct", "order": "least first", "sizes_up_to": "1MB", "key": "f"}])
+    ccs = ["cubic_hs", "cubic_suss 2024"]
+    most = ranking(spec.lines[0], RECORDS, ccs)
+    # cubic_hs: (0 + 2 + 10 + 25) / 4 = 9.25; SUSS 4.
+    assert list(most.items()) == [("cubic_hs", 9.25), ("cubic_suss 2024", 4.0)]
+    fast = ranking(spec.lines[1], RECORDS, ccs)
+    assert list(fast) == ["cubic_suss 2024", "cubic_hs"] and fast["cubic_hs"] == pytest.approx(5.2 / 3)
+    assert ranking_text(spec.lines[1], fast) == "Fastest up to 1 MB: cubic_suss 2024 0.500 s, cubic_hs 1.733 s."
+    assert ranking_text(spec.lines[0], most) == "Most lost: cubic_hs 9.2, cubic_suss 2024 4.0."
+
+
+def test_the_headline_words_follow_its_bound():
+    spec = RunsReport.model_validate(yaml.safe_load("""
+name: x
+what: w
+title: t
+intro: "{baseline} against the rest"
+sections:
+  - {show: headline, heading: h, at_least: 0.25, sizes_under: 2MB, rtt_over_ms: 50}
+  - {show: improvement, heading: i, baseline: cubic_hs, against: cubic_suss}
+"""))
+    text = headline_text(spec.sections[0], [])
+    assert "CI above 25 %" in text and "| sizes under 2 MB |" in text and "at or under 25% |" in text
+    assert text.endswith("|---|---|---|---|---|---|---|---|---|")
+
+
+@pytest.mark.parametrize("report, why", [
+    ({"sections": [{"show": "table", "heading": "h", "rows": ["size"], "metrics": ["goodput"]}]},
+     "metric 'goodput': one of fct, lost"),
+    ({"sections": [{"show": "table", "heading": "{link}", "rows": ["size"], "metrics": ["fct"]}]},
+     "heading '{link}' names 'link', not one of per"),
+    ({"sections": [{"show": "table", "heading": "h", "rows": ["colour"], "metrics": ["fct"]}]},
+     "'colour': group by one of link, rtt_ms, size"),
+    ({"sections": [{"show": "headline", "heading": "h", "at_least": 0.2, "sizes_under": "5MB",
+                    "rtt_over_ms": 50}]}, "needs an improvement section"),
+    ({"sections": [{"show": "headline", "heading": "h", "at_least": 20, "sizes_under": "5MB", "rtt_over_ms": 50},
+                   {"show": "improvement", "heading": "i", "baseline": "a", "against": "b"}]}, "less than 1"),
+    ({"sections": [{"show": "table", "heading": "h", "rows": ["size"], "metrics": ["fct"]}], "intro": "{who}"},
+     "intro names 'who'"),
+    ({"sections": [{"show": "pie", "heading": "h"}]}, "does not match any of the expected tags"),
+])
+def test_a_description_that_cannot_be_written_is_refused(report, why):
+    with pytest.raises(ValidationError, match=why):
+        RunsReport.model_validate({"name": "x", "what": "w", "title": "t", "intro": "i", **report})
+
+
+def test_a_bad_report_in_an_experiment_file_is_refused_when_it_loads(tmp_path):
+    wifi = yaml.safe_load(load_experiment("wifi").path.read_text())
+    wifi["parts"] = [{"series": str(load_experiment("wifi").path.parent / "scenarios" / "e2-wifi.yaml")}]
+    # YAML reads off: and on: as booleans: the improvement's words are baseline and against.
+    wifi["report"]["sections"].append({"show": "improvement", "heading": "i", False: "cubic_hs", True: "cubic_suss"})
+    f = tmp_path / "wifi2.yaml"
+    f.write_text(yaml.safe_dump(wifi, allow_unicode=True))
+    with pytest.raises(ExperimentError, match="baseline: Field required"):
+        load_experiment(str(f))
+
+
+def test_e2_and_e4_describe_their_reports():
+    e2, e4 = load_experiment("wifi").spec.report_of, load_experiment("fct-vs-size").spec.report_of
+    assert (e2.name, e4.name) == ("wifi", "fct-vs-size") and e2.write and e4.write and not e2.matrix
