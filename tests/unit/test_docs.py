@@ -50,9 +50,9 @@ def test_a_broken_link_fails_the_build(tmp_path):
 
 
 def test_the_formats_name_every_field_of_a_scenario():
-    from sslab.scenario.model import Flow, Scenario
+    from sslab.scenario.model import FlowSpec, Scenario
     text = formats_markdown()
-    for model in (Scenario, Flow):
+    for model in (Scenario, FlowSpec):
         assert f"### `{model.__name__}`" in text
         for name, field in model.model_fields.items():
             assert f"| `{field.alias or name}` |" in text, name

@@ -143,3 +143,21 @@ def test_every_experiments_plans_match_the_typed_definition():
                 plan_for(s, substrate, clock)
                 n += 1
     assert n >= 2 * 30
+
+
+def test_no_class_is_named_twice_in_the_harness():
+    """The file's front end (sslab.scenario.model: BottleneckSpec, FlowSpec, ...) and the plan
+    (sslab.records: Bottleneck, Flow, ...) name their classes apart, as does every other module:
+    a name found in a traceback or a grep is one class."""
+    import ast
+    from collections import defaultdict
+
+    from sslab.paths import REPO_ROOT
+
+    where = defaultdict(list)
+    for f in sorted((REPO_ROOT / "runners" / "sslab").rglob("*.py")):
+        for node in ast.parse(f.read_text()).body:
+            if isinstance(node, ast.ClassDef):
+                where[node.name].append(str(f.relative_to(REPO_ROOT)))
+    twice = {name: files for name, files in where.items() if len(files) > 1}
+    assert len(where) > 100 and not twice, twice

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..records import read_record, read_runs_index
 from ..ccas import SUSS_VERSIONS, param_default
-from ..scenario import Hosts
+from ..scenario import HostsSpec
 
 
 def host_model_text(model: dict) -> str:
@@ -24,7 +24,7 @@ def host_model_text(model: dict) -> str:
     were recorded had ideal hosts."""
     if "hosts" not in model:
         return "ideal (not recorded: before host models)"
-    return Hosts.model_validate(model["hosts"], context={"canonical": True}).describe()
+    return HostsSpec.model_validate(model["hosts"], context={"canonical": True}).describe()
 
 
 def _suss_text(versions: set[int]) -> str:

@@ -33,10 +33,11 @@ import time
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..records import stamped
 from ..scenario import parse_size
+from ..scenario.model import Strict
 from . import lastmile
 from .conditions import conditions_of
 from .plots import plot_dynamics
@@ -48,10 +49,6 @@ KEYS: dict[str, tuple[str, object]] = {
     "size": ("size", lastmile._mb),
     "cc": ("variant", str),
 }
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 def _metric(v: str) -> str:

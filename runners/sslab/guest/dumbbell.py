@@ -183,7 +183,7 @@ def _nic(host: dict) -> Rate | None:
 
 
 @dataclass(frozen=True)
-class PairSpec:
+class DumbbellPair:
     rtt_ms: float
 
 
@@ -191,7 +191,7 @@ class PairSpec:
 class DumbbellSpec:
     rate_mbit: float
     buffer_pkts: int
-    pairs: list[PairSpec] = field(default_factory=list)
+    pairs: list[DumbbellPair] = field(default_factory=list)
     prefix: str = "sl"
     servers_net: str = "10.1.0.0/16"
     clients_net: str = "10.2.0.0/16"
@@ -240,7 +240,7 @@ class DumbbellSpec:
         """The dumbbell of a plan, typed (sslab.records.read_plan: every field there and checked)."""
         link = plan.bottleneck.link
         return cls(rate_mbit=plan.bottleneck.rate_mbit, buffer_pkts=plan.bottleneck.buffer_pkts,
-                   pairs=[PairSpec(rtt_ms=p.rtt_ms) for p in plan.pairs],
+                   pairs=[DumbbellPair(rtt_ms=p.rtt_ms) for p in plan.pairs],
                    servers_net=plan.addresses.servers, clients_net=plan.addresses.clients,
                    core_net=plan.addresses.core, mtu=plan.topology.mtu, shaper=link.shaper,
                    down=list(link.down), up=list(link.up), hosts=[asdict(pair) for pair in plan.hosts.pairs], lans=plan.topology.lans,

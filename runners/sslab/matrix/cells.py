@@ -169,10 +169,6 @@ def host_lock(store: CellStore, host: str):
         yield
 
 
-class Stopping(Exception):
-    """The runner is being stopped: the cell in progress is left unfinished, not failed."""
-
-
 def _run_cells_locked(store: CellStore, cells: list[PlannedCell], host: str, keys: list[str], workers: list, log,
                       runner) -> dict:
     progress = Progress(store, host, keys)

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ..ccas import HYSTART_ROUNDS, suss_version_of, with_hystart_of_suss
 from .axes import AxesError, combinations, labels_of, parse_axes
-from .model import Case, Flow, Scenario, ScenarioError
+from .model import Case, FlowSpec, Scenario, ScenarioError
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
@@ -207,7 +207,7 @@ def load_scenario(path: Path | str) -> Scenario:
     return parse_scenario(_read_yaml(path), str(path))
 
 
-def start_offset(s: Scenario, run_index: int, flow_index: int, flow: Flow) -> float:
+def start_offset(s: Scenario, run_index: int, flow_index: int, flow: FlowSpec) -> float:
     """Seconds @flow (flow @flow_index of run @run_index) starts after its nominal start (see Variation).
 
     Drawn from its own stream per (seed, run, flow), so adding a flow or a

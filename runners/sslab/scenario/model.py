@@ -20,6 +20,11 @@ A scenario says what network to build and what traffic to run over it:
 field (`bottleneck.buffer.bdp`, `cases[3].flows[0].cc`, ...).  Sizes use SI
 units (5MB = 5 000 000 bytes; MiB for powers of two); rates accept kbit,
 mbit, gbit; times accept us, ms, s.
+
+This model is the file's front end only: what runs, and what the guest and the reports read, is
+the plan it is compiled into (sslab.records.Plan, by scenario.load.to_plan).  A section of the file
+is a `...Spec` here (BottleneckSpec, FlowSpec, ...), the plan's record of it the plain name
+(records.Bottleneck, records.Flow, ...): no class is named twice.
 """
 
 from __future__ import annotations
@@ -163,7 +168,7 @@ def _fraction(v: Any) -> Any:
     return v
 
 
-class Loss(Strict):
+class LossSpec(Strict):
     """Packets a hop loses at random, independently of the queue: each with probability `rate`
     (Bernoulli), or in bursts, a two-state (Gilbert) chain that moves to its losing state with
     probability `p` per packet and back with `r`, every packet lost while it is there (a mean
@@ -193,11 +198,11 @@ class Loss(Strict):
 class HopLoss(Strict):
     """Random loss on the hop: `down` on data (towards the clients), `up` on their ACKs."""
 
-    down: Loss | None = None
-    up: Loss | None = None
+    down: LossSpec | None = None
+    up: LossSpec | None = None
 
 
-class DelayVariation(Strict):
+class DelayVariationSpec(Strict):
     """A one-way delay that varies over time on the hop to the clients (a satellite's or a cellular
     path's oscillating RTT): `depth` more at its peak than at its trough, a sine of `period`, changed
     every `bin`, starting at the trough when a run starts (sslab.scenario.links)."""
@@ -268,7 +273,7 @@ class Link(Strict):
     bin: float = 0.010
     aggregation: Aggregation = Aggregation()
     loss: HopLoss = HopLoss()
-    delay_variation: DelayVariation | None = None
+    delay_variation: DelayVariationSpec | None = None
     #: Fidelity: while the queue is never empty over a bin, the link must deliver what the
     #: trace allows to within this fraction, summed over the run's busy bins.
     rate_tolerance: float = Field(default=0.02, gt=0, le=1)
@@ -331,7 +336,7 @@ def _model_trace(model: str, seed: int, mean: float, duration: float, cv: float,
     return generated_trace(model, seed, mean, duration, cv, tau, bin_ms)[1]
 
 
-class Bottleneck(Strict):
+class BottleneckSpec(Strict):
     """The shared link.  `rate`: a wired link's rate, or a varying link's mean (a generated
     trace is made with it; a file's trace is scaled to it); a link preset supplies it (and the
     buffer) when they are left out."""
@@ -386,7 +391,7 @@ class Bottleneck(Strict):
         return self.link.rate_trace(self.rate_mbit)
 
 
-class RxBatch(Strict):
+class RxBatchSpec(Strict):
     """Interrupt coalescing: packets handed to the host at most `packets` every `period`."""
 
     period: float
@@ -408,7 +413,7 @@ class HostParams(Strict):
     nic_mbit: float | None = Field(default=None, alias="nic")
     rx_cost: float = 0.0
     rx_jitter: float = 0.0
-    rx_batch: RxBatch | None = None
+    rx_batch: RxBatchSpec | None = None
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -442,7 +447,7 @@ class HostParams(Strict):
         return self.nic_mbit is None and not self.rx_cost and not self.rx_jitter and self.rx_batch is None
 
 
-class Hosts(Strict):
+class HostsSpec(Strict):
     """The host model: a preset (sslab.scenario.hosts) and, per kind of host, fields over it."""
 
     model: str = DEFAULT_HOST_MODEL
@@ -478,7 +483,7 @@ class Hosts(Strict):
         return f"{self.model}: servers {one(self.servers)}; clients {one(self.clients)}"
 
 
-class Pair(Strict):
+class PairSpec(Strict):
     rtt: float
     #: This pair's server or client, over the scenario's host model (any of HostParams' fields).
     server: dict[str, Any] | None = None
@@ -516,7 +521,7 @@ class AddressPlan(Strict):
         return self
 
 
-class Topology(Strict):
+class TopologySpec(Strict):
     kind: Literal["dumbbell", "single-path"] = "dumbbell"
     #: Who builds it: Mininet (in the VM), plain network namespaces (native
     #: hosts, which need no Mininet), containerlab (Docker containers, one per
@@ -549,7 +554,7 @@ class Topology(Strict):
         return self
 
 
-class Flow(Strict):
+class FlowSpec(Strict):
     pair: int = Field(ge=1)
     cc: str
     #: transfer: our FCT-accurate tool (congestion control set before any
@@ -663,7 +668,7 @@ class Case(Strict):
     """One run's traffic."""
 
     name: str
-    flows: list[Flow] = Field(min_length=1)
+    flows: list[FlowSpec] = Field(min_length=1)
     params: dict[str, Any] = Field(default_factory=dict)
     #: Our module's parameters for this run, over the scenario's (kernel/README.md lists them).
     module_params: dict[str, int] = Field(default_factory=dict)
@@ -674,7 +679,7 @@ class Case(Strict):
         return _module_params(v)
 
 
-class Capture(Strict):
+class CaptureSpec(Strict):
     """What is recorded.  Observers shift a chaotic run's trajectory (their clock reads take
     guest time): compare only runs recorded with the same capture settings."""
 
@@ -728,20 +733,20 @@ class Variation(Strict):
 class Scenario(Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     description: str = ""
-    topology: Topology = Topology()
-    bottleneck: Bottleneck
-    pairs: list[Pair] = Field(min_length=1)
+    topology: TopologySpec = TopologySpec()
+    bottleneck: BottleneckSpec
+    pairs: list[PairSpec] = Field(min_length=1)
     cases: list[Case] = Field(min_length=1)
     repetitions: int = Field(default=1, ge=1, le=1000)
     order: Literal["alternate", "sequential", "shuffled"] = "alternate"
     #: The run's seed: the shuffled order, the start offsets and (UML) the guest's entropy.
     seed: int = Field(default=1, ge=0, lt=2**63)
-    capture: Capture = Capture()
+    capture: CaptureSpec = CaptureSpec()
     variation: Variation = Variation()
     #: Our module's parameters for every run (a case's own override them; the rest keep the module's defaults).
     module_params: dict[str, int] = Field(default_factory=dict)
     #: The time hosts take (sslab.scenario.hosts; default: ideal hosts).
-    hosts: Hosts = Hosts()
+    hosts: HostsSpec = HostsSpec()
 
     @field_validator("module_params")
     @classmethod
