@@ -39,6 +39,8 @@ None says "not this run".
       fidelity     Fidelity       clock, calibrate, rtt_tolerance_ms, ping_count, pairs_together
       runs         [Run]          index, rep, case, params, module_params, flows: [Flow],
                                   trace_offset_s (with a rate trace only)
+      asked        Asked          description, buffer, repetitions, order, module_params: the
+                                  file's words, for the reports (the guest reads none of it)
 
 A leaf module, standard library only: the guest imports it too.  The typed
 plan lives here, not in a module of its own, because under UML's virtual
@@ -444,6 +446,19 @@ class Run:
 
 
 @dataclass(frozen=True)
+class Asked:
+    """What the scenario file asked, in its own words, where the reports print them beside what the
+    plan resolved: the guest reads none of it."""
+    description: str
+    #: The buffer as asked ("1 BDP at 100 ms", "200 packets"); the bottleneck's buffer_pkts is what ran.
+    buffer: str
+    repetitions: int
+    order: str
+    #: The scenario's own module parameters (its file's and the command line's knobs), before any case's.
+    module_params: dict[str, int]
+
+
+@dataclass(frozen=True)
 class Plan:
     name: str
     seed: int
@@ -455,6 +470,8 @@ class Plan:
     hosts: Hosts
     fidelity: Fidelity
     runs: list[Run]
+    #: Written since 29 Nov 2026 (plans before have none: their reports read meta.json's scenario).
+    asked: Asked | None = None
 
 
 def read_plan(record: Any, where: str = "plan") -> Plan:

@@ -6,6 +6,7 @@ import pytest
 from sslab.analysis import claims as cl
 from sslab.analysis.claims import ClaimTest, Measured, decide
 
+from sslab.paths import REPO_ROOT
 from sslab.plan_record import MatrixPlan, write_matrix_plan
 
 from .test_matrix_report import make_cell
@@ -371,10 +372,15 @@ def test_a_cause_run_is_not_a_claims_evidence(tmp_path):
     import json
 
     def report(name, n, imp, qdisc):
+        from sslab.scenario import parse_scenario, to_plan
+        from sslab.scenario.load import scenario_file_data
+
         run = tmp_path / "fct-vs-size" / "wired-150ms" / name
         run.mkdir(parents=True)
-        (run / "meta.json").write_text(json.dumps({"scenario": {"model": {
-            "topology": {"lans": "veth", "sender_qdisc": qdisc}, "hosts": {"model": "ideal"}, "module_params": {}}}}))
+        data = scenario_file_data(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
+        data["topology"] = {**data.get("topology", {}), "sender_qdisc": qdisc}
+        (run / "plan.json").write_text(json.dumps({"format": "sslab.plan/2", **to_plan(parse_scenario(data))}))
+        (run / "meta.json").write_text(json.dumps({"substrate": "uml"}))
         d = tmp_path / "fct-vs-size" / "reports" / name
         d.mkdir(parents=True)
         (d / "summary.json").write_text(json.dumps({"runs": [str(run)], "improvements": [

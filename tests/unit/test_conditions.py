@@ -1,17 +1,33 @@
-"""The "ran under" line every report prints, from the archive's meta.json and run records."""
+"""The "ran under" line every report prints, from the archive's meta.json, plan and run records."""
 
 import json
 from pathlib import Path
 
 from sslab.analysis.conditions import conditions_of, run_conditions
+from sslab.analysis.setting import from_model, setting_of
+from sslab.paths import REPO_ROOT
 from sslab.records import runs_index
+from sslab.scenario import parse_scenario, to_plan
+from sslab.scenario.load import scenario_file_data
+
+
+def _scenario(hosts: str | None):
+    data = scenario_file_data(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
+    return parse_scenario({**data, **({"hosts": {"model": hosts}} if hosts else {})})
 
 
 def _run(root: Path, name: str, model: dict, versions: list[int | None]) -> Path:
+    """A run directory: its plan with the host model @model names (`hosts`); none named: an archive
+    from before host models were recorded (its meta.json's scenario has no hosts, its plan no words)."""
     d = root / name
     (d / "job/out/runs/r0").mkdir(parents=True)
+    s = _scenario((model.get("hosts") or {}).get("model"))
+    dump, plan = s.model_dump(mode="json", by_alias=True), {"format": "sslab.plan/2", **to_plan(s)}
+    if "hosts" not in model:
+        del dump["hosts"], plan["asked"]
+    (d / "plan.json").write_text(json.dumps(plan))
     (d / "meta.json").write_text(json.dumps({"substrate": "uml", "clock": "uml/inf-cpu",
-                                             "scenario": {"model": model}}))
+                                             "scenario": {"model": dump}}))
     # As the guest writes it; run "a" as written before formats (a bare list, version 0).
     index = [{"tag": "r0"}]
     (d / "job/out/runs.json").write_text(json.dumps(index if name == "a" else runs_index(index)))
@@ -40,8 +56,10 @@ def test_runs_without_suss_say_so_and_a_second_host_model_is_counted(tmp_path):
 
 def test_a_directory_without_meta_is_not_a_run(tmp_path):
     assert conditions_of([tmp_path]) == "not recorded (no run's meta.json found)"
-    meta = {"substrate": "vm", "clock": "qemu/icount", "scenario": {"model": {}}}
-    assert run_conditions(meta, [{"suss_version": 0}, {"suss_version": None}]) == (
+    model = _scenario(None).model_dump(mode="json", by_alias=True)
+    del model["hosts"]
+    meta = {"substrate": "vm", "clock": "qemu/icount"}
+    assert run_conditions(meta, from_model(model, 10), [{"suss_version": 0}, {"suss_version": None}]) == (
         "substrate vm, clock qemu/icount; host model ideal (not recorded: before host models); "
         "SUSS: SUSS, ours from the paper's text")
 
@@ -54,8 +72,9 @@ def test_the_hystart_each_cubic_hs_flow_ran_is_named(tmp_path):
     assert conditions_of([a]).endswith("SUSS: SUSS 2024 (the authors' code behind the paper); "
                                        "cubic_hs: Linux 5.19 HyStart")
     meta = json.loads((a / "meta.json").read_text())
-    assert run_conditions(meta, [{"hystart": "Linux 6.1.192"}]).endswith("; cubic_hs: Linux 6.1.192 HyStart")
-    assert "cubic_hs" not in run_conditions(meta, [{"suss_version": 2024}])
+    assert run_conditions(meta, setting_of(a), [{"hystart": "Linux 6.1.192"}]).endswith(
+        "; cubic_hs: Linux 6.1.192 HyStart")
+    assert "cubic_hs" not in run_conditions(meta, setting_of(a), [{"suss_version": 2024}])
 
 
 def test_a_start_written_from_a_draft_names_the_draft_and_its_revisions_constant(tmp_path):
@@ -67,5 +86,6 @@ def test_a_start_written_from_a_draft_names_the_draft_and_its_revisions_constant
     # The module parameter as run: the -02 revision's K.
     meta = json.loads((a / "meta.json").read_text())
     runs = [{**record, "module_params": {"rapid_k36": 24}}]
-    assert run_conditions(meta, [], runs).endswith("; cubic_rapid: Rapid Start, draft-kazuho-ccwg-rapid-start (K = 2/3)")
-    assert "Rapid" not in run_conditions(meta, [], [{"flows": [{"cc": "cubic_hs"}]}])
+    assert run_conditions(meta, setting_of(a), [], runs).endswith(
+        "; cubic_rapid: Rapid Start, draft-kazuho-ccwg-rapid-start (K = 2/3)")
+    assert "Rapid" not in run_conditions(meta, setting_of(a), [], [{"flows": [{"cc": "cubic_hs"}]}])

@@ -3,9 +3,9 @@
 Every report prints one line of this for its runs (the project's rule: a
 figure is reported with the substrate, clock, host model, kernel, HyStart
 and SUSS version it ran under).  Read from the archive alone: each run's
-meta.json (the substrate, its clock and the scenario's model with its
-hosts) and its flows' records (the SUSS version each cubic_suss flow ran,
-the HyStart each cubic_hs flow ran).
+meta.json (the substrate, its clock, the kernel), its plan (the host model:
+sslab.analysis.setting) and its flows' records (the SUSS version each
+cubic_suss flow ran, the HyStart each cubic_hs flow ran).
 """
 
 from __future__ import annotations
@@ -16,15 +16,7 @@ from pathlib import Path
 
 from ..records import read_record, read_runs_index
 from ..ccas import SUSS_VERSIONS, param_default
-from ..scenario import HostsSpec
-
-
-def host_model_text(model: dict) -> str:
-    """The host model a scenario (its model dump) ran with, in one line: runs from before host models
-    were recorded had ideal hosts."""
-    if "hosts" not in model:
-        return "ideal (not recorded: before host models)"
-    return HostsSpec.model_validate(model["hosts"], context={"canonical": True}).describe()
+from .setting import Setting, setting_of
 
 
 def _suss_text(versions: set[int]) -> str:
@@ -85,15 +77,16 @@ def kernel_text(meta: dict) -> str:
             + (f" with {' and '.join(parts)}" if parts else ""))
 
 
-def _testbed(meta: dict) -> str:
+def _testbed(meta: dict, setting: Setting) -> str:
     return (f"substrate {meta['substrate']}, clock {meta.get('clock', '?')}; host model "
-            f"{host_model_text(meta['scenario']['model'])}{kernel_text(meta)}")
+            f"{setting.hosts}{kernel_text(meta)}")
 
 
-def run_conditions(meta: dict, rows: list[dict] | None = None, runs: list[dict] | None = None) -> str:
-    """One run's conditions: @meta its meta.json, @rows anything carrying a flow's suss_version, @runs
-    its runs' records (which draft a draft start followed)."""
-    return (f"{_testbed(meta)}; SUSS: {_suss_text(_versions(rows))}{_hystart_text(_hystarts(rows))}"
+def run_conditions(meta: dict, setting: Setting, rows: list[dict] | None = None,
+                   runs: list[dict] | None = None) -> str:
+    """One run's conditions: @meta its meta.json, @setting its setting (sslab.analysis.setting), @rows
+    anything carrying a flow's suss_version, @runs its runs' records (which draft a draft start followed)."""
+    return (f"{_testbed(meta, setting)}; SUSS: {_suss_text(_versions(rows))}{_hystart_text(_hystarts(rows))}"
             f"{_draft_text(_draft_starts(runs or []))}")
 
 
@@ -119,7 +112,7 @@ def conditions_of(run_dirs: list[Path]) -> str:
         if not meta_path.exists():
             continue
         meta = json.loads(meta_path.read_text())
-        line = _testbed(meta)
+        line = _testbed(meta, setting_of(Path(d)))
         testbeds[line] = testbeds.get(line, 0) + 1
         runs = _runs_of(Path(d))
         flows = [f for r in runs for f in r.get("flows", [])]
@@ -180,11 +173,8 @@ def departures(run_dirs: list[Path]) -> list[str]:
         if not meta_path.exists():
             continue
         meta = json.loads(meta_path.read_text())
-        model = meta["scenario"]["model"]
-        topology = model.get("topology") or {}
-        got = {"hosts": (model.get("hosts") or {}).get("model", "ideal"),
-               "lans": topology.get("lans", "veth"), "sender_qdisc": topology.get("sender_qdisc", "none"),
-               "suss_version": (model.get("module_params") or {}).get("suss_version", 2024)}
+        s = setting_of(Path(d))
+        got = {"hosts": s.hosts_model, "lans": s.lans, "sender_qdisc": s.sender_qdisc, "suss_version": s.suss_version}
         found = [f"{k} {v}" for k, v in got.items() if v != OWN_SETTINGS[k]]
         if kernel_text(meta):
             found.append(f"kernel{kernel_text(meta)[len('; kernel'):]}")

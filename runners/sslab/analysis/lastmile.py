@@ -26,9 +26,9 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..records import read_record
 from ..ccas import SUSS_VERSIONS, suss_tag, variant_label
 from .link import rate_series, replay_fidelity
+from .setting import setting_of
 from .startup import load_runs
 from .fidelity import run_passes
 from .stats import describe, welch_diff
@@ -58,16 +58,10 @@ METRICS: dict[str, Metric] = {
 }
 
 
-def link_label(model: dict) -> str:
-    link = model["bottleneck"].get("link") or {"kind": "wired"}
-    return link.get("preset") or link.get("kind", "wired")
-
-
 def load_setting(run_dir: Path) -> list[dict]:
     """One record per run of a scenario run directory."""
-    meta = read_record(run_dir / "meta.json", "sslab.meta")
-    model = meta["scenario"]["model"]
-    label, rtt_ms = link_label(model), round(model["pairs"][0]["rtt"] * 1e3, 3)
+    setting = setting_of(run_dir)
+    label, rtt_ms = setting.link, round(setting.pair_rtts_ms[0], 3)
     out = []
     for r in load_runs(run_dir / "job" / "out"):
         f = r["flows"][0]
@@ -76,7 +70,7 @@ def load_setting(run_dir: Path) -> list[dict]:
         # The link's fidelity as this code judges it (the archive keeps the guest's rows).
         link_fid = replay_fidelity(r["link_replay"]) if r.get("link_replay") else None
         out.append({
-            "setting": model["name"], "link": label, "rtt_ms": rtt_ms,
+            "setting": setting.name, "link": label, "rtt_ms": rtt_ms,
             "cc": variant_label(f["cc"], f.get("suss_version")), "size": f["size"],
             "size_label": r["run"]["params"].get("size"), "rep": r["run"]["rep"], "fct_s": f["fct_s"],
             "lost": lost, "loss_rate": lost / (sent + lost) if sent else None,

@@ -32,6 +32,7 @@ from ..substrate.spinguard import Charge
 from .capturecheck import agreement_line
 from .fidelity import run_passes
 from .conditions import run_conditions
+from .setting import setting_of
 from .html import write_html
 from .plots import plot_cwnd_rtt, plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
@@ -207,7 +208,8 @@ def write_report(run_dir: Path, dest: Path) -> dict:
                          plot_goodput(runs, dest, large),
                          plot_delivered_overlay(runs, dest, small),
                          plot_dynamics(runs, dest, small)) if p] if small else []
-    summary = {"scenario": meta["scenario"]["model"]["name"], "cases": cases, "startup": rows,
+    setting = setting_of(run_dir)
+    summary = {"scenario": setting.name, "cases": cases, "startup": rows,
                "startup_table_md": table,
                "fidelity": fidelity,
                "runs": [{"tag": r["dir"].name, "fct_s": r["flows"][0]["fct_s"], "lost": r["bottleneck"]["drops"],
@@ -218,22 +220,17 @@ def write_report(run_dir: Path, dest: Path) -> dict:
                 v.pop("values", None)
     (dest / "summary.json").write_text(json.dumps(stamped("sslab.summary", summary), indent=1,
                                                   sort_keys=True))
-    s = meta["scenario"]["model"]
     rtt = fidelity["rtt"]
-    buf = s["bottleneck"]["buffer"]
-    buf_text = (f"{buf['bdp']:g} BDP at {buf['rtt'] * 1e3:g} ms" if buf.get("bdp") is not None
-                else f"{buf['packets']} packets" if buf.get("packets") is not None else f"{buf['bytes']} bytes")
     rtts = ", ".join(f"{v:.2f}" for v in rtt["measured_ms"].values())
-    pair_rtts = ", ".join(f"{p['rtt'] * 1e3:g}" for p in s["pairs"])
+    pair_rtts = ", ".join(f"{r:g}" for r in setting.pair_rtts_ms)
     lines = [
-        f"# {s['name']}",
+        f"# {setting.name}",
         "",
-        s.get("description", ""),
+        setting.description,
         "",
-        f"- bottleneck {s['bottleneck']['rate']:g} Mbit/s, buffer {buf_text}"
-        f" = {read_record(run_dir / 'plan.json', 'sslab.plan')['bottleneck']['buffer_pkts']} packets;"
+        f"- bottleneck {setting.rate_mbit:g} Mbit/s, buffer {setting.buffer} = {setting.buffer_pkts} packets;"
         f" pair RTTs {pair_rtts} ms",
-        f"- {s['repetitions']} repetitions, order {s['order']}; substrate {meta['substrate']}"
+        f"- {setting.repetitions} repetitions, order {setting.order}; substrate {meta['substrate']}"
         f" ({meta.get('accelerator') or 'native'}), topology built with {fidelity.get('backend', 'netns')}"
         f"{lans_text(fidelity)}; kernel {meta.get('image', {}).get('kernel', {}).get('release', '?')};"
         f" image {meta.get('image', {}).get('hash', '?')[:12]}; code {meta['code']['commit'][:12]}"
@@ -245,7 +242,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         f" ({'ok' if fidelity['rate']['ok'] else 'OFF BY MORE THAN 1%'})",
         "",
         agreement_line(runs),
-        f"- ran under: {run_conditions(meta, list(cases.values()), runs)}",
+        f"- ran under: {run_conditions(meta, setting, list(cases.values()), runs)}",
         *([shared_boot_line(meta["boot"])] if meta.get("boot") else []),
         *([line] if (line := spin_guard_line(meta, spinguard.console_charges(out.parent), runs)) else []),
         "",

@@ -292,6 +292,9 @@ def to_plan(s: Scenario) -> dict:
                   "pairs": [{"server": s.host_params(i, "server").plan(), "client": s.host_params(i, "client").plan()}
                             for i in range(1, len(s.pairs) + 1)]},
         "runs": [run_plan(s, i, rep, case, link["trace"] is not None) for i, (rep, case) in enumerate(order)],
+        # The file's words the reports print beside what is resolved above (sslab.analysis.setting).
+        "asked": {"description": s.description, "buffer": s.bottleneck.buffer.describe(),
+                  "repetitions": s.repetitions, "order": s.order, "module_params": dict(s.module_params)},
     }
 
 

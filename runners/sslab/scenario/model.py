@@ -120,6 +120,16 @@ class Buffer(Strict):
             raise ValueError("rtt is only meaningful with bdp")
         return self
 
+    def describe(self) -> str:
+        """The buffer in the words it was asked in ("1 BDP at 100 ms", "200 packets")."""
+        if self.bdp is not None:
+            return f"{self.bdp:g} BDP at {self.rtt * 1e3:g} ms"
+        if self.packets is not None:
+            return f"{self.packets} packets"
+        if self.bytes is not None:
+            return f"{self.bytes} bytes"
+        return f"{self.time * 1e3:g} ms at the rate"
+
     def packets_at(self, rate_mbit: float, frame_bytes: int = FRAME_BYTES) -> int:
         """The queue limit in packets, for frames of @frame_bytes (the link's MTU + 14)."""
         if self.packets is not None:

@@ -1,0 +1,67 @@
+"""A run's setting as the reports print it (sslab.analysis.setting): read from its plan, and the
+same words from the meta.json scenario copy of an archive written before plans carried them."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sslab.analysis.setting import from_model, from_plan, setting_of
+from sslab.paths import REPO_ROOT
+from sslab.scenario import load_scenario, parse_scenario, to_plan
+from sslab.scenario.load import scenario_file_data
+
+SCENARIOS = sorted([*(REPO_ROOT / "experiments" / "scenarios").glob("*.yaml"), *(REPO_ROOT / "tests" / "data").glob("*.yaml")])
+
+
+def scenario_files():
+    """Every scenario file of the repository (not series, matrices or templates)."""
+    out = []
+    for f in SCENARIOS:
+        try:
+            load_scenario(f)
+        except Exception:
+            continue
+        out.append(f)
+    return out
+
+
+@pytest.mark.parametrize("path", scenario_files(), ids=lambda p: p.name)
+def test_the_plan_and_the_scenario_copy_give_the_same_setting(path):
+    s = load_scenario(path)
+    plan = to_plan(s)
+    assert from_plan(plan) == from_model(s.model_dump(mode="json", by_alias=True), plan["bottleneck"]["buffer_pkts"])
+
+
+def test_there_are_scenario_files_to_compare():
+    assert len(scenario_files()) >= 15
+
+
+def test_the_settings_words_hand_read():
+    data = scenario_file_data(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
+    data.update(description="a test", hosts={"model": "1gbe"}, module_params={"suss_version": 2025},
+                repetitions=3, order="sequential")
+    data["bottleneck"] = {**data["bottleneck"], "rate": "20mbit", "buffer": {"packets": 77}}
+    s = from_plan(to_plan(parse_scenario(data)))
+    assert (s.description, s.rate_mbit, s.buffer, s.buffer_pkts, s.repetitions, s.order) == (
+        "a test", 20.0, "77 packets", 77, 3, "sequential")
+    assert (s.hosts_model, s.suss_version, s.link, s.lans, s.sender_qdisc) == ("1gbe", 2025, "wired", "veth", "none")
+    assert s.hosts.startswith("1gbe")
+    data["bottleneck"]["buffer"] = {"bdp": "1.5BDP", "rtt": "40ms"}
+    assert from_plan(to_plan(parse_scenario(data))).buffer == "1.5 BDP at 40 ms"
+    data["bottleneck"]["buffer"] = {"time": "20ms"}
+    assert from_plan(to_plan(parse_scenario(data))).buffer == "20 ms at the rate"
+
+
+def test_a_run_directory_is_read_from_its_plan_or_from_before(tmp_path):
+    s = load_scenario(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
+    plan = {"format": "sslab.plan/2", **to_plan(s)}
+    model = s.model_dump(mode="json", by_alias=True)
+    (tmp_path / "meta.json").write_text(json.dumps({"format": "sslab.meta/1", "scenario": {"model": {
+        **model, "description": "the meta copy"}}}))
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    assert setting_of(tmp_path).description == s.description
+    # Written before the plan carried the file's words: the meta copy is read.
+    del plan["asked"]
+    (tmp_path / "plan.json").write_text(json.dumps(plan))
+    assert setting_of(tmp_path).description == "the meta copy"
