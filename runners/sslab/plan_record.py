@@ -53,7 +53,10 @@ class PlannedCell(_Record):
     setting: dict[str, str]  # axis -> value (a part's: {"part": name})
     rep: int  # its repetition
     name: str  # the setting's scenario name
-    scenario: dict[str, Any]  # the scenario as run (its model_dump)
+    scenario: dict[str, Any]  # the scenario as validated (its model_dump): its key's and the record's
+    #: Its plan (sslab.scenario.to_plan, every quantity resolved): what the host that runs it reads.
+    #: None in matrix plans written before 29 Nov 2026, which reports may still read.
+    plan: dict[str, Any] | None = None
     capture_check: bool = True  # whether tshark reads its captures too (a sample of a matrix's cells)
     boot: BootPlace | None = None  # where it stands in a shared boot; None: a boot of its own
 

@@ -41,6 +41,7 @@ None says "not this run".
                                   trace_offset_s (with a rate trace only)
       asked        Asked          description, buffer, repetitions, order, module_params: the
                                   file's words, for the reports (the guest reads none of it)
+      entropy_seed                the boot's random numbers' seed (the host's, for the job)
 
 A leaf module, standard library only: the guest imports it too.  The typed
 plan lives here, not in a module of its own, because under UML's virtual
@@ -472,6 +473,9 @@ class Plan:
     runs: list[Run]
     #: Written since 29 Nov 2026 (plans before have none: their reports read meta.json's scenario).
     asked: Asked | None = None
+    #: The seed of the boot's random numbers (its entropy): the scenario's seed, or 0 with the
+    #: scenario's variation.entropy off (every boot draws the same); the host's, for the job.
+    entropy_seed: int | None = None
 
 
 def read_plan(record: Any, where: str = "plan") -> Plan:

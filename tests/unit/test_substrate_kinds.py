@@ -42,8 +42,8 @@ def test_virtual_time_decides_the_estimate_the_host_model_and_the_container():
     from sslab.experiment.timing import UML_BOOT_S, UML_WALL_PER_GUEST, estimate_seconds, guest_seconds
     from sslab.matrix.orchestrate import run_matrix
     from sslab.matrix.spec import load_matrix
-    from sslab.scenario import load_scenario
-    s = load_scenario(paths.REPO_ROOT / "experiments" / "scenarios" / "e1-startup.yaml")
+    from sslab.scenario import load_scenario, to_plan
+    s = to_plan(load_scenario(paths.REPO_ROOT / "experiments" / "scenarios" / "e1-startup.yaml"))
     # Under virtual time the wall follows the guest seconds simulated; on a real clock the flows' own length.
     assert estimate_seconds(s, "uml") == pytest.approx(UML_BOOT_S + UML_WALL_PER_GUEST * guest_seconds(s))
     assert estimate_seconds(s, "vm") == estimate_seconds(s, "native") > 60.0

@@ -6,6 +6,8 @@ it sets changes what runs on the wire.
 
 from __future__ import annotations
 
+import copy
+
 from ..records import VIRTUAL_CLOCKS, Plan, read_plan, stamped
 from ..scenario import Scenario, to_plan
 from ..substrate.kinds import kind_of
@@ -28,7 +30,14 @@ def fidelity_rules(clock: str) -> dict:
 
 
 def plan_for(s: Scenario, substrate: str, clock: str) -> dict:
-    plan = to_plan(s)
+    """The plan of @s as a job on @substrate under @clock runs it (for_substrate)."""
+    return for_substrate(to_plan(s), substrate, clock)
+
+
+def for_substrate(compiled: dict, substrate: str, clock: str) -> dict:
+    """A scenario's plan (scenario.to_plan, as a matrix cell keeps it) with what the substrate and its
+    clock decide: the fidelity rules, how captures wake, the topology's backend; stamped and checked."""
+    plan = copy.deepcopy(compiled)
     plan["fidelity"] = fidelity_rules(clock)
     # Packet capture: one wake-up per packet on real clocks (nothing lost at stop), ring
     # blocks under virtual time (draining them costs guest time only).  See guest/flows.Pcap.
@@ -38,7 +47,7 @@ def plan_for(s: Scenario, substrate: str, clock: str) -> dict:
         plan["topology"]["backend"] = kind_of(substrate).topology_backend
     plan = stamped("sslab.plan", plan)
     # The guest reads it through the same typed definition: a field it would not know stops here.
-    read_plan(plan, f"the plan of {s.name}")
+    read_plan(plan, f"the plan of {plan['name']}")
     return plan
 
 

@@ -1,7 +1,7 @@
 """Run a scenario end to end and write its run record: `sslab startup`.
 
-    scenario YAML --validate--> Scenario --to_plan--> plan.json
-        --substrate (VM or native)--> job/out/ (fidelity, runs, pcaps, traces)
+    scenario YAML --validate--> Scenario --to_plan--> the plan (a matrix cell keeps it)
+        --for_substrate--> plan.json --substrate (VM or native)--> job/out/ (fidelity, runs, pcaps, traces)
         --analysis--> summary.json, report.md, plots --> manifest.json
 
 The run directory is new for every run (results/<kind>/<run-id>/) and
@@ -18,12 +18,13 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..records import format_of, read_record, run_tag, stamped
 from .. import paths
 from ..analysis.startup import write_report
-from ..scenario import Scenario, parse_scenario
+from ..scenario import Scenario, parse_scenario, to_plan
 from ..scenario.load import scenario_file_data
 from ..scenario.knobs import apply as apply_knobs
 from ..substrate.hostfacts import host_facts
@@ -35,7 +36,7 @@ from ..substrate.job import TOOLS_DIR, JobError, JobSpec, remove_tools
 from ..substrate.preflight import check_offered
 from ..substrate import spinguard
 from .archive import complete_runs
-from .plan import plan_for
+from .plan import for_substrate
 
 
 def code_version() -> dict:
@@ -77,7 +78,7 @@ def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = N
     """`sslab startup`: run a scenario file into a new results/<kind>/<run-id>/."""
     s = scenario_as_run(scenario_path, reps, backend, knobs)
     check_offered(substrate, s.congestion_controls())
-    expected, source = expected_seconds(s, substrate.name)
+    expected, source = expected_seconds(to_plan(s), substrate.name)
     print(f"{s.name}: {len(s.run_order())} runs on {substrate.name} ({substrate.clock}); expected about "
           f"{expected / 60:.1f} min ({source})", flush=True)
     run_dir = paths.new_run_dir(kind)
@@ -89,7 +90,26 @@ def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = N
 
 def run_scenario_into(s: Scenario, run_dir: Path, substrate, source: dict) -> None:
     """Run @s on @substrate into the (new, empty) @run_dir and write its report."""
-    run_scenarios_in_one_boot([s], [run_dir], substrate, [source])
+    run_scenarios_in_one_boot([Compiled.of(s)], [run_dir], substrate, [source])
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A scenario as its run needs it: its plan (sslab.scenario.to_plan: every quantity resolved, the
+    file's words under `asked`), which is all the host and the guest read, and its model as validated,
+    which meta.json keeps for the record beside the file's path and hash (nothing reads it back).  A
+    matrix cell keeps both (sslab.plan_record.PlannedCell), so the host that runs it validates nothing
+    again."""
+    plan: dict
+    model: dict
+
+    @classmethod
+    def of(cls, s: Scenario) -> Compiled:
+        return cls(to_plan(s), s.model_dump(mode="json", by_alias=True))
+
+    @property
+    def name(self) -> str:
+        return self.plan["name"]
 
 
 #: The plan fields the scenarios of one shared boot must have alike: what the guest builds the
@@ -101,9 +121,9 @@ SHARED_PLAN_FIELDS = ("topology", "bottleneck", "pairs", "addresses", "hosts", "
 SYSCOUNT_FILE = "syscalls.json"
 
 
-def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], substrate,
+def run_scenarios_in_one_boot(scenarios: list[Compiled], run_dirs: list[Path], substrate,
                               sources: list[dict], syscount: Path | None = None) -> list[Path]:
-    """Run @scenarios one after another in one boot of @substrate, each into its own (new, empty)
+    """Run @scenarios (each compiled: its plan) one after another in one boot of @substrate, each into its own (new, empty)
     run directory, and write each one's report; returns the run directories.
 
     One scenario is a run of its own.  Several (the repetitions of one matrix setting) share the
@@ -119,7 +139,7 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
     timeline: meta.json names it, and such runs are a benchmark's, never a results tree's."""
     if not scenarios or len(scenarios) != len(run_dirs) or len(sources) != len(scenarios):
         raise ValueError("one run directory and one source per scenario")
-    plans = [plan_for(s, substrate.name, substrate.clock) for s in scenarios]
+    plans = [for_substrate(s.plan, substrate.name, substrate.clock) for s in scenarios]
     first = plans[0]
     for s, plan in zip(scenarios[1:], plans[1:]):
         differ = [k for k in SHARED_PLAN_FIELDS if plan.get(k) != first.get(k)]
@@ -133,14 +153,14 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
     for d, plan in zip(run_dirs, plans):
         (d / "plan.json").write_text(json.dumps(plan, indent=1))
     tools = {}
-    if scenarios[0].topology.backend == "containerlab":
+    if first["topology"]["backend"] == "containerlab":
         # Built on this first need only (a few minutes, cached); the image does not carry it.
         binary, containerlab = containerlab_for_job()
         tools["containerlab"] = str(binary)
         for meta in metas:
             meta["containerlab"] = containerlab
     # The job's timeout counts guest seconds (the agent's clock); generous on every substrate.
-    eta = sum(max(estimate_seconds(s), guest_seconds(s)) for s in scenarios)
+    eta = sum(max(estimate_seconds(s.plan), guest_seconds(s.plan)) for s in scenarios)
     files = {"plan.json": json.dumps(first)}
     files.update({f"plan-{n:02d}.json": json.dumps(plan) for n, plan in enumerate(plans[1:], 1)})
     s0 = scenarios[0]
@@ -150,10 +170,8 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
         argv = ["sslab-syscount", "--out", SYSCOUNT_FILE, "--", *argv]
         for meta in metas:
             meta["observer"] = {"program": "sslab-syscount", "out": f"job/out/{SYSCOUNT_FILE}"}
-    job = JobSpec(argv=argv, timeout_s=eta * 2 + 300,
-                  name=s0.name, files=files,
-                  # With variation.entropy off every boot draws the same random numbers.
-                  seed=s0.seed if s0.variation.entropy else 0, tools=tools)
+    job = JobSpec(argv=argv, timeout_s=eta * 2 + 300, name=s0.name, files=files,
+                  seed=s0.plan["entropy_seed"], tools=tools)
     t0 = time.monotonic()
     try:
         res = substrate.run(job, run_dir / "job")
@@ -171,7 +189,7 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
         meta.update(facts)
         if len(scenarios) > 1:
             meta["boot"] = {"shared_by": len(scenarios), "position": n, "entropy_seed": job.seed,
-                            "first": {"name": s0.name, "seed": s0.seed},
+                            "first": {"name": s0.name, "seed": s0.plan["seed"]},
                             "same_as_alone": n == 0}
         (d / "meta.json").write_text(json.dumps(meta, indent=1))
     if not res.ok:
@@ -185,7 +203,7 @@ def run_scenarios_in_one_boot(scenarios: list[Scenario], run_dirs: list[Path], s
     else:
         finish_in_own_process(run_dirs)
     if syscount is None:   # a counted run is slower than any other: it would mislead the next estimate
-        record(substrate.name, scenarios, time.monotonic() - t0)   # what the next expected times start from
+        record(substrate.name, [s.plan for s in scenarios], time.monotonic() - t0)   # what the next expected times start from
     return run_dirs
 
 
@@ -226,9 +244,9 @@ def finish_in_own_process(run_dirs: list[Path]) -> None:
                        f"(exit {res.returncode}):\n{res.stderr[-2000:]}")
 
 
-def _meta(s: Scenario, substrate, source: dict, plan: dict, common: dict) -> dict:
-    meta = {"format": format_of("sslab.meta"), "scenario": {**source, "model": s.model_dump(mode="json", by_alias=True)},
-            "code": common["code"], "substrate": substrate.name, "clock": substrate.clock, "seed": s.seed,
+def _meta(s: Compiled, substrate, source: dict, plan: dict, common: dict) -> dict:
+    meta = {"format": format_of("sslab.meta"), "scenario": {**source, "model": s.model},
+            "code": common["code"], "substrate": substrate.name, "clock": substrate.clock, "seed": s.plan["seed"],
             # The host, its XSAVE area's size among its facts: results must not depend on it
             # (tests/integration/test_uml_fp.py), and a reader can check that they did not.
             "host": common["host"],

@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 from .. import paths
-from ..scenario import Scenario
 from ..substrate.kinds import kind_of
 
 #: Reading the per-ACK trace out of a TCG guest cost about this much per MB a
@@ -29,26 +28,32 @@ UML_WALL_PER_GUEST = 0.35
 UML_BOOT_S = 3.0
 
 
-def guest_seconds(s: Scenario) -> float:
-    """A generous guess of the guest time a scenario takes: its runs and the fidelity checks."""
-    rate_bps = s.bottleneck.rate_mbit * 1e6
+def _longest(flows: list[dict], rate_bps: float) -> float:
+    """The seconds a run's flows take at most: a sized flow at the rate, with 30 % to spare."""
+    return max((f["start"] + (f["duration"] or f["size"] * 8 / rate_bps * 1.3)) for f in flows)
+
+
+def guest_seconds(plan: dict) -> float:
+    """A generous guess of the guest time a scenario's plan (scenario.to_plan) takes: its runs and the
+    fidelity checks."""
+    rate_bps = plan["bottleneck"]["rate_mbit"] * 1e6
     total = 30.0  # topology, RTT and rate checks
-    for _, case in s.run_order():
-        total += max((f.start + (f.duration or f.size * 8 / rate_bps * 1.3)) for f in case.flows) + 3.0
+    for run in plan["runs"]:
+        total += _longest(run["flows"], rate_bps) + 3.0
     return total
 
 
-def estimate_seconds(s: Scenario, substrate: str = "vm") -> float:
-    """A generous guess of the wall time a scenario takes on @substrate (for ETAs)."""
+def estimate_seconds(plan: dict, substrate: str = "vm") -> float:
+    """A generous guess of the wall time a scenario's plan takes on @substrate (for ETAs)."""
     if kind_of(substrate).virtual_time:
-        return UML_BOOT_S + UML_WALL_PER_GUEST * guest_seconds(s)
-    rate_bps = s.bottleneck.rate_mbit * 1e6
+        return UML_BOOT_S + UML_WALL_PER_GUEST * guest_seconds(plan)
+    rate_bps = plan["bottleneck"]["rate_mbit"] * 1e6
     per_run = 0.0
-    for _, case in s.run_order():
-        longest = max((f.start + (f.duration or f.size * 8 / rate_bps * 1.3)) for f in case.flows)
-        moved_mb = sum((f.size or f.duration * rate_bps / 8 / len(case.flows)) for f in case.flows) / 1e6
-        per_run += longest + 9.0  # servers, captures under TCG
-        if s.capture.traces:
+    for run in plan["runs"]:
+        flows = run["flows"]
+        moved_mb = sum((f["size"] or f["duration"] * rate_bps / 8 / len(flows)) for f in flows) / 1e6
+        per_run += _longest(flows, rate_bps) + 9.0  # servers, captures under TCG
+        if plan["capture"]["traces"]:
             per_run += TRACE_S_PER_MB * moved_mb
     return 60.0 + per_run
 
@@ -62,9 +67,9 @@ def _path(substrate: str) -> Path:
     return paths.cache_dir() / "timing" / f"{substrate}.json"
 
 
-def record(substrate: str, scenarios: list[Scenario], wall_s: float) -> None:
-    """One boot's measurement: @wall_s seconds for @scenarios (run in that boot) on @substrate."""
-    estimated = sum(guest_seconds(s) for s in scenarios)
+def record(substrate: str, plans: list[dict], wall_s: float) -> None:
+    """One boot's measurement: @wall_s seconds for the scenarios of @plans (run in that boot) on @substrate."""
+    estimated = sum(guest_seconds(p) for p in plans)
     if estimated <= 0 or wall_s <= 0:
         return
     path = _path(substrate)
@@ -73,7 +78,7 @@ def record(substrate: str, scenarios: list[Scenario], wall_s: float) -> None:
     except (OSError, ValueError, KeyError):
         runs = []
     runs = (runs + [{"wall_per_estimated_guest_s": round(wall_s / estimated, 4), "wall_s": round(wall_s, 1),
-                     "scenario": scenarios[0].name, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]
+                     "scenario": plans[0]["name"], "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]
             )[-KEEP:]
     # Two boots ending together (JOBS=2) each write a whole file; one of their two entries may be lost.
     paths.write_json_atomic(path, {"runs": runs})
@@ -92,10 +97,11 @@ def measured_ratio(substrate: str) -> tuple[float, str] | None:
     return sum(ratios) / len(ratios), runs[-1]["date"][:10]
 
 
-def expected_seconds(s: Scenario, substrate: str) -> tuple[float, str]:
-    """The wall time @s is expected to take on @substrate here, and where that number comes from."""
+def expected_seconds(plan: dict, substrate: str) -> tuple[float, str]:
+    """The wall time a scenario's @plan is expected to take on @substrate here, and where that number
+    comes from."""
     measured = measured_ratio(substrate)
     if measured is None:
-        return estimate_seconds(s, substrate), "a generous guess: nothing measured on this host yet"
+        return estimate_seconds(plan, substrate), "a generous guess: nothing measured on this host yet"
     ratio, date = measured
-    return ratio * guest_seconds(s), f"from this host's last runs, {date}"
+    return ratio * guest_seconds(plan), f"from this host's last runs, {date}"

@@ -16,9 +16,9 @@ from pathlib import Path
 from .. import paths
 from ..records import read_record, read_runs_index, stamped
 from ..experiment import gzip_in_place, run_scenarios_in_one_boot, write_manifest
+from ..experiment.run import Compiled
 from ..experiment.workers import run_on_each
 from ..plan_record import MatrixPlan, PlannedCell
-from ..scenario import scenario_from_dump
 from .plan import boot_groups
 from .spec import MatrixError
 from .store import CellStore, write_json_atomic
@@ -41,7 +41,10 @@ def run_cell_group(cells: list[PlannedCell], dests: list[Path], substrate, host:
     into @dests (partial directories) in one boot, and finish each one's archive.  @report: each
     one's run report too (an experiment's parts, which its report reads; a matrix's cells are read
     by the matrix's report, and `make report RUN=<cell>` writes one's on demand)."""
-    scenarios = [scenario_from_dump(c.scenario) for c in cells]
+    if any(c.plan is None for c in cells):
+        raise MatrixError(f"cell {cells[0].key}: planned before cells carried their plans (29 Nov 2026); "
+                          f"run the matrix again to plan it anew")
+    scenarios = [Compiled(c.plan, c.scenario) for c in cells]
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     run_scenarios_in_one_boot(scenarios, dests, substrate,

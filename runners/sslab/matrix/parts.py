@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .. import paths
 from ..experiment.keys import scenario_run_key
+from ..experiment.run import Compiled
 from ..experiment.series import finished_run, record_finished
 from ..plan_record import MatrixPlan, PlannedCell
 from ..scenario import Scenario
@@ -54,7 +55,7 @@ def plan_parts(output: str, title: str, report: str, parts: list[tuple[str, Scen
     for name, s in parts:
         key = cell_key_of(plan, s)
         # Two parts that run the same scenario are one cell (one key), as they are one run here alone.
-        cells.setdefault(key, new_cell(key, {"part": name}, 0, s.model_dump(mode="json", by_alias=True), True))
+        cells.setdefault(key, new_cell(key, {"part": name}, 0, Compiled.of(s), True))
     plan.cells = list(cells.values())
     return plan
 

@@ -6,6 +6,7 @@ import hashlib
 
 from .. import paths
 from ..experiment.keys import TRAFFIC_CODE, cell_key, traffic_code_version
+from ..experiment.run import Compiled
 from ..plan_record import BootPlace, MatrixPlan, PlannedCell, Unavailable
 from .spec import Matrix, settings
 
@@ -19,11 +20,12 @@ def boot_place(setting_id: str, rep: int, share: int) -> BootPlace:
     return BootPlace(group=f"{setting_id}/{rep // share}", share=share, position=rep % share)
 
 
-def new_cell(key: str, setting: dict[str, str], rep: int, scenario: dict, capture_check: bool,
+def new_cell(key: str, setting: dict[str, str], rep: int, compiled: Compiled, capture_check: bool,
              boot: BootPlace | None = None) -> PlannedCell:
-    """A plan's cell, the one place one is made (its fields: sslab.plan_record.PlannedCell)."""
-    return PlannedCell(key=key, setting=setting, rep=rep, name=scenario["name"], scenario=scenario,
-                       capture_check=capture_check, boot=boot)
+    """A plan's cell, the one place one is made (its fields: sslab.plan_record.PlannedCell): its
+    scenario compiled once, here, into the plan its host runs."""
+    return PlannedCell(key=key, setting=setting, rep=rep, name=compiled.name, scenario=compiled.model,
+                       plan=compiled.plan, capture_check=capture_check, boot=boot)
 
 
 def setting_id(setting: dict[str, str]) -> str:
@@ -52,13 +54,13 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
     for rep in range(iterations):
         for setting in runnable:
             s = m.scenario_for(setting, rep, available_ccas)
-            model = s.model_dump(mode="json", by_alias=True)
             if backend:
-                model["topology"]["backend"] = backend
+                s = s.model_copy(update={"topology": s.topology.model_copy(update={"backend": backend})})
+            compiled = Compiled.of(s)
             boot = boot_place(setting_id(setting), rep, boot_share) if boot_share > 1 else None
             # tshark's second opinion on a sample of the cells (MatrixSpec.capture_check_every)
-            cells.append(new_cell(cell_key(model, rep, image_hash, code_version, clock, boot), setting, rep, model,
-                                  len(cells) % spec.capture_check_every == 0, boot))
+            cells.append(new_cell(cell_key(compiled.model, rep, image_hash, code_version, clock, boot), setting, rep,
+                                  compiled, len(cells) % spec.capture_check_every == 0, boot))
     return MatrixPlan(
         matrix=spec.name, title=spec.title, report=spec.report,
         matrix_file=str(m.path.relative_to(paths.REPO_ROOT)) if m.path.is_relative_to(paths.REPO_ROOT)

@@ -295,6 +295,8 @@ def to_plan(s: Scenario) -> dict:
         # The file's words the reports print beside what is resolved above (sslab.analysis.setting).
         "asked": {"description": s.description, "buffer": s.bottleneck.buffer.describe(),
                   "repetitions": s.repetitions, "order": s.order, "module_params": dict(s.module_params)},
+        # With variation.entropy off every boot draws the same random numbers.
+        "entropy_seed": s.seed if s.variation.entropy else 0,
     }
 
 
