@@ -9,6 +9,7 @@ from sslab.analysis.traces import parse
 from sslab.experiment.oracle import OracleError, hystart_round_fix, load_oracle_scenarios, twins
 from sslab.paths import REPO_ROOT
 from sslab.scenario import load_scenario, parse_scenario
+from sslab.scenario.load import scenario_file_data
 
 PROBE = ("          <idle>-0       [000] ..s2.    {ts:.6f}: tcp_probe: family=AF_INET src=10.1.1.2:5201 "
          "dest=10.2.1.2:40000 mark=0x0 data_len=0 snd_nxt={nxt:#x} snd_una={una:#x} snd_cwnd={cwnd} "
@@ -50,8 +51,7 @@ def test_the_table_shows_a_value_once_where_both_sides_agree():
 
 
 def test_a_scenarios_twin_runs_the_kernels_cubic_with_the_same_plan_otherwise():
-    s = load_scenario(REPO_ROOT / "kernel/tests/oracle/e1.yaml")
-    ours, kernel = twins(s)
+    ours, kernel = twins(scenario_file_data(REPO_ROOT / "kernel/tests/oracle/e1.yaml"))
     assert (ours.name, ours.seed, [c.name for c in ours.cases]) == (kernel.name, kernel.seed,
                                                                     [c.name for c in kernel.cases])
     assert [f.cc for c in ours.cases for f in c.flows] == ["cubic_ss", "cubic_ss", "cubic_hs", "cubic_hs"]
@@ -59,7 +59,7 @@ def test_a_scenarios_twin_runs_the_kernels_cubic_with_the_same_plan_otherwise():
     # cubic_ss's twin is the kernel's cubic with HyStart off; both boots set it alike.
     assert [c.module_params for c in kernel.cases] == [c.module_params for c in ours.cases] == [
         {"tcp_cubic.hystart": 0}, {"tcp_cubic.hystart": 0}, {}, {}]
-    assert hystart_round_fix(s) == 1
+    assert hystart_round_fix(ours) == 1
     assert hystart_round_fix(load_scenario(REPO_ROOT / "kernel/tests/oracle/e1-519.yaml")) == 0
 
 
@@ -67,12 +67,12 @@ def test_what_the_oracle_cannot_pair_is_refused_before_anything_runs():
     base = {"name": "x", "bottleneck": {"rate": "50mbit", "buffer": {"packets": 100}}, "pairs": [{"rtt": "100ms"}],
             "cases": [{"name": "a", "flows": [{"pair": 1, "cc": "cubic_suss", "size": "1MB"}]}]}
     with pytest.raises(OracleError, match="cubic_suss has no kernel equivalent"):
-        twins(parse_scenario(base))
+        twins(base)
     mixed = {**base, "topology": {"pairs": 2}, "pairs": [{"rtt": "100ms"}, {"rtt": "100ms"}],
              "cases": [{"name": "a", "flows": [{"pair": 1, "cc": "cubic_ss", "size": "1MB"},
                                                {"pair": 2, "cc": "cubic_hs", "size": "1MB"}]}]}
     with pytest.raises(OracleError, match="mixes cubic_hs and cubic_ss"):
-        twins(parse_scenario(mixed))
+        twins(mixed)
     both = {**base, "cases": [{"name": "a", "flows": [{"pair": 1, "cc": "cubic_hs", "size": "1MB"}],
                                "module_params": {"hs_round_fix": 0}},
                               {"name": "b", "flows": [{"pair": 1, "cc": "cubic_hs", "size": "1MB"}],
@@ -81,4 +81,14 @@ def test_what_the_oracle_cannot_pair_is_refused_before_anything_runs():
         hystart_round_fix(parse_scenario(both))
     # The oracle's own files load, and each is paired.
     names = sorted(p.stem for p in (REPO_ROOT / "kernel/tests/oracle").glob("*.yaml"))
-    assert [s.name for _, s, _ in load_oracle_scenarios(names)] == [f"oracle-{n}" for n in names]
+    assert [s.name for _, (s, _), _ in load_oracle_scenarios(names)] == [f"oracle-{n}" for n in names]
+
+
+def test_a_twin_is_its_data_edited_then_validated_once():
+    """The twins are made from the file's data, not from a validated scenario dumped and read again: a
+    case template's axes expand into the same cases, and the file's own refusals stand."""
+    data = scenario_file_data(REPO_ROOT / "kernel/tests/oracle/e1.yaml")
+    ours, _ = twins(data)
+    assert [c.name for c in ours.cases] == [c.name for c in load_scenario(REPO_ROOT / "kernel/tests/oracle/e1.yaml").cases]
+    with pytest.raises(Exception, match="repetitions"):
+        twins({**data, "repetitions": 0})

@@ -23,6 +23,7 @@ kernel and never in the default image.  A scenario's runs must agree on it.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from pathlib import Path
@@ -30,7 +31,8 @@ from pathlib import Path
 from .. import paths
 from ..analysis.oracle import EXCEPTIONS, compare_runs, oracle_table
 from ..records import stamped
-from ..scenario import Scenario, load_scenario, scenario_from_dump, to_plan
+from ..scenario import Scenario, expand_cases, load_scenario, parse_scenario, to_plan
+from ..scenario.load import scenario_file_data
 from .run import code_version, run_scenario_into, sha256, write_manifest
 from .spec import ExperimentError
 
@@ -50,27 +52,28 @@ class OracleError(ExperimentError):
     """A scenario the oracle cannot pair with the kernel's (exit 2, before anything runs)."""
 
 
-def twins(s: Scenario) -> tuple[Scenario, Scenario]:
-    """(ours, the kernel's) for scenario @s: the same name, seed, cases and runs; every flow of the
-    kernel's on the equivalent of its congestion control in ours, and each case's module
-    parameters in both gaining the kernel's that make the equivalence (so that both boots do the
-    same)."""
-    ours, kernel = s.model_dump(by_alias=True), s.model_dump(by_alias=True)
-    for oc, kc in zip(ours["cases"], kernel["cases"]):
-        ccs = sorted({f["cc"] for f in oc["flows"]})
-        unknown = [c for c in ccs if c not in KERNEL_EQUIVALENTS]
+def twins(data: dict, source: str = "<scenario>") -> tuple[Scenario, Scenario]:
+    """(ours, the kernel's) for a scenario's plain data (@data, its `extends:` followed): the same name,
+    seed, cases and runs; every flow of the kernel's on the equivalent of its congestion control in
+    ours, and each case's module parameters in both gaining the kernel's that make the equivalence
+    (so that both boots do the same).  Each twin is the data edited, then validated once."""
+    cases = expand_cases(data.get("cases"))
+    ours_cases, kernel_cases = copy.deepcopy(cases), copy.deepcopy(cases)
+    for oc, kc in zip(ours_cases, kernel_cases):
+        ccs = sorted({f.get("cc") for f in oc.get("flows") or []})
+        unknown = [str(c) for c in ccs if c not in KERNEL_EQUIVALENTS]
         if unknown:
-            raise OracleError(f"{s.name}: case {oc['name']}: {', '.join(unknown)} has no kernel equivalent "
-                              f"(the oracle pairs {', '.join(KERNEL_EQUIVALENTS)})")
+            raise OracleError(f"{data.get('name')}: case {oc.get('name')}: {', '.join(unknown)} has no kernel "
+                              f"equivalent (the oracle pairs {', '.join(KERNEL_EQUIVALENTS)})")
         params = [KERNEL_EQUIVALENTS[c][1] for c in ccs]
         if any(p != params[0] for p in params):
-            raise OracleError(f"{s.name}: case {oc['name']} mixes {' and '.join(ccs)}, whose kernel equivalents "
-                              f"need other settings of the kernel's (global) CUBIC parameters: one per case")
+            raise OracleError(f"{data.get('name')}: case {oc.get('name')} mixes {' and '.join(ccs)}, whose kernel "
+                              f"equivalents need other settings of the kernel's (global) CUBIC parameters: one per case")
         for case in (oc, kc):
-            case["module_params"] = {**case["module_params"], **params[0]}
+            case["module_params"] = {**(case.get("module_params") or {}), **params[0]}
         for f in kc["flows"]:
             f["cc"] = KERNEL_EQUIVALENTS[f["cc"]][0]
-    return scenario_from_dump(ours), scenario_from_dump(kernel)
+    return parse_scenario({**data, "cases": ours_cases}, source), parse_scenario({**data, "cases": kernel_cases}, source)
 
 
 def hystart_round_fix(s: Scenario) -> int:
@@ -82,31 +85,31 @@ def hystart_round_fix(s: Scenario) -> int:
     return fixes.pop()
 
 
-def load_oracle_scenarios(names: list[str]) -> list[tuple[Path, Scenario, int]]:
-    """(file, scenario, hs_round_fix) of each scenario named (a path, or a file of kernel/tests/oracle/
-    by its name), checked and paired before anything runs."""
+def load_oracle_scenarios(names: list[str]) -> list[tuple[Path, tuple[Scenario, Scenario], int]]:
+    """(file, its twins (ours, the kernel's), hs_round_fix) of each scenario named (a path, or a file of
+    kernel/tests/oracle/ by its name), checked and paired before anything runs."""
     out = []
     for name in names:
         path = Path(name)
         if not path.exists() and (SCENARIOS_DIR / f"{name}.yaml").exists():
             path = SCENARIOS_DIR / f"{name}.yaml"
-        s = load_scenario(path)
-        twins(s)
-        out.append((path, s, hystart_round_fix(s)))
+        load_scenario(path)  # the file as it is, refused by its own fields before it is paired
+        pair = twins(scenario_file_data(path), str(path))
+        out.append((path, pair, hystart_round_fix(pair[0])))
     return out
 
 
-def run_oracle(scenarios: list[tuple[Path, Scenario, int]], substrate_for, jobs: int = 2) -> tuple[Path, list]:
+def run_oracle(scenarios: list[tuple[Path, tuple[Scenario, Scenario], int]], substrate_for,
+               jobs: int = 2) -> tuple[Path, list]:
     """Run each scenario's two twins (@jobs boots at a time; @substrate_for(hs_round_fix, slot) gives
     the substrate of a slot for a kernel), compare them, and write the report; returns (the run
     directory, [(scenario name, FlowComparison)])."""
     top = paths.new_run_dir("oracle")
     pending = []
-    for path, s, fix in scenarios:
-        ours, kernel = twins(s)
+    for path, (ours, kernel), fix in scenarios:
         source = {"path": str(path), "sha256": sha256(path)}
         for side, twin in (("ours", ours), ("kernel", kernel)):
-            d = top / s.name / side
+            d = top / ours.name / side
             d.mkdir(parents=True)
             pending.append((twin, d, fix, source))
     errors: list[BaseException] = []
@@ -134,7 +137,7 @@ def run_oracle(scenarios: list[tuple[Path, Scenario, int]], substrate_for, jobs:
     if errors:
         raise errors[0]
     rows = []
-    for _, s, _ in scenarios:
+    for _, (s, _), _ in scenarios:
         rows += [(s.name, c) for c in compare_runs(top / s.name / "ours", top / s.name / "kernel")]
     write_oracle_report(top, scenarios, rows)
     return top, rows
@@ -170,7 +173,7 @@ def run_oracle_here(names: list[str] | None, jobs: int | None = None) -> tuple[P
     return run_oracle(scenarios, substrate_for, jobs)
 
 
-def write_oracle_report(top: Path, scenarios: list[tuple[Path, Scenario, int]], rows: list) -> None:
+def write_oracle_report(top: Path, scenarios: list[tuple[Path, tuple[Scenario, Scenario], int]], rows: list) -> None:
     kernels = {fix: "Linux 6.1.192's `cubic` (the image's kernel)" if fix else
                "Linux 6.1.192's `cubic` with Linux 5.19's HyStart rounds (images/uml/patches/hystart519)"
                for _, _, fix in scenarios}
@@ -178,12 +181,12 @@ def write_oracle_report(top: Path, scenarios: list[tuple[Path, Scenario, int]], 
     record = stamped("sslab.oracle", {
         "code": code_version(),
         "scenarios": [{"name": s.name, "path": str(p), "hs_round_fix": fix, "kernel": kernels[fix]}
-                      for p, s, fix in scenarios],
+                      for p, (s, _), fix in scenarios],
         "exceptions": {k: {"cannot_see": v[0], "bound": v[1]} for k, v in EXCEPTIONS.items()},
         "flows": [{"scenario": n, **c.as_dict()} for n, c in rows]})
     (top / "oracle.json").write_text(json.dumps(record, indent=1))
     lines = ["# The kernel as the oracle: our CUBIC against Linux's, ACK by ACK", "",
-             f"- scenarios: {', '.join(f'{s.name} ({p})' for p, s, _ in scenarios)}",
+             f"- scenarios: {', '.join(f'{s.name} ({p})' for p, (s, _), _ in scenarios)}",
              *(f"- hs_round_fix {fix}: against {k}" for fix, k in sorted(kernels.items())),
              f"- flows: {len(rows)}; identical to the kernel's: {sum(c.identical for _, c in rows)}; "
              f"differing: {len(failing)}", "",
