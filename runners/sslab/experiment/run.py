@@ -76,7 +76,12 @@ def scenario_as_run(scenario_path: Path, reps: int | None = None, backend: str |
 def run_scenario(scenario_path: Path, kind: str, substrate, reps: int | None = None,
                  backend: str | None = None, knobs: dict | None = None) -> Path:
     """`sslab startup`: run a scenario file into a new results/<kind>/<run-id>/."""
-    s = scenario_as_run(scenario_path, reps, backend, knobs)
+    return run_as_run(scenario_as_run(scenario_path, reps, backend, knobs), scenario_path, kind, substrate)
+
+
+def run_as_run(s: Scenario, scenario_path: Path, kind: str, substrate) -> Path:
+    """Run @s (the file @scenario_path as the command line runs it: scenario_as_run) into a new
+    results/<kind>/<run-id>/."""
     check_offered(substrate, s.congestion_controls())
     expected, source = expected_seconds(to_plan(s), substrate.name)
     print(f"{s.name}: {len(s.run_order())} runs on {substrate.name} ({substrate.clock}); expected about "

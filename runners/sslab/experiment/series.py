@@ -34,10 +34,10 @@ from pathlib import Path
 import yaml
 
 from .. import paths
-from ..scenario import Scenario, load_scenario
+from ..scenario import Scenario
 from ..substrate.preflight import check_offered
 from .keys import scenario_run_key, traffic_code_version
-from .run import run_scenario, scenario_as_run
+from .run import run_as_run, scenario_as_run
 from .workers import run_on_each
 
 
@@ -109,15 +109,17 @@ def run_series(scenarios: list[tuple[Path, str]], substrates: list, reps: int | 
                log=print) -> list[Path]:
     """Run every (file, kind) in @scenarios into results/<kind>/<id>/, but for those whose key names a
     finished run (that run's directory is returned; @again: run those too); returns the run
-    directories in the order of @scenarios.  Up to len(@substrates) at once."""
+    directories in the order of @scenarios.  Up to len(@substrates) at once.  Each file is read and
+    validated once, as the command line runs it: its checks, its key and its run use that one."""
+    as_run = [scenario_as_run(path, reps, backend, knobs) for path, _ in scenarios]
     # A congestion control the kernel under test lacks stops the series before its first run.
-    check_offered(substrates[0], {cc for path, _ in scenarios for cc in load_scenario(path).congestion_controls()})
-    keys = [key_of(scenario_as_run(path, reps, backend, knobs), substrates[0]) for path, _ in scenarios]
+    check_offered(substrates[0], {cc for s in as_run for cc in s.congestion_controls()})
+    keys = [key_of(s, substrates[0]) for s in as_run]
     done = [None if again else finished_run(kind, key) for (_, kind), key in zip(scenarios, keys)]
     todo: queue.Queue = queue.Queue()
-    for n, ((path, kind), key, d) in enumerate(zip(scenarios, keys, done)):
+    for n, (s, (_, kind), key, d) in enumerate(zip(as_run, scenarios, keys, done)):
         if d is not None:
-            log(f"{kind}: {load_scenario(path).name}: already run, key {key} ({d}); not run again", flush=True)
+            log(f"{kind}: {s.name}: already run, key {key} ({d}); not run again", flush=True)
         else:
             todo.put(n)
     stop = threading.Event()
@@ -131,14 +133,14 @@ def run_series(scenarios: list[tuple[Path, str]], substrates: list, reps: int | 
                 return
             path, kind = scenarios[n]
             try:
-                name = load_scenario(path).name
+                name = as_run[n].name
                 with key_lock(kind, keys[n], name, stop, log) as waited:
                     if waited and not again and (d := finished_run(kind, keys[n])) is not None:
                         log(f"{kind}: {name}: run meanwhile by the other command, key "
                             f"{keys[n]} ({d}); not run again", flush=True)
                         done[n] = d
                         continue
-                    done[n] = run_scenario(path, kind, substrate, reps=reps, backend=backend, knobs=knobs)
+                    done[n] = run_as_run(as_run[n], path, kind, substrate)
                     record_finished(kind, keys[n], done[n])
             except Stopping:
                 return
