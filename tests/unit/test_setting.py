@@ -11,7 +11,8 @@ from sslab.paths import REPO_ROOT
 from sslab.scenario import load_scenario, parse_scenario, to_plan
 from sslab.scenario.load import scenario_file_data
 
-SCENARIOS = sorted([*(REPO_ROOT / "experiments" / "scenarios").glob("*.yaml"), *(REPO_ROOT / "tests" / "data").glob("*.yaml")])
+SCENARIOS = sorted([*(REPO_ROOT / "experiments" / "scenarios").glob("*.yaml"),
+                    *(REPO_ROOT / "tests" / "data").glob("*.yaml")])
 
 
 def scenario_files():

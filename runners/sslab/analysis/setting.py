@@ -13,11 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..ccas import param_default
 from ..records import read_record
 from ..scenario.model import Buffer, HostsSpec
-
-#: The SUSS version a scenario that sets none runs (the module's default).
-DEFAULT_SUSS_VERSION = 2024
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ def from_plan(plan: dict) -> Setting:
                    order=asked["order"], link=link.get("preset") or link.get("kind", "wired"),
                    hosts_model=hosts["model"], hosts=hosts["describe"], lans=topology["lans"],
                    sender_qdisc=topology["sender_qdisc"],
-                   suss_version=asked["module_params"].get("suss_version", DEFAULT_SUSS_VERSION))
+                   suss_version=asked["module_params"].get("suss_version", param_default("suss_version")))
 
 
 def from_model(model: dict, buffer_pkts: int) -> Setting:
@@ -76,7 +74,7 @@ def from_model(model: dict, buffer_pkts: int) -> Setting:
                    link=link.get("preset") or link.get("kind", "wired"),
                    hosts_model=(model.get("hosts") or {}).get("model", "ideal"), hosts=host_model_text(model),
                    lans=topology.get("lans", "veth"), sender_qdisc=topology.get("sender_qdisc", "none"),
-                   suss_version=(model.get("module_params") or {}).get("suss_version", DEFAULT_SUSS_VERSION))
+                   suss_version=(model.get("module_params") or {}).get("suss_version", param_default("suss_version")))
 
 
 def host_model_text(model: dict) -> str:
@@ -85,4 +83,3 @@ def host_model_text(model: dict) -> str:
     if "hosts" not in model:
         return "ideal (not recorded: before host models)"
     return HostsSpec.model_validate(model["hosts"], context={"canonical": True}).describe()
-

@@ -68,12 +68,14 @@ def twins(data: dict, source: str = "<scenario>") -> tuple[Scenario, Scenario]:
         params = [KERNEL_EQUIVALENTS[c][1] for c in ccs]
         if any(p != params[0] for p in params):
             raise OracleError(f"{data.get('name')}: case {oc.get('name')} mixes {' and '.join(ccs)}, whose kernel "
-                              f"equivalents need other settings of the kernel's (global) CUBIC parameters: one per case")
+                              f"equivalents need other settings of the kernel's (global) CUBIC parameters: "
+                              f"one per case")
         for case in (oc, kc):
             case["module_params"] = {**(case.get("module_params") or {}), **params[0]}
         for f in kc["flows"]:
             f["cc"] = KERNEL_EQUIVALENTS[f["cc"]][0]
-    return parse_scenario({**data, "cases": ours_cases}, source), parse_scenario({**data, "cases": kernel_cases}, source)
+    return (parse_scenario({**data, "cases": ours_cases}, source),
+            parse_scenario({**data, "cases": kernel_cases}, source))
 
 
 def hystart_round_fix(s: Scenario) -> int:
