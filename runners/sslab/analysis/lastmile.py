@@ -89,7 +89,8 @@ def group(records: list[dict], *keys: str) -> dict[tuple, list[dict]]:
     return out
 
 
-def _mb(size: int) -> str:
+def size_text(size: int) -> str:
+    """A size in MB as tables print it ("0.25 MB")."""
     return f"{size / 1e6:g} MB"
 
 
@@ -180,7 +181,9 @@ def link_traits(records: list[dict]) -> list[dict]:
 
 # -- tables ----------------------------------------------------------------
 
-def _pm(d: dict, digits: int, scale: float = 1.0) -> str:
+def mean_pm(d: dict, digits: int, scale: float = 1.0) -> str:
+    """A described value (stats.describe) as "mean ±half-width of its 95 % CI" (the mean alone at n = 1),
+    times @scale; a dash for none."""
     if not d or not d["n"]:
         return "–"
     if d["ci95"]:
@@ -210,7 +213,7 @@ def improvement_table(imps: list[dict]) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for r in imps:
         ci = r["improvement_ci"]
-        lines.append(f"| {r['link']} | {r['rtt_ms']:g} | {r['on']} | {_mb(r['size'])} | {r['n'][0]}/{r['n'][1]} | "
+        lines.append(f"| {r['link']} | {r['rtt_ms']:g} | {r['on']} | {size_text(r['size'])} | {r['n'][0]}/{r['n'][1]} | "
                      f"{r['fct_off']:.3f} → {r['fct_on']:.3f} | {r['improvement'] * 100:+.1f}% | "
                      + (f"{ci[0] * 100:+.1f}% .. {ci[1] * 100:+.1f}%" if ci else "–")
                      + ("" if r["significant"] else " (n.s.)") + " |")
@@ -298,7 +301,7 @@ def plot_link_figure(rows: list[dict], imps: list[dict], dest: Path, link: str, 
         first_on = min((r["on"] for r in imps), default=None)
         ir = sorted((r for r in imps if r["link"] == link and r["rtt_ms"] == rtt and r["on"] == first_on),
                     key=lambda r: r["size"])
-        ax.bar([_mb(r["size"]) for r in ir], [r["improvement"] * 100 for r in ir],
+        ax.bar([size_text(r["size"]) for r in ir], [r["improvement"] * 100 for r in ir],
                color=["tab:green" if mark is not None and r["improvement"] > mark else "tab:gray" for r in ir])
         if mark is not None:
             ax.axhline(mark * 100, ls="--", lw=0.8, color="k")

@@ -46,7 +46,7 @@ from .plots import plot_dynamics
 KEYS: dict[str, tuple[str, object]] = {
     "link": ("link", str),
     "rtt_ms": ("RTT (ms)", lambda v: f"{v:g}"),
-    "size": ("size", lastmile._mb),
+    "size": ("size", lastmile.size_text),
     "cc": ("variant", str),
 }
 
@@ -219,7 +219,7 @@ def table_text(spec: Table, rows: list[dict], ccs: list[str]) -> list[tuple[dict
             cells = [KEYS[k][1](v) for k, v in zip(spec.rows, key)]
             for cc in ccs:
                 r = at.get((key, cc))
-                cells += [lastmile._pm(r[m], lastmile.METRICS[m].digits, lastmile.METRICS[m].scale) if r else "–"
+                cells += [lastmile.mean_pm(r[m], lastmile.METRICS[m].digits, lastmile.METRICS[m].scale) if r else "–"
                           for m in spec.metrics]
             lines.append("| " + " | ".join(cells) + " |")
         out.append(({k: KEYS[k][1](v) for k, v in zip(spec.per, group)}, "\n".join(lines)))
@@ -230,13 +230,13 @@ def headline_text(spec: Headline, heads: list[dict]) -> str:
     pct = f"{spec.at_least * 100:g}"
     return (f"Verdict: every size's 95 % CI above {pct} %: reproduced; any one wholly under it: not reproduced; "
             "else not decided at this n (the claims ledger's rule).\n\n"
-            f"| link | RTT (ms) | on | sizes under {lastmile._mb(spec.sizes_under)} | least improvement [its CI] | n "
+            f"| link | RTT (ms) | on | sizes under {lastmile.size_text(spec.sizes_under)} | least improvement [its CI] | n "
             f"| mean improvement | sizes at or under {pct}% | verdict |\n|---|---|---|---|---|---|---|---|---|\n"
             + "".join(f"| {h['link']} | {h['rtt_ms']:g} | {h['on']} | "
-                      f"{', '.join(lastmile._mb(s) for s in h['sizes'])} | {h['least'] * 100:+.1f}%"
+                      f"{', '.join(lastmile.size_text(s) for s in h['sizes'])} | {h['least'] * 100:+.1f}%"
                       + (f" [{h['least_ci'][0] * 100:+.1f}, {h['least_ci'][1] * 100:+.1f}]" if h['least_ci'] else "")
                       + f" | {h['n']} | {h['mean'] * 100:+.1f}% | "
-                      f"{', '.join(lastmile._mb(s) for s in h['short_of_20pct']) or '–'} | {h['verdict']} |\n"
+                      f"{', '.join(lastmile.size_text(s) for s in h['short_of_20pct']) or '–'} | {h['verdict']} |\n"
                       for h in heads)).rstrip("\n")
 
 
