@@ -108,3 +108,15 @@ def test_a_bad_report_in_an_experiment_file_is_refused_when_it_loads(tmp_path):
 def test_e2_and_e4_describe_their_reports():
     e2, e4 = load_experiment("wifi").spec.report_of, load_experiment("fct-vs-size").spec.report_of
     assert (e2.name, e4.name) == ("wifi", "fct-vs-size") and e2.write and e4.write and not e2.matrix
+
+
+def test_the_docs_example_is_a_report_that_loads():
+    """docs/experiments.md's example of a report written in an experiment file is one this harness reads."""
+    import re
+
+    from sslab.paths import REPO_ROOT
+    text = (REPO_ROOT / "docs" / "experiments.md").read_text()
+    section = text.split("## A report over runs, written in the experiment file", 1)[1]
+    example = re.search(r"```yaml\n(.*?)```", section, re.S)[1]
+    spec = RunsReport.model_validate(yaml.safe_load(example)["report"])
+    assert [s.show for s in spec.sections] == ["table", "table", "link traits"] and spec.plots[0].metric == "retrans"
