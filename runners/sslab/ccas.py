@@ -119,9 +119,6 @@ def variant_label(cc: str, suss_version: int | None = None) -> str:
     return "cubic_suss (version not recorded)" if version is None else f"cubic_suss {suss_tag(version)}"
 
 
-def is_suss_label(label: str) -> bool:
-    return label.startswith("cubic_suss")
-
 @dataclass(frozen=True)
 class ModuleParam:
     """One parameter of our module (/sys/module/tcp_sslab/parameters/<name>), as its C source declares

@@ -161,7 +161,7 @@ def provenance_of(run_dirs: list[Path]) -> dict[str, str]:
 #: The testbed's own settings (each knob's "else" value, sslab.scenario.knobs): a run that departs from
 #: one ran under a knob the command line set (a cause run: SENDER_QDISC=fq), not the experiment as
 #: its file has it.
-OWN_SETTINGS = {"hosts": "ideal", "lans": "veth", "sender_qdisc": "none", "suss_version": 2024}
+OWN_SETTINGS = {"hosts": "ideal", "lans": "veth", "sender_qdisc": "none", "suss_version": param_default("suss_version")}
 
 
 def departures(run_dirs: list[Path]) -> list[str]:

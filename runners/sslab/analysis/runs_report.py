@@ -230,7 +230,8 @@ def headline_text(spec: Headline, heads: list[dict]) -> str:
     pct = f"{spec.at_least * 100:g}"
     return (f"Verdict: every size's 95 % CI above {pct} %: reproduced; any one wholly under it: not reproduced; "
             "else not decided at this n (the claims ledger's rule).\n\n"
-            f"| link | RTT (ms) | on | sizes under {lastmile.size_text(spec.sizes_under)} | least improvement [its CI] | n "
+            f"| link | RTT (ms) | on | sizes under {lastmile.size_text(spec.sizes_under)} "
+            f"| least improvement [its CI] | n "
             f"| mean improvement | sizes at or under {pct}% | verdict |\n|---|---|---|---|---|---|---|---|---|\n"
             + "".join(f"| {h['link']} | {h['rtt_ms']:g} | {h['on']} | "
                       f"{', '.join(lastmile.size_text(s) for s in h['sizes'])} | {h['least'] * 100:+.1f}%"
@@ -308,7 +309,7 @@ def _plots(spec: RunsReport, records: list[dict], rows: list[dict], imps: list[d
             out.append(lastmile.plot_against_size(rows, dest, p.file, p.metric, p.ylabel, p.title, panels, ccs))
         elif isinstance(p, LinkFigure):
             out += [lastmile.plot_link_figure(rows, imps, dest, link, ccs, head.at_least if head else None)
-                    for link in sorted({r["link"] for r in rows}, key=lambda x: (x != "wired", x))]
+                    for link in sorted({r["link"] for r in rows}, key=lambda x: _panel_order((x,)))]
         elif largest and isinstance(p, Dynamics):
             out.append(plot_dynamics([dict(r["run"], dir=r["run"]["dir"]) for r in records], dest, size=largest, rep=0))
         elif largest and isinstance(p, LinkRun):

@@ -31,7 +31,7 @@ from pathlib import Path
 from .. import paths
 from ..analysis.oracle import EXCEPTIONS, compare_runs, oracle_table
 from ..records import stamped
-from ..scenario import Scenario, expand_cases, load_scenario, parse_scenario, to_plan
+from ..scenario import Scenario, expand_cases, parse_scenario, to_plan
 from ..scenario.load import scenario_file_data
 from .run import code_version, run_scenario_into, sha256, write_manifest
 from .spec import ExperimentError
@@ -95,8 +95,9 @@ def load_oracle_scenarios(names: list[str]) -> list[tuple[Path, tuple[Scenario, 
         path = Path(name)
         if not path.exists() and (SCENARIOS_DIR / f"{name}.yaml").exists():
             path = SCENARIOS_DIR / f"{name}.yaml"
-        load_scenario(path)  # the file as it is, refused by its own fields before it is paired
-        pair = twins(scenario_file_data(path), str(path))
+        data = scenario_file_data(path)
+        parse_scenario(data, str(path))  # the file as it is, refused by its own fields before it is paired
+        pair = twins(data, str(path))
         out.append((path, pair, hystart_round_fix(pair[0])))
     return out
 
