@@ -2,7 +2,7 @@
 /*
  * tcp_sslab: slowstart-lab's congestion controls.
  *
- * One module, one congestion-control name per line of core/variants.h (fourteen), so that every socket picks its
+ * One module, one congestion-control name per line of core/variants.h (seventeen), so that every socket picks its
  * start by name (setsockopt TCP_CONGESTION, or a namespace's
  * net.ipv4.tcp_congestion_control) and one experiment can mix them:
  *
@@ -19,6 +19,9 @@
  *   cubic_blitz  Blitzstart: first window = hint x handshake RTT, paced, then CUBIC
  *   cubic_suss_g2  SUSS with its growth factor held at 2 (its measuring, no jumps)
  *   cubic_rapid  Rapid Start (draft-kazuho-ccwg-rapid-start), then CUBIC
+ *   cubic_search SEARCH, the version of search_version (3.0 by default), then CUBIC
+ *   cubic_search3, cubic_search4
+ *                the same, pinned to SEARCH 3.0 or 4.0
  *
  * Blitzstart's hint is the socket's SO_MAX_PACING_RATE (bytes per second),
  * set before the handshake on the sending socket or on the listening socket
@@ -81,12 +84,20 @@ static const struct kernel_param_ops suss_version_ops = {
  * connection starts).  A parameter's kind says which values it takes:
  * uint, any unsigned integer; flag, 0 or 1 (the harness refuses others
  * before a run; a write by hand is taken as the core reads it, non-zero as
- * 1); suss_version, a year the core knows, checked here.
+ * 1); suss_version, a year the core knows, checked here; SEARCH's
+ * (search_version, search_window, search_bins, search_extra_bins,
+ * search_thresh), the ranges runners/sslab/ccas.py gives them, refused
+ * there and clamped by the core when written by hand.
  */
 #define SSLAB_PARAM_uint(name)	module_param_named(name, sslab_params.name, uint, 0644)
 #define SSLAB_PARAM_flag(name)	SSLAB_PARAM_uint(name)
 #define SSLAB_PARAM_suss_version(name) \
 	module_param_cb(name, &suss_version_ops, &sslab_params.name, 0644)
+#define SSLAB_PARAM_search_version(name) SSLAB_PARAM_uint(name)
+#define SSLAB_PARAM_search_window(name) SSLAB_PARAM_uint(name)
+#define SSLAB_PARAM_search_bins(name) SSLAB_PARAM_uint(name)
+#define SSLAB_PARAM_search_extra_bins(name) SSLAB_PARAM_uint(name)
+#define SSLAB_PARAM_search_thresh(name) SSLAB_PARAM_uint(name)
 #define SSLAB_PARAM(name, value, kind, description)			\
 	SSLAB_PARAM_##kind(name);					\
 	MODULE_PARM_DESC(name, description);

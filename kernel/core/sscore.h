@@ -224,6 +224,7 @@ enum ss_exit_cause {
 	SS_EXIT_SUSS_CAP,	/* SUSS: cwnd passed the cap */
 	SS_EXIT_LOSS,		/* loss or ECN (Recovery/CWR/RTO) */
 	SS_EXIT_BLITZ,		/* Blitzstart: never in slow start */
+	SS_EXIT_SEARCH,		/* SEARCH: delivered fell short of the expected by THRESH */
 };
 
 /*
@@ -379,6 +380,7 @@ enum ss_event_type {
 	SS_EV_ESTIMATE,		/* a = rate (bytes/s), b = RTT used (us), c = window set */
 	SS_EV_START,		/* a = cwnd, b = ssthresh, c = hint (bytes/s, Blitzstart) */
 	SS_EV_DIV0,		/* a = SUSS_DIV0_* (their division by zero), b = round, c = value used */
+	SS_EV_SEARCH,		/* a = bin, b = bytes acked in the window, c = bytes expected */
 };
 
 /* Where the SUSS authors' arithmetic divides by zero (SS_EV_DIV0 a). */

@@ -28,8 +28,9 @@
  *   SS_NAME(ident, cc_name, id, suss_version)
  *	one name the module registers with the kernel (what a socket selects
  *	by TCP_CONGESTION): it runs variant SS_<id>; @suss_version pins the
- *	SUSS version (enum ss_suss_version) or is SS_SUSS_VERSION_PARAM (the
- *	module parameter suss_version's, read when a connection starts).
+ *	variant's version (SUSS: enum ss_suss_version; SEARCH: SEARCH_VER_*)
+ *	or is SS_SUSS_VERSION_PARAM (the module parameter's: suss_version or
+ *	search_version, read when a connection starts).
  *
  * A new start is its code (core/<start>.c: the model and the ops), its
  * header (core/<start>.h: its state and its parameters with their defaults
@@ -43,6 +44,7 @@
 #include "suss.h"
 #include "ratestart.h"
 #include "rapidstart.h"
+#include "search.h"
 #endif
 
 #ifdef SS_PARAMS
@@ -51,6 +53,7 @@ SS_PARAMS(SS_HYSTARTPP_PARAMS)
 SS_PARAMS(SS_SUSS_PARAMS)
 SS_PARAMS(SS_RATESTART_PARAMS)
 SS_PARAMS(SS_RAPID_PARAMS)
+SS_PARAMS(SS_SEARCH_PARAMS)
 #endif
 
 #ifdef SS_STATE
@@ -60,6 +63,7 @@ SS_STATE(ere, ss_ere)
 SS_STATE(hoe, ss_hoe)
 SS_STATE(blitz, ss_blitz)
 SS_STATE(rapid, ss_rapid)
+SS_STATE(search, ss_search)
 #endif
 
 #ifdef SS_VARIANT
@@ -74,6 +78,7 @@ SS_VARIANT(STD_START, ss_std_start_ops)
 SS_VARIANT(BLITZ, ss_blitz_ops)
 SS_VARIANT(SUSS_G2, ss_suss_g2_ops)
 SS_VARIANT(RAPID, ss_rapid_ops)
+SS_VARIANT(SEARCH, ss_search_ops)
 #endif
 
 #ifdef SS_NAME
@@ -91,4 +96,7 @@ SS_NAME(std, "cubic_std", STD_START, SS_SUSS_VERSION_PARAM)
 SS_NAME(blitz, "cubic_blitz", BLITZ, SS_SUSS_VERSION_PARAM)
 SS_NAME(suss_g2, "cubic_suss_g2", SUSS_G2, SS_SUSS_VERSION_PARAM)
 SS_NAME(rapid, "cubic_rapid", RAPID, SS_SUSS_VERSION_PARAM)
+SS_NAME(search, "cubic_search", SEARCH, SS_SUSS_VERSION_PARAM)
+SS_NAME(search3, "cubic_search3", SEARCH, SEARCH_VER_3)
+SS_NAME(search4, "cubic_search4", SEARCH, SEARCH_VER_4)
 #endif

@@ -1752,6 +1752,277 @@ static void test_rapid_rto(void)
 	CHECK_EQ(ss_trace_state(&f.st), 1);
 }
 
+/* ======================================================================
+ * SEARCH (the June 2024 draft, 3.0; drafts -09/-10, 4.0).  MSS 1000,
+ * IW 10.  The hand-worked flows lay bins of one initial RTT (100 ms: W = 4
+ * and a window of 4 RTTs, search_window_x10 40), as the draft's own
+ * example does, and ACK once a bin, 50 ms into the next: ACK j closes bin
+ * j, holding what ACK j acked (and 4.0's sent: what left after ACK j-1;
+ * the initial window in bin 0).
+ */
+
+static void test_search_exceeds(void)
+{
+	/* The draft's example: expected 2 x 30 = 60, current 44:
+	 * (60 - 44) / 60 = 0.267, under 0.35, over 0.26. */
+	CHECK(!ss_search_exceeds(60000, 44000, 35));
+	CHECK(ss_search_exceeds(60000, 44000, 26));
+	CHECK(!ss_search_exceeds(60000, 44000, 27));
+	/* At THRESH: exit ("norm_diff >= THRESH"); one byte short: not. */
+	CHECK(ss_search_exceeds(100000, 65000, 35));
+	CHECK(!ss_search_exceeds(100000, 65001, 35));
+	/* Nothing expected (4.0: nothing sent): no decision; current at or
+	 * above the expected: not. */
+	CHECK(!ss_search_exceeds(0, 0, 35));
+	CHECK(!ss_search_exceeds(1000, 1000, 1));
+	CHECK(!ss_search_exceeds(1000, 2000, 1));
+}
+
+/* A SEARCH flow (version @pin) after a handshake of 100 ms at t = 0: bins
+ * of 100 ms (W 4, window 4 initial RTTs). */
+static void search_flow(struct flow *f, unsigned int pin)
+{
+	flow_init_version(f, SS_SEARCH, pin, 1000, 0);
+	f->p.search_bins = 4;
+	f->p.search_window_x10 = 40;
+	ss_init(&f->st, &f->p, SS_SEARCH, pin, 0, 1000, IW, MSS);
+	ss_handshake(&f->st, &f->p, 100000, MSS);
+}
+
+/* ACK @j, once a bin: @pkts acked, RTT sample @rtt_us. */
+static void search_ack(struct flow *f, u32 j, u32 pkts, u32 rtt_us)
+{
+	ack_n(f, 100000 * (j + 1) + 50000, pkts, rtt_us);
+}
+
+static const u32 search_doubling[] = { 1, 2, 4, 8, 16, 16, 16, 16 };
+
+static void test_search_draft_example(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	/* Delivered 1, 2, 4, 8, 16, 16 (the draft's Section 4): the first
+	 * check is at bin 5 (one RTT back, bin 4, is the first with W bins
+	 * behind it): current 4 + 8 + 16 + 16 = 44, expected 2 x (2 + 4 + 8 +
+	 * 16) = 60, 0.27 < 0.35: no exit. */
+	search_flow(&f, SEARCH_VER_3);
+	CHECK_EQ(f.st.search.bin_us, 100000);
+	for (u32 j = 0; j < 5; j++)
+		search_ack(&f, j, search_doubling[j], 100000);
+	CHECK_EQ(count_events(SS_EV_SEARCH), 0);
+	search_ack(&f, 5, 16, 100000);
+	ev = find_event(SS_EV_SEARCH, 0, NULL);
+	CHECK(ev && ev->a == 5 && ev->b == 44000 && ev->c == 60000);
+	CHECK(!f.st.rnd.found);
+	/* Bin 6: current 8 + 16 x 3 = 56, expected 2 x 44 = 88: 0.36 >= 0.35,
+	 * exit.  The roll-back: the bins after cong_idx = 6 - 2 x 100 / 100 =
+	 * 4, 16 + 16 = 32 packets, off the cwnd of then, 10 + 47 = 57: 25. */
+	search_ack(&f, 6, 16, 100000);
+	ev = find_event(SS_EV_SEARCH, 1, NULL);
+	CHECK(ev && ev->a == 6 && ev->b == 56000 && ev->c == 88000);
+	CHECK(f.st.rnd.found);
+	CHECK_EQ(f.st.rnd.exit_cause, SS_EXIT_SEARCH);
+	ev = find_event(SS_EV_EXIT, 0, NULL);
+	CHECK(ev && ev->a == SS_EXIT_SEARCH && ev->b == 57 && ev->c == 25);
+	CHECK_EQ(f.w.ssthresh, 25);
+	/* With THRESH 0.26 the example's 0.27 is an exit already. */
+	search_flow(&f, SEARCH_VER_3);
+	f.p.search_thresh_pct = 26;
+	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
+	ss_handshake(&f.st, &f.p, 100000, MSS);
+	for (u32 j = 0; j < 6; j++)
+		search_ack(&f, j, search_doubling[j], 100000);
+	ev = find_event(SS_EV_EXIT, 0, NULL);
+	CHECK(ev && ev->a == SS_EXIT_SEARCH && ev->b == 41);
+	/* The roll-back stops at the initial window: 41 - 32 < 10. */
+	CHECK_EQ(f.w.ssthresh, IW);
+	/* The exit alone: cwnd kept, ssthresh = cwnd. */
+	search_flow(&f, SEARCH_VER_3);
+	f.p.search_exit_only = 1;
+	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
+	ss_handshake(&f.st, &f.p, 100000, MSS);
+	for (u32 j = 0; j < 7; j++)
+		search_ack(&f, j, search_doubling[j], 100000);
+	ev = find_event(SS_EV_EXIT, 0, NULL);
+	CHECK(ev && ev->b == 57 && ev->c == 57);
+}
+
+static void test_search_interpolation(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+
+	/* RTT 150 ms = 1 bin and a half: the window one RTT ago ends half a
+	 * bin into bin 4, so half of bin 0 and half of bin 4 with bins 1-3:
+	 * (1 + 16) / 2 + 2 + 4 + 8 = 22.5, expected 45 (the draft's
+	 * "fraction = rtt mod BIN_DURATION", as the share of a bin its text
+	 * says it is). */
+	search_flow(&f, SEARCH_VER_3);
+	for (u32 j = 0; j < 6; j++)
+		search_ack(&f, j, search_doubling[j], 150000);
+	ev = find_event(SS_EV_SEARCH, 0, NULL);
+	CHECK(ev && ev->a == 5 && ev->b == 44000 && ev->c == 45000);
+	/* Without interpolation: bins 1-4 whole, 2 x 30. */
+	search_flow(&f, SEARCH_VER_3);
+	f.p.search_interpolate = 0;
+	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
+	ss_handshake(&f.st, &f.p, 100000, MSS);
+	for (u32 j = 0; j < 6; j++)
+		search_ack(&f, j, search_doubling[j], 150000);
+	ev = find_event(SS_EV_SEARCH, 0, NULL);
+	CHECK(ev && ev->c == 60000);
+	/* The default window: 3.5 x 100 ms / 10 = 35 ms bins; an RTT of 100 ms
+	 * is 2 bins and 30/35 of one: 877/1024. */
+	flow_init_version(&f, SS_SEARCH, SEARCH_VER_3, 1000, 0);
+	ss_handshake(&f.st, &f.p, 100000, MSS);
+	CHECK_EQ(f.st.search.bin_us, 35000);
+	CHECK_EQ(f.st.search.w, 10);
+	CHECK_EQ(f.st.search.thresh_pct, 35);
+}
+
+static void test_search_missed_bins_and_inflated_rtt(void)
+{
+	struct flow f;
+
+	/* Bins 0-2 by one ACK each, then none until 650 ms: that ACK closes
+	 * bin 5; bins 3 and 4 count 0 bytes, bin 2 keeps its 4 packets. */
+	search_flow(&f, SEARCH_VER_3);
+	for (u32 j = 0; j < 3; j++)
+		search_ack(&f, j, search_doubling[j], 100000);
+	search_ack(&f, 5, 8, 100000);
+	CHECK_EQ(f.st.search.curr_idx, 5);
+	CHECK_EQ(f.st.search.acked[2], 4000);
+	CHECK_EQ(f.st.search.acked[3], 0);
+	CHECK_EQ(f.st.search.acked[4], 0);
+	CHECK_EQ(f.st.search.acked[5], 8000);
+	CHECK_EQ(f.st.search.bin_end_us, 700000);
+	/* An RTT of 3.5 bins with EXTRA_BINS 2: the window one RTT ago lies
+	 * past what is kept: no decision, however many bins there are. */
+	search_flow(&f, SEARCH_VER_3);
+	f.p.search_extra_bins = 2;
+	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
+	ss_handshake(&f.st, &f.p, 100000, MSS);
+	for (u32 j = 0; j < 8; j++)
+		search_ack(&f, j, search_doubling[j], 350000);
+	CHECK_EQ(count_events(SS_EV_SEARCH), 0);
+	/* EXTRA_BINS 3: 3 bins back is kept; the first check at bin 7 (bin 4
+	 * is the first with W behind it). */
+	search_flow(&f, SEARCH_VER_3);
+	f.p.search_extra_bins = 3;
+	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
+	ss_handshake(&f.st, &f.p, 100000, MSS);
+	for (u32 j = 0; j < 8; j++)
+		search_ack(&f, j, search_doubling[j], 350000);
+	CHECK_EQ(count_events(SS_EV_SEARCH), 1);
+	CHECK_EQ(find_event(SS_EV_SEARCH, 0, NULL)->a, 7);
+	/* No RTT from the handshake: the first ACK's RTT lays the bins from
+	 * that ACK. */
+	flow_init_version(&f, SS_SEARCH, SEARCH_VER_3, 1000, 0);
+	ack(&f, 120000, 120000);
+	CHECK_EQ(f.st.search.initial_rtt_us, 120000);
+	CHECK_EQ(f.st.search.bin_end_us, 120000 + 42000);
+	CHECK_EQ(f.st.search.curr_idx, -1);
+}
+
+static void test_search4_sent_and_drain(void)
+{
+	struct flow f;
+	const struct ss_event *ev;
+	u32 t;
+
+	/* 4.0 compares with what was sent.  Sent per bin: the IW 10, then what
+	 * each ACK's growth released (+1 per packet acked, and the packets it
+	 * acked): 10, 2, 4, 8, 16, 32, 32, 32.  Bin 5: 44 acked against 2 + 4 +
+	 * 8 + 16 = 30 sent, above it; bin 6: 56 against 60, 0.07; bin 7: 64
+	 * against 88, 0.27 >= 0.26: exit (3.0 left at bin 6). */
+	search_flow(&f, SEARCH_VER_4);
+	CHECK_EQ(f.st.search.thresh_pct, 26);
+	for (u32 j = 0; j < 8; j++)
+		search_ack(&f, j, search_doubling[j], 100000);
+	CHECK_EQ(f.st.search.sent[0], 10000);
+	CHECK_EQ(f.st.search.sent[5], 32000);
+	ev = find_event(SS_EV_SEARCH, 0, NULL);
+	CHECK(ev && ev->a == 5 && ev->b == 44000 && ev->c == 30000);
+	ev = find_event(SS_EV_SEARCH, 1, NULL);
+	CHECK(ev && ev->a == 6 && ev->b == 56000 && ev->c == 60000);
+	ev = find_event(SS_EV_SEARCH, 2, NULL);
+	CHECK(ev && ev->a == 7 && ev->b == 64000 && ev->c == 88000);
+	/* The drain's target: acked over the last initial RTT (one bin): 16
+	 * packets, at 16000 bytes / 0.1 s.  cwnd was 73; ssthresh stays
+	 * infinite while it drains, and the ACK's 16 packets take 8 off. */
+	ev = find_event(SS_EV_ESTIMATE, 0, NULL);
+	CHECK(ev && ev->a == 160000 && ev->b == 100000 && ev->c == 16);
+	CHECK(f.st.rnd.found);
+	CHECK_EQ(count_events(SS_EV_EXIT), 0);
+	CHECK_EQ(f.w.ssthresh, 0x7fffffff);
+	CHECK_EQ(f.w.cwnd, 65);
+	CHECK_EQ(ss_trace_state(&f.st), 2);
+	/* One packet sent per two acked: 40 acked, 45; 40, 25; 18, 16, the
+	 * target: slow start ends there. */
+	t = 900000;
+	ack_n(&f, t += 1000, 40, 100000);
+	CHECK_EQ(f.w.cwnd, 45);
+	ack_n(&f, t += 1000, 40, 100000);
+	CHECK_EQ(f.w.cwnd, 25);
+	ack_n(&f, t += 1000, 18, 100000);
+	CHECK_EQ(f.w.cwnd, 16);
+	CHECK_EQ(f.w.ssthresh, 16);
+	ev = find_event(SS_EV_EXIT, 0, NULL);
+	CHECK(ev && ev->a == SS_EXIT_SEARCH && ev->b == 73 && ev->c == 16);
+	CHECK_EQ(ss_trace_state(&f.st), 1);
+	/* The exit alone (a shipping stack's): ssthresh = cwnd at bin 7. */
+	search_flow(&f, SEARCH_VER_4);
+	f.p.search_exit_only = 1;
+	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_4, 0, 1000, IW, MSS);
+	ss_handshake(&f.st, &f.p, 100000, MSS);
+	for (u32 j = 0; j < 8; j++)
+		search_ack(&f, j, search_doubling[j], 100000);
+	ev = find_event(SS_EV_EXIT, 0, NULL);
+	CHECK(ev && ev->b == 73 && ev->c == 73);
+	/* A loss in the drain ends it: CUBIC's reduction (717/1024 of 65). */
+	search_flow(&f, SEARCH_VER_4);
+	for (u32 j = 0; j < 8; j++)
+		search_ack(&f, j, search_doubling[j], 100000);
+	ss_ssthresh(&f.st, 65, &f.w);
+	CHECK_EQ(f.w.ssthresh, 45);
+	CHECK_EQ(f.st.search.phase, 2);
+}
+
+static void test_search_versions_and_rto(void)
+{
+	struct flow f;
+
+	/* cubic_search runs search_version's version; a pinned name its own. */
+	flow_init_version(&f, SS_SEARCH, SUSS_VER_2024, 1000, 0);
+	CHECK_EQ(f.st.search.version, 3);
+	f.p.search_version = 4;
+	ss_init(&f.st, &f.p, SS_SEARCH, SUSS_VER_2024, 0, 1000, IW, MSS);
+	CHECK_EQ(f.st.search.version, 4);
+	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
+	CHECK_EQ(f.st.search.version, 3);
+	/* Values written by hand past the harness's ranges are clamped. */
+	f.p.search_bins = 0;
+	f.p.search_extra_bins = 1000;
+	f.p.search_thresh_pct = 150;
+	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
+	CHECK_EQ(f.st.search.w, 1);
+	CHECK_EQ(f.st.search.extra, SEARCH_MAX_EXTRA);
+	CHECK_EQ(f.st.search.thresh_pct, 99);
+	/* After an RTO: plain slow start, SEARCH off for good. */
+	search_flow(&f, SEARCH_VER_3);
+	for (u32 j = 0; j < 3; j++)
+		search_ack(&f, j, search_doubling[j], 100000);
+	ss_on_rto(&f.st, 20, 400000, f.snd_nxt);
+	f.w.cwnd = 1;
+	f.w.ssthresh = 10;
+	for (u32 j = 3; j < 8; j++)
+		search_ack(&f, j, 1, 100000);
+	CHECK_EQ(count_events(SS_EV_SEARCH), 0);
+	CHECK_EQ(f.w.cwnd, 6);
+	CHECK_EQ(ss_trace_state(&f.st), 1);
+}
+
 /*
  * The module's parameters as the compiler sees them (every field of struct
  * ss_params with its default and kind, in the registry's order), one per
@@ -1826,6 +2097,12 @@ int main(int argc, char **argv)
 	test_rapid_growth();
 	test_rapid_convergence();
 	test_rapid_rto();
+	test_search_exceeds();
+	test_search_draft_example();
+	test_search_interpolation();
+	test_search_missed_bins_and_inflated_rtt();
+	test_search4_sent_and_drain();
+	test_search_versions_and_rto();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
