@@ -7,7 +7,7 @@ HyStart with it, the image build lists what the kernel under test offers
 with it, the guest checks the module with it.
 
 Our names are read from the module's own registry, kernel/core/variants.h
-(one `SS_NAME(ident, "name", VARIANT, suss_version)` line each), so that a
+(one `SS_NAME(ident, "name", VARIANT, version)` line each), so that a
 new variant is registered in one place for the module and the harness.
 """
 
@@ -22,16 +22,22 @@ from pathlib import Path
 #: The module's registry of names (kernel/core/variants.h).
 REGISTRY = Path(__file__).resolve().parents[2] / "kernel" / "core" / "variants.h"
 _SS_NAME = re.compile(r'^SS_NAME\(\s*\w+\s*,\s*"(\w+)"\s*,\s*(\w+)\s*,\s*(\w+)\s*\)', re.M)
-#: What an SS_NAME line's last field pins (SS_SUSS_VERSION_PARAM: the module parameter's version).
-_PINS = {"SS_SUSS_VERSION_PARAM": None, "SUSS_VER_2024": 2024, "SUSS_VER_2025": 2025, "SUSS_VER_PAPER": 0}
+#: What an SS_NAME line's last field pins, the variant's version (SS_SUSS_VERSION_PARAM: the module
+#: parameter's, suss_version or search_version): SUSS's by year, SEARCH's by number.
+_PINS = {"SS_SUSS_VERSION_PARAM": None, "SUSS_VER_2024": 2024, "SUSS_VER_2025": 2025, "SUSS_VER_PAPER": 0,
+         "SEARCH_VER_3": 3, "SEARCH_VER_4": 4}
+#: The variants a pin may name a version of, by the pin's prefix.
+_PIN_VARIANTS = {"SUSS_VER_": "SUSS", "SEARCH_VER_": "SEARCH"}
 
 
 def registry_entries(text: str) -> list[tuple[str, str, int | None]]:
-    """(name, variant, pinned SUSS version or None) per SS_NAME line of a registry's @text, in order."""
+    """(name, variant, pinned version or None) per SS_NAME line of a registry's @text, in order."""
     out = []
     for name, variant, pin in _SS_NAME.findall(text):
         if pin not in _PINS:
-            raise ValueError(f"{REGISTRY}: {name}: unknown SUSS version {pin}")
+            raise ValueError(f"{REGISTRY}: {name}: unknown version {pin}")
+        if _PINS[pin] is not None and next(v for k, v in _PIN_VARIANTS.items() if pin.startswith(k)) != variant:
+            raise ValueError(f"{REGISTRY}: {name}: {pin} is not a version of {variant}")
         out.append((name, variant, _PINS[pin]))
     return out
 
@@ -119,6 +125,24 @@ def variant_label(cc: str, suss_version: int | None = None) -> str:
     return "cubic_suss (version not recorded)" if version is None else f"cubic_suss {suss_tag(version)}"
 
 
+#: SEARCH versions (kernel/core/search.c): the module parameter search_version's values and what they name.
+SEARCH_VERSIONS = {3: "SEARCH 3.0 (the authors' June 2024 draft)",
+                   4: "SEARCH 4.0 (drafts -09 and -10: delivered against sent)"}
+#: The names that run SEARCH and the version each pins (None: search_version's).
+SEARCH_CCAS = {name: pin for name, variant, pin in _ENTRIES if variant == "SEARCH"}
+
+
+def search_version_of(cc: str, module_params: dict | None = None) -> str | None:
+    """The SEARCH a flow of @cc runs with the run's module parameters @module_params ("3.0", "4.0"),
+    or None if @cc is not SEARCH.  The module parameter's default is read from its declaration."""
+    if cc not in SEARCH_CCAS:
+        return None
+    pinned = SEARCH_CCAS[cc]
+    version = pinned if pinned is not None else int((module_params or {}).get(
+        "search_version", param_default("search_version")))
+    return f"{version}.0"
+
+
 @dataclass(frozen=True)
 class ModuleParam:
     """One parameter of our module (/sys/module/tcp_sslab/parameters/<name>), as its C source declares
@@ -188,9 +212,16 @@ def module_param_declarations() -> tuple[ModuleParam, ...]:
 
 
 #: What each kind of parameter takes, and how a refusal says it (an unsigned 32-bit integer is checked first).
+#: SEARCH's ranges are its core's (kernel/core/search.h: W to 31 and EXTRA_BINS to 32 bins fit its rings).
 PARAM_KINDS = {"uint": (lambda v: True, "any unsigned 32-bit integer"),
                "flag": (lambda v: v in (0, 1), "0 or 1"),
-               "suss_version": (lambda v: v in SUSS_VERSIONS, "a SUSS version: " + ", ".join(map(str, SUSS_VERSIONS)))}
+               "suss_version": (lambda v: v in SUSS_VERSIONS, "a SUSS version: " + ", ".join(map(str, SUSS_VERSIONS))),
+               "search_version": (lambda v: v in SEARCH_VERSIONS,
+                                  "a SEARCH version: " + ", ".join(map(str, SEARCH_VERSIONS))),
+               "search_window": (lambda v: 1 <= v <= 100, "1 to 100 (tenths of the initial RTT)"),
+               "search_bins": (lambda v: 1 <= v <= 31, "1 to 31 bins"),
+               "search_extra_bins": (lambda v: 0 <= v <= 32, "0 to 32 bins"),
+               "search_thresh": (lambda v: 0 <= v <= 99, "0 (the version's) or 1 to 99 percent")}
 
 
 def param_refusal(name: str, value: int) -> str | None:

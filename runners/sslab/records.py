@@ -422,6 +422,8 @@ class Flow:
     hint_bytes_per_s: int | None = None
     #: cubic_hs's HyStart, by its rounds ("Linux 5.19", "Linux 6.1.192"; written only for cubic_hs).
     hystart: str | None = None
+    #: The SEARCH version a SEARCH flow runs ("3.0", "4.0"; written only for SEARCH flows).
+    search: str | None = None
 
 
 def run_tag(index: int, case: str, rep: int) -> str:

@@ -91,3 +91,21 @@ def test_a_value_its_kind_does_not_take_is_refused_before_a_run():
         parse_scenario(data)
     data["module_params"] = {"rapid_pace_first": 0}
     assert parse_scenario(data).module_params == {"rapid_pace_first": 0}
+
+
+def test_searchs_parameters_take_what_its_core_holds():
+    """SEARCH's version is 3 or 4; THRESH 0 (the version's) to 99 %; W 1-31 and EXTRA_BINS 0-32 bins (its
+    rings hold 64, kernel/core/search.h); the window 1-100 tenths of the initial RTT."""
+    refusal = ccas.param_refusal
+    assert refusal("search_version", 5) == "search_version 5: a SEARCH version: 3, 4"
+    assert refusal("search_version", 3) is None and refusal("search_version", 4) is None
+    assert refusal("search_thresh_pct", 100) == "search_thresh_pct 100: 0 (the version's) or 1 to 99 percent"
+    assert refusal("search_thresh_pct", 0) is None and refusal("search_thresh_pct", 99) is None
+    assert refusal("search_bins", 0) and refusal("search_bins", 32) and refusal("search_bins", 31) is None
+    assert refusal("search_extra_bins", 33) and refusal("search_extra_bins", 0) is None
+    assert refusal("search_window_x10", 0) and refusal("search_window_x10", 101) and refusal("search_window_x10", 35) is None
+    assert ccas.param_default("search_version") == 3 and ccas.param_default("search_thresh_pct") == 0
+    # The version a flow runs: its name's pin, else search_version's (unset: 3.0).
+    assert ccas.search_version_of("cubic_search4", {"search_version": 3}) == "4.0"
+    assert ccas.search_version_of("cubic_search", {"search_version": 4}) == "4.0"
+    assert ccas.search_version_of("cubic_search", {}) == "3.0" and ccas.search_version_of("cubic_hs") is None

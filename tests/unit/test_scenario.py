@@ -36,21 +36,23 @@ def test_e1_scenario():
     assert s.name == "e1-startup" and s.topology.pairs == 5
     # 1 BDP of 50 Mbit/s x 100 ms in 1514-byte frames: 412.8 -> 413 (experiments.md)
     assert s.buffer_packets == 413
-    # The paper's four and Rapid Start (which `make startup` leaves to VARIANTS=: experiments/startup.yaml).
+    # The paper's four, Rapid Start and SEARCH (which `make startup` leaves to VARIANTS=:
+    # experiments/startup.yaml).
     assert [c.name for c in s.cases] == [f"{cc}-{sz}" for cc in ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss",
-                                                                  "cubic_rapid") for sz in ("5MB", "20MB")]
+                                                                  "cubic_rapid", "cubic_search", "cubic_search4")
+                                         for sz in ("5MB", "20MB")]
     assert s.cases[1].flows[0].size == 20_000_000 and s.cases[1].flows[0].cc == "cubic_ss"
     order = s.run_order()
-    assert len(order) == 10 * 5
+    assert len(order) == 14 * 5
     # alternate: every case once per repetition, repetitions in turn
-    assert [r for r, _ in order[:10]] == [0] * 10 and [c.name for _, c in order[:10]] == [c.name for c in s.cases]
+    assert [r for r, _ in order[:14]] == [0] * 14 and [c.name for _, c in order[:14]] == [c.name for c in s.cases]
     plan = to_plan(s)
     assert {k: v for k, v in plan["bottleneck"].items() if k != "link"} == {"rate_mbit": 50.0, "buffer_pkts": 413,
                                                                                        "netem": "apart"}
     # a wired link: netem's exact spacing, no trace, no bursts
     link = plan["bottleneck"]["link"]
     assert link["shaper"] == "netem" and link["trace"] is None and link["down"] == link["up"] == []
-    assert plan["runs"][11]["rep"] == 1 and plan["runs"][11]["flows"][0]["cc"] == "cubic_ss"
+    assert plan["runs"][15]["rep"] == 1 and plan["runs"][15]["flows"][0]["cc"] == "cubic_ss"
 
 
 def test_orders():
@@ -250,14 +252,19 @@ def test_series_files_build_every_setting_and_refuse_bad_ones(tmp_path: Path):
 
 
 def test_congestion_control_names_come_from_the_modules_registry():
-    from sslab.ccas import OUR_CCAS, SUSS_CCAS, registry_entries
+    from sslab.ccas import OUR_CCAS, SEARCH_CCAS, SUSS_CCAS, registry_entries
     # The parser, on a registry of two names (one pinned to SUSS 2025).
     text = ('SS_NAME(hs, "cubic_hs", HYSTART, SS_SUSS_VERSION_PARAM)\n'
             '/* SS_NAME(x, "commented", SUSS, SUSS_VER_2024) is no line of its own */\n'
             'SS_NAME(suss25, "cubic_suss25", SUSS, SUSS_VER_2025)\n')
     assert registry_entries(text) == [("cubic_hs", "HYSTART", None), ("cubic_suss25", "SUSS", 2025)]
-    with pytest.raises(ValueError, match="unknown SUSS version SUSS_VER_1999"):
+    with pytest.raises(ValueError, match="unknown version SUSS_VER_1999"):
         registry_entries('SS_NAME(x, "cubic_x", SUSS, SUSS_VER_1999)\n')
+    # A pin names a version of its own variant only.
+    assert registry_entries('SS_NAME(s4, "cubic_search4", SEARCH, SEARCH_VER_4)\n') == [
+        ("cubic_search4", "SEARCH", 4)]
+    with pytest.raises(ValueError, match="SEARCH_VER_4 is not a version of SUSS"):
+        registry_entries('SS_NAME(x, "cubic_x", SUSS, SEARCH_VER_4)\n')
     # The module's registry (kernel/core/variants.h): its first fourteen names in registration order (a
     # new start adds its own after them), and the SUSS names with the versions they pin (the guest's
     # module check selects each by name).
@@ -265,6 +272,7 @@ def test_congestion_control_names_come_from_the_modules_registry():
                         "cubic_susspaper", "reno_fixed", "reno_hoe", "reno_astart", "cubic_std", "cubic_blitz",
                         "cubic_suss_g2", "cubic_rapid")
     assert SUSS_CCAS == {"cubic_suss": None, "cubic_suss24": 2024, "cubic_suss25": 2025, "cubic_susspaper": 0}
+    assert SEARCH_CCAS == {"cubic_search": None, "cubic_search3": 3, "cubic_search4": 4}
     src = (REPO_ROOT / "kernel/sslab_tcp.c").read_text()
     assert '#include "core/variants.h"' in src and not re.search(r'^SSLAB_OPS\(\w+, "', src, re.M)
 

@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..records import read_record, read_runs_index
-from ..ccas import SUSS_VERSIONS, param_default
+from ..ccas import SEARCH_CCAS, SEARCH_VERSIONS, SUSS_VERSIONS, param_default, search_version_of
 from .setting import Setting, setting_of
 
 
@@ -32,6 +32,22 @@ def _versions(rows: list[dict] | None) -> set[int]:
 DRAFT_STARTS = {"cubic_rapid": ("Rapid Start", "draft-kazuho-ccwg-rapid-start", "rapid_k36")}
 
 
+def search_text(cc: str, module_params: dict) -> str:
+    """What a SEARCH flow of @cc ran with the run's @module_params (unset: the module's defaults): its
+    version, THRESH, window and bins, and its exit."""
+    def param(name: str) -> int:
+        return int(module_params.get(name, param_default(name)))
+
+    version = search_version_of(cc, module_params) or "?"
+    major = int(version.split(".")[0]) if version[0].isdigit() else 3
+    thresh = param("search_thresh_pct") or (26 if major == 4 else 35)
+    exit_ = ("the exit alone" if param("search_exit_only") else
+             "cwnd rolled back" if major == 3 else "a drain")
+    return (f"{cc}: {SEARCH_VERSIONS.get(major, 'SEARCH ' + version)}, THRESH {thresh / 100:.2f}, a window of "
+            f"{param('search_window_x10') / 10:g} initial RTTs in {param('search_bins')} bins "
+            f"(+{param('search_extra_bins')}), {exit_} on exit")
+
+
 def _draft_starts(runs: list[dict]) -> set[str]:
     """What each draft start that ran follows, from the runs' records (their flows and module
     parameters as run)."""
@@ -39,6 +55,8 @@ def _draft_starts(runs: list[dict]) -> set[str]:
     for run in runs:
         for f in run.get("flows", []):
             cc = f.get("cc_used") or f.get("cc")
+            if cc in SEARCH_CCAS:
+                out.add(search_text(cc, run.get("module_params") or {}))
             if cc in DRAFT_STARTS:
                 what, draft, param = DRAFT_STARTS[cc]
                 k = Fraction(int((run.get("module_params") or {}).get(param, param_default(param))), 36)
