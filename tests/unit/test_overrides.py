@@ -46,6 +46,9 @@ def test_a_path_the_data_does_not_have_is_refused_with_where():
         ov.apply(data, ov.resolve(["bottleneck.0=2ms"], {}, "x"))
     with pytest.raises(ov.OverrideError, match="no mapping or list here to set buffer.bdp"):
         ov.apply(data, ov.resolve(["bottleneck.queue.buffer.bdp=2"], {}, "x"))
+    # A mapping the data leaves out (at its default) is made for its first key: module_params.
+    assert ov.apply(data, ov.resolve(["module_params.search_version=4"], {}, "x"))["module_params"] == {
+        "search_version": 4}
 
 
 def test_the_report_directory_says_what_was_set():

@@ -107,6 +107,11 @@ def _set(node: Any, path: tuple[str, ...], value: Any, where: str) -> Any:
             raise OverrideError(f"{here}: {where or 'the top'} is a mapping, not a list")
         out = dict(node)
         if rest:
+            if head not in node and len(rest) == 1:
+                # A mapping the file leaves at its default (module_params: none), given its first key;
+                # the scenario's model says whether the field is one.
+                out[head] = {rest[0]: value}
+                return out
             if head not in node or not isinstance(node[head], (dict, list)):
                 raise OverrideError(f"{here}: the scenario has no mapping or list here to set "
                                     f"{'.'.join(rest)} in")
