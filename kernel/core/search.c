@@ -73,11 +73,11 @@ enum ss_search_phase {
 	SEARCH_DONE,		/* CUBIC's rules from here */
 };
 
-bool ss_search_exceeds(u64 expected, u64 current, u32 thresh_pct)
+bool ss_search_exceeds(u64 expected, u64 delivered, u32 thresh_pct)
 {
-	if (!expected || current >= expected)
+	if (!expected || delivered >= expected)
 		return false;
-	return (expected - current) * 100 >= expected * thresh_pct;
+	return (expected - delivered) * 100 >= expected * thresh_pct;
 }
 
 static u32 search_bin(const u32 *ring, s32 idx)
@@ -198,7 +198,7 @@ static void search_check(struct sscore_state *st, const struct ss_ack *ack, stru
 {
 	struct ss_search *s = &st->search;
 	u32 k, frac;
-	u64 current, expected;
+	u64 delivered, expected;
 
 	if (s->rtt_us == SS_RTT_UNKNOWN)
 		return;
@@ -206,14 +206,14 @@ static void search_check(struct sscore_state *st, const struct ss_ack *ack, stru
 	if (k > s->extra || s->curr_idx - (s32)k < (s32)s->w)
 		return;
 	frac = s->interpolate ? search_fraction(s, s->rtt_us) : 0;
-	current = search_window(s->acked, s->curr_idx - s->w, s->curr_idx, 0);
+	delivered = search_window(s->acked, s->curr_idx - s->w, s->curr_idx, 0);
 	expected = search_window(s->version == 4 ? s->sent : s->acked,
 				 s->curr_idx - (s32)k - s->w, s->curr_idx - (s32)k, frac);
 	if (s->version == 3)
 		expected *= 2;
-	ss_emit(st, SS_EV_SEARCH, (u32)s->curr_idx, ss_sat32(current >> SEARCH_FRAC_SHIFT),
+	ss_emit(st, SS_EV_SEARCH, (u32)s->curr_idx, ss_sat32(delivered >> SEARCH_FRAC_SHIFT),
 		ss_sat32(expected >> SEARCH_FRAC_SHIFT), NULL);
-	if (ss_search_exceeds(expected, current, s->thresh_pct))
+	if (ss_search_exceeds(expected, delivered, s->thresh_pct))
 		search_exit(st, ack, w);
 }
 

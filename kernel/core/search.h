@@ -45,7 +45,7 @@ struct ss_search {
 	u32 sent[SEARCH_RING];	/* 4.0: bytes sent in each bin (a ring) */
 	u32 initial_rtt_us;	/* INITIAL_RTT (0: not known yet) */
 	u32 bin_us;		/* BIN_DURATION */
-	u32 bin_end_us;		/* the current bin's end (before the bins: the start) */
+	u32 bin_end_us;		/* the delivered bin's end (before the bins: the start) */
 	u32 rtt_us;		/* the latest RTT sample (SS_RTT_UNKNOWN: none) */
 	u32 una_mark;		/* snd_una and snd_nxt when the last bin closed */
 	u32 nxt_mark;
@@ -65,8 +65,8 @@ struct ss_search {
 };
 
 /* A SEARCH check's verdict (search.c; exposed for the tests): is
- * (@expected - @current) / @expected >= @thresh_pct / 100?  No when
+ * (@expected - @delivered) / @expected >= @thresh_pct / 100?  No when
  * @expected is 0 (no decision). */
-bool ss_search_exceeds(u64 expected, u64 current, u32 thresh_pct);
+bool ss_search_exceeds(u64 expected, u64 delivered, u32 thresh_pct);
 
 #endif /* SEARCH_H */
