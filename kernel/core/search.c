@@ -49,7 +49,8 @@
  *
  *     searching --THRESH passed--> (3.0: cwnd rolled back) CUBIC
  *     searching --THRESH passed--> draining (4.0) --cwnd at target--> CUBIC
- *     searching --loss--> CUBIC's reduction (SEARCH resumes if it is undone)
+ *     searching --loss--> CUBIC's reduction; no check while ssthresh is
+ *                         finite (SEARCH resumes if the stack undoes it)
  *     draining --loss--> CUBIC's reduction
  *     any --RTO--> plain slow start, SEARCH off for good
  *
@@ -63,6 +64,9 @@
 /* The draft's THRESH for each version, percent. */
 #define SEARCH3_THRESH_PCT 35U
 #define SEARCH4_THRESH_PCT 26U
+/* The kernel's TCP_INFINITE_SSTHRESH: ssthresh until the first reduction
+ * (and again if the stack undoes it). */
+#define SEARCH_NO_SSTHRESH 0x7fffffffU
 /* Bins a connection may count before SEARCH stops (the index stays far
  * from overflowing; 2^30 bins of even 35 us are 10 hours of slow start). */
 #define SEARCH_MAX_IDX (1 << 30)
@@ -273,7 +277,9 @@ static void search_any_ack(struct sscore_state *st, const struct ss_params *p,
 		s->phase = SEARCH_DONE;
 		return;
 	}
-	if (!st->rnd.found && w->cwnd < w->ssthresh)
+	/* Slow start as the draft means it: no loss yet.  In a recovery the
+	 * stack's cwnd falls below the new ssthresh, which is no slow start. */
+	if (!st->rnd.found && w->ssthresh >= SEARCH_NO_SSTHRESH && w->cwnd < w->ssthresh)
 		search_check(st, ack, w);
 }
 

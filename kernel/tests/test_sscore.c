@@ -2021,6 +2021,22 @@ static void test_search_versions_and_rto(void)
 	CHECK_EQ(count_events(SS_EV_SEARCH), 0);
 	CHECK_EQ(f.w.cwnd, 6);
 	CHECK_EQ(ss_trace_state(&f.st), 1);
+	/* After a loss, the recovery's cwnd below the new ssthresh is no slow
+	 * start: no check (a loss at bin 4, cwnd 41 -> ssthresh 28, the
+	 * stack's recovery at 20), the bins kept; an undone reduction
+	 * (ssthresh infinite again) checks again. */
+	search_flow(&f, SEARCH_VER_3);
+	for (u32 j = 0; j < 5; j++)
+		search_ack(&f, j, search_doubling[j], 100000);
+	ss_ssthresh(&f.st, 41, &f.w);
+	CHECK_EQ(f.w.ssthresh, 28);
+	f.w.cwnd = 20;
+	search_ack(&f, 5, 16, 100000);
+	CHECK_EQ(count_events(SS_EV_SEARCH), 0);
+	CHECK_EQ(f.st.search.acked[5], 16000);
+	f.w.ssthresh = 0x7fffffff;
+	search_ack(&f, 6, 16, 100000);
+	CHECK_EQ(count_events(SS_EV_SEARCH), 1);
 }
 
 /*
