@@ -1,4 +1,4 @@
-"""Link models for the bottleneck: wired, Wi-Fi and cellular last hops, as data.
+"""Link models for the bottleneck: wired, Wi-Fi, cellular and satellite last hops, as data.
 
 What a last hop does to slow start, and how the testbed makes each trait:
 
@@ -17,14 +17,17 @@ What a last hop does to slow start, and how the testbed makes each trait:
   deep buffer      the bottleneck's queue limit (packets, or time at the mean rate).
   random loss      netem's loss on the hop (`loss: {down, up}`: a rate, or a
                    two-state chain's p and r; sslab.scenario.model.Loss),
-                   after the fidelity checks.  No preset has any.
+                   after the fidelity checks.  No preset has any (none of
+                   the sources below gives a loss figure).
   varying delay    a sine of `period` and `depth` added to the one-way delay
                    towards the clients, changed every `bin` during each run
                    (`delay_variation`; sslab.scenario.model.DelayVariation).
-                   No preset has any.
+                   The satellite presets and lte-search have one.
 
-Presets (`kind: wifi` takes `wifi`, `kind: cellular` takes `lte`; any field
-given in the scenario overrides the preset's).  Where the values come from:
+Presets (`kind: wifi` takes `wifi`, `kind: cellular` takes `lte`, `kind:
+satellite` takes `geo`; any field given in the scenario overrides the
+preset's).  A preset is the link; the path's base RTT is its pairs' (a GEO
+scenario sets `rtt: 600ms`).  Where the values come from:
 
   wifi  50 Mbit/s mean: E1's wired rate, so E1 and E2 differ by the link
         alone.  Aggregation 2-4 ms down and 0.5-1.5 ms up: the test report's
@@ -44,6 +47,22 @@ given in the scenario overrides the preset's).  Where the values come from:
         subcarrier spacing), uplink 1-3 ms, buffer 100 ms at the mean rate,
         log-normal Markov, sd 40%, 0.5 s (all but the slot our assumptions).
 
+SEARCH's paths (the SEARCH draft of June 2024, Section 4, from its authors'
+measurements [KCL24]: the RTT's dominant cycle by FFT, and the minimum RTT):
+
+  geo   GEO satellite: minimum RTT about 600 ms, a cycle of 2 s (0.5 Hz).
+  leo   LEO satellite: minimum RTT about 30 ms, a cycle of 0.1 s (10 Hz).
+  lte-search
+        4G LTE: minimum RTT about 60 ms, a cycle of 0.17 s (6 Hz); the lte
+        preset's rate trace, aggregation and buffer.
+  The draft gives neither rates, buffers nor the cycles' depth; ours, one
+  rule for the three: the depth a third of the minimum RTT (GEO 200 ms, LEO
+  10 ms, LTE 20 ms); rates GEO 50 Mbit/s and LEO 100 Mbit/s, constant (the
+  draft's paths are downloads to one subscriber; any trace is the user's);
+  buffers 1 BDP at the mean rate and minimum RTT (GEO 600 ms, LEO 30 ms of
+  the rate).  The bins of the varying delay: GEO 10 ms (200 a cycle), LEO 5
+  ms (20), LTE 10 ms (17).
+
 These are stated models, not measurements: a researcher with a measured
 trace replays it (`trace: path/to/file`, mahimahi format) instead.
 """
@@ -54,7 +73,7 @@ import copy
 from typing import Any
 
 #: kind -> the preset it takes when the scenario names none.
-DEFAULT_PRESET = {"wifi": "wifi", "cellular": "lte"}
+DEFAULT_PRESET = {"wifi": "wifi", "cellular": "lte", "satellite": "geo"}
 
 LINK_PRESETS: dict[str, dict[str, Any]] = {
     "wifi": {
@@ -80,6 +99,28 @@ LINK_PRESETS: dict[str, dict[str, Any]] = {
         "trace": {"model": "lognormal-markov", "seed": 1, "cv": 0.4, "tau": "500ms", "duration": "60s"},
         "aggregation": {"down": {"min": "0.5ms", "max": "0.5ms", "packets": 1000},
                         "up": {"min": "1ms", "max": "3ms", "packets": 1000}},
+    },
+    # SEARCH's paths (the docstring: the cycles are the draft's, the rest ours).
+    "geo": {
+        "kind": "satellite",
+        "mean": "50mbit",
+        "buffer": {"time": "600ms"},
+        "delay_variation": {"period": "2s", "depth": "200ms", "bin": "10ms"},
+    },
+    "leo": {
+        "kind": "satellite",
+        "mean": "100mbit",
+        "buffer": {"time": "30ms"},
+        "delay_variation": {"period": "100ms", "depth": "10ms", "bin": "5ms"},
+    },
+    "lte-search": {
+        "kind": "cellular",
+        "mean": "32mbit",
+        "buffer": {"packets": 560},
+        "trace": {"model": "lognormal-markov", "seed": 1, "cv": 0.5, "tau": "1s", "duration": "60s"},
+        "aggregation": {"down": {"min": "1ms", "max": "1ms", "packets": 1000},
+                        "up": {"min": "2ms", "max": "6ms", "packets": 1000}},
+        "delay_variation": {"period": "170ms", "depth": "20ms", "bin": "10ms"},
     },
 }
 

@@ -275,7 +275,7 @@ def resolve_trace_file(name: str) -> Path:
 class Link(Strict):
     """The bottleneck's link model (sslab.scenario.links has the presets and their sources)."""
 
-    kind: Literal["wired", "wifi", "cellular"] = "wired"
+    kind: Literal["wired", "wifi", "cellular", "satellite"] = "wired"
     preset: str | None = None
     #: None: a constant rate; a mahimahi file; or a generated trace.
     trace: str | TraceModel | None = None
