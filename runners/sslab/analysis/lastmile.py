@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..ccas import SUSS_VERSIONS, suss_tag, variant_label
+from . import exits
 from .link import rate_series, replay_fidelity
 from .setting import setting_of
 from .startup import load_runs
@@ -55,6 +56,11 @@ METRICS: dict[str, Metric] = {
     "lost": Metric("lost", "lost", 1),
     "loss_rate": Metric("loss_rate", "loss rate (%)", 3, scale=100.0),
     "retrans": Metric("retrans", "retransmitted segments", 1),
+    # Where slow start ended against the chokepoint (sslab.analysis.exits), each a share of the runs (%).
+    "exit_early": Metric("exit_early", "% early", 0, scale=100.0),
+    "exit_near": Metric("exit_near", "% near", 0, scale=100.0),
+    "exit_after_loss": Metric("exit_after_loss", "% after, with loss", 0, scale=100.0),
+    "exit_cwnd_bdp": Metric("exit_cwnd_bdp", "exit cwnd / BDP", 2),
 }
 
 
@@ -62,6 +68,7 @@ def load_setting(run_dir: Path) -> list[dict]:
     """One record per run of a scenario run directory."""
     setting = setting_of(run_dir)
     label, rtt_ms = setting.link, round(setting.pair_rtts_ms[0], 3)
+    bdp = exits.bdp_frames(setting.rate_mbit, setting.pair_rtts_ms[0], setting.mtu)
     out = []
     for r in load_runs(run_dir / "job" / "out"):
         f = r["flows"][0]
@@ -69,6 +76,8 @@ def load_setting(run_dir: Path) -> list[dict]:
         lost = r["bottleneck"]["drops"]
         # The link's fidelity as this code judges it (the archive keeps the guest's rows).
         link_fid = replay_fidelity(r["link_replay"]) if r.get("link_replay") else None
+        where = exits.exit_class(f, bdp)
+        exit_cwnd = (f.get("slow_start") or {}).get("exit_cwnd")
         out.append({
             "setting": setting.name, "link": label, "rtt_ms": rtt_ms,
             "cc": variant_label(f["cc"], f.get("suss_version")), "size": f["size"],
@@ -78,6 +87,9 @@ def load_setting(run_dir: Path) -> list[dict]:
             "fidelity_ok": run_passes(r) and (link_fid is None or link_fid["ok"]),
             "bursts": r.get("link_bursts"), "link_fidelity": link_fid,
             "trace_offset_s": r["run"].get("trace_offset_s"), "run": r,
+            **{f"exit_{c.split()[0]}" + ("_loss" if c.endswith("loss") else ""): None if where is None else
+               float(where == c) for c in exits.CLASSES},
+            "exit_cwnd_bdp": exit_cwnd / bdp if exit_cwnd is not None and where is not None else None,
         })
     return out
 

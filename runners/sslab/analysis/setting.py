@@ -38,6 +38,8 @@ class Setting:
     sender_qdisc: str
     #: The scenario's own SUSS version (its module parameter; a case may set another).
     suss_version: int
+    #: Every link's MTU (the IP packet's bytes).
+    mtu: int = 1500
 
 
 def setting_of(run_dir: Path) -> Setting:
@@ -59,7 +61,8 @@ def from_plan(plan: dict) -> Setting:
                    order=asked["order"], link=link.get("preset") or link.get("kind", "wired"),
                    hosts_model=hosts["model"], hosts=hosts["describe"], lans=topology["lans"],
                    sender_qdisc=topology["sender_qdisc"],
-                   suss_version=asked["module_params"].get("suss_version", param_default("suss_version")))
+                   suss_version=asked["module_params"].get("suss_version", param_default("suss_version")),
+                   mtu=topology["mtu"])
 
 
 def from_model(model: dict, buffer_pkts: int) -> Setting:
@@ -74,7 +77,8 @@ def from_model(model: dict, buffer_pkts: int) -> Setting:
                    link=link.get("preset") or link.get("kind", "wired"),
                    hosts_model=(model.get("hosts") or {}).get("model", "ideal"), hosts=host_model_text(model),
                    lans=topology.get("lans", "veth"), sender_qdisc=topology.get("sender_qdisc", "none"),
-                   suss_version=(model.get("module_params") or {}).get("suss_version", param_default("suss_version")))
+                   suss_version=(model.get("module_params") or {}).get("suss_version", param_default("suss_version")),
+                   mtu=topology.get("mtu", 1500))
 
 
 def host_model_text(model: dict) -> str:

@@ -1,0 +1,42 @@
+"""Where a flow left slow start against its path's chokepoint: early, near it, or after it with loss.
+
+SEARCH's question (its draft: exit "after capacity has been reached but before packet loss"), asked of
+every start we run.  A rule fixed before any SEARCH run was looked at (docs/starts.md, "Where a start
+leaves"):
+
+  after, with loss  slow start ended by a loss: the module's first `loss` event (the stack asked for a
+                    reduction) came before its first `exit` event, or there was no exit event;
+  early             ended by the start's own test with the window it decided at (the largest cwnd under
+                    an infinite ssthresh) below the path's BDP: the chokepoint was not yet full;
+  near              ended by its own test at or above the BDP, before any loss.
+
+The BDP is the bottleneck's rate (its mean, for a trace) times the pair's base RTT, in full frames (a
+segment of cwnd is a frame on the wire).  A flow that never left slow start (too short), and a flow
+of a congestion control without our module's events (the kernel's own), has no class (None).
+"""
+
+from __future__ import annotations
+
+#: The classes, in the order a report lists them.
+CLASSES = ("early", "near", "after with loss")
+#: An Ethernet header on every frame (the MTU is the IP packet).
+ETH_HEADER_BYTES = 14
+
+
+def bdp_frames(rate_mbit: float, rtt_ms: float, mtu: int) -> float:
+    """The path's bandwidth-delay product in full frames: @rate_mbit x @rtt_ms over (@mtu + 14) bytes."""
+    return rate_mbit * 1e6 / 8 * rtt_ms / 1e3 / (mtu + ETH_HEADER_BYTES)
+
+
+def exit_class(flow: dict, bdp: float) -> str | None:
+    """@flow's class (a run record's flow: its `events` and `slow_start`) against a BDP of @bdp frames."""
+    events = flow.get("events")
+    slow_start = flow.get("slow_start")
+    if not events or not slow_start or slow_start.get("exit_cwnd") is None:
+        return None
+    ends = [e for e in events if e.get("type") in ("exit", "loss")]
+    if not ends:
+        return None
+    if ends[0]["type"] == "loss":
+        return "after with loss"
+    return "early" if slow_start["exit_cwnd"] < bdp else "near"
