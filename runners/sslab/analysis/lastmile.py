@@ -76,7 +76,7 @@ def load_setting(run_dir: Path) -> list[dict]:
         lost = r["bottleneck"]["drops"]
         # The link's fidelity as this code judges it (the archive keeps the guest's rows).
         link_fid = replay_fidelity(r["link_replay"]) if r.get("link_replay") else None
-        where = exits.exit_class(f, bdp)
+        where = exits.exit_class(f, bdp, setting.buffer_pkts)
         exit_cwnd = (f.get("slow_start") or {}).get("exit_cwnd")
         out.append({
             "setting": setting.name, "link": label, "rtt_ms": rtt_ms,
