@@ -26,7 +26,9 @@ more than 0.5 ms is flagged.  Under virtual time (UML) the path's RTT is the
 configured delay exactly: nothing is calibrated away, and an RTT off by more
 than ping's resolution (1 us, rounded) is flagged, and kept.  Then one CUBIC
 flow saturates the bottleneck for SATURATE_S seconds and the rate of frames
-leaving it is measured (flagged when off by more than 1%).  Each run
+leaving it is measured (flagged when off by more than 1%); on a path whose RTT
+is over 300 ms the reading starts after 10 of its RTTs, not 3 s (slow start
+from 10 packets to a GEO path's BDP takes about 8 of them).  Each run
 re-measures the base RTT of the pairs it uses.  The plan's `fidelity`
 section says which rules apply.
 """
@@ -56,6 +58,9 @@ RATE_TOLERANCE = 0.01
 SATURATE_S = 8.0
 #: The rate is read over [SATURATE_FROM_S, SATURATE_S - 1]: after slow start.
 SATURATE_FROM_S = 3.0
+#: ... and on a long path from this many of its largest RTT on (reading as long), so that slow start
+#: has reached the BDP: 3 s is 10 RTTs of 300 ms, and every path up to 300 ms reads as before.
+SATURATE_FROM_RTTS = 10
 #: Calibrate only a consistent excess (smaller differences are noise).
 CALIBRATE_MIN_MS = 0.05
 #: A default ping's frame: 56 data bytes + ICMP 8 + IP 20 + Ethernet 14.  Its
@@ -174,25 +179,28 @@ def calibrate(db: Dumbbell, tolerance_ms: float = RTT_TOLERANCE_MS, allowed: boo
 
 
 def saturating_rate(db: Dumbbell, out: Path) -> dict:
-    """Run a CUBIC flow for SATURATE_S s and measure the rate leaving the bottleneck."""
+    """Run a CUBIC flow and measure the rate leaving the bottleneck once slow start is over (from
+    SATURATE_FROM_S, or SATURATE_FROM_RTTS of a long path's RTT, for 4 s)."""
     import threading
     samples: dict = {}
+    start = max(SATURATE_FROM_S, SATURATE_FROM_RTTS * max(p.rtt_ms for p in db.spec.pairs) / 1e3)
+    duration = start + SATURATE_S - SATURATE_FROM_S
 
     def sample() -> None:
-        time.sleep(SATURATE_FROM_S)
+        time.sleep(start)
         samples["b0"], samples["t0"] = db.bottleneck_bytes(), time.monotonic()
-        time.sleep(SATURATE_S - 1 - SATURATE_FROM_S)
+        time.sleep(duration - 1 - start)
         samples["b1"], samples["t1"] = db.bottleneck_bytes(), time.monotonic()
 
     th = threading.Thread(target=sample)
     th.start()
-    run_case(db, [{"pair": 1, "cc": "cubic", "duration": SATURATE_S, "start": 0.0}], out, "saturate",
+    run_case(db, [{"pair": 1, "cc": "cubic", "duration": duration, "start": 0.0}], out, "saturate",
              capture=Capture(pcap=False, snaplen=96, traces=False, immediate=True))
     th.join()
     rate = (samples["b1"] - samples["b0"]) * 8 / (samples["t1"] - samples["t0"]) / 1e6
     configured = db.spec.rate_mbit
     return {"configured_mbit": configured, "measured_mbit": round(rate, 3),
-            "window_s": [SATURATE_FROM_S, SATURATE_S - 1],
+            "window_s": [start, duration - 1],
             "ok": abs(rate - configured) <= RATE_TOLERANCE * configured}
 
 
