@@ -57,6 +57,14 @@ def test_a_ranking_orders_variants_by_their_mean_over_the_sizes_chosen():
     assert list(fast) == ["cubic_suss 2024", "cubic_hs"] and fast["cubic_hs"] == pytest.approx(5.2 / 3)
     assert ranking_text(spec.lines[1], fast) == "Fastest up to 1 MB: cubic_suss 2024 0.500 s, cubic_hs 1.733 s."
     assert ranking_text(spec.lines[0], most) == "Most lost: cubic_hs 9.2, cubic_suss 2024 4.0."
+    # Runs without the quantity (an exit class of a flow that never left slow start) are left out, and a
+    # variant with none at all has no place.
+    near = Ranking(show="ranking", heading="h", lines=[
+        {"text": "Near", "metric": "exit_near", "order": "most first", "key": "n"}]).lines[0]
+    runs = [dict(r, exit_near=v) for r, v in zip(RECORDS, (1.0, None, None, 0.0, 0.0))]
+    assert ranking(near, runs, ccs) == {"cubic_hs": pytest.approx(1 / 3)}
+    # A share is printed as the metric shows it, in percent.
+    assert ranking_text(near, {"cubic_hs": 1 / 3}) == "Near: cubic_hs 33."
 
 
 def test_the_headline_words_follow_its_bound():

@@ -117,7 +117,7 @@ def size_rows(records: list[dict]) -> list[dict]:
         row = {"link": link, "rtt_ms": rtt, "cc": cc, "size": size, "n": len(rs),
                "fct_sd": _sd([r["fct_s"] for r in rs]), "fidelity_ok": sum(r["fidelity_ok"] for r in rs)}
         for name, m in METRICS.items():
-            row[name] = describe([r[m.field] for r in rs])
+            row[name] = describe([r.get(m.field) for r in rs])
         rows.append(row)
     return rows
 

@@ -245,14 +245,15 @@ def ranking(line: RankLine, records: list[dict], ccs: list[str]) -> dict[str, fl
     """Every variant's mean @line.metric over its runs (of at most line.sizes_up_to), in the line's order."""
     m = lastmile.METRICS[line.metric]
     chosen = [r for r in records if line.sizes_up_to is None or r["size"] <= line.sizes_up_to]
-    means = {cc: statistics.fmean(r[m.field] for r in chosen if r["cc"] == cc)
-             for cc in ccs if any(r["cc"] == cc for r in chosen)}
+    # A run without the quantity (None: a flow that never left slow start has no exit class) is left out.
+    values = {cc: [r[m.field] for r in chosen if r["cc"] == cc and r[m.field] is not None] for cc in ccs}
+    means = {cc: statistics.fmean(vs) for cc, vs in values.items() if vs}
     return dict(sorted(means.items(), key=lambda kv: -kv[1] if line.order == "most first" else kv[1]))
 
 
 def ranking_text(line: RankLine, means: dict[str, float]) -> str:
     m = lastmile.METRICS[line.metric]
-    return (f"{line.text}: " + ", ".join(f"{cc} {v:.{m.digits}f}" + (f" {m.unit}" if m.unit else "")
+    return (f"{line.text}: " + ", ".join(f"{cc} {v * m.scale:.{m.digits}f}" + (f" {m.unit}" if m.unit else "")
                                          for cc, v in means.items()) + ".")
 
 
