@@ -127,7 +127,8 @@ def test_a_scenario_written_in_the_experiment_extends_files_relative_to_it(tmp_p
     assert e.target == "e1-25ms" and e.kind == "scenario" and e.parts[0].path is None
     data = e.parts[0].data
     assert data["name"] == "e1-25ms" and data["repetitions"] == 5 and data["pairs"][0] == {"rtt": "25ms"}
-    assert data["cases"]["axes"]["cc"] == ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "cubic_rapid"]
+    assert data["cases"]["axes"]["cc"] == ["cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "cubic_rapid",
+                                          "cubic_search", "cubic_search4"]
     # relative to the experiment file's own directory
     (tmp_path / "base.yaml").write_text(E1.read_text().replace("extends: ../../topologies/dumbbell5.yaml",
                                                                f"extends: {REPO_ROOT}/topologies/dumbbell5.yaml"))
