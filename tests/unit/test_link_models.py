@@ -150,6 +150,45 @@ def test_cellular_takes_lte_unless_named_and_a_wrong_pairing_is_refused():
         parse_scenario(scenario({"link": {"kind": "wifi", "preset": "lora"}}))
 
 
+def test_searchs_paths_are_presets_each_varying_its_delay():
+    """geo and leo (a satellite kind; geo its default) and lte-search: the draft's cycles (2 s, 0.1 s,
+    0.17 s), a depth of a third of the draft's minimum RTT, 1 BDP buffers at that RTT (LTE: the lte
+    preset's 560 frames)."""
+    geo = parse_scenario(dict(scenario({"link": {"kind": "satellite"}}), pairs=[{"rtt": "600ms"}]))
+    link = geo.bottleneck.link
+    assert link.preset == "geo" and geo.bottleneck.rate_mbit == 50 and geo.buffer_packets == 2477
+    extra = link.delay_variation.extra_ms()
+    # 2 s in 10 ms bins: 200, from the trough (0) to the peak (200 ms) half-way.
+    assert len(extra) == 200 and extra[0] == 0 and extra[100] == 200 and extra[50] == pytest.approx(100)
+    leo = parse_scenario(scenario({"link": {"kind": "satellite", "preset": "leo"}}))
+    assert leo.bottleneck.rate_mbit == 100 and len(leo.bottleneck.link.delay_variation.extra_ms()) == 20
+    assert max(leo.bottleneck.link.delay_variation.extra_ms()) == 10
+    lte = parse_scenario(scenario({"link": {"kind": "cellular", "preset": "lte-search"}}))
+    assert lte.buffer_packets == 560 and len(lte.bottleneck.link.delay_variation.extra_ms()) == 17
+    with pytest.raises(ScenarioError, match="preset 'geo' is a satellite link, not cellular"):
+        parse_scenario(scenario({"link": {"kind": "cellular", "preset": "geo"}}))
+
+
+def test_a_varying_delay_from_a_trace_file(tmp_path):
+    f = tmp_path / "rtt.txt"
+    f.write_text("# extra one-way delay, ms, one per 20 ms bin\n0\n5.5\n\n12  # the peak\n5\n")
+    s = parse_scenario(scenario({"rate": "10mbit", "buffer": {"packets": 100},
+                                 "link": {"delay_variation": {"trace": str(f), "bin": "20ms"}}}))
+    assert s.bottleneck.link.delay_variation.extra_ms() == [0, 5.5, 12, 5]
+    for text, said in (("1\nfast\n", "rtt.txt:2: 'fast' is not a delay in ms"), ("-1\n", "0 to 5000 ms"),
+                       ("# none\n", "no delay in it")):
+        f.write_text(text)
+        with pytest.raises(ScenarioError, match=said):
+            parse_scenario(scenario({"rate": "10mbit", "buffer": {"packets": 100},
+                                     "link": {"delay_variation": {"trace": str(f)}}}))
+    with pytest.raises(ScenarioError, match="give period and depth"):
+        parse_scenario(scenario({"rate": "10mbit", "buffer": {"packets": 100},
+                                 "link": {"delay_variation": {"trace": str(f), "period": "1s", "depth": "5ms"}}}))
+    with pytest.raises(ScenarioError, match="give period and depth"):
+        parse_scenario(scenario({"rate": "10mbit", "buffer": {"packets": 100},
+                                 "link": {"delay_variation": {"period": "1s"}}}))
+
+
 def test_a_trace_file_sets_the_mean_unless_a_rate_scales_it(tmp_path):
     f = tmp_path / "t.mahi"
     f.write_text(write_mahimahi([10 * FRAME_MBIT / 10e-3] * 5 + [30 * FRAME_MBIT / 10e-3] * 5, 10))
@@ -176,7 +215,7 @@ def test_a_bad_trace_file_is_refused_with_its_line(tmp_path):
     ({"kind": "wifi", "aggregation": {"down": {"min": "5ms", "max": "1ms"}}}, "min <= max"),
     ({"kind": "wifi", "trace": {"cv": -1}}, "greater than or equal to 0"),
     ({"kind": "wifi", "trace": {"tau": "0s"}}, "tau must be"),
-    ({"kind": "satellite"}, "Input should be 'wired', 'wifi' or 'cellular'"),
+    ({"kind": "lora"}, "Input should be 'wired', 'wifi', 'cellular' or 'satellite'"),
 ])
 def test_bad_link_fields_are_refused_by_name(link, message):
     with pytest.raises(ScenarioError, match=message):

@@ -214,29 +214,63 @@ class HopLoss(Strict):
 
 class DelayVariationSpec(Strict):
     """A one-way delay that varies over time on the hop to the clients (a satellite's or a cellular
-    path's oscillating RTT): `depth` more at its peak than at its trough, a sine of `period`, changed
-    every `bin`, starting at the trough when a run starts (sslab.scenario.links)."""
+    path's oscillating RTT), changed every `bin` from each run's start: a sine, `depth` more at its peak
+    than at its trough over `period`, starting at the trough; or a `trace`, a file of the extra delay
+    for each bin in turn (ms, one a line, `#` comments), repeated (sslab.scenario.links)."""
 
-    period: float
-    depth: float
+    period: float | None = None
+    depth: float | None = None
+    trace: str | None = None
     bin: float = 0.010
 
     @field_validator("period", "depth", "bin", mode="before")
     @classmethod
     def _time(cls, v, info: ValidationInfo):
-        return _seconds(v, info)
+        return None if v is None else _seconds(v, info)
 
     @model_validator(mode="after")
     def _ranges(self):
-        if not 0.001 <= self.bin <= self.period <= 600 or abs(self.bin * 1e3 - round(self.bin * 1e3)) > 1e-9:
+        if (self.trace is None) == (self.period is None and self.depth is None) or \
+                (self.trace is None and (self.period is None or self.depth is None)):
+            raise ValueError("give period and depth (a sine), or trace (a file of the extra delay per bin)")
+        if self.trace is not None:
+            extra = self.trace_extra_ms()
+            period = len(extra) * self.bin
+        else:
+            period = self.period
+        if not 0.001 <= self.bin <= period <= 600 or abs(self.bin * 1e3 - round(self.bin * 1e3)) > 1e-9:
             raise ValueError(f"need a whole number of ms for bin, 1 ms <= bin <= period <= 600 s; got bin "
-                             f"{self.bin} s, period {self.period} s")
-        if not 0 < self.depth <= 5:
+                             f"{self.bin} s, period {period} s")
+        if self.depth is not None and not 0 < self.depth <= 5:
             raise ValueError(f"depth must be in (0, 5 s], got {self.depth} s")
         return self
 
+    def trace_extra_ms(self) -> list[float]:
+        """The trace file's values (ms), each checked: at least one, each in [0, 5000]."""
+        path = resolve_trace_file(self.trace)
+        if not path.is_file():
+            raise ValueError(f"no delay trace {self.trace!r} (looked in the working directory and topologies/)")
+        out = []
+        for n, line in enumerate(path.read_text().splitlines(), start=1):
+            text = line.split("#", 1)[0].strip()
+            if not text:
+                continue
+            try:
+                v = float(text)
+            except ValueError:
+                raise ValueError(f"{self.trace}:{n}: {text!r} is not a delay in ms") from None
+            if not 0 <= v <= 5000:
+                raise ValueError(f"{self.trace}:{n}: {v:g} ms: an extra delay is 0 to 5000 ms")
+            out.append(round(v, 3))
+        if not out:
+            raise ValueError(f"{self.trace}: no delay in it")
+        return out
+
     def extra_ms(self) -> list[float]:
-        """One period's extra delay at each bin's start, in ms: depth x (1 - cos(2 pi t / period)) / 2."""
+        """One period's extra delay at each bin's start, in ms: the trace's, or the sine's,
+        depth x (1 - cos(2 pi t / period)) / 2."""
+        if self.trace is not None:
+            return self.trace_extra_ms()
         n = max(1, round(self.period / self.bin))
         return [round(self.depth * 1e3 * (1 - math.cos(2 * math.pi * k / n)) / 2, 3) for k in range(n)]
 
