@@ -141,7 +141,7 @@ def test_another_start_runs_in_the_compared_place_as_other_cells(table1, tmp_pat
     from sslab.substrate.kernelchanges import KernelChanges
     # The file lists Rapid Start beside SUSS; its own comparison is cubic_hs against cubic_suss, cell
     # for cell the scenarios (and keys) of the file that listed only those two.
-    assert table1.starts() == ["cubic_suss", "cubic_rapid"] and table1.spec.compare.on == "cubic_suss"
+    assert table1.starts() == ["cubic_suss", "cubic_rapid", "cubic_search", "cubic_search4"] and table1.spec.compare.on == "cubic_suss"
     two = tmp_path / "two.yaml"
     two.write_text(table1.path.read_text().replace("small: [cubic_hs, cubic_suss, cubic_rapid]",
                                                    "small: [cubic_hs, cubic_suss]"))
@@ -162,7 +162,7 @@ def test_another_start_runs_in_the_compared_place_as_other_cells(table1, tmp_pat
         table1.compared("cubic_ss")
     # E6 likewise: its fifth flow.
     fairness = mx.load_matrix("fairness")
-    assert fairness.starts() == ["cubic_suss", "cubic_rapid"]
+    assert fairness.starts() == ["cubic_suss", "cubic_rapid", "cubic_search", "cubic_search4"]
     assert {c["params"]["fifth"] for cell in plan_of(fairness.compared("cubic_rapid")).cells
             for c in cell.scenario["cases"]} == {"cubic_hs", "cubic_rapid"}
 
