@@ -185,10 +185,11 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
              tracer: Ftrace | None = None, link: LinkModel | None = None, trace_offset_s: float = 0.0) -> dict:
     """Run @flows together (each from its start time); return per-flow results and run counters.
 
-    @link: the plan's link model.  With a rate trace, the trace is replayed from
-    @trace_offset_s on (and recorded against what the link delivered); with
-    downlink bursts, a second capture at the first flow's client shows the
-    bursts as they arrive (<tag>.client.pcap)."""
+    @link: the plan's link model (None: no run of the plan, the fidelity check's flow, which measures
+    the path's rate without its replays).  With a rate trace, the trace is replayed from
+    @trace_offset_s on (and recorded against what the link delivered); with a varying delay, its
+    extra is replayed onto the clients' lines; with downlink bursts, a second capture at the first
+    flow's client shows the bursts as they arrive (<tag>.client.pcap)."""
     capture = capture or Capture(pcap=False, snaplen=96, traces=True, immediate=True)
     tracer = tracer or Ftrace()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -206,7 +207,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
                          db.spec.burst_bytes) if link is not None and link.trace else None
     if replay:
         replay.prime()
-    variation = db.spec.delay_variation
+    variation = db.spec.delay_variation if link is not None else None
     delays = DelayReplay(db, variation.extra_ms, variation.bin_ms, 0.0) if variation else None
     delayed = None
     if capture.traces:
