@@ -132,6 +132,12 @@ SEARCH_VERSIONS = {3: "SEARCH 3.0 (the authors' June 2024 draft)",
 SEARCH_CCAS = {name: pin for name, variant, pin in _ENTRIES if variant == "SEARCH"}
 
 
+def search_thresh_pct(version: int) -> int:
+    """THRESH (%) SEARCH @version runs when search_thresh_pct is 0, as kernel/core/search.c defines it."""
+    defines = dict(_DEFINE.findall((REGISTRY.parent / "search.c").read_text()))
+    return int(defines[f"SEARCH{version}_THRESH_PCT"])
+
+
 def search_version_of(cc: str, module_params: dict | None = None) -> str | None:
     """The SEARCH a flow of @cc runs with the run's module parameters @module_params ("3.0", "4.0"),
     or None if @cc is not SEARCH.  The module parameter's default is read from its declaration."""

@@ -105,6 +105,8 @@ def test_searchs_parameters_take_what_its_core_holds():
     assert refusal("search_extra_bins", 33) and refusal("search_extra_bins", 0) is None
     assert refusal("search_window_x10", 0) and refusal("search_window_x10", 101) and refusal("search_window_x10", 35) is None
     assert ccas.param_default("search_version") == 3 and ccas.param_default("search_thresh_pct") == 0
+    # THRESH of each version when search_thresh_pct is 0, read from the core's defines: the drafts' 0.35, 0.26.
+    assert ccas.search_thresh_pct(3) == 35 and ccas.search_thresh_pct(4) == 26
     # The version a flow runs: its name's pin, else search_version's (unset: 3.0).
     assert ccas.search_version_of("cubic_search4", {"search_version": 3}) == "4.0"
     assert ccas.search_version_of("cubic_search", {"search_version": 4}) == "4.0"

@@ -15,7 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..records import read_record, read_runs_index
-from ..ccas import SEARCH_CCAS, SEARCH_VERSIONS, SUSS_VERSIONS, param_default, search_version_of
+from ..ccas import SEARCH_CCAS, SEARCH_VERSIONS, SUSS_VERSIONS, param_default, search_thresh_pct, search_version_of
 from .setting import Setting, setting_of
 
 
@@ -38,12 +38,11 @@ def search_text(cc: str, module_params: dict) -> str:
     def param(name: str) -> int:
         return int(module_params.get(name, param_default(name)))
 
-    version = search_version_of(cc, module_params) or "?"
-    major = int(version.split(".")[0]) if version[0].isdigit() else 3
-    thresh = param("search_thresh_pct") or (26 if major == 4 else 35)
+    major = int(search_version_of(cc, module_params).split(".")[0])
+    thresh = param("search_thresh_pct") or search_thresh_pct(major)
     exit_ = ("the exit alone" if param("search_exit_only") else
              "cwnd rolled back" if major == 3 else "a drain")
-    return (f"{cc}: {SEARCH_VERSIONS.get(major, 'SEARCH ' + version)}, THRESH {thresh / 100:.2f}, a window of "
+    return (f"{cc}: {SEARCH_VERSIONS[major]}, THRESH {thresh / 100:.2f}, a window of "
             f"{param('search_window_x10') / 10:g} initial RTTs in {param('search_bins')} bins "
             f"(+{param('search_extra_bins')}), {exit_} on exit")
 
