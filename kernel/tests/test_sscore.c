@@ -1778,6 +1778,14 @@ static void test_search_exceeds(void)
 	CHECK(!ss_search_exceeds(1000, 2000, 1));
 }
 
+/* The SEARCH connection of @f started again (version @pin) with @f's
+ * parameters as a test has set them, and its handshake of 100 ms at t = 0. */
+static void search_restart(struct flow *f, unsigned int pin)
+{
+	ss_init(&f->st, &f->p, SS_SEARCH, pin, 0, 1000, IW, MSS);
+	ss_handshake(&f->st, &f->p, 100000, MSS);
+}
+
 /* A SEARCH flow (version @pin) after a handshake of 100 ms at t = 0: bins
  * of 100 ms (W 4, window 4 initial RTTs). */
 static void search_flow(struct flow *f, unsigned int pin)
@@ -1785,8 +1793,7 @@ static void search_flow(struct flow *f, unsigned int pin)
 	flow_init_version(f, SS_SEARCH, pin, 1000, 0);
 	f->p.search_bins = 4;
 	f->p.search_window_x10 = 40;
-	ss_init(&f->st, &f->p, SS_SEARCH, pin, 0, 1000, IW, MSS);
-	ss_handshake(&f->st, &f->p, 100000, MSS);
+	search_restart(f, pin);
 }
 
 /* ACK @j, once a bin: @pkts acked, RTT sample @rtt_us. */
@@ -1829,8 +1836,7 @@ static void test_search_draft_example(void)
 	/* With THRESH 0.26 the example's 0.27 is an exit already. */
 	search_flow(&f, SEARCH_VER_3);
 	f.p.search_thresh_pct = 26;
-	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
-	ss_handshake(&f.st, &f.p, 100000, MSS);
+	search_restart(&f, SEARCH_VER_3);
 	for (u32 j = 0; j < 6; j++)
 		search_ack(&f, j, search_doubling[j], 100000);
 	ev = find_event(SS_EV_EXIT, 0, NULL);
@@ -1840,8 +1846,7 @@ static void test_search_draft_example(void)
 	/* The exit alone: cwnd kept, ssthresh = cwnd. */
 	search_flow(&f, SEARCH_VER_3);
 	f.p.search_exit_only = 1;
-	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
-	ss_handshake(&f.st, &f.p, 100000, MSS);
+	search_restart(&f, SEARCH_VER_3);
 	for (u32 j = 0; j < 7; j++)
 		search_ack(&f, j, search_doubling[j], 100000);
 	ev = find_event(SS_EV_EXIT, 0, NULL);
@@ -1866,8 +1871,7 @@ static void test_search_interpolation(void)
 	/* Without interpolation: bins 1-4 whole, 2 x 30. */
 	search_flow(&f, SEARCH_VER_3);
 	f.p.search_interpolate = 0;
-	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
-	ss_handshake(&f.st, &f.p, 100000, MSS);
+	search_restart(&f, SEARCH_VER_3);
 	for (u32 j = 0; j < 6; j++)
 		search_ack(&f, j, search_doubling[j], 150000);
 	ev = find_event(SS_EV_SEARCH, 0, NULL);
@@ -1901,8 +1905,7 @@ static void test_search_missed_bins_and_inflated_rtt(void)
 	 * past what is kept: no decision, however many bins there are. */
 	search_flow(&f, SEARCH_VER_3);
 	f.p.search_extra_bins = 2;
-	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
-	ss_handshake(&f.st, &f.p, 100000, MSS);
+	search_restart(&f, SEARCH_VER_3);
 	for (u32 j = 0; j < 8; j++)
 		search_ack(&f, j, search_doubling[j], 350000);
 	CHECK_EQ(count_events(SS_EV_SEARCH), 0);
@@ -1910,8 +1913,7 @@ static void test_search_missed_bins_and_inflated_rtt(void)
 	 * is the first with W behind it). */
 	search_flow(&f, SEARCH_VER_3);
 	f.p.search_extra_bins = 3;
-	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_3, 0, 1000, IW, MSS);
-	ss_handshake(&f.st, &f.p, 100000, MSS);
+	search_restart(&f, SEARCH_VER_3);
 	for (u32 j = 0; j < 8; j++)
 		search_ack(&f, j, search_doubling[j], 350000);
 	CHECK_EQ(count_events(SS_EV_SEARCH), 1);
@@ -1974,8 +1976,7 @@ static void test_search4_sent_and_drain(void)
 	/* The exit alone (a shipping stack's): ssthresh = cwnd at bin 7. */
 	search_flow(&f, SEARCH_VER_4);
 	f.p.search_exit_only = 1;
-	ss_init(&f.st, &f.p, SS_SEARCH, SEARCH_VER_4, 0, 1000, IW, MSS);
-	ss_handshake(&f.st, &f.p, 100000, MSS);
+	search_restart(&f, SEARCH_VER_4);
 	for (u32 j = 0; j < 8; j++)
 		search_ack(&f, j, search_doubling[j], 100000);
 	ev = find_event(SS_EV_EXIT, 0, NULL);
