@@ -1804,6 +1804,13 @@ static void search_ack(struct flow *f, u32 j, u32 pkts, u32 rtt_us)
 
 static const u32 search_doubling[] = { 1, 2, 4, 8, 16, 16, 16, 16 };
 
+/* ACKs 0 .. @bins - 1, one a bin, each acking search_doubling's packets. */
+static void search_doubling_acks(struct flow *f, u32 bins, u32 rtt_us)
+{
+	for (u32 j = 0; j < bins; j++)
+		search_ack(f, j, search_doubling[j], rtt_us);
+}
+
 static void test_search_draft_example(void)
 {
 	struct flow f;
@@ -1815,8 +1822,7 @@ static void test_search_draft_example(void)
 	 * 16) = 60, 0.27 < 0.35: no exit. */
 	search_flow(&f, SEARCH_VER_3);
 	CHECK_EQ(f.st.search.bin_us, 100000);
-	for (u32 j = 0; j < 5; j++)
-		search_ack(&f, j, search_doubling[j], 100000);
+	search_doubling_acks(&f, 5, 100000);
 	CHECK_EQ(count_events(SS_EV_SEARCH), 0);
 	search_ack(&f, 5, 16, 100000);
 	ev = find_event(SS_EV_SEARCH, 0, NULL);
@@ -1837,8 +1843,7 @@ static void test_search_draft_example(void)
 	search_flow(&f, SEARCH_VER_3);
 	f.p.search_thresh_pct = 26;
 	search_restart(&f, SEARCH_VER_3);
-	for (u32 j = 0; j < 6; j++)
-		search_ack(&f, j, search_doubling[j], 100000);
+	search_doubling_acks(&f, 6, 100000);
 	ev = find_event(SS_EV_EXIT, 0, NULL);
 	CHECK(ev && ev->a == SS_EXIT_SEARCH && ev->b == 41);
 	/* The roll-back stops at the initial window: 41 - 32 < 10. */
@@ -1847,8 +1852,7 @@ static void test_search_draft_example(void)
 	search_flow(&f, SEARCH_VER_3);
 	f.p.search_exit_only = 1;
 	search_restart(&f, SEARCH_VER_3);
-	for (u32 j = 0; j < 7; j++)
-		search_ack(&f, j, search_doubling[j], 100000);
+	search_doubling_acks(&f, 7, 100000);
 	ev = find_event(SS_EV_EXIT, 0, NULL);
 	CHECK(ev && ev->b == 57 && ev->c == 57);
 }
@@ -1864,16 +1868,14 @@ static void test_search_interpolation(void)
 	 * "fraction = rtt mod BIN_DURATION", as the share of a bin its text
 	 * says it is). */
 	search_flow(&f, SEARCH_VER_3);
-	for (u32 j = 0; j < 6; j++)
-		search_ack(&f, j, search_doubling[j], 150000);
+	search_doubling_acks(&f, 6, 150000);
 	ev = find_event(SS_EV_SEARCH, 0, NULL);
 	CHECK(ev && ev->a == 5 && ev->b == 44000 && ev->c == 45000);
 	/* Without interpolation: bins 1-4 whole, 2 x 30. */
 	search_flow(&f, SEARCH_VER_3);
 	f.p.search_interpolate = 0;
 	search_restart(&f, SEARCH_VER_3);
-	for (u32 j = 0; j < 6; j++)
-		search_ack(&f, j, search_doubling[j], 150000);
+	search_doubling_acks(&f, 6, 150000);
 	ev = find_event(SS_EV_SEARCH, 0, NULL);
 	CHECK(ev && ev->c == 60000);
 	/* The default window: 3.5 x 100 ms / 10 = 35 ms bins; an RTT of 100 ms
@@ -1892,8 +1894,7 @@ static void test_search_missed_bins_and_inflated_rtt(void)
 	/* Bins 0-2 by one ACK each, then none until 650 ms: that ACK closes
 	 * bin 5; bins 3 and 4 count 0 bytes, bin 2 keeps its 4 packets. */
 	search_flow(&f, SEARCH_VER_3);
-	for (u32 j = 0; j < 3; j++)
-		search_ack(&f, j, search_doubling[j], 100000);
+	search_doubling_acks(&f, 3, 100000);
 	search_ack(&f, 5, 8, 100000);
 	CHECK_EQ(f.st.search.curr_idx, 5);
 	CHECK_EQ(f.st.search.acked[2], 4000);
@@ -1906,16 +1907,14 @@ static void test_search_missed_bins_and_inflated_rtt(void)
 	search_flow(&f, SEARCH_VER_3);
 	f.p.search_extra_bins = 2;
 	search_restart(&f, SEARCH_VER_3);
-	for (u32 j = 0; j < 8; j++)
-		search_ack(&f, j, search_doubling[j], 350000);
+	search_doubling_acks(&f, 8, 350000);
 	CHECK_EQ(count_events(SS_EV_SEARCH), 0);
 	/* EXTRA_BINS 3: 3 bins back is kept; the first check at bin 7 (bin 4
 	 * is the first with W behind it). */
 	search_flow(&f, SEARCH_VER_3);
 	f.p.search_extra_bins = 3;
 	search_restart(&f, SEARCH_VER_3);
-	for (u32 j = 0; j < 8; j++)
-		search_ack(&f, j, search_doubling[j], 350000);
+	search_doubling_acks(&f, 8, 350000);
 	CHECK_EQ(count_events(SS_EV_SEARCH), 1);
 	CHECK_EQ(find_event(SS_EV_SEARCH, 0, NULL)->a, 7);
 	/* No RTT from the handshake: the first ACK's RTT lays the bins from
@@ -1940,8 +1939,7 @@ static void test_search4_sent_and_drain(void)
 	 * against 88, 0.27 >= 0.26: exit (3.0 left at bin 6). */
 	search_flow(&f, SEARCH_VER_4);
 	CHECK_EQ(f.st.search.thresh_pct, 26);
-	for (u32 j = 0; j < 8; j++)
-		search_ack(&f, j, search_doubling[j], 100000);
+	search_doubling_acks(&f, 8, 100000);
 	CHECK_EQ(f.st.search.sent[0], 10000);
 	CHECK_EQ(f.st.search.sent[5], 32000);
 	ev = find_event(SS_EV_SEARCH, 0, NULL);
@@ -1977,14 +1975,12 @@ static void test_search4_sent_and_drain(void)
 	search_flow(&f, SEARCH_VER_4);
 	f.p.search_exit_only = 1;
 	search_restart(&f, SEARCH_VER_4);
-	for (u32 j = 0; j < 8; j++)
-		search_ack(&f, j, search_doubling[j], 100000);
+	search_doubling_acks(&f, 8, 100000);
 	ev = find_event(SS_EV_EXIT, 0, NULL);
 	CHECK(ev && ev->b == 73 && ev->c == 73);
 	/* A loss in the drain ends it: CUBIC's reduction (717/1024 of 65). */
 	search_flow(&f, SEARCH_VER_4);
-	for (u32 j = 0; j < 8; j++)
-		search_ack(&f, j, search_doubling[j], 100000);
+	search_doubling_acks(&f, 8, 100000);
 	ss_ssthresh(&f.st, 65, &f.w);
 	CHECK_EQ(f.w.ssthresh, 45);
 	CHECK_EQ(f.st.search.phase, 2);
@@ -2012,8 +2008,7 @@ static void test_search_versions_and_rto(void)
 	CHECK_EQ(f.st.search.thresh_pct, 99);
 	/* After an RTO: plain slow start, SEARCH off for good. */
 	search_flow(&f, SEARCH_VER_3);
-	for (u32 j = 0; j < 3; j++)
-		search_ack(&f, j, search_doubling[j], 100000);
+	search_doubling_acks(&f, 3, 100000);
 	ss_on_rto(&f.st, 20, 400000, f.snd_nxt);
 	f.w.cwnd = 1;
 	f.w.ssthresh = 10;
@@ -2027,8 +2022,7 @@ static void test_search_versions_and_rto(void)
 	 * stack's recovery at 20), the bins kept; an undone reduction
 	 * (ssthresh infinite again) checks again. */
 	search_flow(&f, SEARCH_VER_3);
-	for (u32 j = 0; j < 5; j++)
-		search_ack(&f, j, search_doubling[j], 100000);
+	search_doubling_acks(&f, 5, 100000);
 	ss_ssthresh(&f.st, 41, &f.w);
 	CHECK_EQ(f.w.ssthresh, 28);
 	f.w.cwnd = 20;
