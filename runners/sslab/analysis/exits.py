@@ -18,15 +18,15 @@ of a congestion control without our module's events (the kernel's own), has no c
 
 from __future__ import annotations
 
-#: The classes, in the order a report lists them.
-CLASSES = ("early", "near", "after with loss")
-#: An Ethernet header on every frame (the MTU is the IP packet).
-ETH_HEADER_BYTES = 14
+from ..scenario.units import frame_bytes
+
+#: The classes, in the order a report lists them, each with the run record's field of its share.
+CLASSES = {"early": "exit_early", "near": "exit_near", "after with loss": "exit_after_loss"}
 
 
 def bdp_frames(rate_mbit: float, rtt_ms: float, mtu: int) -> float:
-    """The path's bandwidth-delay product in full frames: @rate_mbit x @rtt_ms over (@mtu + 14) bytes."""
-    return rate_mbit * 1e6 / 8 * rtt_ms / 1e3 / (mtu + ETH_HEADER_BYTES)
+    """The path's bandwidth-delay product in full frames: @rate_mbit x @rtt_ms over a frame of @mtu."""
+    return rate_mbit * 1e6 / 8 * rtt_ms / 1e3 / frame_bytes(mtu)
 
 
 def exit_class(flow: dict, bdp: float, buffer: float) -> str | None:

@@ -87,8 +87,7 @@ def load_setting(run_dir: Path) -> list[dict]:
             "fidelity_ok": run_passes(r) and (link_fid is None or link_fid["ok"]),
             "bursts": r.get("link_bursts"), "link_fidelity": link_fid,
             "trace_offset_s": r["run"].get("trace_offset_s"), "run": r,
-            **{f"exit_{c.split()[0]}" + ("_loss" if c.endswith("loss") else ""): None if where is None else
-               float(where == c) for c in exits.CLASSES},
+            **{field: None if where is None else float(where == c) for c, field in exits.CLASSES.items()},
             "exit_cwnd_bdp": exit_cwnd / bdp if exit_cwnd is not None and where is not None else None,
         })
     return out
