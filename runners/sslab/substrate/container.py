@@ -41,6 +41,7 @@ from pathlib import Path
 
 from .. import paths
 from .buildtools import ImageError, chroot_mounts, in_chroot, log, remove_tree, run, sha256_file
+from .engines import ENGINES, engine, engine_trouble  # noqa: F401 (the container's engine, as callers knew it)
 from .image import Image, ensure_image
 
 #: Where the harness lives in the container, and its image (manifest, UML kernel, rootfs link).
@@ -67,43 +68,6 @@ RUN_FLAGS = ("--rm",)
 #: layout, and raising rlimits is not permitted here (no CAP_SYS_RESOURCE).
 HOST_EXTRA_FLAGS = ("--runtime", "runc", "--cgroup-manager=cgroupfs", "--ulimit", "nofile=1024:1024",
                     "--ulimit", "nproc=1000:1000")
-
-
-#: Engines in the order they are tried: Podman first (daemonless, Debian's, what the container was
-#: measured with here), then Docker.
-ENGINES = ("podman", "docker")
-#: `<engine> info` answers in well under a second when the engine works (0.24 s for Podman here).
-INFO_TIMEOUT_S = 60
-
-
-def engine_trouble(name: str) -> str | None:
-    """None when the engine @name works on this host, else why it does not.  Being on the PATH is
-    not enough: the machines here ship a Docker client with no daemon (`docker info`: "Cannot
-    connect to the Docker daemon")."""
-    if shutil.which(name) is None:
-        return "not installed"
-    try:
-        res = subprocess.run([name, "info"], capture_output=True, text=True, timeout=INFO_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return f"`{name} info` did not answer within {INFO_TIMEOUT_S} s"
-    if res.returncode != 0:
-        said = [ln.strip() for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
-        return f"`{name} info` failed ({res.returncode}): {said[-1] if said else 'no output'}"
-    return None
-
-
-@functools.lru_cache(maxsize=1)
-def engine() -> str:
-    """The first engine of ENGINES that works here; ImageError naming each one tried, and why it
-    failed, when none does."""
-    troubles = {}
-    for name in ENGINES:
-        trouble = engine_trouble(name)
-        if trouble is None:
-            return name
-        troubles[name] = trouble
-    raise ImageError("no working container engine: " + "; ".join(f"{n}: {why}" for n, why in troubles.items())
-                     + ". `make test-deps` (or `make container`) installs Debian's podman and runc")
 
 
 def harness_files(repo: Path) -> list[str]:
