@@ -21,6 +21,8 @@
 #   make lint-imports      check that imports flow one way (pyproject.toml's contracts)
 #   make image             build the testbed image (cached by recipe hash)
 #   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
+#   make image-list        the image cache, and what a prune would keep (KEEP=, default 5) and why
+#   make image-prune       remove images not used lately (KEEP= others kept beside the tree's own)
 #   make crosscheck        E1 on UML and on QEMU -icount, side by side (REPS=2)
 #   make oracle            our CUBIC against the kernel's, ACK by ACK (ORACLE= scenarios of kernel/tests/oracle/)
 #   make suss-loop         SUSS 2024 in closed loop on its authors' path, round by round beside their log
@@ -105,7 +107,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: help deps host-deps python-deps engine-deps browser-deps image image-repin docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report claims test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: help deps host-deps python-deps engine-deps browser-deps image image-repin image-list image-prune docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report claims test test-unit test-vm kernel-test clean-venv lint-imports \
         matrix crosscheck oracle suss-loop bench fresh-check $(EXPERIMENTS)
 
 help:
@@ -176,6 +178,15 @@ docker-deps:
 
 image-repin: deps
 	$(VPY) -m sslab image repin
+
+# The image cache (~/.cache/sslab): what it holds and what a prune keeps (image-list), or the prune
+# itself (image-prune; KEEP= other images kept beside the tree's own and those in use).  A build
+# prunes by itself when the disk runs short (runners/sslab/substrate/cachegc.py).
+image-list: deps
+	$(VPY) -m sslab image list $(if $(KEEP),--keep $(KEEP))
+
+image-prune: deps
+	$(VPY) -m sslab image prune $(if $(KEEP),--keep $(KEEP))
 
 vm-check: deps
 	$(VPY) -m sslab vm-check $(SUBSTRATE_ARGS)

@@ -177,3 +177,35 @@ def test_a_cache_full_past_the_base_stage_keeps_the_base_and_leaves_nothing_half
     for stage in ("uml", "images"):   # nothing recorded as built past the base
         assert not (cache / stage).exists() or [p.name for p in (cache / stage).iterdir()
                                                 if not p.name.startswith(".")] == []
+
+
+@pytest.fixture
+def cache_short_for_the_last_stage(tmp_path, image):
+    """A cache (tmpfs) holding copies of the real cache's base stage and of the UML kernel the tree's
+    image is built on, with 1 GB to spare: the build goes straight to the image's last stage, which
+    needs more (cachegc.FINAL_STAGE_NEEDS)."""
+    uml = cache_dir() / "uml" / image.manifest()["uml"]["uml_hash"]
+    size_mb = int(subprocess.run(["du", "-smc", str(cache_dir() / "base"), str(uml)], capture_output=True, text=True,
+                                 check=True).stdout.split()[-2])
+    for cache in mounted_tmpfs(tmp_path / "cache", f"{size_mb + 1024}m"):
+        (cache / "uml").mkdir()
+        subprocess.run(["cp", "-a", str(cache_dir() / "base"), str(cache / "base")], check=True)
+        subprocess.run(["cp", "-a", str(uml), str(cache / "uml" / uml.name)], check=True)
+        yield cache
+
+
+def test_a_last_stage_without_room_is_refused_before_it_starts(cache_short_for_the_last_stage):
+    """Past a base and a UML kernel that are there, the image's last stage needs 4 GiB: with about 1
+    GB free the build prunes first (nothing to prune here), then refuses before it starts, saying
+    how much is free and what to do (exit 1); nothing is built, nothing of the cache is lost."""
+    cache = cache_short_for_the_last_stage
+    before = {stage: sorted(p.name for p in (cache / stage).iterdir()) for stage in ("base", "uml")}
+    res = subprocess.run([sys.executable, "-m", "sslab", "image", "build"], cwd=REPO_ROOT, capture_output=True,
+                         text=True, timeout=600, env={**os.environ, "SSLAB_CACHE": str(cache)})
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out[-2000:]
+    assert "removing images not used recently (keeping the 5 used last)" in out
+    assert f"the cache's disk ({cache}) has 1.0 GiB free, it needs at least 4: nothing was built" in res.stderr, out[-2000:]
+    assert "Traceback" not in res.stderr
+    assert {stage: sorted(p.name for p in (cache / stage).iterdir()) for stage in ("base", "uml")} == before
+    assert not (cache / "images").exists() or list((cache / "images").iterdir()) == []

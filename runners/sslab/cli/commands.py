@@ -18,7 +18,9 @@ from ..substrate.preflight import ready
 from .status import EXIT_FAILED, EXIT_OK, EXIT_REFUSED, EXIT_TIMED_OUT, Refused
 
 def cmd_image(args) -> int:
-    from ..substrate.image import ensure_image, repin
+    from ..substrate.image import ensure_image, prune_cache, repin
+    if args.action in ("list", "prune"):
+        return image_cache(args, prune_cache)
     if args.action == "repin":
         pin = repin()
         print(json.dumps(pin.__dict__, indent=2))
@@ -28,6 +30,25 @@ def cmd_image(args) -> int:
     m = image.manifest()
     print(json.dumps({"image": str(image.root), "image_hash": m["image_hash"], "kernel": m["kernel"],
                       "module": m["module"], "seconds": round(time.monotonic() - t0, 1)}, indent=2))
+    return EXIT_OK
+
+
+def image_cache(args, prune_cache) -> int:
+    """`sslab image list|prune`: the cache's images and UML kernels, what a prune keeps and why (list is
+    a prune's dry run that says what it keeps too)."""
+    from ..substrate.cachegc import DEFAULT_KEEP, GIB
+    keep = DEFAULT_KEEP if args.keep is None else args.keep
+    res = prune_cache(keep, dry_run=args.dry_run or args.action == "list")
+    if args.action == "list":
+        for kind, name, why in res.kept:
+            print(f"keep   {kind:5} {name[:12]}  {why}")
+        print(f"{len(res.removed)} entries ({sum(b for *_, b in res.removed) / GIB:.1f} GiB) and "
+              f"{len(res.engine_removed)} engine images a prune (KEEP={keep}) would remove; "
+              f"{res.free_before / GIB:.1f} GiB free")
+    else:
+        print(f"removed {len(res.removed)} entries ({sum(b for *_, b in res.removed) / GIB:.1f} GiB) and "
+              f"{len(res.engine_removed)} engine images; {res.free_before / GIB:.1f} -> {res.free_after / GIB:.1f} "
+              f"GiB free")
     return EXIT_OK
 
 

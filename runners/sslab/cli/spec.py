@@ -36,6 +36,17 @@ def at_least_one(name: str):
     return parse
 
 
+def non_negative_int(text: str) -> int:
+    """A count, 0 or more (argparse type: anything else is refused before any work, exit 2)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number, 0 or more") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text}: a whole number, 0 or more")
+    return n
+
+
 def positive_seconds(text: str) -> float:
     """An argparse type: a number of seconds above 0."""
     try:
@@ -67,8 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     """`sslab`'s parser: a sub-parser per command, each setting `command` to its name."""
     p = argparse.ArgumentParser(prog="sslab")
     sub = p.add_subparsers(dest="cmd", required=True)
-    pi = sub.add_parser("image", help="build (or repin) the testbed image")
-    pi.add_argument("action", choices=["build", "repin"])
+    pi = sub.add_parser("image", help="build (or repin) the testbed image; list the image cache, or prune it")
+    pi.add_argument("action", choices=["build", "repin", "list", "prune"])
+    pi.add_argument("--keep", type=non_negative_int, default=None,
+                    help="prune: images kept beside the tree's own and those in use, the ones used last "
+                         "(default: the build's own rule, cachegc.DEFAULT_KEEP)")
+    pi.add_argument("--dry-run", action="store_true", help="prune: say what would be removed, remove nothing")
     pi.set_defaults(command="image")
     pk = sub.add_parser("container", help="build the OCI container image (or save it as an archive; or name the "
                                           "container engine that works here)")

@@ -29,7 +29,6 @@ writes the archive (ARCHIVE_SUFFIX says why that format).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -40,8 +39,9 @@ import time
 from pathlib import Path
 
 from .. import paths
-from .buildtools import ImageError, chroot_mounts, in_chroot, log, remove_tree, run, sha256_file
-from .engines import ENGINES, engine, engine_trouble  # noqa: F401 (the container's engine, as callers knew it)
+from .buildtools import ImageError, cache_lock, chroot_mounts, in_chroot, log, remove_tree, run, sha256_file
+from .cachegc import CONTAINER_BUILD_NEEDS, prune_if_short, refuse_if_short
+from .engines import engine
 from .image import Image, ensure_image
 
 #: Where the harness lives in the container, and its image (manifest, UML kernel, rootfs link).
@@ -179,6 +179,10 @@ def build(repo: Path = paths.REPO_ROOT) -> dict:
     if have:
         return {"tag": tag, "built": False}
     t0 = time.monotonic()
+    with cache_lock(paths.cache_dir()):  # a copy of the rootfs, then the engine's import of it: ~7 GB
+        manifest = image.manifest()
+        prune_if_short(paths.cache_dir(), manifest["image_hash"], (manifest.get("uml") or {}).get("uml_hash"))
+        refuse_if_short(paths.cache_dir(), CONTAINER_BUILD_NEEDS, f"container {tag}")
     work = paths.cache_dir() / "container" / f".build-{os.getpid()}"
     remove_tree(work)
     work.mkdir(parents=True)

@@ -46,6 +46,7 @@ from .buildtools import (ImageError, cache_lock, chroot_mounts, hash_inputs, in_
 from .kernelchanges import MODULES_IN_IMAGE, KernelChanges, KernelChangesRefused
 from .mirrors import Mirrors, resolve_mirrors
 from .cachecheck import image_damage, set_aside, tree_listing
+from .cachegc import FINAL_STAGE_NEEDS, mark_used, prune, prune_if_short, refuse_if_short
 from .umlkernel import UMLKernel, ensure_uml, uml_inputs
 
 __all__ = ["ImageError", "Image", "Recipe", "KernelPin", "ensure_image", "repin", "sha256_file", "hash_inputs",
@@ -226,6 +227,10 @@ class Image:
 
     def manifest(self) -> dict:
         return json.loads(self.manifest_path.read_text())
+
+    def mark_used(self) -> None:
+        """Note that a run takes this image now (what a prune of the cache keeps: cachegc)."""
+        mark_used(self.root)
 
     def is_complete(self) -> bool:
         return all(p.is_file() for p in (self.disk, self.kernel, self.initrd, self.uml_binary, self.manifest_path)) \
@@ -581,15 +586,32 @@ def prebuilt_image() -> Image | None:
     return image
 
 
-def built_image(recipe: Recipe, cache: Path, repo: Path, kernel_dir: Path,
-                changes: KernelChanges | None) -> Image | None:
-    """The complete image of this recipe if the cache has it, else None (nothing is built)."""
+def tree_hashes(recipe: Recipe, cache: Path, repo: Path, kernel_dir: Path,
+                changes: KernelChanges | None) -> tuple[str, str] | None:
+    """The hashes of the image and UML kernel this tree builds, or None while the base stage (whose
+    hash they depend on) is not built."""
     base_hash = hash_inputs(base_inputs(recipe.images_dir))
     if not (cache / "base" / base_hash / "base.json").is_file():
         return None
     uml_hash = hash_inputs(uml_inputs(repo / "images", base_hash, changes))
-    image = Image(cache / "images" / hash_inputs(final_inputs(base_hash, repo, kernel_dir, uml_hash, changes)))
+    return hash_inputs(final_inputs(base_hash, repo, kernel_dir, uml_hash, changes)), uml_hash
+
+
+def built_image(recipe: Recipe, cache: Path, repo: Path, kernel_dir: Path,
+                changes: KernelChanges | None) -> Image | None:
+    """The complete image of this recipe if the cache has it, else None (nothing is built)."""
+    if (hashes := tree_hashes(recipe, cache, repo, kernel_dir, changes)) is None:
+        return None
+    image = Image(cache / "images" / hashes[0])
     return image if image.is_complete() else None
+
+
+def prune_cache(keep: int, dry_run: bool = False, cache: Path | None = None, repo: Path = paths.REPO_ROOT):
+    """`make image-prune`: cachegc.prune, keeping this tree's image and UML kernel."""
+    cache = cache or paths.cache_dir()
+    hashes = tree_hashes(Recipe.load(repo / "images"), cache, repo, repo / "kernel", KernelChanges.from_env())
+    with cache_lock(cache):
+        return prune(cache, keep, *(hashes or (None, None)), dry_run=dry_run, orphans=True)
 
 
 def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
@@ -610,6 +632,7 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
     # An image is renamed into place only when complete, so one that is there needs no lock: a run
     # does not wait for another image's build (a kernel source's takes minutes) to use its own.
     if (built := built_image(recipe, cache, repo, kernel_dir, changes)) is not None and not image_damage(built.root):
+        built.mark_used()
         return built
     with cache_lock(cache):
         # Before anything else: a build killed earlier (SIGKILL, a lost machine) may have left its
@@ -622,12 +645,15 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
         image = Image(cache / "images" / image_hash)
         if image.is_complete():
             if not (damage := image_damage(image.root)):
+                image.mark_used()
                 return image
             set_aside(image.root, damage, "image")
         require_host_tools()
+        prune_if_short(cache, image_hash, uml_hash)
         _, uml = ensure_uml(cache, repo / "images", base_hash, base_dir,
                             lambda: mirrors or resolve_mirrors(recipe.suite), changes)
         base_info = json.loads((base_dir / "base.json").read_text())
+        refuse_if_short(cache, FINAL_STAGE_NEEDS, f"image {image_hash[:12]}")
         tmp = cache / "images" / f".{image_hash}.tmp-{os.getpid()}"
         remove_tree(tmp)
         tmp.mkdir(parents=True)

@@ -280,6 +280,7 @@ class TestbedVM:
         job.write(job_dir)
         if self.accelerator is None:
             self.accelerator, self.accel_probe = choose_accelerator(self.image, self.cfg)
+        self.image.mark_used()  # a run of hours keeps its image from a prune (cachegc.IN_USE_S)
         rec = boot_and_run(self.image, self.accelerator, job_dir, self.cfg, job.timeout_s)
         names = [m[0] for m in rec.markers]
         if "no-job" in names:

@@ -38,7 +38,8 @@ from pathlib import Path
 
 from .. import paths
 from .buildtools import ImageError
-from .container import CONTAINER_ENV, HARNESS, HOST_EXTRA_FLAGS, build, engine_trouble
+from .container import CONTAINER_ENV, HARNESS, HOST_EXTRA_FLAGS, build
+from .engines import engine_trouble
 from .image import ensure_image
 
 #: Container names: sslab-fleet-<n>, the host's inventory name fleet<n>.

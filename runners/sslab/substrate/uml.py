@@ -208,6 +208,7 @@ class UMLTestbed:
             job = replace(job, env={**job.env, RESEARCHER_MODULES_ENV: " ".join(modules)})
         job.write(job_dir)
         seed = job.seed if job.seed is not None else DEFAULT_SEED
+        self.image.mark_used()  # a run of hours keeps its image from a prune (cachegc.IN_USE_S)
         rec = boot_and_run(self.image, job_dir, self.cfg, job.timeout_s, seed, live=self.live)
         if "no-job" in [m[0] for m in rec.markers]:
             raise JobError("the UML guest found no job.json on its job share")

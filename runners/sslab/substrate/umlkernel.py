@@ -48,6 +48,7 @@ import yaml
 from .buildtools import (ImageError, chroot_mounts, hash_inputs, in_chroot, log, now_iso, remove_tree, run,
                           sha256_file, tool_version)
 from .cachecheck import set_aside, tree_listing, uml_damage
+from .cachegc import mark_used
 from .kernelchanges import KernelChanges
 from .mirrors import Mirrors
 
@@ -320,6 +321,7 @@ def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mi
     kernel = UMLKernel(cache / "uml" / uml_hash)
     if kernel.is_complete():
         if not (damage := uml_damage(kernel.root)):
+            mark_used(kernel.root)
             return uml_hash, kernel
         set_aside(kernel.root, damage, "UML kernel")
     tmp = cache / "uml" / f".{uml_hash}.tmp-{os.getpid()}"
