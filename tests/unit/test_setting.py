@@ -50,6 +50,17 @@ def test_the_settings_words_hand_read():
     assert from_plan(to_plan(parse_scenario(data))).buffer == "20 ms at the rate"
 
 
+def test_the_path_marks_hand_worked():
+    data = scenario_file_data(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
+    data["bottleneck"] = {**data["bottleneck"], "rate": "50mbit", "buffer": {"packets": 100}}
+    data["pairs"] = [{"rtt": "40ms"}, {"rtt": "25ms"}]
+    data["topology"] = {**(data.get("topology") or {}), "pairs": 2}
+    m = from_plan(to_plan(parse_scenario(data))).marks
+    # The shortest pair's BDP: 50e6 b/s x 0.025 s / 8 = 156,250 B in frames of 1500 + 14 B: 103.2.
+    assert m.bdp_pkts == pytest.approx(156_250 / 1514)
+    assert m.limit_pkts == pytest.approx(156_250 / 1514 + 100) and m.link_mbit == 50.0
+
+
 def test_a_run_directory_is_read_from_its_plan_or_from_before(tmp_path):
     s = load_scenario(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
     plan = {"format": "sslab.plan/2", **to_plan(s)}

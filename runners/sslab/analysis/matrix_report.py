@@ -25,6 +25,7 @@ from ..plan_record import MatrixPlan, PlannedCell
 from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
 from .claims import report_claims_md
 from .html import index_for, write_html
+from .pcap import stored_capture
 from .plots import plot_flows_over_time
 from .conditions import conditions_of
 from .fairness import FAIRNESS, JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
@@ -106,17 +107,36 @@ def flows_over_time(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]], des
         if values in seen:
             continue
         seen.add(values)
-        sides = sorted(((side_of(plan, run), run) for run, _ in runs_of(cell_dir)), key=lambda s: s[0] != "off")
-        labelled = [(f"SUSS {side} ({plan.compare[side]})", run) for side, run in sides]
+        sides = sorted(((side_of(plan, run), run, run_dir) for run, run_dir in runs_of(cell_dir)),
+                       key=lambda s: s[0] != "off")
+        labelled = [(f"SUSS {side} ({plan.compare[side]})", run, capture_of(run, run_dir)) for side, run, run_dir in sides]
         what = cell.name  # the setting's scenario name: its values in the matrix's axis order
         name = "flows-" + re.sub(r"[^A-Za-z0-9.-]+", "_", what) + ".png"
-        if plot_flows_over_time(labelled, dest, name, f"{what}, repetition {cell.rep}", highlight, names):
+        if plot_flows_over_time(labelled, dest, name, f"{what}, repetition {cell.rep}", highlight, names,
+                                link_mbit=link_rate(cell)):
             lines.append(f"![{what}]({name})")
     if not lines:
         return []
     return [f"## The flows over time (the paper's {figure})", "",
-            f"Each flow's goodput in 0.5 s bins from its client's received bytes, off above on, "
-            f"in the first finished repetition of each setting; {names[0]} drawn thick.", "", *lines, ""]
+            f"Each flow's goodput in 0.5 s bins: the new data it put past the bottleneck (the capture there, "
+            f"so no bin runs faster than the link, drawn dashed; a run without a capture: its client's "
+            f"received bytes, which a filled hole releases at once), off above on, in the first finished "
+            f"repetition of each setting; {names[0]} drawn thick.", "", *lines, ""]
+
+
+def link_rate(cell: PlannedCell) -> float | None:
+    """The cell's bottleneck rate (Mbit/s): its plan's, else (plans before 29 Nov 2026) its scenario's."""
+    if cell.plan is not None:
+        return cell.plan["bottleneck"]["rate_mbit"]
+    return (cell.scenario.get("bottleneck") or {}).get("rate")
+
+
+def capture_of(run: dict, run_dir: Path) -> Path | None:
+    """The run's capture at the bottleneck (or its compressed copy), None when it kept none."""
+    if not run.get("pcap"):
+        return None
+    path = stored_capture(run_dir / run["pcap"])
+    return path if path.exists() else None
 
 
 def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:

@@ -142,32 +142,54 @@ class SeenRanges:
         return (end - start) - covered
 
 
-def delivered_series(path: Path, server_port: int) -> tuple[list[float], list[int]]:
-    """Data delivered past the bottleneck over time, for one flow: (seconds since its SYN at the
-    capture point, bytes that have passed so far) at each segment that brought bytes not seen
-    before.  A byte counts once, when it first passes: the retransmission that fills a hole counts
-    as it passes, a duplicate does not.  The same measure for every congestion control (the
-    capture's, not a trace's), and it does not stall in recovery."""
-    t, delivered = [], []
-    syn = isn = None
-    seen = SeenRanges()
-    total = 0
+def delivered_by_flow(path: Path, server_ports: list[int]) -> dict[int, tuple[float | None, list[float], list[int]]]:
+    """Data delivered past the bottleneck over time, for each listed flow, in one pass over the
+    capture: (its SYN's capture time, or None; the capture time of each segment that brought bytes
+    not seen before; the bytes passed so far then).  A byte counts once, when it first passes: the
+    retransmission that fills a hole counts as it passes, a duplicate does not.  The same measure
+    for every congestion control (the capture's, not a trace's); it does not stall in recovery, and
+    since the capture point is past the bottleneck's queue, no stretch of it runs faster than the
+    link."""
+    ports = set(server_ports)
+    out: dict[int, tuple[float | None, list[float], list[int]]] = {p: (None, [], []) for p in server_ports}
+    isn: dict[int, int] = {}
+    seen = {p: SeenRanges() for p in server_ports}
+    total = dict.fromkeys(server_ports, 0)
     for ts, (sport, dport, seq, flags), payload in tcp_segments(path):
         if flags & SYN:
-            if not flags & ACK and dport == server_port and syn is None:
-                syn = ts
-            elif flags & ACK and sport == server_port and isn is None:
-                isn = (seq + 1) & 0xFFFFFFFF
+            if not flags & ACK and dport in ports and out[dport][0] is None:
+                out[dport] = (ts, out[dport][1], out[dport][2])
+            elif flags & ACK and sport in ports and sport not in isn:
+                isn[sport] = (seq + 1) & 0xFFFFFFFF
             continue
-        if sport != server_port or payload <= 0:
+        if sport not in ports or payload <= 0:
             continue
-        rel = (seq - isn) & 0xFFFFFFFF if isn is not None else seq
-        new = seen.add(rel, rel + payload)
-        if new:
-            total += new
-            t.append(ts - (syn if syn is not None else ts))
-            delivered.append(total)
-    return t, delivered
+        rel = (seq - isn[sport]) & 0xFFFFFFFF if sport in isn else seq
+        if new := seen[sport].add(rel, rel + payload):
+            total[sport] += new
+            out[sport][1].append(ts)
+            out[sport][2].append(total[sport])
+    return out
+
+
+def delivered_series(path: Path, server_port: int) -> tuple[list[float], list[int]]:
+    """delivered_by_flow's one flow, against the seconds since its SYN at the capture point."""
+    syn, times, delivered = delivered_by_flow(path, [server_port])[server_port]
+    return [ts - (syn if syn is not None else ts) for ts in times], delivered
+
+
+def rate_bins(times: list[float], delivered: list[int], origin: float, bin_s: float) -> tuple[list[float], list[float]]:
+    """Mbit/s per @bin_s bin (each bin's start, seconds after @origin) of a cumulative byte count
+    (@delivered at @times, as delivered_by_flow gives it); bins from the first byte's to the last's."""
+    if not times:
+        return [], []
+    first = int((times[0] - origin) // bin_s)
+    got = [0] * (int((times[-1] - origin) // bin_s) - first + 1)
+    before = 0
+    for ts, total in zip(times, delivered):
+        got[int((ts - origin) // bin_s) - first] += total - before
+        before = total
+    return [(first + i) * bin_s for i in range(len(got))], [b * 8 / bin_s / 1e6 for b in got]
 
 
 def new_bytes_between(path: Path, server_ports: list[int], t0: float, t1: float) -> dict[int, int]:

@@ -1,19 +1,51 @@
-"""Plots of a scenario run: cwnd, in flight and delivered over time; goodput; delivered overlays."""
+"""Plots of a scenario run: cwnd, in flight and acknowledged over time; goodput; delivered overlays;
+every flow's goodput over a matrix cell's time.  Each figure has one time zero, named on its axis;
+each variant keeps one colour and line style; windows are drawn against the BDP and BDP + buffer,
+rates against the link's."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .pcap import GOODPUT_BIN_S, delivered_series, stored_capture
+from .pcap import GOODPUT_BIN_S, delivered_by_flow, delivered_series, rate_bins, stored_capture
+from .setting import PathMarks
 from .traces import trace_series
 
 
-def plot_dynamics(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0) -> Path | None:
-    """cwnd, packets outstanding and data delivered against time, one column per variant.
+#: Line styles cycled with the colours, so that two variants whose lines coincide (cubic_ss and
+#: cubic_hs on a flow HyStart never left) both show: one dashed over the other.
+LINE_STYLES = ("-", "--", "-.", ":")
 
-    Every variant is measured the same way, ours and the kernel's: cwnd and the packets outstanding
-    from the stack's tcp_probe (sslab.analysis.traces.trace_series), the data delivered from the
-    capture (new bytes past the bottleneck: sslab.analysis.pcap.delivered_series)."""
+
+def variant_style(i: int) -> dict:
+    """The @i-th variant's colour and line style, the same in every plot of a report."""
+    return {"color": f"C{i % 10}", "ls": LINE_STYLES[i % len(LINE_STYLES)]}
+
+
+def same_as(labels: list[str], series: list[tuple[list, list]]) -> list[str]:
+    """@labels, each that repeats an earlier series exactly followed by "= <that one's label>": a
+    legend then says why a line seems missing."""
+    out = []
+    for i, (label, xy) in enumerate(zip(labels, series)):
+        twin = next((labels[j] for j in range(i) if series[j] == xy and xy[0]), None)
+        out.append(f"{label} (= {twin.split(' (')[0]})" if twin else label)
+    return out
+
+
+def mark_window(ax, marks: PathMarks | None) -> None:
+    """The BDP and the BDP plus the buffer across a plot of packets (a window above the second
+    overflows the queue)."""
+    if marks is not None:
+        ax.axhline(marks.bdp_pkts, color="0.35", lw=0.7, ls="--", label=f"BDP {marks.bdp_pkts:.0f}")
+        ax.axhline(marks.limit_pkts, color="0.35", lw=0.7, ls=":", label=f"BDP + buffer {marks.limit_pkts:.0f}")
+
+
+def plot_dynamics(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0,
+                  marks: PathMarks | None = None) -> Path | None:
+    """cwnd, packets outstanding and data acknowledged against time, one column per variant, all
+    from the stack's tcp_probe (sslab.analysis.traces.trace_series), which every variant writes
+    alike, ours and the kernel's: one clock in the whole figure, the flow's first ACK at zero; the
+    BDP and BDP + buffer (@marks) across the packet rows."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -27,32 +59,32 @@ def plot_dynamics(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
     for r in chosen:
         flow = r["flows"][0]
         s = trace_series(r["dir"] / r["trace"], flow["port"]) if r.get("trace") else None
-        d = delivered_series(stored_capture(r["dir"] / r["pcap"]), flow["port"]) if r.get("pcap") else ([], [])
-        series.append((r, flow, s, d))
-    tmax = max([s["t"][-1] for _, _, s, _ in series if s and s["t"]] +
-               [d[0][-1] for _, _, _, d in series if d[0]], default=1.0)
-    ymax = [max((max(s[k]) for _, _, s, _ in series if s and s[k]), default=1) for k in ("cwnd", "outstanding")]
-    ymax.append(max((d[1][-1] / 1e6 for _, _, _, d in series if d[1]), default=1))
-    rows = (("cwnd (packets), tcp_probe", "time since the first ACK (s)"),
-            ("outstanding (packets), tcp_probe", "time since the first ACK (s)"),
-            ("delivered (MB), capture", "time since the SYN at the bottleneck (s)"))
-    for col, (r, flow, s, d) in enumerate(series):
-        title = f"{flow['cc']}  (FCT {flow['fct_s']:.2f} s, lost {r['bottleneck']['drops']})"
-        axes[0][col].set_title(title, fontsize=9)
-        lines = [(s["t"], s["cwnd"]) if s else ([], []), (s["t"], s["outstanding"]) if s else ([], []),
-                 (d[0], [b / 1e6 for b in d[1]])]
-        for row, ((x, y), (label, xlabel)) in enumerate(zip(lines, rows)):
+        series.append((r, flow, s if s and s["t"] else None))
+    tmax = max([s["t"][-1] for _, _, s in series if s], default=1.0)
+    keys = ("cwnd", "outstanding", "acked_mb")
+    ymax = [max((max(s[k]) for _, _, s in series if s), default=1) for k in keys]
+    if marks is not None:
+        ymax[0] = ymax[1] = max(ymax[0], ymax[1], marks.limit_pkts)
+    rows = ("cwnd (packets)", "outstanding (packets)", "acknowledged (MB)")
+    for col, (r, flow, s) in enumerate(series):
+        axes[0][col].set_title(f"{flow['cc']}  (FCT {flow['fct_s']:.2f} s, lost {r['bottleneck']['drops']})",
+                               fontsize=9)
+        for row, (key, label) in enumerate(zip(keys, rows)):
             ax = axes[row][col]
-            if x:
-                ax.plot(x, y, lw=0.8)
+            if s:
+                ax.plot(s["t"], s[key], lw=0.8, color=variant_style(col)["color"])
+            if row < 2:
+                mark_window(ax, marks)
+                if col == 0 and marks is not None:
+                    ax.legend(fontsize=7, loc="upper right")
             ax.set_ylim(0, ymax[row] * 1.05)
             ax.set_xlim(0, tmax)
             ax.grid(alpha=0.3)
             if col == 0:
                 ax.set_ylabel(label, fontsize=8)
-            if row >= 1:
-                ax.set_xlabel(xlabel, fontsize=8)
-    fig.suptitle(f"{size} transfer, repetition {rep}: every variant measured alike (tcp_probe; the capture)",
+            if row == 2:
+                ax.set_xlabel("time since the flow's first ACK (s)", fontsize=8)
+    fig.suptitle(f"{size} transfer, repetition {rep}: every variant measured alike (tcp_probe, per ACK)",
                  fontsize=10)
     fig.tight_layout()
     out = dest / f"dynamics-{size}.png"
@@ -61,9 +93,11 @@ def plot_dynamics(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
     return out
 
 
-def plot_cwnd_rtt(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0) -> Path | None:
+def plot_cwnd_rtt(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0,
+                  marks: PathMarks | None = None) -> Path | None:
     """cwnd and the smoothed RTT against time, every variant on the same two axes (the SUSS paper's
-    Fig. 9: how SUSS changes the growth of both), from the stack's tcp_probe."""
+    Fig. 9: how SUSS changes the growth of both), from the stack's tcp_probe; the BDP and BDP +
+    buffer (@marks) across the cwnd."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -76,15 +110,18 @@ def plot_cwnd_rtt(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
     if not series:
         return None
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
-    for flow, s in series:
-        label = f"{flow['cc']} (FCT {flow['fct_s']:.2f} s)"
-        top.plot(s["t"], s["cwnd"], lw=1, label=label)
-        rtt = [(t, v) for t, v in zip(s["t"], s["srtt_ms"]) if v is not None]
+    labels = [f"{flow['cc']} (FCT {flow['fct_s']:.2f} s)" for flow, _ in series]
+    cwnd_labels = same_as(labels, [(s["t"], s["cwnd"]) for _, s in series])
+    rtts = [[(t, v) for t, v in zip(s["t"], s["srtt_ms"]) if v is not None] for _, s in series]
+    rtt_labels = same_as(labels, [([t for t, _ in r], [v for _, v in r]) for r in rtts])
+    for i, ((flow, s), rtt) in enumerate(zip(series, rtts)):
+        top.plot(s["t"], s["cwnd"], lw=1, label=cwnd_labels[i], **variant_style(i))
         if rtt:
-            bottom.plot([t for t, _ in rtt], [v for _, v in rtt], lw=1, label=label)
+            bottom.plot([t for t, _ in rtt], [v for _, v in rtt], lw=1, label=rtt_labels[i], **variant_style(i))
+    mark_window(top, marks)
     top.set_ylabel("cwnd (packets), tcp_probe", fontsize=8)
     bottom.set_ylabel("smoothed RTT (ms), tcp_probe", fontsize=8)
-    bottom.set_xlabel("time since the first ACK (s)", fontsize=8)
+    bottom.set_xlabel("time since the flow's first ACK (s)", fontsize=8)
     for ax in (top, bottom):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
@@ -101,8 +138,9 @@ def _chosen(runs: list[dict], size: str, rep: int) -> list[dict]:
 
 
 def _line_plot(lines: list[tuple[str, list, list]], dest: Path, name: str, xlabel: str, ylabel: str,
-               title: str, step: bool = False) -> Path | None:
-    """One axis, one line per variant: (label, x, y)."""
+               title: str, step: bool = False, across: tuple[float, str] | None = None) -> Path | None:
+    """One axis, one line per variant: (label, x, y), each in its variant_style (a line that repeats
+    another says so in the legend); @across: a value drawn across, with its label."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -111,8 +149,12 @@ def _line_plot(lines: list[tuple[str, list, list]], dest: Path, name: str, xlabe
     if not lines:
         return None
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for label, x, y in lines:
-        (ax.step(x, y, where="post", label=label, lw=1) if step else ax.plot(x, y, label=label, lw=1))
+    labels = same_as([ln[0] for ln in lines], [(x, y) for _, x, y in lines])
+    for i, (label, (_, x, y)) in enumerate(zip(labels, lines)):
+        draw = ax.step if step else ax.plot
+        draw(x, y, label=label, lw=1, **({"where": "post"} if step else {}), **variant_style(i))
+    if across is not None:
+        ax.axhline(across[0], color="0.35", lw=0.7, ls="--", label=across[1])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -133,20 +175,22 @@ def plot_delivered_overlay(runs: list[dict], dest: Path, size: str = "5MB", rep:
         if r.get("pcap"):
             t, delivered = delivered_series(stored_capture(r["dir"] / r["pcap"]), flow["port"])
             lines.append((f"{flow['cc']} ({flow['fct_s']:.2f} s)", t, [b / 1e6 for b in delivered]))
-    return _line_plot(lines, dest, f"delivered-{size}.png", "time since the SYN at the bottleneck (s)",
+    return _line_plot(lines, dest, f"delivered-{size}.png", "time since the flow's SYN at the bottleneck (s)",
                       "data delivered past the bottleneck (MB, capture)", f"{size} transfer, repetition {rep}")
 
 
-def plot_goodput(runs: list[dict], dest: Path, size: str, rep: int = 0) -> Path | None:
-    """Goodput over time (new data leaving the bottleneck, from the pcap), one line per variant."""
+def plot_goodput(runs: list[dict], dest: Path, size: str, rep: int = 0, marks: PathMarks | None = None) -> Path | None:
+    """Goodput over time (new data leaving the bottleneck, from the pcap), one line per variant; the
+    link's rate (@marks) across."""
     lines = []
     for r in _chosen(runs, size, rep):
         g = r["flows"][0].get("goodput_mbit")
         if g:
             lines.append((r["flows"][0]["cc"], list(g), list(g.values())))
-    return _line_plot(lines, dest, f"goodput-{size}.png", "time since the client's SYN at the bottleneck (s)",
+    return _line_plot(lines, dest, f"goodput-{size}.png", "time since the flow's SYN at the bottleneck (s)",
                       f"goodput, {GOODPUT_BIN_S:g} s bins (Mbit/s)",
-                      f"{size} transfer, repetition {rep}: new data leaving the bottleneck", step=True)
+                      f"{size} transfer, repetition {rep}: new data leaving the bottleneck", step=True,
+                      across=(marks.link_mbit, f"the link, {marks.link_mbit:g} Mbit/s") if marks else None)
 
 
 #: Bins of the flows-over-time plot: wide enough to hold several of the client's samples of a
@@ -176,39 +220,58 @@ def throughput_bins(rx_series: list, bin_s: float = FLOWS_BIN_S) -> tuple[list[f
     return [(first + i) * bin_s for i in range(len(got))], [b * 8 / bin_s / 1e6 for b in got]
 
 
-def plot_flows_over_time(sides: list[tuple[str, dict]], dest: Path, name: str, title: str, highlight: int = 0,
-                         names: tuple[str, str] = ("the large flow", "the small flows")) -> Path | None:
-    """Every flow's goodput against time, one panel per (label, run) of @sides (SUSS off, on): flow
-    @highlight thick (Table 1's large flow; -1: the flow that joins last, Fig. 2's), the others thin,
-    each from its client's received-bytes samples; the same time axis in every panel; @names label
-    the two kinds."""
+def flow_goodputs(run: dict, capture: Path | None) -> tuple[list[tuple[list[float], list[float]]], str, str]:
+    """Each flow of @run's goodput in FLOWS_BIN_S bins: from @capture (new data past the bottleneck,
+    which no bin can carry faster than the link), else from each client's received bytes (which a
+    filled hole releases at once: a bin can then read above the link); with the time axis's and the
+    values' words."""
+    if capture is not None:
+        by_port = delivered_by_flow(capture, [f["port"] for f in run["flows"]])
+        syns = [syn for syn, _, _ in by_port.values() if syn is not None]
+        origin = min(syns) if syns else min((t[0] for _, t, _ in by_port.values() if t), default=0.0)
+        return ([rate_bins(t, b, origin, FLOWS_BIN_S) for _, t, b in (by_port[f["port"]] for f in run["flows"])],
+                "time since the first SYN at the bottleneck (s)", "new data past the bottleneck")
+    return ([throughput_bins(f.get("rx_series") or []) for f in run["flows"]], "time since the first flow was due (s)",
+            "received by the client")
+
+
+def plot_flows_over_time(sides: list[tuple[str, dict, Path | None]], dest: Path, name: str, title: str,
+                         highlight: int = 0, names: tuple[str, str] = ("the large flow", "the small flows"),
+                         link_mbit: float | None = None) -> Path | None:
+    """Every flow's goodput against time, one panel per (label, run, its capture or None) of @sides
+    (SUSS off, on): flow @highlight thick (Table 1's large flow; -1: the flow that joins last, Fig.
+    2's), the others thin (flow_goodputs says from what); the same time axis in every panel, the
+    link's rate @link_mbit drawn across; @names label the two kinds."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    sides = [(label, run) for label, run in sides if any(f.get("rx_series") for f in run["flows"])]
-    if not sides:
+    measured = [(label, run, *flow_goodputs(run, capture)) for label, run, capture in sides]
+    measured = [m for m in measured if any(t for t, _ in m[2])]
+    if not measured:
         return None
-    fig, axes = plt.subplots(len(sides), 1, figsize=(9, 2.8 * len(sides)), sharex=True, squeeze=False)
-    for ax, (label, run) in zip(axes[:, 0], sides):
+    fig, axes = plt.subplots(len(measured), 1, figsize=(9, 2.8 * len(measured)), sharex=True, squeeze=False)
+    for ax, (label, run, bins, xlabel, what) in zip(axes[:, 0], measured):
         flows = run["flows"]
         main = highlight % len(flows)
         labelled = set()
-        for i, f in enumerate(flows):
-            t, mbit = throughput_bins(f.get("rx_series") or [])
+        for i, (t, mbit) in enumerate(bins):
             if not t:
                 continue
             kind = names[0] if i == main else names[1]
             ax.step(t, mbit, where="post", lw=1.6 if i == main else 0.7, color="C0" if i == main else "C1",
                     alpha=1.0 if i == main else 0.8, label=None if kind in labelled else kind)
             labelled.add(kind)
+        if link_mbit:
+            ax.axhline(link_mbit, color="0.4", lw=0.8, ls="--", label=f"the link, {link_mbit:g} Mbit/s")
+            ax.set_ylim(0, max([link_mbit * 1.1] + [max(m) * 1.05 for t, m in bins if t]))
         others = [f["fct_s"] for i, f in enumerate(flows) if i != main]
         mean = f", {names[1]}' mean FCT {sum(others) / len(others):.2f} s" if others else ""
         ax.set_title(f"{label}: {names[0]}'s FCT {flows[main]['fct_s']:.1f} s{mean}", fontsize=9)
-        ax.set_ylabel(f"goodput (Mbit/s, {FLOWS_BIN_S:g} s)", fontsize=8)
+        ax.set_ylabel(f"goodput (Mbit/s, {FLOWS_BIN_S:g} s),\n{what}", fontsize=8)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8, loc="upper right")
-    axes[-1][0].set_xlabel("time since the first flow was due (s)", fontsize=8)
+    axes[-1][0].set_xlabel(measured[-1][3], fontsize=8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     out = dest / name

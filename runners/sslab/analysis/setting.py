@@ -16,6 +16,7 @@ from pathlib import Path
 from ..ccas import param_default
 from ..records import read_record
 from ..scenario.model import Buffer, HostsSpec
+from ..scenario.units import frame_bytes
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,25 @@ class Setting:
     suss_version: int
     #: Every link's MTU (the IP packet's bytes).
     mtu: int = 1500
+
+    @property
+    def bdp_pkts(self) -> float:
+        """The bandwidth-delay product of the shortest pair's path, in full-sized frames."""
+        return self.rate_mbit * 1e6 * min(self.pair_rtts_ms) / 1e3 / 8 / frame_bytes(self.mtu)
+
+    @property
+    def marks(self) -> "PathMarks":
+        """What plots of this setting draw across: its BDP, BDP plus buffer, and its link's rate."""
+        return PathMarks(self.bdp_pkts, self.bdp_pkts + self.buffer_pkts, self.rate_mbit)
+
+
+@dataclass(frozen=True)
+class PathMarks:
+    """A path's quantities a plot draws across: the BDP and the BDP plus the buffer (packets; a
+    window above the second overflows the queue), the link's rate (Mbit/s)."""
+    bdp_pkts: float
+    limit_pkts: float
+    link_mbit: float
 
 
 def setting_of(run_dir: Path) -> Setting:

@@ -37,6 +37,7 @@ from .html import write_html
 from .plots import plot_cwnd_rtt, plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
 from .stats import describe
+from .traces import trace_series
 from .claims import append_report_claims
 
 
@@ -204,11 +205,12 @@ def write_report(run_dir: Path, dest: Path) -> dict:
     if not rows:
         # Cases that are not variants (no `cc` parameter): one row per case.
         table = case_table(cases)
-    plots = [p for p in (plot_dynamics(runs, dest, large), plot_cwnd_rtt(runs, dest, large),
-                         plot_goodput(runs, dest, large),
-                         plot_delivered_overlay(runs, dest, small),
-                         plot_dynamics(runs, dest, small)) if p] if small else []
     setting = setting_of(run_dir)
+    marks = setting.marks
+    plots = [p for p in (plot_dynamics(runs, dest, large, marks=marks), plot_cwnd_rtt(runs, dest, large, marks=marks),
+                         plot_goodput(runs, dest, large, marks=marks),
+                         plot_delivered_overlay(runs, dest, small),
+                         plot_dynamics(runs, dest, small, marks=marks)) if p] if small else []
     summary = {"scenario": setting.name, "cases": cases, "startup": rows,
                "startup_table_md": table,
                "fidelity": fidelity,
@@ -229,8 +231,9 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         setting.description,
         "",
         f"- bottleneck {setting.rate_mbit:g} Mbit/s, buffer {setting.buffer} = {setting.buffer_pkts} packets;"
-        f" pair RTTs {pair_rtts} ms",
-        f"- {setting.repetitions} repetitions, order {setting.order}; substrate {meta['substrate']}"
+        f" pair RTTs {pair_rtts} ms; BDP {marks.bdp_pkts:.0f} packets at {min(setting.pair_rtts_ms):g} ms, BDP +"
+        f" buffer {marks.limit_pkts:.0f} (a window above it overflows the queue)",
+        f"- {setting.repetitions} repetition{'' if setting.repetitions == 1 else 's'}, order {setting.order}; substrate {meta['substrate']}"
         f" ({meta.get('accelerator') or 'native'}), topology built with {fidelity.get('backend', 'netns')}"
         f"{lans_text(fidelity)}; kernel {meta.get('image', {}).get('kernel', {}).get('release', '?')};"
         f" image {meta.get('image', {}).get('hash', '?')[:12]}; code {meta['code']['commit'][:12]}"
@@ -246,7 +249,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         *([shared_boot_line(meta["boot"])] if meta.get("boot") else []),
         *([line] if (line := spin_guard_line(meta, spinguard.console_charges(out.parent), runs)) else []),
         "",
-        "Median [95% CI of the mean, Student t; lower ends below zero shown as 0] over repetitions.",
+        repetitions_line(cases),
         "",
         table,
         "",
@@ -255,21 +258,31 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         " was infinite (tcp:tcp_probe). A run passes fidelity when its measured base RTT is within 0.5 ms of"
         " the configured one, the saturating rate within 1%, and tshark reads every flow of its capture as our"
         " parser does (when checked). Plots measure every variant alike, ours and the kernel's: cwnd and the"
-        " packets outstanding (snd_nxt - snd_una) from tcp:tcp_probe, data delivered from the capture.",
+        " packets outstanding (snd_nxt - snd_una) and the data acknowledged from tcp:tcp_probe, on one clock"
+        " (the flow's first ACK at zero), the data delivered past the bottleneck and the goodput from the"
+        " capture (the flow's SYN there at zero).",
         "",
     ]
     for p in plots:
         lines += [f"![{p.stem}]({p.name})", ""]
     lines += ["## Runs", "",
-              "| run | FCT (s) | lost | max queue (pkts) | base RTT (ms) | receiver-limited ACKs | fidelity |",
-              "|---|---|---|---|---|---|---|"]
+              "The queue is read every 0.5 s during a run: a peak between two readings is not seen (a 1 s flow "
+              "has one reading), so the column gives the largest reading and how many there were.  The peak of "
+              "the packets outstanding (tcp_probe, every ACK) is the queue plus what is on the path's lines: "
+              f"above the BDP ({marks.bdp_pkts:.0f}) it is queued or lost.", "",
+              "| run | FCT (s) | lost | queue (pkts): largest reading (readings) | peak outstanding (pkts) | "
+              "base RTT (ms) | receiver-limited ACKs | fidelity |",
+              "|---|---|---|---|---|---|---|---|"]
     for r in runs:
         fid = r["fidelity"]
         ok = run_passes(r)
         rwnd = sum(f["receiver_limited_acks"] for f in r["flows"])
-        qmax = max((b[1] for b in r.get("bottleneck_backlog") or []), default=None)
+        readings = r.get("bottleneck_backlog") or []
+        qmax = max((b[1] for b in readings), default=None)
+        peak = peak_outstanding(r)
         lines.append(f"| {r['dir'].name} | {r['flows'][0]['fct_s']:.3f} | {r['bottleneck']['drops']} | "
-                     f"{'–' if qmax is None else qmax} | "
+                     f"{'–' if qmax is None else f'{qmax} ({len(readings)})'} | "
+                     f"{'–' if peak is None else f'{peak:.0f}'} | "
                      f"{', '.join(f'{v:.2f}' for v in fid['base_rtt_ms'].values())} | "
                      f"{rwnd if rwnd else 0}{' (FLAGGED)' if rwnd else ''} | "
                      f"{'ok' if ok else 'FLAGGED'}{' (tshark differs)' if fid.get('capture_ok') is False else ''}"
@@ -278,6 +291,23 @@ def write_report(run_dir: Path, dest: Path) -> dict:
     append_report_claims(dest / "report.md", run_dir)
     write_html(dest / "report.md", [run_dir])
     return summary
+
+
+def repetitions_line(cases: dict) -> str:
+    """What the table's numbers are: medians with a CI where a case ran more than once; a single
+    run's own values, said so, where none did."""
+    if all(c["runs"] == 1 for c in cases.values()):
+        return "One repetition: each value is that run's own; no CI (one needs two repetitions or more)."
+    return ("Median [95% CI of the mean, Student t; lower ends below zero shown as 0] over repetitions "
+            "(a value without brackets: a case that ran once).")
+
+
+def peak_outstanding(run: dict) -> float | None:
+    """The most packets the first flow had outstanding at any ACK (tcp_probe), or None without a trace."""
+    if not run.get("trace"):
+        return None
+    s = trace_series(run["dir"] / run["trace"], run["flows"][0]["port"])
+    return max(s["outstanding"], default=None)
 
 
 def rebuild_report(run_dir: Path) -> Path:
