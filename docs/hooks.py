@@ -4,13 +4,19 @@
 - measurements.md: its marker by each experiment's measured wall time (its file's time_here);
 - starts.md: its marker by our module's parameters, from their declarations (sslab.cli.formats);
 - experiments/<name>.md: one page per experiment file (sslab.cli.docpages), listed under
-  "Experiments" after the overview.
+  "Experiments" after the overview;
+- every page loads the offline search's worker shim from the site itself, not from unpkg.com
+  (sslab.cli.docassets): the site works from disk without a network.
 """
 
 from functools import cache
 
-from mkdocs.structure.files import File
+from pathlib import Path
 
+from mkdocs.structure.files import File
+from mkdocs.utils import get_relative_url
+
+from sslab.cli.docassets import SHIM_IN_SITE, SHIM_URL_ASKED, search_shim
 from sslab.cli.docpages import experiment_pages
 from sslab.cli.formats import formats_markdown, module_params_markdown
 from sslab.experiment.spec import experiment_times_table
@@ -47,3 +53,18 @@ def on_page_markdown(markdown, page, config, files):
             raise ValueError(f"docs/{page.file.src_uri} lost its marker {marker}: its table would not be generated")
         return markdown.replace(marker, make())
     return markdown
+
+
+def on_post_page(output, page, config):
+    return output.replace(f'src="{SHIM_URL_ASKED}"', f'src="{get_relative_url(SHIM_IN_SITE, page.url)}"')
+
+
+def on_post_build(config):
+    target = Path(config["site_dir"]) / SHIM_IN_SITE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(search_shim())
+
+
+def on_post_template(output_content, template_name, config):
+    # The site's root templates (404.html): the shim from the root's assets.
+    return output_content.replace(f'src="{SHIM_URL_ASKED}"', f'src="{SHIM_IN_SITE}"')

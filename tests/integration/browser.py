@@ -83,15 +83,20 @@ class PageVisit:
     images: int = 0
     console_errors: list[str] = field(default_factory=list)
     screenshot: Path | None = None
+    #: What @until's expression returned first that was not null (None: it never did in time).
+    value: object = None
 
 
 def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def visit(page: Path, screenshot: Path, width: int = 1280, height: int = 1400) -> PageVisit:
+def visit(page: Path, screenshot: Path, width: int = 1280, height: int = 1400, act: str | None = None,
+          until: str | None = None, wait_s: float = 20.0) -> PageVisit:
     """Open @page (a file) in headless Chromium: count its images and those that did not load, collect
-    console and log errors, and save a screenshot to @screenshot."""
+    console and log errors, and save a screenshot to @screenshot.  With @act, that JavaScript runs once
+    the page has loaded; with @until, that expression is evaluated every 0.2 s for up to @wait_s until
+    it gives something other than null, which is kept (PageVisit.value), before the screenshot."""
     profile = tempfile.mkdtemp(prefix="sslab-chromium-")
     proc = subprocess.Popen([chromium(), "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
                              f"--user-data-dir={profile}", "--remote-debugging-port=0",
@@ -143,6 +148,15 @@ def visit(page: Path, screenshot: Path, width: int = 1280, height: int = 1400) -
         deadline = time.monotonic() + 60
         while not loaded["done"] and time.monotonic() < deadline:
             note(json.loads(ws.recv()))
+        if act is not None:
+            call("Runtime.evaluate", expression=act, returnByValue=True)
+        deadline = time.monotonic() + wait_s
+        while until is not None and time.monotonic() < deadline:
+            got = call("Runtime.evaluate", expression=until, returnByValue=True)["result"].get("value")
+            if got is not None:
+                out.value = got
+                break
+            time.sleep(0.2)
         js = ("JSON.stringify({n: document.images.length, broken: Array.from(document.images)"
               ".filter(i => !i.complete || i.naturalWidth === 0).map(i => i.getAttribute('src'))})")
         res = json.loads(call("Runtime.evaluate", expression=js, returnByValue=True)["result"]["value"])
