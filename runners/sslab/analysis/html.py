@@ -69,6 +69,11 @@ def write_html(md_path: Path, run_dirs: list[Path] | None = None) -> Path:
     md_path = Path(md_path)
     text = md_path.read_text()
     body = markdown.markdown(text, extensions=["tables", "fenced_code"])
+    data = [f for f in (md_path.parent / "summary.json", md_path.parent / "flows.csv") if f.exists()]
+    if data:
+        body += ("\n<h2>Data</h2>\n<p>" + " · ".join(f"<a href=\"{f.name}\">{f.name}</a>" for f in data)
+                 + " (flows.csv: a row per flow per run, the setting as columns; "
+                   "<code>sslab.results.load</code> reads it into a pandas DataFrame)</p>")
     files = run_files(run_dirs or [])
     if files:
         items = "\n".join(f"<li><a href=\"{html.escape(_rel(f, md_path.parent))}\">"

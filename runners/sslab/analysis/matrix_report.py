@@ -32,6 +32,7 @@ from .fairness import FAIRNESS, JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fai
 from .matrix_kind import MatrixReport
 from .table1 import table1, table1_cell
 from .table1_report import TABLE1
+from .tidy import write_flows_table
 
 __all__ = ["ArchiveError", "JAIN_FAIR", "JAIN_HOLD_WINDOWS", "JAIN_WINDOW_S", "MATRIX_REPORTS", "fairness", "jain",
            "jain_series", "recovery", "table1", "table1_cell", "write_matrix_report"]
@@ -88,6 +89,7 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
     if extra.get("overhead_md"):
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
     (dest / "table.md").write_text("\n".join(lines))
+    write_flows_table(dest, [d for _, d in cells], [{"setting": c.setting, "rep": c.rep} for c, _ in cells])
     write_html(dest / "table.md", [d for _, d in cells])
     (dest / "summary.json").write_text(json.dumps(stamped("sslab.summary", {"plan": plan_path.name, **extra}),
                                                   indent=1, sort_keys=True,
@@ -149,6 +151,7 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
     lines += [f"- {name}: {d}" for name, d in runs]
     per_kernel: list[tuple[str, Path, MatrixPlan, str, dict]] = []
     every_cell: list[Path] = []   # the page links their captures and traces
+    every_setting: list[dict] = []  # and flows.csv has their axes
     for name, d in runs:
         try:
             plan_path, plan = latest_plan(d)
@@ -157,6 +160,7 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
             continue
         cells = current_cells(d, plan)
         every_cell += [c for _, c in cells]
+        every_setting += [{"setting": c.setting, "rep": c.rep} for c, _ in cells]
         ran = conditions_of([c for _, c in cells]) if cells else "nothing run yet"
         extra = MATRIX_REPORTS[plan.report].kernel_extra(d, plan)
         per_kernel.append((name, d, plan, ran, extra))
@@ -174,6 +178,7 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
             lines += ["No report yet.", ""]
     with paths.filled_whole(dest) as part:
         (part / "table.md").write_text("\n".join(lines))
+        write_flows_table(part, every_cell, every_setting)
         write_html(part / "table.md", every_cell)
         (part / "kernels.json").write_text(json.dumps(stamped("sslab.summary", {
             "kernels": [{"kernel": name, "matrix_dir": str(d)} for name, d in runs]}), indent=1))

@@ -22,6 +22,7 @@ from pathlib import Path
 from . import astart, blitzstart, runs_report
 from .claims import append_report_claims
 from .html import publish
+from .tidy import write_flows_table
 
 
 @dataclass(frozen=True)
@@ -62,5 +63,6 @@ def write_over_runs(report: Report, run_dirs: list[Path], dest: Path) -> Path:
         raise ValueError(f"report {report.name!r} is written with each run, not over runs")
     dest = report.write(run_dirs, dest)
     append_report_claims(dest / "report.md", dest)
+    write_flows_table(dest, run_dirs)
     publish(dest / "report.md", run_dirs)
     return dest

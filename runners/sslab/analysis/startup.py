@@ -37,6 +37,7 @@ from .html import write_html
 from .plots import plot_cwnd_rtt, plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
 from .stats import describe
+from .tidy import write_flows_table
 from .traces import trace_series
 from .claims import append_report_claims
 
@@ -289,6 +290,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
                      f"{f' (spin guard: {n} tick(s))' if (n := fid.get('spin_guard_charges')) else ''} |")
     (dest / "report.md").write_text("\n".join(lines) + "\n")
     append_report_claims(dest / "report.md", run_dir)
+    write_flows_table(dest, [run_dir])
     write_html(dest / "report.md", [run_dir])
     return summary
 
