@@ -19,6 +19,14 @@ def browser():
     assert chromium() is not None, "no chromium on PATH: `make browser-deps` installs Debian's"
 
 
+#: Type "make startup" into the index's filter; then how many rows it shows, of how many, the first's experiment.
+FILTER_STARTUP = """(() => { const f = document.getElementById('filter'); f.value = 'make startup';
+  f.dispatchEvent(new Event('input', {bubbles: true})); })()"""
+ROWS_SHOWN = """(() => { const rows = Array.from(document.querySelectorAll('#reports tbody tr'));
+  const shown = rows.filter(r => !r.hidden);
+  return {shown: shown.length, all: rows.length, first: shown.length ? shown[0].children[0].textContent : null}; })()"""
+
+
 def local_links(page: Path) -> list[Path]:
     """The files a page links to or shows (relative href and src), resolved against the page."""
     refs = re.findall(r'(?:href|src)="([^"#:]+)"', page.read_text())
@@ -50,6 +58,9 @@ def test_an_e1_run_a_table1_cell_and_the_index_open_in_a_browser(tmp_path):
     text = table1.read_text()
     assert "paper improvement" in text and "flows-table1-cubic-1BDP-25ms.png" in text and "Fig. 16" in text
     assert str(e1.relative_to(results)) in index.read_text() and str(table1.relative_to(results)) in index.read_text()
+    # The index is a table, a row per report, that a typed filter narrows: "make startup" keeps E1's.
+    v = visit(index, tmp_path / "index-filtered.png", act=FILTER_STARTUP, until=ROWS_SHOWN)
+    assert v.console_errors == [] and v.value == {"shown": 1, "all": 2, "first": "E1 make startup"}, v
     # The one-setting Table 1 run prints the ledger's Table 1 claims, each "no evidence yet" (the paper's
     # Average is over the whole column), never a sign.
     assert "The paper's claims these runs test" in text and "1 of the 8 settings of cubic" in text

@@ -2,10 +2,11 @@
 
     report.html  beside each report.md (or a matrix's table.md): the same text, tables and plots,
                  with links to the captures and traces of the runs it was written from
-    index.html   results/index.html: every report, newest first, per experiment
+    index.html   results/index.html: every report, a row each, newest first per experiment (dashboard)
 
-Static files only: the style is inline, there is no script and nothing is fetched from the
-network, so a page opens from disk (file://) on a machine with no server and no connection.
+Static files only: the style is inline, a report page has no script (the index has one, inline, to
+sort and filter its rows) and nothing is fetched from the network, so a page opens from disk
+(file://) on a machine with no server and no connection.
 Links are relative, so a results/ tree copied elsewhere keeps working.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 import markdown
 
 from .. import paths
+from . import dashboard
 from .archive import runs_of
 from .pcap import stored_capture
 
@@ -95,19 +97,15 @@ def reports_under(results: Path) -> list[Path]:
 
 
 def write_index(results: Path | None = None) -> Path:
-    """results/index.html: every report page, per experiment (the first folder under results/),
-    newest first (by the time its page was written)."""
+    """results/index.html: every report page, a row each (sslab.analysis.dashboard), per experiment
+    (the first folder under results/), newest first (by the time its page was written)."""
     results = Path(results or paths.RESULTS_DIR)
     groups: dict[str, list[Path]] = {}
     for p in reports_under(results):
         groups.setdefault(p.relative_to(results).parts[0], []).append(p)
-    sections = []
-    for name in sorted(groups):
-        pages = sorted(groups[name], key=lambda p: p.stat().st_mtime, reverse=True)
-        items = "\n".join(f"<li><a href=\"{html.escape(_rel(p, results))}\">{html.escape(_title_of(p))}</a> "
-                          f"<code>{html.escape(_rel(p.parent, results))}</code></li>" for p in pages)
-        sections.append(f"<h2>{html.escape(name)}</h2>\n<ul>\n{items}\n</ul>")
-    body = "<h1>slowstart-lab results</h1>\n" + ("\n".join(sections) or "<p>No report yet.</p>")
+    rows = [dashboard.row_of(p, results, _title_of(p)) for name in sorted(groups)
+            for p in sorted(groups[name], key=lambda p: p.stat().st_mtime, reverse=True)]
+    body = dashboard.index_body(rows, results, dashboard.catalogue())
     out = results / "index.html"
     results.mkdir(parents=True, exist_ok=True)
     out.write_text(page("slowstart-lab results", body))

@@ -91,7 +91,10 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
     (dest / "table.md").write_text("\n".join(lines))
     write_flows_table(dest, [d for _, d in cells], [{"setting": c.setting, "rep": c.rep} for c, _ in cells])
     write_html(dest / "table.md", [d for _, d in cells])
-    (dest / "summary.json").write_text(json.dumps(stamped("sslab.summary", {"plan": plan_path.name, **extra}),
+    (dest / "summary.json").write_text(json.dumps(stamped("sslab.summary", {"plan": plan_path.name, **extra,
+                                                                          "cells_done": done,
+                                                                          "cells_planned": len(plan.cells),
+                                                                          "code": plan.code_version}),
                                                   indent=1, sort_keys=True,
                                                   default=str))
 

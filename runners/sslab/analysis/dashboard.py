@@ -1,0 +1,181 @@
+"""results/index.html as a dashboard: a row per report, sortable and filterable offline.
+
+Each row says, from the report's directory and the archive it was written from alone:
+
+    experiment   its id and make target (experiments/*.yaml, by the results folder it writes)
+    reproduces   the paper and its figure or table
+    report       the page, by its title
+    written      when (the report directory's stamp, else the page's time)
+    commit       the harness's commit its runs ran (a run's meta.json; a matrix's traffic code)
+    n            its runs (a run directory's), the runs it was written over, or a matrix's cells
+    status       done, or partial (a matrix's cells not all done, as its summary.json counts them; a
+                 run directory without its manifest)
+    headline     the report's first bold sentence (a verdict: "61 of 90 paper values reproduced
+                 ..."), else empty
+
+The page is still one file with its style inline; its one script (a dozen lines, inline) sorts by a
+column when its heading is clicked and keeps the rows a typed filter matches: nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from .. import paths
+
+#: A results directory's stamp (paths.stamp): when it was written.
+STAMP = re.compile(r"(\d{8}T\d{6}Z)")
+
+
+@dataclass(frozen=True)
+class CatalogueEntry:
+    """What an experiment file says of itself, by the results folder it writes."""
+    output: str
+    target: str
+    id: str
+    paper: str
+    figure: str
+
+
+def output_of(path: Path, data: dict) -> str:
+    """The results folder an experiment file writes: its `output:`, else its name; a matrix's is its
+    matrix file's name (the rule of sslab.experiment.spec.Experiment, held to it by a unit test)."""
+    if data.get("matrix"):
+        matrix = yaml.safe_load((path.parent / data["matrix"]).read_text()) or {}
+        return str((matrix.get("matrix") or {}).get("name") or Path(data["matrix"]).stem)
+    return str(data.get("output") or path.stem)
+
+
+def catalogue(experiments: Path | None = None) -> dict[str, CatalogueEntry]:
+    """Every experiment file of @experiments (the tree's experiments/) by the folder it writes."""
+    out = {}
+    for f in sorted((experiments or paths.REPO_ROOT / "experiments").glob("*.yaml")):
+        try:
+            data = yaml.safe_load(f.read_text()) or {}
+            name = output_of(f, data)
+        except (OSError, yaml.YAMLError):
+            continue  # a broken file is refused where it is run; the index goes on without it
+        rep = data.get("reproduces") or {}
+        out[name] = CatalogueEntry(name, f.stem, str(data.get("id", "")), str(rep.get("paper", "")),
+                                   str(rep.get("figure", "")))
+    return out
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    page: Path
+    folder: str
+    title: str
+    written: str
+    commit: str
+    n: int | None
+    status: str
+    headline: str
+
+
+def _text_of(report_dir: Path) -> str:
+    for name in ("table.md", "report.md"):
+        if (report_dir / name).is_file():
+            return (report_dir / name).read_text()
+    return ""
+
+
+def _meta_commit(run_dir: Path) -> str:
+    try:
+        code = json.loads((run_dir / "meta.json").read_text()).get("code") or {}
+    except (OSError, ValueError):
+        return ""
+    return (code.get("commit") or "")[:12] + ("+dirty" if code.get("dirty") else "")
+
+
+def _runs_in(run_dir: Path) -> int | None:
+    try:
+        return len(json.loads((run_dir / "job" / "out" / "runs.json").read_text())["runs"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def row_of(page: Path, results: Path, title: str) -> IndexRow:
+    """The index's row of the report page @page (under @results)."""
+    d = page.parent
+    text = _text_of(d)
+    bold = re.search(r"\*\*(.+?)\*\*", text)
+    headline = bold.group(1) if bold else ""
+    m = STAMP.search(d.name) or STAMP.search(d.parent.name)
+    written = (time.strftime("%Y-%m-%d %H:%M", time.strptime(m.group(1), "%Y%m%dT%H%M%SZ")) if m else
+               time.strftime("%Y-%m-%d %H:%M", time.gmtime(page.stat().st_mtime)))
+    folder = page.relative_to(results).parts[0]
+    summary = _summary(d)
+    if "cells_planned" in summary:  # a matrix's report
+        done, planned = summary["cells_done"], summary["cells_planned"]
+        return IndexRow(page, folder, title, written, str(summary.get("code", ""))[:12], planned,
+                        "done" if done == planned else f"partial ({done} of {planned} cells)", headline)
+    run_dir = d.parent if d.name.startswith("rebuilt-") else d  # a run's report, or one rebuilt in it
+    if (n := _runs_in(run_dir)) is not None:
+        status = "done" if (run_dir / "manifest.json").is_file() else "partial"
+        return IndexRow(page, folder, title, written, _meta_commit(run_dir), n, status, headline)
+    runs = [Path(r) for r in summary.get("runs") or [] if isinstance(r, str)]  # a report over runs
+    commit = next((c for r in runs if (c := _meta_commit(r))), "")
+    return IndexRow(page, folder, title, written, commit, len(runs) or None, "done", headline)
+
+
+def _summary(report_dir: Path) -> dict:
+    try:
+        data = json.loads((report_dir / "summary.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+#: Sorting by a column's heading and filtering by what is typed: the page's only script.
+SCRIPT = """
+const rows = () => Array.from(document.querySelectorAll('#reports tbody tr'));
+document.querySelectorAll('#reports th').forEach((th, i) => th.addEventListener('click', () => {
+  const up = th.dataset.dir !== 'up'; th.dataset.dir = up ? 'up' : 'down';
+  const key = r => r.children[i].dataset.key || r.children[i].textContent;
+  const sorted = rows().sort((a, b) => key(a).localeCompare(key(b), undefined, {numeric: true}) * (up ? 1 : -1));
+  sorted.forEach(r => r.parentNode.appendChild(r));
+}));
+document.getElementById('filter').addEventListener('input', e => {
+  const words = e.target.value.toLowerCase().split(/\\s+/).filter(w => w);
+  rows().forEach(r => { r.hidden = !words.every(w => r.textContent.toLowerCase().includes(w)); });
+});
+"""
+
+COLUMNS = ("experiment", "reproduces", "report", "written", "commit", "n", "status", "headline")
+
+
+def index_body(rows: list[IndexRow], results: Path, known: dict[str, CatalogueEntry]) -> str:
+    """The dashboard's HTML (a heading, the filter box, the table, its script)."""
+    def cell(text: str, key: str | None = None) -> str:
+        attr = "" if key is None else ' data-key="' + html.escape(key) + '"'
+        return f"<td{attr}>{text}</td>"
+
+    body = []
+    for r in rows:
+        e = known.get(r.folder)
+        exp = f"{html.escape(e.id)} <code>make {html.escape(e.target)}</code>" if e else f"<code>{html.escape(r.folder)}</code>"
+        rel = Path(os.path.relpath(r.page, results)).as_posix()
+        body.append("<tr>" + cell(exp, f"{e.id if e else ''} {r.folder}")
+                    + cell(html.escape(f"{e.paper}: {e.figure}" if e else ""))
+                    + cell(f"<a href=\"{html.escape(rel)}\">{html.escape(r.title)}</a><br><code>"
+                           f"{html.escape(Path(os.path.relpath(r.page.parent, results)).as_posix())}</code>")
+                    + cell(html.escape(r.written)) + cell(f"<code>{html.escape(r.commit)}</code>")
+                    + cell("" if r.n is None else str(r.n), f"{r.n or 0:08d}") + cell(html.escape(r.status))
+                    + cell(html.escape(r.headline)) + "</tr>")
+    if not body:
+        return "<h1>slowstart-lab results</h1>\n<p>No report yet.</p>"
+    head = "".join(f"<th title=\"sort\">{c}</th>" for c in COLUMNS)
+    return ("<h1>slowstart-lab results</h1>\n<p>Every report, newest first per experiment; a heading sorts by its "
+            "column, the box keeps the rows that hold every word typed.</p>\n"
+            "<p><input id=\"filter\" type=\"search\" placeholder=\"filter: e7 cubic partial ...\" size=\"40\"></p>\n"
+            f"<table id=\"reports\"><thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body)
+            + f"\n</tbody></table>\n<script>{SCRIPT}</script>")
