@@ -29,12 +29,12 @@ def test_the_site_builds_strictly_with_every_page_in_nav(tmp_path):
     assert "WARNING" not in res.stderr
     built = tmp_path / "site"
     for page in ("getting-started", "testbed", "suss", "formats", "glossary", "measurements"):
-        assert (built / page / "index.html").is_file(), page
+        assert (built / f"{page}.html").is_file(), page
     # The formats page holds the generated tables, not the marker.
-    formats = (built / "formats" / "index.html").read_text()
+    formats = (built / "formats.html").read_text()
     assert "ExperimentSpec" in formats and "generated at build time" not in formats
     # The starts page lists our module's parameters from their declarations, with the defaults.
-    starts = (built / "starts" / "index.html").read_text()
+    starts = (built / "starts.html").read_text()
     assert "<code>rapid_k36</code></td>\n<td>22</td>" in starts and "generated at build time" not in starts
 
 
@@ -76,7 +76,7 @@ def test_every_experiment_file_has_a_page_built_from_it(tmp_path):
     res = build(paths.REPO_ROOT, tmp_path / "site")
     assert res.returncode == 0, res.stdout + res.stderr
     for f in experiment_files():
-        assert (tmp_path / "site" / "experiments" / f.stem / "index.html").is_file(), f.stem
+        assert (tmp_path / "site" / "experiments" / f"{f.stem}.html").is_file(), f.stem
 
 
 def test_the_experiments_times_are_on_the_measurements_page_not_in_the_readme(tmp_path):
@@ -86,7 +86,7 @@ def test_the_experiments_times_are_on_the_measurements_page_not_in_the_readme(tm
         assert f"| `make {e.target}` | {e.spec.time_here} |" in table
     res = build(paths.REPO_ROOT, tmp_path / "site")
     assert res.returncode == 0, res.stdout + res.stderr
-    page = (tmp_path / "site" / "measurements" / "index.html").read_text()
+    page = (tmp_path / "site" / "measurements.html").read_text()
     assert "generated at build time" not in page and "<code>make dynamics</code>" in page
     readme = (paths.REPO_ROOT / "README.md").read_text()
     assert not [e.spec.time_here for e in experiments_in_order() if e.spec.time_here in readme]
