@@ -13,38 +13,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .analysis.tidy import FILE, columns_of, flow_rows
+from .analysis.tidy import columns_of, read_rows, table_of
 
 __all__ = ["load", "rows"]
 
 
-def _table_of(where: Path) -> Path | None:
-    """The flows.csv that stands for @where: its own, its latest report's, or None (a run directory)."""
-    for candidate in (where / FILE, where / "reports" / "latest" / FILE, where / "latest" / FILE):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
 def rows(where: str | Path) -> list[dict]:
-    """The table of @where as dicts (values as the CSV holds them, strings; or, read from a run's
-    archive, as recorded)."""
-    import csv
-    where = Path(where)
-    if (table := _table_of(where)) is not None:
-        with open(table, newline="") as f:
-            return list(csv.DictReader(f))
-    if (where / "job" / "out" / "runs.json").is_file():
-        return flow_rows(where)
-    raise FileNotFoundError(f"{where}: no {FILE} there (a report's), under reports/latest/ (a matrix's or "
-                            f"experiment's results) or a run's archive (job/out/runs.json)")
+    """The table of @where as dicts (sslab.analysis.tidy.read_rows)."""
+    return read_rows(where)
 
 
 def load(where: str | Path):
     """A pandas DataFrame of @where's flows (rows), the numbers as numbers."""
     import pandas as pd
     where = Path(where)
-    if (table := _table_of(where)) is not None:
+    if (table := table_of(where)) is not None:
         return pd.read_csv(table)
-    found = rows(where)
+    found = read_rows(where)
     return pd.DataFrame(found, columns=columns_of(found))

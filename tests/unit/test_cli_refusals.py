@@ -70,6 +70,7 @@ from sslab.paths import REPO_ROOT
     (["matrix", "merge", "--matrix-dir", "m", "--tar", "no-cells.tar"], "no-cells.tar: no such tar of cells"),
     (["matrix", "report", "no-such-matrix"], "no-such-matrix"),
     (["same-bytes", "no-such-run", "no-such-run-either"], "no-such-run is not a finished run directory"),
+    (["compare", "no-such-dir", "results"], "no-such-dir: no flows.csv there"),
 ])
 def test_refused_with_exit_2_before_anything_starts(tmp_path, args, said):
     env = {"SSLAB_RESULTS": str(tmp_path), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",

@@ -117,3 +117,25 @@ def write_flows_table(dest: Path, run_dirs: list[Path], cells: list[dict] | None
     out = Path(dest) / FILE
     out.write_text(csv_text(rows))
     return out
+
+
+def table_of(where: Path) -> Path | None:
+    """The flows.csv that stands for @where: its own, its latest report's, or None."""
+    for candidate in (where / FILE, where / "reports" / "latest" / FILE, where / "latest" / FILE):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_rows(where: str | Path) -> list[dict]:
+    """The table of @where as dicts: a report's flows.csv (values as strings), a results directory's
+    latest report's, or read from a run's archive (values as recorded); FileNotFoundError naming
+    what was looked for when there is none."""
+    where = Path(where)
+    if (table := table_of(where)) is not None:
+        with open(table, newline="") as f:
+            return list(csv.DictReader(f))
+    if (where / "job" / "out" / "runs.json").is_file():
+        return flow_rows(where)
+    raise FileNotFoundError(f"{where}: no {FILE} there (a report's), under reports/latest/ (a matrix's or "
+                            f"experiment's results) or a run's archive (job/out/runs.json)")

@@ -404,6 +404,31 @@ def cmd_same_bytes(args) -> int:
     return EXIT_FAILED if differing else EXIT_OK
 
 
+def cmd_compare(args) -> int:
+    """`sslab compare A B` (`make compare A= B=`): each flow group's metrics, B against A, into a new
+    results/compare/<stamp>/ (report, page, compare.csv); refused (exit 2) before anything is written
+    when a side has no flows to read."""
+    from ..analysis.compare import CompareError, write_compare
+    from ..analysis.html import publish
+    from ..analysis.tidy import read_rows
+    sides = []
+    for name in (args.a, args.b):
+        try:
+            sides.append(read_rows(name))
+        except FileNotFoundError as e:
+            raise Refused(str(e)) from None
+    dest = paths.RESULTS_DIR / "compare" / paths.stamp()
+    try:
+        with paths.filled_whole(dest) as part:
+            summary = write_compare(args.a, sides[0], args.b, sides[1], part)
+    except CompareError as e:
+        raise Refused(str(e)) from None
+    paths.point_latest(dest)
+    print((dest / "report.md").read_text())
+    print(f"report: {dest / 'report.md'}\npage: {publish(dest / 'report.md')}")
+    return EXIT_OK if summary else EXIT_FAILED
+
+
 def cmd_suss_loop(args) -> int:
     """`sslab suss-loop` (`make suss-loop`): SUSS 2024 in closed loop on its authors' path, each round's
     decisions beside their log's with the targets; SUSS 2025's beside.  Exit 1 when a target is missed."""

@@ -199,6 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="scenario files, or names of kernel/tests/oracle/*.yaml (default: all of them)")
     po.add_argument("--jobs", type=at_least_one("JOBS"), help="boots at once (default: the host's cores)")
     po.set_defaults(command="oracle")
+    pcmp = sub.add_parser("compare", help="two sets of results side by side (before and after a patch, two kernels, "
+                                          "two starts): each flow group's FCTs and exit cwnd, B against A, and whether "
+                                          "each difference is beyond the 95 % CIs")
+    pcmp.add_argument("a", metavar="A", help="a report's directory, a results directory (its latest report) or a run's")
+    pcmp.add_argument("b", metavar="B", help="the same, for the other side")
+    pcmp.set_defaults(command="compare")
     psb = sub.add_parser("same-bytes", help="two runs of one scenario (before and after a change that should move "
                                             "nothing) compared flow by flow, ACK by ACK and packet by packet")
     psb.add_argument("before", help="a run directory")
