@@ -72,7 +72,7 @@ def group_of(row: dict, columns: list[str]) -> tuple[str, ...]:
 
 
 @dataclass
-class Comparison:
+class GroupComparison:
     group: tuple[str, ...]
     metric: str
     a: dict
@@ -93,7 +93,7 @@ class Comparison:
         return "same within the CIs"
 
 
-def compare_rows(a_rows: list[dict], b_rows: list[dict]) -> tuple[list[str], list[Comparison], dict]:
+def compare_rows(a_rows: list[dict], b_rows: list[dict]) -> tuple[list[str], list[GroupComparison], dict]:
     """Group both sides' flows alike and set each group's metrics B against A; also which groups
     one side lacks ("a", "b") and what differs between the sides throughout ("differ")."""
     if not a_rows or not b_rows:
@@ -115,7 +115,7 @@ def compare_rows(a_rows: list[dict], b_rows: list[dict]) -> tuple[list[str], lis
             vb = [v for r in sides["b"] if (v := _number(r.get(metric))) is not None]
             if not va and not vb:
                 continue
-            out.append(Comparison(g, metric, describe(va), describe(vb), welch_diff(va, vb)))
+            out.append(GroupComparison(g, metric, describe(va), describe(vb), welch_diff(va, vb)))
     return columns, out, only
 
 
@@ -134,7 +134,7 @@ def _fmt_diff(d: dict, digits: int) -> str:
     return f"{d['diff']:+.{digits}f}" + (f" [{ci[0]:+.{digits}f}, {ci[1]:+.{digits}f}]" if ci else "")
 
 
-def report_lines(a: str, b: str, columns: list[str], found: list[Comparison], only: dict) -> list[str]:
+def report_lines(a: str, b: str, columns: list[str], found: list[GroupComparison], only: dict) -> list[str]:
     """The comparison as markdown: a table per metric, a group a row; the verdicts counted."""
     counts: dict[str, int] = {}
     for c in found:
@@ -167,7 +167,7 @@ def report_lines(a: str, b: str, columns: list[str], found: list[Comparison], on
     return lines
 
 
-def csv_text(columns: list[str], found: list[Comparison]) -> str:
+def csv_text(columns: list[str], found: list[GroupComparison]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow([*columns, "metric", "a_n", "a_mean", "a_ci_low", "a_ci_high", "b_n", "b_mean", "b_ci_low",
@@ -179,7 +179,7 @@ def csv_text(columns: list[str], found: list[Comparison]) -> str:
     return buf.getvalue()
 
 
-def plot(columns: list[str], found: list[Comparison], dest: Path, metric: str = "fct_s") -> Path | None:
+def plot(columns: list[str], found: list[GroupComparison], dest: Path, metric: str = "fct_s") -> Path | None:
     """Both sides' means with their CIs, group by group, for @metric: A and B side by side."""
     rows = [c for c in found if c.metric == metric and c.a["n"] and c.b["n"]]
     if not rows:

@@ -27,7 +27,7 @@ import io
 import os
 from pathlib import Path
 
-from ..records import read_record, read_runs_index
+from ..records import RecordFormatError, read_record, read_runs_index
 from .fidelity import run_passes
 from .setting import setting_of
 
@@ -52,10 +52,12 @@ def where_it_ran(run_dir: Path) -> dict:
                    kernel=(meta.get("guest_kernel") or {}).get("release"),
                    image=((meta.get("image") or {}).get("hash") or "")[:12],
                    code=(code.get("commit") or "")[:12] + ("+dirty" if code.get("dirty") else ""))
-    if (run_dir / "plan.json").is_file():
+    try:
         s = setting_of(run_dir)
-        out.update(scenario=s.name, rate_mbit=s.rate_mbit, buffer=s.buffer, buffer_pkts=s.buffer_pkts, link=s.link,
-                   hosts=s.hosts_model, mtu=s.mtu, _rtts=s.pair_rtts_ms)
+    except (RecordFormatError, KeyError):
+        return out  # a directory whose plan (or, before plans said it, meta.json) does not give it
+    out.update(scenario=s.name, rate_mbit=s.rate_mbit, buffer=s.buffer, buffer_pkts=s.buffer_pkts, link=s.link,
+               hosts=s.hosts_model, mtu=s.mtu, _rtts=s.pair_rtts_ms)
     return out
 
 
