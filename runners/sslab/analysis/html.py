@@ -13,6 +13,7 @@ Links are relative, so a results/ tree copied elsewhere keeps working.
 from __future__ import annotations
 
 import html
+import json
 import os
 import re
 from pathlib import Path
@@ -49,15 +50,33 @@ def _rel(target: Path, start: Path) -> str:
     return Path(os.path.relpath(target, start)).as_posix()
 
 
-def run_files(run_dirs: list[Path]) -> list[Path]:
+#: How a link to each of RUN_FILES reads.
+RUN_FILE_WORDS = {"pcap": "capture", "client_pcap": "client's capture", "trace": "trace"}
+
+
+def labelled_run_files(run_dirs: list[Path], labels: dict[Path, str]) -> list[tuple[str, list[tuple[str, Path]]]]:
     """The captures and traces every run of @run_dirs (run directories or matrix cells) records, as
-    archived (a capture may be kept gzipped)."""
+    archived (a capture may be kept gzipped), by run directory: (its label, [(the run's tag and what
+    the file is, the file)]); a directory without a label in @labels goes by its plan's scenario name
+    and its own name."""
     out = []
     for d in run_dirs:
-        for run, run_dir in runs_of(Path(d)):
-            files = [stored_capture(run_dir / run[k]) for k in RUN_FILES if run.get(k)]
-            out += [f for f in files if f.is_file()]
+        d = Path(d)
+        files = []
+        for run, run_dir in runs_of(d):
+            for k in RUN_FILES:
+                if run.get(k) and (f := stored_capture(run_dir / run[k])).is_file():
+                    files.append((f"{run_dir.name} {RUN_FILE_WORDS[k]}", f))
+        if files:
+            out.append((labels.get(d) or _scenario_name(d), files))
     return out
+
+
+def _scenario_name(run_dir: Path) -> str:
+    try:
+        return f"{json.loads((run_dir / 'plan.json').read_text())['name']} ({run_dir.name})"
+    except (OSError, ValueError, KeyError):
+        return run_dir.name
 
 
 def page(title: str, body: str, nav: str = "") -> str:
@@ -65,9 +84,10 @@ def page(title: str, body: str, nav: str = "") -> str:
             f"<style>{STYLE}</style></head>\n<body>\n{nav}\n{body}\n</body></html>\n")
 
 
-def write_html(md_path: Path, run_dirs: list[Path] | None = None) -> Path:
+def write_html(md_path: Path, run_dirs: list[Path] | None = None, run_labels: dict[Path, str] | None = None) -> Path:
     """@md_path's report as HTML beside it (report.html), with links to the captures and traces of
-    @run_dirs and back to results/index.html when the report lies under results/."""
+    @run_dirs (each directory's under its label in @run_labels, else its scenario's name) and back to
+    results/index.html when the report lies under results/."""
     md_path = Path(md_path)
     text = md_path.read_text()
     body = markdown.markdown(text, extensions=["tables", "fenced_code"])
@@ -76,10 +96,12 @@ def write_html(md_path: Path, run_dirs: list[Path] | None = None) -> Path:
         body += ("\n<h2>Data</h2>\n<p>" + " · ".join(f"<a href=\"{f.name}\">{f.name}</a>" for f in data)
                  + " (flows.csv: a row per flow per run, the setting as columns; "
                    "<code>sslab.results.load</code> reads it into a pandas DataFrame)</p>")
-    files = run_files(run_dirs or [])
-    if files:
-        items = "\n".join(f"<li><a href=\"{html.escape(_rel(f, md_path.parent))}\">"
-                          f"{html.escape(_rel(f, md_path.parent))}</a></li>" for f in files)
+    groups = labelled_run_files(run_dirs or [], run_labels or {})
+    if groups:
+        items = "\n".join(
+            f"<li>{html.escape(label)}: " + ", ".join(f"<a href=\"{html.escape(_rel(f, md_path.parent))}\">"
+                                                     f"{html.escape(text)}</a>" for text, f in files) + "</li>"
+            for label, files in groups)
         body += f"\n<h2>Captures and traces</h2>\n<ul>\n{items}\n</ul>"
     nav = ""
     if md_path.resolve().is_relative_to(paths.RESULTS_DIR.resolve()):

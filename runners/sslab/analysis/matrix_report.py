@@ -90,7 +90,8 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
     (dest / "table.md").write_text("\n".join(lines))
     write_flows_table(dest, [d for _, d in cells], [{"setting": c.setting, "rep": c.rep} for c, _ in cells])
-    write_html(dest / "table.md", [d for _, d in cells])
+    write_html(dest / "table.md", [d for _, d in cells],
+               {d: f"{c.name}, iteration {c.rep} (cell {c.key[:8]})" for c, d in cells})
     (dest / "summary.json").write_text(json.dumps(stamped("sslab.summary", {"plan": plan_path.name, **extra,
                                                                           "cells_done": done,
                                                                           "cells_planned": len(plan.cells),
