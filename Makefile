@@ -21,6 +21,7 @@
 #   make lint-imports      check that imports flow one way (pyproject.toml's contracts)
 #   make image             build the testbed image (cached by recipe hash)
 #   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
+#   make verify ARTIFACT=  rerun a sample (SAMPLE=, 3) of a matrix's cells; the same bytes, cell by cell?
 #   make compare A= B=     two sets of results side by side, each difference against the 95 % CIs
 #   make image-list        the image cache, and what a prune would keep (KEEP=, default 5) and why
 #   make image-prune       remove images not used lately (KEEP= others kept beside the tree's own)
@@ -108,7 +109,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: help deps host-deps python-deps engine-deps browser-deps image image-repin image-list image-prune compare docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report claims test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: help deps host-deps python-deps engine-deps browser-deps image image-repin image-list image-prune compare verify docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report claims test test-unit test-vm kernel-test clean-venv lint-imports \
         matrix crosscheck oracle suss-loop bench fresh-check $(EXPERIMENTS)
 
 help:
@@ -220,6 +221,11 @@ bench: deps
 	  { echo "error: BENCH=umlperf needs perf (linux-perf) and root to install it" >&2; exit 1; }; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends linux-perf; })
 	$(VPY) runners/benchmarks.py $(BENCH)
+
+# A sample of an archived matrix's cells run again, each compared byte for byte: ARTIFACT=, SAMPLE=.
+verify: deps
+	@if [ -z "$(ARTIFACT)" ]; then echo "usage: make verify ARTIFACT=results/<matrix>/<selection> [SAMPLE=3]" >&2; exit 2; fi
+	$(VPY) -m sslab verify $(ARTIFACT) $(if $(SAMPLE),--sample $(SAMPLE))
 
 # Two sets of results side by side: A= and B= (a report's, a results directory or a run's).
 compare: python-deps

@@ -404,6 +404,33 @@ def cmd_same_bytes(args) -> int:
     return EXIT_FAILED if differing else EXIT_OK
 
 
+def cmd_verify(args) -> int:
+    """`sslab verify ARTIFACT` (`make verify ARTIFACT= SAMPLE=`): a sample of a matrix's cells run again,
+    each compared with its archive byte for byte; exit 1 when one differs, 2 when this host cannot
+    rerun them (another image or traffic code, a real clock), before anything runs."""
+    from ..analysis.html import publish
+    from ..matrix import MatrixError
+    from ..matrix.verify import new_verify_dir, report_lines, sample, verifiable, verify_cells
+    from ..substrate.image import ensure_image
+    artifact = Path(args.artifact)
+    if not (artifact / "plans").is_dir():
+        raise Refused(f"{artifact}: not a matrix's results directory (it has no plans/)")
+    try:
+        plan, cells = verifiable(artifact, ensure_image().manifest()["image_hash"])
+    except MatrixError as e:
+        raise Refused(str(e)) from None
+    chosen = sample(cells, args.sample)
+    substrate = ready(make_substrate("uml"))
+    dest = new_verify_dir()
+    dest.mkdir(parents=True)
+    verdicts = verify_cells(plan, chosen, substrate, dest)
+    (dest / "report.md").write_text("\n".join(report_lines(artifact, plan, verdicts, len(cells))))
+    paths.point_latest(dest)
+    print((dest / "report.md").read_text())
+    print(f"report: {dest / 'report.md'}\npage: {publish(dest / 'report.md', [dest / v.cell.key for v in verdicts])}")
+    return EXIT_OK if all(v.same for v in verdicts) else EXIT_FAILED
+
+
 def cmd_compare(args) -> int:
     """`sslab compare A B` (`make compare A= B=`): each flow group's metrics, B against A, into a new
     results/compare/<stamp>/ (report, page, compare.csv); refused (exit 2) before anything is written

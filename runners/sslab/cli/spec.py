@@ -199,6 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="scenario files, or names of kernel/tests/oracle/*.yaml (default: all of them)")
     po.add_argument("--jobs", type=at_least_one("JOBS"), help="boots at once (default: the host's cores)")
     po.set_defaults(command="oracle")
+    pv = sub.add_parser("verify", help="rerun a sample of an archived matrix's cells from their plans and seeds and say, "
+                                       "cell by cell, whether they give the same bytes")
+    pv.add_argument("artifact", metavar="ARTIFACT", help="a matrix's results directory (results/table1/<selection>)")
+    pv.add_argument("--sample", type=at_least_one("SAMPLE"), default=3,
+                    help="how many finished cells, spread over the plan (default 3)")
+    pv.set_defaults(command="verify")
     pcmp = sub.add_parser("compare", help="two sets of results side by side (before and after a patch, two kernels, "
                                           "two starts): each flow group's FCTs and exit cwnd, B against A, and whether "
                                           "each difference is beyond the 95 % CIs")
