@@ -10,6 +10,8 @@ import pytest
 from sslab.substrate import cachegc
 from sslab.substrate.buildtools import ImageError
 
+#: The fixtures' clock, set when each test's cache is made (not at import: a suite runs for an hour,
+#: and prune() reads the real clock).
 NOW = time.time()
 HOUR = 3600.0
 
@@ -36,6 +38,8 @@ def uml(cache, name, used_hours_ago):
 
 @pytest.fixture
 def cache(tmp_path):
+    global NOW
+    NOW = time.time()
     # Six images, by last use: a (now-ish: in use), b 1 h, c 2 h, d 3 h, e 4 h, f 5 h ago.
     for name, hours in zip("abcdef", (0.1, 1, 2, 3, 4, 5)):
         image(tmp_path, name, hours, uml="c1" if name in "abc" else "c2")
