@@ -45,8 +45,8 @@ from sslab.paths import REPO_ROOT
     (["matrix", "run", "table1", "--set", "CCA=vegasx"], "vegasx"),
     # every other command, each with one bad value
     (["image", "rebuild"], "invalid choice: 'rebuild'"),
-    (["image", "prune", "--keep", "-1"], "-1: a whole number, 0 or more"),
-    (["image", "prune", "--keep", "all"], "'all': a whole number, 0 or more"),
+    (["image", "prune", "--keep", "-1"], "KEEP=-1: at least 0"),
+    (["image", "prune", "--keep", "all"], "KEEP=all: a whole number"),
     (["container", "push"], "invalid choice: 'push'"),
     (["fresh-check", "--main", "reproduce-tabel1"], "'reproduce-tabel1' is not a target of the Makefile"),
     (["fresh-check", "--need-gb", "1e9"], "fresh-check needs about 1e+09 GB free"),

@@ -23,28 +23,22 @@ BOOT_SHARE_HELP = ("(matrices, UML) repetitions of a setting per boot: they shar
                    "(default: 10 under UML, 1 on a real clock; 1: a boot per cell)")
 
 
-def at_least_one(name: str):
-    """An argparse type: an integer of at least 1 (refused by the parser, exit 2, before anything runs)."""
+def at_least(name: str, low: int):
+    """An argparse type: an integer of at least @low (refused by the parser, exit 2, before anything runs)."""
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name}={text}: a whole number") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"{name}={value}: at least 1")
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{name}={value}: at least {low}")
         return value
     return parse
 
 
-def non_negative_int(text: str) -> int:
-    """A count, 0 or more (argparse type: anything else is refused before any work, exit 2)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: a whole number, 0 or more") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{text}: a whole number, 0 or more")
-    return n
+def at_least_one(name: str):
+    """at_least(@name, 1): a count of runs, jobs, iterations."""
+    return at_least(name, 1)
 
 
 def positive_seconds(text: str) -> float:
@@ -80,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     pi = sub.add_parser("image", help="build (or repin) the testbed image; list the image cache, or prune it")
     pi.add_argument("action", choices=["build", "repin", "list", "prune"])
-    pi.add_argument("--keep", type=non_negative_int, default=None,
+    pi.add_argument("--keep", type=at_least("KEEP", 0), default=None,
                     help="prune: images kept beside the tree's own and those in use, the ones used last "
                          "(default: the build's own rule, cachegc.DEFAULT_KEEP)")
     pi.add_argument("--dry-run", action="store_true", help="prune: say what would be removed, remove nothing")
