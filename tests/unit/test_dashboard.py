@@ -58,3 +58,14 @@ def test_the_index_is_a_table_a_row_per_report_with_its_experiment(tmp_path, mon
     assert re.search(r"E7 <code>make reproduce-table1</code>", page) and "SUSS (SIGCOMM&#x27;24): Table 1" in page
     assert '<a href="table1/all/reports/20261129T101500Z-abcd/report.html">E7 stability</a>' in page
     assert "<script>" in page and "http" not in page.split("<script>")[1]  # sorting, filtering: nothing fetched
+
+
+def test_a_matrix_report_that_did_not_count_its_cells_claims_no_status(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
+    d = tmp_path / "table1" / "all" / "reports" / "20261128T130119Z-8127"
+    d.mkdir(parents=True)
+    (d / "table.md").write_text("# E7\n")
+    (d / "summary.json").write_text(json.dumps({"plan": "plan-x.json"}))
+    html.write_html(d / "table.md")
+    row = dashboard.row_of(d / "report.html", tmp_path, "E7")
+    assert (row.n, row.status, row.commit) == (None, "", "")

@@ -9,7 +9,7 @@ Each row says, from the report's directory and the archive it was written from a
     commit       the harness's commit its runs ran (a run's meta.json; a matrix's traffic code)
     n            its runs (a run directory's), the runs it was written over, or a matrix's cells
     status       done, or partial (a matrix's cells not all done, as its summary.json counts them; a
-                 run directory without its manifest)
+                 run directory without its manifest); empty for a matrix report that did not count them
     headline     the report's first bold sentence (a verdict: "61 of 90 paper values reproduced
                  ..."), else empty
 
@@ -114,7 +114,9 @@ def row_of(page: Path, results: Path, title: str) -> IndexRow:
                time.strftime("%Y-%m-%d %H:%M", time.gmtime(page.stat().st_mtime)))
     folder = page.relative_to(results).parts[0]
     summary = _summary(d)
-    if "cells_planned" in summary:  # a matrix's report
+    if (d / "table.md").is_file():  # a matrix's report: its cells counted (reports before 29 Nov 2026 did not)
+        if "cells_planned" not in summary:
+            return IndexRow(page, folder, title, written, "", None, "", headline)
         done, planned = summary["cells_done"], summary["cells_planned"]
         return IndexRow(page, folder, title, written, str(summary.get("code", ""))[:12], planned,
                         "done" if done == planned else f"partial ({done} of {planned} cells)", headline)
