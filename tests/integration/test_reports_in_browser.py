@@ -27,6 +27,14 @@ ROWS_SHOWN = """(() => { const rows = Array.from(document.querySelectorAll('#rep
   return {shown: shown.length, all: rows.length, first: shown.length ? shown[0].children[0].textContent : null}; })()"""
 
 
+#: Zoom an explorable plot's time axis to 1-2 s; then what the last panel's axis shows, and how many lines.
+ZOOM = """(() => { const g = document.querySelector('.js-plotly-plot'); Plotly.relayout(g, {'xaxis.range': [1, 2]}); })()"""
+ZOOMED = """(() => { const g = document.querySelector('.js-plotly-plot'); if (!g || !g.layout) return null;
+  const axes = Object.keys(g.layout).filter(k => /^xaxis[0-9]*$/.test(k)).sort();
+  const last = g.layout[axes[axes.length - 1]].range;
+  return last && last[0] === 1 ? {last: last, traces: g.data.length} : null; })()"""
+
+
 def local_links(page: Path) -> list[Path]:
     """The files a page links to or shows (relative href and src), resolved against the page."""
     refs = re.findall(r'(?:href|src)="([^"#:]+)"', page.read_text())
@@ -74,6 +82,22 @@ def test_an_e1_run_a_table1_cell_and_the_index_open_in_a_browser(tmp_path):
     anchors = re.findall(r'href="#([^"]+)"', page)
     assert len(anchors) >= 17 and all(f'id="{a}"' in page for a in anchors)
     assert "not testable here" in page and "no evidence yet" in page and "Ran on" not in page  # nothing ran E3-E6
+    # The explorable plots: E1's dynamics and Table 1's flows over time, zoomed (Plotly.relayout, as a
+    # drag does): every panel of the figure follows the first's time axis.
+    for name, page in (("e1-dynamics", e1.parent / "dynamics-20MB.html"),
+                       ("table1-flows", table1.parent / "flows-table1-cubic-1BDP-25ms.html")):
+        assert page.is_file() and page.name in (e1 if name.startswith("e1") else table1).read_text()
+        v = visit(page, tmp_path / f"{name}.png", act=ZOOM, until=ZOOMED)
+        assert v.console_errors == [] and v.value is not None and v.value["last"] == [1, 2] and v.value["traces"] >= 4, v
+    # Two sets of results side by side (here E1's run against itself: every group n = 1, no verdict).
+    res = sslab(["compare", str(e1.parent), str(e1.parent)], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    [compare] = list(results.glob("compare/2*/report.html"))
+    links = local_links(compare)
+    assert links and all(f.exists() for f in links), [f for f in links if not f.exists()]
+    v = visit(compare, tmp_path / "compare.png")
+    assert v.console_errors == [] and v.broken_images == [] and v.images == 1, v
+    assert "n = 1 (no CI)" in compare.read_text() and "compare.csv" in compare.read_text()
     # A page of plots is a large screenshot; the index a small one, but not an empty page's.
     assert shots["e1-report"].screenshot.stat().st_size > 50_000 and shots["index"].screenshot.stat().st_size > 3_000
     # Kept where a reviewer finds them after the run (pytest's tmp_path survives the session).

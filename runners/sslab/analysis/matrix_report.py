@@ -26,6 +26,7 @@ from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
 from .claims import report_claims_md
 from .html import index_for, write_html
 from .pcap import stored_capture
+from .interactive import flows_page
 from .plots import plot_flows_over_time
 from .conditions import conditions_of
 from .fairness import FAIRNESS, JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
@@ -121,6 +122,9 @@ def flows_over_time(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]], des
         if plot_flows_over_time(labelled, dest, name, f"{what}, repetition {cell.rep}", highlight, names,
                                 link_mbit=link_rate(cell)):
             lines.append(f"![{what}]({name})")
+            if page := flows_page(labelled, dest, name.removesuffix(".png") + ".html", f"{what}, repetition {cell.rep}",
+                                  link_rate(cell)):
+                lines += ["", f"[{page.name}]({page.name}): the same, to explore (zoom, hover, hide a flow)", ""]
     if not lines:
         return []
     return [f"## The flows over time (the paper's {figure})", "",

@@ -50,7 +50,7 @@ def plot_dynamics(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    chosen = _chosen(runs, size, rep)
+    chosen = runs_of_size(runs, size, rep)
     if not chosen:
         return None
     n = len(chosen)
@@ -103,7 +103,7 @@ def plot_cwnd_rtt(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
     import matplotlib.pyplot as plt
 
     series = []
-    for r in _chosen(runs, size, rep):
+    for r in runs_of_size(runs, size, rep):
         s = trace_series(r["dir"] / r["trace"], r["flows"][0]["port"]) if r.get("trace") else None
         if s and s["t"]:
             series.append((r["flows"][0], s))
@@ -133,7 +133,8 @@ def plot_cwnd_rtt(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
     return out
 
 
-def _chosen(runs: list[dict], size: str, rep: int) -> list[dict]:
+def runs_of_size(runs: list[dict], size: str, rep: int) -> list[dict]:
+    """The runs of @runs that moved @size in repetition @rep (a variant each, in the runs' order)."""
     return [r for r in runs if r["run"].get("params", {}).get("size") == size and r["run"]["rep"] == rep]
 
 
@@ -170,7 +171,7 @@ def _line_plot(lines: list[tuple[str, list, list]], dest: Path, name: str, xlabe
 def plot_delivered_overlay(runs: list[dict], dest: Path, size: str = "5MB", rep: int = 0) -> Path | None:
     """Data delivered against time, one line per variant, from the capture (every variant alike)."""
     lines = []
-    for r in _chosen(runs, size, rep):
+    for r in runs_of_size(runs, size, rep):
         flow = r["flows"][0]
         if r.get("pcap"):
             t, delivered = delivered_series(stored_capture(r["dir"] / r["pcap"]), flow["port"])
@@ -183,7 +184,7 @@ def plot_goodput(runs: list[dict], dest: Path, size: str, rep: int = 0, marks: P
     """Goodput over time (new data leaving the bottleneck, from the pcap), one line per variant; the
     link's rate (@marks) across."""
     lines = []
-    for r in _chosen(runs, size, rep):
+    for r in runs_of_size(runs, size, rep):
         g = r["flows"][0].get("goodput_mbit")
         if g:
             lines.append((r["flows"][0]["cc"], list(g), list(g.values())))

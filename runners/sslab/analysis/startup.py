@@ -34,6 +34,7 @@ from .fidelity import run_passes
 from .conditions import run_conditions
 from .setting import setting_of
 from .html import write_html
+from .interactive import dynamics_page
 from .plots import plot_cwnd_rtt, plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
 from .stats import describe
@@ -266,6 +267,11 @@ def write_report(run_dir: Path, dest: Path) -> dict:
     ]
     for p in plots:
         lines += [f"![{p.stem}]({p.name})", ""]
+    pages = [p for p in (dynamics_page(runs, dest, large, marks=marks), dynamics_page(runs, dest, small, marks=marks))
+             if p] if small else []
+    if pages:
+        lines += ["To explore (zoom and pan, values on hover, a click on a variant hides it; offline): "
+                  + ", ".join(f"[{p.stem}]({p.name})" for p in pages) + ".", ""]
     lines += ["## Runs", "",
               "The queue is read every 0.5 s during a run: a peak between two readings is not seen (a 1 s flow "
               "has one reading), so the column gives the largest reading and how many there were.  The peak of "
