@@ -91,11 +91,12 @@ def write_html(md_path: Path, run_dirs: list[Path] | None = None, run_labels: di
     md_path = Path(md_path)
     text = md_path.read_text()
     body = markdown.markdown(text, extensions=["tables", "fenced_code"])
-    data = [f for f in (md_path.parent / "summary.json", md_path.parent / "flows.csv") if f.exists()]
+    data = [f for f in (md_path.parent / "summary.json", *sorted(md_path.parent.glob("*.csv"))) if f.exists()]
     if data:
         body += ("\n<h2>Data</h2>\n<p>" + " · ".join(f"<a href=\"{f.name}\">{f.name}</a>" for f in data)
-                 + " (flows.csv: a row per flow per run, the setting as columns; "
-                   "<code>sslab.results.load</code> reads it into a pandas DataFrame)</p>")
+                 + " (flows.csv: a row per flow per run, the setting as columns, which "
+                   "<code>sslab.results.load</code> reads into a pandas DataFrame; compare.csv: a comparison's "
+                   "groups)</p>")
     groups = labelled_run_files(run_dirs or [], run_labels or {})
     if groups:
         items = "\n".join(
