@@ -165,9 +165,8 @@ def provenance_of(run_dirs: list[Path]) -> dict[str, str]:
             machines[line] = machines.get(line, 0) + 1
         if meta.get("started"):
             dates.append(meta["started"])
-        code = meta.get("code") or {}
-        if code.get("commit"):
-            commits.add(code["commit"][:7] + ("+dirty" if code.get("dirty") else ""))
+        if (code := meta.get("code") or {}).get("commit"):
+            commits.add(commit_text(code, 7))
     machine = ("; ".join(machines) if len(machines) == 1 else
                "; ".join(f"{m} [{n} run(s)]" for m, n in machines.items())) or "not recorded"
     when = (f"{min(dates)[:16]}Z to {max(dates)[:16]}Z" if dates and min(dates)[:16] != max(dates)[:16]
@@ -198,3 +197,9 @@ def departures(run_dirs: list[Path]) -> list[str]:
         for line in found:
             seen[line] = seen.get(line, 0) + 1
     return [f"{line} ({n} run(s))" for line, n in seen.items()]
+
+
+def commit_text(code: dict, digits: int = 12) -> str:
+    """A run's commit as reports print it (meta.json's "code"): its first @digits hex digits, and
+    "+dirty" for a tree with changes beyond it; empty when it names none."""
+    return (code.get("commit") or "")[:digits] + ("+dirty" if code.get("dirty") and code.get("commit") else "")

@@ -30,6 +30,8 @@ from pathlib import Path
 import yaml
 
 from .. import paths
+from ..records import RecordFormatError, read_runs_index
+from .conditions import commit_text
 
 #: A results directory's stamp (paths.stamp): when it was written.
 STAMP = re.compile(r"(\d{8}T\d{6}Z)")
@@ -90,16 +92,15 @@ def _text_of(report_dir: Path) -> str:
 
 def _meta_commit(run_dir: Path) -> str:
     try:
-        code = json.loads((run_dir / "meta.json").read_text()).get("code") or {}
+        return commit_text(json.loads((run_dir / "meta.json").read_text()).get("code") or {})
     except (OSError, ValueError):
         return ""
-    return (code.get("commit") or "")[:12] + ("+dirty" if code.get("dirty") else "")
 
 
 def _runs_in(run_dir: Path) -> int | None:
     try:
-        return len(json.loads((run_dir / "job" / "out" / "runs.json").read_text())["runs"])
-    except (OSError, ValueError, KeyError):
+        return len(read_runs_index(run_dir / "job" / "out" / "runs.json"))
+    except RecordFormatError:
         return None
 
 

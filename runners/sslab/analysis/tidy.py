@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 
 from ..records import RecordFormatError, read_record, read_runs_index
+from .conditions import commit_text
 from .fidelity import run_passes
 from .setting import setting_of
 
@@ -51,7 +52,7 @@ def where_it_ran(run_dir: Path) -> dict:
         out.update(substrate=meta.get("substrate"), clock=meta.get("clock"),
                    kernel=(meta.get("guest_kernel") or {}).get("release"),
                    image=((meta.get("image") or {}).get("hash") or "")[:12],
-                   code=(code.get("commit") or "")[:12] + ("+dirty" if code.get("dirty") else ""))
+                   code=commit_text(code))
     try:
         s = setting_of(run_dir)
     except (RecordFormatError, KeyError):
