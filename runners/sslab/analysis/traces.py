@@ -20,6 +20,7 @@ kernel's controls alike: one measurement for every congestion control.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import re
 from dataclasses import dataclass
@@ -268,12 +269,14 @@ def facts_of(probes: ProbeFacts, mine: list[Record]) -> dict:
             "bbr3": [{"ts": r.ts, **r.fields} for r in mine if r.event == "sslab_bbr3"]}
 
 
+@functools.lru_cache(maxsize=64)
 def trace_series(path: Path, port: int) -> dict:
     """Per-ACK time series of one flow from tcp:tcp_probe, which the stack writes for every
     congestion control (ours and the kernel's alike, so a plot of several measures each the same
     way): cwnd, the packets outstanding (snd_nxt - snd_una in full-sized segments: in recovery it
     still counts the SACKed and the lost), the data acknowledged in order (snd_una's advance) and the
-    smoothed RTT, against the trace clock (under UML it ticks in ms)."""
+    smoothed RTT, against the trace clock (under UML it ticks in ms).  Read once per trace and flow
+    however many plots and tables of a report ask (kept: callers only read it)."""
     probes = [r for r in flow_records(read_trace(path), port) if r.event == "tcp_probe"]
     out = {"t": [], "cwnd": [], "outstanding": [], "acked_mb": [], "srtt_ms": [], "source": "tcp_probe",
            "clock": "trace clock"}
