@@ -34,3 +34,10 @@ def test_a_flows_page_loads_the_shared_plotly_by_a_relative_path(tmp_path, monke
 def test_no_flow_measured_no_page(tmp_path):
     assert interactive.flows_page([("off", {"flows": [{"cc": "x", "fct_s": 1.0}]}, None)], tmp_path, "f.html", "x") is None
     assert not (tmp_path / "f.html").exists()
+
+
+def test_a_page_written_again_is_the_same_bytes(tmp_path):
+    sides = [("off", a_run(), None)]
+    first = interactive.flows_page(sides, tmp_path, "f.html", "a cell").read_bytes()
+    assert interactive.flows_page(sides, tmp_path, "f.html", "a cell").read_bytes() == first
+    assert b'id="f"' in first

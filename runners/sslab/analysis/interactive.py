@@ -42,7 +42,10 @@ def plotly_js(dest: Path) -> str:
 def _write(fig, dest: Path, name: str, title: str, panels: int) -> Path:
     fig.update_layout(title=title, hovermode="x unified", template="plotly_white", height=260 * panels + 120)
     out = Path(dest) / name
-    out.write_text(fig.to_html(include_plotlyjs=plotly_js(dest), full_html=True, config={"displaylogo": False}))
+    # The figure's element named after the page (Plotly's default is a random id): a report rebuilt from
+    # its archive is the same bytes.
+    out.write_text(fig.to_html(include_plotlyjs=plotly_js(dest), full_html=True, config={"displaylogo": False},
+                               div_id=Path(name).stem))
     return out
 
 
