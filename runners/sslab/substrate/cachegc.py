@@ -28,6 +28,7 @@ name, while Debian's mirror still offers the kernel it pinned.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -124,7 +125,6 @@ class CacheEntry:
 
 def cached_images(cache: Path) -> list[CacheEntry]:
     """The cache's complete images, most recently used first."""
-    import json
     out = []
     for d in (cache / "images").glob("[0-9a-f]*"):
         manifest = d / "manifest.json"
