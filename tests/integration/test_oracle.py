@@ -20,7 +20,9 @@ def oracle(tmp_path, *scenarios):
         env.pop(var, None)
     res = subprocess.run([sys.executable, "-m", "sslab", "oracle", *scenarios], capture_output=True, text=True,
                          cwd=REPO_ROOT, env=env, timeout=3600)
-    record = json.loads(((tmp_path / "oracle" / "latest").resolve() / "oracle.json").read_text())
+    written = (tmp_path / "oracle" / "latest").resolve() / "oracle.json"
+    assert written.exists(), f"no oracle.json (exit {res.returncode}):\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}"
+    record = json.loads(written.read_text())
     return res, record["flows"]
 
 

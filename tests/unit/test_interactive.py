@@ -41,3 +41,31 @@ def test_a_page_written_again_is_the_same_bytes(tmp_path):
     first = interactive.flows_page(sides, tmp_path, "f.html", "a cell").read_bytes()
     assert interactive.flows_page(sides, tmp_path, "f.html", "a cell").read_bytes() == first
     assert b'id="f"' in first
+
+
+def test_pages_written_at_once_by_threads_of_one_process_share_one_whole_copy(tmp_path, monkeypatch):
+    # The oracle's two boots are threads of one process, each writing its run's report: each writer
+    # of plotly.js has its own part file (the one name a process gave both failed a rename).
+    import threading
+    from plotly.offline import get_plotlyjs
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
+    barrier = threading.Barrier(4)
+    got, errors = [], []
+
+    def write(i):
+        dest = tmp_path / f"run{i}"
+        dest.mkdir()
+        barrier.wait()
+        try:
+            got.append(interactive.plotly_js(dest))
+        except Exception as e:  # noqa: BLE001 - the assertion below names it
+            errors.append(e)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(got) == 4
+    [js] = list((tmp_path / "assets").iterdir())  # no part file left behind
+    assert js.read_text() == get_plotlyjs() and (js.stat().st_mode & 0o777) == 0o644

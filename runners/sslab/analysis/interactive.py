@@ -14,6 +14,7 @@ legend's toggles come with it, with no JavaScript of ours.  The PNGs stay, for p
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from .. import paths
@@ -33,9 +34,14 @@ def plotly_js(dest: Path) -> str:
     js = assets / f"plotly-{plotly.__version__}.min.js"
     if not js.is_file():
         assets.mkdir(parents=True, exist_ok=True)
-        part = js.with_name(f".{js.name}.{os.getpid()}")
-        part.write_text(get_plotlyjs())
-        os.replace(part, js)  # whole or not there: pages written at once never load half of it
+        # Whole or not there: a page written meanwhile never loads half of it.  The part file is this
+        # writer's own (mkstemp), not named by the process: the oracle's two boots are threads of one
+        # process, each writing its run's report, and shared one name once (the second rename failed).
+        fd, part = tempfile.mkstemp(dir=assets, prefix=f".{js.name}.")
+        with os.fdopen(fd, "w") as f:
+            f.write(get_plotlyjs())
+        os.chmod(part, 0o644)
+        os.replace(part, js)
     return Path(os.path.relpath(js, dest)).as_posix()
 
 
