@@ -20,7 +20,7 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[2]
 IMAGES_DIR = REPO_ROOT / "images"
 KERNEL_DIR = REPO_ROOT / "kernel"
-RESULTS_DIR = Path(os.environ.get("SSLAB_RESULTS", REPO_ROOT / "results"))
+RESULTS_DIR = Path(os.environ.get("SSLAB_RESULTS", REPO_ROOT / "results")).absolute()  # relative: to where it ran
 
 
 def cache_dir() -> Path:
