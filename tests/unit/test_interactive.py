@@ -69,3 +69,45 @@ def test_pages_written_at_once_by_threads_of_one_process_share_one_whole_copy(tm
     assert not errors and len(got) == 4
     [js] = list((tmp_path / "assets").iterdir())  # no part file left behind
     assert js.read_text() == get_plotlyjs() and (js.stat().st_mode & 0o777) == 0o644
+
+
+def test_the_fct_page_draws_a_cdf_and_a_loss_scatter_per_size_a_colour_per_variant(tmp_path, monkeypatch):
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
+    # Two starts, two sizes, three repetitions of the small one; the 20 MB runs lost 4 and 0.
+    rows = ["run,flow,rep,cc,suss_version,size_bytes,fct_s,lost",
+            "a-r0,0,0,cubic_hs,,5000000,1.9,0", "a-r1,0,1,cubic_hs,,5000000,1.7,0", "a-r2,0,2,cubic_hs,,5000000,1.8,0",
+            "b-r0,0,0,cubic_suss,2024,5000000,1.2,0", "b-r1,0,1,cubic_suss,2024,5000000,1.2,0",
+            "b-r2,0,2,cubic_suss,2024,5000000,1.3,0",
+            "c-r0,0,0,cubic_hs,,20000000,4.5,4", "d-r0,0,0,cubic_suss,2024,20000000,3.9,0",
+            "e-r0,0,0,cubic_suss,2024,20000000,,0"]  # a flow that did not finish: not drawn
+    (tmp_path / "flows.csv").write_text("\n".join(rows) + "\n")
+    page = interactive.fct_page(tmp_path, "E1")
+    assert page.name == "fct.html" and re.search(r'Plotly\.newPlot\(\s*"fct",', page.read_text())
+    import csv
+    with open(tmp_path / "flows.csv", newline="") as f:
+        fig = interactive.fct_figure(list(csv.DictReader(f))).to_plotly_json()
+    traces, layout = fig["data"], fig["layout"]
+    # Per size a CDF (left) and a scatter (right), per variant: the variant named by what varies.
+    assert [(t["name"], t["xaxis"], t["mode"]) for t in traces] == [
+        ("cubic_hs", "x", "lines+markers"), ("cubic_hs", "x2", "markers"),
+        ("cubic_suss, SUSS 2024", "x", "lines+markers"), ("cubic_suss, SUSS 2024", "x2", "markers"),
+        ("cubic_hs", "x3", "lines+markers"), ("cubic_hs", "x4", "markers"),
+        ("cubic_suss, SUSS 2024", "x3", "lines+markers"), ("cubic_suss, SUSS 2024", "x4", "markers")]
+    hs5 = traces[0]
+    assert hs5["x"] == [1.7, 1.8, 1.9] and hs5["y"] == [1 / 3, 2 / 3, 1.0]  # sorted FCTs, steps of 1/n
+    assert traces[2]["x"] == [1.2, 1.2, 1.3]  # two runs of one FCT: both drawn
+    assert traces[5]["x"] == [4] and traces[5]["y"] == [4.5]  # the 20 MB HyStart run: 4 dropped, 4.5 s
+    assert traces[7]["x"] == [0] and traces[7]["y"] == [3.9]  # the unfinished flow left out
+    # One legend entry per variant, the same colour in every panel: a click hides it everywhere.
+    assert [t["showlegend"] for t in traces] == [True, False, True, False, False, False, False, False]
+    assert len({t["legendgroup"] for t in traces}) == 2
+    assert (traces[0]["line"]["dash"], traces[2]["line"]["dash"]) == ("solid", "dash")  # the same FCTs: both seen
+    assert {t["line"]["color"] if "line" in t else t["marker"]["color"] for t in traces[::4]} == {traces[0]["line"]["color"]}
+    titles = [a["text"] for a in layout["annotations"]]
+    assert titles[0] == "5 MB flows: FCT, CDF over repetitions and flows" and titles[3].startswith("20 MB flows: FCT against")
+
+
+def test_no_finished_flow_no_fct_page(tmp_path):
+    (tmp_path / "flows.csv").write_text("run,flow,cc,size_bytes,fct_s,lost\na,0,cubic,5000000,,0\n")
+    assert interactive.fct_page(tmp_path, "x") is None and not (tmp_path / "fct.html").exists()
+    assert interactive.fct_page(tmp_path / "nothing-here", "x") is None

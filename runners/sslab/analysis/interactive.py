@@ -9,6 +9,9 @@ legend's toggles come with it, with no JavaScript of ours.  The PNGs stay, for p
     dynamics-<size>.html   E1's (every scenario run's): cwnd, packets outstanding, smoothed RTT and
                            data acknowledged against time, a line per variant (tcp_probe)
     flows-<setting>.html   a matrix's: every flow's goodput past the bottleneck, SUSS off above on
+    fct.html               any report's, from its flows.csv: per flow size, the CDF of the FCT over
+                           repetitions and flows, and the FCT against the run's bottleneck drops, a
+                           colour per variant (the columns that vary: a matrix's axes, cc, SUSS version)
 """
 
 from __future__ import annotations
@@ -45,8 +48,8 @@ def plotly_js(dest: Path) -> str:
     return Path(os.path.relpath(js, dest)).as_posix()
 
 
-def _write(fig, dest: Path, name: str, title: str, panels: int) -> Path:
-    fig.update_layout(title=title, hovermode="x unified", template="plotly_white", height=260 * panels + 120)
+def _write(fig, dest: Path, name: str, title: str, panels: int, hovermode: str = "x unified") -> Path:
+    fig.update_layout(title=title, hovermode=hovermode, template="plotly_white", height=260 * panels + 120)
     out = Path(dest) / name
     # The figure's element named after the page (Plotly's default is a random id): a report rebuilt from
     # its archive is the same bytes.
@@ -119,6 +122,113 @@ def flows_page(sides: list[tuple[str, dict, Path | None]], dest: Path, name: str
         fig.update_yaxes(title_text=f"Mbit/s, {FLOWS_BIN_S:g} s bins ({what})", row=k, col=1)
     fig.update_xaxes(title_text=measured[-1][3], row=len(measured), col=1)
     return _write(fig, dest, name, title, len(measured))
+
+
+#: The columns of flows.csv that tell one start (and one setting) from another: a matrix's axes first,
+#: then the flow's control and SUSS version.  A variant is named by those of them that vary.
+DESCRIBING = ("cc", "suss_version")
+
+
+def variant_columns(rows: list[dict]) -> list[str]:
+    """The describing columns (a matrix's axis_<name>, then DESCRIBING) whose value is not the same in
+    every row: what names a variant of @rows."""
+    axes = sorted({k for r in rows for k in r if k.startswith("axis_")})
+    return [c for c in (*axes, *DESCRIBING) if len({r.get(c) or "" for r in rows}) > 1]
+
+
+def fct_page(dest: Path, title: str, name: str = "fct.html") -> Path | None:
+    """The flows of a report's flows.csv (beside it in @dest), explorable (fct_figure); None when no flow
+    finished.  It reads the exported table only, as a researcher's own plot would."""
+    import csv
+
+    table = Path(dest) / "flows.csv"
+    if not table.is_file():
+        return None
+    with open(table, newline="") as f:
+        fig = fct_figure(list(csv.DictReader(f)))
+    if fig is None:
+        return None
+    # Points, not a time axis: the hover names the one point under the pointer.
+    return _write(fig, dest, name, title, len(fig.layout.annotations) // 2, hovermode="closest")
+
+
+def append_fct_page(md: Path, title: str) -> Path | None:
+    """fct_page beside the report @md (from the flows.csv already there), and a paragraph of @md that
+    links it; None (and @md as it was) when no flow finished."""
+    page = fct_page(Path(md).parent, title)
+    if page is not None:
+        with open(md, "a") as f:
+            f.write(f"\n## FCT over repetitions, to explore\n\n[{page.name}]({page.name}): per flow size, the CDF "
+                    f"of the FCT over every repetition and flow, and each flow's FCT against the packets its run "
+                    f"lost at the bottleneck, a colour per variant (zoom, hover, a click on a variant hides it); "
+                    f"drawn from [flows.csv](flows.csv).\n")
+    return page
+
+
+def fct_figure(table: list[dict]):
+    """Per flow size a row with, left, the CDF of the FCT over every repetition and flow of a variant
+    and, right, each flow's FCT against the packets its run lost at the bottleneck, a colour per
+    variant (a legend entry hides it in every row); @table: flows.csv's rows (strings).  None when no
+    flow of a known size finished."""
+    from plotly.colors import qualitative
+    from plotly.subplots import make_subplots
+    import plotly.graph_objects as go
+
+    rows = [r for r in table if r.get("fct_s") and r.get("size_bytes")]
+    if not rows:
+        return None
+    naming = variant_columns(rows) or ["cc"]
+
+    def label(r: dict) -> str:
+        parts = []
+        for c in naming:
+            if c == "suss_version":
+                if r.get(c):
+                    parts.append(f"SUSS {r[c]}")
+            else:
+                parts.append(f"{c.removeprefix('axis_')} {r.get(c) or '–'}" if c.startswith("axis_") else r.get(c) or "–")
+        return ", ".join(parts)
+
+    variants = sorted({label(r) for r in rows})
+    # A colour and a dash per variant: variants with the same FCTs (E1's traditional slow start and
+    # HyStart++ on a 1 BDP buffer) draw one over the other, and the dash shows both are there.
+    colour = {v: qualitative.Plotly[i % len(qualitative.Plotly)] for i, v in enumerate(variants)}
+    dash = {v: ("solid", "dash", "dot", "dashdot")[i % 4] for i, v in enumerate(variants)}
+    sizes = sorted({int(r["size_bytes"]) for r in rows if r.get("size_bytes")})
+    fig = make_subplots(rows=len(sizes), cols=2, horizontal_spacing=0.08,
+                        vertical_spacing=min(0.2, 0.6 / max(1, len(sizes) - 1)),
+                        subplot_titles=[t for size in sizes for t in (
+                            f"{size / 1e6:g} MB flows: FCT, CDF over repetitions and flows",
+                            f"{size / 1e6:g} MB flows: FCT against the run's bottleneck drops")])
+    shown: set[str] = set()
+    for k, size in enumerate(sizes, start=1):
+        for v in variants:
+            mine = sorted(((float(r["fct_s"]), r) for r in rows if label(r) == v and r.get("size_bytes") == str(size)),
+                          key=lambda m: m[0])
+            if not mine:
+                continue
+            n = len(mine)
+            hover = [f"{r['run']} flow {r['flow']}" + (f", iteration {r['iteration']}" if r.get("iteration") else "")
+                     for _, r in mine]
+            first = v not in shown
+            shown.add(v)
+            fig.add_trace(go.Scatter(x=[t for t, _ in mine], y=[(i + 1) / n for i in range(n)], mode="lines+markers",
+                                     line={"shape": "hv", "color": colour[v], "dash": dash[v]}, marker={"size": 5}, name=v,
+                                     legendgroup=v, showlegend=first, text=hover,
+                                     hovertemplate="%{text}<br>FCT %{x:.3f} s, fraction %{y:.2f} of " + f"{n}"
+                                                   "<extra>" + v + "</extra>"),
+                          row=k, col=1)
+            fig.add_trace(go.Scatter(x=[int(r["lost"] or 0) for _, r in mine], y=[t for t, _ in mine], mode="markers",
+                                     marker={"color": colour[v], "size": 7, "opacity": 0.8}, name=v, legendgroup=v,
+                                     showlegend=False, text=hover,
+                                     hovertemplate="%{text}<br>%{x} dropped in the run, FCT %{y:.3f} s<extra>" + v +
+                                                   "</extra>"),
+                          row=k, col=2)
+        fig.update_xaxes(title_text="FCT (s)", row=k, col=1)
+        fig.update_yaxes(title_text="fraction of flows", range=[0, 1.02], row=k, col=1)
+        fig.update_xaxes(title_text="packets dropped at the bottleneck in the flow's run", row=k, col=2)
+        fig.update_yaxes(title_text="FCT (s)", row=k, col=2)
+    return fig
 
 
 def _packed(values: list[float]):

@@ -26,7 +26,7 @@ from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
 from .claims import report_claims_md
 from .html import index_for, write_html
 from .pcap import stored_capture
-from .interactive import flows_page
+from .interactive import append_fct_page, flows_page
 from .plots import plot_flows_over_time
 from .conditions import conditions_of
 from .fairness import FAIRNESS, JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
@@ -91,6 +91,7 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
     (dest / "table.md").write_text("\n".join(lines))
     write_flows_table(dest, [d for _, d in cells], [{"setting": c.setting, "rep": c.rep} for c, _ in cells])
+    append_fct_page(dest / "table.md", f"{plan.matrix}: FCT over iterations")
     write_html(dest / "table.md", [d for _, d in cells],
                {d: f"{c.name}, iteration {c.rep} (cell {c.key[:8]})" for c, d in cells})
     (dest / "summary.json").write_text(json.dumps(stamped("sslab.summary", {"plan": plan_path.name, **extra,

@@ -22,6 +22,7 @@ from pathlib import Path
 from . import astart, blitzstart, runs_report
 from .claims import append_report_claims
 from .html import publish
+from .interactive import append_fct_page
 from .tidy import write_flows_table
 
 
@@ -64,5 +65,6 @@ def write_over_runs(report: Report, run_dirs: list[Path], dest: Path) -> Path:
     dest = report.write(run_dirs, dest)
     append_report_claims(dest / "report.md", dest)
     write_flows_table(dest, run_dirs)
+    append_fct_page(dest / "report.md", f"{report.name}: FCT over repetitions")
     publish(dest / "report.md", run_dirs)
     return dest

@@ -34,7 +34,7 @@ from .fidelity import run_passes
 from .conditions import run_conditions
 from .setting import setting_of
 from .html import write_html
-from .interactive import dynamics_page
+from .interactive import append_fct_page, dynamics_page
 from .plots import plot_cwnd_rtt, plot_delivered_overlay, plot_dynamics, plot_goodput
 from .pcap import GOODPUT_BIN_S, analyse_pcap_ports
 from .stats import describe
@@ -297,6 +297,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
     (dest / "report.md").write_text("\n".join(lines) + "\n")
     append_report_claims(dest / "report.md", run_dir)
     write_flows_table(dest, [run_dir])
+    append_fct_page(dest / "report.md", f"{setting.name}: FCT over repetitions")
     write_html(dest / "report.md", [run_dir])
     return summary
 
