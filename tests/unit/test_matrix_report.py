@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import re
 import math
 
 import dpkt
@@ -161,7 +162,12 @@ def test_table1_numbers_claims_and_paper_values(tmp_path):
     assert "| CUBIC 1BDP 50ms | small flows' mean FCT, SUSS off | 1.00 s | 1.18 s | -0.18 s (-15%) | MISSED |" \
         in extra["comparisons_md"]
     assert r25["drops_raised"] == "no change" and r50["drops_raised"] == "no (n=1)"  # 10 drops on either side
-    assert "| CUBIC | 1BDP | 25ms | 3 |" in table and "| 30.4 / 1.33 | 31.2 / 0.94 | 29% |" in table
+    # Ours beside the paper's, quantity by quantity (off, on, improvement), then the verdict; the signs,
+    # drops, receive windows and fidelity in a second table.
+    assert re.search(r"\| CUBIC \| 1BDP \| 25ms \| 3 \| [^|]+ \| 30\.4 / 1\.33 \| [^|]+ \| 31\.2 / 0\.94 \| 48% \| 29% \| "
+                     r"[^|]+ \|$", table, re.M)
+    assert "| CUBIC | 1BDP | 50ms | NO (n=1) | n=1: +1.4% | +1.4% / -6.1% | 10 / 10 | no (n=1) | 0 / 0 of 2 | 2/2 |" in table
+    assert all(ln.count("|") in (12, 11) for ln in table.splitlines() if ln.startswith("|"))  # 11 and 10 columns
     assert "**unavailable**, not run and not substituted" in extra["notes"][0]
     assert extra["cells_done"] == 4 and extra["cells_planned"] == 5
 
@@ -277,7 +283,7 @@ def test_bbr3_stands_beside_the_papers_bbrv2_and_is_never_called_it(tmp_path):
     assert row["paper_values_reproduced"] == "not judged: beside BBRv2, another algorithm"
     assert not [c for c in extra["comparisons"] if c["where"].startswith("BBRv3")]  # none counted in the verdict
     line = next(ln for ln in table.splitlines() if ln.startswith("| BBRv3 (draft-06) | 1BDP | 25ms |"))
-    assert "| 28.5 / 1.44 | 29.2 / 1.04 | 28% |" in line  # the paper's BBRv2 cells, beside ours
+    assert "| 28.0 / 2.00 | 28.5 / 1.44 | 29.0 / 1.00 | 29.2 / 1.04 | 50% | 28% |" in line  # the paper's BBRv2 cells, beside ours
     assert not any(ln.startswith("| BBRv2 |") for ln in table.splitlines())
     assert any("BBRv3 (draft-06) is shown beside the paper's BBRv2 values: another algorithm." in n
                for n in extra["notes"])
