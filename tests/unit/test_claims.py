@@ -1,6 +1,8 @@
 """The claims ledger: its file's checks, the verdict rules on made-up numbers, and the Table 1
 extractors on a made-up archive."""
 
+from pathlib import Path
+
 import pytest
 
 from sslab.analysis import claims as cl
@@ -138,6 +140,16 @@ def test_fairness_extractor_reads_the_sooner_return_per_repetition(tmp_path):
     assert ("Not tested by these runs (other settings of the experiment): fig15-fairness-recovers-sooner-1-5bdp, "
             "fig15-fairness-recovers-sooner-2bdp.") in text
     assert "fig15-fairness-recovers-sooner-1bdp: not decided at n = 2" in text and text.count("### ") == 1
+    # The same archive copied out of results/ (an artifact downloaded from a CI run): its plan names its
+    # kind, and its report tests the same claims, naming where it now lies.
+    import shutil
+    copy = tmp_path / "elsewhere" / "artifact" / d.name
+    shutil.copytree(d, copy)
+    results = tmp_path / "empty-results"
+    results.mkdir()
+    assert cl.archive_kind(results, copy) == Path(plan.matrix) and cl.archive_kind(tmp_path, d) == d.parent.relative_to(tmp_path)
+    assert cl.report_claims_md(results, copy).replace(str(copy), str(d)) == text.replace("results/", f"{tmp_path}/")
+    assert cl.archive_kind(results, tmp_path / "elsewhere") is None  # no plan: no kind
 
 
 def test_e4_least_improvement_is_every_link_at_once(tmp_path):

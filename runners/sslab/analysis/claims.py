@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import paths
 from ..scenario.knobs import KNOBS
+from .archive import ArchiveError, latest_plan
 from .conditions import departures
 from .stats import describe
 from .verdict import CI_MIN_N, Comparison
@@ -712,15 +713,29 @@ def claim_section(claim: Claim, verdict: Verdict, m: Measured | None, level: str
     return lines + [""]
 
 
+def archive_kind(results: Path, archive: Path) -> Path | None:
+    """Where under results/ an archive of @archive's kind lies (`table1` for results/table1/cca-cubic):
+    its directory there; for a matrix's archive elsewhere (an artifact downloaded from a CI run, a copy)
+    the name its plan gives it; None when neither says."""
+    try:
+        return archive.resolve().relative_to(results.resolve()).parent
+    except ValueError:
+        pass
+    try:
+        _, plan = latest_plan(archive)
+    except (ArchiveError, OSError):
+        return None
+    return Path(plan.matrix)
+
+
 def claims_for_archive(results: Path, archive: Path) -> list[tuple[Claim, Verdict, Measured | None]]:
     """Every ledger's claims whose evidence is an archive of @archive's kind (the directory the
     ledger's `archive:` names, less its last part, is @archive's: `dynamics/latest` and a run in
     results/dynamics/; `table1/*` and a matrix in results/table1/; not the per-setting runs under
     results/fct-vs-size/<setting>/ for `fct-vs-size/reports/latest`), judged on @archive alone: what a
     report prints for its own claims."""
-    try:
-        where = archive.resolve().relative_to(results.resolve()).parent
-    except ValueError:
+    where = archive_kind(results, archive)
+    if where is None:
         return []
     out = []
     for path in sorted(LEDGER_DIR.glob("*.yaml")):
