@@ -79,6 +79,7 @@ FORMATS: dict[str, int] = {
     "sslab.status": 1,    # the agent's out/status.json, agent -> host (sslab.substrate.agent)
     "sslab.runs": 1,      # the guest's index of runs, out/runs.json (sslab.guest.scenario_run)
     "sslab.oracle": 1,    # our runs against the kernel's, flow by flow (sslab.experiment.oracle)
+    "sslab.verify": 1,    # an artifact's cells run again, each against its archive (sslab.matrix.verify)
 }
 
 

@@ -3,6 +3,7 @@ archive; a tampered archive is caught, and an artifact this tree cannot rerun is
 runs."""
 
 import gzip
+import json
 import re
 
 import pytest
@@ -23,6 +24,9 @@ def test_a_cell_run_again_gives_the_same_bytes_and_a_changed_archive_does_not(tm
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "**1 of 1 cells the same bytes**" in res.stdout and "| table1-cubic-1BDP-25ms (" in res.stdout
     assert re.search(r"\| 0 \| 26 \| 26 \| – \|", res.stdout)  # both runs' 13 flows each, every one the same
+    record = json.loads(((results / "verify" / "latest").resolve() / "verify.json").read_text())
+    assert record["same"] == 1 and [c["same"] for c in record["cells"]] == [True]
+    assert len(record["cells"][0]["flows"]) == 26 and all(f["identical"] for f in record["cells"][0]["flows"])
     # One ACK of the archive's trace changed (a cwnd of 10 read as 11): the rerun no longer matches it.
     [trace] = sorted(artifact.glob("cells/*/job/out/runs/000-*/flow.trace.gz"))
     text = gzip.decompress(trace.read_bytes()).decode()

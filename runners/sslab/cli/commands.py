@@ -410,7 +410,7 @@ def cmd_verify(args) -> int:
     rerun them (another image or traffic code, a real clock), before anything runs."""
     from ..analysis.html import publish
     from ..matrix import MatrixError
-    from ..matrix.verify import new_verify_dir, report_lines, sample, verifiable, verify_cells
+    from ..matrix.verify import new_verify_dir, report_lines, sample, verdict_record, verifiable, verify_cells
     from ..substrate.image import ensure_image
     artifact = Path(args.artifact)
     if not (artifact / "plans").is_dir():
@@ -425,6 +425,7 @@ def cmd_verify(args) -> int:
     dest.mkdir(parents=True)
     verdicts = verify_cells(plan, chosen, substrate, dest)
     (dest / "report.md").write_text("\n".join(report_lines(artifact, plan, verdicts, len(cells))))
+    (dest / "verify.json").write_text(json.dumps(verdict_record(artifact, plan, verdicts, len(cells)), indent=1))
     paths.point_latest(dest)
     print((dest / "report.md").read_text())
     print(f"report: {dest / 'report.md'}\npage: {publish(dest / 'report.md', [dest / v.cell.key for v in verdicts])}")

@@ -4,7 +4,8 @@ whether they give the same bytes.
 Under virtual time one seed gives one byte stream, so an archive is checkable: a cell's plan (its
 scenario resolved, its seed) is in the matrix plan, the image and traffic code it ran are named
 there.  A sample of the finished cells (SAMPLE of them, spread evenly over the plan's order) is run
-again on this host into results/verify/<stamp>/, each from its plan alone, and every flow of every
+again on this host into results/verify/<stamp>/ (report.md, verify.json: each cell's verdict as
+data, and the reruns), each from its plan alone, and every flow of every
 run is compared with the archived one, ACK by ACK (the sender's trace) and packet by packet (the
 bottleneck's capture): sslab.analysis.oracle.compare_runs, as `sslab same-bytes` does.
 
@@ -25,6 +26,7 @@ from .. import paths
 from ..analysis.archive import ArchiveError, current_cells, latest_plan
 from ..analysis.oracle import FlowComparison, compare_runs, difference_text
 from ..plan_record import MatrixPlan, PlannedCell
+from ..records import stamped
 from .cells import run_cell_group
 from .plan import traffic_code_version
 from .spec import MatrixError
@@ -116,6 +118,16 @@ def report_lines(artifact: Path, plan: MatrixPlan, verdicts: list[CellVerdict], 
                      f"{sum(f.identical for f in v.flows)} | "
                      f"{'–' if first is None else f'{first.run} port {first.port}: ' + difference_text(first, 'rerun')} |")
     return lines + [""]
+
+
+def verdict_record(artifact: Path, plan: MatrixPlan, verdicts: list[CellVerdict], of: int) -> dict:
+    """verify.json: what report.md says, as data (each cell's verdict and its flows' comparisons)."""
+    return stamped("sslab.verify", {
+        "artifact": str(artifact), "image_hash": plan.image_hash, "code_version": plan.code_version,
+        "substrate": plan.substrate, "clock": plan.clock, "finished_cells": of,
+        "same": sum(v.same for v in verdicts),
+        "cells": [{"key": v.cell.key, "name": v.cell.name, "rep": v.cell.rep, "same": v.same,
+                   "flows": [f.as_dict() for f in v.flows]} for v in verdicts]})
 
 
 def new_verify_dir() -> Path:
