@@ -109,7 +109,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: help deps host-deps python-deps engine-deps browser-deps image image-repin image-list image-prune compare verify docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report claims test test-unit test-vm kernel-test clean-venv lint-imports \
+.PHONY: help deps host-deps python-deps engine-deps browser-deps image image-repin image-list image-prune compare verify docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report claims test test-unit test-vm kernel-test clean-venv lint-imports lint-workflows \
         matrix crosscheck oracle suss-loop bench fresh-check $(EXPERIMENTS)
 
 help:
@@ -259,6 +259,15 @@ test-vm: deps
 lint-imports: python-deps
 	$(VENV)/bin/lint-imports --no-cache
 
+# The hosted-CI workflow files (.github/workflows/, docs/ci.md): actionlint, built from Go's module proxy
+# (sslab.cli.workflowlint: with this machine's Go, or Go's own toolchain from the same proxy), with
+# Debian's shellcheck on every `run:` script.
+lint-workflows: python-deps
+	@command -v shellcheck >/dev/null 2>&1 || { echo "installing shellcheck (the workflow lint)"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install shellcheck" >&2; exit 1; fi; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends shellcheck; }
+	$(VPY) -m sslab.cli.workflowlint
+
 # The container integration tests need an engine that works (engine-deps), and Docker's (docker-deps);
 # the report pages are opened in Debian's headless Chromium (browser-deps).
 test-deps: engine-deps docker-deps browser-deps
@@ -268,7 +277,7 @@ browser-deps:
 	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install chromium" >&2; exit 1; fi; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
 
-test: deps kernel-test lint-imports docs test-deps
+test: deps kernel-test lint-imports lint-workflows docs test-deps
 	$(VPY) -m pytest -q tests
 
 # The documentation site (mkdocs.yml, docs/) into site/, strictly: a broken link, a lost anchor or a page
