@@ -62,11 +62,19 @@ def test_runs_archive_pcaps_traces_and_manifest(smoke_run):
     for rel, digest in manifest["artifacts"].items():
         assert sha256(run_dir / rel) == digest, rel
     report = (run_dir / "report.md").read_text()
+    plan = json.loads((run_dir / "plan.json").read_text())
     for tag in manifest["run_order"]:
         run = json.loads((run_dir / "job/out/runs" / tag / "run.json").read_text())
         flow = run["flows"][0]
         assert flow["cc_used"] == flow["cc"]
         assert run["fidelity"]["base_rtt_ms"] and run["bottleneck_backlog"]
+        # The queue's peak as netem counted it (patch 0007): at least every reading taken during the
+        # run, at most the buffer, and the buffer exactly in a run that lost packets (netem drops an
+        # arrival only when it holds its limit).  Each run's own: a run after a lossy one starts at 0.
+        bn, limit = run["bottleneck"], plan["bottleneck"]["buffer_pkts"]
+        assert max(b[1] for b in run["bottleneck_backlog"]) <= bn["peak_pkts"] <= limit, (tag, bn)
+        assert (bn["peak_pkts"] == limit) == (bn["drops"] > 0), (tag, bn, limit)
+        assert bn["peak_bytes"] >= bn["peak_pkts"] * 66, (tag, bn)  # every queued packet a TCP segment
         if flow["cc"] != "cubic_suss":
             # Large buffers: the receiver never limits a doubling slow start.
             assert flow["receiver_limited_acks"] == 0, (tag, flow["receiver_limited_acks"])
@@ -127,7 +135,11 @@ def test_ovs_lans_are_one_more_hop_and_no_time(smoke_run, ovs_run):
         assert b["fidelity"]["capture_ok"] is True
         if a["flows"][0]["cc"] == "cubic_suss":
             continue
-        assert a["bottleneck"] == b["bottleneck"], tag  # packets through the bottleneck, drops
+        for k in ("packets", "drops"):
+            assert a["bottleneck"][k] == b["bottleneck"][k], (tag, k)  # packets through the bottleneck, drops
+        # The queue's peak within a packet: the switch's hop moves arrivals at r1 by the time its
+        # processes' clock reads are charged, so one arrival falls before or after a departure.
+        assert abs(a["bottleneck"]["peak_pkts"] - b["bottleneck"]["peak_pkts"]) <= 1, (tag, a["bottleneck"], b["bottleneck"])
         # The client's FCT and the capture's (SYN to last new data) to 2 us: the processes' clock
         # reads are charged 256 ns each (docs/testbed.md, "Switched LANs").
         fct_us = [round(r["flows"][0]["fct_s"] * 1e6) for r in (a, b)]  # recorded in whole us

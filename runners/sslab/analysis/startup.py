@@ -273,13 +273,15 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         lines += ["To explore (zoom and pan, values on hover, a click on a variant hides it; offline): "
                   + ", ".join(f"[{p.stem}]({p.name})" for p in pages) + ".", ""]
     lines += ["## Runs", "",
-              "The queue is read every 0.5 s during a run: a peak between two readings is not seen (a 1 s flow "
-              "has one reading), so the column gives the largest reading and how many there were.  The peak of "
-              "the packets outstanding (tcp_probe, every ACK) is the queue plus what is on the path's lines: "
-              f"above the BDP ({marks.bdp_pkts:.0f}) it is queued or lost.", "",
-              "| run | FCT (s) | lost | queue (pkts): largest reading (readings) | peak outstanding (pkts) | "
-              "base RTT (ms) | receiver-limited ACKs | fidelity |",
-              "|---|---|---|---|---|---|---|---|"]
+              "The queue's peak is the most packets the bottleneck's queue held at once in the run, as the "
+              "qdisc itself counted them at every packet it queued (our kernel patch 0007; – on a kernel "
+              "without it).  The queue is also read every 0.5 s during a run, which misses a peak between "
+              "two readings (a 1 s flow has one reading): the next column gives the largest reading and how "
+              "many there were.  The peak of the packets outstanding (tcp_probe, every ACK) is the queue plus "
+              f"what is on the path's lines: above the BDP ({marks.bdp_pkts:.0f}) it is queued or lost.", "",
+              "| run | FCT (s) | lost | queue's peak (pkts) | queue (pkts): largest reading (readings) | "
+              "peak outstanding (pkts) | base RTT (ms) | receiver-limited ACKs | fidelity |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         fid = r["fidelity"]
         ok = run_passes(r)
@@ -287,7 +289,9 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         readings = r.get("bottleneck_backlog") or []
         qmax = max((b[1] for b in readings), default=None)
         peak = peak_outstanding(r)
+        qpeak = r["bottleneck"].get("peak_pkts")
         lines.append(f"| {r['dir'].name} | {r['flows'][0]['fct_s']:.3f} | {r['bottleneck']['drops']} | "
+                     f"{'–' if qpeak is None else qpeak} | "
                      f"{'–' if qmax is None else f'{qmax} ({len(readings)})'} | "
                      f"{'–' if peak is None else f'{peak:.0f}'} | "
                      f"{', '.join(f'{v:.2f}' for v in fid['base_rtt_ms'].values())} | "

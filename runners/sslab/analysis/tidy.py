@@ -7,7 +7,8 @@ what a researcher's own analysis starts from, read from the archive alone:
               release), image (its hash, 12 digits), code (the commit, 12 digits, "+dirty")
     setting   rate_mbit, buffer (as asked), buffer_pkts, link, hosts, mtu
     run       run (its tag), case, rep, param_<name> (each of the case's parameters: cc, size, ...),
-              lost (the bottleneck's drops), retransmissions (the senders' counter), fidelity_ok,
+              lost (the bottleneck's drops), queue_peak_pkts (the most its queue held at once, as
+              the qdisc counted: patch 0007), retransmissions (the senders' counter), fidelity_ok,
               spin_guard_charges
     flow      flow (0, 1, ... in the run), pair, rtt_ms (its pair's base RTT), cc, cc_used,
               suss_version, size_bytes, start_s (when it was due), fct_s (the client's),
@@ -35,7 +36,7 @@ from .setting import setting_of
 #: The table's fixed columns, in order (the case's parameters follow, as param_<name>).
 COLUMNS = ("scenario", "run_dir", "substrate", "clock", "kernel", "image", "code",
            "rate_mbit", "buffer", "buffer_pkts", "link", "hosts", "mtu",
-           "run", "case", "rep", "lost", "retransmissions", "fidelity_ok", "spin_guard_charges",
+           "run", "case", "rep", "lost", "queue_peak_pkts", "retransmissions", "fidelity_ok", "spin_guard_charges",
            "flow", "pair", "rtt_ms", "cc", "cc_used", "suss_version", "size_bytes", "start_s", "fct_s",
            "server_fct_s", "bytes_received", "exit_cwnd", "exit_time_s", "receiver_limited_acks")
 
@@ -74,7 +75,7 @@ def flow_rows(run_dir: Path, relative_to: Path | None = None) -> list[dict]:
         run = read_record(out_dir / "runs" / entry["tag"] / "run.json", "sslab.run")
         per_run = {**shared, "run": entry["tag"], "case": run["run"]["case"], "rep": run["run"]["rep"],
                    **{f"param_{k}": v for k, v in (run["run"].get("params") or {}).items()},
-                   "lost": run["bottleneck"]["drops"],
+                   "lost": run["bottleneck"]["drops"], "queue_peak_pkts": run["bottleneck"].get("peak_pkts"),
                    "retransmissions": sum(c.get("RetransSegs", 0) for c in (run.get("tcp_counters") or {}).values()),
                    "fidelity_ok": run_passes(run),
                    "spin_guard_charges": (run.get("fidelity") or {}).get("spin_guard_charges")}

@@ -73,7 +73,9 @@ from dataclasses import asdict, dataclass, field
 from ..records import (BatchSlots, CellRate, Delay, DelayVariation, Loss, Plan, Queue, Rate, Stage,
                        UniformDelay)
 from . import ovs
-from .netns import NamespaceLauncher, end_batch, in_ns, parse_ping, run_batch, set_sysctls, sh, tcp_counters_of
+from .netns import (NamespaceLauncher, end_batch, in_namespaces, in_ns, parse_ping, run_batch, set_sysctls, sh,
+                    tcp_counters_of)
+from .qdiscpeak import root_peak
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
 DELAY_LIMIT_PKTS = 100000
@@ -574,9 +576,24 @@ class Dumbbell:
         """Packets sent, dropped and queued at the bottleneck FIFO so far, from one `tc` process
         kept for the boot (QdiscStats): a run reads them before, during (the queue's samples) and
         after its traffic, and a `tc` start cost more than the read."""
+        return self._queue_reader().read()
+
+    def _queue_reader(self) -> QdiscStats:
         if self._queue is None:
             self._queue = QdiscStats(self.r1, self.bottleneck_dev, "netem" if self.spec.shaper == "netem" else "pfifo")
-        return self._queue.read()
+        return self._queue
+
+    def bottleneck_counters_and_peak(self) -> tuple[dict[str, int], dict[str, int] | None]:
+        """The counters after a run's traffic, and the most packets and bytes the bottleneck's netem
+        held at once during it (our patch 0007 counts them in the kernel: no reading during the run
+        misses a peak, and none is taken).  The netem is then changed to its own settings, which
+        starts the peak again for the next run, in the same `tc` batch as the counters' read.  The
+        peak is None under the HTB shaper and on a kernel without the patch."""
+        if self.spec.shaper != "netem":
+            return self.bottleneck_counters(), None
+        peak = in_namespaces([self.r1], lambda _ns: root_peak(self.bottleneck_dev, "netem"))[self.r1]
+        restart = self._bottleneck_tc()[0].replace("qdisc add ", "qdisc change ", 1) if peak is not None else None
+        return self._queue_reader().read(before=restart), peak
 
     def tcp_counters(self, pairs: list[int]) -> dict[int, dict[str, int]]:
         """Each of @pairs' server namespace's Tcp: and TcpExt: counters (snmp, netstat), read by
@@ -598,13 +615,15 @@ class QdiscStats:
                                      text=True, bufsize=1)
         self._lock = threading.Lock()
 
-    def read(self) -> dict[str, int]:
+    def read(self, before: str | None = None) -> dict[str, int]:
+        """The counters; with @before, a tc line run first in the same batch (a change prints nothing:
+        the answer that follows says the batch is still there, so the line was taken)."""
         with self._lock:
-            self.proc.stdin.write(f"qdisc show dev {self.dev}\n")
+            self.proc.stdin.write((f"{before}\n" if before else "") + f"qdisc show dev {self.dev}\n")
             self.proc.stdin.flush()
             line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError("tc -batch ended")
+            raise RuntimeError("tc -batch ended" + (f" (after: {before})" if before else ""))
         q = next(q for q in json.loads(line) if q.get("kind") == self.kind)
         return {"packets": q.get("packets", 0), "drops": q.get("drops", 0), "backlog_pkts": q.get("qlen", 0)}
 

@@ -274,7 +274,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         pcap_note = pcap.stop() if pcap else None
         client_note = client_pcap.stop() if client_pcap else None
     mark(f"{tag} captured")
-    bn1 = db.bottleneck_counters()
+    bn1, peak = db.bottleneck_counters_and_peak()
     counters1 = db.tcp_counters(pairs)
     flows_out = []
     for flow, port, rec, cli, srv in results:
@@ -288,7 +288,10 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     return {
         "tag": tag,
         "flows": flows_out,
-        "bottleneck": {k: bn1[k] - bn0[k] for k in ("packets", "drops")},
+        # peak_pkts, peak_bytes: the most the bottleneck held at once in this run, as the qdisc counted
+        # (None: a kernel or shaper that does not count it; the readings below are all there is)
+        "bottleneck": {**{k: bn1[k] - bn0[k] for k in ("packets", "drops")},
+                       "peak_pkts": peak and peak["packets"], "peak_bytes": peak and peak["bytes"]},
         # [seconds since the first flow was due, queued packets, drops so far (cumulative counter)]
         "bottleneck_backlog": backlog,
         "tcp_counters": {p: {k: counters1[p].get(k, 0) - counters0[p].get(k, 0) for k in COUNTERS}
