@@ -172,6 +172,19 @@ def test_table1_numbers_claims_and_paper_values(tmp_path):
     assert extra["cells_done"] == 4 and extra["cells_planned"] == 5
 
 
+def test_settings_unavailable_for_one_reason_are_one_note():
+    from types import SimpleNamespace as U
+    why = "bbr2 is not offered by the kernel under test"
+    unavailable = [U(setting={"large_cc": "bbr2", "buffer": b, "large_rtt": r}, reason=why)
+                   for b in ("1BDP", "2BDP") for r in ("25ms", "50ms", "100ms", "200ms")]
+    unavailable.append(U(setting={"large_cc": "bbr3", "buffer": "1BDP", "large_rtt": "25ms"}, reason="needs patch 0005"))
+    from sslab.analysis.table1 import unavailable_notes
+    assert unavailable_notes(unavailable, {"bbr2": "BBRv2"}) == [
+        "- BBRv2 (8 settings: buffer 1BDP, 2BDP; large_rtt 25ms, 50ms, 100ms, 200ms): **unavailable**, not run and "
+        f"not substituted: {why}.",
+        "- bbr3 (1 setting: buffer 1BDP; large_rtt 25ms): **unavailable**, not run and not substituted: needs patch 0005."]
+
+
 def test_report_rebuilds_byte_identical(tmp_path):
     d, _ = synthetic_matrix(tmp_path)
     first = mr.write_matrix_report(d)

@@ -212,6 +212,21 @@ def choices_of(cells: list[tuple]) -> paper_bounds.Choices | None:
     return None
 
 
+def unavailable_notes(unavailable: list, labels: dict[str, str]) -> list[str]:
+    """A note per control and reason the plan could not run, not one per setting: "BBRv2 (8 settings:
+    buffer 1BDP, 2BDP; large_rtt 25ms, 50ms, 100ms, 200ms): **unavailable** ... : the reason."."""
+    groups: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for u in unavailable:
+        groups.setdefault((u.setting.get("large_cc", ""), u.reason), []).append(u.setting)
+    notes = []
+    for (cca, reason), settings in groups.items():
+        axes = [a for a in dict.fromkeys(k for st in settings for k in st) if a != "large_cc"]
+        values = "; ".join(f"{a} {', '.join(dict.fromkeys(st[a] for st in settings if a in st))}" for a in axes)
+        where = f"{len(settings)} setting{'s' if len(settings) != 1 else ''}" + (f": {values}" if values else "")
+        notes.append(f"- {labels.get(cca, cca)} ({where}): **unavailable**, not run and not substituted: {reason}.")
+    return notes
+
+
 def compared_name(plan: MatrixPlan) -> str:
     """What the report calls the start on the compared side: SUSS (any of its names), else its name
     (cubic_rapid, run in SUSS's place: Matrix.compared)."""
@@ -333,9 +348,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                          f"{pv['on_large']:.1f} / {pv['on_small']:.2f} (implied) | "
                          f"{(1 - mt['on_small'] / mt['off_small']) * 100:.0f}% | {pv['improvement_pct']:.0f}% (implied) | "
                          f"{reproduced_cell(two_cmp)} |")
-    notes = [f"- {labels.get(u.setting.get('large_cc'), u.setting.get('large_cc'))} "
-             f"({', '.join(f'{k}={v}' for k, v in u.setting.items())}): **unavailable**, not run and not "
-             f"substituted: {u.reason}." for u in plan.unavailable]
+    notes = unavailable_notes(plan.unavailable, labels)
     notes += [f"- {labels.get(cca, cca)} ran `{plan.runs_as.get(cca, cca)}`"
               + (f", {CC_LABELS[plan.runs_as.get(cca, cca)]}" if plan.runs_as.get(cca, cca) in CC_LABELS else "")
               + "." for cca in per_cca]
