@@ -23,6 +23,7 @@ from pathlib import Path
 from .. import paths
 from .plots import FLOWS_BIN_S, flow_goodputs, runs_of_size, variant_style
 from .setting import PathMarks
+from .tidy import FILE, read_rows
 from .traces import trace_series
 
 
@@ -139,13 +140,9 @@ def variant_columns(rows: list[dict]) -> list[str]:
 def fct_page(dest: Path, title: str, name: str = "fct.html") -> Path | None:
     """The flows of a report's flows.csv (beside it in @dest), explorable (fct_figure); None when no flow
     finished.  It reads the exported table only, as a researcher's own plot would."""
-    import csv
-
-    table = Path(dest) / "flows.csv"
-    if not table.is_file():
+    if not (Path(dest) / FILE).is_file():
         return None
-    with open(table, newline="") as f:
-        fig = fct_figure(list(csv.DictReader(f)))
+    fig = fct_figure(read_rows(dest))
     if fig is None:
         return None
     # Points, not a time axis: the hover names the one point under the pointer.
