@@ -191,7 +191,13 @@ def fct_figure(table: list[dict]):
     # HyStart++ on a 1 BDP buffer) draw one over the other, and the dash shows both are there.
     colour = {v: qualitative.Plotly[i % len(qualitative.Plotly)] for i, v in enumerate(variants)}
     dash = {v: ("solid", "dash", "dot", "dashdot")[i % 4] for i, v in enumerate(variants)}
-    sizes = sorted({int(r["size_bytes"]) for r in rows if r.get("size_bytes")})
+    # Each flow once into its panel and variant, FCTs in order.
+    groups: dict[tuple[int, str], list[tuple[float, dict]]] = {}
+    for r in rows:
+        groups.setdefault((int(r["size_bytes"]), label(r)), []).append((float(r["fct_s"]), r))
+    for mine in groups.values():
+        mine.sort(key=lambda m: m[0])
+    sizes = sorted({size for size, _ in groups})
     fig = make_subplots(rows=len(sizes), cols=2, horizontal_spacing=0.08,
                         vertical_spacing=min(0.2, 0.6 / max(1, len(sizes) - 1)),
                         subplot_titles=[t for size in sizes for t in (
@@ -200,8 +206,7 @@ def fct_figure(table: list[dict]):
     shown: set[str] = set()
     for k, size in enumerate(sizes, start=1):
         for v in variants:
-            mine = sorted(((float(r["fct_s"]), r) for r in rows if label(r) == v and r.get("size_bytes") == str(size)),
-                          key=lambda m: m[0])
+            mine = groups.get((size, v))
             if not mine:
                 continue
             n = len(mine)
