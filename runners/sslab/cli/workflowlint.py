@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import os
 import re
 import shutil
@@ -82,13 +83,11 @@ def fetched_toolchain() -> Path:
     partial = root.with_name(root.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
-    zip_path = partial / "toolchain.zip"
-    zip_path.write_bytes(data)
     # The proxy's zip holds golang.org/toolchain@v0.0.1-go<ver>.linux-amd64/<GOROOT's files>, without
     # file modes (a module zip keeps none): the programs are bin/ and pkg/tool/'s, as the go command's
     # own unpacking has it.
     prefix = f"golang.org/toolchain@v0.0.1-go{TOOLCHAIN_GO}.linux-amd64/"
-    with zipfile.ZipFile(zip_path) as z:
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
         for info in z.infolist():
             rel = info.filename.removeprefix(prefix)
             if rel == info.filename or info.is_dir() or ".." in Path(rel).parts:
@@ -97,7 +96,6 @@ def fetched_toolchain() -> Path:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(z.read(info))
             target.chmod(0o755 if rel.startswith(("bin/", "pkg/tool/")) else 0o644)
-    zip_path.unlink()
     partial.rename(root)
     return go
 
