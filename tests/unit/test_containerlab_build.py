@@ -7,7 +7,8 @@ import pytest
 
 from sslab.paths import REPO_ROOT
 from sslab.substrate.buildtools import ImageError
-from sslab.substrate.containerlab import _as_tuple, find_go, read_lock
+from sslab.substrate.containerlab import read_lock
+from sslab.substrate.gotoolchain import _as_tuple, find_go
 
 
 def test_the_repository_lock_is_complete_and_pins_by_hash():

@@ -28,17 +28,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
-import urllib.request
-import zipfile
 from pathlib import Path
 
 from .. import paths
 from .buildtools import ImageError, cache_lock, log, sha256_file
+from .gotoolchain import PROXY, find_go
 
-PROXY = "https://proxy.golang.org"
 #: What to build: module, version, hashes (see the module's text).
 LOCK = paths.IMAGES_DIR / "containerlab.lock"
 
@@ -61,53 +58,6 @@ def read_lock(path: Path) -> dict:
     if missing:
         raise ImageError(f"{path}: missing {', '.join(missing)}")
     return lock
-
-
-def _go_version(go: str) -> tuple[int, ...] | None:
-    try:
-        out = subprocess.run([go, "version"], capture_output=True, text=True, timeout=60).stdout
-    except OSError:
-        return None
-    m = re.search(r"go(\d+)\.(\d+)(?:\.(\d+))?", out)
-    return tuple(int(x or 0) for x in m.groups()) if m else None
-
-
-def _as_tuple(v: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in (v.split(".") + ["0", "0"])[:3])
-
-
-def find_go(lock: dict, cache: Path, candidates: list[str | None] | None = None) -> tuple[str, str]:
-    """(go binary, its version): the host's if new enough, else the lock's toolchain from the proxy."""
-    if candidates is None:
-        candidates = [shutil.which("go"), "/usr/local/go/bin/go", "/usr/lib/go/bin/go"]
-    for cand in candidates:
-        if cand and Path(cand).exists():
-            v = _go_version(cand)
-            if v and v >= _as_tuple(lock["go_min"]):
-                return cand, ".".join(map(str, v))
-    tc = lock["toolchain"]
-    root = cache / "go-toolchain" / tc
-    go = root / f"golang.org/toolchain@v0.0.1-go{tc}.linux-amd64" / "bin" / "go"
-    if not go.exists():
-        url = f"{PROXY}/golang.org/toolchain/@v/v0.0.1-go{tc}.linux-amd64.zip"
-        log(f"containerlab: no Go >= {lock['go_min']} here; fetching the Go {tc} toolchain from {url}")
-        root.mkdir(parents=True, exist_ok=True)
-        z = root / "toolchain.zip"
-        with urllib.request.urlopen(url, timeout=600) as r, open(z, "wb") as f:
-            shutil.copyfileobj(r, f)
-        got = sha256_file(z)
-        if got != lock["toolchain_sha256"]:
-            z.unlink()
-            raise ImageError(f"the Go toolchain {tc} from the proxy has sha256 {got}, the lock says "
-                             f"{lock['toolchain_sha256']}")
-        with zipfile.ZipFile(z) as zf:
-            for info in zf.infolist():
-                zf.extract(info, root)
-                mode = info.external_attr >> 16
-                if mode:
-                    os.chmod(root / info.filename, mode & 0o777)
-        z.unlink()
-    return str(go), tc
 
 
 def build_containerlab(lock_path: Path, cache: Path) -> tuple[Path, dict]:
