@@ -3,6 +3,8 @@
     image      the testbed image: pinned rootfs, stock kernel, UML kernel, our module (cached by recipe hash)
     umlkernel  the User-Mode Linux kernel stage of the image (Debian's linux-source, our config and patches)
     buildtools hashing, chroots and commands the image stages share
+    gotoolchain a Go to build with: the host's, else Go's toolchain from the module proxy (containerlab,
+               actionlint)
     mirrors    which Debian mirrors the image is built from
     uml        boots the image's UML kernel in virtual time and runs one job (the default)
     qemu       boots the image's stock kernel under QEMU (accelerator and clock choice) and runs one job
