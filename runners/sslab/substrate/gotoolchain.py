@@ -48,7 +48,7 @@ def find_go(lock: dict, cache: Path, candidates: list[str | None] | None = None)
     go = root / f"golang.org/toolchain@v0.0.1-go{tc}.linux-amd64" / "bin" / "go"
     if not go.exists():
         url = f"{PROXY}/golang.org/toolchain/@v/v0.0.1-go{tc}.linux-amd64.zip"
-        log(f"containerlab: no Go >= {lock['go_min']} here; fetching the Go {tc} toolchain from {url}")
+        log(f"no Go >= {lock['go_min']} here; fetching the Go {tc} toolchain from {url}")
         root.mkdir(parents=True, exist_ok=True)
         z = root / "toolchain.zip"
         with urllib.request.urlopen(url, timeout=600) as r, open(z, "wb") as f:
