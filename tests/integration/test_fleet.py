@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,11 @@ pytestmark = pytest.mark.vm
 #: The smoke matrix: CUBIC at two RTTs (its BBRv2 column is unavailable on Debian's kernel), three
 #: repetitions, a boot each: six cells, enough for every host to run some and to lose one mid-run.
 ARGS = ["matrix", "run", "smoke", "--iter", "3", "--boot-share", "1"]
+#: The run Ctrl-C stops: the same matrix at twice the repetitions (a cell's key does not hold the
+#: count, so its first six cells are the six above).  Six cells last about 15 s on three hosts, and a
+#: host dealt one cell of them may be mid-cell alone (CI, 29 Nov 2026: the run ended before all three
+#: were seen mid-cell at once); twelve keep every host busy long enough to be stopped mid-cell.
+ARGS_STOPPED = ["matrix", "run", "smoke", "--iter", "6", "--boot-share", "1"]
 MATRIX = Path("smoke") / "all"
 HOST_MATRIX = f"/srv/sslab/results/{MATRIX}"
 
@@ -68,6 +74,13 @@ def mid_cell(member: dict) -> bool:
     return on_host(member, f"ls -d {HOST_MATRIX}/cells/.partial-*/job/uml/console.log").returncode == 0
 
 
+def all_mid_cell(fleet: dict) -> bool:
+    """Every host of @fleet mid-cell, looked at all at once (one look after another takes a second
+    or more each while the hosts' UMLs load both cores, and a host may finish meanwhile)."""
+    with ThreadPoolExecutor(len(fleet["hosts"])) as pool:
+        return all(pool.map(mid_cell, fleet["hosts"]))
+
+
 def forget_cells(fleet: dict) -> None:
     """The hosts' own copies of the matrix removed: a host dealt a cell it has done packs it at once,
     and a test that needs hosts mid-cell needs them to run their cells."""
@@ -75,9 +88,9 @@ def forget_cells(fleet: dict) -> None:
         on_host(m, f"rm -rf {HOST_MATRIX}")
 
 
-def start(results: Path, out: Path) -> subprocess.Popen:
+def start(results: Path, out: Path, args: list[str] = ARGS) -> subprocess.Popen:
     env = {**os.environ, "SSLAB_RESULTS": str(results)}
-    return subprocess.Popen([sys.executable, "-m", "sslab", *ARGS, "--inventory", fleet_inventory()], cwd=REPO_ROOT,
+    return subprocess.Popen([sys.executable, "-m", "sslab", *args, "--inventory", fleet_inventory()], cwd=REPO_ROOT,
                             env=env, stdout=open(out, "w"), stderr=subprocess.STDOUT, start_new_session=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
 
@@ -98,8 +111,8 @@ def wait_for(what, timeout: float, proc: subprocess.Popen, out: Path) -> None:
 def test_ctrl_c_stops_every_hosts_run_and_the_rerun_completes_the_same_cells(fleet, one_host, tmp_path):
     results, out = tmp_path / "results", tmp_path / "controller.log"
     forget_cells(fleet)
-    proc = start(results, out)
-    wait_for(lambda: all(mid_cell(m) for m in fleet["hosts"]), 600, proc, out)
+    proc = start(results, out, ARGS_STOPPED)
+    wait_for(lambda: all_mid_cell(fleet), 600, proc, out)
     os.killpg(proc.pid, signal.SIGINT)
     t0 = time.monotonic()
     here = hosts = ["?"]
@@ -114,10 +127,11 @@ def test_ctrl_c_stops_every_hosts_run_and_the_rerun_completes_the_same_cells(fle
     for m in fleet["hosts"]:
         assert f"host {m['host']}: " in log.split("interrupted (SIGINT)")[1]
         assert on_host(m, f"ls -d {HOST_MATRIX}/cells/.partial-*").returncode != 0, f"{m['host']} kept a partial cell"
-    # The same command again: only what is missing runs, and every cell is the one-host cell.
-    res = sslab(ARGS + ["--inventory", fleet_inventory()], results, timeout=900)
+    # The same command again: only what is missing runs, and every cell one host also ran is its cell.
+    res = sslab(ARGS_STOPPED + ["--inventory", fleet_inventory()], results, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert matrix_records(results / MATRIX) == one_host
+    records = matrix_records(results / MATRIX)
+    assert len(records) == 12 and {k: records.get(k) for k in one_host} == one_host
 
 
 def test_a_host_that_dies_mid_run_loses_nothing(fleet, one_host, tmp_path):
