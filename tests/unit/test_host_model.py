@@ -6,7 +6,8 @@ import yaml
 from sslab.experiment.plan import typed_plan_for
 from sslab.paths import REPO_ROOT
 from sslab.scenario import ScenarioError, parse_scenario, scenario_from_dump, to_plan
-from sslab.guest.dumbbell import Dumbbell, DumbbellSpec, host_stages
+from sslab.guest.dumbbell import Dumbbell, host_stages
+from sslab.records import Host, RxBatch
 from sslab.guest.scenario_run import expected_rtt_ms, extra_wait_ms
 
 
@@ -22,7 +23,7 @@ def test_ideal_hosts_by_default_and_nothing_added():
     assert plan["hosts"]["model"] == "ideal"
     assert all(h == {"nic_mbit": None, "rx_cost_us": 0.0, "rx_jitter_us": 0.0, "rx_batch": None}
                for p in plan["hosts"]["pairs"] for h in p.values())
-    assert host_stages(plan["hosts"]["pairs"][0]["client"]) == []
+    assert host_stages(typed_plan_for(parse_scenario(e1())).hosts.pairs[0].client) == []
 
 
 def test_a_preset_fields_over_it_and_a_pair_of_its_own():
@@ -55,13 +56,13 @@ def test_the_stages_a_receiving_host_is_made_of():
     # 1 Gbit/s link, batches of 16 every 50 us, 2 us per packet with up to 3 us more:
     # the cost's rate makes every packet one 65535-byte cell: 65535 B / 2 us = 32 767 500 000 B/s.
     # (The link's rate is in the delay line's own netem, the root: see Dumbbell._delay_line.)
-    host = {"nic_mbit": 1000.0, "rx_cost_us": 2.0, "rx_jitter_us": 3.0, "rx_batch": {"period_us": 50.0, "packets": 16}}
+    host = Host(nic_mbit=1000.0, rx_cost_us=2.0, rx_jitter_us=3.0, rx_batch=RxBatch(period_us=50.0, packets=16))
     assert host_stages(host) == ["netem slot 50us 50us packets 16",
                                  "netem delay 1.5us 1.5us rate 32767500000bps 0 65535"]
     assert Dumbbell._chain("r2-c1", host_stages(host)) == [
         "qdisc add dev r2-c1 parent 1:1 handle 10: netem slot 50us 50us packets 16 limit 100000",
         "qdisc add dev r2-c1 parent 10:1 handle 20: netem delay 1.5us 1.5us rate 32767500000bps 0 65535 limit 100000"]
-    db = Dumbbell(DumbbellSpec.from_plan(typed_plan_for(parse_scenario(e1(hosts={"model": "1gbe"})))))
+    db = Dumbbell(typed_plan_for(parse_scenario(e1(hosts={"model": "1gbe"}))))
     assert db._delay_line(1, "client") == "netem delay 50.000ms limit 100000 rate 1000mbit"
 
 
@@ -70,7 +71,7 @@ def test_the_idle_rtt_the_fidelity_check_expects():
     # serialise ping's 98-byte frames 4 times (0.784 us each) and each host adds its 1.4 us:
     # + 3.136 + 2.8 us = 100.021616 ms.  Jitter 3 us at the client and its 50 us batches: up to 53 us more.
     s = parse_scenario(e1(hosts={"model": "1gbe", "clients": {"rx_jitter": "3us", "rx_batch": {"period": "50us"}}}))
-    db = Dumbbell(DumbbellSpec.from_plan(typed_plan_for(s)))
+    db = Dumbbell(typed_plan_for(s))
     assert expected_rtt_ms(db, 1) == pytest.approx(100.021616, abs=1e-9)
     # ... and 1.1 us per host with a link rate for UML's clock charges (NIC_CLOCK_CHARGE_MS).
     assert extra_wait_ms(db, 1) == pytest.approx((0.0, 0.053 + 2 * 0.0011))

@@ -227,9 +227,9 @@ def test_the_mtu_sets_frames_for_buffers_in_bdp():
     s = parse_scenario(data, "t")
     assert s.buffer_packets == 469 and to_plan(s)["topology"]["mtu"] == 1052
     # The guest's HTB shapers burst two full frames of the run's MTU: 2 x 1066, and 2 x 1514 at 1500.
-    from sslab.guest.dumbbell import DumbbellSpec
-    assert DumbbellSpec.from_plan(typed_plan_for(s)).burst_bytes == 2132
-    assert DumbbellSpec.from_plan(typed_plan_for(parse_scenario(e1_data(), "t"))).burst_bytes == 3028
+    from sslab.guest.dumbbell import Dumbbell
+    assert Dumbbell(typed_plan_for(s)).burst_bytes == 2132
+    assert Dumbbell(typed_plan_for(parse_scenario(e1_data(), "t"))).burst_bytes == 3028
     data["topology"]["mtu"] = 100
     with pytest.raises(ScenarioError, match="topology.mtu"):
         parse_scenario(data, "t")
@@ -347,15 +347,15 @@ def test_one_netem_holds_the_delay_every_pair_shares():
     """netem "one": the bottleneck netem holds half the smallest pair's RTT (E1's pairs: 40 ms and up,
     so 20 ms) beside its rate and limit; each pair's line towards its client keeps the rest, its line
     towards its server all of its half.  "apart" (the default) holds none; a rate trace refuses "one"."""
-    from sslab.guest.dumbbell import Dumbbell, DumbbellSpec
+    from sslab.guest.dumbbell import Dumbbell
     data = e1_data()
     rtts = [float(str(p["rtt"]).removesuffix("ms")) for p in data["pairs"]]
     assert to_plan(parse_scenario(data, "t"))["bottleneck"]["netem"] == "apart"
     data["bottleneck"] = {**data["bottleneck"], "netem": "one"}
     s = parse_scenario(data, "t")
-    db = Dumbbell(DumbbellSpec.from_plan(typed_plan_for(s)))
+    db = Dumbbell(typed_plan_for(s))
     held = min(rtts) / 2
-    assert db.spec.shared_delay_ms == held
+    assert db.shared_delay_ms == held
     [line] = db._bottleneck_tc()
     assert line == f"qdisc add dev r1-r2 root handle 1: netem delay {held:.3f}ms rate 50mbit limit {s.buffer_packets}"
     last = len(rtts)
@@ -373,12 +373,11 @@ def test_one_netem_holds_the_delay_every_pair_shares():
 def test_the_senders_qdisc_goes_on_each_servers_interface():
     """SENDER_QDISC: fq or fq_codel on every server's interface (none: the veth's default, no line);
     refused with a host model that puts a link rate's netem on the same interface."""
-    from sslab.guest.dumbbell import DumbbellSpec
     from sslab.scenario import knobs
     data = knobs.apply(e1_data(), {"sender_qdisc": "fq"})
     s = parse_scenario(data, "t")
     assert to_plan(s)["topology"]["sender_qdisc"] == "fq"
-    assert DumbbellSpec.from_plan(typed_plan_for(s)).sender_qdisc == "fq"
+    assert typed_plan_for(s).topology.sender_qdisc == "fq"
     assert knobs.dir_suffix({"sender_qdisc": "fq"}) == "_qdisc-fq"
     with pytest.raises(ScenarioError, match="sender_qdisc fq with a host model"):
         parse_scenario(knobs.apply(data, {"hosts": "1gbe"}), "t")

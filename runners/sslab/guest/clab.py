@@ -62,9 +62,9 @@ import tarfile
 import time
 from pathlib import Path
 
-from ..records import read_plan
+from ..records import Plan, read_plan
 from . import ovs
-from .dumbbell import Dumbbell, DumbbellSpec
+from .dumbbell import Dumbbell
 from .netns import sh
 
 LAB = "sslab"
@@ -213,7 +213,7 @@ def gomaxprocs_of(programs: tuple[str, ...], proc: Path = Path("/proc")) -> dict
 
 def node_names(db: Dumbbell) -> dict[str, str]:
     """namespace -> containerlab node name (r1, r2, s1.., c1..)."""
-    return {ns: ns.removeprefix(db.spec.prefix + "-") for ns in db.namespaces}
+    return {ns: ns.removeprefix(db.prefix + "-") for ns in db.namespaces}
 
 
 def container_name(node: str) -> str:
@@ -290,8 +290,8 @@ class ContainerlabDumbbell(Dumbbell):
     backend = "containerlab"
     host_dev = "eth1"
 
-    def __init__(self, spec: DumbbellSpec):
-        super().__init__(spec)
+    def __init__(self, plan: Plan):
+        super().__init__(plan)
         self.engine = DockerEngine()
         self.file = CLAB_DIR / f"{LAB}.clab.yml"
         self.versions: dict = {}
@@ -395,7 +395,7 @@ def interrupt_check(after_s: float) -> dict:
         _, err = child.communicate()
     time.sleep(2)  # the clients end once their servers are gone (guest time: free under UML)
     plan_file = Path(os.environ["SSLAB_JOB_DIR"]) / "plan.json"
-    probe = ContainerlabDumbbell(DumbbellSpec.from_plan(read_plan(json.loads(plan_file.read_text()), str(plan_file))))
+    probe = ContainerlabDumbbell(read_plan(json.loads(plan_file.read_text()), str(plan_file)))
     probe.engine.ensure()
     return {"interrupted_during_traffic": started, "returncode": child.returncode,
             "stderr_tail": err[-600:], "leftovers": probe.leftovers()}
@@ -404,7 +404,7 @@ def interrupt_check(after_s: float) -> dict:
 def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "topology":
         plan = read_plan(json.loads(Path(argv[1]).read_text()), argv[1])
-        print(to_yaml(topology(ContainerlabDumbbell(DumbbellSpec.from_plan(plan)))))
+        print(to_yaml(topology(ContainerlabDumbbell(plan))))
         return 0
     if len(argv) == 2 and argv[0] == "interrupt-check":
         print(json.dumps(interrupt_check(float(argv[1]))))

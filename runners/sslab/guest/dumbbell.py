@@ -68,9 +68,9 @@ import json
 import os
 import subprocess
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
-from ..records import (BatchSlots, CellRate, Delay, DelayVariation, Loss, Plan, Queue, Rate, Stage,
+from ..records import (BatchSlots, CellRate, Delay, DelayVariation, Host, Loss, Plan, Queue, Rate, Stage,
                        UniformDelay)
 from . import ovs
 from .netns import (NamespaceLauncher, end_batch, in_namespaces, in_ns, parse_ping, run_batch, set_sysctls, sh,
@@ -163,104 +163,24 @@ FIFO_RATE_MBIT = 100000
 DELAY_QUEUE = Queue(DELAY_LIMIT_PKTS)
 
 
-def host_stages(host: dict | None) -> list[str]:
-    """The netems that model a receiving host (its plan's host dict) after its link, in the order
-    packets meet them: coalescing, then the receive cost with its jitter (sslab.scenario.hosts)."""
-    if not host:
+def host_stages(host: Host | None) -> list[str]:
+    """The netems that model a receiving host (the plan's) after its link, in the order packets meet
+    them: coalescing, then the receive cost with its jitter (sslab.scenario.hosts)."""
+    if host is None:
         return []
     lines = []
-    if host.get("rx_batch"):
-        b = host["rx_batch"]
-        lines.append(netem(BatchSlots(b["period_us"], b["packets"])))
-    cost_ns, jitter_us = round(host.get("rx_cost_us", 0) * 1000), host.get("rx_jitter_us", 0)
+    if host.rx_batch:
+        lines.append(netem(BatchSlots(host.rx_batch.period_us, host.rx_batch.packets)))
+    cost_ns, jitter_us = round(host.rx_cost_us * 1000), host.rx_jitter_us
     if cost_ns or jitter_us:
         lines.append(netem(UniformDelay(jitter_us / 2) if jitter_us else None,
                            CellRate(round(COST_CELL_BYTES * 1e9 / cost_ns), COST_CELL_BYTES) if cost_ns else None))
     return lines
 
 
-def _nic(host: dict) -> Rate | None:
+def _nic(host: Host | None) -> Rate | None:
     """A host's access link, as a line rate; None for an ideal host."""
-    return Rate(host["nic_mbit"]) if host.get("nic_mbit") else None
-
-
-@dataclass(frozen=True)
-class DumbbellPair:
-    rtt_ms: float
-
-
-@dataclass
-class DumbbellSpec:
-    rate_mbit: float
-    buffer_pkts: int
-    pairs: list[DumbbellPair] = field(default_factory=list)
-    prefix: str = "sl"
-    servers_net: str = "10.1.0.0/16"
-    clients_net: str = "10.2.0.0/16"
-    core_net: str = "10.0.0.0/30"
-    #: "netem": a netem rate limiter (exact per-packet serialization, no
-    #: burst) with the buffer as its queue limit; "htb": HTB class + pfifo.
-    shaper: str = "netem"
-    #: Extra one-way delay taken off every netem delay line, ms: the
-    #: substrate's own per-path latency, measured by calibrate_delay().
-    delay_offset_ms: float = 0.0
-    #: Every link's MTU (the IP packet size; TCP's MSS follows it).
-    mtu: int = 1500
-    #: The last hop's stages (the plan's link: Bursts, Loss, DelayVariation), towards each client (on its
-    #: line: data) and from it (on its own interface: ACKs), in the order a packet meets them.
-    down: list[Stage] = field(default_factory=list)
-    up: list[Stage] = field(default_factory=list)
-    #: The host model per pair (the plan's hosts.pairs): {"server": {...}, "client": {...}}.
-    hosts: list[dict] = field(default_factory=list)
-    #: Each side's hosts: "veth", a link each to the router; "ovs", one Open vSwitch switch.
-    lans: str = "veth"
-    #: "apart": the bottleneck netem holds the rate and the buffer, every delay is on the pairs'
-    #: lines; "one": it also holds the data direction's delay every pair shares (shared_delay_ms).
-    netem: str = "apart"
-    #: The senders' own qdisc on their interface: "none" (the veth default), "fq" or "fq_codel".
-    sender_qdisc: str = "none"
-
-    @property
-    def shared_delay_ms(self) -> float:
-        """The data direction's one-way delay the bottleneck netem holds: with netem "one", half the
-        smallest pair's RTT (every pair has at least that much; each pair's line keeps the rest),
-        else none."""
-        return min(p.rtt_ms for p in self.pairs) / 2 if self.netem == "one" else 0.0
-
-    @property
-    def frame_bytes(self) -> int:
-        """A full-sized frame on these links: the MTU's IP packet and its Ethernet header."""
-        return self.mtu + ETH_HEADER_BYTES
-
-    @property
-    def burst_bytes(self) -> int:
-        """The HTB shapers' burst (bottleneck and trace replay): BOTTLENECK_BURST_FRAMES full frames."""
-        return BOTTLENECK_BURST_FRAMES * self.frame_bytes
-
-    @classmethod
-    def from_plan(cls, plan: Plan) -> "DumbbellSpec":
-        """The dumbbell of a plan, typed (sslab.records.read_plan: every field there and checked)."""
-        link = plan.bottleneck.link
-        return cls(rate_mbit=plan.bottleneck.rate_mbit, buffer_pkts=plan.bottleneck.buffer_pkts,
-                   pairs=[DumbbellPair(rtt_ms=p.rtt_ms) for p in plan.pairs],
-                   servers_net=plan.addresses.servers, clients_net=plan.addresses.clients,
-                   core_net=plan.addresses.core, mtu=plan.topology.mtu, shaper=link.shaper,
-                   down=list(link.down), up=list(link.up), hosts=[asdict(pair) for pair in plan.hosts.pairs], lans=plan.topology.lans,
-                   netem=plan.bottleneck.netem, sender_qdisc=plan.topology.sender_qdisc)
-
-    @property
-    def delay_variation(self) -> DelayVariation | None:
-        """The varying delay towards the clients, or None."""
-        return next((st for st in self.down if isinstance(st, DelayVariation)), None)
-
-    @property
-    def loses(self) -> bool:
-        """Whether the last hop loses packets either way."""
-        return any(isinstance(st, Loss) for st in (*self.down, *self.up))
-
-    def host(self, pair: int, kind: str) -> dict:
-        """Pair @pair's (1-based) server or client in the host model ({}: ideal)."""
-        return (self.hosts[pair - 1].get(kind) or {}) if pair <= len(self.hosts) else {}
+    return Rate(host.nic_mbit) if host is not None and host.nic_mbit else None
 
 
 class Dumbbell:
@@ -270,21 +190,27 @@ class Dumbbell:
     #: Each server's and client's one interface.
     host_dev = "eth0"
 
-    def __init__(self, spec: DumbbellSpec):
-        if not spec.pairs:
+    def __init__(self, plan: Plan, prefix: str = "sl"):
+        if not plan.pairs:
             raise ValueError("a dumbbell needs at least one pair")
-        self.spec = spec
-        p = spec.prefix
+        #: What the dumbbell is: the run's plan (sslab.records), read as it is, no copy of its own.
+        self.plan = plan
+        #: Every namespace's and switch's name starts with it.
+        self.prefix = p = prefix
+        #: Extra one-way delay taken off every delay line, ms: the substrate's own per-path latency,
+        #: measured by calibrate_delay() on a real clock (the plan's delays are the path's).
+        self.delay_offset_ms = 0.0
         self.r1, self.r2 = f"{p}-r1", f"{p}-r2"
-        self.servers = [f"{p}-s{i}" for i in range(1, len(spec.pairs) + 1)]
-        self.clients = [f"{p}-c{i}" for i in range(1, len(spec.pairs) + 1)]
+        self.servers = [f"{p}-s{i}" for i in range(1, len(plan.pairs) + 1)]
+        self.clients = [f"{p}-c{i}" for i in range(1, len(plan.pairs) + 1)]
         self.bottleneck_dev = "r1-r2"
-        if spec.lans not in ("veth", "ovs"):
-            raise ValueError(f"lans must be veth or ovs, not {spec.lans!r}")
-        if spec.netem not in ("apart", "one") or (spec.netem == "one" and spec.shaper != "netem"):
-            raise ValueError(f"netem {spec.netem!r} with shaper {spec.shaper!r}: apart, or one with a netem shaper")
+        lans, shaper, netem_mode = plan.topology.lans, plan.bottleneck.link.shaper, plan.bottleneck.netem
+        if lans not in ("veth", "ovs"):
+            raise ValueError(f"lans must be veth or ovs, not {lans!r}")
+        if netem_mode not in ("apart", "one") or (netem_mode == "one" and shaper != "netem"):
+            raise ValueError(f"netem {netem_mode!r} with shaper {shaper!r}: apart, or one with a netem shaper")
         #: The switches (Open vSwitch bridges, root namespace): servers' side, clients' side.
-        self.switches = [f"{p}-lan1", f"{p}-lan2"] if spec.lans == "ovs" else []
+        self.switches = [f"{p}-lan1", f"{p}-lan2"] if lans == "ovs" else []
         self.versions: dict = {}
         self._ovs: ovs.Daemons | None = None
         #: Starts the run's network programs in the namespaces (their handles kept for the boot).
@@ -299,19 +225,60 @@ class Dumbbell:
     def switched(self) -> bool:
         return bool(self.switches)
 
+    # -- what follows from the plan ----------------------------------------
+
+    @property
+    def shaper(self) -> str:
+        """The bottleneck's shaper: "netem", a netem rate limiter (exact per-packet serialization, no
+        burst) with the buffer as its queue limit; "htb", an HTB class and a FIFO (a replayed rate)."""
+        return self.plan.bottleneck.link.shaper
+
+    @property
+    def shared_delay_ms(self) -> float:
+        """The data direction's one-way delay the bottleneck netem holds: with netem "one", half the
+        smallest pair's RTT (every pair has at least that much; each pair's line keeps the rest),
+        else none."""
+        return min(p.rtt_ms for p in self.plan.pairs) / 2 if self.plan.bottleneck.netem == "one" else 0.0
+
+    @property
+    def frame_bytes(self) -> int:
+        """A full-sized frame on these links: the MTU's IP packet and its Ethernet header."""
+        return self.plan.topology.mtu + ETH_HEADER_BYTES
+
+    @property
+    def burst_bytes(self) -> int:
+        """The HTB shapers' burst (bottleneck and trace replay): BOTTLENECK_BURST_FRAMES full frames."""
+        return BOTTLENECK_BURST_FRAMES * self.frame_bytes
+
+    @property
+    def delay_variation(self) -> DelayVariation | None:
+        """The varying delay towards the clients, or None."""
+        return next((st for st in self.plan.bottleneck.link.down if isinstance(st, DelayVariation)), None)
+
+    @property
+    def loses(self) -> bool:
+        """Whether the last hop loses packets either way."""
+        link = self.plan.bottleneck.link
+        return any(isinstance(st, Loss) for st in (*link.down, *link.up))
+
+    def host(self, pair: int, kind: str) -> Host | None:
+        """Pair @pair's (1-based) server or client in the host model (None: ideal)."""
+        pairs = self.plan.hosts.pairs
+        return getattr(pairs[pair - 1], kind) if pair <= len(pairs) else None
+
     def toward_server(self, i: int) -> tuple[str | None, str]:
         """(namespace, device; None: the root namespace) whose egress is the last hop towards server @i."""
-        return (None, f"{self.spec.prefix}-l1-s{i}") if self.switched else (self.r1, f"r1-s{i}")
+        return (None, f"{self.prefix}-l1-s{i}") if self.switched else (self.r1, f"r1-s{i}")
 
     def toward_client(self, i: int) -> tuple[str | None, str]:
         """(namespace, device) whose egress is the last hop towards client @i."""
-        return (None, f"{self.spec.prefix}-l2-c{i}") if self.switched else (self.r2, f"r2-c{i}")
+        return (None, f"{self.prefix}-l2-c{i}") if self.switched else (self.r2, f"r2-c{i}")
 
     def switch_ports(self) -> dict[str, list[str]]:
         """Each switch's ports: its router's link first, then its hosts'."""
         if not self.switched:
             return {}
-        p, n = self.spec.prefix, len(self.spec.pairs)
+        p, n = self.prefix, len(self.plan.pairs)
         return {self.switches[0]: [f"{p}-l1-r1"] + [f"{p}-l1-s{i}" for i in range(1, n + 1)],
                 self.switches[1]: [f"{p}-l2-r2"] + [f"{p}-l2-c{i}" for i in range(1, n + 1)]}
 
@@ -326,13 +293,13 @@ class Dumbbell:
         return str(base + (pair << 8) + host)
 
     def server_addr(self, i: int) -> str:
-        return self._host(self.spec.servers_net, i, 2)
+        return self._host(self.plan.addresses.servers, i, 2)
 
     def client_addr(self, i: int) -> str:
-        return self._host(self.spec.clients_net, i, 2)
+        return self._host(self.plan.addresses.clients, i, 2)
 
     def _core(self, host: int) -> str:
-        return str(ipaddress.IPv4Network(self.spec.core_net).network_address + host)
+        return str(ipaddress.IPv4Network(self.plan.addresses.core).network_address + host)
 
     # -- building -------------------------------------------------------
 
@@ -403,14 +370,14 @@ class Dumbbell:
                 # One segment per packet: the bottleneck and the traces see real 1500-byte
                 # packets, and a packet-counted queue never counts 64 KB ones (veths do
                 # not aggregate on receive unless asked to).
-                ns_ip[ns] += [f"link set {dev} gso_max_segs 1", f"link set {dev} mtu {self.spec.mtu}",
+                ns_ip[ns] += [f"link set {dev} gso_max_segs 1", f"link set {dev} mtu {self.plan.topology.mtu}",
                               f"link set {dev} up"]
-        core_len = ipaddress.IPv4Network(self.spec.core_net).prefixlen
+        core_len = ipaddress.IPv4Network(self.plan.addresses.core).prefixlen
         ns_ip[self.r1].append(f"addr add {self._core(1)}/{core_len} dev r1-r2")
         ns_ip[self.r2].append(f"addr add {self._core(2)}/{core_len} dev r2-r1")
         ns_tc[self.r1] += self._bottleneck_tc()
         for i, (srv, cli) in enumerate(zip(self.servers, self.clients), start=1):
-            srv_gw, cli_gw = self._host(self.spec.servers_net, i, 1), self._host(self.spec.clients_net, i, 1)
+            srv_gw, cli_gw = self._host(self.plan.addresses.servers, i, 1), self._host(self.plan.addresses.clients, i, 1)
             ns_ip[srv] += [f"addr add {self.server_addr(i)}/24 dev {self.host_dev}", f"route add default via {srv_gw}"]
             # On a switched LAN every pair's gateway address is on r1's one port to the switch.
             ns_ip[self.r1].append(f"addr add {srv_gw}/24 dev {'r1-lan' if self.switched else f'r1-s{i}'}")
@@ -418,12 +385,12 @@ class Dumbbell:
             # ACK direction: r1 (or its switch) -> server, then the server's own time.
             ns, dev = self.toward_server(i)
             ns_tc[ns].append(f"qdisc add dev {dev} root handle 1: {self._delay_line(i, 'server')}")
-            ns_tc[ns] += self._chain(dev, host_stages(self.spec.host(i, "server")))
-            if (nic := _nic(self.spec.host(i, "server"))):
+            ns_tc[ns] += self._chain(dev, host_stages(self.host(i, "server")))
+            if (nic := _nic(self.host(i, "server"))):
                 # Data leaves the server at its link's rate.
                 ns_tc[srv].append(f"qdisc add dev {self.host_dev} root {netem(nic, DELAY_QUEUE)}")
-            elif self.spec.sender_qdisc != "none":
-                ns_tc[srv].append(f"qdisc add dev {self.host_dev} root {self.spec.sender_qdisc}")
+            elif self.plan.topology.sender_qdisc != "none":
+                ns_tc[srv].append(f"qdisc add dev {self.host_dev} root {self.plan.topology.sender_qdisc}")
             ns_ip[cli] += [f"addr add {self.client_addr(i)}/24 dev {self.host_dev}",
                            f"route add default via {cli_gw} initrwnd {CLIENT_INITRWND}"]
             ns_ip[self.r2].append(f"addr add {cli_gw}/24 dev {'r2-lan' if self.switched else f'r2-c{i}'}")
@@ -431,13 +398,13 @@ class Dumbbell:
             # Data direction: r2 (or its switch) -> client, then the client's own time.
             ns, dev = self.toward_client(i)
             ns_tc[ns].append(f"qdisc add dev {dev} root handle 1: {self._delay_line(i, 'client')}")
-            ns_tc[ns] += self._chain(dev, host_stages(self.spec.host(i, "client")))
+            ns_tc[ns] += self._chain(dev, host_stages(self.host(i, "client")))
             if (uplink := self._uplink(i)):
                 # The client's ACKs leave its own interface at its link's rate and, on a hop
                 # with bursts, in bursts (the uplink).
                 ns_tc[cli].append(f"qdisc add dev {self.host_dev} root {uplink}")
-        ns_ip[self.r1].append(f"route add {self.spec.clients_net} via {self._core(2)}")
-        ns_ip[self.r2].append(f"route add {self.spec.servers_net} via {self._core(1)}")
+        ns_ip[self.r1].append(f"route add {self.plan.addresses.clients} via {self._core(2)}")
+        ns_ip[self.r2].append(f"route add {self.plan.addresses.servers} via {self._core(1)}")
         smp = (os.cpu_count() or 1) > 1
         for ns in every:
             if ns:
@@ -461,16 +428,16 @@ class Dumbbell:
         """The last hop's stages @direction ("down", "up") that are on its line now, in the plan's order:
         those always on, those after the checks once add_loss has put them on; a replayed one (a
         varying delay) is set by its replay, not here."""
-        stages = self.spec.down if direction == "down" else self.spec.up
+        stages = self.plan.bottleneck.link.down if direction == "down" else self.plan.bottleneck.link.up
         return [st for st in stages if st.when == "always" or (st.when == "after_checks" and self.with_loss)]
 
     def _delay_line(self, i: int, kind: str, extra_ms: float = 0.0) -> str:
         """The netem towards pair @i's server or client: half the pair's RTT (towards a client, with
         @extra_ms of a varying delay), the host's link rate, and (towards a client) the last hop's
         stages."""
-        rate = _nic(self.spec.host(i, kind))
+        rate = _nic(self.host(i, kind))
         delay = self.one_way_delay(i, kind)
-        if kind == "client" and self.spec.delay_variation:
+        if kind == "client" and self.delay_variation:
             # netem keeps a line's packets in order only when it has a rate (each packet is then due
             # after the one before it); a delay that falls would otherwise let later packets overtake.
             rate, delay = rate or Rate(FIFO_RATE_MBIT), Delay(delay.ms + extra_ms)
@@ -479,19 +446,19 @@ class Dumbbell:
     def _uplink(self, i: int) -> str | None:
         """The netem on pair @i's client's own interface (its ACKs): its link's rate and the last hop's
         stages from it; None when it has none of them."""
-        nic, hop = _nic(self.spec.host(i, "client")), self._hop("up")
+        nic, hop = _nic(self.host(i, "client")), self._hop("up")
         return netem(DELAY_QUEUE, nic, *hop) if nic or hop else None
 
     def add_loss(self) -> bool:
         """Put the last hop's stages that wait for the fidelity checks (random loss) on the clients' lines
         (data) and interfaces (ACKs); False (nothing run) when the hop has none."""
-        down = any(st.when == "after_checks" for st in self.spec.down)
-        up = any(st.when == "after_checks" for st in self.spec.up)
+        down = any(st.when == "after_checks" for st in self.plan.bottleneck.link.down)
+        up = any(st.when == "after_checks" for st in self.plan.bottleneck.link.up)
         if not (down or up):
             return False
         self.with_loss = True
         per_ns: dict[str | None, list[str]] = {}
-        for i in range(1, len(self.spec.pairs) + 1):
+        for i in range(1, len(self.plan.pairs) + 1):
             if down:
                 ns, dev = self.toward_client(i)
                 # The root only: the host model's stages below it stay.
@@ -512,14 +479,14 @@ class Dumbbell:
     def one_way_delay(self, i: int, kind: str = "server") -> Delay:
         """The delay of pair @i's line towards its server (ACKs) or client (data, less what the
         bottleneck holds), less the substrate's own latency."""
-        held = self.spec.shared_delay_ms if kind == "client" else 0.0
-        rtt = self.spec.pairs[i - 1].rtt_ms
-        return Delay(max(rtt / 2 - held - self.spec.delay_offset_ms, 0))
+        held = self.shared_delay_ms if kind == "client" else 0.0
+        rtt = self.plan.pairs[i - 1].rtt_ms
+        return Delay(max(rtt / 2 - held - self.delay_offset_ms, 0))
 
     def set_delays(self) -> None:
         """Apply the pairs' delays again (after delay_offset_ms changed)."""
         per_ns: dict[str | None, list[str]] = {}
-        for i in range(1, len(self.spec.pairs) + 1):
+        for i in range(1, len(self.plan.pairs) + 1):
             for (ns, dev), kind in ((self.toward_server(i), "server"), (self.toward_client(i), "client")):
                 # The root only: the host model's stages below it stay.
                 per_ns.setdefault(ns, []).append(f"qdisc change dev {dev} root handle 1: {self._delay_line(i, kind)}")
@@ -535,18 +502,18 @@ class Dumbbell:
     def bottleneck_bytes(self) -> int:
         """Bytes the bottleneck class has sent (frames, link-layer headers included)."""
         qdiscs = json.loads(sh("tc", "-n", self.r1, "-s", "-j", "qdisc", "show", "dev", self.bottleneck_dev))
-        return next(q for q in qdiscs if q.get("kind") == self.spec.shaper)["bytes"]
+        return next(q for q in qdiscs if q.get("kind") == self.shaper)["bytes"]
 
     def _bottleneck_tc(self) -> list[str]:
         """tc lines (in r1) that make the bottleneck."""
-        dev, rate, buffer = self.bottleneck_dev, Rate(self.spec.rate_mbit), Queue(self.spec.buffer_pkts)
-        if self.spec.shaper == "netem":
+        dev, rate, buffer = self.bottleneck_dev, Rate(self.plan.bottleneck.rate_mbit), Queue(self.plan.bottleneck.buffer_pkts)
+        if self.shaper == "netem":
             # With netem "one" the shared delay is in this netem: a packet leaves at the later of its
             # arrival plus the delay and the previous one's departure, plus its own serialisation,
             # and the limit counts the packets still in the delay with the queued ones.
-            held = self.spec.shared_delay_ms
+            held = self.shared_delay_ms
             return [f"qdisc add dev {dev} root handle 1: {netem(Delay(held) if held else None, rate, buffer)}"]
-        return HtbShaper(rate, self.spec.burst_bytes, buffer).tc(dev)
+        return HtbShaper(rate, self.burst_bytes, buffer).tc(dev)
 
     def close_helpers(self) -> None:
         """End what is kept for the boot (the queue's reader, the launcher's namespace handles): a
@@ -580,7 +547,7 @@ class Dumbbell:
 
     def _queue_reader(self) -> QdiscStats:
         if self._queue is None:
-            self._queue = QdiscStats(self.r1, self.bottleneck_dev, "netem" if self.spec.shaper == "netem" else "pfifo")
+            self._queue = QdiscStats(self.r1, self.bottleneck_dev, "netem" if self.shaper == "netem" else "pfifo")
         return self._queue
 
     def bottleneck_counters_and_peak(self) -> tuple[dict[str, int], dict[str, int] | None]:
@@ -589,7 +556,7 @@ class Dumbbell:
         misses a peak, and none is taken).  The netem is then changed to its own settings, which
         starts the peak again for the next run, in the same `tc` batch as the counters' read.  The
         peak is None under the HTB shaper and on a kernel without the patch."""
-        if self.spec.shaper != "netem":
+        if self.shaper != "netem":
             return self.bottleneck_counters(), None
         peak = in_namespaces([self.r1], lambda _ns: root_peak(self.bottleneck_dev, "netem"))[self.r1]
         restart = self._bottleneck_tc()[0].replace("qdisc add ", "qdisc change ", 1) if peak is not None else None
@@ -649,7 +616,7 @@ class MininetDumbbell(Dumbbell):
         from mininet.node import Host, OVSBridge
 
         self.net = Mininet(controller=None, build=False, autoSetMacs=False, autoStaticArp=False)
-        self.hosts = {ns: self.net.addHost(ns.replace(self.spec.prefix + "-", ""), cls=Host, inNamespace=True)
+        self.hosts = {ns: self.net.addHost(ns.replace(self.prefix + "-", ""), cls=Host, inNamespace=True)
                       for ns in self.namespaces}
         # Mininet's OVSBridge: an OVSSwitch in standalone mode, no controller.
         self.switch_nodes = {name: self.net.addSwitch(name, cls=OVSBridge) for name in self.switches}

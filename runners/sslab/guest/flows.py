@@ -204,10 +204,10 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
                        where=(db.clients[flows[0]["pair"] - 1], db.host_dev)) \
         if capture.pcap and link is not None and link.down else None
     replay = TraceReplay(db.r1, db.bottleneck_dev, link.trace, trace_offset_s, 0.0,
-                         db.spec.burst_bytes) if link is not None and link.trace else None
+                         db.burst_bytes) if link is not None and link.trace else None
     if replay:
         replay.prime()
-    variation = db.spec.delay_variation if link is not None else None
+    variation = db.delay_variation if link is not None else None
     delays = DelayReplay(db, variation.extra_ms, variation.bin_ms, 0.0) if variation else None
     delayed = None
     if capture.traces:
@@ -247,7 +247,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         replayed = replay.stop() if replay else None
         if replayed is not None:
             replayed["rate_tolerance"] = link.rate_tolerance
-            replayed["frame_bytes"] = db.spec.frame_bytes
+            replayed["frame_bytes"] = db.frame_bytes
         replay = None
         delayed = delays.stop() if delays else None
         delays = None

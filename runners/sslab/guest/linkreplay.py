@@ -27,7 +27,7 @@ from .netns import end_batch
 
 class TraceReplay(threading.Thread):
     def __init__(self, ns: str, dev: str, trace: Trace, offset_s: float, t0: float, burst_bytes: int):
-        """@burst_bytes: the HTB burst, as the wired shaper's (DumbbellSpec.burst_bytes)."""
+        """@burst_bytes: the HTB burst, as the wired shaper's (Dumbbell.burst_bytes)."""
         super().__init__(daemon=True)
         self.ns, self.dev, self.trace, self.t0 = ns, dev, trace, t0
         self.burst_bytes = burst_bytes
@@ -104,7 +104,7 @@ class DelayReplay(threading.Thread):
         self.rows: list[list[float]] = []
         self.halt = threading.Event()
         self.error: str | None = None
-        ns = {db.toward_client(i)[0] for i in range(1, len(db.spec.pairs) + 1)}
+        ns = {db.toward_client(i)[0] for i in range(1, len(db.plan.pairs) + 1)}
         if len(ns) != 1:
             raise ValueError(f"the clients' lines are in several namespaces: {sorted(map(str, ns))}")
         (self.ns,) = ns
@@ -114,7 +114,7 @@ class DelayReplay(threading.Thread):
 
     def _set(self, extra: float) -> None:
         lines = [f"qdisc change dev {self.db.toward_client(i)[1]} root handle 1: "
-                 f"{self.db._delay_line(i, 'client', extra)}\n" for i in range(1, len(self.db.spec.pairs) + 1)]
+                 f"{self.db._delay_line(i, 'client', extra)}\n" for i in range(1, len(self.db.plan.pairs) + 1)]
         self.proc.stdin.write("".join(lines))
         self.proc.stdin.flush()
 

@@ -46,7 +46,7 @@ from pathlib import Path
 
 from ..records import VIRTUAL_CLOCKS, Bursts, Capture, read_plan, read_record, runs_index, stamped
 from .clab import ContainerlabDumbbell
-from .dumbbell import Dumbbell, DumbbellSpec, MininetDumbbell
+from .dumbbell import Dumbbell, MininetDumbbell
 from .flows import MAX_FLOWS, SERVER_PORT, run_case
 from .ftrace import ALL_EVENTS, STACK_EVENTS, Ftrace
 from .netns import raise_input_backlog, restore_input_backlog, softnet_drops, unchanged_input_backlog
@@ -76,28 +76,29 @@ def expected_rtt_ms(db: Dumbbell, pair: int) -> float:
     serialises the request and the reply once each, and each host processes one of them.  A
     link with bursts (slots), a host's jitter and its coalescing add a wait within a range:
     see extra_wait_ms."""
-    rtt = db.spec.pairs[pair - 1].rtt_ms + host_rtt_ms(db, pair)
-    if db.spec.shaper != "netem":
+    rtt = db.plan.pairs[pair - 1].rtt_ms + host_rtt_ms(db, pair)
+    if db.shaper != "netem":
         # HTB lets an idle link's packet through on its burst's tokens, unserialised.
         return rtt
-    return rtt + PING_FRAME_BYTES * 8 / (db.spec.rate_mbit * 1e6) * 1e3
+    return rtt + PING_FRAME_BYTES * 8 / (db.plan.bottleneck.rate_mbit * 1e6) * 1e3
 
 
 def host_rtt_ms(db: Dumbbell, pair: int) -> float:
     """The host model's fixed part of an idle round trip of ping's frames."""
     total_us = 0.0
     for kind in ("server", "client"):
-        host = db.spec.host(pair, kind)
-        if host.get("nic_mbit"):
-            total_us += 2 * PING_FRAME_BYTES * 8 / host["nic_mbit"]  # bits / (Mbit/s) = us
-        total_us += host.get("rx_cost_us", 0)
+        if (host := db.host(pair, kind)) is None:
+            continue
+        if host.nic_mbit:
+            total_us += 2 * PING_FRAME_BYTES * 8 / host.nic_mbit  # bits / (Mbit/s) = us
+        total_us += host.rx_cost_us
     return total_us / 1e3
 
 
 def slot_wait_ms(db: Dumbbell) -> tuple[float, float]:
     """(least, most) an idle round trip waits for the link model's slots: an idle packet's
     slot opens a uniform [min, max] after it is due, in each direction that has slots."""
-    slots = [st for st in (*db.spec.down, *db.spec.up) if isinstance(st, Bursts)]
+    slots = [st for st in (*db.plan.bottleneck.link.down, *db.plan.bottleneck.link.up) if isinstance(st, Bursts)]
     return sum(st.min_ms for st in slots), sum(st.max_ms for st in slots)
 
 
@@ -115,9 +116,10 @@ def extra_wait_ms(db: Dumbbell, pair: int) -> tuple[float, float]:
     charges for the netems on the hosts' own interfaces (NIC_CLOCK_CHARGE_MS)."""
     lo, hi = slot_wait_ms(db)
     for kind in ("server", "client"):
-        host = db.spec.host(pair, kind)
-        hi += host.get("rx_jitter_us", 0) / 1e3 + ((host.get("rx_batch") or {}).get("period_us", 0)) / 1e3
-        hi += NIC_CLOCK_CHARGE_MS if host.get("nic_mbit") else 0.0
+        if (host := db.host(pair, kind)) is None:
+            continue
+        hi += host.rx_jitter_us / 1e3 + (host.rx_batch.period_us if host.rx_batch else 0) / 1e3
+        hi += NIC_CLOCK_CHARGE_MS if host.nic_mbit else 0.0
     return lo, hi
 
 
@@ -157,8 +159,8 @@ def measure_base_rtts(db: Dumbbell, pairs: list[int], count: int = 10, together:
 
 def calibrate(db: Dumbbell, tolerance_ms: float = RTT_TOLERANCE_MS, allowed: bool = True,
               count: int = 10, together: bool = True) -> dict:
-    pairs = list(range(1, len(db.spec.pairs) + 1))
-    configured = {i: db.spec.pairs[i - 1].rtt_ms for i in pairs}
+    pairs = list(range(1, len(db.plan.pairs) + 1))
+    configured = {i: db.plan.pairs[i - 1].rtt_ms for i in pairs}
     expected = {i: round(expected_rtt_ms(db, i), 4) for i in pairs}
     before = measure_base_rtts(db, pairs, count, together, warm_up=True)
     excess = statistics.median(before[i] - expected[i] for i in pairs)
@@ -167,12 +169,12 @@ def calibrate(db: Dumbbell, tolerance_ms: float = RTT_TOLERANCE_MS, allowed: boo
     # the model's and must stay.
     slotted = any(extra_wait_ms(db, i) != (0, 0) for i in pairs)
     if allowed and excess > CALIBRATE_MIN_MS and not slotted:
-        db.spec.delay_offset_ms = excess / 2
+        db.delay_offset_ms = excess / 2
         db.set_delays()
         after = measure_base_rtts(db, pairs, count, together)
     return {"configured_ms": configured, "expected_ms": expected, "measured_before_ms": before,
             "substrate_excess_ms": round(excess, 3),
-            "delay_offset_ms": round(db.spec.delay_offset_ms, 3), "measured_ms": after,
+            "delay_offset_ms": round(db.delay_offset_ms, 3), "measured_ms": after,
             "calibrated": allowed and not slotted, "slot_wait_ms": list(slot_wait_ms(db)),
             "tolerance_ms": tolerance_ms,
             "ok": all(rtt_within(db, i, after[i], tolerance_ms) for i in pairs)}
@@ -183,7 +185,7 @@ def saturating_rate(db: Dumbbell, out: Path) -> dict:
     SATURATE_FROM_S, or SATURATE_FROM_RTTS of a long path's RTT, for 4 s)."""
     import threading
     samples: dict = {}
-    start = max(SATURATE_FROM_S, SATURATE_FROM_RTTS * max(p.rtt_ms for p in db.spec.pairs) / 1e3)
+    start = max(SATURATE_FROM_S, SATURATE_FROM_RTTS * max(p.rtt_ms for p in db.plan.pairs) / 1e3)
     duration = start + SATURATE_S - SATURATE_FROM_S
 
     def sample() -> None:
@@ -198,7 +200,7 @@ def saturating_rate(db: Dumbbell, out: Path) -> dict:
              capture=Capture(pcap=False, snaplen=96, traces=False, immediate=True))
     th.join()
     rate = (samples["b1"] - samples["b0"]) * 8 / (samples["t1"] - samples["t0"]) / 1e6
-    configured = db.spec.rate_mbit
+    configured = db.plan.bottleneck.rate_mbit
     return {"configured_mbit": configured, "measured_mbit": round(rate, 3),
             "window_s": [start, duration - 1],
             "ok": abs(rate - configured) <= RATE_TOLERANCE * configured}
@@ -267,7 +269,7 @@ def main() -> int:
     backlog = None if rules.clock in VIRTUAL_CLOCKS else raise_input_backlog()
     t_build = time.monotonic()
     mark("topology")
-    db = backend(DumbbellSpec.from_plan(plan))
+    db = backend(plan)
     try:
         db.build()
         built_s = time.monotonic() - t_build
@@ -275,7 +277,7 @@ def main() -> int:
         fidelity = {"backend": db.backend, "clock": rules.clock, "topology_build_s": round(built_s, 3),
                     **({"backend_versions": db.versions} if getattr(db, "versions", None) else {}),
                     # Each side's hosts on links of their own (veth) or on a switch (ovs: its mode, read back).
-                    "lans": db.spec.lans, **({"switches": db.switch_modes()} if db.switched else {}),
+                    "lans": db.plan.topology.lans, **({"switches": db.switch_modes()} if db.switched else {}),
                     "rtt": calibrate(db, rules.rtt_tolerance_ms, rules.calibrate, rules.ping_count,
                                      rules.pairs_together)}
         fidelity["rate"] = saturating_rate(db, out / "fidelity")
