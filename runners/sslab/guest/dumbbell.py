@@ -377,7 +377,8 @@ class Dumbbell:
         ns_ip[self.r2].append(f"addr add {self._core(2)}/{core_len} dev r2-r1")
         ns_tc[self.r1] += self._bottleneck_tc()
         for i, (srv, cli) in enumerate(zip(self.servers, self.clients), start=1):
-            srv_gw, cli_gw = self._host(self.plan.addresses.servers, i, 1), self._host(self.plan.addresses.clients, i, 1)
+            addresses = self.plan.addresses
+            srv_gw, cli_gw = self._host(addresses.servers, i, 1), self._host(addresses.clients, i, 1)
             ns_ip[srv] += [f"addr add {self.server_addr(i)}/24 dev {self.host_dev}", f"route add default via {srv_gw}"]
             # On a switched LAN every pair's gateway address is on r1's one port to the switch.
             ns_ip[self.r1].append(f"addr add {srv_gw}/24 dev {'r1-lan' if self.switched else f'r1-s{i}'}")
@@ -506,7 +507,8 @@ class Dumbbell:
 
     def _bottleneck_tc(self) -> list[str]:
         """tc lines (in r1) that make the bottleneck."""
-        dev, rate, buffer = self.bottleneck_dev, Rate(self.plan.bottleneck.rate_mbit), Queue(self.plan.bottleneck.buffer_pkts)
+        bottleneck = self.plan.bottleneck
+        dev, rate, buffer = self.bottleneck_dev, Rate(bottleneck.rate_mbit), Queue(bottleneck.buffer_pkts)
         if self.shaper == "netem":
             # With netem "one" the shared delay is in this netem: a packet leaves at the later of its
             # arrival plus the delay and the previous one's departure, plus its own serialisation,
