@@ -60,6 +60,9 @@ def test_cells_run_and_report(first_run):
     summary = json.loads((mdir / "reports" / "latest" / "summary.json").read_text())
     (row,) = summary["rows"]
     assert row["n"] == 1 and 0.2 < row["off_small"]["mean"] < 20 and 0.2 < row["on_small"]["mean"] < 20
+    # The most the bottleneck held at once, as its netem counted it (patch 0007): a queue, within the buffer.
+    assert 0 < row["queue_peak_pkts_off"] <= row["buffer_pkts"] and 0 < row["queue_peak_pkts_on"] <= row["buffer_pkts"]
+    assert f"{row['queue_peak_pkts_off']:.0f} / {row['queue_peak_pkts_on']:.0f} of {row['buffer_pkts']} |" in out
     assert "| CUBIC | 1BDP | 20ms | 1 |" in out and "BBRv2" in out
 
 

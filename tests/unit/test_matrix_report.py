@@ -83,8 +83,8 @@ def test_jain_series_from_a_capture(tmp_path):
 # --------------------------------------------------------------------------
 
 
-def make_cell(matrix_dir, key, setting, rep, values):
-    """values: side -> (large FCT, [small FCTs])"""
+def make_cell(matrix_dir, key, setting, rep, values, peaks=None):
+    """values: side -> (large FCT, [small FCTs]); peaks: side -> the most the queue held (None: not counted)"""
     cdir = matrix_dir / "cells" / key
     out = cdir / "job" / "out"
     index = []
@@ -96,7 +96,8 @@ def make_cell(matrix_dir, key, setting, rep, values):
         flows += [{"port": 5202 + k, "cc": cc, "cc_used": cc, "fct_s": s, "started_s": 2.0 * (k + 1)}
                   for k, s in enumerate(smalls)]
         run = {"tag": tag, "run": {"params": {"small": cc}, "case": f"suss-{cc}", "rep": rep}, "flows": flows,
-               "fidelity": {"base_rtt_ok": True, "rate_ok": True}, "bottleneck": {"drops": 10}}
+               "fidelity": {"base_rtt_ok": True, "rate_ok": True},
+               "bottleneck": {"drops": 10, **({"peak_pkts": peaks[side]} if peaks else {})}}
         (out / "runs" / tag).mkdir(parents=True)
         (out / "runs" / tag / "run.json").write_text(json.dumps(run))
         index.append({"tag": tag})
@@ -110,10 +111,10 @@ def synthetic_matrix(tmp_path):
     s25 = {"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "25ms"}
     s50 = {"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "50ms"}
     cells = [
-        make_cell(d, "a0", s25, 0, {"off": (30.0, [1.0, 2.0]), "on": (31.0, [0.5, 1.0])}),
-        make_cell(d, "a1", s25, 1, {"on": (29.0, [0.7, 0.9]), "off": (30.5, [1.2, 1.8])}),
-        make_cell(d, "a2", s25, 2, {"off": (29.5, [1.1, 1.9]), "on": (30.0, [0.6, 1.0])}),
-        # SUSS slower here: disagrees with the paper's sign
+        make_cell(d, "a0", s25, 0, {"off": (30.0, [1.0, 2.0]), "on": (31.0, [0.5, 1.0])}, {"off": 100, "on": 120}),
+        make_cell(d, "a1", s25, 1, {"on": (29.0, [0.7, 0.9]), "off": (30.5, [1.2, 1.8])}, {"off": 110, "on": 130}),
+        make_cell(d, "a2", s25, 2, {"off": (29.5, [1.1, 1.9]), "on": (30.0, [0.6, 1.0])}, {"off": 120, "on": 140}),
+        # SUSS slower here: disagrees with the paper's sign; its runs' kernel counted no queue peak
         make_cell(d, "b0", s50, 0, {"off": (36.0, [1.0, 1.0]), "on": (36.5, [1.5, 1.5])}),
     ]
     plan = {"matrix": "table1", "title": "E7", "report": "table1", "matrix_file": "experiments/scenarios/table1.yaml",
@@ -166,10 +167,30 @@ def test_table1_numbers_claims_and_paper_values(tmp_path):
     # drops, receive windows and fidelity in a second table.
     assert re.search(r"\| CUBIC \| 1BDP \| 25ms \| 3 \| [^|]+ \| 30\.4 / 1\.33 \| [^|]+ \| 31\.2 / 0\.94 \| 48% \| 29% \| "
                      r"[^|]+ \|$", table, re.M)
-    assert "| CUBIC | 1BDP | 50ms | NO (n=1) | n=1: +1.4% | +1.4% / -6.1% | 10 / 10 | no (n=1) | 0 / 0 of 2 | 2/2 |" in table
-    assert all(ln.count("|") in (12, 11) for ln in table.splitlines() if ln.startswith("|"))  # 11 and 10 columns
+    assert "| CUBIC | 1BDP | 50ms | NO (n=1) | n=1: +1.4% | +1.4% / -6.1% | 10 / 10 | no (n=1) | – / – | 0 / 0 of 2 | " \
+        "2/2 |" in table
+    # The queue's peak, mean over the repetitions: off (100 + 110 + 120) / 3, on (120 + 130 + 140) / 3.
+    assert "| no change | 110 / 130 | 0 / 0 of 6 | 6/6 |" in table
+    assert (r25["queue_peak_pkts_off"], r25["queue_peak_pkts_on"]) == (110, 130)
+    assert (r50["queue_peak_pkts_off"], r50["queue_peak_pkts_on"]) == (None, None)
+    assert all(ln.count("|") == 12 for ln in table.splitlines() if ln.startswith("|"))  # 11 columns each
     assert "**unavailable**, not run and not substituted" in extra["notes"][0]
     assert extra["cells_done"] == 4 and extra["cells_planned"] == 5
+
+
+def test_the_queues_peak_beside_the_buffer_the_cells_plan_resolved(tmp_path):
+    """The most the queue held, mean over the repetitions, of the buffer in packets that every cell's plan
+    gives; a repetition whose kernel did not count it makes its side "–"."""
+    from sslab.analysis.table1 import buffer_pkts_of, queue_peaks
+    reps = [{"off": {"queue_peak_pkts": 413}, "on": {"queue_peak_pkts": 400}, "buffer_pkts": 413},
+            {"off": {"queue_peak_pkts": 413}, "on": {"queue_peak_pkts": 411}, "buffer_pkts": 413}]
+    assert queue_peaks(reps) == "413 / 406 of 413"
+    reps[1]["on"]["queue_peak_pkts"] = None
+    assert queue_peaks(reps) == "413 / – of 413"
+    reps[1]["buffer_pkts"] = 208  # two buffers in one setting: none named
+    assert queue_peaks(reps) == "413 / –"
+    (tmp_path / "plan.json").write_text(json.dumps({"bottleneck": {"buffer_pkts": 104}}))
+    assert buffer_pkts_of(tmp_path) == 104 and buffer_pkts_of(tmp_path / "none") is None
 
 
 def test_settings_unavailable_for_one_reason_are_one_note():

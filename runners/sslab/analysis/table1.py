@@ -49,6 +49,7 @@ def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
     for run, _ in runs_of(cell_dir):
         check_controls(run, cell_dir)
         out.setdefault("first", side_of(plan, run))  # which arm ran first in the boot
+        out.setdefault("buffer_pkts", buffer_pkts_of(cell_dir))
         fcts = [flow_fct(f, plan.fct_timing, cell_dir) for f in run["flows"]]
         flows = run["flows"]
         out[side_of(plan, run)] = {
@@ -59,12 +60,30 @@ def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
             # what tshark's reading of the capture said (the report's line on captures)
             "capture": {"tag": run["tag"], "pcap": run.get("pcap"), "capture_check": run.get("capture_check")},
             "drops": run["bottleneck"]["drops"],
+            # the most the bottleneck's queue held at once (None: a kernel or shaper that does not count it)
+            "queue_peak_pkts": run["bottleneck"].get("peak_pkts"),
             # small flows whose sender was held by the receiver's advertised window (per-ACK trace)
             "small_rwnd_limited": sum(1 for f in flows[1:] if f.get("receiver_limited_acks")),
             "small_count": len(flows) - 1,
             "suss_versions": sorted({f["suss_version"] for f in flows if f.get("suss_version") is not None}),
         }
     return out
+
+
+def buffer_pkts_of(cell_dir: Path) -> int | None:
+    """The bottleneck's buffer in packets, as the cell's plan resolved it (None: no plan kept)."""
+    plan_file = cell_dir / "plan.json"
+    return json.loads(plan_file.read_text())["bottleneck"]["buffer_pkts"] if plan_file.is_file() else None
+
+
+def queue_peaks(reps: list[dict]) -> str:
+    """The most the bottleneck's queue held at once, mean over @reps, off / on, and of what buffer:
+    "413 / 413 of 413"; – where a run's kernel or shaper does not count it."""
+    def side(s: str) -> str:
+        peaks = [r[s].get("queue_peak_pkts") for r in reps]
+        return "–" if None in peaks else f"{statistics.fmean(peaks):.0f}"
+    buffers = {r.get("buffer_pkts") for r in reps} - {None}
+    return f"{side('off')} / {side('on')}" + (f" of {buffers.pop()}" if len(buffers) == 1 else "")
 
 
 def cells_by_setting(plan: MatrixPlan, cells: list[tuple]) -> dict[tuple[str, str, str], list[dict]]:
@@ -253,8 +272,9 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
               "|---|---|---|---|---|---|---|---|---|---|---|"]
     checks = [f"| large CCA | buffer | minRTT | small flows faster with {compared_name(plan)}? | "
               f"large flow within its CI? | large flow with {compared_name(plan)}: ours / paper | drops off / on | "
-              f"{compared_name(plan)} raised drops? | small flows rwnd-limited off / on | runs passing fidelity |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              f"{compared_name(plan)} raised drops? | queue's peak off / on (pkts) | small flows rwnd-limited off / on | "
+              f"runs passing fidelity |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
     start = compared_name(plan)
     comparisons: list[Comparison] = []
     judged: list[dict] = []
@@ -296,7 +316,11 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                **{k: without_values(v) for k, v in d.items()}, "improvement_pct": round(impr, 2), "claims": claims,
                "paper": p, "paper_values_reproduced": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps),
                "comparisons": [c.__dict__ for c in row_cmp], "drops_raised": drops_raised(reps),
-               **{f"drops_{s}": statistics.fmean(r[s]["drops"] for r in reps) for s in ("off", "on")}}
+               **{f"drops_{s}": statistics.fmean(r[s]["drops"] for r in reps) for s in ("off", "on")},
+               **{f"queue_peak_pkts_{s}": (None if any(r[s].get("queue_peak_pkts") is None for r in reps)
+                                           else statistics.fmean(r[s]["queue_peak_pkts"] for r in reps))
+                  for s in ("off", "on")},
+               "buffer_pkts": reps[0].get("buffer_pkts")}
         rows.append(row)
         per_cca.setdefault(cca, []).append(row)
         lines.append(f"| {label} | {buf} | {rtt} | {len(reps)} | {fmt_mean_ci(d['off_large'], 1)} / {fmt_mean_ci(d['off_small'], 2)} | "
@@ -304,7 +328,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                      f"{impr:.0f}% | {paper[2]} | {sign} |")
         checks.append(f"| {label} | {buf} | {rtt} | {claims['small_faster']} | {claims['large_within_ci']} | "
                       f"{claims['large_change_pct']:+.1f}% / {paper_change} | {drops} | {row['drops_raised']} | "
-                      f"{rwnd} of {n_small(reps)} | {fid}/{2 * len(reps)} |")
+                      f"{queue_peaks(reps)} | {rwnd} of {n_small(reps)} | {fid}/{2 * len(reps)} |")
     for cca, every in per_cca.items():
         # The average is the paper's: over its grid only (cells beside it have no paper value).
         rs = [r for r in every if r["on_paper_grid"]]
@@ -380,9 +404,10 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     overhead = overhead_table(walls)
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
     if len(checks) > 2:
-        lines += ["", f"What each setting shows besides its FCTs: the signs the paper's words claim, the large flow's "
-                      f"change beside the paper's, the drops at the bottleneck, the small flows' receive windows and "
-                      f"the runs' fidelity.", "", *checks]
+        lines += ["", "What each setting shows besides its FCTs: the signs the paper's words claim, the large flow's "
+                      "change beside the paper's, the drops at the bottleneck, the most its queue held at once "
+                      "(counted by the qdisc, mean over the repetitions, of the buffer in packets), the small flows' "
+                      "receive windows and the runs' fidelity.", "", *checks]
     return "\n".join(lines), {"rows": rows, "unavailable": [u.model_dump() for u in plan.unavailable], "notes": notes,
                               "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan.cells),
                               "order_effect": order,
