@@ -71,9 +71,10 @@ def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
 
 
 def buffer_pkts_of(cell_dir: Path) -> int | None:
-    """The bottleneck's buffer in packets, as the cell's plan resolved it (None: no plan kept)."""
+    """The bottleneck's buffer in packets, as the cell's plan resolved it (None: no plan kept, or one
+    that does not say)."""
     plan_file = cell_dir / "plan.json"
-    return json.loads(plan_file.read_text())["bottleneck"]["buffer_pkts"] if plan_file.is_file() else None
+    return json.loads(plan_file.read_text()).get("bottleneck", {}).get("buffer_pkts") if plan_file.is_file() else None
 
 
 def queue_peaks(reps: list[dict]) -> str:
