@@ -81,6 +81,32 @@ def test_table1_cells_and_unavailable_cca(table1, monkeypatch):
     assert len(s.cases[0].flows) == 13 and s.cases[0].flows[-1].start == 24
 
 
+def test_tshark_reads_each_setting_in_turn_and_table1_each_setting_once():
+    """The k-th setting's captures are read at its repetitions k, k + N, ... (N: capture_check_every),
+    at most capture_check_per_setting times."""
+    from sslab.matrix.plan import checks_capture
+    assert [r for r in range(20) if checks_capture(3, r, 0, 8, None)] == [3, 11, 19]
+    assert [r for r in range(20) if checks_capture(10, r, 0, 8, None)] == [2, 10, 18]
+    assert checks_capture(3, 11, 1, 8, None) and not checks_capture(3, 11, 1, 8, 1)
+    assert all(checks_capture(k, r, 5, 1, None) for k in range(4) for r in range(4))
+
+
+@pytest.mark.parametrize("iterations, checked", [(1, 4), (3, 12), (8, 32), (10, 32), (50, 32)])
+def test_table1s_sample_of_captures_covers_its_settings_at_a_fixed_cost(iterations, checked):
+    """Table 1's four columns (32 settings): 1/8 of the cells while a setting has fewer than 8
+    repetitions, then each setting once (every 8th cell in plan order read settings 0, 8, 16 and 24
+    only: 4 settings, 200 cells at ITER=50)."""
+    m = mx.load_matrix("table1")
+    hooked = {**KERNEL, "bbr3": "module tcp_sslab", "bbr2_sslab": "module tcp_sslab"}
+    plan = mx.plan_matrix(m, mx.resolve_selection(m, {}), iterations, "img1", hooked, "code1")
+    sample = [c for c in plan.cells if c.capture_check]
+    assert len(sample) == checked
+    settings = {mx.selection_id(m.spec, {k: [v] for k, v in c.setting.items()}) for c in sample}
+    assert len(settings) == checked  # never a setting twice
+    if iterations >= 8:
+        assert len({tuple(sorted(c.setting.items())) for c in plan.cells}) == len(settings) == 32
+
+
 def test_any_valid_value_beside_the_papers(table1):
     chosen = mx.resolve_selection(table1, {"BUF": "0.5BDP,3bdp,2BDP", "RTT": "30,300ms", "CCA": "cubic,vegas"})
     # Written the axis's way (unit and spelling); the file's values first, in the file's order.

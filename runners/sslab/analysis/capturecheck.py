@@ -37,7 +37,8 @@ are then summed over its streams and the record says how many there were.
 
 Cost: tshark builds its protocol tree for every packet (about 6 s of CPU for
 a Table 1 run's 240k packets, 24 Nov 2026): matrices check a sample of their
-cells (sslab.matrix.spec, `capture_check_every`), every scenario run checks all.
+cells (sslab.matrix.spec, `capture_check_every` and `capture_check_per_setting`), every scenario run
+checks all.
 """
 
 from __future__ import annotations

@@ -396,7 +396,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                          f"{effect['on_first_pct']:.1f}% where it ran second (n={effect['n_on_first']}): "
                          f"{effect['difference_pts']:+.1f} points, over every setting shown.")
     notes.append(agreement_line([r[s]["capture"] for reps in by_setting.values() for r in reps for s in ("off", "on")
-                                 if s in r], "outside the sample of cells: the matrix file's capture_check_every"))
+                                 if s in r], "outside the sample of cells: the matrix file's capture_check_every and "
+                                 "capture_check_per_setting"))
     choices = choices_of(cells)
     found = paper_bounds.bounds(ref, choices) if choices and ref else []
     bound_lines = [f"- {b.line(labels)}" for b in found]

@@ -32,6 +32,15 @@ def setting_id(setting: dict[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(setting.items()))
 
 
+def checks_capture(setting: int, rep: int, done: int, every: int, per_setting: int | None) -> bool:
+    """Whether tshark reads the captures of repetition @rep of the @setting-th setting, which has had
+    @done cells read so far (MatrixSpec.capture_check_every and capture_check_per_setting): the
+    repetitions congruent to @setting modulo @every, staggered by the setting so that every setting
+    takes its turn (every @every-th cell in plan order checked the same 1/@every of the settings in
+    every repetition whenever their number was a multiple of @every: Table 1's 32, 4 of them)."""
+    return (rep - setting) % every == 0 and (per_setting is None or done < per_setting)
+
+
 def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_hash: str,
                 available_ccas: dict[str, str], code_version: str, substrate: str = "vm",
                 clock: str = "qemu/mttcg", backend: str | None = None, boot_share: int = 1) -> MatrixPlan:
@@ -51,16 +60,18 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
         else:
             runnable.append(setting)
     cells = []
+    checked = [0] * len(runnable)
     for rep in range(iterations):
-        for setting in runnable:
+        for k, setting in enumerate(runnable):
             s = m.scenario_for(setting, rep, available_ccas)
             if backend:
                 s = s.model_copy(update={"topology": s.topology.model_copy(update={"backend": backend})})
             compiled = Compiled.of(s)
             boot = boot_place(setting_id(setting), rep, boot_share) if boot_share > 1 else None
-            # tshark's second opinion on a sample of the cells (MatrixSpec.capture_check_every)
+            check = checks_capture(k, rep, checked[k], spec.capture_check_every, spec.capture_check_per_setting)
+            checked[k] += check
             cells.append(new_cell(cell_key(compiled.model, rep, image_hash, code_version, clock, boot), setting, rep,
-                                  compiled, len(cells) % spec.capture_check_every == 0, boot))
+                                  compiled, check, boot))
     return MatrixPlan(
         matrix=spec.name, title=spec.title, report=spec.report,
         matrix_file=str(m.path.relative_to(paths.REPO_ROOT)) if m.path.is_relative_to(paths.REPO_ROOT)

@@ -63,9 +63,15 @@ class MatrixSpec(BaseModel):
     #: A flow's FCT as the report reads it: "client", connect() to the last byte; "server", the first
     #: segment to the last ACK, from the sender's per-ACK trace (sslab.analysis.traces.ProbeFacts).
     fct_timing: Literal["client", "server"] = "client"
-    #: Every this many cells in plan order (the first included) have their captures read by tshark
-    #: as well as by our parser (sslab.analysis.capturecheck): 1, all of them.
+    #: The sample of cells whose captures tshark reads as well as our parser (sslab.analysis.capturecheck,
+    #: planned by sslab.matrix.plan.checks_capture): the k-th setting's repetitions k, k + N, k + 2N, ...
+    #: (N: capture_check_every; 1: every cell), so each repetition checks 1/N of the settings and every
+    #: setting is checked within N repetitions ...
     capture_check_every: int = Field(default=1, ge=1)
+    #: ... and at most this many of each setting's cells (None: no bound), so tshark's cost stops growing
+    #: with the repetitions: the check is of our parser on the traffic a setting makes, and a setting's
+    #: repetitions make traffic of one kind.
+    capture_check_per_setting: int | None = Field(default=None, ge=1)
 
     @field_validator("report")
     @classmethod
