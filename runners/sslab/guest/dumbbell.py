@@ -70,7 +70,7 @@ import subprocess
 import threading
 from dataclasses import dataclass
 
-from ..records import (BatchSlots, CellRate, Delay, DelayVariation, Host, Loss, Plan, Queue, Rate, Stage,
+from ..records import (BatchSlots, CellRate, Delay, DelayVariation, Host, Plan, Queue, Rate, Stage,
                        UniformDelay)
 from . import ovs
 from .netns import (NamespaceLauncher, end_batch, in_namespaces, in_ns, parse_ping, run_batch, set_sysctls, sh,
@@ -254,12 +254,6 @@ class Dumbbell:
     def delay_variation(self) -> DelayVariation | None:
         """The varying delay towards the clients, or None."""
         return next((st for st in self.plan.bottleneck.link.down if isinstance(st, DelayVariation)), None)
-
-    @property
-    def loses(self) -> bool:
-        """Whether the last hop loses packets either way."""
-        link = self.plan.bottleneck.link
-        return any(isinstance(st, Loss) for st in (*link.down, *link.up))
 
     def host(self, pair: int, kind: str) -> Host | None:
         """Pair @pair's (1-based) server or client in the host model (None: ideal)."""
