@@ -77,14 +77,19 @@ def buffer_pkts_of(cell_dir: Path) -> int | None:
     return json.loads(plan_file.read_text()).get("bottleneck", {}).get("buffer_pkts") if plan_file.is_file() else None
 
 
+def mean_queue_peak(reps: list[dict], side: str) -> float | None:
+    """The most the bottleneck's queue held at once on @side ("off", "on"), mean over @reps; None
+    where a run's kernel or shaper does not count it."""
+    peaks = [r[side].get("queue_peak_pkts") for r in reps]
+    return None if None in peaks else statistics.fmean(peaks)
+
+
 def queue_peaks(reps: list[dict]) -> str:
-    """The most the bottleneck's queue held at once, mean over @reps, off / on, and of what buffer:
-    "413 / 413 of 413"; – where a run's kernel or shaper does not count it."""
-    def side(s: str) -> str:
-        peaks = [r[s].get("queue_peak_pkts") for r in reps]
-        return "–" if None in peaks else f"{statistics.fmean(peaks):.0f}"
+    """mean_queue_peak off / on, and of what buffer: "413 / 413 of 413"; – where it is None."""
+    off, on = (mean_queue_peak(reps, s) for s in ("off", "on"))
     buffers = {r.get("buffer_pkts") for r in reps} - {None}
-    return f"{side('off')} / {side('on')}" + (f" of {buffers.pop()}" if len(buffers) == 1 else "")
+    return " / ".join("–" if v is None else f"{v:.0f}" for v in (off, on)) + \
+        (f" of {buffers.pop()}" if len(buffers) == 1 else "")
 
 
 def cells_by_setting(plan: MatrixPlan, cells: list[tuple]) -> dict[tuple[str, str, str], list[dict]]:
@@ -318,9 +323,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                "paper": p, "paper_values_reproduced": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps),
                "comparisons": [c.__dict__ for c in row_cmp], "drops_raised": drops_raised(reps),
                **{f"drops_{s}": statistics.fmean(r[s]["drops"] for r in reps) for s in ("off", "on")},
-               **{f"queue_peak_pkts_{s}": (None if any(r[s].get("queue_peak_pkts") is None for r in reps)
-                                           else statistics.fmean(r[s]["queue_peak_pkts"] for r in reps))
-                  for s in ("off", "on")},
+               **{f"queue_peak_pkts_{s}": mean_queue_peak(reps, s) for s in ("off", "on")},
                "buffer_pkts": reps[0].get("buffer_pkts")}
         rows.append(row)
         per_cca.setdefault(cca, []).append(row)
