@@ -45,11 +45,10 @@ def flow_fct(flow: dict, timing: str, where: Path) -> float:
 
 def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
     """One cell's numbers: large FCT and mean small FCT for off and on."""
-    out: dict = {}
+    out: dict = {"buffer_pkts": buffer_pkts_of(cell_dir)}
     for run, _ in runs_of(cell_dir):
         check_controls(run, cell_dir)
         out.setdefault("first", side_of(plan, run))  # which arm ran first in the boot
-        out.setdefault("buffer_pkts", buffer_pkts_of(cell_dir))
         fcts = [flow_fct(f, plan.fct_timing, cell_dir) for f in run["flows"]]
         flows = run["flows"]
         out[side_of(plan, run)] = {
