@@ -52,8 +52,9 @@ def open_pcap(path: Path):
     return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
-def _flow_events(path: Path, server_ports: list[int]):
-    """(timestamp, port, what, ahead) for the listed flows, in capture order: what is "syn" for a SYN
+def _flow_events(segments, server_ports: list[int]):
+    """(timestamp, port, what, ahead) for the listed flows, from @segments (tcp_segments' tuples, in
+    capture order), in that order: what is "syn" for a SYN
     towards a port, "hole" for a segment from a port that starts beyond every byte seen so far
     (some before it never passed the capture point), else the data segment's new bytes (0: a
     retransmission, all of it seen before).  A segment with a hole gives "hole", then its bytes.
@@ -64,7 +65,7 @@ def _flow_events(path: Path, server_ports: list[int]):
     point is a hole); zero-length segments (a FIN) can show a hole too; RSTs never do."""
     ports = set(server_ports)
     highest: dict[int, int] = {}
-    for ts, (sport, dport, seq, flags), payload in tcp_segments(path):
+    for ts, (sport, dport, seq, flags), payload in segments:
         if flags & SYN:
             if not flags & ACK and dport in ports:
                 yield ts, dport, "syn", 0
@@ -97,8 +98,14 @@ def analyse_pcap_ports(path: Path, server_ports: list[int], bin_s: float = GOODP
     are binned by @bin_s seconds from the flow's own SYN, or from
     @absolute_t0 (one clock for all flows, for fairness over time).
     """
+    return analyse_segments(tcp_segments(path), server_ports, bin_s, absolute_t0)
+
+
+def analyse_segments(segments, server_ports: list[int], bin_s: float = GOODPUT_BIN_S,
+                     absolute_t0: float | None = None) -> dict[int, PcapFlow]:
+    """analyse_pcap_ports over @segments (tcp_segments' tuples, in capture order) from any source."""
     flows = {p: PcapFlow(new_bytes_by_bin={}) for p in server_ports}
-    for ts, port, what, ahead in _flow_events(path, server_ports):
+    for ts, port, what, ahead in _flow_events(segments, server_ports):
         flow = flows[port]
         if what == "syn":
             if flow.syn_ts is None:
@@ -195,7 +202,7 @@ def rate_bins(times: list[float], delivered: list[int], origin: float, bin_s: fl
 def new_bytes_between(path: Path, server_ports: list[int], t0: float, t1: float) -> dict[int, int]:
     """New data bytes each flow put through the bottleneck between capture times @t0 and @t1."""
     out = {p: 0 for p in server_ports}
-    for ts, port, what, _ahead in _flow_events(path, server_ports):
+    for ts, port, what, _ahead in _flow_events(tcp_segments(path), server_ports):
         if ts > t1:
             break
         if isinstance(what, int) and ts >= t0:
