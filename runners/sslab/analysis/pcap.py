@@ -157,12 +157,17 @@ def delivered_by_flow(path: Path, server_ports: list[int]) -> dict[int, tuple[fl
     for every congestion control (the capture's, not a trace's); it does not stall in recovery, and
     since the capture point is past the bottleneck's queue, no stretch of it runs faster than the
     link."""
+    return delivered_by_segments(tcp_segments(path), server_ports)
+
+
+def delivered_by_segments(segments, server_ports: list[int]) -> dict[int, tuple[float | None, list[float], list[int]]]:
+    """delivered_by_flow over @segments (tcp_segments' tuples, in capture order) from any source."""
     ports = set(server_ports)
     out: dict[int, tuple[float | None, list[float], list[int]]] = {p: (None, [], []) for p in server_ports}
     isn: dict[int, int] = {}
     seen = {p: SeenRanges() for p in server_ports}
     total = dict.fromkeys(server_ports, 0)
-    for ts, (sport, dport, seq, flags), payload in tcp_segments(path):
+    for ts, (sport, dport, seq, flags), payload in segments:
         if flags & SYN:
             if not flags & ACK and dport in ports and out[dport][0] is None:
                 out[dport] = (ts, out[dport][1], out[dport][2])
