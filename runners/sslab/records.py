@@ -34,7 +34,7 @@ None says "not this run".
                                     down, up: [a stage: Bursts | Loss | DelayVariation]
       pairs        [Pair]         rtt_ms
       addresses    Addresses      servers, clients, core (CIDR text)
-      capture      Capture        pcap, snaplen, traces, immediate
+      capture      Capture        pcap, snaplen, traces, immediate, trace_events, router
       hosts        Hosts          model, describe, pairs: [HostPair(server, client: Host)]
       fidelity     Fidelity       clock, calibrate, rtt_tolerance_ms, ping_count, pairs_together
       runs         [Run]          index, rep, case, params, module_params, flows: [Flow],
@@ -365,6 +365,8 @@ class Capture:
     immediate: bool
     #: "all": the stack's tcp_probe and our module's events; "stack": tcp_probe alone (the oracle's).
     trace_events: str = "all"
+    #: A second capture in the bottleneck's router, every interface (sslab.analysis.queuecheck).
+    router: bool = False
 
 
 @dataclass(frozen=True)

@@ -109,9 +109,15 @@ class Pcap:
             argv = ["stdbuf", "-o", self.WRITE_BUFFER, *tcpdump, "-w", "-", "tcp"]
             with open(path, "wb") as out:
                 self.proc = db.launcher.popen(ns, argv, stdout=out, stderr=subprocess.PIPE, text=True)
-        line = self.proc.stderr.readline()  # "listening on ..." once capturing
+        # "listening on ..." once capturing; on "any", its link type and a warning first.
+        said = []
+        line = self.proc.stderr.readline()
+        while line and "listening" not in line and len(said) < 4:
+            said.append(line.strip())
+            line = self.proc.stderr.readline()
         if "listening" not in line:
-            raise RuntimeError(f"tcpdump did not start: {line.strip()} {self.proc.stderr.read()[-300:]}")
+            self.proc.kill()  # it may be running: its stderr ends only with it
+            raise RuntimeError(f"tcpdump did not start: {' '.join(said)} {self.proc.stderr.read()[-300:]}")
 
     @property
     def mode(self) -> str:
@@ -203,6 +209,10 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     client_pcap = Pcap(db, out_dir / f"{tag}.client.pcap", capture.snaplen, capture.immediate,
                        where=(db.clients[flows[0]["pair"] - 1], db.host_dev)) \
         if capture.pcap and link is not None and link.down else None
+    # Every interface of the bottleneck's router: a packet's arrival and its departure past the
+    # bottleneck, in the order they happened (sslab.analysis.queuecheck counts the queue from them).
+    router_pcap = Pcap(db, out_dir / f"{tag}.router.pcap", capture.snaplen, capture.immediate, where=(db.r1, "any")) \
+        if capture.router else None
     replay = TraceReplay(db.r1, db.bottleneck_dev, link.trace, trace_offset_s, 0.0,
                          db.burst_bytes) if link is not None and link.trace else None
     if replay:
@@ -273,6 +283,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         traced = tracer.stop(out_dir / f"{tag}.trace") if capture.traces else 0
         pcap_note = pcap.stop() if pcap else None
         client_note = client_pcap.stop() if client_pcap else None
+        router_note = router_pcap.stop() if router_pcap else None
     mark(f"{tag} captured")
     bn1, peak = db.bottleneck_counters_and_peak()
     counters1 = db.tcp_counters(pairs)
@@ -302,6 +313,8 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         "pcap_dropped_by_kernel": _dropped(pcap_note),
         "client_pcap": f"{tag}.client.pcap" if client_pcap else None,
         "client_pcap_dropped_by_kernel": _dropped(client_note),
+        **({"router_pcap": f"{tag}.router.pcap", "router_pcap_dropped_by_kernel": _dropped(router_note)}
+           if router_pcap else {}),
         # The link against its trace (sslab.guest.linkreplay), or None on a constant-rate link.
         "link_replay": replayed,
         # The delay variation as replayed (sslab.guest.linkreplay.DelayReplay), or None.

@@ -734,6 +734,11 @@ class CaptureSpec(Strict):
     #: "stack" (tcp_probe alone, which every congestion control has: runs of ours and of the kernel's
     #: then have the same observers; the oracle's).
     trace_events: Literal["all", "stack"] = "all"
+    #: A second capture in the bottleneck's router, on every interface it has (tcpdump -i any): each
+    #: packet as it reaches the router and again as it leaves past the bottleneck, from which
+    #: `sslab queue-check` counts the bottleneck's queue packet by packet (the qdisc's own count
+    #: checked).  One observer more: for a check's run, not one to compare with runs without it.
+    router: bool = False
 
 
 class Variation(Strict):
