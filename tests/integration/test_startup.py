@@ -152,6 +152,48 @@ def test_ovs_lans_are_one_more_hop_and_no_time(smoke_run, ovs_run):
     assert "each side's hosts on an Open vSwitch" in (ovs_run / "report.md").read_text()
 
 
+@pytest.fixture(scope="module")
+def router_run(tmp_path_factory, image):
+    results = tmp_path_factory.mktemp("results-router")
+    # A quarter of the buffer (103 packets), so that the 2 MB runs overflow it and the 500 KB runs do not.
+    res = sslab(["run", "startup", "--scenario", str(SMOKE), "--set", "capture.router=true",
+                 "--set", "bottleneck.buffer.bdp=0.25"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return (results / "startup" / "latest").resolve()
+
+
+def test_the_queue_and_goodput_the_report_prints_are_the_router_capture_s(smoke_run, router_run, tmp_path):
+    """A capture of every interface of the bottleneck's router sees each packet arrive and leave:
+    the queue it counts is the qdisc's own peak count to the packet, its drops the qdisc's, no bin
+    of what left is above the link, and each flow's goodput per bin is the report's."""
+    from sslab.analysis.queuecheck import check_runs
+    checked = check_runs(router_run)
+    assert len(checked) == 8
+    for tag, c in checked:
+        run = json.loads((router_run / "job/out/runs" / tag / "run.json").read_text())
+        assert run["router_pcap_dropped_by_kernel"] == 0, tag
+        assert c.held.peak_pkts == run["bottleneck"]["peak_pkts"] == c.qdisc_peak_pkts, (tag, c.held)
+        assert c.held.dropped == run["bottleneck"]["drops"], (tag, c.held)
+        assert c.held.departures == c.held.arrivals - c.held.dropped
+        assert c.readings_max_pkts is None or c.readings_max_pkts <= c.held.peak_pkts <= c.buffer_pkts
+        assert 0 < c.busiest_bin_mbit <= c.bin_allows_mbit, (tag, c.busiest_bin_mbit)
+        assert c.goodput_bins > 0 and c.goodput_agrees, (tag, c.goodput_differs, c.delivered_differs)
+        assert c.report_busiest_mbit <= c.link_mbit and c.plotted_busiest_mbit <= c.link_mbit
+    # Some bin came near the link (the bound is not met only by a link never near full): 44.7 of
+    # 50 Mbit/s when written; a 2 MB flow that loses packets fills few bins.
+    assert max(c.busiest_bin_mbit for _, c in checked) > 0.8 * checked[0][1].link_mbit
+    # Both kinds of peak: runs that filled the buffer and lost packets, runs that did not.
+    assert any(c.held.dropped and c.held.peak_pkts == c.buffer_pkts == 103 for _, c in checked)
+    assert any(not c.held.dropped and c.held.peak_pkts < c.buffer_pkts for _, c in checked)
+    # What the count is for: the half-second readings miss the peak.
+    assert any(c.readings_max_pkts is not None and c.readings_max_pkts < c.held.peak_pkts for _, c in checked)
+    res = sslab(["queue-check", str(router_run)], tmp_path, timeout=300)
+    assert res.returncode == 0 and "8 run(s), 8 agreeing with the router's capture, 0 not" in res.stdout, res.stdout
+    # A run without that capture cannot be checked: refused, nothing else read.
+    res = sslab(["queue-check", str(smoke_run[0])], tmp_path, timeout=300)
+    assert res.returncode == 2 and "capture.router=true" in res.stderr, res.stderr
+
+
 def test_report_rebuilds_from_the_archive(smoke_run, tmp_path):
     run_dir, _ = smoke_run
     res = sslab(["report", str(run_dir)], tmp_path, timeout=300)

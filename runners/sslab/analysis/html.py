@@ -37,8 +37,8 @@ h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.6em; }
 """
 
 #: The fields of a run record naming the files a report links to: the bottleneck's capture, the
-#: client's, the per-ACK trace.
-RUN_FILES = ("pcap", "client_pcap", "trace")
+#: client's, the router's (every interface: capture.router), the per-ACK trace.
+RUN_FILES = ("pcap", "client_pcap", "router_pcap", "trace")
 
 
 def _title(text: str, fallback: str) -> str:
@@ -51,7 +51,8 @@ def _rel(target: Path, start: Path) -> str:
 
 
 #: How a link to each of RUN_FILES reads.
-RUN_FILE_WORDS = {"pcap": "capture", "client_pcap": "client's capture", "trace": "trace"}
+RUN_FILE_WORDS = {"pcap": "capture", "client_pcap": "client's capture", "router_pcap": "router's capture",
+                  "trace": "trace"}
 
 
 def labelled_run_files(run_dirs: list[Path], labels: dict[Path, str]) -> list[tuple[str, list[tuple[str, Path]]]]:

@@ -404,6 +404,26 @@ def cmd_same_bytes(args) -> int:
     return EXIT_FAILED if differing else EXIT_OK
 
 
+def cmd_queue_check(args) -> int:
+    """`sslab queue-check RUN_DIR...`: each run's queue peak, drops and goodput per bin as its report
+    has them, against the capture of every interface of the bottleneck's router (sslab.analysis.
+    queuecheck).  Exit 1 when one differs; 2 for a directory without such a capture."""
+    from ..analysis.queuecheck import check_runs, lines
+    checked = []
+    for d in args.run_dirs:
+        if not (Path(d) / "job" / "out" / "runs.json").is_file():
+            raise Refused(f"{d} is not a finished run directory (it has no job/out/runs.json)")
+        try:
+            checked += [(f"{Path(d).name} {tag}", c) for tag, c in check_runs(Path(d))]
+        except ValueError as e:
+            raise Refused(str(e)) from None
+    for label, c in checked:
+        print("\n".join(lines(c, label)))
+    bad = [label for label, c in checked if not (c.queue_agrees and c.delivery_within_link and c.goodput_agrees)]
+    print(f"{len(checked)} run(s), {len(checked) - len(bad)} agreeing with the router's capture, {len(bad)} not")
+    return EXIT_FAILED if bad else EXIT_OK
+
+
 def cmd_verify(args) -> int:
     """`sslab verify ARTIFACT` (`make verify ARTIFACT= SAMPLE=`): a sample of a matrix's cells run again,
     each compared with its archive byte for byte; exit 1 when one differs, 2 when this host cannot

@@ -210,6 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
     psb.add_argument("before", help="a run directory")
     psb.add_argument("after", help="a run directory of the same scenario")
     psb.set_defaults(command="same_bytes")
+    pq = sub.add_parser("queue-check", help="a run's queue peak, drops and goodput per bin, as its report has them, "
+                                            "against a capture of every interface of the bottleneck's router "
+                                            "(runs asked with SET=capture.router=true)")
+    pq.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="a run directory or a matrix cell")
+    pq.set_defaults(command="queue_check")
     psl = sub.add_parser("suss-loop", help="SUSS 2024 in closed loop on its authors' own path: each round's "
                                            "decisions beside their log's, held to targets (and SUSS 2025's beside)")
     psl.set_defaults(command="suss_loop")
