@@ -362,7 +362,8 @@ class Capture:
     pcap: bool
     snaplen: int
     traces: bool
-    immediate: bool
+    #: Whether the capture wakes for every packet: the substrate's clock decides (None until then).
+    immediate: bool | None
     #: "all": the stack's tcp_probe and our module's events; "stack": tcp_probe alone (the oracle's).
     trace_events: str = "all"
     #: A second capture in the bottleneck's router, every interface (sslab.analysis.queuecheck).
@@ -474,13 +475,33 @@ class Plan:
     addresses: Addresses
     capture: Capture
     hosts: Hosts
-    fidelity: Fidelity
+    #: None in a scenario's compiled plan (sslab.scenario.to_plan); the substrate's clock sets it
+    #: (sslab.experiment.plan.for_substrate) before the plan is handed to a guest.
+    fidelity: Fidelity | None
     runs: list[Run]
     #: Written since 29 Nov 2026 (plans before have none: their reports read meta.json's scenario).
     asked: Asked | None = None
     #: The seed of the boot's random numbers (its entropy): the scenario's seed, or 0 with the
     #: scenario's variation.entropy off (every boot draws the same); the host's, for the job.
     entropy_seed: int | None = None
+
+
+def plan_record(plan: Plan) -> dict:
+    """@plan as its file (plan.json, a matrix cell's plan) holds it: stamped, every field by its name,
+    but an optional field left at its default None left out (a flow's HyStart is written only for
+    cubic_hs, a run's trace offset only with a trace); read_plan reads it back the same."""
+    return stamped("sslab.plan", _plain(plan))
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not (getattr(value, f.name) is None and f.default is None)}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def read_plan(record: Any, where: str = "plan") -> Plan:

@@ -6,13 +6,13 @@ import sys
 import yaml
 
 from sslab.guest.clab import ContainerlabDumbbell, topology, to_yaml
-from sslab.experiment.plan import typed_plan_for
+from sslab.experiment.plan import plan_for
 from sslab.paths import REPO_ROOT
 from sslab.scenario import load_scenario
 
 
 def dumbbell(scenario: str = "experiments/scenarios/e1-startup.yaml") -> ContainerlabDumbbell:
-    return ContainerlabDumbbell(typed_plan_for(load_scenario(REPO_ROOT / scenario)))
+    return ContainerlabDumbbell(plan_for(load_scenario(REPO_ROOT / scenario)))
 
 
 def test_every_namespace_is_a_node_and_every_veth_a_link():
@@ -71,7 +71,7 @@ def test_switched_lans_are_ovs_bridge_nodes_with_the_hosts_and_the_router_on_the
     s = load_scenario(REPO_ROOT / "experiments/scenarios/e1-startup.yaml")
     dump = s.model_dump(by_alias=True)
     s = scenario_from_dump({**dump, "topology": {**dump["topology"], "lans": "ovs"}})
-    db = ContainerlabDumbbell(typed_plan_for(s))
+    db = ContainerlabDumbbell(plan_for(s))
     t = topology(db, external=True)
     nodes = t["topology"]["nodes"]
     assert nodes["sl-lan1"] == {"kind": "ovs-bridge"} and nodes["sl-lan2"] == {"kind": "ovs-bridge"}

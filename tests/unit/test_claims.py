@@ -14,6 +14,13 @@ from sslab.plan_record import MatrixPlan, write_matrix_plan
 from .test_matrix_report import make_cell
 
 
+def plan_data(s):
+    """@s's compiled plan as its file holds it (the records' plain data)."""
+    from sslab.records import plan_record
+    from sslab.scenario import to_plan
+    return plan_record(to_plan(s))
+
+
 def m(mean, n=10, ci=None):
     return Measured(mean=mean, n=n, ci95=ci, source="made up")
 
@@ -384,14 +391,14 @@ def test_a_cause_run_is_not_a_claims_evidence(tmp_path):
     import json
 
     def report(name, n, imp, qdisc):
-        from sslab.scenario import parse_scenario, to_plan
+        from sslab.scenario import parse_scenario
         from sslab.scenario.load import scenario_file_data
 
         run = tmp_path / "fct-vs-size" / "wired-150ms" / name
         run.mkdir(parents=True)
         data = scenario_file_data(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
         data["topology"] = {**data.get("topology", {}), "sender_qdisc": qdisc}
-        (run / "plan.json").write_text(json.dumps({"format": "sslab.plan/2", **to_plan(parse_scenario(data))}))
+        (run / "plan.json").write_text(json.dumps({"format": "sslab.plan/2", **plan_data(parse_scenario(data))}))
         (run / "meta.json").write_text(json.dumps({"substrate": "uml"}))
         d = tmp_path / "fct-vs-size" / "reports" / name
         d.mkdir(parents=True)

@@ -11,6 +11,12 @@ from sslab.scenario import parse_scenario, to_plan
 from sslab.scenario.load import scenario_file_data
 
 
+def plan_data(s):
+    """@s's compiled plan as its file holds it (the records' plain data)."""
+    from sslab.records import plan_record
+    return plan_record(to_plan(s))
+
+
 def _scenario(hosts: str | None):
     data = scenario_file_data(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
     return parse_scenario({**data, **({"hosts": {"model": hosts}} if hosts else {})})
@@ -22,7 +28,7 @@ def _run(root: Path, name: str, model: dict, versions: list[int | None]) -> Path
     d = root / name
     (d / "job/out/runs/r0").mkdir(parents=True)
     s = _scenario((model.get("hosts") or {}).get("model"))
-    dump, plan = s.model_dump(mode="json", by_alias=True), {"format": "sslab.plan/2", **to_plan(s)}
+    dump, plan = s.model_dump(mode="json", by_alias=True), {"format": "sslab.plan/2", **plan_data(s)}
     if "hosts" not in model:
         del dump["hosts"], plan["asked"]
     (d / "plan.json").write_text(json.dumps(plan))

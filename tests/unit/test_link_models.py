@@ -21,6 +21,12 @@ def test_reader_takes_repeated_milliseconds_and_blank_lines():
     assert read_mahimahi("1\n1\n\n2\n10\n") == [1, 1, 2, 10]
 
 
+def plan_data(s):
+    """@s's compiled plan as its file holds it (the records' plain data)."""
+    from sslab.records import plan_record
+    return plan_record(to_plan(s))
+
+
 @pytest.mark.parametrize("text, where", [
     ("1\n2\nabc\n", ":3: not a whole number"),
     ("1\n5\n3\n", ":3: 3 ms comes after 5 ms"),
@@ -241,7 +247,7 @@ def test_every_case_of_a_repetition_meets_the_trace_at_one_point():
     cases = [{"name": n, "flows": [{"pair": 1, "cc": cc, "size": "1MB"}]}
              for n, cc in (("a", "cubic_hs"), ("b", "cubic_suss"))]
     s = parse_scenario(scenario({"link": {"kind": "wifi"}}, reps=4, cases=cases))
-    plan = to_plan(s)
+    plan = plan_data(s)
     by_rep: dict[int, set] = {}
     for run in plan["runs"]:
         by_rep.setdefault(run["rep"], set()).add(run["trace_offset_s"])

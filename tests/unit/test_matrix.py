@@ -16,6 +16,13 @@ KERNEL = {"reno": "built in", "cubic": "built in", "bbr": "module tcp_bbr", "cub
           "cubic_suss": "module tcp_sslab"}
 
 
+def plan_data(s):
+    """@s's compiled plan as its file holds it (the records' plain data)."""
+    from sslab.records import plan_record
+    from sslab.scenario import to_plan
+    return plan_record(to_plan(s))
+
+
 @pytest.fixture(scope="module")
 def table1():
     return mx.load_matrix("table1")
@@ -148,8 +155,7 @@ def test_cubics_column_runs_linuxs_cubic_as_cubic_hs_under_its_own_name(table1):
     assert cell.setting["large_cc"] == "cubic" and cell.scenario["name"] == "table1-cubic-1BDP-25ms"
     s = scenario_from_dump(cell.scenario)
     assert [f.cc for f in s.cases[0].flows[:2]] == ["cubic_hs", "cubic_hs"]
-    from sslab.scenario import to_plan
-    assert {r["module_params"]["hs_round_fix"] for r in to_plan(s)["runs"]} == {0}
+    assert {r["module_params"]["hs_round_fix"] for r in plan_data(s)["runs"]} == {0}
     # A kernel without our module (no cubic_hs) cannot run the column: reported, not substituted.
     bare = mx.plan_matrix(table1, mx.resolve_selection(table1, {"CCA": "cubic"}), 1, "img1",
                           {k: v for k, v in KERNEL.items() if k != "cubic_hs"}, "code1")

@@ -50,8 +50,11 @@ def test_another_kind_or_no_object_is_refused(tmp_path):
 def test_the_scenario_plan_handed_to_the_guest_is_stamped():
     from sslab.experiment.plan import plan_for
     from sslab.scenario import load_scenario
+    from sslab.records import plan_record, read_plan
     plan = plan_for(load_scenario(REPO_ROOT / "tests/data/e1-smoke.yaml"), "uml", "uml/inf-cpu")
-    assert plan["format"] == format_of("sslab.plan")
+    assert plan_record(plan)["format"] == format_of("sslab.plan")
+    # The file reads back as the plan it was written from: the host's plan is the guest's.
+    assert read_plan(json.loads(json.dumps(plan_record(plan)))) == plan
 
 
 def test_a_host_refuses_a_newer_matrix_plan_with_exit_2(tmp_path):
@@ -97,9 +100,12 @@ def test_the_job_and_its_status_carry_their_formats(tmp_path):
 
 
 def _e1_plan() -> dict:
+    """E1's plan as its plan.json holds it."""
     from sslab.experiment.plan import plan_for
+    from sslab.records import plan_record
     from sslab.scenario import load_scenario
-    return plan_for(load_scenario(REPO_ROOT / "experiments/scenarios/e1-startup.yaml"), "uml", "uml/inf-cpu")
+    return plan_record(plan_for(load_scenario(REPO_ROOT / "experiments/scenarios/e1-startup.yaml"), "uml",
+                                "uml/inf-cpu"))
 
 
 def test_the_plan_is_read_typed_as_the_guest_reads_it():
@@ -130,7 +136,7 @@ def test_a_plan_that_drifted_from_the_typed_definition_is_refused_naming_the_fie
 
 
 def test_every_experiments_plans_match_the_typed_definition():
-    """plan_for checks each plan it writes (a drift fails before any boot): every part of every
+    """to_plan validates each plan it compiles (a drift fails before any boot): every part of every
     experiment file, on each substrate's clock."""
     from sslab.experiment import experiment_files, load_experiment
     from sslab.experiment.plan import plan_for

@@ -7,12 +7,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sslab.experiment.plan import typed_plan_for
+from sslab.experiment.plan import plan_for
 from sslab.paths import REPO_ROOT
 from sslab.scenario import (ScenarioError, load_scenario, parse_scenario, parse_rate_mbit,
                             parse_seconds, parse_size, to_plan)
 
 E1 = REPO_ROOT / "experiments/scenarios/e1-startup.yaml"
+
+
+def plan_data(s):
+    """@s's compiled plan as its file holds it (the records' plain data)."""
+    from sslab.records import plan_record
+    return plan_record(to_plan(s))
 
 
 def e1_data() -> dict:
@@ -46,7 +52,7 @@ def test_e1_scenario():
     assert len(order) == 14 * 5
     # alternate: every case once per repetition, repetitions in turn
     assert [r for r, _ in order[:14]] == [0] * 14 and [c.name for _, c in order[:14]] == [c.name for c in s.cases]
-    plan = to_plan(s)
+    plan = plan_data(s)
     assert {k: v for k, v in plan["bottleneck"].items() if k != "link"} == {"rate_mbit": 50.0, "buffer_pkts": 413,
                                                                                        "netem": "apart"}
     # a wired link: netem's exact spacing, no trace, no bursts
@@ -148,7 +154,7 @@ def test_module_params_per_scenario_and_per_case():
     data["cases"]["module_params"] = {"suss_lift_rwnd_rounds": "{lift}"}
     data["cases"]["axes"] = {"cc": ["cubic_suss"], "size": ["5MB"], "lift": [0, 3]}
     data["cases"]["name"] = "{cc}-lift{lift}"
-    plan = to_plan(parse_scenario(data))
+    plan = plan_data(parse_scenario(data))
     # (hs_round_fix 0: the SUSS-off arm's HyStart under the default SUSS 2024, as below.)
     assert [r["module_params"] for r in plan["runs"]][:2] == [
         {"suss_max": 2, "suss_lift_rwnd_rounds": 0, "hs_round_fix": 0},
@@ -181,12 +187,12 @@ def _blitz(hint, cc="cubic_blitz") -> dict:
 def test_blitzstart_hints_are_rates_or_multiples_of_the_bottleneck():
     # E1's bottleneck is 50 Mbit/s: 1.5x is 75 Mbit/s = 9,375,000 bytes/s; a rate is taken as given.
     for hint, bytes_per_s in (("1.5x", 9_375_000), ("20mbit", 2_500_000), ("0.5X", 3_125_000)):
-        plan = to_plan(parse_scenario(_blitz(hint), "t"))
+        plan = plan_data(parse_scenario(_blitz(hint), "t"))
         assert plan["runs"][0]["flows"][0]["hint_bytes_per_s"] == bytes_per_s
     # No hint: nothing reaches the sender (the module falls back to the standard start).
     data = _blitz(None)
     data["cases"][0]["flows"][0].pop("hint")
-    assert "hint_bytes_per_s" not in to_plan(parse_scenario(data, "t"))["runs"][0]["flows"][0]
+    assert "hint_bytes_per_s" not in plan_data(parse_scenario(data, "t"))["runs"][0]["flows"][0]
 
 
 @pytest.mark.parametrize("hint, cc, words", [
@@ -225,11 +231,11 @@ def test_the_mtu_sets_frames_for_buffers_in_bdp():
     assert parse_scenario(data, "t").buffer_packets == 330
     data["topology"] = {**data["topology"], "mtu": 1052}
     s = parse_scenario(data, "t")
-    assert s.buffer_packets == 469 and to_plan(s)["topology"]["mtu"] == 1052
+    assert s.buffer_packets == 469 and plan_data(s)["topology"]["mtu"] == 1052
     # The guest's HTB shapers burst two full frames of the run's MTU: 2 x 1066, and 2 x 1514 at 1500.
     from sslab.guest.dumbbell import Dumbbell
-    assert Dumbbell(typed_plan_for(s)).burst_bytes == 2132
-    assert Dumbbell(typed_plan_for(parse_scenario(e1_data(), "t"))).burst_bytes == 3028
+    assert Dumbbell(plan_for(s)).burst_bytes == 2132
+    assert Dumbbell(plan_for(parse_scenario(e1_data(), "t"))).burst_bytes == 3028
     data["topology"]["mtu"] = 100
     with pytest.raises(ScenarioError, match="topology.mtu"):
         parse_scenario(data, "t")
@@ -284,15 +290,15 @@ def test_the_suss_off_arm_runs_the_hystart_of_its_suss_versions_kernel():
     data["cases"]["axes"] = {"cc": ["cubic_hs"], "size": ["5MB"], "v": [2024, 2025, 0]}
     data["cases"]["name"] = "{cc}-{v}"
     data["cases"]["module_params"] = {"suss_version": "{v}"}
-    plan = to_plan(parse_scenario(data))
+    plan = plan_data(parse_scenario(data))
     assert [r["module_params"]["hs_round_fix"] for r in plan["runs"][:3]] == [0, 1, 1]
     # The plan names each cubic_hs flow's HyStart (the guest and the reports read it there).
     assert [r["flows"][0]["hystart"] for r in plan["runs"][:3]] == ["Linux 5.19", "Linux 6.1.192", "Linux 6.1.192"]
     data["module_params"] = {"hs_round_fix": 1}
     data["cases"]["axes"]["v"] = [2024]
-    assert to_plan(parse_scenario(data))["runs"][0]["module_params"] == {"hs_round_fix": 1, "suss_version": 2024}
+    assert plan_data(parse_scenario(data))["runs"][0]["module_params"] == {"hs_round_fix": 1, "suss_version": 2024}
     del data["module_params"], data["cases"]["module_params"]
-    assert to_plan(parse_scenario(data))["runs"][0]["module_params"] == {"hs_round_fix": 0}
+    assert plan_data(parse_scenario(data))["runs"][0]["module_params"] == {"hs_round_fix": 0}
     data["module_params"] = {"hs_round_fix": 2}
     with pytest.raises(ScenarioError, match="hs_round_fix 2: 0 .*5.19.* or 1"):
         parse_scenario(data)
@@ -301,7 +307,7 @@ def test_the_suss_off_arm_runs_the_hystart_of_its_suss_versions_kernel():
 def test_the_kernels_cubic_parameters_are_module_parameters_too():
     data = e1_data()
     data["module_params"] = {"tcp_cubic.hystart": 0}
-    assert to_plan(parse_scenario(data))["runs"][0]["module_params"]["tcp_cubic.hystart"] == 0
+    assert plan_data(parse_scenario(data))["runs"][0]["module_params"]["tcp_cubic.hystart"] == 0
     data["module_params"] = {"tcp_cubic.bic_scale": 40}
     with pytest.raises(ScenarioError, match="unknown module parameter.*tcp_cubic.bic_scale"):
         parse_scenario(data)
@@ -313,14 +319,14 @@ def test_suss_versions_per_scenario_case_and_flow():
     data["cases"]["axes"] = {"cc": ["cubic_suss"], "size": ["5MB"], "v": [0, 2024]}
     data["cases"]["name"] = "{cc}-{v}"
     data["cases"]["module_params"] = {"suss_version": "{v}"}
-    plan = to_plan(parse_scenario(data))
+    plan = plan_data(parse_scenario(data))
     assert [r["module_params"] for r in plan["runs"]][:2] == [{"suss_version": 0, "hs_round_fix": 1},
                                                               {"suss_version": 2024, "hs_round_fix": 0}]
     # A flow may pin its own: it runs under the pinned name, whatever the run's parameter.
     data = e1_data()
     data["cases"]["flows"][0]["suss_version"] = 2025
     data["cases"]["axes"] = {"cc": ["cubic_suss"], "size": ["5MB"]}
-    plan = to_plan(parse_scenario(data))
+    plan = plan_data(parse_scenario(data))
     assert plan["runs"][0]["flows"][0]["cc"] == "cubic_suss25"
     for bad, msg in (({"suss_version": 2023}, "suss_version 2023: one of 2024, 2025, 0"),):
         d = e1_data()
@@ -350,10 +356,10 @@ def test_one_netem_holds_the_delay_every_pair_shares():
     from sslab.guest.dumbbell import Dumbbell
     data = e1_data()
     rtts = [float(str(p["rtt"]).removesuffix("ms")) for p in data["pairs"]]
-    assert to_plan(parse_scenario(data, "t"))["bottleneck"]["netem"] == "apart"
+    assert plan_data(parse_scenario(data, "t"))["bottleneck"]["netem"] == "apart"
     data["bottleneck"] = {**data["bottleneck"], "netem": "one"}
     s = parse_scenario(data, "t")
-    db = Dumbbell(typed_plan_for(s))
+    db = Dumbbell(plan_for(s))
     held = min(rtts) / 2
     assert db.shared_delay_ms == held
     [line] = db._bottleneck_tc()
@@ -376,12 +382,12 @@ def test_the_senders_qdisc_goes_on_each_servers_interface():
     from sslab.scenario import knobs
     data = knobs.apply(e1_data(), {"sender_qdisc": "fq"})
     s = parse_scenario(data, "t")
-    assert to_plan(s)["topology"]["sender_qdisc"] == "fq"
-    assert typed_plan_for(s).topology.sender_qdisc == "fq"
+    assert plan_data(s)["topology"]["sender_qdisc"] == "fq"
+    assert plan_for(s).topology.sender_qdisc == "fq"
     assert knobs.dir_suffix({"sender_qdisc": "fq"}) == "_qdisc-fq"
     with pytest.raises(ScenarioError, match="sender_qdisc fq with a host model"):
         parse_scenario(knobs.apply(data, {"hosts": "1gbe"}), "t")
-    assert to_plan(parse_scenario(e1_data(), "t"))["topology"]["sender_qdisc"] == "none"
+    assert plan_data(parse_scenario(e1_data(), "t"))["topology"]["sender_qdisc"] == "none"
 
 
 def test_an_axis_runs_the_first_offered_of_its_preferences():
@@ -406,25 +412,23 @@ def wired_with(link: dict | None = None):
 
 def test_a_hops_random_loss_alone_or_in_bursts():
     """Loss as a rate or a two-state chain (fractions or percentages), in the plan in percent."""
-    from sslab.scenario import to_plan
     s = wired_with({"loss": {"down": {"rate": "1%"}, "up": {"p": 0.005, "r": "50%"}}})
     assert s.bottleneck.link.loss.down.rate == pytest.approx(0.01)
     assert s.bottleneck.link.loss.up.mean_rate == pytest.approx(0.005 / 0.505)
-    link = to_plan(s)["bottleneck"]["link"]
-    assert link["down"] == [{"stage": "loss", "p_percent": 1.0, "r_percent": None}]
+    link = plan_data(s)["bottleneck"]["link"]
+    assert link["down"] == [{"stage": "loss", "p_percent": 1.0}]  # r_percent, None, is left out
     assert link["up"] == [{"stage": "loss", "p_percent": 0.5, "r_percent": 50.0}]
     for bad in ({"down": {"rate": "1%", "p": 0.1, "r": 0.5}}, {"down": {"p": 0.1}}, {"down": {"rate": "x%"}},
                 {"down": {"rate": 2}}):
         with pytest.raises(ScenarioError):
             wired_with({"loss": bad})
-    assert to_plan(wired_with())["bottleneck"]["link"]["down"] == []
+    assert plan_data(wired_with())["bottleneck"]["link"]["down"] == []
 
 
 def test_a_delay_that_varies_as_a_sine_one_value_a_bin():
     """Period 1 s, bins of 250 ms, depth 20 ms: depth x (1 - cos(2 pi k / 4)) / 2 = 0, 10, 20, 10 ms."""
-    from sslab.scenario import to_plan
     s = wired_with({"delay_variation": {"period": "1s", "depth": "20ms", "bin": "250ms"}})
-    assert to_plan(s)["bottleneck"]["link"]["down"] == [{"stage": "delay_variation", "bin_ms": 250,
+    assert plan_data(s)["bottleneck"]["link"]["down"] == [{"stage": "delay_variation", "bin_ms": 250,
                                                          "extra_ms": [0.0, 10.0, 20.0, 10.0]}]
     for bad in ({"period": "1s", "depth": "20ms", "bin": "2s"}, {"period": "1s", "depth": "0ms"},
                 {"period": "1s", "depth": "20ms", "bin": "2.5ms"}):
@@ -440,13 +444,13 @@ def test_the_plan_names_each_flows_suss_version_once():
     data["cases"]["axes"] = {"cc": ["cubic_suss", "cubic_suss25", "cubic_ss"], "size": ["5MB"], "v": [0, 2024]}
     data["cases"]["name"] = "{cc}-{v}"
     data["cases"]["module_params"] = {"suss_version": "{v}"}
-    runs = to_plan(parse_scenario(data))["runs"]
+    runs = plan_data(parse_scenario(data))["runs"]
     got = {r["case"]: r["flows"][0]["suss_version"] for r in runs}
     assert got == {"cubic_suss-0": 0, "cubic_suss-2024": 2024, "cubic_suss25-0": 2025, "cubic_suss25-2024": 2025,
                    "cubic_ss-0": None, "cubic_ss-2024": None}
     assert all("hystart" not in r["flows"][0] for r in runs)
     del data["cases"]["module_params"]
     data["cases"]["axes"]["v"] = [1]
-    assert to_plan(parse_scenario(data))["runs"][0]["flows"][0]["suss_version"] == 2024
+    assert plan_data(parse_scenario(data))["runs"][0]["flows"][0]["suss_version"] == 2024
     data["module_params"] = {"suss_version": 2025}
-    assert to_plan(parse_scenario(data))["runs"][0]["flows"][0]["suss_version"] == 2025
+    assert plan_data(parse_scenario(data))["runs"][0]["flows"][0]["suss_version"] == 2025

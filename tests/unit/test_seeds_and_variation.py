@@ -20,25 +20,31 @@ BASE = {"name": "v", "topology": {"pairs": 2}, "bottleneck": {"rate": "10mbit", 
         "repetitions": 3}
 
 
+def plan_data(s):
+    """@s's compiled plan as its file holds it (the records' plain data)."""
+    from sslab.records import plan_record
+    return plan_record(to_plan(s))
+
+
 def offsets(plan):
     return [[f["start_offset_s"] for f in r["flows"]] for r in plan["runs"]]
 
 
 def test_start_offsets_are_seeded_within_a_round_trip_and_recorded():
-    plan = to_plan(parse_scenario(BASE))
+    plan = plan_data(parse_scenario(BASE))
     offs = offsets(plan)
-    assert offs == offsets(to_plan(parse_scenario(BASE)))  # the same seed, the same offsets
+    assert offs == offsets(plan_data(parse_scenario(BASE)))  # the same seed, the same offsets
     assert all(0 <= a < 0.040 and 0 <= b < 0.100 for a, b in offs)
     assert len({a for a, _ in offs}) == 3  # every run its own
-    other = offsets(to_plan(parse_scenario({**BASE, "seed": 2})))
+    other = offsets(plan_data(parse_scenario({**BASE, "seed": 2})))
     assert other != offs
     assert plan["seed"] == 1 and plan["runs"][0]["flows"][1]["start"] == 1.0
 
 
 def test_start_offset_knob():
-    fixed = to_plan(parse_scenario({**BASE, "variation": {"start_offset": "5ms"}}))
+    fixed = plan_data(parse_scenario({**BASE, "variation": {"start_offset": "5ms"}}))
     assert all(0 <= x < 0.005 for r in offsets(fixed) for x in r)
-    none = to_plan(parse_scenario({**BASE, "variation": {"start_offset": 0}}))
+    none = plan_data(parse_scenario({**BASE, "variation": {"start_offset": 0}}))
     assert all(x == 0 for r in offsets(none) for x in r)
     with pytest.raises(ScenarioError, match="variation.start_offset"):
         parse_scenario({**BASE, "variation": {"start_offset": "-1ms"}})

@@ -16,6 +16,12 @@ SCENARIOS = sorted([*(REPO_ROOT / "experiments" / "scenarios").glob("*.yaml"),
                     *(REPO_ROOT / "tests" / "data").glob("*.yaml")])
 
 
+def plan_data(s):
+    """@s's compiled plan as its file holds it (the records' plain data)."""
+    from sslab.records import plan_record
+    return plan_record(to_plan(s))
+
+
 def scenario_files():
     """Every scenario file of the repository: not a series or a matrix file (a `series` or `matrix`
     section beside its scenario template), nor a fragment others extend (no name of its own)."""
@@ -26,7 +32,7 @@ def scenario_files():
 @pytest.mark.parametrize("path", scenario_files(), ids=lambda p: p.name)
 def test_the_plan_and_the_scenario_copy_give_the_same_setting(path):
     s = load_scenario(path)
-    plan = to_plan(s)
+    plan = plan_data(s)
     assert from_plan(plan) == from_model(s.model_dump(mode="json", by_alias=True), plan["bottleneck"]["buffer_pkts"])
 
 
@@ -39,15 +45,15 @@ def test_the_settings_words_hand_read():
     data.update(description="a test", hosts={"model": "1gbe"}, module_params={"suss_version": 2025},
                 repetitions=3, order="sequential")
     data["bottleneck"] = {**data["bottleneck"], "rate": "20mbit", "buffer": {"packets": 77}}
-    s = from_plan(to_plan(parse_scenario(data)))
+    s = from_plan(plan_data(parse_scenario(data)))
     assert (s.description, s.rate_mbit, s.buffer, s.buffer_pkts, s.repetitions, s.order) == (
         "a test", 20.0, "77 packets", 77, 3, "sequential")
     assert (s.hosts_model, s.suss_version, s.link, s.lans, s.sender_qdisc) == ("1gbe", 2025, "wired", "veth", "none")
     assert s.hosts.startswith("1gbe")
     data["bottleneck"]["buffer"] = {"bdp": "1.5BDP", "rtt": "40ms"}
-    assert from_plan(to_plan(parse_scenario(data))).buffer == "1.5 BDP at 40 ms"
+    assert from_plan(plan_data(parse_scenario(data))).buffer == "1.5 BDP at 40 ms"
     data["bottleneck"]["buffer"] = {"time": "20ms"}
-    assert from_plan(to_plan(parse_scenario(data))).buffer == "20 ms at the rate"
+    assert from_plan(plan_data(parse_scenario(data))).buffer == "20 ms at the rate"
 
 
 def test_the_path_marks_hand_worked():
@@ -55,7 +61,7 @@ def test_the_path_marks_hand_worked():
     data["bottleneck"] = {**data["bottleneck"], "rate": "50mbit", "buffer": {"packets": 100}}
     data["pairs"] = [{"rtt": "40ms"}, {"rtt": "25ms"}]
     data["topology"] = {**(data.get("topology") or {}), "pairs": 2}
-    m = from_plan(to_plan(parse_scenario(data))).marks
+    m = from_plan(plan_data(parse_scenario(data))).marks
     # The shortest pair's BDP: 50e6 b/s x 0.025 s / 8 = 156,250 B in frames of 1500 + 14 B: 103.2.
     assert m.bdp_pkts == pytest.approx(156_250 / 1514)
     assert m.limit_pkts == pytest.approx(156_250 / 1514 + 100) and m.link_mbit == 50.0
@@ -63,7 +69,7 @@ def test_the_path_marks_hand_worked():
 
 def test_a_run_directory_is_read_from_its_plan_or_from_before(tmp_path):
     s = load_scenario(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
-    plan = {"format": "sslab.plan/2", **to_plan(s)}
+    plan = {"format": "sslab.plan/2", **plan_data(s)}
     model = s.model_dump(mode="json", by_alias=True)
     (tmp_path / "meta.json").write_text(json.dumps({"format": "sslab.meta/1", "scenario": {"model": {
         **model, "description": "the meta copy"}}}))

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from sslab.experiment.plan import typed_plan_for
+from sslab.experiment.plan import plan_for
 from sslab.guest import dumbbell as db
 from sslab.guest.dumbbell import Dumbbell, HtbShaper, chain, netem
 from sslab.paths import REPO_ROOT
@@ -17,7 +17,7 @@ from sslab.scenario import load_scenario
 def plan_of(rate_mbit: float, buffer_pkts: int, rtts_ms: list[float], *, netem_mode: str = "apart",
             down: list[Stage] = (), up: list[Stage] = (), hosts: list[HostPair] = ()) -> Plan:
     """E1's plan with the bottleneck, pairs, last hop and host model given (what a dumbbell reads)."""
-    plan = typed_plan_for(load_scenario(REPO_ROOT / "experiments/scenarios/e1-startup.yaml"))
+    plan = plan_for(load_scenario(REPO_ROOT / "experiments/scenarios/e1-startup.yaml"))
     b = plan.bottleneck
     link = dataclasses.replace(b.link, down=list(down), up=list(up))
     return dataclasses.replace(

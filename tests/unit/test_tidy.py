@@ -10,7 +10,7 @@ from sslab import results
 from sslab.analysis import tidy
 from sslab.experiment.plan import plan_for
 from sslab.paths import REPO_ROOT
-from sslab.records import stamped
+from sslab.records import plan_record, stamped
 from sslab.scenario import load_scenario
 
 
@@ -24,7 +24,7 @@ def a_run_dir(d: Path) -> Path:
     s = load_scenario(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
     out = d / "job" / "out"
     (out / "runs").mkdir(parents=True)
-    (d / "plan.json").write_text(json.dumps(plan_for(s, "uml", "uml/inf-cpu")))
+    (d / "plan.json").write_text(json.dumps(plan_record(plan_for(s, "uml", "uml/inf-cpu"))))
     (d / "meta.json").write_text(json.dumps(stamped("sslab.meta", {
         "substrate": "uml", "clock": "uml/inf-cpu", "code": {"commit": "0123456789abcdef", "dirty": True},
         "image": {"hash": "fedcba9876543210"}, "guest_kernel": {"release": "6.1.192-sslab-uml"}})))

@@ -1,5 +1,7 @@
 """Expected times from what this host measured (sslab.experiment.timing)."""
 
+from types import SimpleNamespace
+
 import pytest
 
 from sslab import paths
@@ -51,9 +53,9 @@ def test_a_damaged_record_is_as_good_as_none(cache):
 def test_a_plans_guess_hand_worked():
     """One run, 5 MB at 50 Mbit/s from 0 s (0.8 s, 1.04 s with 30 % to spare) beside a 2 s flow from 1 s
     (3 s): the checks' 30 s, the longer flow's 3 s and 3 s a run."""
-    plan = {"bottleneck": {"rate_mbit": 50.0}, "capture": {"traces": True},
-            "runs": [{"flows": [{"start": 0.0, "size": 5_000_000, "duration": None},
-                                {"start": 1.0, "size": None, "duration": 2.0}]}]}
+    plan = SimpleNamespace(bottleneck=SimpleNamespace(rate_mbit=50.0), capture=SimpleNamespace(traces=True),
+                           runs=[SimpleNamespace(flows=[SimpleNamespace(start=0.0, size=5_000_000, duration=None),
+                                                        SimpleNamespace(start=1.0, size=None, duration=2.0)])])
     assert guest_seconds(plan) == pytest.approx(30 + 3 + 3)
     # A real clock: 60 s, the longest flow, 9 s a run, and 0.25 s per MB of traces: 5 MB, and the timed
     # flow at its share of the rate (2 s x 50 Mbit/s / 8 / 2 flows = 6.25 MB).

@@ -351,9 +351,10 @@ def cmd_clab(args) -> int:
     import tempfile
     from ..experiment.plan import plan_for
     from ..scenario import load_scenario
+    from ..records import plan_record
     plan = plan_for(load_scenario(args.scenario), "uml", "uml/inf-cpu")
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-        json.dump(plan, f)
+        json.dump(plan_record(plan), f)
         f.flush()
         # The topology is the guest's (it names the nodes and links it deploys): run it, never import it.
         res = subprocess.run([sys.executable, "-m", "sslab.guest.clab", "topology", f.name], capture_output=True,

@@ -80,7 +80,7 @@ def twins(data: dict, source: str = "<scenario>") -> tuple[Scenario, Scenario]:
 
 def hystart_round_fix(s: Scenario) -> int:
     """cubic_hs's rounds in @s's runs (as planned: the SUSS version's default, when not set)."""
-    fixes = {r["module_params"]["hs_round_fix"] for r in to_plan(s)["runs"]}
+    fixes = {r.module_params["hs_round_fix"] for r in to_plan(s).runs}
     if len(fixes) != 1:
         raise OracleError(f"{s.name}: its runs ask for both of cubic_hs's rounds (hs_round_fix {sorted(fixes)}): "
                           f"each needs its own kernel; split the scenario")

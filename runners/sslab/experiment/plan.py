@@ -6,9 +6,9 @@ it sets changes what runs on the wire.
 
 from __future__ import annotations
 
-import copy
+from dataclasses import replace
 
-from ..records import VIRTUAL_CLOCKS, Plan, read_plan, stamped
+from ..records import VIRTUAL_CLOCKS, Fidelity, Plan
 from ..scenario import Scenario, to_plan
 from ..substrate.kinds import kind_of
 
@@ -29,28 +29,20 @@ def fidelity_rules(clock: str) -> dict:
     return {"clock": clock, "calibrate": True, "rtt_tolerance_ms": 0.5, "ping_count": 10, "pairs_together": True}
 
 
-def plan_for(s: Scenario, substrate: str, clock: str) -> dict:
+def plan_for(s: Scenario, substrate: str = "uml", clock: str = "uml/inf-cpu") -> Plan:
     """The plan of @s as a job on @substrate under @clock runs it (for_substrate)."""
     return for_substrate(to_plan(s), substrate, clock)
 
 
-def for_substrate(compiled: dict, substrate: str, clock: str) -> dict:
-    """A scenario's plan (scenario.to_plan, as a matrix cell keeps it) with what the substrate and its
-    clock decide: the fidelity rules, how captures wake, the topology's backend; stamped and checked."""
-    plan = copy.deepcopy(compiled)
-    plan["fidelity"] = fidelity_rules(clock)
-    # Packet capture: one wake-up per packet on real clocks (nothing lost at stop), ring
-    # blocks under virtual time (draining them costs guest time only).  See guest/flows.Pcap.
-    plan["capture"]["immediate"] = clock not in VIRTUAL_CLOCKS
-    if plan["topology"]["backend"] == "auto":
+def for_substrate(compiled: Plan, substrate: str, clock: str) -> Plan:
+    """A scenario's compiled plan (scenario.to_plan, as a matrix cell keeps it) with what the
+    substrate and its clock decide: the fidelity rules, how captures wake, the topology's backend."""
+    backend = compiled.topology.backend
+    return replace(
+        compiled, fidelity=Fidelity(**fidelity_rules(clock)),
+        # Packet capture: one wake-up per packet on real clocks (nothing lost at stop), ring
+        # blocks under virtual time (draining them costs guest time only).  See guest/flows.Pcap.
+        capture=replace(compiled.capture, immediate=clock not in VIRTUAL_CLOCKS),
         # Mininet in the QEMU VM; plain namespaces (batched ip/tc, few processes) elsewhere.
-        plan["topology"]["backend"] = kind_of(substrate).topology_backend
-    plan = stamped("sslab.plan", plan)
-    # The guest reads it through the same typed definition: a field it would not know stops here.
-    read_plan(plan, f"the plan of {plan['name']}")
-    return plan
-
-
-def typed_plan_for(s: Scenario, substrate: str = "uml", clock: str = "uml/inf-cpu") -> Plan:
-    """The plan of @s as the guest reads it (sslab.records.Plan), for a substrate and clock."""
-    return read_plan(plan_for(s, substrate, clock), f"the plan of {s.name}")
+        topology=replace(compiled.topology,
+                         backend=kind_of(substrate).topology_backend if backend == "auto" else backend))

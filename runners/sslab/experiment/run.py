@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..records import format_of, read_record, run_tag, stamped
+from ..records import Plan, format_of, plan_record, read_record, stamped
 from .. import paths
 from ..analysis.startup import write_report
 from ..scenario import Scenario, parse_scenario, to_plan
@@ -105,7 +105,7 @@ class Compiled:
     which meta.json keeps for the record beside the file's path and hash (nothing reads it back).  A
     matrix cell keeps both (sslab.plan_record.PlannedCell), so the host that runs it validates nothing
     again."""
-    plan: dict
+    plan: Plan
     model: dict
 
     @classmethod
@@ -114,7 +114,7 @@ class Compiled:
 
     @property
     def name(self) -> str:
-        return self.plan["name"]
+        return self.plan.name
 
 
 #: The plan fields the scenarios of one shared boot must have alike: what the guest builds the
@@ -147,7 +147,7 @@ def run_scenarios_in_one_boot(scenarios: list[Compiled], run_dirs: list[Path], s
     plans = [for_substrate(s.plan, substrate.name, substrate.clock) for s in scenarios]
     first = plans[0]
     for s, plan in zip(scenarios[1:], plans[1:]):
-        differ = [k for k in SHARED_PLAN_FIELDS if plan.get(k) != first.get(k)]
+        differ = [k for k in SHARED_PLAN_FIELDS if getattr(plan, k) != getattr(first, k)]
         if differ:
             raise ValueError(f"{s.name} cannot share a boot with {scenarios[0].name}: its "
                                   f"{', '.join(differ)} differ")
@@ -156,9 +156,9 @@ def run_scenarios_in_one_boot(scenarios: list[Compiled], run_dirs: list[Path], s
     metas = [_meta(s, substrate, source, plan, common) for s, source, plan in zip(scenarios, sources, plans)]
     run_dir = run_dirs[0]
     for d, plan in zip(run_dirs, plans):
-        (d / "plan.json").write_text(json.dumps(plan, indent=1))
+        (d / "plan.json").write_text(json.dumps(plan_record(plan), indent=1))
     tools = {}
-    if first["topology"]["backend"] == "containerlab":
+    if first.topology.backend == "containerlab":
         # Built on this first need only (a few minutes, cached); the image does not carry it.
         binary, containerlab = containerlab_for_job()
         tools["containerlab"] = str(binary)
@@ -166,8 +166,8 @@ def run_scenarios_in_one_boot(scenarios: list[Compiled], run_dirs: list[Path], s
             meta["containerlab"] = containerlab
     # The job's timeout counts guest seconds (the agent's clock); generous on every substrate.
     eta = sum(max(estimate_seconds(s.plan), guest_seconds(s.plan)) for s in scenarios)
-    files = {"plan.json": json.dumps(first)}
-    files.update({f"plan-{n:02d}.json": json.dumps(plan) for n, plan in enumerate(plans[1:], 1)})
+    files = {"plan.json": json.dumps(plan_record(first))}
+    files.update({f"plan-{n:02d}.json": json.dumps(plan_record(plan)) for n, plan in enumerate(plans[1:], 1)})
     s0 = scenarios[0]
     argv = ["python3", "-m", "sslab.guest.scenario_run"]
     if syscount is not None:
@@ -176,7 +176,7 @@ def run_scenarios_in_one_boot(scenarios: list[Compiled], run_dirs: list[Path], s
         for meta in metas:
             meta["observer"] = {"program": "sslab-syscount", "out": f"job/out/{SYSCOUNT_FILE}"}
     job = JobSpec(argv=argv, timeout_s=eta * 2 + 300, name=s0.name, files=files,
-                  seed=s0.plan["entropy_seed"], tools=tools)
+                  seed=s0.plan.entropy_seed, tools=tools)
     t0 = time.monotonic()
     try:
         res = substrate.run(job, run_dir / "job")
@@ -194,7 +194,7 @@ def run_scenarios_in_one_boot(scenarios: list[Compiled], run_dirs: list[Path], s
         meta.update(facts)
         if len(scenarios) > 1:
             meta["boot"] = {"shared_by": len(scenarios), "position": n, "entropy_seed": job.seed,
-                            "first": {"name": s0.name, "seed": s0.plan["seed"]},
+                            "first": {"name": s0.name, "seed": s0.plan.seed},
                             "same_as_alone": n == 0}
         (d / "meta.json").write_text(json.dumps(meta, indent=1))
     if not res.ok:
@@ -249,14 +249,14 @@ def finish_in_own_process(run_dirs: list[Path]) -> None:
                        f"(exit {res.returncode}):\n{res.stderr[-2000:]}")
 
 
-def _meta(s: Compiled, substrate, source: dict, plan: dict, common: dict) -> dict:
+def _meta(s: Compiled, substrate, source: dict, plan: Plan, common: dict) -> dict:
     meta = {"format": format_of("sslab.meta"), "scenario": {**source, "model": s.model},
-            "code": common["code"], "substrate": substrate.name, "clock": substrate.clock, "seed": s.plan["seed"],
+            "code": common["code"], "substrate": substrate.name, "clock": substrate.clock, "seed": s.plan.seed,
             # The host, its XSAVE area's size among its facts: results must not depend on it
             # (tests/integration/test_uml_fp.py), and a reader can check that they did not.
             "host": common["host"],
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "run_order": [run_tag(r["index"], r["case"], r["rep"]) for r in plan["runs"]]}
+            "run_order": [r.tag for r in plan.runs]}
     if common["image"] is not None:
         meta["image"] = dict(common["image"])
     return meta

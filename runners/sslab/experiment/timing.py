@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from .. import paths
+from ..records import Flow, Plan
 from ..substrate.kinds import kind_of
 
 #: Reading the per-ACK trace out of a TCG guest cost about this much per MB a
@@ -28,32 +29,32 @@ UML_WALL_PER_GUEST = 0.35
 UML_BOOT_S = 3.0
 
 
-def _longest(flows: list[dict], rate_bps: float) -> float:
+def _longest(flows: list[Flow], rate_bps: float) -> float:
     """The seconds a run's flows take at most: a sized flow at the rate, with 30 % to spare."""
-    return max((f["start"] + (f["duration"] or f["size"] * 8 / rate_bps * 1.3)) for f in flows)
+    return max((f.start + (f.duration or f.size * 8 / rate_bps * 1.3)) for f in flows)
 
 
-def guest_seconds(plan: dict) -> float:
+def guest_seconds(plan: Plan) -> float:
     """A generous guess of the guest time a scenario's plan (scenario.to_plan) takes: its runs and the
     fidelity checks."""
-    rate_bps = plan["bottleneck"]["rate_mbit"] * 1e6
+    rate_bps = plan.bottleneck.rate_mbit * 1e6
     total = 30.0  # topology, RTT and rate checks
-    for run in plan["runs"]:
-        total += _longest(run["flows"], rate_bps) + 3.0
+    for run in plan.runs:
+        total += _longest(run.flows, rate_bps) + 3.0
     return total
 
 
-def estimate_seconds(plan: dict, substrate: str = "vm") -> float:
+def estimate_seconds(plan: Plan, substrate: str = "vm") -> float:
     """A generous guess of the wall time a scenario's plan takes on @substrate (for ETAs)."""
     if kind_of(substrate).virtual_time:
         return UML_BOOT_S + UML_WALL_PER_GUEST * guest_seconds(plan)
-    rate_bps = plan["bottleneck"]["rate_mbit"] * 1e6
+    rate_bps = plan.bottleneck.rate_mbit * 1e6
     per_run = 0.0
-    for run in plan["runs"]:
-        flows = run["flows"]
-        moved_mb = sum((f["size"] or f["duration"] * rate_bps / 8 / len(flows)) for f in flows) / 1e6
+    for run in plan.runs:
+        flows = run.flows
+        moved_mb = sum((f.size or f.duration * rate_bps / 8 / len(flows)) for f in flows) / 1e6
         per_run += _longest(flows, rate_bps) + 9.0  # servers, captures under TCG
-        if plan["capture"]["traces"]:
+        if plan.capture.traces:
             per_run += TRACE_S_PER_MB * moved_mb
     return 60.0 + per_run
 
@@ -67,7 +68,7 @@ def _path(substrate: str) -> Path:
     return paths.cache_dir() / "timing" / f"{substrate}.json"
 
 
-def record(substrate: str, plans: list[dict], wall_s: float) -> None:
+def record(substrate: str, plans: list[Plan], wall_s: float) -> None:
     """One boot's measurement: @wall_s seconds for the scenarios of @plans (run in that boot) on @substrate."""
     estimated = sum(guest_seconds(p) for p in plans)
     if estimated <= 0 or wall_s <= 0:
@@ -78,7 +79,7 @@ def record(substrate: str, plans: list[dict], wall_s: float) -> None:
     except (OSError, ValueError, KeyError):
         runs = []
     runs = (runs + [{"wall_per_estimated_guest_s": round(wall_s / estimated, 4), "wall_s": round(wall_s, 1),
-                     "scenario": plans[0]["name"], "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]
+                     "scenario": plans[0].name, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]
             )[-KEEP:]
     # Two boots ending together (JOBS=2) each write a whole file; one of their two entries may be lost.
     paths.write_json_atomic(path, {"runs": runs})
@@ -97,7 +98,7 @@ def measured_ratio(substrate: str) -> tuple[float, str] | None:
     return sum(ratios) / len(ratios), runs[-1]["date"][:10]
 
 
-def expected_seconds(plan: dict, substrate: str) -> tuple[float, str]:
+def expected_seconds(plan: Plan, substrate: str) -> tuple[float, str]:
     """The wall time a scenario's @plan is expected to take on @substrate here, and where that number
     comes from."""
     measured = measured_ratio(substrate)

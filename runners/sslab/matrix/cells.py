@@ -14,7 +14,7 @@ import traceback
 from pathlib import Path
 
 from .. import paths
-from ..records import read_record, read_runs_index, stamped
+from ..records import read_plan, read_record, read_runs_index, stamped
 from ..experiment import gzip_in_place, run_scenarios_in_one_boot, write_manifest
 from ..experiment.run import Compiled
 from ..experiment.workers import run_on_each
@@ -44,7 +44,7 @@ def run_cell_group(cells: list[PlannedCell], dests: list[Path], substrate, host:
     if any(c.plan is None for c in cells):
         raise MatrixError(f"cell {cells[0].key}: planned before cells carried their plans (29 Nov 2026); "
                           f"run the matrix again to plan it anew")
-    scenarios = [Compiled(c.plan, c.scenario) for c in cells]
+    scenarios = [Compiled(read_plan(c.plan, f"cell {c.key}'s plan"), c.scenario) for c in cells]
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     run_scenarios_in_one_boot(scenarios, dests, substrate,

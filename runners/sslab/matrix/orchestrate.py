@@ -33,6 +33,7 @@ from .. import paths
 from ..analysis.matrix_report import write_kernels_report, write_matrix_report
 from ..experiment.timing import expected_seconds
 from ..plan_record import Inventory, MatrixPlan, PlannedCell, write_matrix_plan
+from ..records import read_plan
 from ..scenario.knobs import dir_suffix as knob_suffix
 from ..scenario.overrides import dir_suffix as sets_suffix
 from ..substrate import make_substrate
@@ -84,7 +85,7 @@ def estimate_cell_seconds(m: Matrix | None, plan: MatrixPlan, store: CellStore) 
             walls.append(json.loads(info.read_text())["wall_s"])
     if walls:
         return statistics.fmean(walls), "measured on this matrix"
-    expected = [expected_seconds(c.plan, plan.substrate) for c in plan.cells[:8] if c.plan is not None]
+    expected = [expected_seconds(read_plan(c.plan), plan.substrate) for c in plan.cells[:8] if c.plan is not None]
     return statistics.fmean(e for e, _ in expected), expected[0][1]
 
 

@@ -8,6 +8,7 @@ from .. import paths
 from ..experiment.keys import TRAFFIC_CODE, cell_key, traffic_code_version
 from ..experiment.run import Compiled
 from ..plan_record import BootPlace, MatrixPlan, PlannedCell, Unavailable
+from ..records import plan_record
 from .spec import Matrix, settings
 
 __all__ = ["TRAFFIC_CODE", "cell_key", "traffic_code_version", "boot_place", "new_cell", "setting_id",
@@ -25,7 +26,7 @@ def new_cell(key: str, setting: dict[str, str], rep: int, compiled: Compiled, ca
     """A plan's cell, the one place one is made (its fields: sslab.plan_record.PlannedCell): its
     scenario compiled once, here, into the plan its host runs."""
     return PlannedCell(key=key, setting=setting, rep=rep, name=compiled.name, scenario=compiled.model,
-                       plan=compiled.plan, capture_check=capture_check, boot=boot)
+                       plan=plan_record(compiled.plan), capture_check=capture_check, boot=boot)
 
 
 def setting_id(setting: dict[str, str]) -> str:

@@ -11,6 +11,7 @@ import yaml
 from pydantic import ValidationError
 
 from ..ccas import HYSTART_ROUNDS, SEARCH_CCAS, search_version_of, suss_version_of, with_hystart_of_suss
+from ..records import Plan, read_plan
 from .axes import AxesError, combinations, labels_of, parse_axes
 from .model import Case, FlowSpec, Scenario, ScenarioError
 
@@ -273,11 +274,13 @@ def link_plan(s: Scenario) -> dict:
     }
 
 
-def to_plan(s: Scenario) -> dict:
-    """The scenario as plain data for the substrate (no pydantic there)."""
+def to_plan(s: Scenario) -> Plan:
+    """The scenario compiled into its plan (sslab.records.Plan, standard library only: what the host,
+    the guest and the cell store read), every quantity resolved; validated once, here.  Its
+    fidelity is the substrate's to set (sslab.experiment.plan.for_substrate)."""
     order = s.run_order()
     link = link_plan(s)
-    return {
+    return read_plan({
         "name": s.name,
         "seed": s.seed,
         "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs, "backend": s.topology.backend,
@@ -286,7 +289,7 @@ def to_plan(s: Scenario) -> dict:
                        "netem": s.bottleneck.netem},
         "pairs": [{"rtt_ms": p.rtt * 1e3} for p in s.pairs],
         "addresses": {k: str(v) for k, v in s.topology.addresses.model_dump().items()},
-        "capture": s.capture.model_dump(),
+        "capture": {**s.capture.model_dump(), "immediate": None},
         # The host model, resolved per pair (sslab.scenario.hosts; the guest builds it with qdiscs).
         "hosts": {"model": s.hosts.model, "describe": s.hosts.describe(),
                   "pairs": [{"server": s.host_params(i, "server").plan(), "client": s.host_params(i, "client").plan()}
@@ -297,7 +300,8 @@ def to_plan(s: Scenario) -> dict:
                   "repetitions": s.repetitions, "order": s.order, "module_params": dict(s.module_params)},
         # With variation.entropy off every boot draws the same random numbers.
         "entropy_seed": s.seed if s.variation.entropy else 0,
-    }
+        "fidelity": None,
+    }, f"the plan of {s.name}")
 
 
 def run_plan(s: Scenario, index: int, rep: int, case: Case, traced: bool) -> dict:
