@@ -18,13 +18,15 @@ goes away, not when one is added.
 
 The plan record, typed (below): what the host hands the guest.
 Host and guest share this definition, so neither can drift from the other
-in silence: the host checks every plan it writes against it
-(sslab.experiment.plan.plan_for) and the guest reads its plan through it
-(sslab.guest.scenario_run), and either refuses a plan with a missing,
-unknown or mistyped field by its path ("runs[3].flows[0].cc: ...").  Every
-field is written by the host, except two the host writes only where they
-apply (a flow's hint_bytes_per_s, a run's trace_offset_s), whose default
-None says "not this run".
+in silence: the host compiles each scenario into a Plan
+(sslab.scenario.to_plan, validated as it is made), keeps it as one (a
+matrix cell's record of it is read back with read_plan) and writes it with
+plan_record; the guest reads its plan through read_plan
+(sslab.guest.scenario_run); either refuses a plan with a missing, unknown
+or mistyped field by its path ("runs[3].flows[0].cc: ...").  A field whose
+default is None and whose value is None is left out of the file (a flow's
+hint_bytes_per_s, hystart, search; a run's trace_offset_s): its default
+says "not this run".
 
     Plan
       name, seed

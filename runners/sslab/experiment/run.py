@@ -1,6 +1,6 @@
 """Run a scenario end to end and write its run record: `sslab startup`.
 
-    scenario YAML --validate--> Scenario --to_plan--> the plan (a matrix cell keeps it)
+    scenario YAML --validate--> Scenario --to_plan--> the plan, records.Plan (a matrix cell keeps it)
         --for_substrate--> plan.json --substrate (VM or native)--> job/out/ (fidelity, runs, pcaps, traces)
         --analysis--> summary.json, report.md, plots --> manifest.json
 
