@@ -9,7 +9,7 @@ import pytest
 from sslab.experiment.plan import plan_for
 from sslab.experiment.run import as_run
 from sslab.paths import REPO_ROOT
-from sslab.records import read_runs_index
+from sslab.records import plan_record, read_runs_index
 from sslab.scenario import parse_scenario
 from sslab.substrate.containerlab import containerlab_for_job
 from sslab.substrate.job import JobSpec
@@ -82,7 +82,7 @@ def test_an_interrupted_run_leaves_nothing_behind(image, tmp_path):
     plan = plan_for(s, "uml", "uml/inf-cpu")
     binary, _ = containerlab_for_job()
     res = UMLTestbed(image).run(JobSpec(argv=["python3", "-m", "sslab.guest.clab", "interrupt-check", "3"],
-                                        timeout_s=1800, files={"plan.json": json.dumps(plan)},
+                                        timeout_s=1800, files={"plan.json": json.dumps(plan_record(plan))},
                                         tools={"containerlab": str(binary)}), tmp_path / "job")
     assert res.ok, res.stderr()[-3000:]
     out = json.loads(res.stdout().strip().splitlines()[-1])
