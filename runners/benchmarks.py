@@ -99,7 +99,7 @@ def bench_table1(results: Path) -> list[dict]:
     return out
 
 
-def bench_profile(results: Path, matrix: Path | None) -> dict:
+def bench_profile(results: Path, matrix: Path | None, by: str | None = None) -> dict:
     wall = None
     if matrix is None:
         jobs = len(os.sched_getaffinity(0))
@@ -108,6 +108,13 @@ def bench_profile(results: Path, matrix: Path | None) -> dict:
         matrix = tree / "table1" / "cca-cubic"
     cells = sorted(c.parent for c in matrix.glob("cells/*/cell.json"))
     table = profile_table([cell_profile(c) for c in cells])
+    if by:
+        # One table per value of the axis @by (Table 1's large_cc: a column each).
+        groups: dict[str, list[Path]] = {}
+        for c in cells:
+            groups.setdefault(json.loads((c / "cell.json").read_text())["setting"].get(by, "?"), []).append(c)
+        table += "".join(f"\n\n{by} = {v} ({len(cs)} cells):\n\n" + profile_table([cell_profile(c) for c in cs])
+                         for v, cs in sorted(groups.items()))
     (results / "profile.md").write_text(f"Cells of {matrix}\n\n{table}\n")
     print(table, file=sys.stderr)
     return {"benchmark": f"profile of {len(cells)} cell(s) of {matrix}", "matrix_wall_s": wall and round(wall, 1),
@@ -226,6 +233,7 @@ def main() -> int:
     ap.add_argument("which", nargs="*", default=["startup", "e7cell", "table1"],
                     choices=["startup", "e7cell", "table1", "profile", "umlperf", "syscalls", "rxcost"])
     ap.add_argument("--matrix", type=Path, help="profile: the cells of this matrix tree, run before")
+    ap.add_argument("--by", help="profile: a table per value of this axis too (large_cc: Table 1's columns)")
     ap.add_argument("--scenario", type=Path, help="syscalls: this scenario file instead of one E7 cell")
     ap.add_argument("--results", default=str(REPO / "results" / "benchmarks" / time.strftime("%Y%m%dT%H%M%SZ",
                                                                                              time.gmtime())))
@@ -235,7 +243,7 @@ def main() -> int:
     found = []
     for name in a.which:
         fn = {"startup": bench_startup, "e7cell": bench_e7cell, "table1": bench_table1,
-              "profile": lambda r: bench_profile(r, a.matrix), "umlperf": bench_umlperf,
+              "profile": lambda r: bench_profile(r, a.matrix, a.by), "umlperf": bench_umlperf,
               "syscalls": lambda r: bench_syscalls(r, a.scenario),
               "rxcost": bench_rxcost}[name]
         got = fn(results)
