@@ -107,3 +107,26 @@ def test_the_bottleneck_sees_the_clients_arrivals_and_the_servers_departures():
     seen = [(ts, key[0], key[2]) for ts, key, _ in bottleneck_view(_packets(), {SERVER})]
     assert seen == [(0.030, SERVER, 0), (0.031, CLIENT, 1), (0.050, SERVER, 1000), (0.070, SERVER, 3000),
                     (0.140, SERVER, 2000)]
+
+
+def _check(qdisc_peak, qdisc_drops, allows=50.12):
+    from sslab.analysis.queuecheck import HeldCount, QueueCheck
+    return QueueCheck(held=HeldCount(peak_pkts=2, arrivals=5, departures=4, dropped=1), qdisc_peak_pkts=qdisc_peak,
+                      qdisc_drops=qdisc_drops, readings_max_pkts=0, buffer_pkts=2, link_mbit=50.0, bin_s=0.1,
+                      busiest_bin_mbit=50.02, bin_allows_mbit=allows)
+
+
+def test_the_qdiscs_count_and_drops_are_held_to_the_captures():
+    assert _check(2, 1).queue_agrees
+    assert not _check(3, 1).queue_agrees and not _check(2, 0).queue_agrees
+    # The HTB shaper counts no peak: the capture's is the count, the drops still compared.
+    assert _check(None, 1).queue_agrees and not _check(None, 2).queue_agrees
+    assert _check(2, 1).delivery_within_link and not _check(2, 1, allows=50.0).delivery_within_link
+    assert _check(2, 1, allows=None).delivery_within_link  # a varying link: no one rate
+
+
+def test_a_router_capture_needs_the_bottlenecks_beside_it():
+    from sslab.scenario.model import CaptureSpec
+    assert CaptureSpec(router=True).router
+    with pytest.raises(ValueError, match="needs pcap: true"):
+        CaptureSpec(router=True, pcap=False)

@@ -23,12 +23,12 @@ be the report's own bins.
 
 from __future__ import annotations
 
-import json
 import struct
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..records import Plan, read_plan, read_record
 from .archive import runs_of
 from .pcap import (GOODPUT_BIN_S, analyse_pcap_ports, analyse_segments, delivered_by_flow, delivered_by_segments,
                    open_pcap, pcap_records)
@@ -166,7 +166,8 @@ class QueueCheck:
     #: The most frame bytes any bin carried, as Mbit/s, and what the link allows a bin (Mbit/s,
     #: one frame on its edge included).
     busiest_bin_mbit: float
-    bin_allows_mbit: float
+    #: None on a varying link (a rate trace): no one rate to hold a bin to.
+    bin_allows_mbit: float | None
     #: Per flow (server port): the bins where the report's new data per bin and the router
     #: capture's differ, as (bin, report's bytes, capture's bytes).
     goodput_differs: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
@@ -181,11 +182,13 @@ class QueueCheck:
 
     @property
     def queue_agrees(self) -> bool:
-        return self.qdisc_peak_pkts == self.held.peak_pkts and self.qdisc_drops == self.held.dropped
+        """The peak as the qdisc counted it (where it counts one: not under the HTB shaper, whose
+        queue only the capture counts) and the drops, each the capture's."""
+        return self.qdisc_peak_pkts in (None, self.held.peak_pkts) and self.qdisc_drops == self.held.dropped
 
     @property
     def delivery_within_link(self) -> bool:
-        return self.busiest_bin_mbit <= self.bin_allows_mbit
+        return self.bin_allows_mbit is None or self.busiest_bin_mbit <= self.bin_allows_mbit
 
     @property
     def goodput_agrees(self) -> bool:
@@ -197,7 +200,7 @@ def check_runs(run_dir: Path, bin_s: float = GOODPUT_BIN_S) -> list[tuple[str, Q
     report (queue, drops, goodput per bin) against that capture (the module's docstring), by the
     run's directory name.
     ValueError: none has one (asked with capture.router)."""
-    plan = json.loads((run_dir / "plan.json").read_text())
+    plan = read_plan(read_record(run_dir / "plan.json", "sslab.plan"), str(run_dir / "plan.json"))
     out = [(where.name, check_run(run, where, plan, bin_s)) for run, where in runs_of(run_dir) if run.get("router_pcap")]
     if not out:
         raise ValueError(f"{run_dir}: no run with a capture of the router's interfaces (run it with "
@@ -205,13 +208,13 @@ def check_runs(run_dir: Path, bin_s: float = GOODPUT_BIN_S) -> list[tuple[str, Q
     return out
 
 
-def check_run(run: dict, where: Path, plan: dict, bin_s: float = GOODPUT_BIN_S) -> QueueCheck:
+def check_run(run: dict, where: Path, plan: Plan, bin_s: float = GOODPUT_BIN_S) -> QueueCheck:
     """One run's record @run (in @where, of @plan) against its router's capture."""
     ports = [f["port"] for f in run["flows"]]
     packets = list(router_packets(where / run["router_pcap"]))
     held = count_held(packets, set(ports))
     readings = [s[1] for s in run.get("bottleneck_backlog") or []]
-    link_mbit = float(plan["bottleneck"]["rate_mbit"])
+    link_mbit = float(plan.bottleneck.rate_mbit)
     bins = delivery_bins(packets, set(ports), bin_s)
     frame = max((p.ip_len for p in packets), default=0) + ETHERNET_HEADER_BYTES
     ours = analyse_pcap_ports(where / run["pcap"], ports, bin_s) if run.get("pcap") else {}
@@ -230,10 +233,10 @@ def check_run(run: dict, where: Path, plan: dict, bin_s: float = GOODPUT_BIN_S) 
         if run.get("pcap") else 0.0
     return QueueCheck(
         held=held, qdisc_peak_pkts=run["bottleneck"].get("peak_pkts"), qdisc_drops=run["bottleneck"]["drops"],
-        readings_max_pkts=max(readings) if readings else None, buffer_pkts=plan["bottleneck"].get("buffer_pkts"),
+        readings_max_pkts=max(readings) if readings else None, buffer_pkts=plan.bottleneck.buffer_pkts,
         link_mbit=link_mbit, bin_s=bin_s,
         busiest_bin_mbit=max(bins.values(), default=0) * 8 / bin_s / 1e6,
-        bin_allows_mbit=link_mbit + frame * 8 / bin_s / 1e6,
+        bin_allows_mbit=None if plan.bottleneck.link.trace is not None else link_mbit + frame * 8 / bin_s / 1e6,
         goodput_differs=differs, goodput_bins=compared, report_busiest_mbit=busiest * 8 / bin_s / 1e6,
         delivered_differs=[p for p in ports if plotted.get(p) != delivered[p]],
         plotted_busiest_mbit=plotted_busiest)
@@ -247,12 +250,14 @@ def lines(check: QueueCheck, label: str) -> list[str]:
         f"  queue's peak: the qdisc's count {check.qdisc_peak_pkts if check.qdisc_peak_pkts is not None else '-'}, "
         f"the router's capture {h.peak_pkts} (buffer {check.buffer_pkts}; the half-second readings' largest "
         f"{check.readings_max_pkts if check.readings_max_pkts is not None else '-'}): "
-        f"{'the same' if check.qdisc_peak_pkts == h.peak_pkts else 'DIFFERENT'}",
+        + ("the same" if check.qdisc_peak_pkts == h.peak_pkts else
+           "the capture's alone (the qdisc counts none)" if check.qdisc_peak_pkts is None else "DIFFERENT"),
         f"  drops: the qdisc's {check.qdisc_drops}, the capture's {h.dropped} (of {h.arrivals} arrivals, "
         f"{h.departures} departures): {'the same' if check.qdisc_drops == h.dropped else 'DIFFERENT'}",
-        f"  delivery: the busiest {check.bin_s:g} s bin {check.busiest_bin_mbit:.2f} Mbit/s of frames, a bin "
-        f"allows {check.bin_allows_mbit:.2f} (the link {check.link_mbit:g} and one frame): "
-        f"{'within' if check.delivery_within_link else 'ABOVE THE LINK'}",
+        f"  delivery: the busiest {check.bin_s:g} s bin {check.busiest_bin_mbit:.2f} Mbit/s of frames, "
+        + ("a varying link (its rate trace): not held to one rate" if check.bin_allows_mbit is None else
+           f"a bin allows {check.bin_allows_mbit:.2f} (the link {check.link_mbit:g} and one frame): "
+           f"{'within' if check.delivery_within_link else 'ABOVE THE LINK'}"),
         f"  goodput per {check.bin_s:g} s bin (the runs' tables): the report's and the router capture's, "
         f"{check.goodput_bins} flow-bins, the busiest {check.report_busiest_mbit:.2f} Mbit/s: "
         + ("the same" if not any(check.goodput_differs.values()) else

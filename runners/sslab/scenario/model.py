@@ -740,6 +740,12 @@ class CaptureSpec(Strict):
     #: checked).  One observer more: for a check's run, not one to compare with runs without it.
     router: bool = False
 
+    @model_validator(mode="after")
+    def _router_beside_the_bottleneck(self):
+        if self.router and not self.pcap:
+            raise ValueError("router: the router's capture is checked against the bottleneck's: it needs pcap: true")
+        return self
+
 
 class Variation(Strict):
     """What repetitions vary on purpose.
