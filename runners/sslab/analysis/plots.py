@@ -227,13 +227,18 @@ def flow_goodputs(run: dict, capture: Path | None) -> tuple[list[tuple[list[floa
     filled hole releases at once: a bin can then read above the link); with the time axis's and the
     values' words."""
     if capture is not None:
-        by_port = delivered_by_flow(capture, [f["port"] for f in run["flows"]])
-        syns = [syn for syn, _, _ in by_port.values() if syn is not None]
-        origin = min(syns) if syns else min((t[0] for _, t, _ in by_port.values() if t), default=0.0)
-        return ([rate_bins(t, b, origin, FLOWS_BIN_S) for _, t, b in (by_port[f["port"]] for f in run["flows"])],
+        return (delivered_bins(run, delivered_by_flow(capture, [f["port"] for f in run["flows"]])),
                 "time since the first SYN at the bottleneck (s)", "new data past the bottleneck")
     return ([throughput_bins(f.get("rx_series") or []) for f in run["flows"]], "time since the first flow was due (s)",
             "received by the client")
+
+
+def delivered_bins(run: dict, by_port: dict) -> list[tuple[list[float], list[float]]]:
+    """Each flow of @run's goodput in FLOWS_BIN_S bins from the first SYN on, from its data delivered
+    past the bottleneck (@by_port: delivered_by_flow's, or the same read from another capture)."""
+    syns = [syn for syn, _, _ in by_port.values() if syn is not None]
+    origin = min(syns) if syns else min((t[0] for _, t, _ in by_port.values() if t), default=0.0)
+    return [rate_bins(t, b, origin, FLOWS_BIN_S) for _, t, b in (by_port[f["port"]] for f in run["flows"])]
 
 
 def plot_flows_over_time(sides: list[tuple[str, dict, Path | None]], dest: Path, name: str, title: str,

@@ -32,7 +32,7 @@ from ..records import Plan, read_plan, read_record
 from .archive import runs_of
 from .pcap import (GOODPUT_BIN_S, analyse_pcap_ports, analyse_segments, delivered_by_flow, delivered_by_segments,
                    open_pcap, pcap_records)
-from .plots import FLOWS_BIN_S, flow_goodputs
+from .plots import FLOWS_BIN_S, delivered_bins
 
 #: Linux's cooked captures (tcpdump -i any): version 1 and 2 of the header.
 LINKTYPE_LINUX_SLL, LINKTYPE_LINUX_SLL2 = 113, 276
@@ -194,6 +194,10 @@ class QueueCheck:
     def goodput_agrees(self) -> bool:
         return not any(self.goodput_differs.values()) and not self.delivered_differs
 
+    @property
+    def agrees(self) -> bool:
+        return self.queue_agrees and self.delivery_within_link and self.goodput_agrees
+
 
 def check_runs(run_dir: Path, bin_s: float = GOODPUT_BIN_S) -> list[tuple[str, QueueCheck]]:
     """Each run of @run_dir (a run directory or a matrix cell) that has a router's capture: its
@@ -217,8 +221,9 @@ def check_run(run: dict, where: Path, plan: Plan, bin_s: float = GOODPUT_BIN_S) 
     link_mbit = float(plan.bottleneck.rate_mbit)
     bins = delivery_bins(packets, set(ports), bin_s)
     frame = max((p.ip_len for p in packets), default=0) + ETHERNET_HEADER_BYTES
+    seen_there = list(bottleneck_view(packets, set(ports)))
     ours = analyse_pcap_ports(where / run["pcap"], ports, bin_s) if run.get("pcap") else {}
-    theirs = analyse_segments(bottleneck_view(packets, set(ports)), ports, bin_s)
+    theirs = analyse_segments(seen_there, ports, bin_s)
     differs = {}
     compared = 0
     for port in ports:
@@ -228,9 +233,8 @@ def check_run(run: dict, where: Path, plan: Plan, bin_s: float = GOODPUT_BIN_S) 
         differs[port] = [(k, a.get(k, 0), b.get(k, 0)) for k in sorted(set(a) | set(b)) if a.get(k, 0) != b.get(k, 0)]
     busiest = max((b for f in ours.values() for b in f.new_bytes_by_bin.values()), default=0)
     plotted = delivered_by_flow(where / run["pcap"], ports) if run.get("pcap") else {}
-    delivered = delivered_by_segments(bottleneck_view(packets, set(ports)), ports)
-    plotted_busiest = max((m for _, ms in flow_goodputs(run, where / run["pcap"])[0] for m in ms), default=0.0) \
-        if run.get("pcap") else 0.0
+    delivered = delivered_by_segments(seen_there, ports)
+    plotted_busiest = max((m for _, ms in delivered_bins(run, plotted) for m in ms), default=0.0) if plotted else 0.0
     return QueueCheck(
         held=held, qdisc_peak_pkts=run["bottleneck"].get("peak_pkts"), qdisc_drops=run["bottleneck"]["drops"],
         readings_max_pkts=max(readings) if readings else None, buffer_pkts=plan.bottleneck.buffer_pkts,

@@ -420,7 +420,7 @@ def cmd_queue_check(args) -> int:
             raise Refused(str(e)) from None
     for label, c in checked:
         print("\n".join(lines(c, label)))
-    bad = [label for label, c in checked if not (c.queue_agrees and c.delivery_within_link and c.goodput_agrees)]
+    bad = [label for label, c in checked if not c.agrees]
     print(f"{len(checked)} run(s), {len(checked) - len(bad)} agreeing with the router's capture, {len(bad)} not")
     return EXIT_FAILED if bad else EXIT_OK
 
