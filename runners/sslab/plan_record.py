@@ -92,7 +92,7 @@ class MatrixPlan(_Record):
     selection: dict[str, list[str]]  # axis -> the values chosen
     iterations: int  # repetitions of each setting
     boot_share: int = 1  # repetitions of a setting per boot
-    image_hash: str  # the image the cells were keyed for
+    image_hash: str | None  # the image the cells were keyed for (None: a native host's own kernel)
     code_version: str  # the traffic code the cells were keyed for (sslab.experiment.keys)
     available_ccas: dict[str, str] | list[str] = {}  # the kernel's congestion controls (name -> where from)
     unavailable: list[Unavailable] = []  # settings chosen but not run

@@ -76,21 +76,24 @@ def run_dirs(results, kind: str) -> list:
 
 
 def test_a_series_reruns_only_what_has_not_finished(tmp_path, image):
-    """Each scenario's run is keyed; a rerun of the same experiment runs none again, and one whose key is
-    gone (or that never finished) runs again."""
+    """Each part is a cell, keyed; two parts of one scenario are one cell, run once and linked for both; a
+    rerun of the same experiment runs none again, and one whose key is gone (or that never finished)
+    runs again."""
     smoke = str(REPO_ROOT / "tests/data/module-smoke.yaml")
     f = experiment(tmp_path, "keyed", parts=[{"name": "first", "scenario": smoke}, {"name": "second", "scenario": smoke}])
     results = tmp_path / "results"
-    res = sslab(["run", f, "--jobs", "1"], results)
+    res = sslab(["run", f, "--jobs", "2"], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     first, second = keyed(results, "keyed/first"), keyed(results, "keyed/second")
-    assert len(first) == 1 and len(second) == 1 and first.keys() == second.keys()  # one scenario, two stores
-    assert all((d / "manifest.json").is_file() for d in [*first.values(), *second.values()])
+    assert len(first) == 1 and first == second   # one scenario: one cell, one run, named by both parts' keys
+    assert [d / "manifest.json" for d in first.values()] == [d / "manifest.json" for d in run_dirs(results, "keyed/first")]
+    assert all((d / "manifest.json").is_file() for d in first.values()) and not run_dirs(results, "keyed/second")
+    assert res.stdout.count("runs on uml") == 1, res.stdout[-3000:]
     # Again: nothing runs, and the report is the same runs'.
     res = sslab(["run", f, "--jobs", "1"], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert res.stdout.count("already run, key") == 2, res.stdout[-3000:]
-    assert len(run_dirs(results, "keyed/first")) == 1 and len(run_dirs(results, "keyed/second")) == 1
+    assert len(run_dirs(results, "keyed/first")) == 1 and not run_dirs(results, "keyed/second")
     # Another repetition count is another run.
     res = sslab(["run", f, "--jobs", "1", "--select", "first", "--reps", "2"], results)
     assert res.returncode == 0 and "already run" not in res.stdout, res.stdout[-3000:]

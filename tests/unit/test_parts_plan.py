@@ -23,3 +23,16 @@ def test_a_part_is_one_cell_keyed_as_its_run_here_alone():
     assert cell.rep == 0 and cell.scenario["repetitions"] == 2
     assert scenario_from_dump(cell.scenario) == s
     assert plan.image_hash == "img" and plan.clock == "uml/inf-cpu" and plan.selection == {"part": ["a", "b", "c"]}
+
+
+def test_a_one_scenario_experiment_is_a_matrix_with_no_axes():
+    s = scenario_as_run(E1, reps=2)
+    plan = plan_parts("startup", "E1", "startup", [("startup", s)], None, [], "code", "uml", "uml/inf-cpu",
+                      series=False)
+    # One cell, no axis and no setting: its key is the one its run has alone (a native host's: no image).
+    assert plan.selection == {} and [c.setting for c in plan.cells] == [{}]
+    assert plan.cells[0].key == scenario_key(s.model_dump(mode="json", by_alias=True), None, "code", "uml/inf-cpu",
+                                             "uml")
+    # The cell carries the plan its testbed runs: the scenario compiled once, every run of it (two
+    # repetitions of the file's seven starts at two sizes).
+    assert plan.cells[0].plan["name"] == s.name and len(plan.cells[0].plan["runs"]) == len(s.run_order()) == 2 * 7 * 2

@@ -83,12 +83,18 @@ def run_as_run(s: Scenario, scenario_path: Path, kind: str, substrate) -> Path:
     """Run @s (the file @scenario_path as the command line runs it: scenario_as_run) into a new
     results/<kind>/<run-id>/."""
     check_offered(substrate, s.congestion_controls())
-    expected, source = expected_seconds(to_plan(s), substrate.name)
-    print(f"{s.name}: {len(s.run_order())} runs on {substrate.name} ({substrate.clock}); expected about "
+    return run_compiled(Compiled.of(s), scenario_path, kind, substrate)
+
+
+def run_compiled(c: Compiled, scenario_path: Path, kind: str, substrate) -> Path:
+    """Run @c (the file @scenario_path compiled as the command line runs it; an experiment's cell
+    keeps it) into a new results/<kind>/<run-id>/, whose manifest is the last file written."""
+    expected, source = expected_seconds(c.plan, substrate.name)
+    print(f"{c.name}: {len(c.plan.runs)} runs on {substrate.name} ({substrate.clock}); expected about "
           f"{expected / 60:.1f} min ({source})", flush=True)
     run_dir = paths.new_run_dir(kind)
-    run_scenario_into(s, run_dir, substrate,
-                      source={"path": str(scenario_path), "sha256": sha256(Path(scenario_path))})
+    run_scenarios_in_one_boot([c], [run_dir], substrate,
+                              [{"path": str(scenario_path), "sha256": sha256(Path(scenario_path))}])
     write_manifest(run_dir)
     return run_dir
 

@@ -1,12 +1,14 @@
-"""Several scenario files, each run into its own run directory, up to N at once; keyed, so that a
-rerun runs only what has not finished.
+"""An experiment's cells on this host's testbeds, each run into its own run directory, up to N at
+once; keyed, so that a rerun runs only what has not finished.
 
-Experiments such as E9 (one scenario per link) are a series of ordinary
-scenario runs.  Under UML each run gets its own substrate pinned to its own
-core, so runs in parallel give the same bytes as run one after another; on a
-real clock the caller must pass one substrate (never two experiments at once).
+An experiment such as E9 (one scenario per link) is planned as cells, one per
+part (sslab.matrix.parts.plan_parts): each a scenario with all its
+repetitions, compiled once, keyed by the key it has on any host.  Under UML
+each cell gets its own substrate pinned to its own core, so cells in parallel
+give the same bytes as one after another; on a real clock the caller must pass
+one substrate (never two experiments at once).
 
-Each scenario's run is keyed (sslab.experiment.keys.scenario_key: the
+Each cell is keyed (sslab.experiment.keys.scenario_key: the
 scenario as run, with its repetitions, backend and knobs; the image; the
 traffic code; the clock).  A finished run is recorded as
 results/<kind>/keys/<key>, a link to its run directory, made after its
@@ -29,15 +31,15 @@ import contextlib
 import queue
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from .. import paths
-from ..scenario import Scenario
-from ..substrate.preflight import check_offered
-from .keys import scenario_run_key, traffic_code_version
-from .run import run_as_run, scenario_as_run
+from ..plan_record import MatrixPlan
+from ..records import read_plan
+from .run import Compiled, run_compiled
 from .workers import run_on_each
 
 
@@ -55,13 +57,6 @@ def write_scenarios(scenarios: list[dict], dest: Path) -> list[Path]:
 def write_series_scenarios(series, settings: list[dict], dest: Path) -> list[Path]:
     """The scenarios of a series file's @settings, written by write_scenarios."""
     return write_scenarios([series.scenario_data(setting) for setting in settings], dest)
-
-
-def key_of(s: Scenario, substrate) -> str:
-    """@s's run key on @substrate (its image, clock and name)."""
-    image = getattr(substrate, "image", None)
-    image_hash = image.manifest()["image_hash"] if image is not None else None
-    return scenario_run_key(s, image_hash, traffic_code_version(), substrate.clock, substrate.name)
 
 
 def finished_run(kind: str, key: str) -> Path | None:
@@ -104,44 +99,57 @@ class Stopping(Exception):
     """Ctrl-C or SIGTERM came while a worker waited for another command's run."""
 
 
-def run_series(scenarios: list[tuple[Path, str]], substrates: list, reps: int | None = None,
-               knobs: dict | None = None, backend: str | None = None, again: bool = False,
+@dataclass(frozen=True)
+class PartRun:
+    """Where an experiment's part is run from and recorded: its cell's key (the key its run has here
+    or on any host), its scenario file (the record names it) and results/<kind>/, where the key is
+    linked.  Two parts of one scenario are one cell, linked under each part's kind."""
+    name: str
+    key: str
+    path: Path
+    kind: str
+
+
+def run_series(plan: MatrixPlan, parts: list[PartRun], substrates: list, again: bool = False,
                log=print) -> list[Path]:
-    """Run every (file, kind) in @scenarios into results/<kind>/<id>/, but for those whose key names a
-    finished run (that run's directory is returned; @again: run those too); returns the run
-    directories in the order of @scenarios.  Up to len(@substrates) at once.  Each file is read and
-    validated once, as the command line runs it: its checks, its key and its run use that one."""
-    as_run = [scenario_as_run(path, reps, backend, knobs) for path, _ in scenarios]
-    # A congestion control the kernel under test lacks stops the series before its first run.
-    check_offered(substrates[0], {cc for s in as_run for cc in s.congestion_controls()})
-    keys = [key_of(s, substrates[0]) for s in as_run]
-    done = [None if again else finished_run(kind, key) for (_, kind), key in zip(scenarios, keys)]
+    """Run @plan's cells (an experiment's parts, sslab.matrix.parts.plan_parts: each cell one
+    scenario with all its repetitions, its compiled plan, its key) on this host's @substrates, up to
+    len(@substrates) at once, but for those whose key names a finished run under every one of its
+    parts' kinds (@again: run those too); returns each part's run directory in the order of @parts.
+    A cell runs from the plan it carries, as a host of an inventory runs it: nothing is validated
+    again here."""
+    by_key: dict[str, list[PartRun]] = {}
+    for part in parts:
+        by_key.setdefault(part.key, []).append(part)
     todo: queue.Queue = queue.Queue()
-    for n, (s, (_, kind), key, d) in enumerate(zip(as_run, scenarios, keys, done)):
-        if d is not None:
-            log(f"{kind}: {s.name}: already run, key {key} ({d}); not run again", flush=True)
-        else:
-            todo.put(n)
+    for cell in plan.cells:
+        found = [finished_run(p.kind, cell.key) for p in by_key[cell.key]]
+        if again or all(d is None for d in found):
+            todo.put(cell)
+        elif all(d is not None for d in found):
+            for p, d in zip(by_key[cell.key], found):
+                log(f"{p.kind}: {cell.name}: already run, key {cell.key} ({d}); not run again", flush=True)
+        else:   # run under another part's name: the same run, linked for this part too
+            link_for_parts(by_key[cell.key], next(d for d in found if d is not None))
     stop = threading.Event()
     failures: list[BaseException] = []
 
     def worker(substrate) -> None:
         while not stop.is_set():
             try:
-                n = todo.get_nowait()
+                cell = todo.get_nowait()
             except queue.Empty:
                 return
-            path, kind = scenarios[n]
+            first = by_key[cell.key][0]
             try:
-                name = as_run[n].name
-                with key_lock(kind, keys[n], name, stop, log) as waited:
-                    if waited and not again and (d := finished_run(kind, keys[n])) is not None:
-                        log(f"{kind}: {name}: run meanwhile by the other command, key "
-                            f"{keys[n]} ({d}); not run again", flush=True)
-                        done[n] = d
-                        continue
-                    done[n] = run_as_run(as_run[n], path, kind, substrate)
-                    record_finished(kind, keys[n], done[n])
+                with key_lock(first.kind, cell.key, cell.name, stop, log) as waited:
+                    if waited and not again and (d := finished_run(first.kind, cell.key)) is not None:
+                        log(f"{first.kind}: {cell.name}: run meanwhile by the other command, key "
+                            f"{cell.key} ({d}); not run again", flush=True)
+                    else:
+                        d = run_compiled(Compiled(read_plan(cell.plan, f"cell {cell.key}'s plan"), cell.scenario),
+                                         first.path, first.kind, substrate)
+                    link_for_parts(by_key[cell.key], d)
             except Stopping:
                 return
             except Exception as e:  # noqa: BLE001 - the first failure stops the series, raised below
@@ -154,4 +162,10 @@ def run_series(scenarios: list[tuple[Path, str]], substrates: list, reps: int | 
     run_on_each(substrates, worker, stop)
     if failures:
         raise failures[0]
-    return done
+    return [finished_run(p.kind, p.key) for p in parts]
+
+
+def link_for_parts(parts: list[PartRun], run_dir: Path) -> None:
+    """@run_dir recorded as the finished run of each of @parts (one cell)."""
+    for p in parts:
+        record_finished(p.kind, p.key, run_dir)

@@ -12,7 +12,11 @@ Where the runs go is a choice of executor:
 
     Here          this host's testbeds: one UML per core under virtual time, else the one
                   real-clock substrate (experiment.run_series);
-    OnInventory   the hosts of an Ansible inventory, each part a cell (matrix.parts).
+    OnInventory   the hosts of an Ansible inventory, through the matrix's controller (matrix.parts).
+
+Either runs the same plan: the experiment's parts as cells (matrix.parts.plan_parts), a series'
+parts its one axis and a one-scenario experiment a matrix with no axes, each cell compiled once
+and keyed by one key wherever it runs.
 
 A matrix always runs through its cell store and the controller (matrix.orchestrate), on this host
 by the inventory of one (`playbooks/inventory/localhost.ini`) unless another is given.
@@ -30,7 +34,7 @@ from ..scenario import knobs as knob_table
 from ..scenario import overrides
 from ..substrate import make_substrate
 from ..substrate.kinds import kind_of
-from ..substrate.preflight import ready
+from ..substrate.preflight import check_offered, offered_ccas, preflight, ready
 
 
 class Refusal(ValueError):
@@ -146,6 +150,16 @@ def testbeds(req: Request, jobs: int) -> list:
     return substrates
 
 
+def compiled_parts(exp, parts, req: Request) -> list[tuple[str, str, Path, Any]]:
+    """(name, kind, scenario file, scenario as run) for each of @parts: its file (part_files) read and
+    validated once with @req's repetitions, backend and knobs; kind is results/<kind>/, where its key
+    is linked."""
+    from ..experiment import scenario_as_run
+    reps = req.reps or exp.spec.repetitions
+    return [(p.name, exp.kind_of(p), f, scenario_as_run(f, reps, req.backend, req.knobs))
+            for p, f in part_files(exp, parts)]
+
+
 def part_files(exp, parts) -> list[tuple]:
     """(part, its scenario file) for @parts: a part written in its experiment or series file is written
     out first, as a file of its own (the record of what ran)."""
@@ -158,8 +172,8 @@ def part_files(exp, parts) -> list[tuple]:
 
 
 class Here:
-    """This host's testbeds: each part one scenario run (experiment.run_series), up to one UML per core at
-    once under virtual time."""
+    """This host's testbeds: the experiment planned as cells (matrix.parts.plan_parts), each cell run
+    by experiment.run_series, up to one UML per core at once under virtual time."""
 
     def __init__(self):
         self.jobs = 0
@@ -168,21 +182,31 @@ class Here:
 
     def run(self, exp, parts, req: Request) -> tuple[int, list[Path | None]]:
         from ..experiment import run_series
-        reps = req.reps or exp.spec.repetitions
+        from ..experiment.series import PartRun
+        from .parts import cell_key_of, plan_parts
+        from .plan import traffic_code_version
         if exp.kind == "scenario" and parts[0].path is not None:
             # One scenario file, run as it is (the record names that file), keyed as a series' parts are.
             self.alone = True
-            substrate = ready(make_substrate(req.substrate, req.accel, req.clock))
-            return 0, run_series([(parts[0].path, exp.kind_of(parts[0]))], [substrate], reps=reps,
-                                 knobs=req.knobs, backend=req.backend, again=req.again)
-        from .orchestrate import check_jobs
-        self.jobs = check_jobs(req.substrate, req.jobs)
-        # The testbeds first: a kernel that cannot be built or a host that cannot boot it is refused
-        # before a chosen scenario is written out.
-        substrates = testbeds(req, self.jobs)
-        # Each part by its own kind (directory): two parts may run the same scenario file.
-        return 0, run_series([(f, exp.kind_of(p)) for p, f in part_files(exp, parts)], substrates, reps=reps,
-                             knobs=req.knobs, backend=req.backend, again=req.again)
+            substrates = [ready(make_substrate(req.substrate, req.accel, req.clock))]
+        else:
+            from .orchestrate import check_jobs
+            self.jobs = check_jobs(req.substrate, req.jobs)
+            # The testbeds first: a kernel that cannot be built or a host that cannot boot it is refused
+            # before a chosen scenario is written out.
+            substrates = testbeds(req, self.jobs)
+        runs = compiled_parts(exp, parts, req)
+        first = substrates[0]
+        # A congestion control the kernel under test lacks stops the experiment before its first run.
+        check_offered(first, {cc for *_, s in runs for cc in s.congestion_controls()})
+        image = getattr(first, "image", None)
+        plan = plan_parts(exp.output, exp.spec.title, exp.spec.report_of.name, [(n, s) for n, _, _, s in runs],
+                          image.manifest()["image_hash"] if image is not None else None,
+                          offered_ccas(first, preflight(first)) if image is not None else [],
+                          traffic_code_version(), first.name, first.clock, series=exp.kind != "scenario")
+        # Each part by its own kind (directory): two parts of one scenario are one cell, linked for both.
+        return 0, run_series(plan, [PartRun(n, cell_key_of(plan, s), f, kind) for n, kind, f, s in runs],
+                             substrates, again=req.again)
 
     def took(self, seconds: float, n: int) -> str:
         if self.alone:
@@ -199,15 +223,12 @@ class OnInventory:
         self.inventory = inventory
 
     def run(self, exp, parts, req: Request) -> tuple[int, list[Path | None]]:
-        from ..experiment import scenario_as_run
         from .fleet import inventory_hosts
         from .parts import run_parts_on_hosts
         inventory_hosts(self.inventory)  # refused (exit 2) before a chosen scenario is written out
-        reps = req.reps or exp.spec.repetitions
-        as_run = [(p.name, exp.kind_of(p), scenario_as_run(f, reps, req.backend, req.knobs))
-                  for p, f in part_files(exp, parts)]
+        as_run = [(n, kind, s) for n, kind, _, s in compiled_parts(exp, parts, req)]
         return run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report_of.name, as_run, self.inventory,
-                                  substrate=req.substrate, jobs=req.jobs, clock=req.clock, container=req.container,
+                                  series=exp.kind != "scenario", substrate=req.substrate, jobs=req.jobs, clock=req.clock, container=req.container,
                                   serial=req.serial, host_timeout=req.host_timeout, again=req.again)
 
     @staticmethod

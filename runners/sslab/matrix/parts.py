@@ -1,10 +1,12 @@
-"""An experiment's scenarios on the hosts of an inventory: its parts as cells of the matrix engine.
+"""An experiment's parts as cells (plan_parts), and those cells on the hosts of an inventory.
 
-A series or one-scenario experiment (E1, E2, E4/E5, E8, E9) given INVENTORY= runs through the same
-machinery as a matrix: each part (a scenario with all its repetitions, in one boot) is a cell,
-keyed by the same key a run on this machine alone gets (sslab.experiment.keys.scenario_key), dealt
-to the hosts through Ansible as they free up (matrix.fleet), merged into the experiment's store,
-and resumed after Ctrl-C or a lost host.
+A series or one-scenario experiment (E1, E2, E4/E5, E8, E9) is planned as a matrix is: each part (a
+scenario with all its repetitions, in one boot) is a cell, a series' parts its one axis and a
+one-scenario experiment a matrix with no axes.  This host's testbeds run the plan's cells
+(experiment.run_series); given INVENTORY=, they run through the same machinery as a matrix's cells:
+each keyed by the same key (sslab.experiment.keys.scenario_key), dealt to the hosts through Ansible
+as they free up (matrix.fleet), merged into the experiment's store, and resumed after Ctrl-C or a
+lost host.
 
     results/<output>/cells/<key>/       a part run on a host: a run directory like any other
     results/<output>/plans/, progress/  the plan the hosts read, their progress
@@ -43,25 +45,30 @@ def cell_key_of(plan: MatrixPlan, s: Scenario) -> str:
     return scenario_run_key(s, plan.image_hash, plan.code_version, plan.clock, plan.substrate)
 
 
-def plan_parts(output: str, title: str, report: str, parts: list[tuple[str, Scenario]], image_hash: str,
-               ccas: list[str], code_version: str, substrate: str, clock: str) -> MatrixPlan:
-    """The plan the hosts read (the matrix plan's shape): a cell per part, its scenario with all its
-    repetitions (one boot), keyed as a run of it on this machine alone is."""
+def plan_parts(output: str, title: str, report: str, parts: list[tuple[str, Scenario]], image_hash: str | None,
+               ccas: list[str] | dict[str, str], code_version: str, substrate: str, clock: str,
+               series: bool = True) -> MatrixPlan:
+    """An experiment as cells (the matrix plan's shape), which this host's testbeds run
+    (experiment.run_series) or an inventory's hosts do (run_parts_on_hosts): a cell per part, its
+    scenario with all its repetitions (one boot), compiled here once, keyed by the same key wherever
+    it runs.  A series' parts are its one axis, "part"; a one-scenario experiment (@series False) is
+    a matrix with no axes and one cell."""
     plan = MatrixPlan(matrix=output, title=title, report=report, kind="parts",
-                      selection={"part": [n for n, _ in parts]}, iterations=1, boot_share=1,
+                      selection={"part": [n for n, _ in parts]} if series else {}, iterations=1, boot_share=1,
                       image_hash=image_hash, code_version=code_version, available_ccas=ccas,
                       substrate=substrate, clock=clock, cells=[])
     cells: dict[str, PlannedCell] = {}
     for name, s in parts:
         key = cell_key_of(plan, s)
-        # Two parts that run the same scenario are one cell (one key), as they are one run here alone.
-        cells.setdefault(key, new_cell(key, {"part": name}, 0, Compiled.of(s), True))
+        # Two parts that run the same scenario are one cell (one key), run once and linked for both.
+        cells.setdefault(key, new_cell(key, {"part": name} if series else {}, 0, Compiled.of(s), True))
     plan.cells = list(cells.values())
     return plan
 
 
 def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[str, str, Scenario]],
-                       inventory: Path, *, substrate: str = "uml", jobs: int | None = None, clock: str = "real",
+                       inventory: Path, *, series: bool = True, substrate: str = "uml", jobs: int | None = None,
+                       clock: str = "real",
                        container: str | None = None, serial: str | None = None,
                        host_timeout: float | None = None, again: bool = False, log=print) -> tuple[int, list[Path | None]]:
     """Run @parts ((name, kind, scenario as run) each: kind is results/<kind>/, where its key is
@@ -85,7 +92,7 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
                           f"run.  It has: {', '.join(ccas)}")
     clock_name = kind_of(substrate).clock(clock)
     plan = plan_parts(output, title, report, [(n, s) for n, _, s in parts], manifest["image_hash"], ccas,
-                      traffic_code_version(), substrate, clock_name)
+                      traffic_code_version(), substrate, clock_name, series=series)
     plan.jobs = jobs
     store_dir = paths.RESULTS_DIR / output
     with controller_lock(store_dir):  # one controller per store: a second is refused (exit 2)
