@@ -3,8 +3,9 @@
     run     scenario -> plan -> job on the substrate -> archive (meta.json,
             job/out/, report via analysis) -> manifest.json with every
             artifact's sha256
-    series  several scenario files, each into its own run directory, in
-            parallel under UML (on an inventory's hosts: sslab.matrix.parts)
+    series  an experiment's cells (its parts, planned by sslab.matrix.parts), each
+            into its own run directory, in parallel under UML (on an inventory's
+            hosts: sslab.matrix.parts)
     timing  what a run takes: the generous guesses timeouts are made from, and this host's
             measured ratio, from which expected times come
     spec    experiment files (experiments/*.yaml): what each reproduces, what

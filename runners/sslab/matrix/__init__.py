@@ -61,7 +61,8 @@ The package:
     stopping     stopping a host's runner by name (Ctrl-C reaches every host)
     fleet        the hosts of a run: prepare, batches through Ansible, merge, stop
     orchestrate  the controller: plan, the fleet, report
-    parts        an experiment's scenarios (series, one scenario) as cells on an inventory's hosts
+    parts        an experiment's parts (a series' scenarios, or its one scenario) as cells, run here
+                 (experiment.run_series) or on an inventory's hosts
     experiments  running an experiment file as the command line asks (a Request): checked first, then
                  run here or on an inventory (the executor), then its report; a matrix by its file
     runner       what one host runs: the cells a plan deals it (`sslab matrix run-cells`)
