@@ -30,7 +30,8 @@ def link_run(tmp_path_factory, image):
         "pairs": [{"rtt": "20ms"}],
         "cases": [{"name": "long", "flows": [{"pair": 1, "cc": "cubic", "duration": "4s"}]}],
         "repetitions": 1, "variation": {"trace_offset": 0},
-        "capture": {"pcap": True, "snaplen": 96, "traces": False},
+        # The router's every interface too: the queue the FIFO counts, checked against the capture.
+        "capture": {"pcap": True, "snaplen": 96, "traces": False, "router": True},
     }
     (d / "s.yaml").write_text(yaml.safe_dump(scenario))
     results = d / "results"
@@ -40,11 +41,11 @@ def link_run(tmp_path_factory, image):
     tag = read_runs_index(run_dir / "job/out/runs.json")[0]["tag"]
     run = json.loads((run_dir / "job/out/runs" / tag / "run.json").read_text())
     fidelity = json.loads((run_dir / "job/out/fidelity.json").read_text())
-    return run, fidelity
+    return run, fidelity, run_dir
 
 
 def test_the_bottleneck_delivers_the_replayed_trace(link_run):
-    run, _ = link_run
+    run, _, _ = link_run
     f = run["link_fidelity"]
     assert f["replay_error"] is None
     assert f["busy_bins"] >= 250, f          # the queue never ran dry for most of the 400 bins
@@ -62,7 +63,7 @@ def test_the_bottleneck_delivers_the_replayed_trace(link_run):
 
 
 def test_the_rate_changes_every_bin_on_time(link_run):
-    run, _ = link_run
+    run, _, _ = link_run
     rows = run["link_replay"]["rows"]
     t = [r[0] for r in rows]
     # Under virtual time each change happens at its boundary (10 ms apart) to within 0.1 ms.
@@ -74,7 +75,7 @@ def test_the_rate_changes_every_bin_on_time(link_run):
 
 
 def test_the_hop_sends_bursts_and_holds_a_deep_queue(link_run):
-    run, fidelity = link_run
+    run, fidelity, _ = link_run
     b = run["link_bursts"]
     # Slots of 2-4 ms at 20-60 Mbit/s hold about 3-20 frames each.
     assert b["mean"] >= 3 and b["max"] <= 64 and b["share_in_bursts_of_2_plus"] > 0.9, b
@@ -84,3 +85,19 @@ def test_the_hop_sends_bursts_and_holds_a_deep_queue(link_run):
     assert (lo, hi) == (2.5, 5.5)
     assert 20 + lo <= fidelity["rtt"]["measured_ms"]["1"] <= 20 + hi + 0.1
     assert fidelity["rtt"]["ok"] and run["fidelity"]["base_rtt_ok"]
+
+
+def test_the_htb_shapers_fifo_counts_the_queues_peak_the_router_capture_sees(link_run):
+    """Under the HTB shaper the FIFO counts its own peak (our patch 0008): the most packets the
+    router's capture sees held at once, to the packet, with the drops; the readings at the trace's
+    bins' ends and every half second are below it or at it."""
+    from sslab.analysis.queuecheck import check_runs
+    run, _, run_dir = link_run
+    [(tag, c)] = check_runs(run_dir)
+    assert run["router_pcap_dropped_by_kernel"] == 0
+    assert run["bottleneck"]["peak_pkts"] is not None and run["bottleneck"]["peak_bytes"] > 0
+    assert c.held.peak_pkts == run["bottleneck"]["peak_pkts"] == c.qdisc_peak_pkts, c.held
+    assert c.held.dropped == run["bottleneck"]["drops"] and c.queue_agrees
+    assert 200 <= c.held.peak_pkts <= 400
+    assert run["link_fidelity"]["queue_max_pkts"] <= c.held.peak_pkts
+    assert c.readings_max_pkts is None or c.readings_max_pkts <= c.held.peak_pkts

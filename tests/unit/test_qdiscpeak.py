@@ -4,6 +4,8 @@ lays them out, parsed back."""
 import struct
 
 from sslab.guest import qdiscpeak as qp
+from sslab.guest.dumbbell import HtbShaper
+from sslab.records import Queue, Rate
 
 
 def rtattr(kind: int, payload: bytes) -> bytes:
@@ -46,3 +48,14 @@ def test_the_dump_request_asks_for_every_qdisc():
 
 def test_attributes_stop_at_a_truncated_one():
     assert qp.attributes(rtattr(1, b"abc") + struct.pack("=HH", 2, 9)) == {1: b"abc"}
+
+
+def test_the_htb_shapers_fifo_is_found_under_its_class():
+    # HTB's class 1:1 is the kernel's 0x00010001: a pfifo's peak there (patch 0008) is the bottleneck's
+    # under the HTB shaper; the root's HTB reports none of its own.
+    assert qp.tc_handle(1, 1) == 0x10001 and qp.tc_handle(*HtbShaper.FIFO_PARENT) == 0x10001
+    lines = HtbShaper(Rate(50), 15140, Queue(1000)).tc("r1-eth2")
+    assert lines[-1] == "qdisc add dev r1-eth2 parent 1:1 handle 10: pfifo limit 1000"
+    data = qdisc_message(4, "htb", qp.TC_H_ROOT, None) + qdisc_message(4, "pfifo", 0x10001, struct.pack("=II", 1000, 1_514_000))
+    [htb, fifo] = [qp.parse_qdisc(p) for _, p in qp.messages(data)]
+    assert htb is None and (fifo.kind, fifo.parent, fifo.packets, fifo.bytes) == ("pfifo", 0x10001, 1000, 1_514_000)

@@ -56,6 +56,8 @@ METRICS: dict[str, Metric] = {
     "lost": Metric("lost", "lost", 1),
     "loss_rate": Metric("loss_rate", "loss rate (%)", 3, scale=100.0),
     "retrans": Metric("retrans", "retransmitted segments", 1),
+    # The most the bottleneck's queue held at once, as its qdisc counted (None on a kernel that does not).
+    "queue_peak": Metric("queue_peak_pkts", "queue's peak (pkts)", 0),
     # Where slow start ended against the chokepoint (sslab.analysis.exits), each a share of the runs (%).
     "exit_early": Metric("exit_early", "% early", 0, scale=100.0),
     "exit_near": Metric("exit_near", "% near", 0, scale=100.0),
@@ -83,6 +85,7 @@ def load_setting(run_dir: Path) -> list[dict]:
             "cc": variant_label(f["cc"], f.get("suss_version")), "size": f["size"],
             "size_label": r["run"]["params"].get("size"), "rep": r["run"]["rep"], "fct_s": f["fct_s"],
             "lost": lost, "loss_rate": lost / (sent + lost) if sent else None,
+            "queue_peak_pkts": r["bottleneck"].get("peak_pkts"),
             "retrans": sum(c["RetransSegs"] for c in r["tcp_counters"].values()),
             "fidelity_ok": run_passes(r) and (link_fid is None or link_fid["ok"]),
             "bursts": r.get("link_bursts"), "link_fidelity": link_fid,
@@ -185,6 +188,9 @@ def link_traits(records: list[dict]) -> list[dict]:
                                          if x["bin_error_frames_p95_abs"] is not None), default=None),
             "queue_max": max((x["queue_max_pkts"] for x in lf), default=None),
             "queue_mean": statistics.fmean(x["queue_mean_pkts"] for x in lf) if lf else None,
+            # The qdisc's own count, when every run has one (a kernel without our patches has none).
+            "queue_peak": max(peaks) if (peaks := [r["queue_peak_pkts"] for r in rs]) and None not in peaks
+            else None,
             "link_ok": sum(1 for x in lf if x["ok"]), "link_checked": len(lf),
             "fidelity_ok": sum(r["fidelity_ok"] for r in rs)})
     return out
@@ -204,8 +210,9 @@ def mean_pm(d: dict, digits: int, scale: float = 1.0) -> str:
 
 def traits_table(traits: list[dict]) -> str:
     lines = ["| link | RTT (ms) | runs | burst at the client: mean / p90 / max (segments) | delivered / trace "
-             "(busy bins), min–max | per-bin error p95 (frames) | queue: mean / max (frames) | link fidelity ok "
-             "| all fidelity ok |", "|---|---|---|---|---|---|---|---|---|"]
+             "(busy bins), min–max | per-bin error p95 (frames) | queue at the bins' ends: mean / largest "
+             "(frames) | queue's peak (pkts) | link fidelity ok | all fidelity ok |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
 
     def f(x, d=2):
         return "–" if x is None else f"{x:.{d}f}"
@@ -215,7 +222,8 @@ def traits_table(traits: list[dict]) -> str:
                      + ("–" if t["rate_ratio_min"] is None else
                         f"{f(t['rate_ratio_min'], 4)}–{f(t['rate_ratio_max'], 4)}")
                      + f" | {f(t['bin_error_p95_frames'])} | {f(t['queue_mean'], 0)} / "
-                     f"{f(t['queue_max'], 0)} | {t['link_ok']}/{t['link_checked']} | {t['fidelity_ok']}/{t['runs']} |")
+                     f"{f(t['queue_max'], 0)} | {f(t.get('queue_peak'), 0)} | {t['link_ok']}/{t['link_checked']} | "
+                     f"{t['fidelity_ok']}/{t['runs']} |")
     return "\n".join(lines)
 
 

@@ -1,10 +1,11 @@
 """The bottleneck's queue and delivery counted from a capture, to check what the reports print.
 
 A run's report reads the bottleneck's queue from the qdisc's own count (netem's peak, our patch
-0007) and its goodput from the capture past the bottleneck.  A run asked with
-`capture.router: true` also has a capture on every interface of the bottleneck's router
-(<tag>.router.pcap, tcpdump -i any in r1): each packet once as it reaches the router and once as
-it leaves it, marked incoming or outgoing, in the order the two happened.  From it:
+0007; under the HTB shaper, its FIFO's, patch 0008) and its goodput from the capture past the
+bottleneck.  A run asked with `capture.router: true` also has a capture on every interface of the
+bottleneck's router (<tag>.router.pcap, tcpdump -i any in r1): each packet once as it reaches the
+router and once as it leaves it, marked incoming or outgoing, in the order the two happened.  From
+it:
 
     held(t) = packets towards the clients that reached the router by t and left past the
               bottleneck later - those that left by t
@@ -182,8 +183,8 @@ class QueueCheck:
 
     @property
     def queue_agrees(self) -> bool:
-        """The peak as the qdisc counted it (where it counts one: not under the HTB shaper, whose
-        queue only the capture counts) and the drops, each the capture's."""
+        """The peak as the qdisc counted it (where it counts one: a kernel without our patches
+        counts none, and then only the capture does) and the drops, each the capture's."""
         return self.qdisc_peak_pkts in (None, self.held.peak_pkts) and self.qdisc_drops == self.held.dropped
 
     @property

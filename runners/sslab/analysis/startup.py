@@ -274,7 +274,7 @@ def write_report(run_dir: Path, dest: Path) -> dict:
                   + ", ".join(f"[{p.stem}]({p.name})" for p in pages) + ".", ""]
     lines += ["## Runs", "",
               "The queue's peak is the most packets the bottleneck's queue held at once in the run, as the "
-              "qdisc itself counted them at every packet it queued (our kernel patch 0007; – on a kernel "
+              "qdisc itself counted them at every packet it queued (our kernel patches 0007 and 0008; – on a kernel "
               "without it).  The queue is also read every 0.5 s during a run, which misses a peak between "
               "two readings (a 1 s flow has one reading): the next column gives the largest reading and how "
               "many there were.  The peak of the packets outstanding (tcp_probe, every ACK) is the queue plus "

@@ -8,7 +8,7 @@ what a researcher's own analysis starts from, read from the archive alone:
     setting   rate_mbit, buffer (as asked), buffer_pkts, link, hosts, mtu
     run       run (its tag), case, rep, param_<name> (each of the case's parameters: cc, size, ...),
               lost (the bottleneck's drops), queue_peak_pkts (the most its queue held at once, as
-              the qdisc counted: patch 0007), retransmissions (the senders' counter), fidelity_ok,
+              the qdisc counted: patches 0007 and 0008), retransmissions (the senders' counter), fidelity_ok,
               spin_guard_charges
     flow      flow (0, 1, ... in the run), pair, rtt_ms (its pair's base RTT), cc, cc_used,
               suss_version, size_bytes, start_s (when it was due), fct_s (the client's),

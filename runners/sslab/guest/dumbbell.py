@@ -75,7 +75,7 @@ from ..records import (BatchSlots, CellRate, Delay, DelayVariation, Host, Plan, 
 from . import ovs
 from .netns import (NamespaceLauncher, end_batch, in_namespaces, in_ns, parse_ping, run_batch, set_sysctls, sh,
                     tcp_counters_of)
-from .qdiscpeak import root_peak
+from .qdiscpeak import TC_H_ROOT, qdisc_peak, tc_handle
 
 #: netem delay-line limit: far above anything in flight, so it never drops.
 DELAY_LIMIT_PKTS = 100000
@@ -149,11 +149,16 @@ class HtbShaper:
     burst_bytes: int
     queue: Queue
 
+    #: The HTB class the FIFO hangs from (its parent, as tc writes it: 1:1).
+    FIFO_PARENT = (1, 1)
+
     def tc(self, dev: str) -> list[str]:
+        """The root, the class, then the FIFO (last: the line a run's end changes to restart its peak)."""
         rate, burst = self.rate.args().removeprefix("rate "), str(self.burst_bytes)
+        cls = "{}:{}".format(*self.FIFO_PARENT)
         return [f"qdisc add dev {dev} root handle 1: htb default 1",
-                f"class add dev {dev} parent 1: classid 1:1 htb rate {rate} ceil {rate} burst {burst} cburst {burst}",
-                f"qdisc add dev {dev} parent 1:1 handle 10: pfifo {self.queue.args()}"]
+                f"class add dev {dev} parent 1: classid {cls} htb rate {rate} ceil {rate} burst {burst} cburst {burst}",
+                f"qdisc add dev {dev} parent {cls} handle 10: pfifo {self.queue.args()}"]
 
 
 #: A line whose delay varies keeps its packets in order by a rate (Dumbbell._delay_line): this one, far
@@ -547,15 +552,18 @@ class Dumbbell:
         return self._queue
 
     def bottleneck_counters_and_peak(self) -> tuple[dict[str, int], dict[str, int] | None]:
-        """The counters after a run's traffic, and the most packets and bytes the bottleneck's netem
-        held at once during it (our patch 0007 counts them in the kernel: no reading during the run
-        misses a peak, and none is taken).  The netem is then changed to its own settings, which
-        starts the peak again for the next run, in the same `tc` batch as the counters' read.  The
-        peak is None under the HTB shaper and on a kernel without the patch."""
-        if self.shaper != "netem":
-            return self.bottleneck_counters(), None
-        peak = in_namespaces([self.r1], lambda _ns: root_peak(self.bottleneck_dev, "netem"))[self.r1]
-        restart = self._bottleneck_tc()[0].replace("qdisc add ", "qdisc change ", 1) if peak is not None else None
+        """The counters after a run's traffic, and the most packets and bytes the bottleneck's queue
+        held at once during it: its netem's (our patch 0007), or under the HTB shaper its FIFO's
+        (patch 0008), counted in the kernel: no reading during the run misses a peak, and none is
+        taken.  That qdisc is then changed to its own settings, which starts the peak again for the
+        next run, in the same `tc` batch as the counters' read.  The peak is None on a kernel
+        without the patch."""
+        if self.shaper == "netem":
+            kind, parent, line = "netem", TC_H_ROOT, self._bottleneck_tc()[0]
+        else:
+            kind, parent, line = "pfifo", tc_handle(*HtbShaper.FIFO_PARENT), self._bottleneck_tc()[-1]
+        peak = in_namespaces([self.r1], lambda _ns: qdisc_peak(self.bottleneck_dev, kind, parent))[self.r1]
+        restart = line.replace("qdisc add ", "qdisc change ", 1) if peak is not None else None
         return self._queue_reader().read(before=restart), peak
 
     def tcp_counters(self, pairs: list[int]) -> dict[int, dict[str, int]]:

@@ -1,12 +1,13 @@
-"""The bottleneck queue's peak, as the qdisc itself counted it (our patch 0007 to netem).
+"""The bottleneck queue's peak, as the qdisc itself counted it (our patches 0007 to netem, the
+constant-rate bottleneck, and 0008 to pfifo, the FIFO under the HTB shaper of a varying link).
 
-netem keeps the most packets and bytes it has held at once since it was made, and reports them as
-its application statistics (TCA_STATS_APP, two u32: packets, then bytes).  `tc -s` prints no
-application statistics for netem, so they are read here over rtnetlink: one RTM_GETQDISC dump in the
-namespace the qdisc lives in, once a run's flows are done (a read during the run would be an
-observer, and under virtual time an observer moves a run).  A kernel without the patch (another
-KERNEL_SOURCE=) reports none: the peak is then None, and the reports fall back to the queue's
-readings.
+Either keeps the most packets and bytes it has held at once since it was made or changed, and
+reports them as its application statistics (TCA_STATS_APP, two u32: packets, then bytes).  `tc -s`
+prints no application statistics for either, so they are read here over rtnetlink: one
+RTM_GETQDISC dump in the namespace the qdisc lives in, once a run's flows are done (a read during
+the run would be an observer, and under virtual time an observer moves a run).  A kernel without
+the patch (another KERNEL_SOURCE=) reports none: the peak is then None, and the reports fall back
+to the queue's readings.
 
 Standard library only (guest code).  The message layouts are Linux's uapi:
 
@@ -112,11 +113,16 @@ def qdisc_peaks() -> list[QdiscPeak]:
                     found.append(peak)
 
 
-def root_peak(dev: str, kind: str) -> dict[str, int] | None:
-    """The peak of @dev's root qdisc when it is a @kind that reports one (in the calling thread's
-    namespace): {"packets", "bytes"}, else None."""
+def tc_handle(major: int, minor: int) -> int:
+    """A qdisc's or class's handle as the kernel holds it (tc's "1:1" is 0x00010001)."""
+    return (major << 16) | minor
+
+
+def qdisc_peak(dev: str, kind: str, parent: int = TC_H_ROOT) -> dict[str, int] | None:
+    """The peak of the qdisc of @dev under @parent (the root, or an HTB class: tc_handle) when it is a
+    @kind that reports one (in the calling thread's namespace): {"packets", "bytes"}, else None."""
     index = socket.if_nametoindex(dev)
     for p in qdisc_peaks():
-        if p.ifindex == index and p.parent == TC_H_ROOT and p.kind == kind:
+        if p.ifindex == index and p.parent == parent and p.kind == kind:
             return {"packets": p.packets, "bytes": p.bytes}
     return None
