@@ -21,3 +21,13 @@ def test_every_command_of_the_spec_has_its_function():
         command = sub.get_default("command")
         assert command == name.replace("-", "_"), (name, command)
         assert callable(getattr(commands, f"cmd_{command}", None)), name
+
+
+def test_every_commands_help_is_printed():
+    """`sslab --help` and every command's and sub-command's --help format (a bare % in a help text, or
+    a %(...)s that names nothing, stops argparse with a traceback)."""
+    def walk(parser: argparse.ArgumentParser, path: str) -> int:
+        text = parser.format_help()
+        assert text.startswith("usage:"), path
+        return 1 + sum(walk(sub, f"{path} {name}") for name, sub in subcommands(parser).items())
+    assert walk(build_parser(), "sslab") > 20

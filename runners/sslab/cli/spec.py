@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     pv.set_defaults(command="verify")
     pcmp = sub.add_parser("compare", help="two sets of results side by side (before and after a patch, two kernels, "
                                           "two starts): each flow group's FCTs and exit cwnd, B against A, and whether "
-                                          "each difference is beyond the 95 % CIs")
+                                          "each difference is beyond the 95 %% CIs")
     pcmp.add_argument("a", metavar="A", help="a report's directory, a results directory (its latest report) or a run's")
     pcmp.add_argument("b", metavar="B", help="the same, for the other side")
     pcmp.set_defaults(command="compare")
