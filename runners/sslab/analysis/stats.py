@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 
-from scipy.stats import t as student_t
 
+@functools.cache
+def t95(df: int | float) -> float:
+    """The two-sided 95% quantile of Student's t with @df degrees of freedom (scipy.stats.t).
 
-def t95(df: int) -> float:
-    """The two-sided 95% quantile of Student's t with @df degrees of freedom (scipy.stats.t)."""
+    scipy.stats is imported here, on the first interval asked for, not with this module: its
+    import takes 0.9 s, which every process that imports the analysis package paid (the host's
+    read-out of each boot's runs, the matrix's cell runner, the command line) whether or not it
+    computes an interval."""
     if df <= 0:
         return math.nan
+    from scipy.stats import t as student_t
     return float(student_t.ppf(0.975, df))
 
 
@@ -61,7 +67,7 @@ def welch_diff(a: list[float], b: list[float]) -> dict:
     if va + vb == 0:
         return {"diff": diff, "ci95": [diff, diff]}
     df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    half = float(student_t.ppf(0.975, df)) * math.sqrt(va + vb)
+    half = t95(df) * math.sqrt(va + vb)
     return {"diff": diff, "ci95": [diff - half, diff + half]}
 
 
