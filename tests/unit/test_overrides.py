@@ -7,6 +7,7 @@ import pytest
 from sslab.experiment import ExperimentError, load_experiment
 from sslab.experiment.spec import experiment_files
 from sslab.paths import REPO_ROOT
+from sslab.scenario import ScenarioError
 from sslab.scenario import overrides as ov
 
 
@@ -49,6 +50,30 @@ def test_a_path_the_data_does_not_have_is_refused_with_where():
     # A mapping the data leaves out (at its default) is made for its first key: module_params.
     assert ov.apply(data, ov.resolve(["module_params.search_version=4"], {}, "x"))["module_params"] == {
         "search_version": 4}
+
+
+def test_a_form_of_the_buffer_replaces_the_form_the_file_gave():
+    """The buffer is one of packets, bytes, bdp or time: BUF=2BDP on a part whose buffer is 560 packets
+    (E10's LTE path) asks for 2 BDP, not for both (which the model refuses); its rtt stays."""
+    data = {"bottleneck": {"rate": "50mbit", "buffer": {"packets": 560}}}
+    [o] = ov.resolve(["BUF=2BDP"], {"BUF": ["bottleneck.buffer.bdp"]}, "x")
+    assert ov.apply(data, [o])["bottleneck"]["buffer"] == {"bdp": "2BDP"}
+    out = ov.apply({"bottleneck": {"buffer": {"bdp": 1, "rtt": "25ms"}}}, ov.resolve(["bottleneck.buffer.packets=100"],
+                                                                                   {}, "x"))
+    assert out["bottleneck"]["buffer"] == {"rtt": "25ms", "packets": 100}
+    # Elsewhere a key set beside others leaves them: only the buffer's forms are alternatives.
+    assert ov.apply({"pairs": [{"rtt": "1ms", "loss": 1}]}, ov.resolve(["pairs.0.rtt=2ms"], {}, "x")) == {
+        "pairs": [{"rtt": "2ms", "loss": 1}]}
+    # E10's series: its satellite paths take BUF=2BDP at their RTTs; its LTE path, whose buffer the file
+    # gives in packets, is refused for what 2 BDP lacks there (the RTT it refers to), no longer for two forms.
+    exp = load_experiment("search")
+    parts, _ = exp.overridden(exp.choose(["geo", "leo"]), ["BUF=2BDP"])
+    assert [(p.name, p.data["bottleneck"]["buffer"]) for p in parts] == [
+        ("geo", {"bdp": "2BDP", "rtt": "600ms"}), ("leo", {"bdp": "2BDP", "rtt": "30ms"})]
+    with pytest.raises(ScenarioError, match="(?s)lte with BUF=2BDP.*bdp needs the rtt it refers to"):
+        exp.overridden(exp.choose(["lte"]), ["BUF=2BDP"])
+    parts, _ = exp.overridden(exp.choose(["lte"]), ["BUF=2BDP", "bottleneck.buffer.rtt=60ms"])
+    assert parts[0].data["bottleneck"]["buffer"] == {"bdp": "2BDP", "rtt": "60ms"}
 
 
 def test_the_report_directory_says_what_was_set():

@@ -30,6 +30,12 @@ PATH_RE = re.compile(r"^[a-z_][a-z0-9_]*(\.([a-z_][a-z0-9_]*|[0-9]+|\*))*$")
 ALIAS_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
+#: Mappings whose keys are alternative forms of one quantity (the model takes exactly one): setting
+#: one form drops the others the file gave, so that `BUF=2BDP` (bottleneck.buffer.bdp) on a part
+#: whose buffer the file gives in packets asks for 2 BDP instead of being refused for giving two.
+ONE_FORM_OF = {"bottleneck.buffer": ("packets", "bytes", "bdp", "time")}
+
+
 class OverrideError(ValueError):
     """An override that cannot apply (a bad path, a field the scenario does not have)."""
 
@@ -117,6 +123,9 @@ def _set(node: Any, path: tuple[str, ...], value: Any, where: str) -> Any:
                                     f"{'.'.join(rest)} in")
             out[head] = _set(node[head], rest, value, here)
         else:
+            if head in (forms := ONE_FORM_OF.get(where, ())):
+                for other in forms:
+                    out.pop(other, None)
             out[head] = value
         return out
     raise OverrideError(f"{here}: {where} is a value, not a mapping or list")
