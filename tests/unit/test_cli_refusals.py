@@ -18,7 +18,7 @@ from sslab.paths import REPO_ROOT
     (["run", "startup", "--set", "CCA=cubic"], "`make startup` has no setting CCA (its names: BUF, RTT"),
     (["run", "dynamics", "--set", "BUF=2BDP"], "`make dynamics` has no setting BUF (its names: RTT"),
     (["run", "startup", "--set", "bottleneck.rte=20mbit"], "bottleneck.rte: unknown field"),
-    (["run", "startup", "--set", "bottleneck.buffer.packets=100"], "give exactly one of packets, bytes, bdp or time"),
+    (["run", "startup", "--set", "bottleneck.buffer.packets=0"], "packets must be at least 1, got 0"),
     (["run", "startup", "--set", "RTT=fast"], "fast"),
     (["run", "startup", "--set", "pairs.9.rtt=25ms"], "the list at pairs has 5 item(s)"),
     (["run", "reproduce-table1", "--set", "bottleneck.rte=20mbit"], "bottleneck.rte: unknown field"),

@@ -30,10 +30,12 @@ PATH_RE = re.compile(r"^[a-z_][a-z0-9_]*(\.([a-z_][a-z0-9_]*|[0-9]+|\*))*$")
 ALIAS_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
-#: Mappings whose keys are alternative forms of one quantity (the model takes exactly one): setting
-#: one form drops the others the file gave, so that `BUF=2BDP` (bottleneck.buffer.bdp) on a part
-#: whose buffer the file gives in packets asks for 2 BDP instead of being refused for giving two.
-ONE_FORM_OF = {"bottleneck.buffer": ("packets", "bytes", "bdp", "time")}
+#: Mappings whose keys are alternative forms of one quantity (the model takes exactly one), each
+#: with the keys that belong to it alone: setting one form drops the others the file gave and
+#: theirs, so that `BUF=2BDP` (bottleneck.buffer.bdp) on a part whose buffer the file gives in
+#: packets asks for 2 BDP, and `bottleneck.buffer.packets=100` on E1's 1 BDP of 100 ms asks for 100
+#: packets, instead of either being refused for giving two.
+ONE_FORM_OF = {"bottleneck.buffer": {"packets": (), "bytes": (), "bdp": ("rtt",), "time": ()}}
 
 
 class OverrideError(ValueError):
@@ -123,9 +125,11 @@ def _set(node: Any, path: tuple[str, ...], value: Any, where: str) -> Any:
                                     f"{'.'.join(rest)} in")
             out[head] = _set(node[head], rest, value, here)
         else:
-            if head in (forms := ONE_FORM_OF.get(where, ())):
-                for other in forms:
-                    out.pop(other, None)
+            if head in (forms := ONE_FORM_OF.get(where, {})):
+                for other, its_own in forms.items():
+                    if other != head:
+                        for key in (other, *its_own):
+                            out.pop(key, None)
             out[head] = value
         return out
     raise OverrideError(f"{here}: {where} is a value, not a mapping or list")
