@@ -87,7 +87,7 @@ def test_an_image_without_a_manifest_is_a_build_in_progress_and_is_not_touched(c
 
 def test_prune_removes_what_the_plan_does_not_keep_and_says_each(cache):
     said = []
-    (cache / "images" / ".damaged-old").mkdir()
+    (cache / "images" / f".damaged-{'z' * 16}-20261127T101500-4242").mkdir()   # set aside two days ago
     res = cachegc.prune(cache, keep=1, current=None, engines=lambda: [], say=said.append)
     left = sorted(p.name[:1] for p in (cache / "images").iterdir())
     # a in use, b used last; the set-aside entry goes too; nothing .pruned-* is left behind.
@@ -96,6 +96,22 @@ def test_prune_removes_what_the_plan_does_not_keep_and_says_each(cache):
     assert [k for k, *_ in res.removed] == ["image"] * 4 + ["uml", "uml", "set aside"]
     assert all(size >= 8192 for kind, _, size in res.removed if kind == "image")
     assert len(said) == 7 and said[0].startswith("removing image cccccccccccc (")
+
+
+def test_an_entry_set_aside_is_kept_a_day_to_be_looked_at(cache):
+    """A damaged image moved aside stays a day, whatever prune comes (the build after it prunes first
+    on a short disk); the name's stamp says when it was set aside (UTC), not its files' times."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(NOW - 2 * HOUR))
+    recent = cache / "images" / f".damaged-{'y' * 16}-{stamp}-77"
+    recent.mkdir()
+    old = cache / "images" / f".damaged-{'x' * 16}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime(NOW - 25 * HOUR))}-78"
+    old.mkdir()
+    assert cachegc.set_aside_at(recent) == pytest.approx(NOW - 2 * HOUR, abs=1)
+    plan = cachegc.plan_prune(cache, keep=0, current=None, now=NOW)
+    assert recent in [e.root for e in plan.keep] and old in [e.root for e in plan.remove]
+    assert plan.why_kept[recent.name].startswith("set aside 72") and plan.why_kept[recent.name].endswith("looked at")
+    cachegc.prune(cache, keep=0, current=None, engines=lambda: [], say=lambda _: None)
+    assert recent.is_dir() and not old.exists()
 
 
 def test_a_dry_run_removes_nothing(cache):

@@ -143,7 +143,7 @@ def uml_damage(root: Path) -> list[str]:
 
 def set_aside(root: Path, problems: list[str], what: str) -> Path:
     """Move the damaged entry at @root out of the cache's way (it is then built again), saying why."""
-    dest = root.parent / f".damaged-{root.name}-{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+    dest = root.parent / f".damaged-{root.name}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{os.getpid()}"
     root.rename(dest)
     log(f"WARNING: the cached {what} {root.name[:12]} is damaged and was not booted: "
         + "; ".join(problems) + f".  Moved aside to {dest}; building it again.")

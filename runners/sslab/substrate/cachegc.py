@@ -17,19 +17,22 @@ What is kept, and why:
   * a container engine's slowstart-lab / sslab-fleet image of a kept image's hash.
 
 Everything else of the cache's: images, UML kernels, entries a damage check set aside
-(.damaged-*), and the engines' images of images no longer cached.  An image is renamed out of the
+(.damaged-*) more than SET_ASIDE_KEEP_S ago, and the engines' images of images no longer cached.  An image is renamed out of the
 cache's way before it is deleted, so a half-removed one is never taken for a complete one.
 
 `make image-prune` (KEEP=) prunes on demand, `make image-list` shows what there is; a build
 prunes by itself first when the cache's disk has less than BUILD_ROOM free, and the image's last
-stage and the container's build are refused before they start when even then too little is free.  An image removed can be built again from the commit its results
-name, while Debian's mirror still offers the kernel it pinned.
+stage and the container's build are refused before they start when even then too little is free.
+An image removed can be built again from the commit its results name, while Debian's mirror still
+offers the kernel it pinned.
 """
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -45,6 +48,12 @@ LAST_USED = "last-used"
 
 #: An entry used this recently is in use: never removed (a run's boots touch it every few seconds).
 IN_USE_S = 30 * 60
+
+#: An entry a damage check set aside is kept this long after it was (cachecheck.set_aside: "what
+#: went wrong can be looked at"); a prune removes it after.  Before, any prune removed it, and the
+#: build that follows a damaged image prunes first when the disk is short: the entry was gone
+#: within the command that set it aside (seen 29 Nov 2026, 14 GB free).
+SET_ASIDE_KEEP_S = 24 * 3600
 
 #: Images kept beside the tree's own: the oracle's 5.19 image and the test suite's patched ones.
 DEFAULT_KEEP = 5
@@ -145,9 +154,23 @@ def cached_umls(cache: Path) -> list[CacheEntry]:
     return sorted(out, key=lambda e: e.used, reverse=True)
 
 
+#: cachecheck.set_aside's name for an entry it moved: .damaged-<name>-<YYYYmmddTHHMMSS>-<pid>.
+_SET_ASIDE_NAME = re.compile(r"\.damaged-.*-(?P<stamp>\d{8}T\d{6})-\d+")
+
+
+def set_aside_at(root: Path) -> float | None:
+    """When the entry at @root was set aside (the stamp in its name, UTC), or None for a name
+    without one."""
+    m = _SET_ASIDE_NAME.fullmatch(root.name)
+    if not m:
+        return None
+    return calendar.timegm(time.strptime(m["stamp"], "%Y%m%dT%H%M%S"))
+
+
 def set_aside_entries(cache: Path) -> list[CacheEntry]:
-    """What damage checks moved out of the way (cachecheck.set_aside): never booted again."""
-    return [CacheEntry("set aside", d, last_used(d))
+    """What damage checks moved out of the way (cachecheck.set_aside): never booted again.  Its time
+    is when it was set aside (else when it was last used)."""
+    return [CacheEntry("set aside", d, set_aside_at(d) or last_used(d))
             for stage in ("images", "uml", "base") for d in (cache / stage).glob(".damaged-*")]
 
 
@@ -167,8 +190,8 @@ def plan_prune(cache: Path, keep: int, current: str | None, current_uml: str | N
                now: float | None = None) -> PrunePlan:
     """Which of @cache's entries a prune keeps: the image @current (the tree's own, by hash), those
     used in the last IN_USE_S, and the @keep most recently used other images; the UML kernels of
-    kept images, @current_uml (the tree's) and those in use.  The rest, and whatever was set aside,
-    is to be removed."""
+    kept images, @current_uml (the tree's) and those in use; what a damage check set aside in the
+    last SET_ASIDE_KEEP_S.  The rest is to be removed."""
     if keep < 0:
         raise ValueError(f"keep {keep}: a number of images, 0 or more")
     now = time.time() if now is None else now
@@ -200,7 +223,12 @@ def plan_prune(cache: Path, keep: int, current: str | None, current_uml: str | N
             plan.why_kept[e.name] = f"in use (used {int(now - e.used)} s ago)"
         else:
             plan.remove.append(e)
-    plan.remove.extend(set_aside_entries(cache))
+    for e in set_aside_entries(cache):
+        if now - e.used < SET_ASIDE_KEEP_S:
+            plan.keep.append(e)
+            plan.why_kept[e.name] = f"set aside {int(now - e.used)} s ago, to be looked at"
+        else:
+            plan.remove.append(e)
     return plan
 
 
