@@ -17,8 +17,9 @@ What is kept, and why:
   * a container engine's slowstart-lab / sslab-fleet image of a kept image's hash.
 
 Everything else of the cache's: images, UML kernels, entries a damage check set aside
-(.damaged-*) more than SET_ASIDE_KEEP_S ago, and the engines' images of images no longer cached.  An image is renamed out of the
-cache's way before it is deleted, so a half-removed one is never taken for a complete one.
+(.damaged-*) more than SET_ASIDE_KEEP_S ago, and the engines' images of images no longer cached.
+An image is renamed out of the cache's way before it is deleted, so a half-removed one is never
+taken for a complete one.
 
 `make image-prune` (KEEP=) prunes on demand, `make image-list` shows what there is; a build
 prunes by itself first when the cache's disk has less than BUILD_ROOM free, and the image's last
