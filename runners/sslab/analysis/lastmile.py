@@ -177,6 +177,7 @@ def link_traits(records: list[dict]) -> list[dict]:
     for (link, rtt), rs in sorted(group(records, "link", "rtt_ms").items()):
         b = [r["bursts"] for r in rs if r["bursts"] and r["bursts"].get("bursts")]
         lf = [r["link_fidelity"] for r in rs if r["link_fidelity"]]
+        peaks = [r["queue_peak_pkts"] for r in rs]
         ratios = [x["delivered_over_allowed"] for x in lf if x["delivered_over_allowed"] is not None]
         out.append({
             "link": link, "rtt_ms": rtt, "runs": len(rs),
@@ -189,8 +190,7 @@ def link_traits(records: list[dict]) -> list[dict]:
             "queue_max": max((x["queue_max_pkts"] for x in lf), default=None),
             "queue_mean": statistics.fmean(x["queue_mean_pkts"] for x in lf) if lf else None,
             # The qdisc's own count, when every run has one (a kernel without our patches has none).
-            "queue_peak": max(peaks) if (peaks := [r["queue_peak_pkts"] for r in rs]) and None not in peaks
-            else None,
+            "queue_peak": None if None in peaks else max(peaks),
             "link_ok": sum(1 for x in lf if x["ok"]), "link_checked": len(lf),
             "fidelity_ok": sum(r["fidelity_ok"] for r in rs)})
     return out

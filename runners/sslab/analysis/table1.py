@@ -59,7 +59,7 @@ def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
             # what tshark's reading of the capture said (the report's line on captures)
             "capture": {"tag": run["tag"], "pcap": run.get("pcap"), "capture_check": run.get("capture_check")},
             "drops": run["bottleneck"]["drops"],
-            # the most the bottleneck's queue held at once (None: a kernel or shaper that does not count it)
+            # the most the bottleneck's queue held at once (None: a kernel without our patches 0007 and 0008)
             "queue_peak_pkts": run["bottleneck"].get("peak_pkts"),
             # small flows whose sender was held by the receiver's advertised window (per-ACK trace)
             "small_rwnd_limited": sum(1 for f in flows[1:] if f.get("receiver_limited_acks")),
@@ -78,7 +78,7 @@ def buffer_pkts_of(cell_dir: Path) -> int | None:
 
 def mean_queue_peak(reps: list[dict], side: str) -> float | None:
     """The most the bottleneck's queue held at once on @side ("off", "on"), mean over @reps; None
-    where a run's kernel or shaper does not count it."""
+    where a run's kernel does not count it (no patches 0007 and 0008)."""
     peaks = [r[side].get("queue_peak_pkts") for r in reps]
     return None if None in peaks else statistics.fmean(peaks)
 

@@ -300,7 +300,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         "tag": tag,
         "flows": flows_out,
         # peak_pkts, peak_bytes: the most the bottleneck held at once in this run, as the qdisc counted
-        # (None: a kernel or shaper that does not count it; the readings below are all there is)
+        # (None: a kernel without our patches 0007 and 0008; the readings below are then all there is)
         "bottleneck": {**{k: bn1[k] - bn0[k] for k in ("packets", "drops")},
                        "peak_pkts": peak and peak["packets"], "peak_bytes": peak and peak["bytes"]},
         # [seconds since the first flow was due, queued packets, drops so far (cumulative counter)]
