@@ -114,3 +114,31 @@ def test_a_failing_program_a_missing_namespace_and_a_timeout_say_what_they_are(n
     finally:
         launcher.close()
 
+
+
+def test_echoes_from_this_process_cross_a_veth_between_namespaces_and_an_unanswered_one_is_an_error(namespaces):
+    """guest/echo.py's measurement: a socket opened in one namespace (launcher.within) sends ping's
+    requests across a veth to the other and reads the replies with their kernel timestamps; the
+    caller's thread is back home after; an address nobody has answers nothing."""
+    from sslab.guest.echo import EchoError, echoes, open_echo_socket
+    a, b = namespaces
+    subprocess.run(["ip", "-n", a, "link", "add", "va", "type", "veth", "peer", "name", "vb", "netns", b], check=True)
+    for ns, dev, addr in ((a, "va", "10.9.0.1/24"), (b, "vb", "10.9.0.2/24")):
+        subprocess.run(["ip", "-n", ns, "addr", "add", addr, "dev", dev], check=True)
+        subprocess.run(["ip", "-n", ns, "link", "set", dev, "up"], check=True)
+    mine = os.readlink("/proc/thread-self/ns/net")
+    launcher = NamespaceLauncher()
+    try:
+        with launcher.within(a, lambda: open_echo_socket("10.9.0.2")) as sock:
+            seen = echoes(sock, count=3, interval_s=0.05)
+        assert os.readlink("/proc/thread-self/ns/net") == mine
+        with launcher.within(a, lambda: open_echo_socket("10.9.0.3")) as sock:
+            silent = echoes(sock, count=2, interval_s=0.05, wait_s=0.3)
+    finally:
+        launcher.close()
+    assert seen.sent == 3 and len(seen.rtts_us) == 3
+    assert all(0 <= rtt < 50_000 for rtt in seen.rtts_us)          # a veth: well under 50 ms
+    assert seen.min_ms == min(seen.rtts_us) / 1000
+    assert silent.rtts_us == ()
+    with pytest.raises(EchoError):
+        silent.min_ms

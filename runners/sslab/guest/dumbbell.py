@@ -73,7 +73,8 @@ from dataclasses import dataclass
 from ..records import (BatchSlots, CellRate, Delay, DelayVariation, Host, Plan, Queue, Rate, Stage,
                        UniformDelay)
 from . import ovs
-from .netns import (NamespaceLauncher, end_batch, in_namespaces, in_ns, parse_ping, run_batch, set_sysctls, sh,
+from .echo import echoes, open_echo_socket
+from .netns import (NamespaceLauncher, end_batch, in_namespaces, in_ns, run_batch, set_sysctls, sh,
                     tcp_counters_of)
 from .qdiscpeak import TC_H_ROOT, qdisc_peak, tc_handle
 
@@ -494,10 +495,11 @@ class Dumbbell:
             run_batch("tc", ns, lines)
 
     def base_rtt_ms(self, i: int, count: int = 10, interval: float = 0.2) -> float:
-        """Minimum ping RTT from server @i to its client over the idle path."""
-        res = self.launcher.run(self.servers[i - 1], ["ping", "-n", "-q", "-c", str(count), "-i", str(interval),
-                                                      self.client_addr(i)], check=True)
-        return parse_ping(res.stdout)["min"]
+        """The least RTT of @count echo requests from server @i to its client over the idle path,
+        as ping measures it, sent from this process (guest/echo.py: no ping process a pair)."""
+        sock = self.launcher.within(self.servers[i - 1], lambda: open_echo_socket(self.client_addr(i)))
+        with sock:
+            return echoes(sock, count, interval).min_ms
 
     def bottleneck_bytes(self) -> int:
         """Bytes the bottleneck class has sent (frames, link-layer headers included)."""

@@ -40,7 +40,7 @@ def in_ns(ns: str, *cmd: str, check: bool = True, timeout: float | None = 120) -
 
 
 class NamespaceLauncher:
-    """Starts the run's network programs (the transfer tool, ping, tcpdump, ss) in the topology's
+    """Starts the run's network programs (the transfer tool, tcpdump, ss) in the topology's
     network namespaces from this process, through handles of the namespaces opened once and kept
     as long as the topology.
 
@@ -73,6 +73,15 @@ class NamespaceLauncher:
         _setns(self._handle(ns), ns)
         try:
             return subprocess.Popen(argv, **kwargs)
+        finally:
+            _setns(self._home, "the launcher's own")
+
+    def within(self, ns: str, work: Callable[[], T]) -> T:
+        """@work() on the calling thread in namespace @ns, which it then leaves: a socket it opens
+        stays in @ns (guest/echo.py's echo socket)."""
+        _setns(self._handle(ns), ns)
+        try:
+            return work()
         finally:
             _setns(self._home, "the launcher's own")
 

@@ -18,7 +18,9 @@ of the same plan run alone (the further plans are read only after them); a
 further plan's runs are not (the guest's random numbers and clock go on from
 the runs before them), and their cells' keys say so (sslab.matrix.plan).
 
-Fidelity.  Before the runs, each pair's idle base RTT is measured with ping.
+Fidelity.  Before the runs, each pair's idle base RTT is measured as ping
+measures it, by echo requests of ping's size sent from this process
+(guest/echo.py).
 On a real clock the substrate adds latency of its own (under TCG about
 0.2 ms per hop); the median excess over all pairs is taken off the netem
 delay lines (delay_offset_ms) and the RTT measured again, and an RTT off by
