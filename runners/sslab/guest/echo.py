@@ -23,7 +23,9 @@ ping's 0.1 s) or a multiple, the reply and the next request cross the router in 
 microseconds, and under virtual time that shows: on 8 Table 1 cells (13 pairs, 2 runs each) the
 100 ms pairs read 100.017 in 36 of 48 measurements with the echoes sent on ping's schedule from
 this process, 19 of 48 one at a time, 4 of 48 with ping itself (expected 100.0157: a reading of
-100.017 means over 0.3 us more).
+100.017 means over 0.3 us more).  Over Table 1's 640 runs at ITER=10 (30 Nov 2026) the check's
+2 us failed in 2 runs one at a time, 5 on ping's schedule, none with ping: a 100 ms pair read
+100.018.  What adds that microsecond is not established (docs/measurements.md).
 
 Measured against ping beside it, under UML virtual time (29 Nov 2026, a throwaway tree): on
 100 ms pairs 100.0164-100.0172 ms by the kernel's timestamp where ping read 100.016-100.017; on
