@@ -68,22 +68,18 @@ class NamespaceLauncher:
                 self._handles[ns] = open_namespace(ns)
             return self._handles[ns]
 
-    def popen(self, ns: str, argv: list[str], **kwargs) -> subprocess.Popen:
-        """subprocess.Popen(@argv, **@kwargs), in namespace @ns."""
-        _setns(self._handle(ns), ns)
-        try:
-            return subprocess.Popen(argv, **kwargs)
-        finally:
-            _setns(self._home, "the launcher's own")
-
     def within(self, ns: str, work: Callable[[], T]) -> T:
-        """@work() on the calling thread in namespace @ns, which it then leaves: a socket it opens
-        stays in @ns (guest/echo.py's echo socket)."""
+        """@work() on the calling thread in namespace @ns, which it then leaves: a process it starts
+        or a socket it opens stays in @ns (guest/echo.py's echo socket)."""
         _setns(self._handle(ns), ns)
         try:
             return work()
         finally:
             _setns(self._home, "the launcher's own")
+
+    def popen(self, ns: str, argv: list[str], **kwargs) -> subprocess.Popen:
+        """subprocess.Popen(@argv, **@kwargs), in namespace @ns."""
+        return self.within(ns, lambda: subprocess.Popen(argv, **kwargs))
 
     def run(self, ns: str, argv: list[str], timeout: float | None = 120, check: bool = False,
             input: str | None = None) -> subprocess.CompletedProcess:
