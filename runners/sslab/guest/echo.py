@@ -146,22 +146,20 @@ def echoes(sock: socket.socket, count: int, interval_s: float, wait_s: float = R
         sent_at = time.monotonic()
         tx_ns = time.time_ns()   # the last thing before the send, as ping's gettimeofday()
         sock.send(request)
-        _collect(sock, ident, {seq: tx_ns}, rtts, sent_at + wait_s)
+        if (rtt := _reply_rtt_us(sock, ident, seq, tx_ns, sent_at + wait_s)) is not None:
+            rtts.append(rtt)
     return Echoes(sent=count, rtts_us=tuple(rtts))
 
 
-def _collect(sock: socket.socket, ident: int, sent: dict[int, int], rtts: list[int], due: float) -> None:
-    """Read replies into @rtts until every request in @sent (sequence: its send time in ns) has its
-    reply, or monotonic time @due."""
-    while sent:
-        left = due - time.monotonic()
-        if left <= 0 or not select.select([sock], [], [], left)[0]:
-            return
+def _reply_rtt_us(sock: socket.socket, ident: int, seq: int, tx_ns: int, due: float) -> int | None:
+    """The round trip (ping's arithmetic) of request @seq, sent at wall time @tx_ns, once its reply
+    is read; None if none comes by monotonic time @due.  Other packets are passed over."""
+    while (left := due - time.monotonic()) > 0 and select.select([sock], [], [], left)[0]:
         packet, ancillary, _, _ = sock.recvmsg(2048, socket.CMSG_SPACE(16))
-        reply = echo_reply_of(packet)
-        if reply is None or reply[0] != ident or reply[1] not in sent:
+        if echo_reply_of(packet) != (ident, seq):
             continue
         rx_ns = rx_stamp_ns(ancillary)
         if rx_ns is None:
             raise EchoError("the reply carries no receive timestamp (SO_TIMESTAMPNS)")
-        rtts.append(ping_rtt_us(sent.pop(reply[1]), rx_ns))
+        return ping_rtt_us(tx_ns, rx_ns)
+    return None
