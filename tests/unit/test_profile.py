@@ -72,3 +72,26 @@ def test_a_shared_boots_phases_are_shared_out_among_its_cells(tmp_path):
     assert round(p["run set-up"]["wall_s"], 4) == round((11.905 + 1.002) / 2, 4)
     assert round(p["run end"]["wall_s"], 4) == round((4.878 - 1.002) / 2, 4)
     assert round(p["host: runner, report, manifest"]["wall_s"], 3) == 3.7  # 40.0 - 34.3 - 2.0
+
+
+def test_a_shared_boots_other_host_work_is_the_boots_not_each_cells_floored_at_zero(tmp_path):
+    # Three cells in one boot (the console's 68.6 s of job): 100 s of wall, read-outs of 1, 1 and 20 s
+    # (the third's captures checked by tshark).  The boot's other work is 100 - 68.6 - 22 = 9.4 s,
+    # 3.1333 s a cell.  Cell by cell (33.3 - 22.9 - read-out) it would be 9.4, 9.4 and -9.6 floored
+    # at 0: a mean of 6.27 s, twice the boot's.
+    keys = ["a", "b", "c"]
+    for key, trace in zip(keys, (1.0, 1.0, 20.0)):
+        d = tmp_path / key
+        (d / "job/uml").mkdir(parents=True)
+        (d / "job/uml/console.log.times").write_text(CONSOLE.read_text())
+        (d / "cell.json").write_text(json.dumps({"wall_s": 33.3, "substrate_s": 22.9, "boot": {
+            "cells": keys, "wall_s": 100.0, "substrate_s": 68.6}}))
+        (d / "meta.json").write_text(json.dumps({"host_trace_seconds": trace}))
+    profiles = [cell_profile(tmp_path / k) for k in keys]
+    assert [round(p["host: runner, report, manifest"]["wall_s"], 4) for p in profiles] == [3.1333] * 3
+    assert [p["host: trace read-out"]["wall_s"] for p in profiles] == [1.0, 1.0, 20.0]
+    # The table's cell is then the boot's wall time shared out: 100 / 3.
+    assert "Mean over 3 cell(s): 33.3 s" in profile_table(profiles)
+    # Without the boot's other cells beside it, a cell has only its own figures: 33.3 - 22.9 - 1.
+    (tmp_path / "b" / "meta.json").unlink()
+    assert round(cell_profile(tmp_path / "a")["host: runner, report, manifest"]["wall_s"], 4) == 9.4
