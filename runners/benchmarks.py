@@ -14,8 +14,8 @@ from the archives the runs leave:
             `make reproduce-table1 CCA=cubic ITER=1` (8 cells, JOBS=<cores>) into its
             own results tree, or the cells of --matrix DIR as they are
   umlperf   where a UML testbed's host CPU goes during traffic (sslab.analysis.hostperf):
-            one E7 cell (experiments/scenarios/e7-cell.yaml), `perf record -a -g` for UMLPERF_S
-            seconds from its first run's traffic, split into guest kernel work (from
+            one E7 cell (experiments/scenarios/e7-cell.yaml), `perf record -a -g` over its
+            first run's traffic (its console's marks), split into guest kernel work (from
             the UML kernel's System.map), the host kernel's work for UML (ptrace,
             stops, file I/O) and user code; needs `perf` (Debian: linux-perf; root)
   syscalls  what each guest process of one E7 cell (or --scenario FILE) costs UML's ptrace:
@@ -39,6 +39,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -121,24 +122,27 @@ def bench_profile(results: Path, matrix: Path | None, by: str | None = None) -> 
             "table": str(results / "profile.md")}
 
 
-#: How long the host is sampled from the first run's traffic on (the E7 cell's first run
-#: carries traffic for about 15 s of wall time on a 2-core machine of this kind).
-UMLPERF_S = 6.0
 #: The perf sampling event: the CPU clock works in VMs without hardware counters.
 PERF_EVENT = "cpu-clock"
+#: The console's marks of a run's traffic (sslab.guest.phases): sampling starts at the first run's
+#: first and stops at its second, so nothing after it (the run's end, the host reading the run
+#: out, tshark) is in the profile.  A fixed window had been: on 30 Nov 2026 the E7 cell's first
+#: run's traffic took 1.9 s of wall time, and tshark was 23 % of a 6 s window.
+TRAFFIC_MARK = "SSLAB-PHASE flow traffic"
+TRAFFIC_DONE_MARK = "SSLAB-PHASE flow traffic-done"
 
 
-def _wait_for_traffic(tree: Path, proc: subprocess.Popen, timeout_s: float = 600.0) -> Path:
-    """The running job's console.log.times, once it shows the first run's traffic."""
+def _wait_for_mark(tree: Path, proc: subprocess.Popen, mark: str, timeout_s: float = 600.0) -> Path:
+    """The running job's console.log.times, once it shows @mark (polled every 20 ms)."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout_s:
         if proc.poll() is not None:
-            raise SystemExit(f"the cell ended (exit {proc.returncode}) before its traffic was seen")
+            raise SystemExit(f"the cell ended (exit {proc.returncode}) before {mark!r} was seen")
         for times in tree.glob("umlperf/*/job/uml/console.log.times"):
-            if "SSLAB-PHASE flow traffic" in times.read_text(errors="replace"):
+            if mark in times.read_text(errors="replace"):
                 return times
-        time.sleep(0.2)
-    raise SystemExit(f"no traffic within {timeout_s:.0f} s")
+        time.sleep(0.02)
+    raise SystemExit(f"no {mark!r} within {timeout_s:.0f} s")
 
 
 def _uml_kernel_of(meta: dict) -> tuple[Path, Path]:
@@ -162,13 +166,20 @@ def bench_umlperf(results: Path) -> dict:
     proc = subprocess.Popen([PY, "-m", "sslab", "startup", "--kind", "umlperf", "--scenario",
                              str(REPO / "experiments/scenarios/e7-cell.yaml")], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    _wait_for_traffic(tree, proc)
+    _wait_for_mark(tree, proc, TRAFFIC_MARK)
     data = results / "perf.data"
-    rec = subprocess.run(["perf", "record", "-e", PERF_EVENT, "-a", "-g", "-o", str(data), "--",
-                          "sleep", str(UMLPERF_S)], capture_output=True, text=True)
+    t0 = time.monotonic()
+    rec = subprocess.Popen(["perf", "record", "-e", PERF_EVENT, "-a", "-g", "-o", str(data)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_mark(tree, proc, TRAFFIC_DONE_MARK)
+    finally:
+        rec.send_signal(signal.SIGINT)   # perf writes its data and exits on ^C
+        _, rec_err = rec.communicate()
+    sampled = time.monotonic() - t0
     out, _ = proc.communicate()
-    if rec.returncode != 0:
-        raise SystemExit(f"perf record failed ({rec.returncode}): {rec.stderr[-1000:]}")
+    if rec.returncode not in (0, -signal.SIGINT):
+        raise SystemExit(f"perf record failed ({rec.returncode}): {rec_err[-1000:]}")
     if proc.returncode != 0:
         raise SystemExit(f"the cell failed ({proc.returncode}):\n{out[-2000:]}")
     run_dir = (tree / "umlperf" / "latest").resolve()
@@ -178,10 +189,10 @@ def bench_umlperf(results: Path) -> dict:
     cats, syms = split(parse_perf_script(script), UmlBinary.load(binary, system_map))
     table = split_table(cats, syms)
     (results / "umlperf.md").write_text(
-        f"Host CPU of {run_dir}, {UMLPERF_S:g} s from its first run's traffic "
+        f"Host CPU of {run_dir} during its first run's traffic, {sampled:.1f} s of wall time "
         f"(`perf record -e {PERF_EVENT} -a -g`)\n\n{table}\n")
     print(table, file=sys.stderr)
-    return {"benchmark": f"host CPU during an E7 cell's traffic ({UMLPERF_S:g} s sampled)", "run": str(run_dir),
+    return {"benchmark": f"host CPU during an E7 cell's first run's traffic ({sampled:.1f} s sampled)", "run": str(run_dir),
             "samples": sum(cats.values()), "shares": {c: round(n / sum(cats.values()), 4) for c, n in cats.items()},
             "table": str(results / "umlperf.md")}
 
