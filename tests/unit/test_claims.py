@@ -25,14 +25,19 @@ def m(mean, n=10, ci=None):
     return Measured(mean=mean, n=n, ci95=ci, source="made up")
 
 
-def test_value_claims_are_judged_in_magnitude_at_any_n():
+def test_value_claims_are_judged_by_their_ci_against_the_band():
     t = ClaimTest(rule="value", paper=32, kind="improvement")
-    assert decide(t, m(23, n=1)).verdict == "reproduced"          # 9 points under: within 10
+    assert decide(t, m(23, n=1)).verdict == "reproduced"          # n = 1: 9 points under, the mean decides
     v = decide(t, m(21, n=1))
     assert v.verdict == "not reproduced" and "-11 points" in v.why   # the right sign, 11 points off
-    # At n >= 10 the paper's value inside our CI admits it, however far the mean.
-    assert decide(t, m(20, n=10, ci=(15, 33))).verdict == "reproduced"
-    assert decide(t, m(20, n=9, ci=(15, 33))).verdict == "not reproduced"
+    # The paper's value inside our CI decides nothing: a CI across the band's edge (22) is not decided.
+    v = decide(t, m(20, n=10, ci=(15, 33)))
+    assert v.verdict == "not decided at n = 10" and "spans an edge" in v.why
+    assert decide(t, m(30, n=10, ci=(23, 37))).verdict == "reproduced"      # inside [22, 42]
+    assert decide(t, m(15, n=10, ci=(10, 20))).verdict == "not reproduced"  # wholly under 22
+    # The paper's rounding widens the band by itself: printed 32 % (±0.5), [21.5, 42.5].
+    r = ClaimTest(rule="value", paper=32, kind="improvement", rounding=0.5)
+    assert decide(r, m(22, n=10, ci=(21.6, 22.4))).verdict == "reproduced"
     # A quantity: within 15 % of the paper's.
     q = ClaimTest(rule="value", paper=0.5, kind="value")
     assert decide(q, m(0.57, n=1)).verdict == "reproduced" and decide(q, m(0.58, n=1)).verdict == "not reproduced"
@@ -49,7 +54,7 @@ def test_bounds_are_decided_by_the_ci_only():
     assert decide(at_most, m(1.0, ci=(-0.5, 2.6))).verdict == "reproduced"
     assert decide(at_most, m(5.0, ci=(2.7, 7.3))).verdict == "not reproduced"
     v = decide(at_most, m(1.9, n=5, ci=(-0.1, 3.9)))
-    assert v.verdict == "not decided at n = 5" and "(n < 10)" in v.why
+    assert v.verdict == "not decided at n = 5" and "the CI spans it" in v.why
 
 
 def test_a_claim_has_a_test_and_evidence_or_says_why_it_cannot():
@@ -107,6 +112,25 @@ def test_table1_extractors_read_the_column_as_the_papers_average_row(tmp_path):
     # The large flow: +1 % in repetition 0, +2 % in 1, in both settings.
     slow = cl.table1_large_slowdown(d, "cubic")
     assert slow.mean == pytest.approx(1.5) and slow.n == 2
+
+
+def test_the_ledger_carries_table1s_headline_counts(tmp_path):
+    from sslab.analysis.archive import latest_plan
+    from sslab.analysis.table1 import table1
+
+    vc = cl.ValueCounts(experiment="reproduce-table1", archive="table1/*", where="Table 1")
+    ledger = cl.Ledger(source="SUSS", value_counts=[vc])
+    assert "No archive yet: run `make reproduce-table1`." in cl.ledger_page(ledger, tmp_path)
+    d = synthetic_column(tmp_path, {"25ms", "50ms"})
+    page = cl.ledger_page(ledger, tmp_path)
+    counts = table1(d, latest_plan(d)[1])[1]["headline"]
+    # Two settings, each: two large-flow FCTs, two small-flow FCTs, one improvement, one stability effect;
+    # the Average row's five values (the archive's grid, 1BDP x 25 and 50 ms, is whole).
+    assert [t["of"] for t in counts.values()] == [4, 4, 2, 2, 5]
+    assert "## Table 1: every paper value by outcome" in page and "(4 cells;" in page
+    for group, t in counts.items():
+        assert (f"- {group}: {t['reproduced']} reproduced, {t['not reproduced']} not reproduced, "
+                f"{t['not decided']} not decided of {t['of']}") in page
 
 
 def test_a_partial_column_is_no_evidence(tmp_path):
@@ -315,9 +339,13 @@ def test_needed_n_is_the_least_n_whose_ci_clears_the_edge_at_the_measured_spread
     got = m(-2.7, ci=(-25.3, 19.9))
     assert cl.needed_n(same, got) == 75
     assert "about n = 75 would decide it" in decide(same, got).why
-    # On the edge: nothing decides it; a value test has no such n.
+    # On the edge: nothing decides it.
     assert cl.needed_n(ClaimTest(rule="at_least", bound=20, bound_reason="x"), m(20, ci=(10, 30))) == 0
-    assert cl.needed_n(ClaimTest(rule="value", paper=1), m(1, ci=(0, 2))) is None
+    # A value test: its band's nearest edge.  1 against 1 (band [0.85, 1.15]), CI ±1 at n = 10: sd =
+    # 1 * sqrt(10) / 2.2622 = 1.3979; t(k-1) * 1.3979 / sqrt(k) < 0.15 first at k = 337 (t(336) = 1.9671:
+    # 0.14981; k = 336: 0.15003).  Decided already: none.
+    assert cl.needed_n(ClaimTest(rule="value", paper=1), m(1, ci=(0, 2))) == 337
+    assert cl.needed_n(ClaimTest(rule="value", paper=1), m(1, ci=(0.9, 1.1))) is None
 
 
 def test_every_ledger_loads_and_names_real_extractors_and_experiments():

@@ -1,11 +1,10 @@
-"""What the SUSS paper's numbers allow (analysis.paper_bounds) and whether ours reproduce them
-(analysis.verdict), with hand-worked numbers."""
+"""What the SUSS paper's numbers allow (analysis.paper_bounds), with hand-worked numbers (the verdict on
+ours beside them: test_verdict.py)."""
 
 import pytest
 import yaml
 
 from sslab.analysis import paper_bounds as pb
-from sslab.analysis.verdict import CI_MIN_N, Comparison, claim_line, count_line
 from sslab.paths import REPO_ROOT
 
 REF = yaml.safe_load((REPO_ROOT / "results/reference/table1.yaml").read_text())
@@ -104,46 +103,3 @@ def test_a_plans_choices_are_read_from_its_pairs_and_flows():
     c = pb.Choices.of_plan(plan)
     assert (c.large_bytes, c.small_bytes, c.small_rtts_ms, c.small_starts_s) == \
         (150_000_000, [2_000_000] * 2, [300.0, 25.0], [2.0, 4.0])
-
-
-# -- the verdict ---------------------------------------------------------------------------------
-
-
-def test_a_miss_in_magnitude_with_the_right_sign_is_a_miss():
-    # BBRv1 at 200 ms: ours 3 %, the paper's 43 %: the same sign, 40 points apart.
-    c = Comparison("BBRv1 1BDP 200ms", "small-flow improvement", "improvement", 3.0, 43.0, 1)
-    assert not c.reproduced and c.verdict_text() == "MISSED" and c.difference_text() == "-40 points"
-    assert Comparison("x", "y", "improvement", 33.0, 43.0, 1).reproduced  # 10 points: on the edge, in
-
-
-def test_fct_tolerance_is_fifteen_percent_of_the_papers_value():
-    assert Comparison("x", "y", "fct", 1.15, 1.0, 1).reproduced
-    assert not Comparison("x", "y", "fct", 1.151, 1.0, 1).reproduced
-    assert not Comparison("x", "y", "fct", 0.849, 1.0, 1).reproduced
-    # An implied value's rounding widens it: 2.905 ± 0.015 -> tolerance 0.43575 + 0.015.
-    assert Comparison("x", "y", "fct", 2.905 + 0.45, 2.905, 1, derived=True, rounding=0.015).reproduced
-    assert not Comparison("x", "y", "fct", 2.905 + 0.45, 2.905, 1).reproduced
-
-
-def test_our_ci_speaks_only_from_ten_repetitions():
-    wide = (0.5, 1.5)
-    assert not Comparison("x", "y", "fct", 0.7, 1.0, CI_MIN_N - 1, wide).reproduced
-    inside = Comparison("x", "y", "fct", 0.7, 1.0, CI_MIN_N, wide)
-    assert inside.reproduced and inside.verdict_text() == "reproduced (inside our CI)"
-    assert not Comparison("x", "y", "fct", 0.7, 1.6, CI_MIN_N, wide).reproduced
-    with pytest.raises(ValueError):
-        Comparison("x", "y", "rate", 1, 1, 1)
-
-
-def test_the_count_line_and_the_claim():
-    cs = [Comparison("a", "b", "fct", 1.0, 1.0, 1), Comparison("a", "b", "fct", 2.0, 1.0, 1),
-          Comparison("a", "b", "fct", 1.0, 1.0, 1, derived=True, rounding=0.01)]
-    assert count_line(cs).startswith("**2 of 3 paper values reproduced within tolerance** (1 of 2 printed, 1 of 1 "
-                                     "implied); the rule: within ±15% of the paper's value")
-    ok = {"small_faster": "yes", "large_within_ci": "yes (+1.0%)"}
-    hurt = {"small_faster": "yes", "large_within_ci": "NO (+7.1%)"}
-    assert "**holds** here (small flows faster in 2 of 2 settings; the large flow within its CI in 2 of 2)" in \
-        claim_line([ok, ok])
-    assert "**holds for the small flows only**" in claim_line([ok, hurt])
-    assert "**does not hold**" in claim_line([ok, {"small_faster": "NO: slower", "large_within_ci": "yes"}])
-    assert "not judged: one repetition" in claim_line([{"small_faster": "yes (n=1)", "large_within_ci": "n=1: +1%"}])

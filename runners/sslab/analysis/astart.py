@@ -31,6 +31,7 @@ from ..records import read_record, stamped
 from .. import paths
 from .archive import runs_of
 from .conditions import conditions_of
+from .stats import describe
 from .verdict import Comparison, count_line
 
 CCAS = ("reno_fixed", "reno_hoe", "reno_astart", "vegas")
@@ -113,11 +114,16 @@ def _mean(xs: list[float | None]) -> float | None:
     return statistics.fmean(xs) if xs else None
 
 
-def _single(data: dict, setting: str, cc: str, key: str) -> float | None:
+def _values(data: dict, setting: str, cc: str, key: str) -> list[float]:
+    """The first flow's @key in each repetition of @cc at @setting (none missing)."""
     s = data.get(f"e8-astart-{setting}")
     if not s or cc not in s["runs"]:
-        return None
-    return _mean([r["flows"][0][key] for r in s["runs"][cc]])
+        return []
+    return [v for r in s["runs"][cc] if (v := r["flows"][0][key]) is not None]
+
+
+def _single(data: dict, setting: str, cc: str, key: str) -> float | None:
+    return _mean(_values(data, setting, cc, key))
 
 
 def jain(xs: list[float]) -> float:
@@ -139,11 +145,14 @@ def report_md(data: dict) -> tuple[str, list[Comparison]]:
     judged: list[Comparison] = []
     paper = paper_values()
 
-    def verdict(where: str, what: str, ours: float | None, paper: float | None, n: int) -> str:
-        """The magnitude verdict on one paper value, noted for the count (– when either is missing)."""
-        if ours is None or paper is None:
+    def verdict(where: str, what: str, values: list[float], paper: float | None, rounding: float) -> str:
+        """The verdict on one paper value (printed to ±@rounding) beside ours over the repetitions
+        @values, noted for the count (– when either is missing)."""
+        d = describe(values)
+        if d["mean"] is None or paper is None:
             return "–"
-        judged.append(Comparison(where, what, "value", ours, paper, n))
+        judged.append(Comparison(where, what, "value", d["mean"], paper, d["n"],
+                                 tuple(d["ci95"]) if d["ci95"] else None, rounding=rounding))
         return judged[-1].verdict_text()
 
     bw = {int(re.match(r"bw-(\d+)mbit", n.removeprefix("e8-astart-"))[1]): n.removeprefix("e8-astart-")
@@ -157,33 +166,34 @@ def report_md(data: dict) -> tuple[str, list[Comparison]]:
     if 40 in bw:
         buf.setdefault(1.0, bw[40])
 
-    def row_table(title: str, axis: str, keys: dict, paper: dict, cc: str, key: str, digits: int, unit: str):
+    def row_table(title: str, axis: str, keys: dict, paper: dict, cc: str, key: str, digits: int, unit: str,
+                  printed: int):
         lines.append(f"\n### {title}\n")
         lines.append(f"| {axis} | ours ({unit}) | paper | reproduced? | direction of change along the axis |")
         lines.append("|---|---|---|---|---|")
         prev = None
         for k in sorted(set(keys) | set(paper)):
-            ours = _single(data, keys[k], cc, key) if k in keys else None
-            if key == "exit_cwnd" and ours is not None:
-                ours /= data[f"e8-astart-{keys[k]}"]["bdp_frames"]
+            values = _values(data, keys[k], cc, key) if k in keys else []
+            if key == "exit_cwnd":
+                values = [v / data[f"e8-astart-{keys[k]}"]["bdp_frames"] for v in values]
+            ours = _mean(values)
             trend = "–"
             if prev is not None and ours is not None and k in paper and prev[1] in paper:
                 if round(ours, digits) == round(prev[0], digits) and paper[k] != paper[prev[1]]:
                     trend = "ours flat"
                 else:
                     trend = _claim((ours < prev[0]) == (paper[k] < paper[prev[1]]))
-            runs = len(data[f"e8-astart-{keys[k]}"]["runs"].get(cc, [])) if k in keys else 0
-            judged_here = verdict(f"{title.split(':')[0]}, {axis} {k}", unit, ours, paper.get(k), runs)
+            judged_here = verdict(f"{title.split(':')[0]}, {axis} {k}", unit, values, paper.get(k), 0.5 * 10 ** -printed)
             lines.append(f"| {k} | {_f(ours, digits)} | {paper.get(k, '–')} | {judged_here} | {trend} |")
             if ours is not None:
                 prev = (ours, k)
 
     row_table("Table 1: NewReno utilisation in the first 20 s against RTT (40 Mbit/s, buffer = BDP)",
-              "RTT (ms)", rtt, paper.table1_newreno_util_by_rtt, "reno_fixed", "utilisation_pct", 1, "%")
+              "RTT (ms)", rtt, paper.table1_newreno_util_by_rtt, "reno_fixed", "utilisation_pct", 1, "%", 1)
     row_table("Table 2: NewReno utilisation in the first 20 s against capacity (100 ms, buffer = BDP)",
-              "Mbit/s", bw, paper.table2_newreno_util_by_bw, "reno_fixed", "utilisation_pct", 1, "%")
+              "Mbit/s", bw, paper.table2_newreno_util_by_bw, "reno_fixed", "utilisation_pct", 1, "%", 1)
     row_table("Table 3: Vegas's slow-start exit window over the BDP (100 ms, buffer = BDP)",
-              "Mbit/s", bw, paper.table3_vegas_exit_by_bw, "vegas", "exit_cwnd", 3, "ratio")
+              "Mbit/s", bw, paper.table3_vegas_exit_by_bw, "vegas", "exit_cwnd", 3, "ratio", 3)
 
     def sweep(title: str, axis: str, keys: dict):
         lines.append(f"\n### {title}\n")
@@ -211,11 +221,12 @@ def report_md(data: dict) -> tuple[str, list[Comparison]]:
                      "(10 Mbit/s, 500 ms, buffer = BDP, 20 s)\n")
         lines.append("| start | ours (Mbit/s) | paper (Mbit/s) | reproduced? |")
         lines.append("|---|---|---|---|")
-        ours = {c: _mean([r["flows"][0]["throughput_mbit"] for r in liw["runs"].get(c, [])]) for c in paper.fig12_mbit}
+        ours = {c: [r["flows"][0]["throughput_mbit"] for r in liw["runs"].get(c, [])] for c in paper.fig12_mbit}
         for c, theirs in paper.fig12_mbit.items():
             name = 'LIW (reno_fixed, iw = ssthresh = 64)' if c == 'liw' else 'Astart'
-            lines.append(f"| {name} | {_f(ours[c], 2)} | {theirs} | "
-                         f"{verdict(f'Fig. 12, {name}', 'Mbit/s', ours[c], theirs, len(liw['runs'].get(c, [])))} |")
+            # The paper prints these to 0.01 Mbit/s.
+            lines.append(f"| {name} | {_f(_mean(ours[c]), 2)} | {theirs} | "
+                         f"{verdict(f'Fig. 12, {name}', 'Mbit/s', ours[c], theirs, 0.005)} |")
 
     fair = data.get("e8-astart-fairness")
     if fair:
@@ -226,11 +237,12 @@ def report_md(data: dict) -> tuple[str, list[Comparison]]:
             reps = fair["runs"].get(case, [])
             if not reps:
                 continue
-            j = _mean([jain([f["throughput_mbit"] for f in r["flows"]]) for r in reps])
+            js = [jain([f["throughput_mbit"] for f in r["flows"]]) for r in reps]
+            j = _mean(js)
             per = " ".join(f"{_mean([r['flows'][i]['throughput_mbit'] for r in reps]):.1f}"
                            for i in range(len(reps[0]["flows"])))
             lines.append(f"| {case} | {_f(j, 4)} | {paper.jain.get(case, '–')} | "
-                         f"{verdict(f'fairness, {case}', 'Jain', j, paper.jain.get(case), len(reps))} | {per} |")
+                         f"{verdict(f'fairness, {case}', 'Jain', js, paper.jain.get(case), 0.00005)} | {per} |")
         mixed = fair["runs"].get("mixed", [])
         if mixed:
             a = _mean([sum(f["throughput_mbit"] for f in r["flows"] if f["cc"] == "reno_astart") for r in mixed])

@@ -16,9 +16,9 @@ link and size:
                 when the FCT change is smaller than one base RTT (its orange marks).
   direction     our significant change against the report's sign: agrees or
                 DISAGREES; not compared when ours is not significant.
-  verdict       the change in magnitude (verdict.py): reproduced when ours is within
-                15 % of the report's change or, from ten runs a side, the report's
-                change lies inside our CI; otherwise MISSED, whatever the sign.
+  verdict       the change in magnitude (verdict.py): reproduced when our CI lies
+                within 15 % of the report's change (widened by its printed rounding),
+                not reproduced when it lies wholly outside, not decided across an edge.
   fairness      the measured flow's new bytes over the long flow's, both counted at
                 the bottleneck from the measured flow's SYN to its last new data
                 (the report's ratio; 1 = equal shares).
@@ -96,12 +96,21 @@ def _direction(ours: dict, paper: float | None) -> str:
     return "agrees" if (ours["diff"] > 0) == (paper > 0) else "DISAGREES"
 
 
+def printed_rounding(what: str, paper: float) -> float:
+    """± of the report's printed change: FCT changes in whole ms ("+47ms"), from a second on in tenths
+    of a second ("-1.9s"); lost packets whole."""
+    if what.startswith("FCT"):
+        return 50.0 if abs(paper) >= 1000 else 0.5
+    return 0.5
+
+
 def change_comparison(where: str, what: str, ours: dict, paper: float | None, n: int) -> Comparison | None:
     """The report's change beside ours (Welch's difference with its CI), or None when either is missing."""
     if paper is None or ours["diff"] is None:
         return None
     return Comparison(where, what, "change", ours["diff"], float(paper), n,
-                      tuple(ours["ci95"]) if ours["ci95"] else None)
+                      tuple(ours["ci95"]) if ours["ci95"] else None,
+                      rounding=printed_rounding(what, float(paper)))
 
 
 def _mark(d: dict, rtt_ms: float | None = None) -> str:

@@ -7,9 +7,9 @@ can test it.  `sslab claims` reads the archives and writes the ledger page.
 
 The tests, on our value's mean and its 95 % CI over the repetitions (n):
 
-    value      the paper prints a number: the Table 1 rule (sslab.analysis.verdict): within ±15 %
-               (a quantity) or ±10 points (an improvement), or at n >= 10 inside our CI:
-               reproduced; otherwise not reproduced.  Decided at any n.
+    value      the paper prints a number: the Table 1 rule (sslab.analysis.verdict): our CI inside
+               ±15 % of it (a quantity) or ±10 points (an improvement): reproduced; wholly outside:
+               not reproduced; across an edge: not decided at this n.  At n = 1 the mean decides.
     at_least   "over 20 %": our CI wholly at or above the threshold: reproduced; wholly below it:
                not reproduced; across it, or no CI (n < 2): not decided at this n.
     at_most    "no noticeable negative impact", made precise as a bound: our CI wholly at or below
@@ -37,13 +37,12 @@ from ..scenario.knobs import KNOBS
 from .archive import ArchiveError, latest_plan
 from .conditions import departures
 from .stats import describe
-from .verdict import CI_MIN_N, Comparison
+from .verdict import NOT_DECIDED, NOT_REPRODUCED, REPRODUCED, Comparison
+from .verdict import needed_n as verdict_needed_n
 
 #: The ledgers, one file a paper.
 LEDGER_DIR = paths.REPO_ROOT / "experiments" / "claims"
 
-REPRODUCED = "reproduced"
-NOT_REPRODUCED = "not reproduced"
 NOT_TESTABLE = "not testable here"
 NO_EVIDENCE = "no evidence yet"
 
@@ -55,6 +54,8 @@ class ClaimTest(BaseModel):
     #: value: the paper's number, and whether it is an improvement in percent or another quantity.
     paper: float | None = None
     kind: Literal["improvement", "value", "fct", "change"] = "value"
+    #: value: ± of the paper's number as it prints it (29 %: 0.5), which widens the band (verdict.py).
+    rounding: float = Field(default=0.0, ge=0)
     #: at_least / at_most / within: the bound, and where it comes from (a claim's words made precise).
     bound: float | None = None
     bound_reason: str | None = None
@@ -114,15 +115,27 @@ class PaperValues(BaseModel):
     count: int = Field(ge=1)
 
 
+class ValueCounts(BaseModel):
+    """A matrix's paper values counted by outcome, per group, as its report's headline counts them (Table
+    1's: the large flow's FCTs, the small flows' FCTs, the improvements, the stability effect, the
+    means): the ledger carries the same counts, from the archive (of those @archive names) with the most
+    cells done."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    experiment: str
+    archive: str            # a path or glob under results/ ("table1/*")
+    where: str              # "Table 1, every value"
+
+
 class Ledger(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     source: str
     claims: list[Claim] = Field(default_factory=list)
     paper_values: PaperValues | None = None
+    value_counts: list[ValueCounts] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _unique(self) -> "Ledger":
-        if not self.claims and self.paper_values is None:
+        if not self.claims and self.paper_values is None and not self.value_counts:
             raise ValueError("a ledger has claims, or the paper values a report sets beside ours, or both")
         ids = [c.id for c in self.claims]
         dup = sorted({i for i in ids if ids.count(i) > 1})
@@ -181,10 +194,18 @@ class Verdict:
 def decide(test: ClaimTest, m: Measured) -> Verdict:
     """The verdict of @test on @m (the module docstring's rules)."""
     if test.rule == "value":
-        c = Comparison(where="", what="", kind=test.kind, ours=m.mean, paper=test.paper, n=m.n, ci95=m.ci95)
-        how = ("inside our CI" if c.inside_ci and abs(c.difference) > c.tolerance
-               else f"{c.difference_text()}, tolerance ±{c.tolerance:.3g}")
-        return Verdict(REPRODUCED if c.reproduced else NOT_REPRODUCED, f"ours {m.mean:.3g} against {test.paper:g}: {how}")
+        c = value_comparison(test, m)
+        lo, hi = c.band
+        where = "no CI: the mean decides" if not c.has_ci else {
+            REPRODUCED: "the CI is inside it", NOT_REPRODUCED: "the CI is outside it",
+            NOT_DECIDED: "the CI spans an edge of it"}[c.outcome]
+        ours = _ci_text(m) if c.has_ci else f"{m.mean:.3g}"
+        why = f"ours {ours} against {test.paper:g} ({c.difference_text()}), the band [{lo:.3g}, {hi:.3g}]: {where}"
+        if c.outcome == NOT_DECIDED:
+            need = c.needed_n
+            why += (f"; at this spread about n = {need} would decide it, if the mean held" if need else
+                    "; the mean sits on an edge: no n decides it at this spread")
+        return Verdict(f"not decided at n = {m.n}" if c.outcome == NOT_DECIDED else c.outcome, why)
     bound = test.bound
     if m.ci95 is None:
         return Verdict(f"not decided at n = {m.n}", f"ours {m.mean:.3g} (no CI at n = {m.n}) against the bound {bound:g}")
@@ -206,40 +227,28 @@ def decide(test: ClaimTest, m: Measured) -> Verdict:
             return Verdict(REPRODUCED, f"{ci}: the CI is at or below it")
         if lo > bound:
             return Verdict(NOT_REPRODUCED, f"{ci}: the CI is above it")
-    more = "" if m.n >= CI_MIN_N else f" (n < {CI_MIN_N})"
     edge = "an edge of " if test.rule == "within" else ""
     need = needed_n(test, m)
     hint = (f"; at this spread about n = {need} would decide it, if the mean held" if need else
             "; the mean sits on the bound: no n decides it at this spread" if need == 0 else "")
-    return Verdict(f"not decided at n = {m.n}", f"{ci}: the CI spans {edge}it{more}{hint}")
+    return Verdict(f"not decided at n = {m.n}", f"{ci}: the CI spans {edge}it{hint}")
 
 
-#: needed_n looks no further: a claim that needs more repetitions than this is out of reach here.
-NEEDED_N_MAX = 10_000
+def value_comparison(test: ClaimTest, m: Measured) -> Comparison:
+    """A value test's number beside ours, as Table 1's verdict compares them."""
+    return Comparison(where="", what="", kind=test.kind, ours=m.mean, paper=test.paper, n=m.n, ci95=m.ci95,
+                      rounding=test.rounding)
 
 
 def needed_n(test: ClaimTest, m: Measured) -> int | None:
-    """How many repetitions would give a CI clear of @test's bound, if the mean and the spread stayed
-    as @m measured them: the least n with t(n-1) * sd / sqrt(n) under the mean's distance to the edge
-    it must clear (the standard deviation taken back from the CI: sd = half-width * sqrt(n) / t(n-1)).
-    None for a value test or without a CI; 0 when the mean sits on the edge (or needs over
-    NEEDED_N_MAX)."""
-    import math
-
-    from .stats import t95
-
-    if test.rule == "value" or m.ci95 is None or m.n < 2:
-        return None
-    half = (m.ci95[1] - m.ci95[0]) / 2
-    sd = half * math.sqrt(m.n) / t95(m.n - 1)
+    """How many repetitions would give a CI clear of @test's bound (a value test: of its band's nearest
+    edge), if the mean and the spread stayed as @m measured them (verdict.needed_n).  None without a
+    CI, or for a value test already decided; 0 when the mean sits on the edge."""
+    if test.rule == "value":
+        return value_comparison(test, m).needed_n
     b = test.bound
     gap = abs(b - abs(m.mean)) if test.rule == "within" else abs(m.mean - b)
-    if sd == 0:
-        return m.n if gap > 0 else 0
-    for n in range(2, NEEDED_N_MAX + 1):
-        if t95(n - 1) * sd / math.sqrt(n) < gap:
-            return n
-    return 0
+    return verdict_needed_n(m.mean, m.ci95, m.n, gap)
 
 
 # --------------------------------------------------------------------------
@@ -609,7 +618,7 @@ def paper_value_claims(pv: PaperValues, results: Path = paths.RESULTS_DIR,
     runs = [Path(r) for r in s.get("runs", [])]
     out = []
     for r in rows:
-        test = ClaimTest(rule="value", paper=r["paper"], kind=r["kind"])
+        test = ClaimTest(rule="value", paper=r["paper"], kind=r["kind"], rounding=r.get("rounding", 0.0))
         c = Claim(id=_slug(f"{r['where']} {r['what']}"), where=r["where"], words=f"{r['what']}: {r['paper']:g}",
                   quantity=r["what"], test=test, evidence=Evidence(experiment=pv.experiment, archive=pv.archive))
         ci = tuple(r["ci95"]) if r.get("ci95") else None
@@ -620,6 +629,33 @@ def paper_value_claims(pv: PaperValues, results: Path = paths.RESULTS_DIR,
         out.append((c, Verdict(NO_EVIDENCE, f"{pv.count - len(rows)} of the paper's {pv.count} values have no run "
                                             f"of ours beside them in {a}"), None))
     return out
+
+
+def value_counts_md(vc: ValueCounts, results: Path = paths.RESULTS_DIR) -> list[str]:
+    """@vc's counts as the ledger page shows them: the archive's report headline, recomputed from the
+    archive (of those @vc names, the one with the most cells done; a tie: the last in name order)."""
+    from .archive import current_cells
+    from .table1 import headline_counts, table1
+
+    head = f"## {vc.where}: every paper value by outcome"
+    best: tuple[int, Path, object] | None = None
+    for a in _candidates(results, vc.archive):
+        try:
+            _, plan = latest_plan(a)
+        except (ArchiveError, OSError):
+            continue
+        done = len(current_cells(a, plan))
+        if done and (best is None or done >= best[0]):
+            best = (done, a, plan)
+    if best is None:
+        return [head, "", f"No archive yet: run `make {vc.experiment}`.", ""]
+    done, a, plan = best
+    extra = table1(a, plan)[1]
+    counts = extra.get("headline") or {}
+    lines = [head, "", f"From {a} ({done} cells; the report's headline, the same rule as every value test here):", ""]
+    lines += [f"- {group}: {t['reproduced']} reproduced, {t['not reproduced']} not reproduced, "
+              f"{t['not decided']} not decided of {t['of']}" for group, t in counts.items()]
+    return lines + ([""] if counts else ["No paper value in it to judge.", ""])
 
 
 def _candidates(results: Path, pattern: str) -> list[Path]:
@@ -681,7 +717,9 @@ def judge(claim: Claim, results: Path = paths.RESULTS_DIR,
 
 def _test_text(t: ClaimTest) -> str:
     if t.rule == "value":
-        return f"value {t.paper:g} ({'points' if t.kind == 'improvement' else '±15 %'} tolerance; Table 1's rule)"
+        tol = "±10 points" if t.kind == "improvement" else "±15 %"
+        rounding = f" + {t.rounding:g} rounding" if t.rounding else ""
+        return f"value {t.paper:g} ({tol}{rounding}, our CI inside the band; Table 1's rule)"
     bound = f"±{t.bound:g}" if t.rule == "within" else f"{t.bound:g}"
     return f"{t.rule.replace('_', ' ')} {bound} ({t.bound_reason})"
 
@@ -798,6 +836,8 @@ def ledger_page(ledger: Ledger, results: Path = paths.RESULTS_DIR) -> str:
         lines.append(f"| [{c.id}](#{c.id}) | {c.where} | {test} | {_ci_text(m) if m else '–'} | "
                      f"{m.n if m else '–'} | **{v.verdict}** |")
     lines += ["", *repetitions_md(rows), ""]
+    for vc in ledger.value_counts:
+        lines += value_counts_md(vc, results)
     for c, v, m in rows:
         lines += claim_section(c, v, m)
     return _short_paths("\n".join(lines), results)
@@ -805,21 +845,22 @@ def ledger_page(ledger: Ledger, results: Path = paths.RESULTS_DIR) -> str:
 
 def repetitions_md(rows: list[tuple[Claim, Verdict, Measured | None]]) -> list[str]:
     """Per experiment, the repetitions each of its claims needs for a verdict at the spread measured
-    (needed_n; a value test is decided at any n): what its make target's default should give."""
+    (needed_n): what its make target's default should give."""
     by: dict[str, list[str]] = {}
     for c, v, m in rows:
         if m is None or c.test is None:
             continue
-        need = 1 if c.test.rule == "value" else needed_n(c.test, m)
-        text = "any n (a value test)" if c.test.rule == "value" else (
-            "none at this spread (the mean sits on the bound)" if not need else f"n = {need}")
+        need = needed_n(c.test, m)
+        text = ("decided at this n" if need is None and m.ci95 is not None else
+                "no CI at this n" if need is None else
+                "none at this spread (the mean sits on an edge)" if not need else f"n = {need}")
         by.setdefault(c.evidence.experiment, []).append(f"| `make {c.evidence.experiment}` | {c.id} | {m.n} | "
                                                          f"{text} |")
     if not by:
         return []
     return ["## Repetitions that decide", "",
-            "The least n whose 95 % CI would clear each claim's bound if the mean and spread stayed as measured "
-            "(a value test is judged at any n).  Each target's default repetitions, and the time they cost, are "
+            "The least n whose 95 % CI would clear each claim's bound (a value test: its band's nearest edge) if "
+            "the mean and spread stayed as measured.  Each target's default repetitions, and the time they cost, are "
             "in docs/claims.md.", "",
             "| target | claim | n run | n that decides |", "|---|---|---|---|", *[r for rs in by.values() for r in rs]]
 

@@ -10,8 +10,9 @@ Each row says, from the report's directory and the archive it was written from a
     n            its runs (a run directory's), the runs it was written over, or a matrix's cells
     status       done, or partial (a matrix's cells not all done, as its summary.json counts them; a
                  run directory without its manifest); empty for a matrix report that did not count them
-    headline     the report's first bold sentence (a verdict: "61 of 90 paper values reproduced
-                 ..."), else empty
+    headline     a report's counts of the paper's values by outcome where its summary has them
+                 (Table 1's: per group, reproduced / not / not decided), else its first bold
+                 sentence, else empty
 
 The page is still one file with its style inline; its one script (a dozen lines, inline) sorts by a
 column when its heading is clicked and keeps the rows a typed filter matches: nothing is fetched.
@@ -104,6 +105,14 @@ def _runs_in(run_dir: Path) -> int | None:
         return None
 
 
+def counts_text(counts: dict[str, dict[str, int]]) -> str:
+    """A report's headline counts (its summary's `headline`: per group of values, each outcome's
+    count) in one line: "reproduced / not / not decided: the large flow's FCTs 12/2/2 of 16; ..."."""
+    return "reproduced / not / not decided: " + "; ".join(
+        f"{group} {t.get('reproduced', 0)}/{t.get('not reproduced', 0)}/{t.get('not decided', 0)} of {t.get('of', 0)}"
+        for group, t in counts.items())
+
+
 def row_of(page: Path, results: Path, title: str) -> IndexRow:
     """The index's row of the report page @page (under @results)."""
     d = page.parent
@@ -115,6 +124,8 @@ def row_of(page: Path, results: Path, title: str) -> IndexRow:
                time.strftime("%Y-%m-%d %H:%M", time.gmtime(page.stat().st_mtime)))
     folder = page.relative_to(results).parts[0]
     summary = _summary(d)
+    if isinstance(summary.get("headline"), dict) and summary["headline"]:
+        headline = counts_text(summary["headline"])
     if (d / "table.md").is_file():  # a matrix's report: its cells counted (reports before 29 Nov 2026 did not)
         if "cells_planned" not in summary:
             return IndexRow(page, folder, title, written, "", None, "", headline)

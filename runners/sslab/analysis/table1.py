@@ -1,7 +1,8 @@
 """E7, the SUSS paper's Table 1: per setting, the large flow's FCT and the small flows' mean FCT,
 SUSS (or the start compared in its place) off and on, the improvement, 95% CIs over repetitions, claim checks, and the paper's values
-beside ours (results/reference/table1.yaml), each judged reproduced or missed in magnitude (verdict.py), the
-2 BDP means its Average rows imply among them, and what its numbers allow of our unstated choices
+beside ours (results/reference/table1.yaml), each judged by our 95 % CI against a band around it (verdict.py:
+reproduced, not reproduced, not decided), the 2 BDP means its Average rows imply and the stability effect its
+two large-flow FCTs imply among them, counted apart in the headline, and what its numbers allow of our unstated choices
 (paper_bounds.py)."""
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from .capturecheck import agreement_line
 from .fidelity import run_passes
 from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
 from .stats import without_values, fmt_mean_ci, describe
-from .verdict import Comparison, claim_line, count_line
+from .verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, Comparison, claim_line, tally, tally_text
 
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 
@@ -138,68 +139,136 @@ def _claims(off_small: list[float], on_small: list[float], off_large: list[float
             "large_change_pct": round(change, 2)}
 
 
-#: Table 1's values, by the reference file's field: what each is, its kind for the verdict, and its
-#: short name in a row's list of misses.
-PAPER_FIELDS = {"off_large": ("large flow's FCT, {start} off", "fct", "large off"),
-                "off_small": ("small flows' mean FCT, {start} off", "fct", "small off"),
-                "on_large": ("large flow's FCT, {start} on", "fct", "large on"),
-                "on_small": ("small flows' mean FCT, {start} on", "fct", "small on"),
-                "improvement_pct": ("small-flow improvement", "improvement", "improvement")}
+# What the headline counts apart (verdict.tally): each per-setting value is one of these.
+LARGE, SMALL, IMPROVEMENT, STABILITY = ("the large flow's FCTs", "the small flows' FCTs",
+                                        "the small flows' improvements", "the stability effect")
+#: The Average rows and the 2 BDP means they imply: counted on a line of their own.
+MEANS = "the Average rows and the 2 BDP means they imply"
+GROUPS = (LARGE, SMALL, IMPROVEMENT, STABILITY, MEANS)
+
+#: Table 1's values, by the reference file's field: what each is, its kind for the verdict, its short
+#: name in a row's list, the ± of the paper's printed digits (large FCTs to 0.1 s, small to 0.01 s,
+#: improvements in whole percent), and its group in the headline.
+PAPER_FIELDS = {"off_large": ("large flow's FCT, {start} off", "fct", "large off", 0.05, LARGE),
+                "off_small": ("small flows' mean FCT, {start} off", "fct", "small off", 0.005, SMALL),
+                "on_large": ("large flow's FCT, {start} on", "fct", "large on", 0.05, LARGE),
+                "on_small": ("small flows' mean FCT, {start} on", "fct", "small on", 0.005, SMALL),
+                "improvement_pct": ("small-flow improvement", "improvement", "improvement", 0.5, IMPROVEMENT)}
 #: Each field's values over a setting's repetitions (a repetition: its off and on sides).
 FIELD_VALUES = {"off_large": lambda r: r["off"]["large_fct_s"], "off_small": lambda r: r["off"]["small_mean_fct_s"],
                 "on_large": lambda r: r["on"]["large_fct_s"], "on_small": lambda r: r["on"]["small_mean_fct_s"],
                 "improvement_pct": lambda r: (1 - r["on"]["small_mean_fct_s"] / r["off"]["small_mean_fct_s"]) * 100}
 
 
+def large_change_pct(r: dict) -> float:
+    """A repetition's large-flow change with the compared start, in percent of its FCT without."""
+    return (r["on"]["large_fct_s"] / r["off"]["large_fct_s"] - 1) * 100
+
+
+def paper_change(p: dict) -> tuple[float, float]:
+    """The large flow's change the paper's two FCTs imply, in percent, and its ± from their printed
+    rounding (each ±0.05 s): d(on/off) = 0.05 / off + 0.05 * on / off^2."""
+    off, on = float(p["off_large"]), float(p["on_large"])
+    return (on / off - 1) * 100, 100 * 0.05 * (1 / off + on / off ** 2)
+
+
+def _ci(values: list[float]) -> tuple[float, float] | None:
+    d = describe(values)
+    return tuple(d["ci95"]) if d["ci95"] else None
+
+
 def setting_comparisons(where: str, reps: list[dict], paper: dict, start: str) -> list[Comparison]:
-    """The paper's five values of a setting beside ours (the improvement: ours of the means, its CI
-    over the repetitions' own improvements)."""
+    """The paper's five values of a setting beside ours, and the stability effect its two large-flow
+    FCTs imply (the large flow's change with @start) beside our paired change.  The improvement: ours
+    of the means, its CI over the repetitions' own improvements."""
     out = []
-    for field, (what, kind, short) in PAPER_FIELDS.items():
-        d = describe([FIELD_VALUES[field](r) for r in reps])
+    for field, (what, kind, short, rounding, group) in PAPER_FIELDS.items():
+        values = [FIELD_VALUES[field](r) for r in reps]
         ours = (1 - statistics.fmean(FIELD_VALUES["on_small"](r) for r in reps)
                 / statistics.fmean(FIELD_VALUES["off_small"](r) for r in reps)) * 100 \
-            if field == "improvement_pct" else d["mean"]
+            if field == "improvement_pct" else statistics.fmean(values)
         out.append(Comparison(where, what.format(start=start), kind, ours, float(paper[field]), len(reps),
-                              tuple(d["ci95"]) if d["ci95"] else None, short=short))
+                              _ci(values), rounding=rounding, short=short, group=group))
+    change, rounding = paper_change(paper)
+    changes = [large_change_pct(r) for r in reps]
+    out.append(Comparison(where, f"large flow's change with {start} (%)", "change", statistics.fmean(changes),
+                          change, len(reps), _ci(changes), derived=True, rounding=rounding, short="stability",
+                          group=STABILITY, unit=" points"))
     return out
 
 
-def mean_comparisons(where: str, rows: list[dict], paper: list[paper_bounds.PaperValue] | dict,
+def per_repetition_means(settings: list[list[dict]]) -> list[dict[str, float]]:
+    """Over several settings' repetitions (@settings: each setting's list), one mean per k-th
+    repetition up to the fewest any setting has: each FCT's mean over the settings, and the
+    improvement of those means.  The settings differ, so a mean's spread is over repetitions, not
+    over settings: what a CI on the paper's Average row measures."""
+    out = []
+    for i in range(min(len(reps) for reps in settings)):
+        row = [reps[i] for reps in settings]
+        means = {f: statistics.fmean(FIELD_VALUES[f](r) for r in row) for f in paper_bounds.FCT_FIELDS}
+        out.append({**means, "improvement_pct": (1 - means["on_small"] / means["off_small"]) * 100})
+    return out
+
+
+def mean_comparisons(where: str, settings: list[list[dict]], paper: list[paper_bounds.PaperValue] | dict,
                      start: str) -> list[Comparison]:
     """The paper's mean over several settings (an Average row, or the 2 BDP mean it implies) beside
-    ours over the same settings (no CI: the settings differ)."""
-    means = {f: statistics.fmean(r[f]["mean"] for r in rows) for f in paper_bounds.FCT_FIELDS}
-    ours = {**means, "improvement_pct": (1 - means["on_small"] / means["off_small"]) * 100}
-    n = min(r["n"] for r in rows)
-    if isinstance(paper, dict):
-        return [Comparison(where, what.format(start=start), kind, ours[f], float(paper[f]), n, short=short)
-                for f, (what, kind, short) in PAPER_FIELDS.items()]
+    ours over the same settings: the mean of the settings' means (the improvement of those means),
+    its CI over the repetitions (per_repetition_means)."""
+    per_setting = [{f: statistics.fmean(FIELD_VALUES[f](r) for r in reps) for f in paper_bounds.FCT_FIELDS}
+                   for reps in settings]
+    ours = {f: statistics.fmean(m[f] for m in per_setting) for f in paper_bounds.FCT_FIELDS}
+    ours["improvement_pct"] = (1 - ours["on_small"] / ours["off_small"]) * 100
+    per = per_repetition_means(settings)
+    values = [(f, float(paper[f]), rounding, False) for f, (*_, rounding, _) in PAPER_FIELDS.items()] \
+        if isinstance(paper, dict) else [(v.field, v.value, v.rounding, True) for v in paper]
     out = []
-    for v in paper:
-        what, kind, short = PAPER_FIELDS[v.field]
-        out.append(Comparison(where, what.format(start=start), kind, ours[v.field], v.value, n, derived=True,
-                              rounding=v.rounding, short=short))
+    for field, value, rounding, derived in values:
+        what, kind, short, _, _ = PAPER_FIELDS[field]
+        out.append(Comparison(where, what.format(start=start), kind, ours[field], value, len(per),
+                              _ci([r[field] for r in per]), derived=derived, rounding=rounding, short=short,
+                              group=MEANS))
     return out
 
 
 def reproduced_cell(comparisons: list[Comparison]) -> str:
-    """A row's column: how many of its paper values ours reproduce, and the misses."""
-    missed = [c for c in comparisons if not c.reproduced]
-    text = f"{len(comparisons) - len(missed)} of {len(comparisons)}"
-    return text + (": missed " + ", ".join(f"{c.short or c.what} {c.difference_text()}" for c in missed)
-                   if missed else "")
+    """A row's column: how many of its paper values ours reproduce, and the others with their outcome."""
+    rest = [c for c in comparisons if not c.reproduced]
+    words = {NOT_REPRODUCED: "not", NOT_DECIDED: "undecided"}
+    text = f"{len(comparisons) - len(rest)} of {len(comparisons)} reproduced"
+    return text + ("; " + ", ".join(f"{c.short or c.what} {c.difference_text()} ({words[c.outcome]})" for c in rest)
+                   if rest else "")
+
+
+def headline(comparisons: list[Comparison], n: int | None = None) -> list[str]:
+    """The report's first lines: per group (GROUPS) its outcomes, then the rule; @n the repetitions
+    when every setting has the same (at n = 1 the means decide, and the line says so)."""
+    at = "" if n is None else (f" at n = {n}" + (" (one repetition: the means decide, no CI)" if n == 1 else ""))
+    lines = [f"**Table 1's values under the verdict{at}:**", ""]
+    lines += [f"- {group}: {tally_text(tally(mine))}" for group in GROUPS
+              if (mine := [c for c in comparisons if c.group == group])]
+    return lines + ["", f"The rule: {RULE}."]
+
+
+def headline_counts(comparisons: list[Comparison]) -> dict[str, dict[str, int]]:
+    """The headline as data: each group's tally (summary.json, the claims ledger)."""
+    return {g: tally(mine) for g in GROUPS if (mine := [c for c in comparisons if c.group == g])}
 
 
 def comparison_table(comparisons: list[Comparison]) -> str:
     """Every paper value beside ours, with the verdict on each."""
-    lines = ["| setting | value | ours | paper | difference | verdict |", "|---|---|---|---|---|---|"]
+    lines = ["| setting | value | ours [95 % CI] | paper | band | difference | verdict |",
+             "|---|---|---|---|---|---|---|"]
     for c in comparisons:
-        fmt = (lambda v: f"{v:.2f} s") if c.kind == "fct" else (lambda v: f"{v:.0f}%")
-        paper = fmt(c.paper) + (f" ±{c.rounding:.2g} (implied)" if c.derived else "")
-        ci = f" [{fmt(c.ci95[0])}, {fmt(c.ci95[1])}]" if c.ci95 and c.n >= 2 else ""
-        lines.append(f"| {c.where} | {c.what} | {fmt(c.ours)}{ci} | {paper} | {c.difference_text()} | "
-                     f"{c.verdict_text()} |")
+        # The band one digit finer than the values: its edges are what the CI is held to.
+        fmt, edge = {"fct": (lambda v: f"{v:.2f} s", lambda v: f"{v:.3f} s"),
+                     "change": (lambda v: f"{v:+.1f}%", lambda v: f"{v:+.2f}%")}.get(
+            c.kind, (lambda v: f"{v:.0f}%", lambda v: f"{v:.1f}%"))
+        paper = fmt(c.paper) + (" (implied)" if c.derived else "")
+        ci = f" [{fmt(c.ci95[0])}, {fmt(c.ci95[1])}]" if c.has_ci else ""
+        lo, hi = c.band
+        lines.append(f"| {c.where} | {c.what} | {fmt(c.ours)}{ci} | {paper} | {edge(lo)} to {edge(hi)} | "
+                     f"{c.difference_text()} | {c.verdict_text()} |")
     return "\n".join(lines)
 
 
@@ -284,8 +353,9 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     comparisons: list[Comparison] = []
     judged: list[dict] = []
     per_cca: dict[str, list[dict]] = {}
+    reps_of: dict[tuple[str, str, str], list[dict]] = {}
     for key in order:
-        reps = [r for r in by_setting.get(key, []) if "off" in r and "on" in r]
+        reps = reps_of[key] = [r for r in by_setting.get(key, []) if "off" in r and "on" in r]
         cca, buf, rtt = key
         label = labels.get(cca, cca)
         if not reps:
@@ -304,7 +374,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         row_cmp: list[Comparison] = []
         if p:
             paper = _paper_cells(p)
-            paper_change = f"{(p['on_large'] / p['off_large'] - 1) * 100:+.1f}%"
+            change_text = f"{paper_change(p)[0]:+.1f}%"
             if cca in beside:
                 sign = f"not judged: beside {labels.get(paper_cca, paper_cca)}, another algorithm"
             else:
@@ -313,7 +383,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                 sign = reproduced_cell(row_cmp)
         else:
             sign = "no paper value" if on_grid else "no paper value (beside the paper's grid)"
-            paper, paper_change = ("–", "–", "–"), "–"
+            paper, change_text = ("–", "–", "–"), "–"
         fid = sum(r[s]["fidelity_ok"] for r in reps for s in ("off", "on"))
         drops = " / ".join(f"{statistics.fmean(r[s]['drops'] for r in reps):.0f}" for s in ("off", "on"))
         rwnd = " / ".join(f"{sum(r[s]['small_rwnd_limited'] for r in reps)}" for s in ("off", "on"))
@@ -330,7 +400,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                      f"{paper[0]} | {fmt_mean_ci(d['on_large'], 1)} / {fmt_mean_ci(d['on_small'], 2)} | {paper[1]} | "
                      f"{impr:.0f}% | {paper[2]} | {sign} |")
         checks.append(f"| {label} | {buf} | {rtt} | {claims['small_faster']} | {claims['large_within_ci']} | "
-                      f"{claims['large_change_pct']:+.1f}% / {paper_change} | {drops} | {row['drops_raised']} | "
+                      f"{claims['large_change_pct']:+.1f}% / {change_text} | {drops} | {row['drops_raised']} | "
                       f"{queue_peaks(reps)} | {rwnd} of {n_small(reps)} | {fid}/{2 * len(reps)} |")
     for cca, every in per_cca.items():
         # The average is the paper's: over its grid only (cells beside it have no paper value).
@@ -353,7 +423,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         elif not whole:
             sign = "not judged: the paper's Average is over both buffers and four RTTs, not all run here"
         else:
-            avg_cmp = mean_comparisons(f"{label} Average", rs, p, start)
+            avg_cmp = mean_comparisons(f"{label} Average", [reps_of[cca, r["buffer"], r["large_rtt"]] for r in rs],
+                                       p, start)
             comparisons += avg_cmp
             sign = reproduced_cell(avg_cmp)
         lines.append(f"| {label} | average ({', '.join(bufs)}) | {len(rs)} settings | "
@@ -364,7 +435,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         two = [r for r in rs if r["buffer"] == "2BDP"]
         rtts = set((plan.axis_values or {}).get("large_rtt", []))
         if implied and cca not in beside and rtts and rtts <= {r["large_rtt"] for r in two}:
-            two_cmp = mean_comparisons(f"{label} 2BDP mean", two, implied, start)
+            two_cmp = mean_comparisons(f"{label} 2BDP mean", [reps_of[cca, r["buffer"], r["large_rtt"]] for r in two],
+                                       implied, start)
             comparisons += two_cmp
             mt = {f: statistics.fmean(r[f]["mean"] for r in two) for f in paper_bounds.FCT_FIELDS}
             pv = {v.field: v.value for v in implied}
@@ -403,7 +475,9 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     choices = choices_of(cells)
     found = paper_bounds.bounds(ref, choices) if choices and ref else []
     bound_lines = [f"- {b.line(labels)}" for b in found]
-    verdict = [count_line(comparisons), "", claim_line(judged, start)] if comparisons else \
+    ns = {len(reps) for reps in reps_of.values() if reps}
+    verdict = [*headline(comparisons, ns.pop() if len(ns) == 1 else None), "", claim_line(judged, start)] \
+        if comparisons else \
         ["No paper value to judge here (none printed or implied for these settings).", "", claim_line(judged, start)]
     overhead = overhead_table(walls)
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
@@ -418,7 +492,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                               "suss_versions": versions,
                               "verdict": verdict, "comparisons": [c.__dict__ for c in comparisons],
                               "comparisons_md": comparison_table(comparisons) if comparisons else "",
-                              "paper_reproduced": [sum(c.reproduced for c in comparisons), len(comparisons)],
+                              "paper_outcomes": tally(comparisons), "headline": headline_counts(comparisons),
                               "bounds": bound_lines,
                               "ruled_out": [b.parameter for b in found if b.ruled_out],
                               "paper_averages": {c: r["improvement_pct"] for c, r in ref_avg.items()}}

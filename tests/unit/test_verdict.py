@@ -1,0 +1,177 @@
+"""The verdict on a paper value beside ours (analysis.verdict), with hand-worked numbers.
+
+Each tolerance is pinned from both sides: a CI just inside its edge is reproduced, a CI just outside
+it is not, so loosening (or tightening) any tolerance fails a test here."""
+
+import math
+
+import pytest
+
+from sslab.analysis import table1 as t1
+from sslab.analysis.verdict import (FCT_TOLERANCE, IMPROVEMENT_POINTS, NOT_DECIDED, NOT_REPRODUCED, REPRODUCED,
+                                    Comparison, claim_line, count_line, needed_n, tally)
+
+
+def fct(ours, paper=1.0, n=10, ci=None, **kw):
+    return Comparison("x", "y", "fct", ours, paper, n, ci, **kw)
+
+
+def improvement(ours, paper, n=10, ci=None, **kw):
+    return Comparison("x", "y", "improvement", ours, paper, n, ci, **kw)
+
+
+def test_the_tolerances_are_the_ones_fixed_before_the_results():
+    assert (FCT_TOLERANCE, IMPROVEMENT_POINTS) == (0.15, 10.0)
+
+
+def test_an_fct_ci_inside_fifteen_percent_is_reproduced_and_one_past_it_is_not():
+    # paper 1.0 s: the band is [0.85, 1.15].
+    assert fct(1.0, ci=(0.851, 1.149)).outcome == REPRODUCED
+    assert fct(1.0, ci=(0.85, 1.15)).outcome == REPRODUCED          # the edges belong to the band
+    # Wholly between 15 % and 16 % above: not reproduced (a tolerance of 16 % would pass it).
+    assert fct(1.155, ci=(1.151, 1.159)).outcome == NOT_REPRODUCED
+    # ... and between 14 % and 15 % below: reproduced (a tolerance of 14 % would not).
+    assert fct(0.855, ci=(0.851, 0.859)).outcome == REPRODUCED
+    assert fct(0.845, ci=(0.841, 0.849)).outcome == NOT_REPRODUCED
+
+
+def test_an_improvement_ci_within_ten_points_is_reproduced_and_one_past_it_is_not():
+    # paper 29 %, no rounding given: the band is [19, 39].
+    assert improvement(34, 29, ci=(19.1, 38.9)).outcome == REPRODUCED
+    assert improvement(39.5, 29, ci=(39.1, 39.9)).outcome == NOT_REPRODUCED    # 10.1-10.9 points over
+    assert improvement(18.5, 29, ci=(18.1, 18.9)).outcome == NOT_REPRODUCED
+    assert improvement(19.5, 29, ci=(19.1, 19.9)).outcome == REPRODUCED       # 9.1-9.9 points under
+
+
+def test_the_printed_rounding_widens_the_band_by_exactly_itself():
+    # 29 % printed in whole percent: 28.5-29.5, so the band is [18.5, 39.5].
+    assert improvement(39.45, 29, ci=(39.4, 39.5), rounding=0.5).outcome == REPRODUCED
+    assert improvement(39.55, 29, ci=(39.51, 39.6), rounding=0.5).outcome == NOT_REPRODUCED
+    assert improvement(39.5, 29, ci=(39.4, 39.6), rounding=0.5).outcome == NOT_DECIDED
+    # An FCT printed to 0.01 s: 0.94 -> tolerance 0.141 + 0.005 = 0.146, the band [0.794, 1.086].
+    c = fct(1.0, paper=0.94, ci=(0.795, 1.085), rounding=0.005)
+    assert c.tolerance == pytest.approx(0.146) and c.outcome == REPRODUCED
+    assert fct(1.09, paper=0.94, ci=(1.087, 1.093), rounding=0.005).outcome == NOT_REPRODUCED
+    with pytest.raises(ValueError):
+        fct(1.0, rounding=-0.1)
+
+
+def test_a_mean_inside_the_band_with_a_ci_over_its_edge_is_not_decided():
+    c = fct(1.10, ci=(1.0, 1.2))
+    assert c.outcome == NOT_DECIDED and not c.reproduced
+    # sd = 0.1 * sqrt(10) / t(9) = 0.1 * 3.1623 / 2.2622 = 0.13979; the mean is 0.05 from the edge:
+    # the least k with t(k-1) * 0.13979 / sqrt(k) < 0.05 is 33 (k = 32: 2.0395 * 0.13979 / 5.657 = 0.0504).
+    assert c.needed_n == 33
+    assert c.verdict_text() == "not decided at n = 10: about n = 33 would decide it"
+    # A mean outside the band whose CI reaches into it: not decided either (not "missed").
+    assert fct(1.2, ci=(1.1, 1.3)).outcome == NOT_DECIDED
+
+
+def test_the_papers_value_inside_our_ci_decides_nothing_by_itself():
+    # The old rule's case: -3 % against the paper's 13 %, CI (-20, 14) holds 13: not reproduced now ...
+    c = improvement(-3, 13, ci=(-20, 14))
+    assert c.ci95[0] <= c.paper <= c.ci95[1] and not c.reproduced
+    # ... not decided, since the CI reaches into the band [3, 23] and out of it.
+    assert c.outcome == NOT_DECIDED
+    # The wider the CI, the less it says: noise never makes a value reproduced.
+    assert fct(1.0, ci=(0.5, 1.5)).outcome == NOT_DECIDED
+
+
+def test_a_wrong_signed_value_is_never_reproduced():
+    # An improvement under 10 points: the band [-6, 14] around 4 % is cut at zero.
+    c = improvement(-1, 4, ci=(-1.5, -0.5))
+    assert c.band == (0.0, 14.0) and c.outcome == NOT_REPRODUCED
+    assert improvement(-0.5, 4, n=1).outcome == NOT_REPRODUCED
+    assert improvement(2, 4, ci=(-1, 5)).outcome == NOT_DECIDED              # across zero: undecided
+    # Negative paper values keep their side too (a change of -6.1 % with a wide rounding).
+    neg = Comparison("x", "y", "change", 0.5, -0.5, 1, rounding=2.0)
+    assert neg.band == (-0.5 - 2.075, 0.0) and neg.outcome == NOT_REPRODUCED
+    # A paper value of zero has no side: the band is its rounding either way.
+    assert Comparison("x", "y", "change", 0.3, 0.0, 1, rounding=0.5).outcome == REPRODUCED
+
+
+def test_with_one_repetition_the_mean_decides_and_says_n_1():
+    assert fct(1.15, n=1).outcome == REPRODUCED and fct(1.151, n=1).outcome == NOT_REPRODUCED
+    assert fct(1.1, n=1).verdict_text() == "reproduced (n = 1, no CI)"
+    # A CI given with n = 1 is ignored (there is none).
+    assert fct(1.1, n=1, ci=(0.0, 5.0)).outcome == REPRODUCED
+
+
+def test_needed_n_from_the_ci_and_the_gap():
+    assert needed_n(1.1, (1.0, 1.2), 10, 0.05) == 33
+    assert needed_n(1.1, None, 1, 0.05) is None
+    assert needed_n(1.15, (1.05, 1.25), 10, 0.0) == 0       # on the edge: no n decides it
+    assert needed_n(1.1, (1.1, 1.1), 5, 0.05) == 5          # no spread: decided already
+
+
+def test_tally_and_the_count_line():
+    cs = [fct(1.0, n=1), fct(2.0, n=1), fct(1.1, ci=(1.0, 1.2)),
+          Comparison("a", "b", "fct", 1.0, 1.0, 1, derived=True, rounding=0.01)]
+    assert tally(cs) == {REPRODUCED: 2, NOT_REPRODUCED: 1, NOT_DECIDED: 1, "of": 4}
+    assert count_line(cs).startswith("**Paper values: 2 reproduced, 1 not reproduced, 1 not decided of 4** "
+                                      "(printed: 1 reproduced, 1 not reproduced, 1 not decided of 3; implied: "
+                                      "1 reproduced, 0 not reproduced, 0 not decided of 1); the rule: ")
+
+
+def test_the_claim_line():
+    ok = {"small_faster": "yes", "large_within_ci": "yes (+1.0%)"}
+    hurt = {"small_faster": "yes", "large_within_ci": "NO (+7.1%)"}
+    assert "**holds** here (small flows faster in 2 of 2 settings; the large flow within its CI in 2 of 2)" in \
+        claim_line([ok, ok])
+    assert "**holds for the small flows only**" in claim_line([ok, hurt])
+    assert "**does not hold**" in claim_line([ok, {"small_faster": "NO: slower", "large_within_ci": "yes"}])
+    assert "not judged: one repetition" in claim_line([{"small_faster": "yes (n=1)", "large_within_ci": "n=1: +1%"}])
+
+
+# -- Table 1's values under it ------------------------------------------------------------------
+
+PAPER_CUBIC_25 = {"off_large": 30.4, "off_small": 1.33, "on_large": 31.2, "on_small": 0.94, "improvement_pct": 29}
+
+
+def rep(off_large, off_small, on_large, on_small):
+    return {"off": {"large_fct_s": off_large, "small_mean_fct_s": off_small},
+            "on": {"large_fct_s": on_large, "small_mean_fct_s": on_small}}
+
+
+def test_the_stability_effect_the_papers_two_fcts_imply():
+    # 31.2 / 30.4 - 1 = +2.632 %; each FCT printed to 0.1 s: 100 * 0.05 * (1/30.4 + 31.2/30.4^2) = 0.3333.
+    change, rounding = t1.paper_change(PAPER_CUBIC_25)
+    assert change == pytest.approx(2.6316, abs=1e-4) and rounding == pytest.approx(0.33328, abs=1e-5)
+    # Its band: 2.6316 ± (0.15 * 2.6316 + 0.3333) = ± 0.7280, so [1.9036, 3.3596].  Ours +8.2 %: not
+    # reproduced, though both FCTs (+/-15 % each) pass.
+    reps = [rep(30.4, 1.8, 32.9, 1.0), rep(30.4, 1.8, 32.9, 1.0)]
+    cs = {c.short: c for c in t1.setting_comparisons("CUBIC 1BDP 25ms", reps, PAPER_CUBIC_25, "SUSS")}
+    st = cs["stability"]
+    assert st.group == t1.STABILITY and st.derived and st.kind == "change"
+    assert st.ours == pytest.approx((32.9 / 30.4 - 1) * 100) and st.outcome == NOT_REPRODUCED
+    assert cs["large off"].reproduced and cs["large on"].reproduced
+    assert st.band == pytest.approx((2.6316 - 0.7280, 2.6316 + 0.7280), abs=1e-3)
+
+
+def test_table1s_values_carry_the_papers_printed_rounding_and_their_group():
+    reps = [rep(30.0, 1.3, 31.0, 0.95), rep(31.0, 1.4, 31.5, 0.93)]
+    cs = {c.short: c for c in t1.setting_comparisons("CUBIC 1BDP 25ms", reps, PAPER_CUBIC_25, "SUSS")}
+    assert {k: c.rounding for k, c in cs.items() if k != "stability"} == \
+        {"large off": 0.05, "small off": 0.005, "large on": 0.05, "small on": 0.005, "improvement": 0.5}
+    assert {k: c.group for k, c in cs.items()} == {
+        "large off": t1.LARGE, "large on": t1.LARGE, "small off": t1.SMALL, "small on": t1.SMALL,
+        "improvement": t1.IMPROVEMENT, "stability": t1.STABILITY}
+    # The improvement: of the means, 1 - 0.94 / 1.35 = 30.37 %; its CI over the two repetitions' own
+    # improvements (26.92 % and 33.57 %): sd 6.6484 / sqrt(2) = 4.7011, t(1) = 12.706.
+    imp = cs["improvement"]
+    assert imp.ours == pytest.approx((1 - 0.94 / 1.35) * 100)
+    assert imp.ci95[1] - imp.ci95[0] == pytest.approx(2 * 12.7062 * 4.7011 / math.sqrt(2), rel=1e-4)
+    assert imp.outcome == NOT_DECIDED
+
+
+def test_the_headline_counts_each_group_apart():
+    reps = [rep(30.4, 1.33, 31.2, 0.94)]
+    cs = t1.setting_comparisons("CUBIC 1BDP 25ms", reps, PAPER_CUBIC_25, "SUSS")
+    lines = t1.headline(cs, n=1)
+    assert lines[0] == "**Table 1's values under the verdict at n = 1 (one repetition: the means decide, no CI):**"
+    assert "- the large flow's FCTs: 2 reproduced, 0 not reproduced, 0 not decided of 2" in lines
+    assert "- the small flows' FCTs: 2 reproduced, 0 not reproduced, 0 not decided of 2" in lines
+    assert "- the stability effect: 1 reproduced, 0 not reproduced, 0 not decided of 1" in lines
+    counts = t1.headline_counts(cs)
+    assert counts[t1.IMPROVEMENT] == {REPRODUCED: 1, NOT_REPRODUCED: 0, NOT_DECIDED: 0, "of": 1}
+    assert t1.MEANS not in counts
