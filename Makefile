@@ -9,7 +9,7 @@
 # experiment's file), INVENTORY=, SERIAL=, CONTAINER= (the hosts that run it), and SET="path=value ..."
 # (any field of a scenario or series experiment's scenarios: SET=bottleneck.rate=20mbit) or the names its
 # file declares for fields (make startup RTT=25ms BUF=2BDP); matrices take ITER=, CCA=, BUF=, RTT=
-# (table1-calibrate also LARGE_SIZE=, SMALL_RTTS= and NETEM=): their axes,
+# (reproduce-table1 also LAYOUT= and FIRST_START=; table1-calibrate LARGE_SIZE=, SMALL_RTTS= and NETEM=): their axes,
 # BOOT_SHARE= (UML: repetitions of a setting per boot, default 10; 1: a boot per cell).
 # All take KERNEL_SOURCE=7.3, KERNEL_PATCHES=dir and MODULES=dir: another kernel, your patches and module
 # (docs/own-algorithm.md);
@@ -64,7 +64,7 @@ MATRIX ?= smoke
 KNOB_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) $(if $(LANS),--lans $(LANS)) $(if $(SENDER_QDISC),--sender-qdisc $(SENDER_QDISC))
 # The names passed as --set NAME=value: a matrix's axis options and the aliases experiment files declare
 # (tests/unit/test_overrides.py holds every declared alias to this list); SET= takes fields by path.
-SET_NAMES := CCA BUF RTT LARGE_SIZE SMALL_RTTS NETEM
+SET_NAMES := CCA BUF RTT LARGE_SIZE SMALL_RTTS NETEM LAYOUT FIRST_START
 SET_ARGS = $(foreach v,$(SET_NAMES),$(if $($(v)),--set $(v)=$($(v)))) $(foreach s,$(SET),--set $(s))
 MATRIX_ARGS = $(KNOB_ARGS) $(if $(ITER),--iter $(ITER)) $(SET_ARGS) \
               $(if $(INVENTORY),--inventory $(INVENTORY)) $(if $(SERIAL),--serial $(SERIAL)) \

@@ -167,3 +167,17 @@ def test_runs_with_the_servers_trace_are_read_both_ways(tmp_path):
     assert "FCT from the server's per-ACK trace (its first segment to the last ACK" in text
     assert "FCT from the client" not in text
 
+
+
+def test_an_axis_with_one_value_in_the_plan_is_a_setting_not_a_candidate(tmp_path):
+    from sslab.analysis.calibration import candidate_axes
+    _, plan = calibration_plan(tmp_path)
+    assert candidate_axes(plan) == ["large_size", "small_rtts"]
+    # Only the 140 MB candidates: the size is a setting of them all, the minRTTs still candidates.
+    one = plan.model_copy(update={"cells": [c for c in plan.cells if c.setting["large_size"] == "140MB"]})
+    assert candidate_axes(one) == ["small_rtts"]
+    # E7's own file: its layout and first start take one value unless asked; the report is a Table 1.
+    e7 = plan.model_copy(update={"axis_values": {**plan.axis_values, "layout": ["own-pairs", "five-pairs"]},
+                                 "cells": [c.model_copy(update={"setting": {**c.setting, "layout": "own-pairs"}})
+                                           for c in one.cells]})
+    assert candidate_axes(e7) == ["small_rtts"]

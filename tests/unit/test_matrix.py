@@ -77,8 +77,9 @@ def test_table1_cells_and_unavailable_cca(table1, monkeypatch):
     assert len(plan.cells) == 2 * 16
     # Repetition-major: every setting once before any repeats.
     assert [c.rep for c in plan.cells] == [0] * 16 + [1] * 16
-    cell = next(c for c in plan.cells if c.setting == {"large_cc": "bbr", "buffer": "2BDP",
-                                                             "large_rtt": "50ms"} and c.rep == 0)
+    # A cell records each axis's label (the layout's pairs and the flows' pairs follow from its own).
+    cell = next(c for c in plan.cells if c.setting == {"large_cc": "bbr", "buffer": "2BDP", "large_rtt": "50ms",
+                                                       "layout": "own-pairs", "first_start": "2s"} and c.rep == 0)
     s = scenario_from_dump(cell.scenario)
     assert s.pairs[0].rtt == pytest.approx(0.05)
     assert s.bottleneck.buffer.bdp == 2 and s.bottleneck.buffer.rtt == pytest.approx(0.05)
@@ -467,8 +468,9 @@ def test_shared_boot_groups_keys_and_dealing(table1):
     by_rep = {(c.setting["large_rtt"], c.rep): c for c in shared.cells}
     same = {(c.setting["large_rtt"], c.rep): c.key for c in alone.cells}
     # Repetitions 0-2, 3-5 and 6 of each setting share a boot; the first of each keeps its key alone.
-    assert by_rep[("25ms", 4)].boot.model_dump() == {"group": "buffer=1BDP,large_cc=cubic,large_rtt=25ms/1", "share": 3,
-                                           "position": 1}
+    assert by_rep[("25ms", 4)].boot.model_dump() == {
+        "group": "buffer=1BDP,first_start=2s,large_cc=cubic,large_rtt=25ms,layout=own-pairs/1", "share": 3,
+        "position": 1}
     for (rtt, rep), cell in by_rep.items():
         assert (cell.key == same[(rtt, rep)]) == (rep % 3 == 0)
     assert len({c.key for c in shared.cells}) == 14
@@ -630,3 +632,51 @@ def test_a_cca_value_is_checked_by_the_control_it_runs():
     calibrate = mx.load_matrix("table1-calibrate")
     with pytest.raises(mx.MatrixError, match="CCA=bbr2: not a congestion control the harness knows"):
         mx.resolve_selection(calibrate, {"CCA": "bbr2"})
+
+
+def test_table1s_layouts_the_default_and_the_papers_five_pairs():
+    m = mx.load_matrix("table1")
+    hooked = {**KERNEL, "bbr3": "module tcp_sslab", "bbr2_sslab": "module tcp_sslab"}
+    # Not asked for, the layout is its default: a pair a flow, and the directory is the whole matrix's.
+    own = mx.plan_matrix(m, mx.resolve_selection(m, {"CCA": "cubic", "RTT": "25"}), 1, "i", hooked, "c")
+    assert {c.setting["layout"] for c in own.cells} == {"own-pairs"}
+    assert mx.selection_id(m.spec, mx.resolve_selection(m, {"LAYOUT": "own-pairs"})) == "all"
+    s = scenario_from_dump(own.cells[0].scenario)
+    assert s.topology.pairs == 13 and [f.pair for f in s.cases[0].flows] == list(range(1, 14))
+    # The paper's five pairs: the large flow alone on pair 1, the twelve small flows three to a pair in
+    # the paper's RTT order (25, 50, 100, 200 ms in turn), each pair at its flows' RTT.
+    chosen = mx.resolve_selection(m, {"CCA": "cubic", "RTT": "100", "LAYOUT": "five-pairs"})
+    assert mx.selection_id(m.spec, chosen) == "cca-cubic_rtt-100ms_layout-five-pairs"
+    five = mx.plan_matrix(m, chosen, 1, "i", hooked, "c")
+    s = scenario_from_dump(five.cells[0].scenario)
+    assert s.topology.pairs == 5 and [p.rtt for p in s.pairs] == pytest.approx([0.1, 0.025, 0.05, 0.1, 0.2])
+    flows = s.cases[0].flows
+    assert [f.pair for f in flows] == [1] + [2, 3, 4, 5] * 3
+    assert all(s.pairs[f.pair - 1].rtt == r for f, r in zip(flows[1:], [0.025, 0.05, 0.1, 0.2] * 3))
+    assert five.cells[0].key not in {c.key for c in own.cells}
+
+
+def test_the_first_small_flows_start_and_its_refusal():
+    m = mx.load_matrix("table1")
+    hooked = {**KERNEL, "bbr3": "module tcp_sslab", "bbr2_sslab": "module tcp_sslab"}
+    plan = mx.plan_matrix(m, mx.resolve_selection(m, {"CCA": "cubic", "RTT": "25", "FIRST_START": "3.5s"}), 1,
+                          "i", hooked, "c")
+    s = scenario_from_dump(plan.cells[0].scenario)
+    # The first at 3.5 s, the others every 2 s after it ("{first_start}+2s", ...).
+    assert [f.start for f in s.cases[0].flows] == pytest.approx([0.0] + [3.5 + 2 * k for k in range(12)])
+    # The large flow's 125 MB is 86,326 segments of 1448 bytes, 1514-byte frames: at least 20.91 s alone at
+    # 50 Mbit/s.  A first small flow at 21 s could find it gone: refused before anything runs.
+    with pytest.raises(mx.MatrixError, match=r"FIRST_START=21s: .*flow 2 starts at 21 s, when flow 1 can have "
+                                             r"ended \(it starts at 0 s and needs at least 20.91 s alone"):
+        mx.resolve_selection(m, {"FIRST_START": "21s"})
+    assert mx.resolve_selection(m, {"FIRST_START": "20.9s"})["first_start"] == ["20.9s"]
+
+
+def test_an_axis_default_names_its_own_values():
+    from sslab.scenario.axes import AxesError, combinations, parse_axes
+    axes = parse_axes({"a": [1, 2], "b": {"values": ["x", "y", "z"], "default": ["y"]}}, "t")
+    assert combinations(axes) == [{"a": 1, "b": "y"}, {"a": 2, "b": "y"}]
+    assert combinations(axes, {"b": ["z", "x"]}) == [{"a": 1, "b": "x"}, {"a": 1, "b": "z"},
+                                                     {"a": 2, "b": "x"}, {"a": 2, "b": "z"}]
+    with pytest.raises(AxesError, match="default names w, not among its values"):
+        parse_axes({"b": {"values": ["x"], "default": ["w"]}}, "t")

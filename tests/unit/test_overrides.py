@@ -113,6 +113,14 @@ def test_every_declared_alias_is_a_name_the_makefile_passes():
     assert declared and declared <= passed, declared - passed
 
 
+def test_every_matrix_option_is_a_name_the_makefile_passes():
+    from sslab.matrix.spec import load_matrix, matrix_files
+    makefile = (REPO_ROOT / "Makefile").read_text()
+    passed = set(re.search(r"^SET_NAMES := (.*)$", makefile, re.M)[1].split())
+    options = {a.option for f in matrix_files() for a in load_matrix(str(f)).spec.axes.values() if a.option}
+    assert {"LAYOUT", "FIRST_START"} <= options <= passed, options - passed
+
+
 def test_a_matrix_takes_a_field_of_its_template_and_archives_its_cells_apart():
     """SET=bottleneck.rate=20mbit on Table 1: every cell's scenario at 20 Mbit/s, the axes untouched,
     and the matrix's directory says what was set (never the ledger's `table1/*` evidence)."""

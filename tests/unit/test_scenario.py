@@ -454,3 +454,12 @@ def test_the_plan_names_each_flows_suss_version_once():
     assert plan_data(parse_scenario(data))["runs"][0]["flows"][0]["suss_version"] == 2024
     data["module_params"] = {"suss_version": 2025}
     assert plan_data(parse_scenario(data))["runs"][0]["flows"][0]["suss_version"] == 2025
+
+
+def test_a_time_may_be_a_sum_of_times():
+    from sslab.scenario.units import parse_seconds
+    assert parse_seconds("2s+22s") == pytest.approx(24.0)
+    assert parse_seconds("100ms+ 1.5s") == pytest.approx(1.6)
+    for bad in ("2s+", "+2s", "2s+3"):
+        with pytest.raises(ValueError):
+            parse_seconds(bad)

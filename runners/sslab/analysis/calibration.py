@@ -31,7 +31,8 @@ from . import paper_bounds
 from .table1 import reference, table1
 from .verdict import Comparison
 
-#: The paper's own axes of Table 1; any other axis of a Table 1 matrix is a candidate axis.
+#: The paper's own axes of Table 1; any other axis of a Table 1 matrix that takes several values in a
+#: plan's cells is a candidate axis (one value, E7's default layout: a setting of the testbed, no candidate).
 PAPER_AXES = ("large_cc", "buffer", "large_rtt")
 #: The controls the fit is over: the paper's columns whose code is Linux's own (BBRv2 ran Google's alpha).
 FIT_CCAS = ("cubic", "bbr")
@@ -48,7 +49,8 @@ PREDICTED = ("large on", "small on", "improvement")
 
 
 def candidate_axes(plan: MatrixPlan) -> list[str]:
-    return [a for a in (plan.axis_values or {}) if a not in PAPER_AXES]
+    return [a for a in (plan.axis_values or {}) if a not in PAPER_AXES
+            and len({str(c.setting.get(a)) for c in plan.cells}) > 1]
 
 
 def candidate_cells(plan: MatrixPlan) -> dict[tuple[str, ...], list[PlannedCell]]:

@@ -52,11 +52,17 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
         raise ValueError(f"boot_share must be at least 1, got {boot_share}")
     spec = m.spec
     runnable, unavailable = [], []
+
+    def labels(setting: dict) -> dict[str, str]:
+        """What a cell records of its setting: each axis's label (a mapping value's other parameters,
+        a layout's pairs, follow from it)."""
+        return {a: str(setting[a]) for a in spec.axes}
+
     for setting in settings(spec, chosen):
         missing = [" or ".join(spec.axes[a].may_run(v)) for a, v in setting.items()
                    if a in spec.axes and spec.axes[a].cca and spec.axes[a].runs(v, available_ccas) not in available_ccas]
         if missing:
-            unavailable.append(Unavailable(setting=setting, reason=f"{', '.join(missing)} is not offered by "
+            unavailable.append(Unavailable(setting=labels(setting), reason=f"{', '.join(missing)} is not offered by "
                                                                    f"the kernel under test"))
         else:
             runnable.append(setting)
@@ -68,11 +74,11 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
             if backend:
                 s = s.model_copy(update={"topology": s.topology.model_copy(update={"backend": backend})})
             compiled = Compiled.of(s)
-            boot = boot_place(setting_id(setting), rep, boot_share) if boot_share > 1 else None
+            boot = boot_place(setting_id(labels(setting)), rep, boot_share) if boot_share > 1 else None
             check = checks_capture(k, rep, checked[k], spec.capture_check_every, spec.capture_check_per_setting)
             checked[k] += check
-            cells.append(new_cell(cell_key(compiled.model, rep, image_hash, code_version, clock, boot), setting, rep,
-                                  compiled, check, boot))
+            cells.append(new_cell(cell_key(compiled.model, rep, image_hash, code_version, clock, boot), labels(setting),
+                                  rep, compiled, check, boot))
     return MatrixPlan(
         matrix=spec.name, title=spec.title, report=spec.report,
         matrix_file=str(m.path.relative_to(paths.REPO_ROOT)) if m.path.is_relative_to(paths.REPO_ROOT)

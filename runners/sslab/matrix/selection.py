@@ -104,7 +104,7 @@ def _check_new_value(matrix: Matrix, axis: str, value: str, asked: str) -> None:
 def selection_id(spec: MatrixSpec, chosen: dict[str, list[str]]) -> str:
     """The matrix directory's name: which part of the matrix this is (not how many iterations)."""
     parts = [f"{(spec.axes[a].option or a).lower()}-{'+'.join(_norm(v) for v in vals)}"
-             for a, vals in chosen.items() if vals != spec.axes[a].labels(a)]
+             for a, vals in chosen.items() if vals != spec.axes[a].default_labels(a)]
     return "_".join(parts) if parts else "all"
 
 

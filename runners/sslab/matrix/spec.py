@@ -10,10 +10,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import paths
-from ..scenario import KNOWN_CCAS, Scenario, overrides, parse_scenario, substitute
+from ..scenario import KNOWN_CCAS, Scenario, ScenarioError, overrides, parse_scenario, substitute
 from ..scenario.axes import Axis, check_axes, combinations
 from ..scenario.knobs import apply as apply_knobs
 from ..scenario.load import case_labels, narrow_cases, read_template_file
+from ..scenario.units import frame_bytes
 
 MATRICES_DIR = paths.REPO_ROOT / "experiments" / "scenarios"
 
@@ -38,6 +39,34 @@ class PaperBeside(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     column: str
     note: str
+
+
+class StartsDuring(BaseModel):
+    """Flow @flow of every case (1-based, in the case's order) starts while flow @of can still be
+    running: before @of's start plus the least time it can take, its frames alone at the bottleneck's
+    rate (a timed flow: its duration).  Table 1's first small flow joins the large one; a setting that
+    starts it later (FIRST_START=30s) is refused before anything runs."""
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    flow: int = Field(ge=1)
+    of: int = Field(ge=1)
+
+    def refusal(self, s: Scenario) -> str | None:
+        """Why @s breaks the rule (None: it keeps it)."""
+        for case in s.cases:
+            if max(self.flow, self.of) > len(case.flows):
+                return f"case {case.name} has {len(case.flows)} flows: no flow {max(self.flow, self.of)}"
+            joining, running = case.flows[self.flow - 1], case.flows[self.of - 1]
+            if running.duration is not None:
+                least = running.duration
+            else:
+                mss = s.topology.mtu - 52
+                frames = -(-running.size // mss)
+                least = frames * frame_bytes(s.topology.mtu) * 8 / (s.bottleneck.rate_mbit * 1e6)
+            if joining.start >= running.start + least:
+                return (f"flow {self.flow} starts at {joining.start:g} s, when flow {self.of} can have ended "
+                        f"(it starts at {running.start:g} s and needs at least {least:.2f} s alone at "
+                        f"{s.bottleneck.rate_mbit:g} Mbit/s): start it earlier")
+        return None
 
 
 class MatrixSpec(BaseModel):
@@ -72,6 +101,8 @@ class MatrixSpec(BaseModel):
     #: with the repetitions: the check is of our parser on the traffic a setting makes, and a setting's
     #: repetitions make traffic of one kind.
     capture_check_per_setting: int | None = Field(default=None, ge=1)
+    #: A flow that must start while another can still be running (Table 1's first small flow).
+    starts_during: StartsDuring | None = None
 
     @field_validator("report")
     @classmethod
@@ -156,6 +187,8 @@ class Matrix:
         s = parse_scenario(data, f"{self.path} {setting}")
         # The repetition's seed and case order set on the checked scenario (neither changes what the
         # model checks): no dump and second validation.
+        if self.spec.starts_during and (why := self.spec.starts_during.refusal(s)):
+            raise ScenarioError(f"{self.path} {setting}:\n  {why}")
         cases = s.cases[::-1] if self.spec.alternate_cases and rep % 2 == 1 else s.cases
         # Alternate in pairs: off-on in even repetitions, on-off in odd ones.
         return s.model_copy(update={"seed": repetition_seed(s.seed, rep), "cases": cases})
@@ -175,10 +208,11 @@ class Matrix:
 
 
 def resolved(setting: dict) -> dict:
-    """@setting with a value that names another of its parameters ("{large_rtt}") given that one's value:
-    a mapping value of one axis may follow another axis (the calibration's small flows, each at the large
-    flow's minRTT).  One level: a parameter named this way is taken as written."""
-    return {k: substitute(v, setting) if isinstance(v, str) else v for k, v in setting.items()}
+    """@setting with a value that names another of its parameters ("{large_rtt}") given that one's value,
+    in a string or anywhere inside a list or mapping: a mapping value of one axis may follow another axis
+    (the calibration's small flows, each at the large flow's minRTT; a layout's pairs, the first at it).
+    One level: a parameter named this way is taken as written."""
+    return {k: substitute(v, setting) for k, v in setting.items()}
 
 
 def repetition_seed(base: int, rep: int) -> int:

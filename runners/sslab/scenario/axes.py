@@ -14,6 +14,7 @@ file (`matrix.axes`) all write their axes alike:
         cca: true                            #   they name congestion controls
         runs_as: {cubic: cubic_hs}           #   a value whose flows run another control; a list:
                                              #   the first the kernel under test offers
+      layout: {option: LAYOUT, default: [own-pairs], values: [...]}   # only these unless asked
 
 What the combinations are for is the file's business: a template's are its
 cases, a series' its scenarios, a matrix's its settings (each run for its
@@ -46,6 +47,10 @@ class Axis(BaseModel):
     #: A list is an order of preference, the first the kernel under test offers: BBRv2's column runs
     #: Google's `bbr2` where a researcher's kernel has it, else our `bbr2_sslab` ([bbr2, bbr2_sslab]).
     runs_as: dict[str, str | list[str]] = Field(default_factory=dict)
+    #: The labels that run when the option does not choose: the others run only when asked for
+    #: (Table 1's testbed layouts: today's own pair a flow, and the paper's five pairs on LAYOUT=).
+    #: None: every value.
+    default: list[str] | None = Field(default=None, min_length=1)
 
     @model_validator(mode="before")
     @classmethod
@@ -79,6 +84,10 @@ class Axis(BaseModel):
 
     def labels(self, name: str) -> list[str]:
         return [self.label(name, v) for v in self.values]
+
+    def default_labels(self, name: str) -> list[str]:
+        """The labels that run when nothing chooses among them (default, else every one)."""
+        return list(self.default) if self.default is not None else self.labels(name)
 
     def params(self, name: str, value: Value) -> dict[str, Any]:
         """The parameters @value sets.  A key other mapping values of the axis set and this one
@@ -123,6 +132,9 @@ def check_axes(axes: dict[str, Axis], where: str) -> None:
         dup = sorted({x for x in labels if labels.count(x) > 1})
         if dup:
             raise AxesError(f"{where}.{name}: values repeat: {', '.join(dup)}")
+        if axis.default is not None and (odd := [d for d in axis.default if d not in labels]):
+            raise AxesError(f"{where}.{name}: default names {', '.join(odd)}, not among its values "
+                            f"({', '.join(labels)})")
 
 
 def combinations(axes: dict[str, Axis], chosen: dict[str, list[str]] | None = None) -> list[dict[str, Any]]:
@@ -130,14 +142,15 @@ def combinations(axes: dict[str, Axis], chosen: dict[str, list[str]] | None = No
 
     @chosen narrows an axis to the values with those labels, kept in the file's order; a label
     the file does not have joins as a plain value after the file's (CCA=reno over a file of cubic
-    and bbr), in the order asked."""
+    and bbr), in the order asked.  An axis not chosen takes its default values (Axis.default), else
+    every one."""
     chosen = chosen or {}
     lists = []
     for name, axis in axes.items():
-        if name not in chosen:
+        if name not in chosen and axis.default is None:
             lists.append([(name, v) for v in axis.values])
             continue
-        asked = [str(x) for x in chosen[name]]
+        asked = [str(x) for x in chosen[name]] if name in chosen else axis.default
         own = [v for v in axis.values if axis.label(name, v) in asked]
         extra = [x for x in asked if x not in axis.labels(name)]
         lists.append([(name, v) for v in own + extra])

@@ -1,7 +1,8 @@
 """Units of the scenario language: sizes, rates and times as people write them.
 
 Sizes use SI units (5MB = 5 000 000 bytes; KiB, MiB, GiB for powers of two);
-rates accept bit, kbit, mbit, gbit (per second); times accept us, ms, s.
+rates accept bit, kbit, mbit, gbit (per second); times accept us, ms, s, and a sum of
+times (2s+4s).
 Standard library only.
 """
 
@@ -54,5 +55,12 @@ def parse_rate_mbit(value: Any) -> float:
 
 
 def parse_seconds(value: Any) -> float:
+    """Seconds from '100ms', '2s', or a sum of such times ('2s+22s'): a matrix template writes the
+    small flows' starts as the first one's plus a spacing ("{first_start}+4s")."""
+    if isinstance(value, str) and "+" in value:
+        terms = value.split("+")
+        if any(not t.strip() for t in terms):
+            raise ValueError(f"cannot read time {value!r}: a sum of times, each with a unit (2s+4s)")
+        return sum(_parse(t, _TIME_UNITS, "time") for t in terms)
     return _parse(value, _TIME_UNITS, "time")
 
