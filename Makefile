@@ -5,7 +5,7 @@
 #   make startup           E1  make wifi        E2   make fct-vs-size  E4/E5   make fairness  E6
 #   make reproduce-table1  E7 (the main job)    make astart      E8   make blitzstart   E9
 # They take REPS= (repetitions), SELECT= (parts by name or setting value; LINKS=, VARIANTS=,
-# SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, BACKEND=, LANS=, SCENARIO= (a one-scenario
+# SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, OFFLOADS=, BACKEND=, LANS=, SCENARIO= (a one-scenario
 # experiment's file), INVENTORY=, SERIAL=, CONTAINER= (the hosts that run it), and SET="path=value ..."
 # (any field of a scenario or series experiment's scenarios: SET=bottleneck.rate=20mbit) or the names its
 # file declares for fields (make startup RTT=25ms BUF=2BDP); matrices take ITER=, CCA=, BUF=, RTT=
@@ -59,9 +59,10 @@ INVENTORY ?=
 MATRIX ?= smoke
 # The knobs over every experiment's scenarios, one row each in runners/sslab/scenario/knobs.py
 # (`python -m sslab run --help` says what each takes): SUSS_VERSION=2024|2025|0, the version cubic_suss
-# runs; HOSTS=ideal|1gbe|logging, the host model; LANS=veth|ovs, the dumbbell's LANs.  The line below is
+# runs; HOSTS=ideal|1gbe|logging, the host model; LANS=veth|ovs, the dumbbell's LANs; OFFLOADS=off|linux,
+# the hosts' segmentation offloads.  The line below is
 # that table's make_line(); tests/unit/test_knobs.py holds it to the table.
-KNOB_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) $(if $(LANS),--lans $(LANS)) $(if $(SENDER_QDISC),--sender-qdisc $(SENDER_QDISC))
+KNOB_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) $(if $(LANS),--lans $(LANS)) $(if $(SENDER_QDISC),--sender-qdisc $(SENDER_QDISC)) $(if $(OFFLOADS),--offloads $(OFFLOADS))
 # The names passed as --set NAME=value: a matrix's axis options and the aliases experiment files declare
 # (tests/unit/test_overrides.py holds every declared alias to this list); SET= takes fields by path.
 SET_NAMES := CCA BUF RTT LARGE_SIZE SMALL_RTTS NETEM LAYOUT FIRST_START

@@ -28,6 +28,10 @@
  *    leaves, and the stack's per-ACK tracepoint only fires in ESTABLISHED.)
  *  - The client records [CLOCK_MONOTONIC seconds, bytes so far] at most every
  *    RX_SAMPLE_S: goodput over time without a packet capture.
+ *  - The handshake's losses, as the kernel counts them: a socket's
+ *    tcpi_total_retrans right after connect() is its SYN's retransmissions,
+ *    and right after accept() the SYN-ACK's (the request's count, which the
+ *    accepted socket inherits).  A lost SYN-ACK costs a second or more.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -51,6 +55,17 @@ static void die(const char *what)
 {
 	fprintf(stderr, "sslab-transfer: %s: %s\n", what, strerror(errno));
 	exit(1);
+}
+
+/* The kernel's count of a socket's retransmissions so far (tcpi_total_retrans). */
+static unsigned int retransmissions(int s)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(s, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+		die("TCP_INFO");
+	return ti.tcpi_total_retrans;
 }
 
 static double now(void)
@@ -117,6 +132,7 @@ static int serve(const struct args *a)
 	char used[32] = "";
 	socklen_t ulen = sizeof(used) - 1;
 	unsigned long long sent = 0;
+	unsigned int synack_retrans;
 	double t0;
 	int ls, c, one = 1;
 	char byte;
@@ -150,6 +166,7 @@ static int serve(const struct args *a)
 	c = accept(ls, (struct sockaddr *)&peer, &plen);
 	if (c < 0)
 		die("accept");
+	synack_retrans = retransmissions(c);
 	getsockopt(c, IPPROTO_TCP, TCP_CONGESTION, used, &ulen);
 	t0 = now();
 	if (a->duration > 0) {
@@ -177,7 +194,8 @@ static int serve(const struct args *a)
 	close(c);
 	close(ls);
 	printf("{\"role\": \"server\", \"cc\": \"%s\", \"bytes\": %llu, \"peer\": \"%s\", \"send_seconds\": %.6f, "
-	       "\"hint_bytes_per_s\": %llu}\n", used, sent, inet_ntoa(peer.sin_addr), now() - t0, a->hint);
+	       "\"hint_bytes_per_s\": %llu, \"synack_retransmits\": %u}\n", used, sent, inet_ntoa(peer.sin_addr),
+	       now() - t0, a->hint, synack_retrans);
 	return 0;
 }
 
@@ -190,6 +208,7 @@ static int fetch(const struct args *a)
 	unsigned long long got = 0;
 	double t0, t_conn, t_last, next_sample;
 	size_t k, samples = 0;
+	unsigned int syn_retrans;
 	int s;
 
 	if (!a->host || !rx_t || !rx_b)
@@ -203,6 +222,7 @@ static int fetch(const struct args *a)
 	if (connect(s, (struct sockaddr *)&addr, sizeof(addr)) < 0)
 		die("connect");
 	t_conn = now();
+	syn_retrans = retransmissions(s);
 	rx_t[samples] = t_conn;
 	rx_b[samples++] = 0;
 	next_sample = t_conn + RX_SAMPLE_S;
@@ -237,7 +257,7 @@ static int fetch(const struct args *a)
 		return 1;
 	}
 	printf("{\"role\": \"client\", \"bytes\": %llu, \"fct_s\": %.9f, \"connect_s\": %.9f, \"local_port\": null, "
-	       "\"rx\": [", got, t_last - t0, t_conn - t0);
+	       "\"syn_retransmits\": %u, \"rx\": [", got, t_last - t0, t_conn - t0, syn_retrans);
 	for (k = 0; k < samples; k++)
 		printf("%s[%.4f, %llu]", k ? ", " : "", rx_t[k], rx_b[k]);
 	printf("]}\n");

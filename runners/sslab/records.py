@@ -30,7 +30,7 @@ says "not this run".
 
     Plan
       name, seed
-      topology     Topology       kind, pairs, backend, mtu, lans, sender_qdisc
+      topology     Topology       kind, pairs, backend, mtu, lans, sender_qdisc, offloads
       bottleneck   Bottleneck     rate_mbit, buffer_pkts, netem, link: LinkModel
                                     kind, preset, shaper, trace: Trace | None, rate_tolerance,
                                     down, up: [a stage: Bursts | Loss | DelayVariation]
@@ -161,6 +161,8 @@ class Topology:
     lans: str = "veth"
     #: The senders' own qdisc: "none", "fq" or "fq_codel".
     sender_qdisc: str = "none"
+    #: The hosts' segmentation offloads: "off" (one segment per packet) or "linux" (TSO/GSO whole).
+    offloads: str = "off"
 
 
 # ---- A link as stages ----------------------------------------------------------------------

@@ -66,3 +66,22 @@ def test_dir_suffix_names_each_value_in_the_tables_order():
     assert dir_suffix({"lans": "ovs", "suss_version": 2025, "hosts": "1gbe"}) == "_suss-2025_hosts-1gbe_lans-ovs"
     assert dir_suffix({"suss_version": 0}) == "_suss-0"
     assert dir_suffix({}) == dir_suffix(None) == ""
+
+
+def test_offloads_linux_keeps_segments_whole_and_gives_a_line_rate_where_none_is():
+    from sslab.scenario import to_plan
+    s = parse_scenario(apply(SCENARIO, {"offloads": "linux"}), "test")
+    assert s.topology.offloads == "linux" and dir_suffix({"offloads": "linux"}) == "_offloads-linux"
+    # Ideal hosts get 1 Gbit/s links; pair 1's server keeps its own receive cost beside it.
+    assert s.host_params(1, "server").nic_mbit == 1000.0 and s.host_params(1, "server").rx_cost == 2e-6
+    assert s.host_params(2, "client").nic_mbit == 1000.0
+    plan = to_plan(s)
+    assert plan.topology.offloads == "linux"
+    assert [h.server.nic_mbit for h in plan.hosts.pairs] == [1000.0, 1000.0]
+    # A rate the host model gives is kept: the logging model's servers at 1 Gbit/s, 10 us a packet.
+    logging = parse_scenario(apply(SCENARIO, {"offloads": "linux", "hosts": "logging"}), "test")
+    assert logging.host_params(1, "server").rx_cost == pytest.approx(10e-6)
+    # Off (the default): one segment per packet and the hosts as the model has them.
+    off = parse_scenario(SCENARIO, "test")
+    assert off.topology.offloads == "off" and off.host_params(2, "client").nic_mbit is None
+    assert to_plan(off).topology.offloads == "off"

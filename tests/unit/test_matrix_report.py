@@ -83,8 +83,10 @@ def test_jain_series_from_a_capture(tmp_path):
 # --------------------------------------------------------------------------
 
 
-def make_cell(matrix_dir, key, setting, rep, values, peaks=None):
-    """values: side -> (large FCT, [small FCTs]); peaks: side -> the most the queue held (None: not counted)"""
+def make_cell(matrix_dir, key, setting, rep, values, peaks=None, synacks=None):
+    """values: side -> (large FCT, [small FCTs]); peaks: side -> the most the queue held (None: not counted);
+    synacks: side -> how many of the first small flows had their SYN-ACK sent again (None: runs from
+    before the handshake was recorded)"""
     cdir = matrix_dir / "cells" / key
     out = cdir / "job" / "out"
     index = []
@@ -93,7 +95,8 @@ def make_cell(matrix_dir, key, setting, rep, values, peaks=None):
         tag = f"{i:03d}-suss-{cc}-r{rep}"
         flows = [{"port": 5201, "cc": setting["large_cc"], "cc_used": setting["large_cc"], "fct_s": large,
                   "started_s": 0.0}]
-        flows += [{"port": 5202 + k, "cc": cc, "cc_used": cc, "fct_s": s, "started_s": 2.0 * (k + 1)}
+        flows += [{"port": 5202 + k, "cc": cc, "cc_used": cc, "fct_s": s, "started_s": 2.0 * (k + 1),
+                   **({"syn_retransmits": 0, "synack_retransmits": int(k < synacks[side])} if synacks else {})}
                   for k, s in enumerate(smalls)]
         run = {"tag": tag, "run": {"params": {"small": cc}, "case": f"suss-{cc}", "rep": rep}, "flows": flows,
                "fidelity": {"base_rtt_ok": True, "rate_ok": True},
@@ -111,9 +114,12 @@ def synthetic_matrix(tmp_path):
     s25 = {"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "25ms"}
     s50 = {"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "50ms"}
     cells = [
-        make_cell(d, "a0", s25, 0, {"off": (30.0, [1.0, 2.0]), "on": (31.0, [0.5, 1.0])}, {"off": 100, "on": 120}),
-        make_cell(d, "a1", s25, 1, {"on": (29.0, [0.7, 0.9]), "off": (30.5, [1.2, 1.8])}, {"off": 110, "on": 130}),
-        make_cell(d, "a2", s25, 2, {"off": (29.5, [1.1, 1.9]), "on": (30.0, [0.6, 1.0])}, {"off": 120, "on": 140}),
+        make_cell(d, "a0", s25, 0, {"off": (30.0, [1.0, 2.0]), "on": (31.0, [0.5, 1.0])}, {"off": 100, "on": 120},
+                  {"off": 1, "on": 0}),
+        make_cell(d, "a1", s25, 1, {"on": (29.0, [0.7, 0.9]), "off": (30.5, [1.2, 1.8])}, {"off": 110, "on": 130},
+                  {"off": 0, "on": 2}),
+        make_cell(d, "a2", s25, 2, {"off": (29.5, [1.1, 1.9]), "on": (30.0, [0.6, 1.0])}, {"off": 120, "on": 140},
+                  {"off": 0, "on": 0}),
         # SUSS slower here: disagrees with the paper's sign; its runs' kernel counted no queue peak
         make_cell(d, "b0", s50, 0, {"off": (36.0, [1.0, 1.0]), "on": (36.5, [1.5, 1.5])}),
     ]
@@ -183,12 +189,17 @@ def test_table1_numbers_claims_and_paper_values(tmp_path):
     assert re.search(r"\| CUBIC \| 1BDP \| 25ms \| 3 \| [^|]+ \| 30\.4 / 1\.33 \| [^|]+ \| 31\.2 / 0\.94 \| 48% \| 29% \| "
                      r"[^|]+ \|$", table, re.M)
     assert "| CUBIC | 1BDP | 50ms | NO (n=1) | n=1: +1.4% | +1.4% / -6.1% | 10 / 10 | no (n=1) | – / – | 0 / 0 of 2 | " \
-        "2/2 |" in table
-    # The queue's peak, mean over the repetitions: off (100 + 110 + 120) / 3, on (120 + 130 + 140) / 3.
-    assert "| no change | 110 / 130 | 0 / 0 of 6 | 6/6 |" in table
+        "– / – of 2 | 2/2 |" in table
+    # The queue's peak, mean over the repetitions: off (100 + 110 + 120) / 3, on (120 + 130 + 140) / 3.  The
+    # handshakes: at 25 ms one small flow's SYN-ACK went again with SUSS off, two with it on (of six each);
+    # the 50 ms cell's runs did not record it.
+    assert "| no change | 110 / 130 | 0 / 0 of 6 | 1 / 2 of 6 | 6/6 |" in table
+    assert (r25["small_handshake_retrans_off"], r25["small_handshake_retrans_on"]) == (1, 2)
     assert (r25["queue_peak_pkts_off"], r25["queue_peak_pkts_on"]) == (110, 130)
     assert (r50["queue_peak_pkts_off"], r50["queue_peak_pkts_on"]) == (None, None)
-    assert all(ln.count("|") == 12 for ln in table.splitlines() if ln.startswith("|"))  # 11 columns each
+    fcts, checks = table.split("What each setting shows")
+    assert all(ln.count("|") == 12 for ln in fcts.splitlines() if ln.startswith("|"))    # 11 columns
+    assert all(ln.count("|") == 13 for ln in checks.splitlines() if ln.startswith("|"))  # 12 columns
     assert "**unavailable**, not run and not substituted" in extra["notes"][0]
     assert extra["cells_done"] == 4 and extra["cells_planned"] == 5
 

@@ -41,6 +41,8 @@ class Setting:
     suss_version: int
     #: Every link's MTU (the IP packet's bytes).
     mtu: int = 1500
+    #: The hosts' segmentation offloads ("off", "linux"; runs from before they were chosen: off).
+    offloads: str = "off"
 
     @property
     def bdp_pkts(self) -> float:
@@ -82,7 +84,7 @@ def from_plan(plan: dict) -> Setting:
                    hosts_model=hosts["model"], hosts=hosts["describe"], lans=topology["lans"],
                    sender_qdisc=topology["sender_qdisc"],
                    suss_version=asked["module_params"].get("suss_version", param_default("suss_version")),
-                   mtu=topology["mtu"])
+                   mtu=topology["mtu"], offloads=topology.get("offloads", "off"))
 
 
 def from_model(model: dict, buffer_pkts: int) -> Setting:
@@ -98,7 +100,7 @@ def from_model(model: dict, buffer_pkts: int) -> Setting:
                    hosts_model=(model.get("hosts") or {}).get("model", "ideal"), hosts=host_model_text(model),
                    lans=topology.get("lans", "veth"), sender_qdisc=topology.get("sender_qdisc", "none"),
                    suss_version=(model.get("module_params") or {}).get("suss_version", param_default("suss_version")),
-                   mtu=topology.get("mtu", 1500))
+                   mtu=topology.get("mtu", 1500), offloads=topology.get("offloads", "off"))
 
 
 def host_model_text(model: dict) -> str:

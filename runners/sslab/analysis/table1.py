@@ -64,10 +64,27 @@ def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
             "queue_peak_pkts": run["bottleneck"].get("peak_pkts"),
             # small flows whose sender was held by the receiver's advertised window (per-ACK trace)
             "small_rwnd_limited": sum(1 for f in flows[1:] if f.get("receiver_limited_acks")),
+            # small flows whose SYN or SYN-ACK was sent again (a loss in the handshake: a second or more
+            # inside the client's FCT, none in the server's); None: runs from before it was recorded
+            "small_handshake_retrans": handshake_retransmitted(flows[1:]),
             "small_count": len(flows) - 1,
             "suss_versions": sorted({f["suss_version"] for f in flows if f.get("suss_version") is not None}),
         }
     return out
+
+
+def handshake_retransmitted(flows: list[dict]) -> int | None:
+    """How many of @flows had their SYN or SYN-ACK sent again; None when a run did not record it."""
+    if any(f.get("syn_retransmits") is None or f.get("synack_retransmits") is None for f in flows):
+        return None
+    return sum(1 for f in flows if f["syn_retransmits"] or f["synack_retransmits"])
+
+
+def handshakes(reps: list[dict]) -> str:
+    """The small flows with a SYN or SYN-ACK sent again, off / on, of how many ("0 / 2 of 120"); – for
+    runs that did not record it."""
+    counts = [[r[s].get("small_handshake_retrans") for r in reps] for s in ("off", "on")]
+    return " / ".join("–" if None in c else str(sum(c)) for c in counts) + f" of {n_small(reps)}"
 
 
 def buffer_pkts_of(cell_dir: Path) -> int | None:
@@ -347,8 +364,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     checks = [f"| large CCA | buffer | minRTT | small flows faster with {compared_name(plan)}? | "
               f"large flow within its CI? | large flow with {compared_name(plan)}: ours / paper | drops off / on | "
               f"{compared_name(plan)} raised drops? | queue's peak off / on (pkts) | small flows rwnd-limited off / on | "
-              f"runs passing fidelity |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+              f"small flows with a SYN or SYN-ACK sent again off / on | runs passing fidelity |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     start = compared_name(plan)
     comparisons: list[Comparison] = []
     judged: list[dict] = []
@@ -393,6 +410,9 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                "comparisons": [c.__dict__ for c in row_cmp], "drops_raised": drops_raised(reps),
                **{f"drops_{s}": statistics.fmean(r[s]["drops"] for r in reps) for s in ("off", "on")},
                **{f"queue_peak_pkts_{s}": mean_queue_peak(reps, s) for s in ("off", "on")},
+               **{f"small_handshake_retrans_{s}": None if None in (v := [r[s].get("small_handshake_retrans")
+                                                                         for r in reps]) else sum(v)
+                  for s in ("off", "on")},
                "buffer_pkts": reps[0].get("buffer_pkts")}
         rows.append(row)
         per_cca.setdefault(cca, []).append(row)
@@ -401,7 +421,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                      f"{impr:.0f}% | {paper[2]} | {sign} |")
         checks.append(f"| {label} | {buf} | {rtt} | {claims['small_faster']} | {claims['large_within_ci']} | "
                       f"{claims['large_change_pct']:+.1f}% / {change_text} | {drops} | {row['drops_raised']} | "
-                      f"{queue_peaks(reps)} | {rwnd} of {n_small(reps)} | {fid}/{2 * len(reps)} |")
+                      f"{queue_peaks(reps)} | {rwnd} of {n_small(reps)} | {handshakes(reps)} | {fid}/{2 * len(reps)} |")
     for cca, every in per_cca.items():
         # The average is the paper's: over its grid only (cells beside it have no paper value).
         rs = [r for r in every if r["on_paper_grid"]]
@@ -485,7 +505,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         lines += ["", "What each setting shows besides its FCTs: the signs the paper's words claim, the large flow's "
                       "change beside the paper's, the drops at the bottleneck, the most its queue held at once "
                       "(counted by the qdisc, mean over the repetitions, of the buffer in packets), the small flows' "
-                      "receive windows and the runs' fidelity.", "", *checks]
+                      "receive windows, their handshakes' losses (a SYN or SYN-ACK sent again, as the kernel counts "
+                      "it: a second or more inside the client's FCT) and the runs' fidelity.", "", *checks]
     return "\n".join(lines), {"rows": rows, "unavailable": [u.model_dump() for u in plan.unavailable], "notes": notes,
                               "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan.cells),
                               "order_effect": order,

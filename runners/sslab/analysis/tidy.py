@@ -12,7 +12,9 @@ what a researcher's own analysis starts from, read from the archive alone:
               spin_guard_charges
     flow      flow (0, 1, ... in the run), pair, rtt_ms (its pair's base RTT), cc, cc_used,
               suss_version, size_bytes, start_s (when it was due), fct_s (the client's),
-              server_fct_s, bytes_received, exit_cwnd, exit_time_s, receiver_limited_acks
+              server_fct_s, bytes_received, exit_cwnd, exit_time_s, receiver_limited_acks,
+              connect_s (the client's connect(), inside fct_s), syn_retransmits and
+              synack_retransmits (the kernel's count on either side of the handshake)
 
     matrix    (a matrix's report) axis_<name>, the cell's value on each of the matrix's axes (Table 1:
               axis_buffer, axis_large_cc, axis_large_rtt), and iteration, the cell's repetition
@@ -38,7 +40,8 @@ COLUMNS = ("scenario", "run_dir", "substrate", "clock", "kernel", "image", "code
            "rate_mbit", "buffer", "buffer_pkts", "link", "hosts", "mtu",
            "run", "case", "rep", "lost", "queue_peak_pkts", "retransmissions", "fidelity_ok", "spin_guard_charges",
            "flow", "pair", "rtt_ms", "cc", "cc_used", "suss_version", "size_bytes", "start_s", "fct_s",
-           "server_fct_s", "bytes_received", "exit_cwnd", "exit_time_s", "receiver_limited_acks")
+           "server_fct_s", "bytes_received", "exit_cwnd", "exit_time_s", "receiver_limited_acks",
+           "connect_s", "syn_retransmits", "synack_retransmits")
 
 FILE = "flows.csv"
 
@@ -88,7 +91,9 @@ def flow_rows(run_dir: Path, relative_to: Path | None = None) -> list[dict]:
                          "size_bytes": f.get("size"), "start_s": f.get("start"), "fct_s": f.get("fct_s"),
                          "server_fct_s": f.get("server_fct_s"), "bytes_received": f.get("bytes_received"),
                          "exit_cwnd": ss.get("exit_cwnd"), "exit_time_s": ss.get("exit_time_s"),
-                         "receiver_limited_acks": f.get("receiver_limited_acks")})
+                         "receiver_limited_acks": f.get("receiver_limited_acks"), "connect_s": f.get("connect_s"),
+                         "syn_retransmits": f.get("syn_retransmits"),
+                         "synack_retransmits": f.get("synack_retransmits")})
     return rows
 
 

@@ -54,7 +54,19 @@ which releases frames together as an aggregate does; the receive cost then
 spreads them.
 
 Every veth sends one segment per packet (gso_max_segs 1): the bottleneck
-and the traces see real 1500-byte packets, as on a wire.  Receivers advertise a large
+and the traces see real 1500-byte packets, as on a wire.  With Linux's
+offloads (topology.offloads "linux") the veths keep their TSO/GSO: a
+sender hands its link segments of up to 64 KB (TCP sizes them to about a
+millisecond of its pacing rate), its line rate (the host model's, else
+1 Gbit/s) serialises each whole, and each crosses the routers, the
+bottleneck and the client's link whole: what a NIC's segmentation at line
+rate and the next hop's GRO make of a burst that arrives within one poll.
+The bottleneck's netem then counts such a segment as one packet in its
+limit and its bytes in its rate, as Linux's netem on a router with GRO
+does, and the client acknowledges it at once (a stretch ACK).  A veth
+merges on receive only what a device without TSO sends, so GRO proper is
+not enabled: separate segments of a flow that a NIC would deliver within
+one interrupt stay separate here.  Receivers advertise a large
 initial window and have large buffers, so a flow is never receiver-limited
 (the traces record snd_wnd so that a run which was is flagged).  Every
 namespace has tcp_no_metrics_save, so one run's ssthresh never leaks into
@@ -364,14 +376,15 @@ class Dumbbell:
         ns_tc: dict[str | None, list[str]] = {ns: [] for ns in every}
         for r in (self.r1, self.r2):
             ns_sysctl[r].append("net.ipv4.ip_forward=1")
+        # Offloads off: one segment per packet, so the bottleneck and the captures see real 1500-byte
+        # packets and a packet-counted queue never counts 64 KB ones.  Linux's: every veth keeps its
+        # TSO/GSO, and a sender's segment of up to 64 KB crosses every link whole (the module docstring).
+        one_segment = self.plan.topology.offloads == "off"
         for ns_a, dev_a, ns_b, dev_b in self.links():
             for ns, dev in ((ns_a, dev_a), (ns_b, dev_b)):
                 ns_devs[ns].append(dev)
-                # One segment per packet: the bottleneck and the traces see real 1500-byte
-                # packets, and a packet-counted queue never counts 64 KB ones (veths do
-                # not aggregate on receive unless asked to).
-                ns_ip[ns] += [f"link set {dev} gso_max_segs 1", f"link set {dev} mtu {self.plan.topology.mtu}",
-                              f"link set {dev} up"]
+                ns_ip[ns] += [*([f"link set {dev} gso_max_segs 1"] if one_segment else []),
+                              f"link set {dev} mtu {self.plan.topology.mtu}", f"link set {dev} up"]
         core_len = ipaddress.IPv4Network(self.plan.addresses.core).prefixlen
         ns_ip[self.r1].append(f"addr add {self._core(1)}/{core_len} dev r1-r2")
         ns_ip[self.r2].append(f"addr add {self._core(2)}/{core_len} dev r2-r1")

@@ -292,6 +292,10 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         flows_out.append({
             **flow, "port": port, "cc_used": srv["cc"], "bytes_received": cli["bytes"],
             "fct_s": round(cli["fct_s"], 6), "started_s": round(rec["started_s"], 4),
+            # The handshake: the client's connect() (inside fct_s), and the SYN's and SYN-ACK's
+            # retransmissions as the kernel counted them (None: a tool that does not say, iperf3)
+            "connect_s": None if cli.get("connect_s") is None else round(cli["connect_s"], 6),
+            "syn_retransmits": cli.get("syn_retransmits"), "synack_retransmits": srv.get("synack_retransmits"),
             # [seconds since the run's t0, bytes received so far], from the client
             "rx_series": [[round(t - t0, 4), b] for t, b in cli.get("rx", [])],
             "iperf3": cli.get("iperf3"),

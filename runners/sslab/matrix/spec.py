@@ -188,7 +188,8 @@ class Matrix:
         # The repetition's seed and case order set on the checked scenario (neither changes what the
         # model checks): no dump and second validation.
         if self.spec.starts_during and (why := self.spec.starts_during.refusal(s)):
-            raise ScenarioError(f"{self.path} {setting}:\n  {why}")
+            labels = {a: setting[a] for a in self.spec.axes if a in setting}
+            raise ScenarioError(f"{self.path} {labels}:\n  {why}")
         cases = s.cases[::-1] if self.spec.alternate_cases and rep % 2 == 1 else s.cases
         # Alternate in pairs: off-on in even repetitions, on-off in odd ones.
         return s.model_copy(update={"seed": repetition_seed(s.seed, rep), "cases": cases})

@@ -90,6 +90,12 @@ KNOBS: tuple[Knob, ...] = (
          "the senders' own qdisc: none, the veth's default; fq, pacing every flow at TCP's rate; fq_codel "
          "(default: the scenario's, else none)",
          "qdisc", _set_topology("sender_qdisc")),
+    Knob("offloads", "OFFLOADS", "--offloads", "topology.offloads",
+         ("off", "linux"), str,
+         "the hosts' segmentation offloads: off, one segment per packet; linux, TSO/GSO on the senders, whole "
+         "at the routers and clients as GRO merges a burst, and a 1 Gbit/s link on a host without one "
+         "(default: the scenario's, else off)",
+         "offloads", _set_topology("offloads")),
 )
 BY_NAME = {k.name: k for k in KNOBS}
 #: A knob by what else names it: its scenario field's path (SET=topology.sender_qdisc=fq) or its make

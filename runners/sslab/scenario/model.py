@@ -49,6 +49,11 @@ from .hosts import DEFAULT_HOST_MODEL, host_preset
 from .units import FRAME_BYTES, frame_bytes, parse_rate_mbit, parse_seconds, parse_size
 
 
+#: The line rate of a host that has none when the offloads are Linux's (TopologySpec.offloads): gigabit
+#: Ethernet, as the host model 1gbe has (sslab.scenario.hosts).
+OFFLOADS_NIC_MBIT = 1000.0
+
+
 class ScenarioError(ValueError):
     """A scenario file that cannot run; the message names the field."""
 
@@ -585,6 +590,12 @@ class TopologySpec(Strict):
     #: (CUBIC's too); "fq_codel", a distribution's usual default, which on a link that never backs
     #: up holds nothing.
     sender_qdisc: Literal["none", "fq", "fq_codel"] = "none"
+    #: The hosts' segmentation offloads: "off", one segment per packet everywhere (every link's
+    #: gso_max_segs 1); "linux", as Linux has them by default: the senders hand TSO/GSO segments of up
+    #: to 64 KB to their link, which arrive at the routers and clients whole, as GRO merges a line-rate
+    #: burst, and the bottleneck's netem counts each as one packet in its limit and its bytes in its
+    #: rate.  A host with no line rate gets one of OFFLOADS_NIC_MBIT (sslab.guest.dumbbell).
+    offloads: Literal["off", "linux"] = "off"
 
     @model_validator(mode="after")
     def _fits(self):
@@ -809,14 +820,18 @@ class Scenario(Strict):
         return _module_params(v)
 
     def host_params(self, pair: int, kind: str) -> HostParams:
-        """Pair @pair's (1-based) server or client: the host model's for its kind, the pair's own over it."""
+        """Pair @pair's (1-based) server or client: the host model's for its kind, the pair's own over it;
+        with offloads, a line rate where neither gives one (a segmentation offload's burst leaves at
+        some line rate: at none it would arrive whole in no time)."""
         base = self.hosts.servers if kind == "server" else self.hosts.clients
         own = getattr(self.pairs[pair - 1], kind)
-        if not own:
-            return base
-        given = HostParams.model_validate(own)
-        return base.model_copy(update={name: getattr(given, name) for name, f in HostParams.model_fields.items()
-                                       if (f.alias or name) in own})
+        if own:
+            given = HostParams.model_validate(own)
+            base = base.model_copy(update={name: getattr(given, name) for name, f in HostParams.model_fields.items()
+                                           if (f.alias or name) in own})
+        if self.topology.offloads != "off" and base.nic_mbit is None:
+            base = base.model_copy(update={"nic_mbit": OFFLOADS_NIC_MBIT})
+        return base
 
     @model_validator(mode="after")
     def _consistent(self):
