@@ -6,9 +6,11 @@
  * two versions apart); this file moves numbers between the stack and the
  * core:
  *
- *   cong_control    every ACK: the rate sample and the connection's counters
- *                   in, cwnd and the pacing rate out (the stack does no
- *                   cwnd reduction of its own for a cong_control module)
+ *   cong_control    every ACK: the rate sample, the connection's counters and
+ *                   the wait until the next departure in, cwnd and the pacing
+ *                   rate out (the stack does no cwnd reduction of its own for
+ *                   a cong_control module); bbr2_sslab's ssthresh when it
+ *                   enters Drain
  *   skb_marked_lost every newly lost packet (our kernel patch's callback)
  *   ssthresh        recovery or a timeout begins: the state an undo restores
  *                   is saved before the stack cuts cwnd
@@ -102,6 +104,18 @@ static void set_pacing_rate(struct sock *sk, const struct bbr3 *b)
 	WRITE_ONCE(sk->sk_pacing_rate, (unsigned long)rate);
 }
 
+/*
+ * How long until the next packet may leave: its earliest departure time
+ * (pacing's, the stack's own or fq's) less now; 0 when it may leave now.
+ */
+static u32 edt_wait_us(const struct tcp_sock *tp)
+{
+	u64 now = tp->tcp_clock_cache;
+
+	return tp->tcp_wstamp_ns > now ?
+	       (u32)min_t(u64, div_u64(tp->tcp_wstamp_ns - now, NSEC_PER_USEC), U32_MAX) : 0;
+}
+
 /* A connection starts: the core's state, in the version @p asks for. */
 static void init_conn(struct sock *sk, struct bbr3_params *p)
 {
@@ -183,10 +197,15 @@ static void bbr3_cong_control(struct sock *sk, const struct rate_sample *rs)
 		.rs_is_app_limited = rs->is_app_limited,
 		.in_recovery = inet_csk(sk)->icsk_ca_state >= TCP_CA_Recovery,
 		.has_selective_acks = tcp_is_sack(tp),
+		.edt_wait_us = edt_wait_us(tp),
 	};
 	before = c->core.state;
 	round_before = c->core.round_count;
 	bbr3_on_ack(&c->core, &a);
+	if (c->core.ssthresh) {		/* v2 entered Drain: slow start is over */
+		tp->snd_ssthresh = c->core.ssthresh;
+		c->core.ssthresh = 0;
+	}
 	tcp_snd_cwnd_set(tp, max(c->core.cwnd, 1U));
 	set_pacing_rate(sk, &c->core);
 	/* MarkConnectionAppLimited (ProbeRTT), as the stack marks it itself. */

@@ -167,10 +167,24 @@ static void enter_startup(struct bbr3 *b)
 		  b->gains.startup_cwnd);
 }
 
+/* Inflight(1.0) of max_bw: what v2's Drain drains to, and its ssthresh. */
+static u32 inflight_of_max_bw(const struct bbr3 *b)
+{
+	return quantization_budget(b, bdp_multiple_of(b, b->max_bw, BBR3_UNIT));
+}
+
+/*
+ * Drain: pace under bw until the queue Startup built is gone.  Draft-06
+ * lowers the cwnd gain to 2.0 here; v2 keeps Startup's window (only the
+ * pacing drains), and tells the stack its slow start is over.
+ */
 static void enter_drain(struct bbr3 *b)
 {
-	set_gains(b, BBR3_DRAIN, b->gains.drain_pacing, BBR3_DEFAULT_CWND_GAIN);
+	set_gains(b, BBR3_DRAIN, b->gains.drain_pacing,
+		  b->gains.drain_cwnd ? b->gains.drain_cwnd : b->gains.startup_cwnd);
 	b->drain_start_round = b->round_count;
+	if (b->version == BBR3_VERSION_V2)
+		b->ssthresh = inflight_of_max_bw(b);
 }
 
 static bool is_in_probe_bw(const struct bbr3 *b)
@@ -279,6 +293,7 @@ static const struct bbr3_gains version_gains[] = {
 		.probe_down_pacing = 750,	/* v1's and v2's 0.75 */
 		.probe_up_cwnd = BBR3_DEFAULT_CWND_GAIN,
 		.startup_full_loss_cnt = 8,
+		.drain_cwnd = 0,		/* Startup's: the window kept */
 	},
 	[BBR3_VERSION_V3] = {
 		.startup_pacing = BBR3_STARTUP_PACING_GAIN,
@@ -287,6 +302,7 @@ static const struct bbr3_gains version_gains[] = {
 		.probe_down_pacing = BBR3_PROBE_DOWN_PACING_GAIN,
 		.probe_up_cwnd = BBR3_PROBE_UP_CWND_GAIN,
 		.startup_full_loss_cnt = BBR3_STARTUP_FULL_LOSS_CNT,
+		.drain_cwnd = BBR3_DEFAULT_CWND_GAIN,
 	},
 };
 
@@ -452,6 +468,51 @@ static u32 extra_acked_filter(struct bbr3 *b, u32 value, u32 len)
 	return max;
 }
 
+/*
+ * v2's window of extra_acked: two slots, the newer one restarted each time
+ * it has been the newest for BBR2_EXTRA_ACKED_WIN_ROUNDS packet-timed
+ * rounds (one round in Startup), so the max of the two covers the last
+ * 5-10 rounds (1-2 in Startup).
+ */
+static void extra_acked_window_v2(struct bbr3 *b)
+{
+	u32 rounds = b->full_bw_reached ? BBR2_EXTRA_ACKED_WIN_ROUNDS : 1;
+
+	if (!b->round_start)
+		return;
+	b->extra_acked_win_rounds = ss_min(b->extra_acked_win_rounds + 1, 31);
+	if (b->extra_acked_win_rounds < rounds)
+		return;
+	b->extra_acked_win_rounds = 0;
+	b->extra_acked_win_idx ^= 1;
+	b->extra_acked_slot[b->extra_acked_win_idx] = 0;
+}
+
+/* v2's UpdateACKAggregation: on ACKs that ack data and carry a rate sample. */
+static void update_ack_aggregation_v2(struct bbr3 *b, const struct bbr3_ack *a)
+{
+	u32 interval, expected, extra;
+	u32 *slot;
+
+	if (!a->newly_acked || !a->rs_interval_us)
+		return;
+	extra_acked_window_v2(b);
+	interval = ss_elapsed(a->now_us, b->extra_acked_interval_start);
+	expected = ss_sat32((b->bw * interval) >> BBR3_BW_SHIFT);
+	if (b->extra_acked_delivered <= expected ||
+	    b->extra_acked_delivered + a->newly_acked >= BBR2_ACK_EPOCH_RESET_PKTS) {
+		b->extra_acked_delivered = 0;
+		b->extra_acked_interval_start = a->now_us;
+		expected = 0;
+	}
+	b->extra_acked_delivered = ss_min(b->extra_acked_delivered + a->newly_acked,
+					  BBR2_ACK_EPOCH_RESET_PKTS - 1);
+	extra = ss_min(b->extra_acked_delivered - expected, b->cwnd);
+	slot = &b->extra_acked_slot[b->extra_acked_win_idx];
+	*slot = ss_max(*slot, extra);
+	b->extra_acked = ss_max(b->extra_acked_slot[0], b->extra_acked_slot[1]);
+}
+
 /* UpdateACKAggregation: data acked beyond what bw explains, a round's max. */
 static void update_ack_aggregation(struct bbr3 *b, const struct bbr3_ack *a)
 {
@@ -459,6 +520,10 @@ static void update_ack_aggregation(struct bbr3 *b, const struct bbr3_ack *a)
 	u32 expected = ss_sat32((b->bw * interval) >> BBR3_BW_SHIFT);
 	u32 extra;
 
+	if (b->version == BBR3_VERSION_V2) {
+		update_ack_aggregation_v2(b, a);
+		return;
+	}
 	if (b->extra_acked_delivered <= expected) {
 		b->extra_acked_delivered = 0;
 		b->extra_acked_interval_start = a->now_us;
@@ -589,11 +654,31 @@ static void check_startup_done(struct bbr3 *b, const struct bbr3_ack *a)
 		enter_drain(b);
 }
 
+/*
+ * v2's Drain exit counts what will still be in the network when the next
+ * packet may leave: inflight less what bw delivers until then (pacing may
+ * hold the next packet back; in Drain the gain is under 1, so the packet
+ * that departs then is not added).
+ */
+static u32 inflight_at_next_departure(const struct bbr3 *b, const struct bbr3_ack *a)
+{
+	u64 until_then = (b->bw * a->edt_wait_us) >> BBR3_BW_SHIFT;
+
+	return until_then >= a->inflight ? 0 : a->inflight - (u32)until_then;
+}
+
 static void check_drain_done(struct bbr3 *b, const struct bbr3_ack *a)
 {
-	if (b->state == BBR3_DRAIN &&
-	    (a->inflight <= bbr3_inflight(b, BBR3_UNIT) ||
-	     b->round_count > b->drain_start_round + BBR3_DRAIN_MAX_ROUNDS))
+	bool drained;
+
+	if (b->state != BBR3_DRAIN)
+		return;
+	if (b->version == BBR3_VERSION_V2)	/* no round cap */
+		drained = inflight_at_next_departure(b, a) <= inflight_of_max_bw(b);
+	else
+		drained = a->inflight <= bbr3_inflight(b, BBR3_UNIT) ||
+			  b->round_count > b->drain_start_round + BBR3_DRAIN_MAX_ROUNDS;
+	if (drained)
 		enter_probe_bw(b, a->now_us);
 }
 
@@ -866,11 +951,23 @@ static void set_send_quantum(struct bbr3 *b)
 	b->send_quantum = ss_max(quantum, 2);
 }
 
+/*
+ * The window extra_acked adds: all of it (draft-06), or at most
+ * BBR2_EXTRA_ACKED_MAX_US at bw (v2).
+ */
+static u32 aggregation_cwnd(const struct bbr3 *b)
+{
+	if (b->version != BBR3_VERSION_V2)
+		return b->extra_acked;
+	return ss_min(b->extra_acked,
+		      ss_sat32((b->bw * BBR2_EXTRA_ACKED_MAX_US) >> BBR3_BW_SHIFT));
+}
+
 /* UpdateMaxInflight: cwnd_gain x bdp + extra_acked, with the budget. */
 static void update_max_inflight(struct bbr3 *b)
 {
 	u32 cap = ss_sat_add(bbr3_bdp_multiple(b, b->cwnd_gain),
-			     b->extra_acked);
+			     aggregation_cwnd(b));
 
 	b->max_inflight = quantization_budget(b, cap);
 }

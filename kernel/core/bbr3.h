@@ -129,6 +129,12 @@
 #define BBR2_TSO_RTT_SHIFT		9	/* 64 KB more, halved per 512 us of min_rtt */
 #define BBR2_MIN_TSO_RATE_BYTES		150000U	/* 1.2 Mbit/s: under it, 1-packet bursts */
 #define BBR2_LOSS_EVENTS_MAX		15	/* its tally of loss ACKs saturates (4 bits) */
+/* v2alpha's extra_acked: two slots, each the max of this many rounds (1 in Startup)... */
+#define BBR2_EXTRA_ACKED_WIN_ROUNDS	5
+/* ... the window's increment at most this much time at bw ... */
+#define BBR2_EXTRA_ACKED_MAX_US		100000U
+/* ... and its sampling epoch restarted past this many packets acked. */
+#define BBR2_ACK_EPOCH_RESET_PKTS	(1U << 20)
 
 enum bbr3_state {
 	BBR3_STARTUP,
@@ -159,6 +165,7 @@ enum bbr3_ack_phase {
  *   Startup pacing gain    2.77            2.885 (2 / ln 2)
  *   Startup cwnd gain      2.0             2.885
  *   Drain pacing gain      0.5             0.347 (1 / 2.885)
+ *   Drain cwnd gain        2.0             Startup's (2.885): keep the window
  *   ProbeBW_DOWN pacing    0.9             0.75
  *   ProbeBW_UP cwnd gain   2.25            2.0 (no extra while probing)
  *   Startup loss exit      6 lost ranges   8 lost ranges
@@ -174,6 +181,21 @@ enum bbr3_ack_phase {
  *   send quantum           1 ms at the pacing  2^-10 s at the pacing rate +
  *                          rate, >= 2          64 KB >> (min_rtt / 512 us),
  *                                              >= 2, 1 under 1.2 Mbit/s
+ *
+ * and v2alpha's Drain and extra_acked, which draft-06 rewrote:
+ *
+ *   Drain's exit           inflight <= Inflight  inflight that will still be
+ *                          (1.0), or 3 rounds    in the network at the next
+ *                                                departure <= Inflight(1.0)
+ *                                                of max_bw; no round cap
+ *   entering Drain         -                     ssthresh = Inflight(1.0) of
+ *                                                max_bw (the stack's slow
+ *                                                start ends there)
+ *   extra_acked            a round's max, over   two slots of 5 rounds (1 in
+ *                          10 rounds (1 in       Startup): the max of the last
+ *                          Startup), every ACK   5-10; ACKs with a rate sample;
+ *                                                the cwnd it adds at most
+ *                                                100 ms at bw
  */
 #define BBR3_VERSION_V2		2	/* Google's v2alpha */
 #define BBR3_VERSION_V3		3	/* draft-ietf-ccwg-bbr-06 */
@@ -185,6 +207,7 @@ struct bbr3_gains {
 	u32 probe_down_pacing;
 	u32 probe_up_cwnd;
 	u32 startup_full_loss_cnt;	/* lost ranges (v3) or loss ACKs (v2) a round */
+	u32 drain_cwnd;		/* 0: Startup's cwnd gain (v2 keeps its window) */
 };
 
 /* What the draft leaves to the implementation or Google's Linux sets apart. */
@@ -221,6 +244,8 @@ struct bbr3_ack {
 	bool rs_is_app_limited;
 	bool in_recovery;	/* in fast recovery after this ACK */
 	bool has_selective_acks; /* C.has_selective_acks */
+	u32 edt_wait_us;	/* until the next packet may leave (its earliest
+				 * departure time less now; v2's Drain exit) */
 };
 
 /* A packet newly marked lost (HandleLostPacket's P, and C at that moment). */
@@ -269,12 +294,15 @@ struct bbr3 {
 	u64 max_bw;
 	u64 bw;			/* min(max_bw, bw_shortterm) */
 
-	/* extra_acked: a max over the last 1 (Startup) or 10 rounds. */
+	/* extra_acked: a max over the last 1 (Startup) or 10 rounds (v2: its
+	 * two slots, slot[win_idx] the newest, win_rounds old). */
 	u32 extra_acked_interval_start;
 	u32 extra_acked_delivered;
 	u32 extra_acked_slot[BBR3_EXTRA_ACKED_FILTER_LEN];
 	u32 extra_acked_round;	/* the round of the newest slot */
 	u32 extra_acked;
+	u32 extra_acked_win_rounds;
+	u32 extra_acked_win_idx;
 
 	/* min_rtt and ProbeRTT's schedule (section "ProbeRTT Logic"). */
 	u32 min_rtt_us;
@@ -325,6 +353,9 @@ struct bbr3 {
 	bool lost_since_ack;	/* packets marked lost since the last ACK */
 
 	u32 drain_start_round;
+	/* v2: the ssthresh the stack is to take, set on entering Drain
+	 * (Inflight(1.0) of max_bw); the glue takes it and zeroes it. */
+	u32 ssthresh;
 
 	/* Loss recovery and its undo. */
 	u32 prior_cwnd;

@@ -961,7 +961,7 @@ static void test_extra_acked_window(void)
  * above; the states change where they did, only the gains differ.
  *   Startup: 2.885 and 2.885.  No RTT: 167772 * 2885 / 1000 = 484022.22.
  *   Drain (run_plateau): 0.347; pacing 53687 * 347 / 1000 = 18629.39, 1 %
- *     under: 18629 * 99 / 100 = 18442.71.
+ *     under: 18629 * 99 / 100 = 18442.71; the cwnd gain stays Startup's.
  *   ProbeBW (the cycle of test_probe_bw_cycle_and_probe_rtt): UP paces at
  *     1.25 with the cwnd gain 2.0 (v3: 2.25), DOWN paces at 0.75 (v3: 0.9).
  * An unknown version runs v3's.  v2's own behaviours: the tests after it.
@@ -980,7 +980,7 @@ static void test_version_2(void)
 	run_plateau(&b, &delivered);
 	CHECK_EQ(b.state, BBR3_DRAIN);
 	CHECK_EQ(b.pacing_gain, 347);
-	CHECK_EQ(b.cwnd_gain, 2000);
+	CHECK_EQ(b.cwnd_gain, 2885);	/* Startup's window kept (v3: 2.0) */
 	CHECK_EQ(b.pacing_rate, 18442);
 	run_to_cruise(&b, &delivered);
 	for (r = 8; r <= 35; r++)
@@ -1145,6 +1145,114 @@ static void test_v2_send_quantum(void)
  * parameters): Startup paces at 3.0 and keeps a 2.5 window when asked,
  * and a 0 leaves the version's value.
  */
+/*
+ * v2alpha's Drain (run_plateau in version 2): max_bw 53687 units (320 per
+ * 100 ms), min_rtt 100 ms: Inflight(1.0) of max_bw = 319 (the burst budget,
+ * 3 x 8 packets at Startup's rate, is less), the stack's ssthresh from Drain
+ * on.  No round cap: rounds 8-15 with inflight far above it stay in Drain
+ * (v3 left in round 11).  What counts is inflight at the next departure:
+ * 330 in flight with the next packet 4 ms away, bw delivering
+ * 53687 * 4000 / 2^24 = 12.8 -> 12 by then, leaves 318 <= 319: ProbeBW
+ * (DOWN, then CRUISE on the same ACK, as in v3's test); 330 with no wait
+ * stays.
+ */
+static void test_v2_drain(void)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 delivered, r;
+
+	params10.version = BBR3_VERSION_V2;
+	run_plateau(&b, &delivered);
+	params10.version = 0;
+	CHECK_EQ(b.state, BBR3_DRAIN);
+	CHECK_EQ(b.ssthresh, 319);
+	for (r = 8; r <= 15; r++) {
+		u32 prior = delivered;
+
+		delivered += 288;
+		a = round_ack(r * RTT, prior, delivered, 288, HUGE_INFLIGHT);
+		feed(&b, &a);
+		CHECK_EQ(b.state, BBR3_DRAIN);
+	}
+	a = round_ack(16 * RTT - 10, delivered - 288, delivered + 1, 288, 330);
+	feed(&b, &a);
+	CHECK_EQ(b.state, BBR3_DRAIN);
+	a = round_ack(16 * RTT - 5, delivered - 288, delivered + 2, 288, 330);
+	a.edt_wait_us = 4000;
+	feed(&b, &a);
+	CHECK(b.state == BBR3_PROBE_BW_DOWN || b.state == BBR3_PROBE_BW_CRUISE);
+	CHECK_EQ(b.cwnd_gain, 2000);
+	/* v3 on the same plateau sets no ssthresh. */
+	run_plateau(&b, &delivered);
+	CHECK_EQ(b.ssthresh, 0);
+}
+
+/*
+ * v2alpha's extra_acked window on test_extra_acked_window's ACKs, each with
+ * a rate sample (v2 samples only those): the rounds' extra are 10, 4, 3,
+ * then 2 (each capped by that round's cwnd).  In Startup a slot lasts a
+ * round (the max of the last 1-2: 10, 10); from round 3 (full bw) five:
+ * slot 0 holds rounds 2-6 (max 4) while slot 1 keeps round 1's 10 until
+ * round 7 restarts it; round 12 restarts slot 0: 4 four times, then 2.
+ */
+static void test_v2_extra_acked_window(void)
+{
+	static const u32 expected[14] = {0, 10, 10, 10, 10, 10, 10, 4, 4, 4, 4, 4, 2, 2};
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 r, delivered = 0;
+
+	params10.version = BBR3_VERSION_V2;
+	init10(&b, 0, RTT);
+	params10.version = 0;
+	for (r = 1; r <= 13; r++) {
+		u32 prior = delivered;
+
+		delivered += r == 1 ? 30 : 5;
+		a = round_ack(r * RTT, prior, delivered, r == 1 ? 30 : 5, 1);
+		a.cwnd = r == 1 ? 10 : r == 2 ? 4 : r == 3 ? 3 : 2;
+		if (r == 3)
+			b.full_bw_reached = true;
+		feed(&b, &a);
+		CHECK_EQ(b.extra_acked, expected[r]);
+	}
+	/* An ACK without a rate sample leaves it. */
+	a = round_ack(14 * RTT, delivered, delivered + 30, 30, 1);
+	a.rs_interval_us = 0;
+	a.cwnd = 40;
+	feed(&b, &a);
+	CHECK_EQ(b.extra_acked, 2);
+}
+
+/*
+ * v2alpha adds extra_acked to the window's target only up to 100 ms at bw.
+ * One round delivers 3 packets in 100 ms (bw 503 units): the clamp is
+ * 503 * 100000 / 2^24 = 2.998 -> 2, extra_acked is 3.  Startup's target
+ * 2.885 x bdp = 503 * 100000 * 2885 / 1000 / 2^24 = 8.65 -> 8: v2 8 + 2 =
+ * 10 (its budget, 3 one-packet bursts under 1.2 Mbit/s, is less); v3,
+ * unclamped, Startup's 2.0 x bdp = 5.998 -> 5, and 5 + 3 = 8 (a clamp of
+ * 2 would give 7).
+ */
+static void test_v2_extra_acked_clamp(void)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+
+	params10.version = BBR3_VERSION_V2;
+	init10(&b, 0, RTT);
+	a = round_ack(RTT, 0, 3, 3, 3);
+	feed(&b, &a);
+	CHECK_EQ(b.extra_acked, 3);
+	CHECK_EQ(b.max_inflight, 10);
+	params10.version = 0;
+	init10(&b, 0, RTT);
+	a = round_ack(RTT, 0, 3, 3, 3);
+	feed(&b, &a);
+	CHECK_EQ(b.extra_acked, 3);
+	CHECK_EQ(b.max_inflight, 8);
+}
+
 static void test_version_overrides(void)
 {
 	struct bbr3 b;
@@ -1194,6 +1302,9 @@ int main(void)
 	test_v2_startup_loss_exit();
 	test_v2_probe_up_drops_unused_credit();
 	test_v2_send_quantum();
+	test_v2_drain();
+	test_v2_extra_acked_window();
+	test_v2_extra_acked_clamp();
 	test_version_overrides();
 	printf("bbr3 core: %d checks passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
