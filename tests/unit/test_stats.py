@@ -27,3 +27,20 @@ def test_cis_overlap_when_they_share_a_point_and_says_nothing_below_two_values()
     # Touching ends share a point.
     assert cis_overlap(describe([2.0, 2.0]), {"ci95": [2.0, 5.0]}) is True
     assert cis_overlap(wide, describe([5.0])) is None and cis_overlap(wide, describe([])) is None
+
+
+def test_independence_of_repetitions_by_hand():
+    from sslab.analysis.independence import check
+    # Two groups of three that differ as wholes: means 2 and 5, each with variance 1.  F = 3 * var(2, 5)
+    # / 1 = 3 * 4.5 = 13.5; each group's CI, mean +/- t(2) * 1 / sqrt(3) = +/- 2.484, misses the other's mean.
+    c = check([1, 2, 3, 4, 5, 6], 3, "x")
+    assert (c.groups, c.per_group, c.covered) == (2, 3, 0) and c.f == pytest.approx(13.5)
+    assert c.p == pytest.approx(0.0213, abs=1e-3)     # F(1, 4) beyond 13.5
+    # Interleaved, the groups agree: means 3 and 4, each variance 4: F = 3 * 0.5 / 4 = 0.375; both CIs hold
+    # the other mean.
+    c = check([1, 3, 5, 2, 4, 6], 3)
+    assert c.covered == 2 and c.f == pytest.approx(3 * 0.5 / 4)
+    # A last, shorter group is left out; one group is no check.
+    assert check([1, 2, 3, 4, 5, 6, 7], 3).groups == 2
+    with pytest.raises(ValueError):
+        check([1, 2, 3, 4], 3)

@@ -577,4 +577,16 @@ def cmd_matrix(args) -> int:
             raise Refused(str(e)) from e
         print(table)
         return EXIT_OK
+    if args.action == "independence":
+        from ..analysis.archive import ArchiveError
+        from ..analysis.independence import report_md
+        if not (Path(args.matrix_dir) / "plans").is_dir():
+            raise Refused(f"{args.matrix_dir}: not a matrix directory (no plans/)")
+        if args.group < 2:
+            raise Refused(f"--group {args.group}: at least 2 repetitions a group")
+        try:
+            print(report_md(Path(args.matrix_dir), args.group))
+        except ArchiveError as e:
+            raise Refused(str(e)) from e
+        return EXIT_OK
     raise Refused(f"unknown matrix action {args.action}")

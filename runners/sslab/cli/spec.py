@@ -267,5 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
                                            "quantities and their difference with its 95%% CI")
     mcmp.add_argument("base")
     mcmp.add_argument("other")
+    mind = msub.add_parser("independence", help="a Table 1 archive's repetitions of each setting in groups (a shared "
+                                                "boot's): how many groups' 95%% CIs hold the other repetitions' mean, "
+                                                "and the spread of the group means against the spread within them")
+    mind.add_argument("matrix_dir")
+    mind.add_argument("--group", type=int, default=10, help="repetitions a group (default 10, a shared boot's)")
     pm.set_defaults(command="matrix")
     return p
