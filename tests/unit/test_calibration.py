@@ -128,7 +128,18 @@ def test_a_partial_fit_chooses_nothing(tmp_path, monkeypatch):
 def test_the_calibration_files_candidates():
     m = load_matrix("table1-calibrate")
     assert m.spec.reference == "table1"
-    every = settings(m.spec, {})
+    # Stage 3 by default: stage 2's choice (125 MB, four, one netem), the layouts and the offloads.
+    stage3 = settings(m.spec, {})
+    assert len(stage3) == 2 * 2 * 4 * 2 * 2
+    assert {(s["large_size"], s["small_rtts"], s["netem"]) for s in stage3} == {("125MB", "four", "one")}
+    assert {(s["layout"], s["offloads"]) for s in stage3} == {("own-pairs", "off"), ("own-pairs", "linux"),
+                                                              ("five-pairs", "off"), ("five-pairs", "linux")}
+    five = m.scenario_for(next(s for s in stage3 if s["layout"] == "five-pairs" and s["offloads"] == "linux"), 0)
+    assert five.topology.pairs == 5 and five.topology.offloads == "linux"
+    assert [round(p.rtt * 1000) for p in five.pairs] == [25, 25, 50, 100, 200]
+    # Stages 1-2's candidates stay runnable by their options.
+    every = settings(m.spec, {"large_size": ["150MB", "140MB", "125MB", "100MB"], "small_rtts": ["spread", "four", "as-large"],
+                              "netem": ["apart", "one"], "layout": ["own-pairs"], "offloads": ["off"]})
     assert len(every) == 2 * 2 * 4 * 4 * 3 * 2
     def pairs(rtts, large_rtt="200ms", netem="apart"):
         s = next(x for x in every if x["small_rtts"] == rtts and x["large_rtt"] == large_rtt
@@ -181,3 +192,43 @@ def test_an_axis_with_one_value_in_the_plan_is_a_setting_not_a_candidate(tmp_pat
                                  "cells": [c.model_copy(update={"setting": {**c.setting, "layout": "own-pairs"}})
                                            for c in one.cells]})
     assert candidate_axes(e7) == ["small_rtts"]
+
+
+def test_the_small_flows_weigh_twice_the_large_flows_terms():
+    from sslab.analysis.calibration import distance
+    e = math.e
+    # Small flows off by e (ln 1 = 1 squared), the large flow exact: sqrt((2 * 1 + 1 * 0) / 3) = 0.8165,
+    # where equal weights would give sqrt(1/2) = 0.7071; the other way round, sqrt(1/3) = 0.5774.
+    assert distance([("a off_small", e, 1.0), ("a off_large", 1.0, 1.0)]) == pytest.approx(math.sqrt(2 / 3))
+    assert distance([("a off_small", 1.0, 1.0), ("a off_large", e, 1.0)]) == pytest.approx(math.sqrt(1 / 3))
+    # Ten large-flow terms against two small ones weigh as one side each, whatever their number.
+    assert distance([("s off_small", e, 1.0)] * 2 + [("l off_large", 1.0, 1.0)] * 10) == pytest.approx(math.sqrt(2 / 3))
+
+
+def test_candidates_tie_when_their_distance_cis_meet():
+    a = Fit({"layout": "own-pairs"}, [("t off_small", 1.2, 1.0)], ci=(0.15, 0.22))
+    b = Fit({"layout": "five-pairs"}, [("t off_small", 1.25, 1.0)], ci=(0.21, 0.26))
+    assert a.distance < b.distance and (a.unstated, b.unstated) == (1, 0)
+    assert choose([a, b], 1) is b            # b's CI reaches a's: a tie, b states no choice the paper does not
+    b.ci = (0.23, 0.26)
+    assert choose([a, b], 1) is a            # apart: the nearer
+    a.ci = b.ci = None                       # one repetition: within 10 % of the nearest
+    assert choose([a, b], 1) is (b if b.distance <= a.distance * 1.1 else a)
+
+
+def test_a_distances_ci_resamples_each_settings_repetitions():
+    from sslab.analysis.calibration import distance_ci
+    from sslab.analysis.table1 import reference
+    ref = reference(MatrixPlan.model_validate({"matrix": "table1", "title": "t", "report": "table1", "selection": {},
+                                               "iterations": 1, "image_hash": "i", "code_version": "c",
+                                               "compare": {"param": "s", "off": "a", "on": "b"}, "cells": []}))
+
+    def rep(large, small):
+        return {"off": {"large_fct_s": large, "small_mean_fct_s": small}}
+    same = {("cubic", "1BDP", "25ms"): [rep(30.4, 1.33 * math.e)] * 3}
+    lo, hi = distance_ci(same, ref)
+    assert lo == pytest.approx(math.sqrt(2 / 3)) and hi == pytest.approx(math.sqrt(2 / 3))
+    spread = {("cubic", "1BDP", "25ms"): [rep(30.4, 1.33), rep(30.4, 2.66), rep(30.4, 1.9)]}
+    lo, hi = distance_ci(spread, ref)
+    assert lo < hi and distance_ci(spread, ref) == (lo, hi)    # seeded: the same archive, the same CI
+    assert distance_ci({("cubic", "1BDP", "25ms"): [rep(30.4, 1.33)]}, ref) is None

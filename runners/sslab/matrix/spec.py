@@ -212,8 +212,12 @@ def resolved(setting: dict) -> dict:
     """@setting with a value that names another of its parameters ("{large_rtt}") given that one's value,
     in a string or anywhere inside a list or mapping: a mapping value of one axis may follow another axis
     (the calibration's small flows, each at the large flow's minRTT; a layout's pairs, the first at it).
-    One level: a parameter named this way is taken as written."""
-    return {k: substitute(v, setting) for k, v in setting.items()}
+    A value so given may name another in turn (a layout's pair at "{r1}", the small flows' minRTT that is
+    "{large_rtt}"): three rounds at most, a parameter named deeper taken as written."""
+    out = setting
+    for _ in range(3):
+        out = {k: substitute(v, out) for k, v in out.items()}
+    return out
 
 
 def repetition_seed(base: int, rep: int) -> int:

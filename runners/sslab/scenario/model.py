@@ -597,6 +597,12 @@ class TopologySpec(Strict):
     #: rate.  A host with no line rate gets one of OFFLOADS_NIC_MBIT (sslab.guest.dumbbell).
     offloads: Literal["off", "linux"] = "off"
 
+    @field_validator("offloads", mode="before")
+    @classmethod
+    def _offloads_off(cls, v):
+        """YAML reads a bare `off` as false: it means "off" here."""
+        return "off" if v is False else v
+
     @model_validator(mode="after")
     def _fits(self):
         for side in ("servers", "clients"):
