@@ -324,8 +324,8 @@ def table1_large_slowdown(archive: Path, large_cc: str) -> Measured:
     """The large flow's FCT change with SUSS in percent (positive: slower), the mean over the
     column's settings; its CI over repetitions."""
     column = _table1_columns(archive, large_cc)
-    vals = _per_repetition(column, lambda row: statistics.fmean(
-        (r["on"]["large_fct_s"] / r["off"]["large_fct_s"] - 1) * 100 for r in row))
+    from .table1 import large_change_pct
+    vals = _per_repetition(column, lambda row: statistics.fmean(large_change_pct(r) for r in row))
     return measured(vals, f"{archive}: {large_cc}, {len(column)} settings, the large flow's mean change per repetition",
                     *_cell_dirs(archive, large_cc=large_cc))
 

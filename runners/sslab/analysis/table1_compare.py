@@ -17,7 +17,7 @@ from typing import Callable
 
 from .archive import ArchiveError, current_cells, latest_plan
 from .stats import welch_diff
-from .table1 import FIELD_VALUES, cells_by_setting
+from .table1 import FIELD_VALUES, cells_by_setting, large_change_pct
 
 #: (name, unit, digits, the value of one repetition): what is compared.
 QUANTITIES: list[tuple[str, str, int, Callable[[dict], float]]] = [
@@ -25,7 +25,7 @@ QUANTITIES: list[tuple[str, str, int, Callable[[dict], float]]] = [
     ("small flows, SUSS on", "s", 2, FIELD_VALUES["on_small"]),
     ("improvement", "pts", 1, FIELD_VALUES["improvement_pct"]),
     ("large flow, SUSS off", "s", 1, FIELD_VALUES["off_large"]),
-    ("large flow's change with SUSS", "pts", 1, lambda r: (r["on"]["large_fct_s"] / r["off"]["large_fct_s"] - 1) * 100),
+    ("large flow's change with SUSS", "pts", 1, large_change_pct),
     ("drops SUSS adds", "pkts", 0, lambda r: r["on"]["drops"] - r["off"]["drops"]),
 ]
 
