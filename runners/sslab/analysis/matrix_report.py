@@ -85,6 +85,7 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
     lines += kind.after_plots(matrix_dir, extra)
     if extra.get("comparisons_md"):
         lines += ["## Every paper value beside ours", "", extra["comparisons_md"], ""]
+    lines += extra.get("causes_md") or []
     if tables.claims:  # a calibration's candidates pooled are no evidence for a claim
         lines += [report_claims_md(paths.RESULTS_DIR, matrix_dir), ""]
     if extra.get("overhead_md"):

@@ -18,6 +18,7 @@ from ..ccas import CC_LABELS, SUSS_CCAS
 from ..plan_record import MatrixPlan
 from . import paper_bounds
 from .capturecheck import agreement_line
+from .causes import causes_md, load_causes
 from .fidelity import run_passes
 from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
 from .stats import without_values, fmt_mean_ci, describe
@@ -368,6 +369,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     start = compared_name(plan)
     comparisons: list[Comparison] = []
+    # Each comparison with the setting it is about, for the causes tried (analysis.causes).
+    about: list[tuple[dict[str, str], Comparison]] = []
     judged: list[dict] = []
     per_cca: dict[str, list[dict]] = {}
     reps_of: dict[tuple[str, str, str], list[dict]] = {}
@@ -397,6 +400,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
             else:
                 row_cmp = setting_comparisons(f"{label} {buf} {rtt}", reps, p, start)
                 comparisons += row_cmp
+                about += [({"large_cc": cca, "buffer": buf, "large_rtt": rtt}, c) for c in row_cmp]
                 sign = reproduced_cell(row_cmp)
         else:
             sign = "no paper value" if on_grid else "no paper value (beside the paper's grid)"
@@ -446,6 +450,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
             avg_cmp = mean_comparisons(f"{label} Average", [reps_of[cca, r["buffer"], r["large_rtt"]] for r in rs],
                                        p, start)
             comparisons += avg_cmp
+            about += [({"large_cc": cca, "buffer": "average", "large_rtt": "average"}, c) for c in avg_cmp]
             sign = reproduced_cell(avg_cmp)
         lines.append(f"| {label} | average ({', '.join(bufs)}) | {len(rs)} settings | "
                      f"{sum(r['n'] for r in rs)} | {m['off_large']:.1f} / {m['off_small']:.2f} | {paper[0]} | "
@@ -458,6 +463,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
             two_cmp = mean_comparisons(f"{label} 2BDP mean", [reps_of[cca, r["buffer"], r["large_rtt"]] for r in two],
                                        implied, start)
             comparisons += two_cmp
+            about += [({"large_cc": cca, "buffer": "2BDP", "large_rtt": "mean"}, c) for c in two_cmp]
             mt = {f: statistics.fmean(r[f]["mean"] for r in two) for f in paper_bounds.FCT_FIELDS}
             pv = {v.field: v.value for v in implied}
             lines.append(f"| {label} | 2BDP (mean of {len(two)}) | {len(two)} settings | {sum(r['n'] for r in two)} | "
@@ -513,6 +519,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                               "suss_versions": versions,
                               "verdict": verdict, "comparisons": [c.__dict__ for c in comparisons],
                               "comparisons_md": comparison_table(comparisons) if comparisons else "",
+                              "causes_md": causes_md(load_causes(plan.reference or plan.matrix), about),
                               "paper_outcomes": tally(comparisons), "headline": headline_counts(comparisons),
                               "bounds": bound_lines,
                               "ruled_out": [b.parameter for b in found if b.ruled_out],
