@@ -79,7 +79,7 @@ def test_table1_cells_and_unavailable_cca(table1, monkeypatch):
     assert [c.rep for c in plan.cells] == [0] * 16 + [1] * 16
     # A cell records each axis's label (the layout's pairs and the flows' pairs follow from its own).
     cell = next(c for c in plan.cells if c.setting == {"large_cc": "bbr", "buffer": "2BDP", "large_rtt": "50ms",
-                                                       "layout": "own-pairs", "first_start": "2s"} and c.rep == 0)
+                                                       "layout": "five-pairs", "first_start": "2s"} and c.rep == 0)
     s = scenario_from_dump(cell.scenario)
     assert s.pairs[0].rtt == pytest.approx(0.05)
     assert s.bottleneck.buffer.bdp == 2 and s.bottleneck.buffer.rtt == pytest.approx(0.05)
@@ -469,7 +469,7 @@ def test_shared_boot_groups_keys_and_dealing(table1):
     same = {(c.setting["large_rtt"], c.rep): c.key for c in alone.cells}
     # Repetitions 0-2, 3-5 and 6 of each setting share a boot; the first of each keeps its key alone.
     assert by_rep[("25ms", 4)].boot.model_dump() == {
-        "group": "buffer=1BDP,first_start=2s,large_cc=cubic,large_rtt=25ms,layout=own-pairs/1", "share": 3,
+        "group": "buffer=1BDP,first_start=2s,large_cc=cubic,large_rtt=25ms,layout=five-pairs/1", "share": 3,
         "position": 1}
     for (rtt, rep), cell in by_rep.items():
         assert (cell.key == same[(rtt, rep)]) == (rep % 3 == 0)
@@ -637,23 +637,24 @@ def test_a_cca_value_is_checked_by_the_control_it_runs():
 def test_table1s_layouts_the_default_and_the_papers_five_pairs():
     m = mx.load_matrix("table1")
     hooked = {**KERNEL, "bbr3": "module tcp_sslab", "bbr2_sslab": "module tcp_sslab"}
-    # Not asked for, the layout is its default: a pair a flow, and the directory is the whole matrix's.
-    own = mx.plan_matrix(m, mx.resolve_selection(m, {"CCA": "cubic", "RTT": "25"}), 1, "i", hooked, "c")
-    assert {c.setting["layout"] for c in own.cells} == {"own-pairs"}
-    assert mx.selection_id(m.spec, mx.resolve_selection(m, {"LAYOUT": "own-pairs"})) == "all"
-    s = scenario_from_dump(own.cells[0].scenario)
-    assert s.topology.pairs == 13 and [f.pair for f in s.cases[0].flows] == list(range(1, 14))
-    # The paper's five pairs: the large flow alone on pair 1, the twelve small flows three to a pair in
-    # the paper's RTT order (25, 50, 100, 200 ms in turn), each pair at its flows' RTT.
-    chosen = mx.resolve_selection(m, {"CCA": "cubic", "RTT": "100", "LAYOUT": "five-pairs"})
-    assert mx.selection_id(m.spec, chosen) == "cca-cubic_rtt-100ms_layout-five-pairs"
-    five = mx.plan_matrix(m, chosen, 1, "i", hooked, "c")
+    # Not asked for, the layout is its default, the calibration's: the paper's five pairs, and the directory
+    # is the whole matrix's.  The large flow alone on pair 1, the twelve small flows three to a pair in the
+    # paper's RTT order (25, 50, 100, 200 ms in turn), each pair at its flows' RTT.
+    five = mx.plan_matrix(m, mx.resolve_selection(m, {"CCA": "cubic", "RTT": "100"}), 1, "i", hooked, "c")
+    assert {c.setting["layout"] for c in five.cells} == {"five-pairs"}
+    assert mx.selection_id(m.spec, mx.resolve_selection(m, {"LAYOUT": "five-pairs"})) == "all"
     s = scenario_from_dump(five.cells[0].scenario)
     assert s.topology.pairs == 5 and [p.rtt for p in s.pairs] == pytest.approx([0.1, 0.025, 0.05, 0.1, 0.2])
     flows = s.cases[0].flows
     assert [f.pair for f in flows] == [1] + [2, 3, 4, 5] * 3
     assert all(s.pairs[f.pair - 1].rtt == r for f, r in zip(flows[1:], [0.025, 0.05, 0.1, 0.2] * 3))
-    assert five.cells[0].key not in {c.key for c in own.cells}
+    # A pair a flow, as before the calibration's stage 3: asked for, and archived apart.
+    chosen = mx.resolve_selection(m, {"CCA": "cubic", "RTT": "100", "LAYOUT": "own-pairs"})
+    assert mx.selection_id(m.spec, chosen) == "cca-cubic_rtt-100ms_layout-own-pairs"
+    own = mx.plan_matrix(m, chosen, 1, "i", hooked, "c")
+    s = scenario_from_dump(own.cells[0].scenario)
+    assert s.topology.pairs == 13 and [f.pair for f in s.cases[0].flows] == list(range(1, 14))
+    assert own.cells[0].key not in {c.key for c in five.cells}
 
 
 def test_the_first_small_flows_start_and_its_refusal():
