@@ -36,3 +36,17 @@ def test_a_causes_file_is_checked_at_its_edge(tmp_path):
     (tmp_path / "t.yaml").write_text("causes:\n  - {where: {large_cc: bbr}, verdict: maybe, cause: c, found: f, runs: r}\n")
     with pytest.raises(ValueError, match=r"t.yaml: causes.0.verdict: Input should be 'cause', 'ruled out' or 'moves it'"):
         load_causes("t", tmp_path)
+
+
+def test_table1s_causes_file_names_real_settings_and_values():
+    from sslab.analysis.table1 import PAPER_FIELDS
+    from sslab.matrix.spec import load_matrix
+    m = load_matrix("table1")
+    shorts = {short for _, _, short, _, _ in PAPER_FIELDS.values()} | {"stability"}
+    causes = load_causes("table1").causes
+    assert causes
+    for c in causes:
+        assert set(c.where) <= {"large_cc", "buffer", "large_rtt"}, c.where
+        for axis, value in c.where.items():
+            assert value in m.spec.axes[axis].labels(axis), (axis, value)
+        assert set(c.values or []) <= shorts, c.values
