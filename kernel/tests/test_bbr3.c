@@ -933,27 +933,40 @@ static void test_rto_and_recovery_cwnd(void)
  *   round 12: rounds 3-12                               -> 3
  *   round 13: rounds 4-13 (2 from round 4 on)           -> 2
  */
-static void test_extra_acked_window(void)
+/*
+ * Thirteen rounds of one ACK each: 30 packets, then 5 a round, each round's
+ * extra capped by its cwnd (10, 4, 3, then 2); full bw from round 3.  With
+ * @sampled the ACKs carry a rate sample (v2 reads only those).  The
+ * extra_acked after each round against @expected[1..13].
+ */
+static void extra_acked_rounds(struct bbr3 *b, const u32 *expected, bool sampled)
 {
-	static const u32 expected[14] = {0, 10, 4, 10, 10, 10, 10, 10, 10, 10, 10, 4, 3, 2};
-	struct bbr3 b;
 	struct bbr3_ack a;
 	u32 r, delivered = 0;
 
-	init10(&b, 0, RTT);
 	for (r = 1; r <= 13; r++) {
 		u32 prior = delivered;
 
 		delivered += r == 1 ? 30 : 5;
 		a = round_ack(r * RTT, prior, delivered, r == 1 ? 30 : 5, 1);
-		a.rs_interval_us = 0;
+		if (!sampled)
+			a.rs_interval_us = 0;
 		a.cwnd = r == 1 ? 10 : r == 2 ? 4 : r == 3 ? 3 : 2;
 		if (r == 3)
-			b.full_bw_reached = true;
-		feed(&b, &a);
-		CHECK_EQ(b.round_count, r);
-		CHECK_EQ(b.extra_acked, expected[r]);
+			b->full_bw_reached = true;
+		feed(b, &a);
+		CHECK_EQ(b->round_count, r);
+		CHECK_EQ(b->extra_acked, expected[r]);
 	}
+}
+
+static void test_extra_acked_window(void)
+{
+	static const u32 expected[14] = {0, 10, 4, 10, 10, 10, 10, 10, 10, 10, 10, 4, 3, 2};
+	struct bbr3 b;
+
+	init10(&b, 0, RTT);
+	extra_acked_rounds(&b, expected, false);
 }
 
 /*
@@ -1190,8 +1203,8 @@ static void test_v2_drain(void)
 
 /*
  * v2alpha's extra_acked window on test_extra_acked_window's ACKs, each with
- * a rate sample (v2 samples only those): the rounds' extra are 10, 4, 3,
- * then 2 (each capped by that round's cwnd).  In Startup a slot lasts a
+ * a rate sample (v2 samples only those; extra_acked_rounds): the rounds'
+ * extra are 10, 4, 3, then 2 (each capped by that round's cwnd).  In Startup a slot lasts a
  * round (the max of the last 1-2: 10, 10); from round 3 (full bw) five:
  * slot 0 holds rounds 2-6 (max 4) while slot 1 keeps round 1's 10 until
  * round 7 restarts it; round 12 restarts slot 0: 4 four times, then 2.
@@ -1201,24 +1214,13 @@ static void test_v2_extra_acked_window(void)
 	static const u32 expected[14] = {0, 10, 10, 10, 10, 10, 10, 4, 4, 4, 4, 4, 2, 2};
 	struct bbr3 b;
 	struct bbr3_ack a;
-	u32 r, delivered = 0;
 
 	params10.version = BBR3_VERSION_V2;
 	init10(&b, 0, RTT);
 	params10.version = 0;
-	for (r = 1; r <= 13; r++) {
-		u32 prior = delivered;
-
-		delivered += r == 1 ? 30 : 5;
-		a = round_ack(r * RTT, prior, delivered, r == 1 ? 30 : 5, 1);
-		a.cwnd = r == 1 ? 10 : r == 2 ? 4 : r == 3 ? 3 : 2;
-		if (r == 3)
-			b.full_bw_reached = true;
-		feed(&b, &a);
-		CHECK_EQ(b.extra_acked, expected[r]);
-	}
+	extra_acked_rounds(&b, expected, true);
 	/* An ACK without a rate sample leaves it. */
-	a = round_ack(14 * RTT, delivered, delivered + 30, 30, 1);
+	a = round_ack(14 * RTT, 90, 120, 30, 1);	/* 30 + 12 x 5 delivered so far */
 	a.rs_interval_us = 0;
 	a.cwnd = 40;
 	feed(&b, &a);
