@@ -184,12 +184,13 @@ class Matrix:
         and (alternate_cases) the compared cases in the order of the repetition.  @offered: the
         congestion controls of the kernel under test (Axis.runs)."""
         data = substitute(self._flows_running(setting, offered), resolved(setting))
-        s = parse_scenario(data, f"{self.path} {setting}")
+        # Errors name the setting by its axes' labels (not a mapping value's every parameter).
+        where = f"{self.path} {({a: setting[a] for a in self.spec.axes if a in setting})}"
+        s = parse_scenario(data, where)
+        if self.spec.starts_during and (why := self.spec.starts_during.refusal(s)):
+            raise ScenarioError(f"{where}:\n  {why}")
         # The repetition's seed and case order set on the checked scenario (neither changes what the
         # model checks): no dump and second validation.
-        if self.spec.starts_during and (why := self.spec.starts_during.refusal(s)):
-            labels = {a: setting[a] for a in self.spec.axes if a in setting}
-            raise ScenarioError(f"{self.path} {labels}:\n  {why}")
         cases = s.cases[::-1] if self.spec.alternate_cases and rep % 2 == 1 else s.cases
         # Alternate in pairs: off-on in even repetitions, on-off in odd ones.
         return s.model_copy(update={"seed": repetition_seed(s.seed, rep), "cases": cases})

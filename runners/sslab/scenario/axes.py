@@ -14,7 +14,7 @@ file (`matrix.axes`) all write their axes alike:
         cca: true                            #   they name congestion controls
         runs_as: {cubic: cubic_hs}           #   a value whose flows run another control; a list:
                                              #   the first the kernel under test offers
-      layout: {option: LAYOUT, default: [own-pairs], values: [...]}   # only these unless asked
+      layout: {option: LAYOUT, default: [five-pairs], values: [...]}  # only these unless asked
 
 What the combinations are for is the file's business: a template's are its
 cases, a series' its scenarios, a matrix's its settings (each run for its
@@ -48,7 +48,7 @@ class Axis(BaseModel):
     #: Google's `bbr2` where a researcher's kernel has it, else our `bbr2_sslab` ([bbr2, bbr2_sslab]).
     runs_as: dict[str, str | list[str]] = Field(default_factory=dict)
     #: The labels that run when the option does not choose: the others run only when asked for
-    #: (Table 1's testbed layouts: today's own pair a flow, and the paper's five pairs on LAYOUT=).
+    #: (Table 1's testbed layouts: the paper's five pairs, a pair a flow on LAYOUT=own-pairs).
     #: None: every value.
     default: list[str] | None = Field(default=None, min_length=1)
 
