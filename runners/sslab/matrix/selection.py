@@ -73,6 +73,9 @@ def resolve_selection(matrix: Matrix, options: dict[str, str]) -> dict[str, list
             if not part.strip():
                 continue
             v = _match(part, values) or _new_value(part, values)
+            if v not in values and any(isinstance(x, dict) for x in spec.axes[axis].values):
+                # A mapping value sets several parameters together: one the file does not list has none.
+                raise MatrixError(f"{opt}={part.strip()}: {spec.name}'s {axis} is one of {', '.join(values)}")
             if v not in values:
                 _check_new_value(matrix, axis, v, f"{opt}={part.strip()}")
             if v not in picked:
