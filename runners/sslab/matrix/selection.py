@@ -100,8 +100,19 @@ def _check_new_value(matrix: Matrix, axis: str, value: str, asked: str) -> None:
     try:
         matrix.scenario_for(setting, 0)
     except ScenarioError as e:
-        detail = "; ".join(ln.strip() for ln in str(e).splitlines()[1:]) or str(e)
-        raise MatrixError(f"{asked}: makes an invalid {spec.name} scenario: {detail}") from None
+        raise MatrixError(f"{asked}: makes an invalid {spec.name} scenario: {_error_detail(e)}") from None
+
+
+def _error_detail(e: ScenarioError) -> str:
+    """A scenario's errors in one line, each reason once: the first field with it, and how many more
+    ("cases[0].flows[1].start: cannot read time '-1s' (and 23 more fields)")."""
+    lines = [ln.strip() for ln in str(e).splitlines()[1:]] or [str(e)]
+    by_reason: dict[str, list[str]] = {}
+    for ln in lines:
+        field, sep, reason = ln.partition(": ")
+        by_reason.setdefault(reason if sep else ln, []).append(field if sep else "")
+    return "; ".join(f"{fields[0]}: {reason}" + (f" (and {len(fields) - 1} more fields)" if len(fields) > 1 else "")
+                     if fields[0] else reason for reason, fields in by_reason.items())
 
 
 def selection_id(spec: MatrixSpec, chosen: dict[str, list[str]]) -> str:
