@@ -2,7 +2,7 @@
 
 import pytest
 
-from sslab.analysis.causes import Cause, Causes, causes_md, load_causes
+from sslab.analysis.causes import CauseTried, Causes, causes_md, load_causes
 from sslab.analysis.verdict import Comparison
 
 BBR_25 = {"large_cc": "bbr", "buffer": "1BDP", "large_rtt": "25ms"}
@@ -10,9 +10,9 @@ BBR_25 = {"large_cc": "bbr", "buffer": "1BDP", "large_rtt": "25ms"}
 
 def test_each_value_not_reproduced_gets_the_causes_tried_about_it():
     causes = Causes(causes=[
-        Cause(where={"large_cc": "bbr", "buffer": "1BDP"}, values=["small off"], verdict="ruled out",
+        CauseTried(where={"large_cc": "bbr", "buffer": "1BDP"}, values=["small off"], verdict="ruled out",
               cause="the senders' qdisc", found="fq moved it by 0.1 s", runs="docs/measurements.md, x"),
-        Cause(where={"large_cc": "bbr"}, verdict="moves it", cause="offloads", found="11.8 -> 2.3 s", runs="y")])
+        CauseTried(where={"large_cc": "bbr"}, verdict="moves it", cause="offloads", found="11.8 -> 2.3 s", runs="y")])
     off = Comparison("BBRv1 1BDP 25ms", "small off FCT", "fct", 12.0, 20.07, 1, short="small off")
     on = Comparison("BBRv1 1BDP 25ms", "small on FCT", "fct", 17.5, 17.54, 1, short="small on")      # reproduced
     imp = Comparison("BBRv1 1BDP 25ms", "improvement", "improvement", 3.0, 13.0, 10, (-1.0, 7.0), short="improvement")

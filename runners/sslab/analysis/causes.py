@@ -29,7 +29,9 @@ from .verdict import Comparison
 CAUSES_DIR = paths.REPO_ROOT / "experiments" / "causes"
 
 
-class Cause(BaseModel):
+class CauseTried(BaseModel):
+    """One candidate cause tried about some of the paper's values: where (the settings), which values, the
+    verdict, what changed, what it did, where the runs are."""
     model_config = ConfigDict(extra="forbid", frozen=True)
     where: dict[str, str] = Field(default_factory=dict)
     values: list[str] | None = None
@@ -45,7 +47,7 @@ class Cause(BaseModel):
 
 class Causes(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    causes: list[Cause] = Field(default_factory=list)
+    causes: list[CauseTried] = Field(default_factory=list)
 
 
 def load_causes(name: str, where: Path = CAUSES_DIR) -> Causes:
