@@ -75,6 +75,14 @@ def test_an_e1_run_a_table1_cell_and_the_index_open_in_a_browser(tmp_path):
     # The claims ledger over these archives: a page whose every claim row links to its section.
     res = sslab(["claims", "suss"], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    # Its first lines count every ledger's claims; each ledger's page is written, and the index shows each.
+    head = res.stdout.split("\n\n", 1)[0].splitlines()
+    assert head[0] == "Claims, every ledger:" and len(head) == 4, head
+    assert [h.split(":")[0].strip() for h in head[1:]] == ["Astart (INFOCOM'04)", "Blitzstart (RWTH Aachen technical report)",
+                                                          "SUSS (SIGCOMM'24)"], head
+    index_text = index.read_text()
+    for key in ("suss", "astart", "blitzstart"):
+        assert (results / "claims" / key / "report.html").is_file() and f"claims/{key}" in index_text
     ledger = results / "claims" / "suss" / "report.html"
     v = visit(ledger, tmp_path / "ledger.png")
     assert v.console_errors == [] and v.broken_images == [], v

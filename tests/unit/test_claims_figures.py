@@ -206,3 +206,13 @@ def test_the_loss_rates_converge_when_their_gap_narrows_from_the_smallest_size_t
     assert decide(ClaimTest(rule="at_most", bound=0, bound_reason="converge"), c).verdict == "reproduced"
     with pytest.raises(cl.LedgerError, match="fewer than two sizes"):
         cl.e4_loss_gap_change(d, "5g", "40", "30", "40")
+
+
+def test_a_ledgers_counts_line_names_each_outcome_once_in_order():
+    """Five claims: two reproduced, one not decided at n = 3 and one at n = 5 (one outcome), one without
+    evidence; the outcomes none has are left out."""
+    ledger = cl.Ledger(source="P", claims=[cl.Claim(id="u", where="w", words="w", quantity="q", untestable="why")])
+    rows = [(None, cl.Verdict(v, ""), None) for v in
+            ("reproduced", "not decided at n = 3", "reproduced", "no evidence yet", "not decided at n = 5")]
+    assert cl.ledger_counts(rows) == {"reproduced": 2, "not decided": 2, "no evidence yet": 1}
+    assert cl.counts_line(ledger, rows) == "P: 2 reproduced; 2 not decided; 1 no evidence yet of 5 claims"

@@ -1104,16 +1104,40 @@ def report_claims_md(results: Path, archive: Path) -> str:
     return _short_paths("\n".join(lines), results)
 
 
-def ledger_page(ledger: Ledger, results: Path = paths.RESULTS_DIR) -> str:
-    """The ledger as markdown: the claims down the side, our verdict and evidence across; then each
-    claim with its evidence's provenance."""
+def ledger_rows(ledger: Ledger, results: Path = paths.RESULTS_DIR) -> list[tuple[Claim, Verdict, Measured | None]]:
+    """Every claim of @ledger with its verdict and our number from the archives under @results (its
+    paper values, when it names a report that sets them beside ours, one claim each)."""
     rows = [(c, *judge(c, results)) for c in ledger.claims]
     if ledger.paper_values is not None:
         rows += paper_value_claims(ledger.paper_values, results)
-    counts: dict[str, int] = {}
+    return rows
+
+
+#: A ledger's outcomes in the order its counts print them.
+OUTCOMES = (REPRODUCED, NOT_REPRODUCED, "not decided", NOT_TESTABLE, NO_EVIDENCE)
+
+
+def ledger_counts(rows: list[tuple[Claim, Verdict, Measured | None]]) -> dict[str, int]:
+    """How many of @rows have each outcome ("not decided at n = K" counted as "not decided"), in
+    OUTCOMES' order, those with none left out."""
+    counts = dict.fromkeys(OUTCOMES, 0)
     for _, v, _ in rows:
-        key = "not decided" if v.verdict.startswith("not decided") else v.verdict
-        counts[key] = counts.get(key, 0) + 1
+        counts["not decided" if v.verdict.startswith("not decided") else v.verdict] += 1
+    return {k: n for k, n in counts.items() if n}
+
+
+def counts_line(ledger: Ledger, rows: list[tuple[Claim, Verdict, Measured | None]]) -> str:
+    """One ledger's counts in a line: "SUSS (SIGCOMM'24): 5 reproduced; 4 not reproduced; ... of 25 claims"."""
+    counts = ledger_counts(rows)
+    return f"{ledger.source}: " + "; ".join(f"{n} {k}" for k, n in counts.items()) + f" of {len(rows)} claims"
+
+
+def ledger_page(ledger: Ledger, results: Path = paths.RESULTS_DIR,
+                rows: list[tuple[Claim, Verdict, Measured | None]] | None = None) -> str:
+    """The ledger as markdown: the claims down the side, our verdict and evidence across; then each
+    claim with its evidence's provenance.  @rows: ledger_rows, when already judged."""
+    rows = ledger_rows(ledger, results) if rows is None else rows
+    counts = ledger_counts(rows)
     lines = [f"# Claims of {ledger.source}", "",
              "**" + "; ".join(f"{n} {k}" for k, n in counts.items()) + f"** of {len(rows)} claims.", "",
              "The tests and their rules: docs/claims.md.  Ours: the mean and its 95 % CI over n repetitions.", "",

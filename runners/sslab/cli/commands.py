@@ -300,20 +300,30 @@ def cmd_experiments(args) -> int:
 
 
 def cmd_claims(args) -> int:
-    """`sslab claims [LEDGER]`: the ledger page, every claim's verdict from the archives (analysis.claims)."""
-    from ..analysis.claims import LedgerError, ledger_page, load_ledger
+    """`sslab claims [LEDGER]`: every ledger's counts first (each ledger's page written, so the results
+    index shows them all), then @LEDGER's page: every claim's verdict from the archives (analysis.claims)."""
+    from ..analysis.claims import LEDGER_DIR, LedgerError, counts_line, ledger_page, ledger_rows, load_ledger
     from ..analysis.html import publish
     try:
-        ledger = load_ledger(args.ledger)
+        asked = load_ledger(args.ledger)
+        ledgers = {p.stem: load_ledger(str(p)) for p in sorted(LEDGER_DIR.glob("*.yaml"))}
     except LedgerError as e:
         raise Refused(str(e)) from e
     name = Path(args.ledger).stem
-    dest = paths.RESULTS_DIR / "claims" / name
-    dest.mkdir(parents=True, exist_ok=True)
-    md = dest / "ledger.md"
-    md.write_text(ledger_page(ledger))
+    ledgers[name] = asked                 # a ledger file given by its path is one of them too
+    pages, lines = {}, []
+    for key, ledger in ledgers.items():
+        rows = ledger_rows(ledger)
+        dest = paths.RESULTS_DIR / "claims" / key
+        dest.mkdir(parents=True, exist_ok=True)
+        md = dest / "ledger.md"
+        md.write_text(ledger_page(ledger, rows=rows))
+        pages[key] = (md, publish(md))
+        lines.append(f"  {counts_line(ledger, rows)}  (results/claims/{key}/)")
+    print("Claims, every ledger:\n" + "\n".join(lines) + "\n")
+    md, page = pages[name]
     print(md.read_text())
-    print(f"ledger: {md}\npage: {publish(md)}")
+    print(f"ledger: {md}\npage: {page}")
     return EXIT_OK
 
 
