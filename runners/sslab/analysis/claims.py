@@ -264,6 +264,26 @@ def measured(vals: list[float], source: str, runs: list[Path] = (), options: str
     return Measured(d["mean"], d["n"], tuple(d["ci95"]) if d["ci95"] else None, source, tuple(runs), options)
 
 
+@dataclass(frozen=True)
+class Point:
+    """One of the points a claim over several (every setting, link or size) is judged on."""
+    where: str
+    value: float
+    ci95: tuple[float, float] | None
+    n: int
+
+
+def extreme(points: list[Point], largest: bool = False) -> tuple[Point, tuple[float, float] | None]:
+    """The least of @points (@largest: the largest), and the CI a claim over all of them is judged on:
+    from the least lower end to the least upper end (the largest: the largest ends), so that a bound
+    is cleared only when every point's CI clears it and missed when any one lies wholly on its wrong
+    side; None when a point has no CI."""
+    pick = max if largest else min
+    top = pick(points, key=lambda x: x.value)
+    cis = [x.ci95 for x in points]
+    return top, None if any(c is None for c in cis) else (pick(c[0] for c in cis), pick(c[1] for c in cis))
+
+
 def matrix_options(plan) -> str:
     """The make options a matrix archive's plan was asked with: its selection by the axes' option
     names (CCA=, BUF=, RTT=) and ITER=."""
@@ -347,21 +367,19 @@ def table1_large_worst_setting(archive: Path, large_cc: str) -> Measured:
     holds of each setting ("without compromising"), which one slow setting in a fine mean fails."""
     from .table1 import large_change_pct
 
-    per: list[tuple[tuple[str, str, str], dict]] = []
-    for cc in [x for x in large_cc.split(",") if x]:
-        per += [(key, describe([large_change_pct(r) for r in reps])) for key, reps in _table1_settings(archive, cc)]
-    worst_key, worst = max(per, key=lambda kd: kd[1]["mean"])
-    cis = [d["ci95"] for _, d in per]
-    ci = None if any(c is None for c in cis) else (max(c[0] for c in cis), max(c[1] for c in cis))
-    over = [f"{k[0]} {k[1]} {k[2]}" for k, d in per if d["ci95"] and d["ci95"][1] > 0]
+    ccs = [x for x in large_cc.split(",") if x]
+    points = [Point(" ".join(key), d["mean"], d["ci95"] and tuple(d["ci95"]), d["n"])
+              for cc in ccs for key, d in ((k, describe([large_change_pct(r) for r in reps]))
+                                           for k, reps in _table1_settings(archive, cc))]
+    worst, ci = extreme(points, largest=True)
+    over = sum(1 for p in points if p.ci95 and p.ci95[1] > 0)
     cells, options = [], ""
-    for cc in [x for x in large_cc.split(",") if x]:
+    for cc in ccs:
         c, options = _cell_dirs(archive, large_cc=cc)
         cells += c
-    return Measured(worst["mean"], min(d["n"] for _, d in per), ci,
-                    f"{archive}: {large_cc}, {len(per)} settings; the slowest, {' '.join(worst_key)}, "
-                    f"{worst['mean']:+.2f} %; settings whose CI reaches above 0: {len(over)}",
-                    tuple(cells), options)
+    return Measured(worst.value, min(p.n for p in points), ci,
+                    f"{archive}: {large_cc}, {len(points)} settings; the slowest, {worst.where}, {worst.value:+.2f} %; "
+                    f"settings whose CI reaches above 0: {over}", tuple(cells), options)
 
 
 def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic") -> Measured:
@@ -445,9 +463,9 @@ def least_improvement(imps: list[dict]) -> Measured:
     percent, for a claim over all of them ("in all"): its CI runs from the least lower end to the least
     upper end, so that `at_least` calls it reproduced only when every one clears the bound and not
     reproduced when any one lies wholly below it."""
-    cis = [i.get("improvement_ci") for i in imps]
-    ci = None if any(c is None for c in cis) else (min(c[0] for c in cis) * 100, min(c[1] for c in cis) * 100)
-    return Measured(min(i["improvement"] for i in imps) * 100, min(min(i["n"]) for i in imps), ci, "")
+    least, ci = extreme([Point("", i["improvement"] * 100, i.get("improvement_ci") and
+                               (i["improvement_ci"][0] * 100, i["improvement_ci"][1] * 100), min(i["n"])) for i in imps])
+    return Measured(least.value, min(min(i["n"]) for i in imps), ci, "")
 
 
 def e4_loss_ratio(archive: Path, link: str, rtt_ms: str, min_mb: str, max_mb: str,
@@ -547,19 +565,18 @@ def e4_least_gain_over(archive: Path, links: str, other: str = "bbr", max_mb: st
                 if size > float(max_mb) * 1e6:
                     continue
                 a, b = theirs[size]["fct"], mine[size]["fct"]
-                diff, ci = _difference([(1, a), (-1, b)], min(a["n"], b["n"]))
-                points.append((link, rtt, size, 100 * diff / a["mean"], (100 * ci[0] / a["mean"], 100 * ci[1] / a["mean"]),
-                               min(a["n"], b["n"])))
+                n = min(a["n"], b["n"])
+                diff, ci = _difference([(1, a), (-1, b)], n)
+                points.append(Point(f"{link} at {size / 1e6:g} MB and {rtt:g} ms", 100 * diff / a["mean"],
+                                    (100 * ci[0] / a["mean"], 100 * ci[1] / a["mean"]), n))
                 found = True
         if not found:
             raise LedgerError(f"{archive}: no {on} and {other} runs of the same size on {link} over {min_rtt_ms} ms "
                               f"(`make fct-vs-size` runs them)")
-    least = min(points, key=lambda p: p[3])
-    ci = (min(p[4][0] for p in points), min(p[4][1] for p in points))
-    return Measured(least[3], min(p[5] for p in points), ci,
-                    f"{archive}: {len(points)} link x size points against {other}; the least, {least[0]} at "
-                    f"{least[2] / 1e6:g} MB and {least[1]:g} ms; CIs from each arm's standard error",
-                    tuple(runs), options)
+    least, ci = extreme(points)
+    return Measured(least.value, min(p.n for p in points), ci,
+                    f"{archive}: {len(points)} link x size points against {other}; the least, {least.where}; CIs from "
+                    f"each arm's standard error", tuple(runs), options)
 
 
 def e4_improvement_fall(archive: Path, links: str, small_mb: str = "2", max_mb: str = "12",
@@ -589,16 +606,14 @@ def e4_improvement_fall(archive: Path, links: str, small_mb: str = "2", max_mb: 
                                   "ci95": [i["improvement"] * 100 - half, i["improvement"] * 100 + half]}))
             # Each improvement's half-width is already Welch's: its standard error at t(n - 1) stands in.
             diff, ci = _difference(terms, n)
-            points.append((link, rtt, large, diff, ci, n))
-        if not any(p[0] == link for p in points):
+            points.append(Point(f"{link} ({large / 1e6:g} MB, {rtt:g} ms)", diff, ci, n))
+        if not any(p.where.startswith(f"{link} (") for p in points):
             raise LedgerError(f"{archive}: no {on} improvement at {small_mb} MB and a larger size on {link} "
                               f"over {min_rtt_ms} ms (`make fct-vs-size` runs them)")
-    top = max(points, key=lambda p: p[3])
-    ci = (max(p[4][0] for p in points), max(p[4][1] for p in points))
-    return Measured(top[3], min(p[5] for p in points), ci,
+    top, ci = extreme(points, largest=True)
+    return Measured(top.value, min(p.n for p in points), ci,
                     f"{archive}: {len(points)} links; the change from {small_mb} MB to the largest size, the least fall on "
-                    f"{top[0]} ({top[2] / 1e6:g} MB, {top[1]:g} ms); CIs from the two improvements' CIs",
-                    tuple(runs), options)
+                    f"{top.where}; CIs from the two improvements' CIs", tuple(runs), options)
 
 
 def e4_loss_gap_change(archive: Path, link: str, rtt_ms: str, min_mb: str, max_mb: str,
