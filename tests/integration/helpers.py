@@ -35,6 +35,26 @@ def startup_runs(scenario: Path, results: Path, timeout: float = 900) -> list[tu
     return out
 
 
+def one_cubic_flow(tmp_path: Path, name: str, topology: dict, rate: str, buffer_pkts: int,
+                   size: str) -> tuple[Path, dict]:
+    """One CUBIC flow of @size over a one-pair dumbbell (@topology's fields beside its kind and pairs)
+    at @rate with @buffer_pkts of buffer and a 40 ms RTT, its capture kept: the run's directory and
+    record (startup_runs)."""
+    import yaml
+
+    scenario = {
+        "name": name, "topology": {"kind": "dumbbell", "pairs": 1, **topology},
+        "bottleneck": {"rate": rate, "buffer": {"packets": buffer_pkts}},
+        "pairs": [{"rtt": "40ms"}],
+        "cases": [{"name": "one", "flows": [{"pair": 1, "cc": "cubic", "size": size}]}],
+        "repetitions": 1, "capture": {"pcap": True, "snaplen": 96, "traces": False},
+    }
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    [(tag_dir, run)] = startup_runs(path, tmp_path / name)
+    return tag_dir, run
+
+
 def cell_record(cell: Path) -> dict[str, bytes]:
     """What a matrix cell recorded of its runs, by path: the job's plan and everything its guest wrote
     (every run's record, capture and trace, the fidelity check).  Left out, as the host's and not the

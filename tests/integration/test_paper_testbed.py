@@ -9,7 +9,7 @@ import yaml
 
 from sslab.analysis.pcap import open_pcap, pcap_records, stored_capture, tcp_segments
 
-from .helpers import sslab, startup_runs
+from .helpers import one_cubic_flow, sslab, startup_runs
 
 pytestmark = pytest.mark.vm
 MSS = 1448
@@ -30,16 +30,7 @@ def source_addresses(pcap) -> dict[int, bytes]:
 def one_flow(tmp_path, offloads: str) -> tuple[dict, list[int]]:
     """A CUBIC flow of 2 MB through 20 Mbit/s, 40 ms, 50 packets of buffer: its run record and the payload
     of every data segment it sent, as the bottleneck's capture saw them leave the queue."""
-    scenario = {
-        "name": f"offloads-{offloads}", "topology": {"kind": "dumbbell", "pairs": 1, "offloads": offloads},
-        "bottleneck": {"rate": "20mbit", "buffer": {"packets": 50}},
-        "pairs": [{"rtt": "40ms"}],
-        "cases": [{"name": "one", "flows": [{"pair": 1, "cc": "cubic", "size": "2MB"}]}],
-        "repetitions": 1, "capture": {"pcap": True, "snaplen": 96, "traces": False},
-    }
-    path = tmp_path / f"{offloads}.yaml"
-    path.write_text(yaml.safe_dump(scenario))
-    [(tag_dir, run)] = startup_runs(path, tmp_path / offloads)
+    tag_dir, run = one_cubic_flow(tmp_path, f"offloads-{offloads}", {"offloads": offloads}, "20mbit", 50, "2MB")
     sizes = [n for _, (sport, _, _, _), n in tcp_segments(stored_capture(tag_dir / run["pcap"])) if sport == 5201 and n]
     return run, sizes
 

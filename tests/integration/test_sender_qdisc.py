@@ -12,11 +12,10 @@ fq marks a socket as paced only when it first dequeues one of its packets.)
 import statistics
 
 import pytest
-import yaml
 
 from sslab.analysis.pcap import flow_packets, stored_capture
 
-from .helpers import startup_runs
+from .helpers import one_cubic_flow
 
 pytestmark = pytest.mark.vm
 FRAME_US = 1514 * 8 / 20  # at 20 Mbit/s
@@ -25,16 +24,7 @@ FRAME_US = 1514 * 8 / 20  # at 20 Mbit/s
 def second_round_gaps_us(qdisc: str, tmp_path) -> tuple[list[int], list[int]]:
     """The gaps between the initial window's segments and between the second round's, leaving the
     bottleneck (microseconds)."""
-    scenario = {
-        "name": f"qdisc-{qdisc}", "topology": {"kind": "dumbbell", "pairs": 1, "sender_qdisc": qdisc},
-        "bottleneck": {"rate": "20mbit", "buffer": {"packets": 100}},
-        "pairs": [{"rtt": "40ms"}],
-        "cases": [{"name": "one", "flows": [{"pair": 1, "cc": "cubic", "size": "1MB"}]}],
-        "repetitions": 1, "capture": {"pcap": True, "snaplen": 96, "traces": False},
-    }
-    path = tmp_path / f"{qdisc}.yaml"
-    path.write_text(yaml.safe_dump(scenario))
-    [(tag_dir, run)] = startup_runs(path, tmp_path / qdisc)
+    tag_dir, run = one_cubic_flow(tmp_path, f"qdisc-{qdisc}", {"sender_qdisc": qdisc}, "20mbit", 100, "1MB")
     data = [p[0] for p in flow_packets(stored_capture(tag_dir / run["pcap"]), 5201) if p[1] == "s" and p[5] > 0]
     gaps = [b - a for a, b in zip(data, data[1:])]
     return gaps[:9], gaps[10:29]
