@@ -216,3 +216,21 @@ def test_a_ledgers_counts_line_names_each_outcome_once_in_order():
             ("reproduced", "not decided at n = 3", "reproduced", "no evidence yet", "not decided at n = 5")]
     assert cl.ledger_counts(rows) == {"reproduced": 2, "not decided": 2, "no evidence yet": 1}
     assert cl.counts_line(ledger, rows) == "P: 2 reproduced; 2 not decided; 1 no evidence yet of 5 claims"
+
+
+def test_a_claim_not_reproduced_says_its_cause_what_was_tried_or_that_nothing_was():
+    """Three claims not reproduced: one with a cause, one with two causes tried, one with neither; the
+    ledger's head and its counts line name only the last."""
+    def claim(cid, **why):
+        return cl.Claim(id=cid, where="w", words="w", quantity="q", untestable="x", **why)
+
+    with_cause, tried, bare = (claim("a", cause="the qdisc"), claim("b", tried=["fq: ruled out", "1 GbE: ruled out"]),
+                               claim("c"))
+    rows = [(c, cl.Verdict("not reproduced", "far"), None) for c in (with_cause, tried, bare)]
+    assert cl.uncaused(rows) == ["c"]
+    ledger = cl.Ledger(source="P", claims=[with_cause])
+    assert cl.counts_line(ledger, rows).endswith("of 3 claims (1 not reproduced with no cause tried yet)")
+    page = cl.ledger_page(ledger, rows=rows)
+    assert "Not reproduced with no cause found or tried yet: 1 (c)." in page
+    assert "- **Tried and ruled out**: 1 GbE: ruled out" in page and "- **Why, as far as we found**: the qdisc" in page
+    assert page.count("- **Why**: no cause tested yet") == 1

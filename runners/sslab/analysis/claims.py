@@ -92,6 +92,9 @@ class Claim(BaseModel):
     #: Where the claim fails here: what runs that change one candidate cause at a time found, and where
     #: they are recorded (docs/measurements.md).  Shown beside a "not reproduced" verdict.
     cause: str | None = None
+    #: Candidate causes tried and ruled out, one a line (what changed, what it did, where it is
+    #: recorded): shown beside a "not reproduced" verdict, with the cause when one was found.
+    tried: list[str] = Field(default_factory=list)
     #: The model of ours the verdict is judged on where the paper's own path is not stated or not
     #: reproducible ("our LTE link model behind 200 ms"): the verdict says so, whatever it is.
     judged_on: str | None = None
@@ -1040,8 +1043,12 @@ def claim_section(claim: Claim, verdict: Verdict, m: Measured | None, level: str
     if claim.test is not None:
         lines.append(f"- **Test**: {_test_text(claim.test)}")
     lines.append(f"- **Verdict**: {verdict.verdict}: {verdict.why}")
-    if claim.cause and verdict.verdict == NOT_REPRODUCED:
-        lines.append(f"- **Why, as far as we found**: {claim.cause}")
+    if verdict.verdict == NOT_REPRODUCED:
+        if claim.cause:
+            lines.append(f"- **Why, as far as we found**: {claim.cause}")
+        lines += [f"- **Tried and ruled out**: {t}" for t in claim.tried]
+        if not claim.cause and not claim.tried:
+            lines.append("- **Why**: no cause tested yet")
     if m is not None:
         p = provenance_of(list(m.runs))
         cmd = " ".join(x for x in ("make", claim.evidence.experiment, m.options) if x)
@@ -1141,10 +1148,17 @@ def ledger_counts(rows: list[tuple[Claim, Verdict, Measured | None]]) -> dict[st
     return {k: n for k, n in counts.items() if n}
 
 
+def uncaused(rows: list[tuple[Claim, Verdict, Measured | None]]) -> list[str]:
+    """The ids of @rows not reproduced whose claim names neither a cause nor a cause tried."""
+    return [c.id for c, v, _ in rows if v.verdict == NOT_REPRODUCED and not c.cause and not c.tried]
+
+
 def counts_line(ledger: Ledger, rows: list[tuple[Claim, Verdict, Measured | None]]) -> str:
     """One ledger's counts in a line: "SUSS (SIGCOMM'24): 5 reproduced; 4 not reproduced; ... of 25 claims"."""
     counts = ledger_counts(rows)
-    return f"{ledger.source}: " + "; ".join(f"{n} {k}" for k, n in counts.items()) + f" of {len(rows)} claims"
+    bare = len(uncaused(rows))
+    return (f"{ledger.source}: " + "; ".join(f"{n} {k}" for k, n in counts.items()) + f" of {len(rows)} claims"
+            + (f" ({bare} not reproduced with no cause tried yet)" if bare else ""))
 
 
 def ledger_page(ledger: Ledger, results: Path = paths.RESULTS_DIR,
@@ -1153,8 +1167,11 @@ def ledger_page(ledger: Ledger, results: Path = paths.RESULTS_DIR,
     claim with its evidence's provenance.  @rows: ledger_rows, when already judged."""
     rows = ledger_rows(ledger, results) if rows is None else rows
     counts = ledger_counts(rows)
+    unexplained = uncaused(rows)
     lines = [f"# Claims of {ledger.source}", "",
              "**" + "; ".join(f"{n} {k}" for k, n in counts.items()) + f"** of {len(rows)} claims.", "",
+             *([f"Not reproduced with no cause found or tried yet: {len(unexplained)} "
+                f"({', '.join(unexplained[:12])}{', ...' if len(unexplained) > 12 else ''}).", ""] if unexplained else []),
              "The tests and their rules: docs/claims.md.  Ours: the mean and its 95 % CI over n repetitions.", "",
              "| claim | where | test | ours | n | verdict |", "|---|---|---|---|---|---|"]
     for c, v, m in rows:
