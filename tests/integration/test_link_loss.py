@@ -24,7 +24,9 @@ def run_lossy(results: Path, *sets: str) -> dict:
         args += ["--set", s]
     res = sslab(args, results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    run_dir = (results / "startup" / "latest").resolve()
+    # With fields set the runs go apart (results/startup_set-.../), never under results/startup/.
+    [run_dir] = [d.resolve() for d in results.glob("startup*/latest")]
+    assert (run_dir.parent.name == "startup") == (not sets), run_dir
     [tag] = [p.name for p in (run_dir / "job/out/runs").iterdir()]
     return {"dir": run_dir / "job/out/runs" / tag,
             "run": json.loads((run_dir / "job/out/runs" / tag / "run.json").read_text()),

@@ -159,7 +159,9 @@ def router_run(tmp_path_factory, image):
     res = sslab(["run", "startup", "--scenario", str(SMOKE), "--set", "capture.router=true",
                  "--set", "bottleneck.buffer.bdp=0.25"], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    return (results / "startup" / "latest").resolve()
+    # Fields set: the runs go apart from E1's own.
+    assert not (results / "startup" / "latest").exists()
+    return (results / "startup_set-capture.router-true_set-bottleneck.buffer.bdp-0.25" / "latest").resolve()
 
 
 def test_the_queue_and_goodput_the_report_prints_are_the_router_capture_s(smoke_run, router_run, tmp_path):

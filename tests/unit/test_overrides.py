@@ -98,6 +98,20 @@ def test_startup_at_25ms_is_e1_with_every_rtt_and_its_buffer_at_25ms():
     assert e.overridden([plain], []) == ([plain], [])
 
 
+def test_runs_with_a_field_set_go_apart_from_the_experiments_own():
+    """A scenario experiment's runs with SET= land in results/dynamics_set-.../, a series' in its part's
+    directory with the same suffix: never under results/dynamics/, where the claims ledger reads E3 as
+    its file has it."""
+    e = load_experiment("dynamics")
+    [plain] = e.choose(None)
+    assert e.kind_of(plain) == "dynamics"
+    [part], _ = e.overridden([plain], ["RTT=100ms", "bottleneck.link.aggregation.down=null"])
+    assert e.kind_of(part) == "dynamics_set-RTT-100ms_set-bottleneck.link.aggregation.down-null"
+    s = load_experiment("search")
+    [geo] = s.overridden(s.choose(["geo"]), ["BUF=2BDP"])[0]
+    assert s.kind_of(geo) == "search/geo_set-BUF-2BDP" and s.kind_of(s.choose(["geo"])[0]) == "search/geo"
+
+
 def test_a_field_that_refuses_the_value_refuses_the_run():
     e = load_experiment("startup")
     with pytest.raises(Exception, match="rate"):

@@ -143,6 +143,10 @@ class Part:
     tags: frozenset[str]
     path: Path | None = None
     data: dict | None = field(default=None, compare=False)
+    #: What its results directory's name adds when fields were set on it (SET=, an alias:
+    #: `_set-RTT-25ms`): runs that are not the experiment as its file has it are kept apart from
+    #: those that are, which the claims ledger and the docs read.
+    apart: str = ""
 
 
 class Experiment:
@@ -280,7 +284,7 @@ class Experiment:
                 raise ExperimentError(f"{source}: {e}") from None
             data = {**data, "description": f"{data.get('description', '').strip()} (set: {given})".strip()}
             parse_scenario(data, source)  # a field that refuses the value: refused here, exit 2
-            out.append(Part(part.name, part.tags, data=data))
+            out.append(Part(part.name, part.tags, data=data, apart=overrides.dir_suffix(sets)))
         return out, sets
 
     def repetitions(self) -> list[int]:
@@ -291,8 +295,9 @@ class Experiment:
         return sorted(reps)
 
     def kind_of(self, part: Part) -> str:
-        """results/<this>/ for a part's runs: the output itself for a single scenario."""
-        return self.output if self.kind == "scenario" else f"{self.output}/{part.name}"
+        """results/<this>/ for a part's runs: the output itself for a single scenario, each with what
+        a field set on it adds (Part.apart)."""
+        return f"{self.output}{part.apart}" if self.kind == "scenario" else f"{self.output}/{part.name}{part.apart}"
 
 
 def experiment_files() -> list[Path]:
