@@ -131,7 +131,7 @@ def test_a_claim_judged_on_our_model_says_so_in_its_verdict(tmp_path):
     v, _ = cl.judge(claim, tmp_path)
     assert v.verdict == "reproduced" and v.why.startswith("on our LTE model: ")
     page = cl.ledger_page(cl.Ledger(source="x", claims=[claim]), tmp_path)
-    assert "| **reproduced**, on our LTE model |" in page
+    assert "| **reproduced**, on our model |" in page and "reproduced: on our LTE model: ours 3" in page
 
 
 def e4_summary(tmp_path, sizes=(), improvements=()):

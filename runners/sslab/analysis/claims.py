@@ -1016,8 +1016,9 @@ def judge(claim: Claim, results: Path = paths.RESULTS_DIR,
 
 
 def _on_model(c: Claim, m: Measured | None) -> str:
-    """The ledger table's note after a verdict judged on a model of ours (Claim.judged_on)."""
-    return f", on {c.judged_on}" if c.judged_on and m is not None else ""
+    """The ledger table's note after a verdict judged on a model of ours (Claim.judged_on, which the
+    claim's section and its verdict name in full)."""
+    return ", on our model" if c.judged_on and m is not None else ""
 
 
 def _test_text(t: ClaimTest) -> str:
