@@ -418,6 +418,19 @@ def test_paper_values_become_claims_judged_by_the_value_test(tmp_path):
     assert cl.paper_value_claims(pv, tmp_path / "none")[0][1].verdict == cl.NO_EVIDENCE
     page = cl.ledger_page(cl.Ledger(source="Astart", paper_values=pv), tmp_path)
     assert "**1 reproduced; 1 not reproduced; 1 no evidence yet** of 3 claims." in page
+    assert "Not reproduced with no cause found or tried yet: 1 (table-1-rtt-ms-50)." in page
+    # A cause for values by their ids (a pattern): it goes with the value not reproduced, and the
+    # ledger no longer counts it as one without.
+    why = cl.ValueCause(ids=["table-1-*"], cause="the simulator's NewReno")
+    tried = cl.ValueCause(ids=["table-1-rtt-ms-50", "table-2-*"], tried=["fq: ruled out"])
+    pv = pv.model_copy(update={"causes": [why, tried]})
+    rows = cl.paper_value_claims(pv, tmp_path)
+    assert (rows[1][0].cause, rows[1][0].tried) == ("the simulator's NewReno", ["fq: ruled out"])
+    assert rows[0][0].cause == "the simulator's NewReno" and rows[0][0].tried == []
+    page = cl.ledger_page(cl.Ledger(source="Astart", paper_values=pv), tmp_path)
+    assert "Not reproduced with no cause" not in page and "- **Tried and ruled out**: fq: ruled out" in page
+    with pytest.raises(ValueError, match="a cause or the causes tried"):
+        cl.ValueCause(ids=["x"])
 
 
 def test_a_cause_run_is_not_a_claims_evidence(tmp_path):

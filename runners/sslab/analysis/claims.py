@@ -24,6 +24,7 @@ not is "not decided", and a value claim of the right sign and the wrong size is 
 
 from __future__ import annotations
 
+import fnmatch
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,6 +109,21 @@ class Claim(BaseModel):
         return self
 
 
+class ValueCause(BaseModel):
+    """Why some of the paper values a report sets beside ours differ (those whose claim id matches one
+    of @ids, shell patterns such as "table-3-*"): a cause found, or causes tried, as a claim's."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    ids: list[str] = Field(min_length=1)
+    cause: str | None = None
+    tried: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _says_something(self) -> "ValueCause":
+        if not self.cause and not self.tried:
+            raise ValueError(f"{', '.join(self.ids)}: a cause or the causes tried")
+        return self
+
+
 class PaperValues(BaseModel):
     """Every value a paper prints that an experiment's report sets beside ours (the report's summary
     holds each as a comparison: where, what, the paper's number, ours, n, CI), each a claim of the
@@ -119,6 +135,8 @@ class PaperValues(BaseModel):
     where: str              # "Astart, Tables 1-3, Fig. 12 and the fairness runs"
     #: How many values the paper prints there: a report that sets fewer beside ours says so.
     count: int = Field(ge=1)
+    #: Why the values not reproduced differ, by their claim ids.
+    causes: list[ValueCause] = Field(default_factory=list)
 
 
 class ValueCounts(BaseModel):
@@ -916,8 +934,11 @@ def paper_value_claims(pv: PaperValues, results: Path = paths.RESULTS_DIR,
     out = []
     for r in rows:
         test = ClaimTest(rule="value", paper=r["paper"], kind=r["kind"], rounding=r.get("rounding", 0.0))
-        c = Claim(id=_slug(f"{r['where']} {r['what']}"), where=r["where"], words=f"{r['what']}: {r['paper']:g}",
-                  quantity=r["what"], test=test, evidence=Evidence(experiment=pv.experiment, archive=pv.archive))
+        cid = _slug(f"{r['where']} {r['what']}")
+        why = [v for v in pv.causes if any(fnmatch.fnmatchcase(cid, pattern) for pattern in v.ids)]
+        c = Claim(id=cid, where=r["where"], words=f"{r['what']}: {r['paper']:g}",
+                  quantity=r["what"], test=test, evidence=Evidence(experiment=pv.experiment, archive=pv.archive),
+                  cause="; ".join(v.cause for v in why if v.cause) or None, tried=[t for v in why for t in v.tried])
         ci = tuple(r["ci95"]) if r.get("ci95") else None
         m = Measured(r["ours"], r["n"], ci, f"{a}: the report's comparison", tuple(runs), f"REPS={r['n']}")
         out.append((c, decide(test, m), m))
