@@ -664,14 +664,6 @@ def e4_loss_gap_change(archive: Path, link: str, rtt_ms: str, min_mb: str, max_m
                                  f"standard errors", tuple(runs), options)
 
 
-def _scenario_runs(archive: Path) -> list[dict]:
-    """A scenario run directory's run records (each with its flows' FCT and slow-start exit)."""
-    from .archive import runs_of
-    if not (archive / "job" / "out" / "runs.json").is_file():
-        raise LedgerError(f"{archive}: no runs (job/out/runs.json): not a scenario run directory")
-    return [run for run, _ in runs_of(archive)]
-
-
 def _arm_pairs(archive: Path, size: str, on: str = "cubic_suss",
                off: str = "cubic_hs") -> list[tuple[tuple[dict, Path], tuple[dict, Path]]]:
     """The repetitions of a scenario run's @size case with both arms done: per repetition, (run
@@ -679,7 +671,8 @@ def _arm_pairs(archive: Path, size: str, on: str = "cubic_suss",
     position: the scenario's order alternates them within a repetition)."""
     from .archive import runs_of
 
-    _scenario_runs(archive)
+    if not (archive / "job" / "out" / "runs.json").is_file():
+        raise LedgerError(f"{archive}: no runs (job/out/runs.json): not a scenario run directory")
     by: dict[int, dict[str, tuple[dict, Path]]] = {}
     for run, d in runs_of(archive):
         params = run["run"].get("params", {})
