@@ -514,8 +514,7 @@ def e4_loss_ratio(archive: Path, link: str, rtt_ms: str, min_mb: str, max_mb: st
         for r in mine:
             d = r["lost"]
             if d["ci95"] is not None and d["n"] > 1:
-                se = (d["ci95"][1] - d["ci95"][0]) / 2 / t95(d["n"] - 1)
-                var += se * se
+                var += _se(d) ** 2
         sums[side] = (sum(r["lost"]["mean"] for r in mine), var, min(r["lost"]["n"] for r in mine), len(mine))
     (m_on, v_on, n_on, k_on), (m_off, v_off, n_off, k_off) = sums[on], sums[off]
     n = min(n_on, n_off)
