@@ -710,7 +710,7 @@ def e3_fct_change(archive: Path, size: str) -> Measured:
 def _series(run: dict, run_dir: Path) -> dict:
     """The first flow's per-ACK series (traces.trace_series), its times moved to count from the
     connection's establishment at the server (the first ACK's time less the handshake's RTT sample
-    it prints, as ProbeFacts times the server's FCT)."""
+    it prints, as ProbeFacts times the server's FCT); shift_s: by how much."""
     from .traces import trace_series
 
     if not run.get("trace"):
@@ -719,7 +719,7 @@ def _series(run: dict, run_dir: Path) -> dict:
     if not s["t"]:
         raise LedgerError(f"{run_dir}: the trace holds no tcp_probe record of the flow")
     shift = (s["srtt_ms"][0] or 0.0) / 1000
-    return {**s, "t": [t + shift for t in s["t"]]}
+    return {**s, "t": [t + shift for t in s["t"]], "shift_s": shift}
 
 
 def _first_time_at(s: dict, cwnd: int) -> float | None:
@@ -754,8 +754,8 @@ def _slow_start_peak_srtt_ms(run: dict, run_dir: Path) -> float | None:
     if ss.get("exit_time_s") is None:
         return None
     s = _series(run, run_dir)
-    shift = (s["srtt_ms"][0] or 0.0) / 1000
-    during = [r for t, r in zip(s["t"], s["srtt_ms"]) if r is not None and t - shift <= ss["exit_time_s"]]
+    # exit_time_s counts from the first ACK, as the trace's own times do.
+    during = [r for t, r in zip(s["t"], s["srtt_ms"]) if r is not None and t - s["shift_s"] <= ss["exit_time_s"]]
     return max(during) if during else None
 
 
