@@ -86,8 +86,8 @@ static const struct kernel_param_ops suss_version_ops = {
  * before a run; a write by hand is taken as the core reads it, non-zero as
  * 1); suss_version, a year the core knows, checked here; SEARCH's
  * (search_version, search_window, search_bins, search_extra_bins,
- * search_thresh), the ranges runners/sslab/ccas.py gives them, refused
- * there and clamped by the core when written by hand.
+ * search_thresh) and cubic_connections, the ranges runners/sslab/ccas.py
+ * gives them, refused there and clamped by the core when written by hand.
  */
 #define SSLAB_PARAM_uint(name)	module_param_named(name, sslab_params.name, uint, 0644)
 #define SSLAB_PARAM_flag(name)	SSLAB_PARAM_uint(name)
@@ -98,6 +98,7 @@ static const struct kernel_param_ops suss_version_ops = {
 #define SSLAB_PARAM_search_bins(name) SSLAB_PARAM_uint(name)
 #define SSLAB_PARAM_search_extra_bins(name) SSLAB_PARAM_uint(name)
 #define SSLAB_PARAM_search_thresh(name) SSLAB_PARAM_uint(name)
+#define SSLAB_PARAM_cubic_connections(name) SSLAB_PARAM_uint(name)
 #define SSLAB_PARAM(name, value, kind, description)			\
 	SSLAB_PARAM_##kind(name);					\
 	MODULE_PARM_DESC(name, description);

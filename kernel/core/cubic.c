@@ -44,6 +44,21 @@
  *   RTO:    everything above is forgotten, W_max, the min RTT and HyStart's
  *           round included (ss_cubic_rto).
  *   idle:   the epoch moves by the ticks the connection was idle.
+ *
+ * N connections.  Google QUIC's CUBIC, which the Blitzstart report's flows
+ * ran, behaves as N Linux flows would together (N = 2 by default there):
+ * a loss takes 1/N of the reduction one flow would make, and the Reno
+ * estimate grows N^2 times as fast, as N flows' windows summed would:
+ *
+ *     beta_N  = (N - 1 + beta) / N                  (N = 2: 0.85)
+ *     alpha_N = 3 N^2 (1 - beta_N) / (1 + beta_N)   (N = 2: 0.97 a round)
+ *
+ * in the kernel's integers: beta_N = (1024 (N - 1) + 717) / N, and the Reno
+ * estimate's packets per +1, (8 (1024 + beta_N) / 3 N^2 / (1024 - beta_N))
+ * cwnd / 8, which for N = 1 is Linux's 15 cwnd / 8.  Fast convergence keeps
+ * (1 + beta_N) / 2 of cwnd as W_max: QUIC's N-connection 0.85 (0.925 at
+ * N = 2).  Everything else is Linux's; the starts that run this are
+ * cubic_std and cubic_blitz (ratestart.h), every other CUBIC has N = 1.
  */
 #include "ssvariant.h"
 
@@ -58,15 +73,31 @@
 #define CUBIC_DELTA_SHIFT (10U + 3U * CUBIC_TIME_SHIFT)
 /* K^3 = (W_max - cwnd) / C in (1/1024 s)^3: multiply by 2^40 / 410. */
 #define CUBIC_K_FACTOR ((1ULL << CUBIC_DELTA_SHIFT) / CUBIC_C_SCALED)
-/* The Reno estimate: +1 per (cwnd x 15) / 8 packets acked (Linux's beta_scale,
- * 8 (1024 + 717) / 3 / (1024 - 717) in integers). */
-#define CUBIC_RENO_SCALE 15U
 /* Before the first reduction, at least 1/20 of cwnd a round (5 %). */
 #define CUBIC_FIRST_MAX_CNT 20U
 /* cnt when the target is not above cwnd: 1 packet per 100 rounds. */
 #define CUBIC_FLAT_CNT 100U
 /* cnt is recomputed when cwnd changed or this share of a second has passed. */
 #define CUBIC_RECALC_DIV 32U
+
+/* beta of N connections, in 1/1024: Linux's 717 for one. */
+u32 ss_cubic_beta(u32 connections)
+{
+	u32 n = ss_clamp(connections, 1, SS_CUBIC_MAX_CONNECTIONS);
+
+	return (CUBIC_BETA_SCALE * (n - 1) + CUBIC_BETA) / n;
+}
+
+/* The Reno estimate: +1 per (cwnd x scale) / 8 packets acked, scale = 8 /
+ * alpha_N (Linux's beta_scale, 8 (1024 + 717) / 3 / (1024 - 717) = 15 for
+ * one connection; 8 for two), in Linux's integer steps. */
+u32 ss_cubic_reno_scale(u32 connections)
+{
+	u32 n = ss_clamp(connections, 1, SS_CUBIC_MAX_CONNECTIONS);
+	u32 beta = ss_cubic_beta(n);
+
+	return ss_max(8 * (CUBIC_BETA_SCALE + beta) / (3 * n * n) / (CUBIC_BETA_SCALE - beta), 1);
+}
 
 /* Position of the highest set bit, 1-based; 0 for 0. */
 static u32 highest_bit(u64 x)
@@ -158,9 +189,9 @@ static u32 cubic_cnt_from_curve(const struct ss_cubic *c, const struct ss_ack *a
 
 /* The Reno estimate catches up with the packets acked, and holds cnt down
  * while it is ahead of cwnd. */
-static u32 cubic_reno_bound(struct ss_cubic *c, u32 cwnd, u32 cnt)
+static u32 cubic_reno_bound(struct ss_cubic *c, u32 cwnd, u32 cnt, u32 reno_scale)
 {
-	u32 per = (cwnd * CUBIC_RENO_SCALE) >> 3;
+	u32 per = (cwnd * reno_scale) >> 3;
 	u32 steps;
 
 	if (per && c->acks > per) {
@@ -193,7 +224,7 @@ static void cubic_update(struct sscore_state *st, const struct ss_ack *ack, u32 
 		if (!c->w_max && c->cnt > CUBIC_FIRST_MAX_CNT)
 			c->cnt = CUBIC_FIRST_MAX_CNT;
 	}
-	c->cnt = ss_max(cubic_reno_bound(c, cwnd, c->cnt), 2);
+	c->cnt = ss_max(cubic_reno_bound(c, cwnd, c->cnt, ss_cubic_reno_scale(st->cubic_connections)), 2);
 }
 
 void ss_additive_increase(struct ss_win *w, u32 per, u32 acked)
@@ -221,15 +252,16 @@ static void cubic_avoid(struct sscore_state *st, const struct ss_ack *ack, u32 a
 static u32 cubic_reduce(struct sscore_state *st, struct ss_win *w)
 {
 	struct ss_cubic *c = &st->cubic;
+	u32 beta = ss_cubic_beta(st->cubic_connections);
 
 	c->epoch = 0;
 	/* Fast convergence: a flow reduced before reaching its last W_max
 	 * yields bandwidth by remembering a lower plateau. */
 	if (w->cwnd < c->w_max)
-		c->w_max = (w->cwnd * (CUBIC_BETA_SCALE + CUBIC_BETA)) / (2 * CUBIC_BETA_SCALE);
+		c->w_max = (w->cwnd * (CUBIC_BETA_SCALE + beta)) / (2 * CUBIC_BETA_SCALE);
 	else
 		c->w_max = w->cwnd;
-	return ss_max((w->cwnd * CUBIC_BETA) / CUBIC_BETA_SCALE, 2);
+	return ss_max((w->cwnd * beta) / CUBIC_BETA_SCALE, 2);
 }
 
 /* RTO: Linux's CUBIC forgets its curve and its min RTT (the core then

@@ -113,7 +113,7 @@ void ss_hystart_update(struct sscore_state *st, const struct ss_params *p, const
 		return;
 	if (rounds == SS_HS_ROUNDS_LINUX_519)
 		ss_hystart_round_check(st, ack);
-	if (ss_hystart_train_too_long(st, p, ack, 0))
+	if (!st->hs.no_train && ss_hystart_train_too_long(st, p, ack, 0))
 		ss_exit_slow_start(st, w, SS_EXIT_ACK_TRAIN);
 	else if (ss_hystart_delay_increased(st, p, ack))
 		ss_exit_slow_start(st, w, SS_EXIT_DELAY);

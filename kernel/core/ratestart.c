@@ -293,11 +293,15 @@ static u32 blitz_first_window_pace_rate(const struct sscore_state *st)
 	return st->rnd.round == 1 ? st->blitz.pace_rate : 0;
 }
 
-/* The standard start's HyStart is the kernel's own (6.1.192's rounds). */
+/* The standard start's HyStart runs in the kernel's own rounds (6.1.192's);
+ * its CUBIC and its exits are Google QUIC's unless the parameters ask for
+ * Linux's (ratestart.h). */
 static void std_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
 		     u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
 {
 	st->hs.rounds = SS_HS_ROUNDS_LINUX;
+	st->hs.no_train = !p->std_ack_train;
+	st->cubic_connections = (u8)ss_clamp(p->std_connections, 1, SS_CUBIC_MAX_CONNECTIONS);
 }
 
 /* ------------------------------------------------------------------------

@@ -15,6 +15,14 @@
  * paper ran over QUIC, whose flow-control window did not hold the first
  * window back; Linux's receiver starts at 64 KB, so the Blitzstart sender
  * is not held by it for its first 3 rounds (see sslab_tcp.c).
+ *
+ * The standard start and Blitzstart stand for the report's sender, Google
+ * QUIC, whose CUBIC is not Linux's in two decisions, both facts of its code:
+ * it emulates two connections (kDefaultNumConnections = 2: after a loss it
+ * keeps 0.85 of its window, not 0.7, and its Reno estimate grows by
+ * 3 N^2 (1 - beta) / (1 + beta) a round, cubic.c), and its hybrid slow start
+ * exits on the delay increase alone (the ACK-train test is Linux's).
+ * std_connections = 1 and std_ack_train = 1 give Linux's CUBIC and HyStart.
  */
 #ifndef RATESTART_H
 #define RATESTART_H
@@ -25,7 +33,9 @@
 	P(astart_tau_us, 0, uint, "Astart: ERE filter time constant (us; 0: the connection's min RTT)") \
 	P(std_iw, 32, uint, "cubic_std and cubic_blitz without a hint: initial window (packets)") \
 	P(blitz_pace_pct, 75, uint, "Blitzstart: the first window leaves over this % of the RTT") \
-	P(blitz_lift_rwnd_rounds, 3, uint, "Blitzstart: not held by the peer's window in rounds <= this")
+	P(blitz_lift_rwnd_rounds, 3, uint, "Blitzstart: not held by the peer's window in rounds <= this") \
+	P(std_connections, 2, cubic_connections, "cubic_std and cubic_blitz: CUBIC emulates this many connections (Google QUIC's 2; 1: Linux's CUBIC)") \
+	P(std_ack_train, 0, flag, "cubic_std and cubic_blitz: HyStart's ACK-train exit (0: Google QUIC's, delay only; 1: Linux's)")
 
 /*
  * Astart: Westwood's eligible rate estimate (ERE).  A sample is the data

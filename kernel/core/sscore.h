@@ -289,6 +289,7 @@ struct ss_hystart {
 	u32 round_min_rtt_us;	/* moRTT: the round's minimum RTT so far */
 	u8 samples;		/* RTT samples taken in the round */
 	u8 rounds;		/* enum ss_hystart_rounds, chosen when the connection starts */
+	u8 no_train;		/* the ACK-train exit is off (Google QUIC's: cubic_std, cubic_blitz) */
 };
 
 /* The peer's window as ss_window_on_arrival last saw it and what it set. */
@@ -310,7 +311,7 @@ struct sscore_state {
 	u8 variant;		/* enum ss_variant */
 	u8 suss_version;	/* enum ss_suss_version (SS_SUSS only) */
 	u8 glue_flags;		/* the kernel glue's own bits */
-	u8 pad;
+	u8 cubic_connections;	/* CUBIC emulates this many connections; 0 or 1: one, Linux's */
 };
 
 /* What the connection looks like at an ACK (filled by the glue). */
@@ -528,5 +529,13 @@ u64 ss_hoe_rate(const u32 t_us[3], const u32 una[3]);
  * counted in w->cwnd_cnt, the socket's snd_cwnd_cnt); exposed for tests. */
 u32 ss_cubic_root(u64 a);
 void ss_additive_increase(struct ss_win *w, u32 per, u32 acked);
+
+/* CUBIC of N connections (Google QUIC's emulation, cubic.c): beta in 1/1024
+ * and the Reno estimate's scale (packets per +1 = cwnd x scale / 8); N is
+ * clamped to 1..SS_CUBIC_MAX_CONNECTIONS, 1 being Linux's (717, 15).  Eight
+ * is ample for QUIC's 2 and keeps the scale at least 1 (at 8: beta 985, 2). */
+#define SS_CUBIC_MAX_CONNECTIONS 8U
+u32 ss_cubic_beta(u32 connections);
+u32 ss_cubic_reno_scale(u32 connections);
 
 #endif /* SSCORE_H */

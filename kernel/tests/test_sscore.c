@@ -1455,6 +1455,17 @@ static void test_astart(void)
  * Blitzstart and its standard start
  */
 
+/* A standard start (@v: cubic_std or cubic_blitz) with Linux's ACK-train
+ * exit or not and CUBIC of @connections, set before the connection starts. */
+static void std_flow(struct flow *f, enum ss_variant v, u32 ack_train, u32 connections)
+{
+	flow_init_window(f, v);
+	f->p.std_ack_train = ack_train;
+	f->p.std_connections = connections;
+	ss_init(&f->st, &f->p, v, SUSS_VER_PAPER, f->t0_us, 1000, IW, MSS);
+	ss_init_window(&f->st, &f->p, &f->w);
+}
+
 static void test_std_start(void)
 {
 	struct flow f;
@@ -1463,19 +1474,80 @@ static void test_std_start(void)
 	/* The standard start's initial window: 32; slow start as usual. */
 	CHECK_EQ(f.w.cwnd, 32);
 	CHECK_EQ(f.w.ssthresh, 0x7fffffff);
+	/* Google QUIC's by default: no ACK-train exit, CUBIC of two connections. */
+	CHECK_EQ(f.st.hs.no_train, 1);
+	CHECK_EQ(f.st.cubic_connections, 2);
+	/* The rounds below, whose RTT never grows, then end no slow start. */
+	hystart_rounds(&f, 10, 1000, 100000);
+	CHECK(!f.st.rnd.found);
+	CHECK_EQ(f.st.rnd.round, 10);
 
-	/* ... with HyStart's exits (Blitzstart's baseline is QUIC's CUBIC, which
-	 * has HyStart).  minRTT 100 ms, unpaced: the train threshold is 50 ms;
+	/* With Linux's HyStart (std_ack_train = 1), its exits.  minRTT 100 ms,
+	 * unpaced: the train threshold is 50 ms;
 	 * ACKs 1 ms apart.  Ten packets left at once (the test's sender) and
 	 * cwnd grows from 32 by one per ACK: round 2 has 10 ACKs (cwnd 42),
 	 * round 3 42 ACKs (a 41 ms train; cwnd 84), round 4 84 ACKs, of which
 	 * the one at j = 51 is the first more than 50 ms after the round
 	 * started: ssthresh = 84 + 51 = 135. */
+	std_flow(&f, SS_STD_START, 1, 1);
+	CHECK_EQ(f.st.hs.no_train, 0);
+	CHECK_EQ(f.st.cubic_connections, 1);
 	hystart_rounds(&f, 10, 1000, 100000);
 	CHECK(f.st.rnd.found);
 	CHECK_EQ(f.st.rnd.exit_cause, SS_EXIT_ACK_TRAIN);
 	CHECK_EQ(f.st.rnd.round, 4);
 	CHECK_EQ(f.w.ssthresh, 135);
+}
+
+/* CUBIC of N connections (Google QUIC's emulation): beta_N = (1024 (N - 1)
+ * + 717) / N and the Reno estimate's scale 8 (1024 + beta_N) / 3 N^2 /
+ * (1024 - beta_N), in integers. */
+static void test_cubic_connections(void)
+{
+	struct flow f;
+
+	/* N = 1: Linux's 717 and 15 (13928 / 3 = 4642, / 307 = 15.1). */
+	CHECK_EQ(ss_cubic_beta(1), 717);
+	CHECK_EQ(ss_cubic_reno_scale(1), 15);
+	CHECK_EQ(ss_cubic_beta(0), 717);
+	/* N = 2: 1741 / 2 = 870 (0.85); 15152 / 12 = 1262, / 154 = 8.2 -> 8. */
+	CHECK_EQ(ss_cubic_beta(2), 870);
+	CHECK_EQ(ss_cubic_reno_scale(2), 8);
+	/* Above 8, 8: 7885 / 8 = 985; 16072 / 192 = 83, / 39 = 2. */
+	CHECK_EQ(ss_cubic_beta(9), 985);
+	CHECK_EQ(ss_cubic_reno_scale(9), 2);
+
+	/* A reduction of the standard start at its default, two connections:
+	 * cwnd 100, ssthresh = 100 x 870 / 1024 = 84.96 -> 84, W_max 100;
+	 * then below W_max at 80: fast convergence keeps 80 x 1894 / 2048 =
+	 * 73.98 -> 73 (QUIC's 0.925), ssthresh = 80 x 870 / 1024 = 67.97 -> 67. */
+	flow_init_window(&f, SS_STD_START);
+	f.w.cwnd = 100;
+	CHECK_EQ(ss_ssthresh(&f.st, 100, &f.w), 84);
+	CHECK_EQ(f.st.cubic.w_max, 100);
+	f.w.cwnd = 80;
+	CHECK_EQ(ss_ssthresh(&f.st, 80, &f.w), 67);
+	CHECK_EQ(f.st.cubic.w_max, 73);
+	/* One connection (Linux's): test_cubic_reduction's 70. */
+	std_flow(&f, SS_STD_START, 0, 1);
+	f.w.cwnd = 100;
+	CHECK_EQ(ss_ssthresh(&f.st, 100, &f.w), 70);
+	/* An RTO forgets the curve, not the emulation. */
+	std_flow(&f, SS_BLITZ, 0, 2);
+	ss_on_rto(&f.st, 100, 500000, f.snd_nxt);
+	CHECK_EQ(f.st.cubic_connections, 2);
+
+	/* The Reno estimate of two connections: test_cubic_reno_estimate's
+	 * flow, +1 per 17 x 8 >> 3 = 17 packets acked.  At ACK 33, acks 33 >
+	 * 17: one step, W_est 18, 16 left (one connection: 2 left). */
+	cubic_flow(&f, 17, 10, 1000);
+	f.st.cubic_connections = 2;
+	for (int i = 1; i <= 32; i++)
+		ack(&f, 1000000 + i * 10, SS_RTT_UNKNOWN);
+	ack(&f, 1000000 + 32 * 10 + 32000, SS_RTT_UNKNOWN);
+	CHECK_EQ(f.st.cubic.w_est, 18);
+	CHECK_EQ(f.st.cubic.acks, 16);
+	CHECK_EQ(f.st.cubic.cnt, 17);
 }
 
 static void test_blitz(void)
@@ -1525,7 +1597,12 @@ static void test_blitz_without_hint(void)
 	CHECK_EQ(f.w.cwnd, 32);
 	CHECK(!f.st.rnd.found);
 	CHECK(!ss_ignore_peer_window(&f.st, &f.p));
-	/* The standard start's HyStart too: the exit of test_std_start. */
+	/* The standard start's HyStart too: test_std_start's (Google QUIC's,
+	 * no exit on these rounds; with Linux's ACK train, its exit). */
+	hystart_rounds(&f, 10, 1000, 100000);
+	CHECK(!f.st.rnd.found);
+	std_flow(&f, SS_BLITZ, 1, 1);
+	ss_blitz_start(&f.st, &f.p, 0, 100000, MSS, &f.w, &plan);
 	hystart_rounds(&f, 10, 1000, 100000);
 	CHECK(f.st.rnd.found && f.st.rnd.exit_cause == SS_EXIT_ACK_TRAIN);
 	CHECK_EQ(f.w.ssthresh, 135);
@@ -2101,6 +2178,7 @@ int main(int argc, char **argv)
 	test_ere_sample_interval();
 	test_astart();
 	test_std_start();
+	test_cubic_connections();
 	test_blitz();
 	test_blitz_without_hint();
 	test_rapid_threshold();

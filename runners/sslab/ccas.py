@@ -217,6 +217,9 @@ def module_param_declarations() -> tuple[ModuleParam, ...]:
     return parse_module_params()
 
 
+#: CUBIC's N-connection emulation (cubic_std, cubic_blitz) goes up to this many (kernel/core/cubic.c).
+SS_CUBIC_MAX_CONNECTIONS = 8
+
 #: What each kind of parameter takes, and how a refusal says it (an unsigned 32-bit integer is checked first).
 #: SEARCH's ranges are its core's (kernel/core/search.h: W to 31 and EXTRA_BINS to 32 bins fit its rings).
 PARAM_KINDS = {"uint": (lambda v: True, "any unsigned 32-bit integer"),
@@ -227,7 +230,9 @@ PARAM_KINDS = {"uint": (lambda v: True, "any unsigned 32-bit integer"),
                "search_window": (lambda v: 1 <= v <= 100, "1 to 100 (tenths of the initial RTT)"),
                "search_bins": (lambda v: 1 <= v <= 31, "1 to 31 bins"),
                "search_extra_bins": (lambda v: 0 <= v <= 32, "0 to 32 bins"),
-               "search_thresh": (lambda v: 0 <= v <= 99, "0 (the version's) or 1 to 99 percent")}
+               "search_thresh": (lambda v: 0 <= v <= 99, "0 (the version's) or 1 to 99 percent"),
+               "cubic_connections": (lambda v: 1 <= v <= SS_CUBIC_MAX_CONNECTIONS,
+                                     f"1 to {SS_CUBIC_MAX_CONNECTIONS} connections")}
 
 
 def param_refusal(name: str, value: int) -> str | None:

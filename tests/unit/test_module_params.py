@@ -111,3 +111,15 @@ def test_searchs_parameters_take_what_its_core_holds():
     assert ccas.search_version_of("cubic_search4", {"search_version": 3}) == "4.0"
     assert ccas.search_version_of("cubic_search", {"search_version": 4}) == "4.0"
     assert ccas.search_version_of("cubic_search", {}) == "3.0" and ccas.search_version_of("cubic_hs") is None
+
+
+def test_the_standard_starts_take_google_quics_cubic_by_default():
+    """cubic_std and cubic_blitz stand for the Blitzstart report's Google QUIC sender: CUBIC of two connections
+    and no ACK-train exit unless asked; N goes from 1 (Linux's) to the core's own bound, read from its header."""
+    refusal = ccas.param_refusal
+    assert ccas.param_default("std_connections") == 2 and ccas.param_default("std_ack_train") == 0
+    header = (KERNEL / "core/sscore.h").read_text()
+    assert f"#define SS_CUBIC_MAX_CONNECTIONS {ccas.SS_CUBIC_MAX_CONNECTIONS}U" in header
+    assert refusal("std_connections", 0) == "std_connections 0: 1 to 8 connections"
+    assert refusal("std_connections", 9) and refusal("std_connections", 1) is None
+    assert refusal("std_connections", 8) is None and refusal("std_ack_train", 2) == "std_ack_train 2: 0 or 1"
