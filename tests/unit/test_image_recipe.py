@@ -204,6 +204,32 @@ def test_incomplete_or_interrupted_builds_do_not_count(repo, tmp_path, monkeypat
     assert built.is_complete() and built.manifest()["image_hash"] == image_hash
 
 
+def test_a_source_edited_during_the_build_leaves_no_image_under_the_old_key(repo, tmp_path, monkeypatch):
+    """The key is taken before the build reads kernel/: an edit meanwhile would have put the new module under
+    the old key (seen on 2 Dec 2026).  Such a build is refused, nothing kept; the next build takes the new key."""
+    cache = tmp_path / "cache"
+    source = repo / "kernel" / "sslab_tcp.c"
+    source.write_text("/* the module */\n")
+    base_hash = fake_base(cache, repo)
+    old_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel", uml_hash(repo, base_hash)))
+    monkeypatch.setattr(img, "require_host_tools", lambda: None)
+    monkeypatch.setattr(img, "ensure_uml", lambda *a: ("u" * 64, None))
+
+    def edited_meanwhile(base_dir, base_info, inputs, h, recipe, repo_, kdir, dest, uml=None, changes=None):
+        source.write_text(source.read_text() + "/* edited while the image was built */\n")
+        for name in ("root.img", "vmlinuz", "initrd.img", "linux"):
+            (dest / name).write_text("x")
+        (dest / "rootfs").mkdir()
+        return {"image_hash": h}
+
+    monkeypatch.setattr(img, "build_final", edited_meanwhile)
+    with pytest.raises(img.ImageError, match=f"sources changed while image {old_hash[:12]} was built"):
+        img.ensure_image(cache=cache, repo=repo)
+    assert list((cache / "images").iterdir()) == []
+    new_hash = img.hash_inputs(img.final_inputs(base_hash, repo, repo / "kernel", uml_hash(repo, base_hash)))
+    assert new_hash != old_hash
+
+
 def test_manifest_records_what_the_image_is_made_of(repo):
     recipe = img.Recipe.load(repo / "images")
     base_info = {"base_hash": "b" * 64, "inputs": {"images/recipe.yaml": "r"},

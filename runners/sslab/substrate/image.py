@@ -663,6 +663,11 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
                                    changes=changes)
             manifest["final_build_seconds"] = round(time.monotonic() - started, 1)
             manifest["base_build_seconds"] = base_info.get("build_seconds")
+            # The key was taken before the build read the sources: an edit meanwhile (kernel/, the
+            # guest's code) would put other code under this key, so such an image is not kept.
+            if (now := hash_inputs(final_inputs(base_hash, repo, kernel_dir, uml_hash, changes))) != image_hash:
+                raise ImageError(f"the sources changed while image {image_hash[:12]} was built (they are now "
+                                 f"{now[:12]}'s): it is not kept; build again")
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
             tmp.rename(image.root)
         except BaseException:
