@@ -1,7 +1,8 @@
 """MkDocs hooks: pages generated from the code when the site is built, so they cannot drift from it.
 
 - formats.md: its marker is replaced by every file format's fields (sslab.cli.formats);
-- measurements.md: its marker by each experiment's measured wall time (its file's time_here);
+- measurements.md: its markers by each experiment's measured wall time (its file's time_here) and by
+  the notebook's index (its pages' dated entries, sslab.cli.docpages.notebook_index);
 - starts.md: its marker by our module's parameters, from their declarations (sslab.cli.formats);
 - experiments/<name>.md: one page per experiment file (sslab.cli.docpages), listed under
   "Experiments" after the overview;
@@ -17,14 +18,15 @@ from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
 from sslab.cli.docassets import SHIM_IN_SITE, SHIM_URL_ASKED, search_shim
-from sslab.cli.docpages import experiment_pages
+from sslab.cli.docpages import experiment_pages, notebook_index
 from sslab.cli.formats import formats_markdown, module_params_markdown
 from sslab.experiment.spec import experiment_times_table
 
 #: Markers in a page and what replaces them when the site is built.
-GENERATED = {"formats.md": ("<!-- formats: generated at build time -->", formats_markdown),
-             "measurements.md": ("<!-- experiment times: generated at build time -->", experiment_times_table),
-             "starts.md": ("<!-- module parameters: generated at build time -->", module_params_markdown)}
+GENERATED = {"formats.md": [("<!-- formats: generated at build time -->", formats_markdown)],
+             "measurements.md": [("<!-- experiment times: generated at build time -->", experiment_times_table),
+                                 ("<!-- notebook index: generated at build time -->", notebook_index)],
+             "starts.md": [("<!-- module parameters: generated at build time -->", module_params_markdown)]}
 
 
 @cache
@@ -47,11 +49,10 @@ def on_files(files, config):
 
 
 def on_page_markdown(markdown, page, config, files):
-    if page.file.src_uri in GENERATED:
-        marker, make = GENERATED[page.file.src_uri]
+    for marker, make in GENERATED.get(page.file.src_uri, []):
         if marker not in markdown:
             raise ValueError(f"docs/{page.file.src_uri} lost its marker {marker}: its table would not be generated")
-        return markdown.replace(marker, make())
+        markdown = markdown.replace(marker, make())
     return markdown
 
 

@@ -11,7 +11,7 @@ BBR_25 = {"large_cc": "bbr", "buffer": "1BDP", "large_rtt": "25ms"}
 def test_each_value_not_reproduced_gets_the_causes_tried_about_it():
     causes = Causes(causes=[
         CauseTried(where={"large_cc": "bbr", "buffer": "1BDP"}, values=["small off"], verdict="ruled out",
-              cause="the senders' qdisc", found="fq moved it by 0.1 s", runs="docs/measurements.md, x"),
+              cause="the senders' qdisc", found="fq moved it by 0.1 s", runs="docs/notebook/table1.md, x"),
         CauseTried(where={"large_cc": "bbr"}, verdict="moves it", cause="offloads", found="11.8 -> 2.3 s", runs="y")])
     off = Comparison("BBRv1 1BDP 25ms", "small off FCT", "fct", 12.0, 20.07, 1, short="small off")
     on = Comparison("BBRv1 1BDP 25ms", "small on FCT", "fct", 17.5, 17.54, 1, short="small on")      # reproduced
@@ -22,7 +22,7 @@ def test_each_value_not_reproduced_gets_the_causes_tried_about_it():
     text = "\n".join(lines)
     assert "**BBRv1 1BDP 25ms, small on**" not in text                       # reproduced: not listed
     assert ("- **BBRv1 1BDP 25ms, small off** (not reproduced (n = 1, no CI); ours 12, the paper's 20.07):\n"
-            "  - ruled out: the senders' qdisc. fq moved it by 0.1 s (docs/measurements.md, x)\n"
+            "  - ruled out: the senders' qdisc. fq moved it by 0.1 s (docs/notebook/table1.md, x)\n"
             "  - moves it: offloads. 11.8 -> 2.3 s (y)") in text
     # The improvement: the second cause is about every value of the column, the first only small off.
     assert "- **BBRv1 1BDP 25ms, improvement** (not decided at n = 10" in text and text.count("moves it: offloads") == 2

@@ -90,3 +90,27 @@ def test_the_experiments_times_are_on_the_measurements_page_not_in_the_readme(tm
     assert "generated at build time" not in page and "<code>make dynamics</code>" in page
     readme = (paths.REPO_ROOT / "README.md").read_text()
     assert not [e.spec.time_here for e in experiments_in_order() if e.spec.time_here in readme]
+
+
+def test_the_notebook_is_apart_from_the_docs_and_its_index_lists_every_entry(tmp_path):
+    """The dated entries live on the notebook's pages by topic (docs/notebook/); the measurements page keeps the
+    experiments' times and an index of the entries generated from the pages' headings, each a working link."""
+    from sslab.cli.docpages import NOTEBOOK_PAGES, notebook_index
+    index = notebook_index()
+    dated = 0
+    for name in NOTEBOOK_PAGES:
+        text = (paths.REPO_ROOT / "docs" / "notebook" / f"{name}.md").read_text()
+        heads = [ln[3:] for ln in text.splitlines() if ln.startswith("## ")]
+        assert heads, name
+        for h in heads:
+            assert f"[{h}](notebook/{name}.md#" in index, (name, h)
+        dated += len(heads)
+    assert index.count("\n- [") == dated
+    page = (paths.REPO_ROOT / "docs" / "measurements.md").read_text()
+    assert page.count("\n## ") <= 2, "a dated entry is back on the measurements page"
+    res = build(paths.REPO_ROOT, tmp_path / "site")
+    assert res.returncode == 0, res.stdout + res.stderr
+    built = (tmp_path / "site" / "measurements.html").read_text()
+    assert "generated at build time" not in built
+    assert 'href="notebook/table1.html#2026-12-02-the-verdict-the-papers-testbed-as-settings-and-table-1-again"' in built
+    assert (tmp_path / "site" / "notebook" / "table1.html").is_file()

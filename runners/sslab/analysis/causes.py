@@ -12,7 +12,7 @@ yet".  The file:
         verdict: cause | ruled out | moves it     # what the runs found
         cause: "the senders' TSO bursts"          # the candidate, in a few words
         found: "..."                               # what changing it did, with the numbers
-        runs: "docs/measurements.md, ..."          # where the runs and the command are recorded
+        runs: "docs/notebook/table1.md, ..."          # where the runs and the command are recorded
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ class Claim(BaseModel):
     #: Why nothing here can test it (a real Internet path, a device we do not have, ...).
     untestable: str | None = None
     #: Where the claim fails here: what runs that change one candidate cause at a time found, and where
-    #: they are recorded (docs/measurements.md).  Shown beside a "not reproduced" verdict.
+    #: they are recorded (docs/notebook/).  Shown beside a "not reproduced" verdict.
     cause: str | None = None
     #: Candidate causes tried and ruled out, one a line (what changed, what it did, where it is
     #: recorded): shown beside a "not reproduced" verdict, with the cause when one was found.

@@ -128,3 +128,28 @@ def experiment_page(e: Experiment) -> str:
 def experiment_pages() -> dict[str, str]:
     """experiments/<name>.md -> its page, ordered by experiment id, for every experiment file."""
     return {f"experiments/{e.target}.md": experiment_page(e) for e in experiments_in_order()}
+
+
+#: The lab notebook's pages (docs/notebook/), in the order its index lists them.
+NOTEBOOK_PAGES = ("table1", "claims", "starts", "cost", "testbed", "architecture")
+
+
+def notebook_index() -> str:
+    """The notebook's index for docs/measurements.md: each page's title and its dated entries, newest
+    first, read from the pages' headings when the site is built (so it cannot drift from them)."""
+    from markdown.extensions.toc import slugify, unique
+    out = []
+    for name in NOTEBOOK_PAGES:
+        text = (paths.REPO_ROOT / "docs" / "notebook" / f"{name}.md").read_text()
+        title = next(ln[2:].strip() for ln in text.splitlines() if ln.startswith("# "))
+        ids: set[str] = set()
+        entries, fence = [], False
+        for ln in text.splitlines():
+            fence ^= ln.startswith("```")
+            if not fence and (m := re.match(r"^(#{1,6}) (.*?)\s*$", ln)):
+                anchor = unique(slugify(m.group(2), "-"), ids)
+                if m.group(1) == "##":
+                    entries.append(f"[{m.group(2)}](notebook/{name}.md#{anchor})")
+        out += [f"**[{title}](notebook/{name}.md)** ({len(entries)} entries)", ""]
+        out += [f"- {e}" for e in reversed(entries)] + [""]
+    return "\n".join(out)

@@ -25,7 +25,7 @@ microseconds, and under virtual time that shows: on 8 Table 1 cells (13 pairs, 2
 this process, 19 of 48 one at a time, 4 of 48 with ping itself (expected 100.0157: a reading of
 100.017 means over 0.3 us more).  Over Table 1's 640 runs at ITER=10 (30 Nov 2026) the check's
 2 us failed in 2 runs one at a time, 5 on ping's schedule, none with ping: a 100 ms pair read
-100.018.  What adds that microsecond is not established (docs/measurements.md).
+100.018.  What adds that microsecond is not established (docs/notebook/cost.md).
 
 Measured against ping beside it, under UML virtual time (29 Nov 2026, a throwaway tree): on
 100 ms pairs 100.0164-100.0172 ms by the kernel's timestamp where ping read 100.016-100.017; on

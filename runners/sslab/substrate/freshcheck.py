@@ -53,7 +53,7 @@ TRUST_ENV_PREFIXES = ("PIP_", "SSL_CERT_", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE
 #: Free disk the check asks for where the cache is, before it starts.  The root grows through `make
 #: test` (a UML kernel of 1.6-2 GB per kernel source and patch series, an image of 2.8 GB per kernel
 #: and module variant, the container engines' images): 33 GB only 43 tests into it on 28 Nov 2026
-#: (docs/measurements.md has the whole run's peak), where 30 GB had been asked for.
+#: (docs/notebook/testbed.md has the whole run's peak), where 30 GB had been asked for.
 NEED_GB = 50.0
 #: Device nodes of the root's private /dev (the testbed's UML and QEMU need no more).
 DEV_NODES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9), "tty": (5, 0)}
