@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from sslab.analysis import claims as cl
+from sslab.analysis import evidence as ev
 from sslab.analysis.claims import ClaimTest, Measured, decide
 
 from sslab.paths import REPO_ROOT
@@ -107,11 +108,11 @@ def synthetic_column(tmp_path, settings_done):
 def test_table1_extractors_read_the_column_as_the_papers_average_row(tmp_path):
     d = synthetic_column(tmp_path, {"25ms", "50ms"})
     # Repetition 0: 1 - (1.5 + 0.5) / (2.0 + 1.0) = 33.3 %; repetition 1: 1 - 1.5 / 3.0 = 50 %.
-    imp = cl.table1_average_improvement(d, "cubic")
+    imp = ev.table1.table1_average_improvement(d, "cubic")
     assert imp.n == 2 and imp.mean == pytest.approx((100 / 3 + 50) / 2)
     assert imp.ci95[0] < imp.mean < imp.ci95[1]
     # The large flow: +1 % in repetition 0, +2 % in 1, in both settings.
-    slow = cl.table1_large_slowdown(d, "cubic")
+    slow = ev.table1.table1_large_slowdown(d, "cubic")
     assert slow.mean == pytest.approx(1.5) and slow.n == 2
 
 
@@ -137,7 +138,7 @@ def test_the_ledger_carries_table1s_headline_counts(tmp_path):
 def test_a_partial_column_is_no_evidence(tmp_path):
     d = synthetic_column(tmp_path, {"25ms"})
     with pytest.raises(cl.LedgerError, match="1 of the 2 settings of cubic"):
-        cl.table1_average_improvement(d, "cubic")
+        ev.table1.table1_average_improvement(d, "cubic")
     claim = cl.Claim(id="c", where="w", words="w", quantity="q", test=ClaimTest(rule="value", paper=32, kind="improvement"),
                      evidence=cl.Evidence(experiment="reproduce-table1", archive="table1/all",
                                           extract="table1_average_improvement", args={"large_cc": "cubic"}))
@@ -161,12 +162,12 @@ def test_fairness_extractor_reads_the_sooner_return_per_repetition(tmp_path):
     plan.axis_values = {"incumbents": ["cubic"], "buffer": ["1BDP"], "rtt": ["25ms", "50ms"]}
     (d / "plans").mkdir(parents=True)
     write_matrix_plan(plan, d / "plans" / "plan-20260101T000000Z-0000.json")
-    gain = cl.fairness_recovery_gain(d, "1BDP")
+    gain = ev.fairness.fairness_recovery_gain(d, "1BDP")
     # Repetition 0: 2 s sooner at both minRTTs; repetition 1: 1 s sooner.
     assert gain.n == 2 and gain.mean == pytest.approx(1.5, abs=0.05)
     assert decide(ClaimTest(rule="at_least", bound=0, bound_reason="sooner"), gain).verdict == "not decided at n = 2"
     with pytest.raises(cl.NotThisArchive, match="0 of the 2 minRTTs at 2BDP"):   # another buffer: not this archive's claim
-        cl.fairness_recovery_gain(d, "2BDP")
+        ev.fairness.fairness_recovery_gain(d, "2BDP")
     # Its report names the other buffers' claims once and gives the 1 BDP claim its section.
     text = cl.report_claims_md(tmp_path, d)
     assert ("Not tested by these runs (other settings of the experiment): fig15-fairness-recovers-sooner-1-5bdp, "
@@ -205,14 +206,14 @@ def test_e4_least_improvement_is_every_link_at_once(tmp_path):
     d = tmp_path / "fct-vs-size" / "reports" / "latest"
     d.mkdir(parents=True)
     (d / "summary.json").write_text(json.dumps(summary([0.15, 0.29])))
-    least = cl.e4_least_improvement(d, "wired,wifi", "5", "50")
+    least = ev.e4.e4_least_improvement(d, "wired,wifi", "5", "50")
     assert least.mean == pytest.approx(22) and least.ci95 == pytest.approx((15, 29)) and least.n == 10
     over_20 = ClaimTest(rule="at_least", bound=20, bound_reason="the paper's")
     assert decide(over_20, least).verdict == "not decided at n = 10"
     (d / "summary.json").write_text(json.dumps(summary([0.12, 0.19])))
-    assert decide(over_20, cl.e4_least_improvement(d, "wired,wifi", "5", "50")).verdict == "not reproduced"
+    assert decide(over_20, ev.e4.e4_least_improvement(d, "wired,wifi", "5", "50")).verdict == "not reproduced"
     with pytest.raises(cl.LedgerError, match="no cubic_suss 2024 improvement for 5g"):
-        cl.e4_least_improvement(d, "wired,wifi,5g", "5", "50")
+        ev.e4.e4_least_improvement(d, "wired,wifi,5g", "5", "50")
 
 
 def test_within_is_a_band_either_side_of_zero():
@@ -244,13 +245,13 @@ def test_e4_loss_ratio_sums_sizes_and_takes_its_ci_by_the_delta_method(tmp_path)
         row("cubic_hs", 1_000_000, 900, [0, 1800]),                       # under 2 MB
         row("cubic_hs", 2_000_000, 900, [0, 1800], rtt=150.0),            # the other RTT
         row("cubic_suss 2024", 2_000_000, 900, [0, 1800], link="wifi")]}))
-    r = cl.e4_loss_ratio(d, "5g", "40", "2", "40")
+    r = ev.e4.e4_loss_ratio(d, "5g", "40", "2", "40")
     assert r.mean == pytest.approx(0.375) and r.n == 4
     assert r.ci95 == pytest.approx((0.375 - 0.0988, 0.375 + 0.0988), abs=2e-4)
     assert r.options == "SELECT=cubic_hs,cubic_suss REPS=4"   # no run directory named: no setting
     assert decide(ClaimTest(rule="at_most", bound=0.5, bound_reason="half"), r).verdict == "reproduced"
     with pytest.raises(cl.LedgerError, match="no cubic_suss 2024 run on lte"):
-        cl.e4_loss_ratio(d, "lte", "40", "2", "40")
+        ev.e4.e4_loss_ratio(d, "lte", "40", "2", "40")
 
 
 def scenario_run(root, cases):
@@ -277,14 +278,14 @@ def test_e3_changes_pair_the_arms_by_repetition(tmp_path):
         ("cubic_hs", "100MB", 0): (20.0, 1000), ("cubic_suss", "100MB", 0): (21.0, 1100),
         ("cubic_hs", "100MB", 1): (20.0, 1000), ("cubic_suss", "100MB", 1): (19.0, 900),
         ("cubic_hs", "100MB", 2): (25.0, 2000), ("cubic_suss", "5MB", 0): (1.0, 50)})
-    fct = cl.e3_fct_change(d, "100MB")
+    fct = ev.e3.e3_fct_change(d, "100MB")
     assert fct.n == 2 and fct.mean == pytest.approx(0.0) and fct.options == "REPS=2"
-    cwnd = cl.e3_exit_cwnd_change(d, "100MB")
+    cwnd = ev.e3.e3_exit_cwnd_change(d, "100MB")
     assert cwnd.n == 2 and cwnd.mean == pytest.approx(0.0)
     # t(1) = 12.71, sd 14.14 over sqrt 2: the CI is +-127 %: "almost the same" is not decided at n = 2.
     assert cwnd.ci95 == pytest.approx((-127.06, 127.06), abs=0.01)
     with pytest.raises(cl.LedgerError, match="no repetition of 20MB"):
-        cl.e3_fct_change(d, "20MB")
+        ev.e3.e3_fct_change(d, "20MB")
 
 
 def test_judge_takes_the_archive_with_the_largest_n_and_reports_print_their_own_claims(tmp_path):
@@ -397,13 +398,13 @@ def test_astart_margin_is_the_least_over_the_settings_per_repetition(tmp_path):
         "e8-astart-bw-10mbit": setting([5, 5], [5, 5], [9, 9]),
         "e8-astart-bw-20mbit": setting([15, 14], [13, 16], [10, 10]),
         "e8-astart-bw-40mbit": setting([30, 21], [22, 29], [20, 20])})
-    got = cl.astart_least_margin(d, "bw", "reno_astart,reno_hoe", "reno_fixed", min_k="20")
+    got = ev.astart.astart_least_margin(d, "bw", "reno_astart,reno_hoe", "reno_fixed", min_k="20")
     assert got.n == 2 and got.mean == pytest.approx(1.5) and got.source.endswith("the least per repetition")
     assert "(20, 40)" in got.source
     # The 40 Mbit/s setting is the RTT axis's 100 ms (as the report takes it).
-    assert cl.astart_least_margin(d, "rtt", "reno_astart", "reno_fixed").mean == pytest.approx(5.5)
+    assert ev.astart.astart_least_margin(d, "rtt", "reno_astart", "reno_fixed").mean == pytest.approx(5.5)
     with pytest.raises(cl.LedgerError, match="no run of vegas"):
-        cl.astart_least_margin(d, "bw", "reno_astart", "vegas")
+        ev.astart.astart_least_margin(d, "bw", "reno_astart", "vegas")
 
 
 def test_paper_values_become_claims_judged_by_the_value_test(tmp_path):
@@ -483,9 +484,9 @@ def test_astart_buffer_ratio_per_repetition(tmp_path):
     d.mkdir(parents=True)
     (d / "summary.json").write_text(json.dumps({"runs": [], "settings": {
         "e8-astart-buf-0.2bdp": setting(27, 30), "e8-astart-buf-0.5bdp": setting(36, 36)}}))
-    r = cl.astart_buffer_ratio(d, "reno_astart", "0.2", "0.5")
+    r = ev.astart.astart_buffer_ratio(d, "reno_astart", "0.2", "0.5")
     assert r.n == 2 and r.mean == pytest.approx((0.75 + 30 / 36) / 2)
     robust = ClaimTest(rule="at_least", bound=0.8, bound_reason="robust")
     assert decide(robust, r).verdict == "not decided at n = 2"
     with pytest.raises(cl.LedgerError, match="no E8 setting at a buffer of 0.3 BDP"):
-        cl.astart_buffer_ratio(d, "reno_astart", "0.3", "0.5")
+        ev.astart.astart_buffer_ratio(d, "reno_astart", "0.3", "0.5")

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from sslab.analysis import claims as cl
+from sslab.analysis import evidence as ev
 from sslab.analysis.claims import ClaimTest, decide
 from sslab.plan_record import MatrixPlan, write_matrix_plan
 
@@ -38,9 +39,9 @@ def test_the_large_flows_bound_holds_of_each_setting_not_of_the_mean(tmp_path):
     8.484]); 50 ms: -5, -6, -7 % (CI [-8.484, -3.516]).  The column's mean is 0 in every repetition, so
     the mean's test passes; the slowest setting's CI lies wholly above 2.6: not reproduced."""
     d = column(tmp_path, {"25ms": [5, 6, 7], "50ms": [-5, -6, -7]})
-    mean = cl.table1_large_slowdown(d, "cubic")
+    mean = ev.table1.table1_large_slowdown(d, "cubic")
     assert mean.mean == pytest.approx(0, abs=1e-9) and decide(AT_MOST_2_6, mean).verdict == "reproduced"
-    worst = cl.table1_large_worst_setting(d, "cubic")
+    worst = ev.table1.table1_large_worst_setting(d, "cubic")
     assert worst.mean == pytest.approx(6) and worst.n == 3
     assert worst.ci95 == pytest.approx((3.516, 8.484), abs=1e-3)
     assert "1BDP 25ms" in worst.source
@@ -52,13 +53,13 @@ def test_the_per_setting_bound_passes_only_when_every_settings_ci_is_under_it(tm
     [-0.742, 1.742]).  The largest CI runs [0.258, 2.742]: across 2.6, not decided; with 25 ms at +1,
     +1.2, +1.4 (CI [0.703, 1.697]) every setting's CI is under 2.6: reproduced."""
     d = column(tmp_path / "a", {"25ms": [1, 1.5, 2], "50ms": [0, 0.5, 1]})
-    worst = cl.table1_large_worst_setting(d, "cubic")
+    worst = ev.table1.table1_large_worst_setting(d, "cubic")
     assert worst.ci95 == pytest.approx((0.258, 2.742), abs=1e-3)
     assert decide(AT_MOST_2_6, worst).verdict == "not decided at n = 3"
     d = column(tmp_path / "b", {"25ms": [1, 1.2, 1.4], "50ms": [0, 0.5, 1]})
-    assert decide(AT_MOST_2_6, cl.table1_large_worst_setting(d, "cubic")).verdict == "reproduced"
+    assert decide(AT_MOST_2_6, ev.table1.table1_large_worst_setting(d, "cubic")).verdict == "reproduced"
     with pytest.raises(cl.NotThisArchive):
-        cl.table1_large_worst_setting(d, "cubic,bbr")        # a column the archive does not hold
+        ev.table1.table1_large_worst_setting(d, "cubic,bbr")        # a column the archive does not hold
 
 
 def trace_text(rows, port=5201):
@@ -106,19 +107,19 @@ def test_fig9_and_fig10_on_e3_read_the_traces_paired_by_repetition(tmp_path):
     a CI of zero width."""
     d = e3_run(tmp_path / "dynamics" / "x", {("cubic_hs", 0): OFF, ("cubic_suss", 0): ON,
                                              ("cubic_hs", 1): OFF, ("cubic_suss", 1): ON})
-    t = cl.e3_time_to_cwnd_ratio(d, "100MB")
+    t = ev.e3.e3_time_to_cwnd_ratio(d, "100MB")
     assert t.n == 2 and t.mean == pytest.approx(2.2 / 3.2)
     half = ClaimTest(rule="value", paper=0.5, kind="value", rounding=0.05)    # band [0.375, 0.625]
     assert decide(half, t).verdict == "not reproduced"
-    rtt = cl.e3_slow_start_rtt_change(d, "100MB")
+    rtt = ev.e3.e3_slow_start_rtt_change(d, "100MB")
     assert rtt.mean == pytest.approx((250 / 260 - 1) * 100)
     assert decide(ClaimTest(rule="within", bound=10, bound_reason="almost"), rtt).verdict == "reproduced"
-    got = cl.e3_delivered_ratio(d, "100MB", "2")
+    got = ev.e3.e3_delivered_ratio(d, "100MB", "2")
     assert got.mean == pytest.approx(3.0) and "1.00 MB" in got.source
     assert decide(ClaimTest(rule="value", paper=3, kind="value", rounding=0.5), got).verdict == "reproduced"
     # At 1 s nothing but the first ACK's 0 MB has come back without SUSS: no ratio to take.
     with pytest.raises(cl.LedgerError, match="delivered anything by 1 s"):
-        cl.e3_delivered_ratio(d, "100MB", "1")
+        ev.e3.e3_delivered_ratio(d, "100MB", "1")
 
 
 def test_a_claim_judged_on_our_model_says_so_in_its_verdict(tmp_path):
@@ -158,14 +159,14 @@ def test_suss_against_bbr_is_the_least_gain_over_every_link_and_size(tmp_path):
         row("wifi", "bbr", 1_000_000, 1.0), row("wifi", "cubic_suss 2024", 1_000_000, 1.1),
         row("wifi", "bbr", 1_000_000, 9.0, rtt=40.0), row("wifi", "cubic_suss 2024", 1_000_000, 1.0, rtt=40.0),
         row("wired", "bbr", 20_000_000, 1.0), row("wired", "cubic_suss 2024", 20_000_000, 9.0)])
-    g = cl.e4_least_gain_over(d, "wired,wifi", "bbr", "12", "100")
+    g = ev.e4.e4_least_gain_over(d, "wired,wifi", "bbr", "12", "100")
     assert g.mean == pytest.approx(-10) and g.n == 4
     assert g.ci95 == pytest.approx((-55, 35), abs=0.01)
     assert decide(ClaimTest(rule="at_least", bound=0, bound_reason="outperforms"), g).verdict == "not decided at n = 4"
-    only_wired = cl.e4_least_gain_over(d, "wired", "bbr", "12", "100")
+    only_wired = ev.e4.e4_least_gain_over(d, "wired", "bbr", "12", "100")
     assert only_wired.ci95 == pytest.approx((2.5, 47.5), abs=0.01)
     with pytest.raises(cl.LedgerError, match="on lte"):
-        cl.e4_least_gain_over(d, "wired,lte", "bbr", "12", "100")
+        ev.e4.e4_least_gain_over(d, "wired,lte", "bbr", "12", "100")
 
 
 def test_the_improvements_fall_with_size_on_every_link_or_the_claim_is_not_shown(tmp_path):
@@ -180,11 +181,11 @@ def test_the_improvements_fall_with_size_on_every_link_or_the_claim_is_not_shown
     d = e4_summary(tmp_path, improvements=[
         imp("wired", 2_000_000, 25), imp("wired", 12_000_000, 5), imp("wired", 40_000_000, 90),
         imp("wifi", 2_000_000, 20), imp("wifi", 8_000_000, 22), imp("wifi", 8_000_000, 60, rtt=40.0)])
-    fall = cl.e4_improvement_fall(d, "wired,wifi", "2", "12", "100")
+    fall = ev.e4.e4_improvement_fall(d, "wired,wifi", "2", "12", "100")
     assert fall.mean == pytest.approx(2) and fall.ci95 == pytest.approx((-5.071, 9.071), abs=1e-3)
     falls = ClaimTest(rule="at_most", bound=0, bound_reason="diminishes")
     assert decide(falls, fall).verdict == "not decided at n = 4"
-    wired = cl.e4_improvement_fall(d, "wired", "2", "12", "100")
+    wired = ev.e4.e4_improvement_fall(d, "wired", "2", "12", "100")
     assert wired.ci95 == pytest.approx((-27.071, -12.929), abs=1e-3)
     assert decide(falls, wired).verdict == "reproduced"
 
@@ -201,11 +202,11 @@ def test_the_loss_rates_converge_when_their_gap_narrows_from_the_smallest_size_t
         row("cubic_hs", 2_000_000, 0.02, 0.005), row("cubic_suss 2024", 2_000_000, 0.01, 0.005),
         row("cubic_hs", 4_000_000, 0.5, 0.005), row("cubic_suss 2024", 4_000_000, 0.0, 0.005),
         row("cubic_hs", 40_000_000, 0.012, 0.002), row("cubic_suss 2024", 40_000_000, 0.011, 0.002)])
-    c = cl.e4_loss_gap_change(d, "5g", "40", "2", "40")
+    c = ev.e4.e4_loss_gap_change(d, "5g", "40", "2", "40")
     assert c.mean == pytest.approx(-0.9) and c.ci95 == pytest.approx((-1.6616, -0.1384), abs=1e-3)
     assert decide(ClaimTest(rule="at_most", bound=0, bound_reason="converge"), c).verdict == "reproduced"
     with pytest.raises(cl.LedgerError, match="fewer than two sizes"):
-        cl.e4_loss_gap_change(d, "5g", "40", "30", "40")
+        ev.e4.e4_loss_gap_change(d, "5g", "40", "30", "40")
 
 
 def test_a_ledgers_counts_line_names_each_outcome_once_in_order():

@@ -152,7 +152,8 @@ def headline(imps: list[dict], at_least: float, sizes_under: int, rtt_over_ms: f
     Its verdict by the claims ledger's at_least rule (sslab.analysis.claims) on the least of the sizes,
     whose CI runs from the least lower end to the least upper end: reproduced when every size's CI
     clears the bound, not reproduced when any one lies wholly under it, else not decided at this n."""
-    from .claims import ClaimTest, decide, least_improvement
+    from .claims import ClaimTest, decide
+    from .evidence.e4 import least_improvement
 
     bound = ClaimTest(rule="at_least", bound=at_least * 100, bound_reason=f"the paper's {at_least * 100:g} %")
     out = []
