@@ -1,47 +1,58 @@
 # slowstart-lab entry points.  Every target installs what it needs.
 #
-# Experiments: one file each in experiments/, the file's name is the target (table: README.md;
-# `.venv/bin/python -m sslab experiments` describes each).  A new file is a new target.
-#   make startup           E1  make wifi        E2   make fct-vs-size  E4/E5   make fairness  E6
-#   make reproduce-table1  E7 (the main job)    make astart      E8   make blitzstart   E9
-# They take REPS= (repetitions), SELECT= (parts by name or setting value; LINKS=, VARIANTS=,
-# SETTINGS= say the same), JOBS=, SUSS_VERSION=, HOSTS=, OFFLOADS=, BACKEND=, LANS=, SCENARIO= (a one-scenario
-# experiment's file), INVENTORY=, SERIAL=, CONTAINER= (the hosts that run it), and SET="path=value ..."
-# (any field of a scenario or series experiment's scenarios: SET=bottleneck.rate=20mbit) or the names its
-# file declares for fields (make startup RTT=25ms BUF=2BDP); matrices take ITER=, CCA=, BUF=, RTT=
-# (reproduce-table1 also LAYOUT= and FIRST_START=; table1-calibrate LARGE_SIZE=, SMALL_RTTS= and NETEM=): their axes,
-# BOOT_SHARE= (UML: repetitions of a setting per boot, default 10; 1: a boot per cell).
-# All take KERNEL_SOURCE=7.3, KERNEL_PATCHES=dir and MODULES=dir: another kernel, your patches and module
-# (docs/own-algorithm.md);
-# matrices take KERNELS="6.1 7.3 6.1,patches=dir": several kernels, side by side.
+# The two commands (README.md)
+#   make reproduce-table1  E7, the SUSS paper's Table 1 beside the paper's values (the main job)
+#   make test              what CI runs: import contracts, kernel-core tests, the docs site (strict), unit and
+#                          integration tests
 #
-#   make vm-check          boot the testbed VM and print its self-check (JSON)
-#   make test              import contracts, kernel-core tests, the docs site (strict), unit and integration tests
-#   make docs              the documentation site (docs/, mkdocs.yml) into site/
-#   make lint-imports      check that imports flow one way (pyproject.toml's contracts)
-#   make image             build the testbed image (cached by recipe hash)
-#   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
-#   make verify ARTIFACT=  rerun a sample (SAMPLE=, 3) of a matrix's cells; the same bytes, cell by cell?
+# Experiments: one file each in experiments/, its name the target (table: README.md; a new file is a new target)
+#   make startup  E1   make wifi  E2   make dynamics  E3   make fct-vs-size  E4/E5   make fairness  E6
+#   make reproduce-table1  E7   make astart  E8   make blitzstart  E9   make search  E10
+#   and the rest of experiments/ (the list at the end), e.g. table1-calibrate
+# Each takes REPS= (repetitions), SELECT= (parts by name, tag or setting value; LINKS=, VARIANTS=, SETTINGS= say
+# the same), JOBS=, AGAIN=1, SET="path=value ..." (any field of its scenarios: SET=bottleneck.rate=20mbit) and
+# the names its file declares for fields (make startup RTT=25ms BUF=2BDP); the knobs SUSS_VERSION=, HOSTS=,
+# LANS=, SENDER_QDISC=, OFFLOADS=; where it runs: BACKEND=, SUBSTRATE=, ACCEL=, CLOCK=, INVENTORY=, SERIAL=,
+# CONTAINER=, HOST_TIMEOUT=; its kernel: KERNEL_SOURCE=, KERNEL_PATCHES=dir, MODULES=dir (docs/own-algorithm.md).
+# Matrices take ITER=, CCA=, BUF=, RTT= (reproduce-table1 also LAYOUT=, FIRST_START=; table1-calibrate
+# LARGE_SIZE=, SMALL_RTTS=, NETEM=), BOOT_SHARE= (UML: repetitions of a setting per boot, default 10) and
+# KERNELS="6.1 7.3 6.1,patches=dir" (the same cells on several kernels, side by side).
+#   make matrix MATRIX=smoke   any matrix file in experiments/scenarios/
+#
+# Results
+#   make report RUN=DIR    rebuild a run's tables and plots from its archive (ARTIFACT=results/<matrix>/<id>:
+#                          a matrix's)
+#   make claims            every paper's claims, each with our verdict from the archives (LEDGER=)
 #   make compare A= B=     two sets of results side by side, each difference against the 95 % CIs
-#   make image-list        the image cache, and what a prune would keep (KEEP=, default 5) and why
-#   make image-prune       remove images not used lately (KEEP= others kept beside the tree's own)
-#   make crosscheck        E1 on UML and on QEMU -icount, side by side (REPS=2)
+#   make verify ARTIFACT=  rerun a sample (SAMPLE=, 3) of a matrix's cells: the same bytes, cell by cell?
+#
+# Checks of the testbed
+#   make vm-check          boot the testbed VM and print its self-check (JSON)
 #   make oracle            our CUBIC against the kernel's, ACK by ACK (ORACLE= scenarios of kernel/tests/oracle/)
 #   make suss-loop         SUSS 2024 in closed loop on its authors' path, round by round beside their log
-#   make report RUN=DIR    rebuild a run's tables and plots from its archive
-#   make matrix MATRIX=smoke   any matrix in experiments/scenarios/
-#   make report ARTIFACT=results/<matrix>/<id>   rebuild a matrix's tables and plots from its archive
-#   make claims            the SUSS paper's claims, each with our verdict from the archives (LEDGER=)
+#   make crosscheck        E1 on UML and on QEMU -icount, side by side (REPS=2)
 #   make fresh-check       the README's two commands in a throw-away Debian root with an empty cache
+#   make bench BENCH=      a benchmark (kept out of the tests: docs/reference.md)
 #
-# Matrices run on the hosts of INVENTORY (default: this machine), as other experiments do when given it; SERIAL=1
-# runs the hosts one after another.  Rerunning an experiment runs only what is missing: a matrix's
-# cells, a scenario's or series' parts without a finished run (AGAIN=1 runs those parts anyway).
+# Images, containers, fleets
+#   make image             build the testbed image (cached by recipe hash)
+#   make image-repin       re-resolve the kernel metapackage into images/kernel.lock
+#   make image-list        the image cache, and what a prune would keep (KEEP=, default 5) and why
+#   make image-prune       remove images not used lately (KEEP= others kept beside the tree's own)
+#   make container         the harness as a container image (container-save: into a file)
+#   make fleet-up          a test fleet of FLEET_HOSTS= containers on this machine (fleet-down removes it)
 #
-# BACKEND=mininet, netns or containerlab builds the topology (default: the scenario's; auto: Mininet under QEMU,
-# plain namespaces under UML and natively).
-# SUBSTRATE=uml (default: User-Mode Linux in virtual time), vm (QEMU) or native;
-# for vm: ACCEL=auto (default), kvm or tcg, and CLOCK=real (default: MTTCG/KVM) or virtual (icount).
+# Development
+#   make help              this list (a bare `make` prints it too)
+#   make docs              the documentation site (docs/, mkdocs.yml) into site/
+#   make lint-imports      imports flow one way (pyproject.toml's contracts); lint-workflows: the CI workflows
+#   make kernel-test       the kernel core's user-space tests; test-unit, test-vm: the two halves of make test
+#   make deps              host packages and the Python environment (host-deps, python-deps; engine-deps,
+#                          docker-deps, browser-deps, test-deps: what some tests need); clean-venv removes .venv
+#
+# Rerunning an experiment runs only what is missing (a matrix's cells, a series' parts without a finished
+# run): a Ctrl-C loses nothing finished.  SUBSTRATE=uml (default: User-Mode Linux in virtual time), vm (QEMU;
+# ACCEL=auto|kvm|tcg, CLOCK=real|virtual) or native; BACKEND=mininet, netns or containerlab builds the topology.
 
 SHELL := /bin/bash
 # A bare `make` lists the targets; it installs nothing.
