@@ -345,7 +345,7 @@ class Bottleneck:
     rate_mbit: float
     buffer_pkts: int
     link: LinkModel
-    #: "apart" or "one": where the paths' delay sits against the queue (sslab.guest.dumbbell).
+    #: "apart", "one" or "one-rtt": where the paths' delay sits against the queue (sslab.guest.dumbbell).
     netem: str = "apart"
 
 

@@ -368,6 +368,16 @@ def test_one_netem_holds_the_delay_every_pair_shares():
     assert db._delay_line(last, "client") == f"netem delay {rtts[-1] / 2 - held:.3f}ms limit 100000"
     assert db._delay_line(last, "server") == f"netem delay {rtts[-1] / 2:.3f}ms limit 100000"
     assert db._delay_line(rtts.index(min(rtts)) + 1, "client") == "netem delay 0.000ms limit 100000"
+    # "one-rtt": the whole smallest RTT in the bottleneck netem, every pair's two lines half the rest each.
+    data["bottleneck"]["netem"] = "one-rtt"
+    s = parse_scenario(data, "t")
+    db = Dumbbell(plan_for(s))
+    assert db.shared_delay_ms == min(rtts)
+    [line] = db._bottleneck_tc()
+    assert line == f"qdisc add dev r1-r2 root handle 1: netem delay {min(rtts):.3f}ms rate 50mbit limit {s.buffer_packets}"
+    for kind in ("client", "server"):
+        assert db._delay_line(last, kind) == f"netem delay {(rtts[-1] - min(rtts)) / 2:.3f}ms limit 100000"
+        assert db._delay_line(rtts.index(min(rtts)) + 1, kind) == "netem delay 0.000ms limit 100000"
     data["bottleneck"]["netem"] = "both"
     with pytest.raises(ScenarioError, match="netem"):
         parse_scenario(data, "t")

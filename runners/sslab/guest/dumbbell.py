@@ -225,8 +225,9 @@ class Dumbbell:
         lans, shaper, netem_mode = plan.topology.lans, plan.bottleneck.link.shaper, plan.bottleneck.netem
         if lans not in ("veth", "ovs"):
             raise ValueError(f"lans must be veth or ovs, not {lans!r}")
-        if netem_mode not in ("apart", "one") or (netem_mode == "one" and shaper != "netem"):
-            raise ValueError(f"netem {netem_mode!r} with shaper {shaper!r}: apart, or one with a netem shaper")
+        if netem_mode not in ("apart", "one", "one-rtt") or (netem_mode != "apart" and shaper != "netem"):
+            raise ValueError(f"netem {netem_mode!r} with shaper {shaper!r}: apart, or one or one-rtt with a netem "
+                             "shaper")
         #: The switches (Open vSwitch bridges, root namespace): servers' side, clients' side.
         self.switches = [f"{p}-lan1", f"{p}-lan2"] if lans == "ovs" else []
         self.versions: dict = {}
@@ -253,10 +254,12 @@ class Dumbbell:
 
     @property
     def shared_delay_ms(self) -> float:
-        """The data direction's one-way delay the bottleneck netem holds: with netem "one", half the
-        smallest pair's RTT (every pair has at least that much; each pair's line keeps the rest),
-        else none."""
-        return min(p.rtt_ms for p in self.plan.pairs) / 2 if self.plan.bottleneck.netem == "one" else 0.0
+        """The delay the bottleneck netem holds, on the data direction: with netem "one", half the
+        smallest pair's RTT (every pair has at least that much one way; each pair's line towards its
+        client keeps the rest); "one-rtt", the whole smallest RTT (every pair's two lines keep half
+        of the rest each); else none."""
+        smallest = min(p.rtt_ms for p in self.plan.pairs)
+        return {"one": smallest / 2, "one-rtt": smallest}.get(self.plan.bottleneck.netem, 0.0)
 
     @property
     def frame_bytes(self) -> int:
@@ -493,7 +496,10 @@ class Dumbbell:
     def one_way_delay(self, i: int, kind: str = "server") -> Delay:
         """The delay of pair @i's line towards its server (ACKs) or client (data, less what the
         bottleneck holds), less the substrate's own latency."""
-        held = self.shared_delay_ms if kind == "client" else 0.0
+        if self.plan.bottleneck.netem == "one-rtt":
+            held = self.shared_delay_ms / 2     # each direction's line gives up half of what it holds
+        else:
+            held = self.shared_delay_ms if kind == "client" else 0.0
         rtt = self.plan.pairs[i - 1].rtt_ms
         return Delay(max(rtt / 2 - held - self.delay_offset_ms, 0))
 
@@ -524,7 +530,7 @@ class Dumbbell:
         bottleneck = self.plan.bottleneck
         dev, rate, buffer = self.bottleneck_dev, Rate(bottleneck.rate_mbit), Queue(bottleneck.buffer_pkts)
         if self.shaper == "netem":
-            # With netem "one" the shared delay is in this netem: a packet leaves at the later of its
+            # With netem "one" (or "one-rtt") the shared delay is in this netem: a packet leaves at the later of its
             # arrival plus the delay and the previous one's departure, plus its own serialisation,
             # and the limit counts the packets still in the delay with the queued ones.
             held = self.shared_delay_ms

@@ -396,15 +396,17 @@ class BottleneckSpec(Strict):
     #: Where the paths' delay sits against the bottleneck's queue (sslab.guest.dumbbell):
     #: "apart", the bottleneck netem holds the rate and the buffer and every delay is on the pairs'
     #: own lines; "one", the bottleneck netem also holds the data direction's delay every pair
-    #: shares (half the smallest pair's RTT), so the buffer's limit counts the packets in it too.
-    netem: Literal["apart", "one"] = "apart"
+    #: shares (half the smallest pair's RTT), so the buffer's limit counts the packets in it too;
+    #: "one-rtt", it holds the whole of the smallest pair's RTT (a router's netem given the path's
+    #: RTT as one delay, the ACKs' half of it too), each pair's lines the rest of theirs, halved.
+    netem: Literal["apart", "one", "one-rtt"] = "apart"
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     @model_validator(mode="after")
     def _one_netem_needs_netem(self):
-        if self.netem == "one" and self.link.trace is not None:
-            raise ValueError("netem: one needs a constant-rate link (a rate trace is shaped by HTB, not netem)")
+        if self.netem != "apart" and self.link.trace is not None:
+            raise ValueError(f"netem: {self.netem} needs a constant-rate link (a rate trace is shaped by HTB, not netem)")
         return self
 
     @model_validator(mode="before")
