@@ -95,3 +95,22 @@ def test_a_start_written_from_a_draft_names_the_draft_and_its_revisions_constant
     assert run_conditions(meta, setting_of(a), [], runs).endswith(
         "; cubic_rapid: Rapid Start, draft-kazuho-ccwg-rapid-start (K = 2/3)")
     assert "Rapid" not in run_conditions(meta, setting_of(a), [], [{"flows": [{"cc": "cubic_hs"}]}])
+
+
+def test_the_quic_stand_ins_say_which_cubic_and_slow_start_they_ran(tmp_path):
+    """cubic_std and cubic_blitz: Google QUIC's two decisions by default; Linux's when the run set them so, or
+    when the run's module had neither parameter (before 2 Dec 2026)."""
+    a = _run(tmp_path, "a", {}, [None])
+    meta = json.loads((a / "meta.json").read_text())
+
+    def line(params: dict) -> str:
+        runs = [{"flows": [{"cc": "cubic_std"}, {"cc": "cubic_blitz"}], "module_params": params}]
+        return run_conditions(meta, setting_of(a), [], runs)
+
+    quic = line({"std_connections": 2, "std_ack_train": 0})
+    assert ("cubic_blitz: Google QUIC's CUBIC of two connections, the delay exit alone (Google QUIC's hybrid slow "
+            "start); cubic_std: Google QUIC's CUBIC") in quic
+    assert "cubic_std: Linux's CUBIC, HyStart's ACK-train and delay exits (Linux's)" in line({})
+    assert "cubic_std: Linux's CUBIC, HyStart's" in line({"std_connections": 1, "std_ack_train": 1})
+    assert "cubic_std: CUBIC of 3 connections, the delay exit alone" in line({"std_connections": 3, "std_ack_train": 0})
+    assert "cubic_std" not in run_conditions(meta, setting_of(a), [], [{"flows": [{"cc": "cubic_hs"}]}])

@@ -47,15 +47,31 @@ def search_text(cc: str, module_params: dict) -> str:
             f"(+{param('search_extra_bins')}), {exit_} on exit")
 
 
+#: The starts that stand for the Blitzstart report's Google QUIC sender (kernel/README.md, "Blitzstart's hint").
+QUIC_STARTS = ("cubic_std", "cubic_blitz")
+
+
+def quic_text(cc: str, module_params: dict) -> str:
+    """Which CUBIC and slow start a QUIC stand-in of @cc ran with the run's @module_params: a run from
+    before 2 Dec 2026 records neither parameter, its module having Linux's CUBIC and HyStart only."""
+    n = int(module_params.get("std_connections", 1))
+    cubic = {1: "Linux's CUBIC", 2: "Google QUIC's CUBIC of two connections"}.get(n, f"CUBIC of {n} connections")
+    start = ("HyStart's ACK-train and delay exits (Linux's)" if int(module_params.get("std_ack_train", 1))
+             else "the delay exit alone (Google QUIC's hybrid slow start)")
+    return f"{cc}: {cubic}, {start}"
+
+
 def _draft_starts(runs: list[dict]) -> set[str]:
-    """What each draft start that ran follows, from the runs' records (their flows and module
-    parameters as run)."""
+    """What each draft start and each QUIC stand-in that ran follows, from the runs' records (their
+    flows and module parameters as run)."""
     out = set()
     for run in runs:
         for f in run.get("flows", []):
             cc = f.get("cc_used") or f.get("cc")
             if cc in SEARCH_CCAS:
                 out.add(search_text(cc, run.get("module_params") or {}))
+            if cc in QUIC_STARTS:
+                out.add(quic_text(cc, run.get("module_params") or {}))
             if cc in DRAFT_STARTS:
                 what, draft, param = DRAFT_STARTS[cc]
                 k = Fraction(int((run.get("module_params") or {}).get(param, param_default(param))), 36)
