@@ -12,7 +12,7 @@
 # Each takes REPS= (repetitions), SELECT= (parts by name, tag or setting value; LINKS=, VARIANTS=, SETTINGS= say
 # the same), JOBS=, AGAIN=1, SET="path=value ..." (any field of its scenarios: SET=bottleneck.rate=20mbit) and
 # the names its file declares for fields (make startup RTT=25ms BUF=2BDP); the knobs SUSS_VERSION=, HOSTS=,
-# LANS=, SENDER_QDISC=, OFFLOADS=; where it runs: BACKEND=, SUBSTRATE=, ACCEL=, CLOCK=, INVENTORY=, SERIAL=,
+# LANS=, SENDER_QDISC=, OFFLOADS=, SOCKET_BUFFERS=; where it runs: BACKEND=, SUBSTRATE=, ACCEL=, CLOCK=, INVENTORY=, SERIAL=,
 # CONTAINER=, HOST_TIMEOUT=; its kernel: KERNEL_SOURCE=, KERNEL_PATCHES=dir, MODULES=dir (docs/own-algorithm.md).
 # Matrices take ITER=, CCA=, BUF=, RTT= (reproduce-table1 also LAYOUT=, FIRST_START=; table1-calibrate
 # LARGE_SIZE=, SMALL_RTTS=, NETEM=), BOOT_SHARE= (UML: repetitions of a setting per boot, default 10) and
@@ -71,9 +71,9 @@ MATRIX ?= smoke
 # The knobs over every experiment's scenarios, one row each in runners/sslab/scenario/knobs.py
 # (`python -m sslab run --help` says what each takes): SUSS_VERSION=2024|2025|0, the version cubic_suss
 # runs; HOSTS=ideal|1gbe|logging, the host model; LANS=veth|ovs, the dumbbell's LANs; OFFLOADS=off|linux,
-# the hosts' segmentation offloads.  The line below is
+# the hosts' segmentation offloads; SOCKET_BUFFERS=raised|linux, their TCP socket buffers.  The line below is
 # that table's make_line(); tests/unit/test_knobs.py holds it to the table.
-KNOB_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) $(if $(LANS),--lans $(LANS)) $(if $(SENDER_QDISC),--sender-qdisc $(SENDER_QDISC)) $(if $(OFFLOADS),--offloads $(OFFLOADS))
+KNOB_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) $(if $(LANS),--lans $(LANS)) $(if $(SENDER_QDISC),--sender-qdisc $(SENDER_QDISC)) $(if $(OFFLOADS),--offloads $(OFFLOADS)) $(if $(SOCKET_BUFFERS),--socket-buffers $(SOCKET_BUFFERS))
 # The names passed as --set NAME=value: a matrix's axis options and the aliases experiment files declare
 # (tests/unit/test_overrides.py holds every declared alias to this list); SET= takes fields by path.
 SET_NAMES := CCA BUF RTT LARGE_SIZE SMALL_RTTS NETEM LAYOUT FIRST_START

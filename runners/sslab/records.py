@@ -30,7 +30,8 @@ says "not this run".
 
     Plan
       name, seed
-      topology     Topology       kind, pairs, backend, mtu, lans, sender_qdisc, offloads
+      topology     Topology       kind, pairs, backend, mtu, lans, sender_qdisc, offloads,
+                                    socket_buffers
       bottleneck   Bottleneck     rate_mbit, buffer_pkts, netem, link: LinkModel
                                     kind, preset, shaper, trace: Trace | None, rate_tolerance,
                                     down, up: [a stage: Bursts | Loss | DelayVariation]
@@ -163,6 +164,8 @@ class Topology:
     sender_qdisc: str = "none"
     #: The hosts' segmentation offloads: "off" (one segment per packet) or "linux" (TSO/GSO whole).
     offloads: str = "off"
+    #: The hosts' TCP socket buffers: "raised" (the testbed's, no flow window-limited) or "linux" (its defaults).
+    socket_buffers: str = "raised"
 
 
 # ---- A link as stages ----------------------------------------------------------------------

@@ -50,6 +50,8 @@ from sslab.paths import REPO_ROOT
     (["run", "reproduce-table1", "--set", "FIRST_START=-1s"], "FIRST_START=-1s"),
     (["run", "startup", "--offloads", "tso"], "invalid choice: 'tso'"),
     (["run", "startup", "--set", "topology.offloads=gro"], "OFFLOADS takes off, linux"),
+    (["run", "startup", "--socket-buffers", "small"], "invalid choice: 'small'"),
+    (["run", "startup", "--set", "SOCKET_BUFFERS=4mb"], "SOCKET_BUFFERS takes raised, linux"),
     (["matrix", "independence", "no-such-matrix"], "no-such-matrix: not a matrix directory"),
     # every other command, each with one bad value
     (["image", "rebuild"], "invalid choice: 'rebuild'"),

@@ -85,3 +85,11 @@ def test_offloads_linux_keeps_segments_whole_and_gives_a_line_rate_where_none_is
     off = parse_scenario(SCENARIO, "test")
     assert off.topology.offloads == "off" and off.host_params(2, "client").nic_mbit is None
     assert to_plan(off).topology.offloads == "off"
+
+
+def test_socket_buffers_linux_reaches_the_plan_and_the_archives_name():
+    from sslab.scenario import to_plan
+    s = parse_scenario(apply(SCENARIO, {"socket_buffers": "linux"}), "test")
+    assert s.topology.socket_buffers == "linux" and to_plan(s).topology.socket_buffers == "linux"
+    assert dir_suffix({"socket_buffers": "linux"}) == "_sockbuf-linux"
+    assert to_plan(parse_scenario(SCENARIO, "test")).topology.socket_buffers == "raised"

@@ -113,8 +113,10 @@ def kernel_text(meta: dict) -> str:
 def _testbed(meta: dict, setting: Setting) -> str:
     offloads = "" if setting.offloads == "off" else \
         f"; offloads {setting.offloads} (TSO/GSO segments whole, 1 Gbit/s where the host model gives no rate)"
+    buffers = "" if setting.socket_buffers == "raised" else \
+        f"; socket buffers {setting.socket_buffers} (tcp_wmem and tcp_rmem as Linux sets them)"
     return (f"substrate {meta['substrate']}, clock {meta.get('clock', '?')}; host model "
-            f"{setting.hosts}{offloads}{kernel_text(meta)}")
+            f"{setting.hosts}{offloads}{buffers}{kernel_text(meta)}")
 
 
 def run_conditions(meta: dict, setting: Setting, rows: list[dict] | None = None,
@@ -196,7 +198,7 @@ def provenance_of(run_dirs: list[Path]) -> dict[str, str]:
 #: one ran under a knob the command line set (a cause run: SENDER_QDISC=fq), not the experiment as
 #: its file has it.
 OWN_SETTINGS = {"hosts": "ideal", "lans": "veth", "sender_qdisc": "none", "offloads": "off",
-                "suss_version": param_default("suss_version")}
+                "socket_buffers": "raised", "suss_version": param_default("suss_version")}
 
 
 def departures(run_dirs: list[Path]) -> list[str]:
@@ -210,7 +212,7 @@ def departures(run_dirs: list[Path]) -> list[str]:
         meta = json.loads(meta_path.read_text())
         s = setting_of(Path(d))
         got = {"hosts": s.hosts_model, "lans": s.lans, "sender_qdisc": s.sender_qdisc, "offloads": s.offloads,
-               "suss_version": s.suss_version}
+               "socket_buffers": s.socket_buffers, "suss_version": s.suss_version}
         found = [f"{k} {v}" for k, v in got.items() if v != OWN_SETTINGS[k]]
         if kernel_text(meta):
             found.append(f"kernel{kernel_text(meta)[len('; kernel'):]}")

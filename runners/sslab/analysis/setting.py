@@ -43,6 +43,8 @@ class Setting:
     mtu: int = 1500
     #: The hosts' segmentation offloads ("off", "linux"; runs from before they were chosen: off).
     offloads: str = "off"
+    #: The hosts' TCP socket buffers ("raised", "linux"; runs from before they were chosen: raised).
+    socket_buffers: str = "raised"
 
     @property
     def bdp_pkts(self) -> float:
@@ -84,7 +86,8 @@ def from_plan(plan: dict) -> Setting:
                    hosts_model=hosts["model"], hosts=hosts["describe"], lans=topology["lans"],
                    sender_qdisc=topology["sender_qdisc"],
                    suss_version=asked["module_params"].get("suss_version", param_default("suss_version")),
-                   mtu=topology["mtu"], offloads=topology.get("offloads", "off"))
+                   mtu=topology["mtu"], offloads=topology.get("offloads", "off"),
+                   socket_buffers=topology.get("socket_buffers", "raised"))
 
 
 def from_model(model: dict, buffer_pkts: int) -> Setting:
@@ -100,7 +103,8 @@ def from_model(model: dict, buffer_pkts: int) -> Setting:
                    hosts_model=(model.get("hosts") or {}).get("model", "ideal"), hosts=host_model_text(model),
                    lans=topology.get("lans", "veth"), sender_qdisc=topology.get("sender_qdisc", "none"),
                    suss_version=(model.get("module_params") or {}).get("suss_version", param_default("suss_version")),
-                   mtu=topology.get("mtu", 1500), offloads=topology.get("offloads", "off"))
+                   mtu=topology.get("mtu", 1500), offloads=topology.get("offloads", "off"),
+                   socket_buffers=topology.get("socket_buffers", "raised"))
 
 
 def host_model_text(model: dict) -> str:

@@ -96,6 +96,11 @@ KNOBS: tuple[Knob, ...] = (
          "at the routers and clients as GRO merges a burst, and a 1 Gbit/s link on a host without one "
          "(default: the scenario's, else off)",
          "offloads", _set_topology("offloads")),
+    Knob("socket_buffers", "SOCKET_BUFFERS", "--socket-buffers", "topology.socket_buffers",
+         ("raised", "linux"), str,
+         "the hosts' TCP socket buffers: raised, large enough that no flow is limited by one; linux, Linux's "
+         "defaults (autotuned up to 4 MB to send, 6 MB to receive) (default: the scenario's, else raised)",
+         "sockbuf", _set_topology("socket_buffers")),
 )
 BY_NAME = {k.name: k for k in KNOBS}
 #: A knob by what else names it: its scenario field's path (SET=topology.sender_qdisc=fq) or its make

@@ -285,7 +285,7 @@ def to_plan(s: Scenario) -> Plan:
         "seed": s.seed,
         "topology": {"kind": s.topology.kind, "pairs": s.topology.pairs, "backend": s.topology.backend,
                      "mtu": s.topology.mtu, "lans": s.topology.lans, "sender_qdisc": s.topology.sender_qdisc,
-                     "offloads": s.topology.offloads},
+                     "offloads": s.topology.offloads, "socket_buffers": s.topology.socket_buffers},
         "bottleneck": {"rate_mbit": s.bottleneck.rate_mbit, "buffer_pkts": s.buffer_packets, "link": link,
                        "netem": s.bottleneck.netem},
         "pairs": [{"rtt_ms": p.rtt * 1e3} for p in s.pairs],

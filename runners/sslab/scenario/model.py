@@ -598,6 +598,12 @@ class TopologySpec(Strict):
     #: burst, and the bottleneck's netem counts each as one packet in its limit and its bytes in its
     #: rate.  A host with no line rate gets one of OFFLOADS_NIC_MBIT (sslab.guest.dumbbell).
     offloads: Literal["off", "linux"] = "off"
+    #: The hosts' TCP socket buffers: "raised", the testbed's own (servers' send buffers and clients'
+    #: receive buffers up to 64 MB, clients advertising a large initial window), so no flow is ever
+    #: limited by a buffer; "linux", what a Linux host has unless someone sets them (tcp_wmem's and
+    #: tcp_rmem's defaults: autotuned up to 4 MB to send and 6 MB to receive, counted in the memory
+    #: the packets take, not their payload), as a testbed of stock hosts has them.
+    socket_buffers: Literal["raised", "linux"] = "raised"
 
     @field_validator("offloads", mode="before")
     @classmethod
