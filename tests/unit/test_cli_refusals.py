@@ -51,7 +51,7 @@ from sslab.paths import REPO_ROOT
     (["run", "startup", "--offloads", "tso"], "invalid choice: 'tso'"),
     (["run", "startup", "--set", "topology.offloads=gro"], "OFFLOADS takes off, linux"),
     (["run", "startup", "--socket-buffers", "small"], "invalid choice: 'small'"),
-    (["run", "startup", "--set", "SOCKET_BUFFERS=4mb"], "SOCKET_BUFFERS takes raised, linux"),
+    (["run", "startup", "--set", "SOCKET_BUFFERS=4mb"], "SOCKET_BUFFERS takes raised, linux, linux-senders"),
     (["matrix", "independence", "no-such-matrix"], "no-such-matrix: not a matrix directory"),
     # every other command, each with one bad value
     (["image", "rebuild"], "invalid choice: 'rebuild'"),

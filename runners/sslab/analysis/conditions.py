@@ -114,7 +114,9 @@ def _testbed(meta: dict, setting: Setting) -> str:
     offloads = "" if setting.offloads == "off" else \
         f"; offloads {setting.offloads} (TSO/GSO segments whole, 1 Gbit/s where the host model gives no rate)"
     buffers = "" if setting.socket_buffers == "raised" else \
-        f"; socket buffers {setting.socket_buffers} (tcp_wmem and tcp_rmem as Linux sets them)"
+        f"; socket buffers {setting.socket_buffers} " + (
+            "(tcp_wmem and tcp_rmem as Linux sets them)" if setting.socket_buffers == "linux"
+            else "(the servers' tcp_wmem as Linux sets it, the clients' raised)")
     return (f"substrate {meta['substrate']}, clock {meta.get('clock', '?')}; host model "
             f"{setting.hosts}{offloads}{buffers}{kernel_text(meta)}")
 

@@ -70,7 +70,7 @@ one interrupt stay separate here.  Receivers advertise a large
 initial window and have large buffers, and senders large send buffers, so a
 flow is never limited by a buffer (the traces record snd_wnd so that a run
 which was is flagged); with topology.socket_buffers "linux" every host keeps
-Linux's own tcp_wmem and tcp_rmem instead.  Every
+Linux's own tcp_wmem and tcp_rmem instead, with "linux-senders" the servers.  Every
 namespace has tcp_no_metrics_save, so one run's ssthresh never leaks into
 the next through the route metrics cache.
 """
@@ -395,15 +395,17 @@ class Dumbbell:
         ns_ip[self.r2].append(f"addr add {self._core(2)}/{core_len} dev r2-r1")
         ns_tc[self.r1] += self._bottleneck_tc()
         # Raised buffers: no flow is ever limited by its socket's buffers; Linux's: each namespace keeps
-        # the kernel's tcp_wmem and tcp_rmem (autotuned to 4 MB and 6 MB) and routes have no initrwnd.
-        raised_buffers = self.plan.topology.socket_buffers == "raised"
+        # the kernel's tcp_wmem and tcp_rmem (autotuned to 4 MB and 6 MB) and routes have no initrwnd;
+        # Linux's on the senders: the servers keep the kernel's, the clients are raised.
+        raised_send = self.plan.topology.socket_buffers == "raised"
+        raised_receive = self.plan.topology.socket_buffers != "linux"
         for i, (srv, cli) in enumerate(zip(self.servers, self.clients), start=1):
             addresses = self.plan.addresses
             srv_gw, cli_gw = self._host(addresses.servers, i, 1), self._host(addresses.clients, i, 1)
             ns_ip[srv] += [f"addr add {self.server_addr(i)}/24 dev {self.host_dev}", f"route add default via {srv_gw}"]
             # On a switched LAN every pair's gateway address is on r1's one port to the switch.
             ns_ip[self.r1].append(f"addr add {srv_gw}/24 dev {'r1-lan' if self.switched else f'r1-s{i}'}")
-            if raised_buffers:
+            if raised_send:
                 ns_sysctl[srv].append(f"net.ipv4.tcp_wmem=4096 65536 {SERVER_WMEM_MAX}")
             # ACK direction: r1 (or its switch) -> server, then the server's own time.
             ns, dev = self.toward_server(i)
@@ -415,9 +417,9 @@ class Dumbbell:
             elif self.plan.topology.sender_qdisc != "none":
                 ns_tc[srv].append(f"qdisc add dev {self.host_dev} root {self.plan.topology.sender_qdisc}")
             ns_ip[cli] += [f"addr add {self.client_addr(i)}/24 dev {self.host_dev}",
-                           f"route add default via {cli_gw}" + (f" initrwnd {CLIENT_INITRWND}" if raised_buffers else "")]
+                           f"route add default via {cli_gw}" + (f" initrwnd {CLIENT_INITRWND}" if raised_receive else "")]
             ns_ip[self.r2].append(f"addr add {cli_gw}/24 dev {'r2-lan' if self.switched else f'r2-c{i}'}")
-            if raised_buffers:
+            if raised_receive:
                 ns_sysctl[cli].append(f"net.ipv4.tcp_rmem=4096 {CLIENT_RMEM_DEFAULT} {CLIENT_RMEM_MAX}")
             # Data direction: r2 (or its switch) -> client, then the client's own time.
             ns, dev = self.toward_client(i)

@@ -97,9 +97,10 @@ KNOBS: tuple[Knob, ...] = (
          "(default: the scenario's, else off)",
          "offloads", _set_topology("offloads")),
     Knob("socket_buffers", "SOCKET_BUFFERS", "--socket-buffers", "topology.socket_buffers",
-         ("raised", "linux"), str,
+         ("raised", "linux", "linux-senders"), str,
          "the hosts' TCP socket buffers: raised, large enough that no flow is limited by one; linux, Linux's "
-         "defaults (autotuned up to 4 MB to send, 6 MB to receive) (default: the scenario's, else raised)",
+         "defaults (autotuned up to 4 MB to send, 6 MB to receive); linux-senders, Linux's on the servers, "
+         "the clients' raised (default: the scenario's, else raised)",
          "sockbuf", _set_topology("socket_buffers")),
 )
 BY_NAME = {k.name: k for k in KNOBS}

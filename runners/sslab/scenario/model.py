@@ -602,8 +602,10 @@ class TopologySpec(Strict):
     #: receive buffers up to 64 MB, clients advertising a large initial window), so no flow is ever
     #: limited by a buffer; "linux", what a Linux host has unless someone sets them (tcp_wmem's and
     #: tcp_rmem's defaults: autotuned up to 4 MB to send and 6 MB to receive, counted in the memory
-    #: the packets take, not their payload), as a testbed of stock hosts has them.
-    socket_buffers: Literal["raised", "linux"] = "raised"
+    #: the packets take, not their payload), as a testbed of stock hosts has them; "linux-senders",
+    #: Linux's on the servers alone (what limits a sender) and the clients' raised (what limits a
+    #: receiver's window), to tell the two apart.
+    socket_buffers: Literal["raised", "linux", "linux-senders"] = "raised"
 
     @field_validator("offloads", mode="before")
     @classmethod
