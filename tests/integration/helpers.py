@@ -36,17 +36,17 @@ def startup_runs(scenario: Path, results: Path, timeout: float = 900) -> list[tu
 
 
 def one_cubic_flow(tmp_path: Path, name: str, topology: dict, rate: str, buffer_pkts: int,
-                   size: str) -> tuple[Path, dict]:
-    """One CUBIC flow of @size over a one-pair dumbbell (@topology's fields beside its kind and pairs)
-    at @rate with @buffer_pkts of buffer and a 40 ms RTT, its capture kept: the run's directory and
-    record (startup_runs)."""
+                   size: str, cc: str = "cubic") -> tuple[Path, dict]:
+    """One CUBIC flow (or @cc's) of @size over a one-pair dumbbell (@topology's fields beside its kind
+    and pairs) at @rate with @buffer_pkts of buffer and a 40 ms RTT, its capture kept: the run's
+    directory and record (startup_runs)."""
     import yaml
 
     scenario = {
         "name": name, "topology": {"kind": "dumbbell", "pairs": 1, **topology},
         "bottleneck": {"rate": rate, "buffer": {"packets": buffer_pkts}},
         "pairs": [{"rtt": "40ms"}],
-        "cases": [{"name": "one", "flows": [{"pair": 1, "cc": "cubic", "size": size}]}],
+        "cases": [{"name": "one", "flows": [{"pair": 1, "cc": cc, "size": size}]}],
         "repetitions": 1, "capture": {"pcap": True, "snaplen": 96, "traces": False},
     }
     path = tmp_path / f"{name}.yaml"
