@@ -53,8 +53,9 @@ class PlannedCell(_Record):
     setting: dict[str, str]  # axis -> value (a part's: {"part": name})
     rep: int  # its repetition
     name: str  # the setting's scenario name
-    scenario: dict[str, Any]  # the scenario as validated (its model_dump): its key's and the record's
-    #: Its plan (sslab.scenario.to_plan, every quantity resolved): what the host that runs it reads.
+    scenario: dict[str, Any]  # the scenario as validated (its model_dump): the record's (keys made before 2 Dec 2026 hashed it)
+    #: Its plan (sslab.scenario.to_plan, every quantity resolved): what the host that runs it reads, and
+    #: what its key covers.
     #: None in matrix plans written before 29 Nov 2026, which reports may still read.
     plan: dict[str, Any] | None = None
     capture_check: bool = True  # whether tshark reads its captures too (a sample of a matrix's cells)

@@ -184,7 +184,7 @@ def test_a_later_repetition_in_a_shared_boot_is_keyed_apart_with_its_own_plan(sh
     from sslab.matrix import cell_key
     shared, plan, _ = shared_boot
     second = next(c for c in plan["cells"] if c["rep"] == 1)
-    alone_key = cell_key(second["scenario"], 1, plan["image_hash"], plan["code_version"], plan["clock"])
+    alone_key = cell_key(second["plan"], 1, plan["image_hash"], plan["code_version"], plan["clock"])
     assert second["key"] == shared[1].name != alone_key
     # Its own plan: its seed's start offsets, the case order of an odd repetition (on, then off).
     runs = [json.loads(p.read_text()) for p in sorted((shared[1] / "job/out/runs").glob("*/run.json"))]

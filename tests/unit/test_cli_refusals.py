@@ -53,6 +53,7 @@ from sslab.paths import REPO_ROOT
     (["run", "startup", "--socket-buffers", "small"], "invalid choice: 'small'"),
     (["run", "startup", "--set", "SOCKET_BUFFERS=4mb"], "SOCKET_BUFFERS takes raised, linux, linux-senders"),
     (["matrix", "independence", "no-such-matrix"], "no-such-matrix: not a matrix directory"),
+    (["matrix", "rekey", "--results", "no-such-tree"], "no-such-tree: no such results tree"),
     # every other command, each with one bad value
     (["image", "rebuild"], "invalid choice: 'rebuild'"),
     (["image", "prune", "--keep", "-1"], "KEEP=-1: at least 0"),

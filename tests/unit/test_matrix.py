@@ -212,11 +212,14 @@ def test_cell_keys_are_stable_and_change_with_their_inputs(table1):
 
 
 def test_traffic_code_version_follows_guest_code(tmp_path):
-    (tmp_path / "runners/sslab/guest").mkdir(parents=True)
-    for f in ("runners/sslab/guest/flows.py", "runners/sslab/scenario.py", "runners/sslab/analysis.py"):
+    for d in ("guest", "scenario"):
+        (tmp_path / "runners/sslab" / d).mkdir(parents=True)
+    for f in ("runners/sslab/guest/flows.py", "runners/sslab/scenario/model.py", "runners/sslab/analysis.py"):
         (tmp_path / f).write_text("x = 1\n")
     v1 = mx.traffic_code_version(tmp_path)
     (tmp_path / "runners/sslab/analysis.py").write_text("x = 2\n")  # reports rebuild: not traffic
+    # Nor the front end: what it decides is in the plan, which the key covers.
+    (tmp_path / "runners/sslab/scenario/model.py").write_text("x = 2\n")
     assert mx.traffic_code_version(tmp_path) == v1
     (tmp_path / "runners/sslab/guest/flows.py").write_text("x = 2\n")
     assert mx.traffic_code_version(tmp_path) != v1

@@ -6,15 +6,16 @@ from sslab import paths
 from sslab.experiment import series
 from sslab.experiment.keys import scenario_key
 
-BASE = dict(scenario={"name": "s", "repetitions": 2}, image_hash="img", code_version="code", clock="uml/inf-cpu",
-            substrate="uml")
+BASE = dict(plan={"name": "s", "seed": 2, "asked": {"description": "the file's words"}}, image_hash="img",
+            code_version="code", clock="uml/inf-cpu", substrate="uml")
 
 
 def test_the_key_follows_each_input_and_only_them():
     key = scenario_key(**BASE)
     assert key == scenario_key(**BASE) and len(key) == 20
-    assert scenario_key(**{**BASE, "scenario": {"repetitions": 2, "name": "s"}}) == key   # order is no input
-    for change in ({"scenario": {"name": "s", "repetitions": 3}}, {"image_hash": "other"}, {"image_hash": None},
+    assert scenario_key(**{**BASE, "plan": {"seed": 2, "name": "s", "asked": {}}}) == key  # order, words: no input
+    assert scenario_key(**{**BASE, "plan": {"seed": 2, "name": "s"}}) == key
+    for change in ({"plan": {"name": "s", "seed": 3}}, {"image_hash": "other"}, {"image_hash": None},
                    {"code_version": "code2"}, {"clock": "qemu/mttcg"}, {"substrate": "vm"}):
         assert scenario_key(**{**BASE, **change}) != key, change
 

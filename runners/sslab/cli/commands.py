@@ -599,4 +599,14 @@ def cmd_matrix(args) -> int:
         except ArchiveError as e:
             raise Refused(str(e)) from e
         return EXIT_OK
+    if args.action == "rekey":
+        from ..matrix.rekey import rekey
+        results = Path(args.results) if args.results else paths.RESULTS_DIR
+        if not results.is_dir():
+            raise Refused(f"{results}: no such results tree")
+        done = rekey(results, args.dry_run)
+        for link in done.linked:
+            print(f"{'would link' if args.dry_run else 'linked'} {link}")
+        print(done.summary())
+        return EXIT_OK
     raise Refused(f"unknown matrix action {args.action}")

@@ -272,5 +272,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                 "and the spread of the group means against the spread within them")
     mind.add_argument("matrix_dir")
     mind.add_argument("--group", type=int, default=10, help="repetitions a group (default 10, a shared boot's)")
+    mrk = msub.add_parser("rekey", help="link every finished run whose key was made before 2 Dec 2026 (from the "
+                                        "scenario, not its plan) under the key it has now, where this tree's code "
+                                        "made it; nothing moved or removed")
+    mrk.add_argument("--results", help="the results tree (default: results/, or SSLAB_RESULTS)")
+    mrk.add_argument("--dry-run", action="store_true", help="say what would be linked, link nothing")
     pm.set_defaults(command="matrix")
     return p

@@ -182,6 +182,7 @@ class Here:
 
     def run(self, exp, parts, req: Request) -> tuple[int, list[Path | None]]:
         from ..experiment import run_series
+        from ..experiment.run import Compiled
         from ..experiment.series import PartRun
         from .parts import cell_key_of, plan_parts
         from .plan import traffic_code_version
@@ -199,13 +200,15 @@ class Here:
         first = substrates[0]
         # A congestion control the kernel under test lacks stops the experiment before its first run.
         check_offered(first, {cc for *_, s in runs for cc in s.congestion_controls()})
+        # Each scenario compiled to its plan once: its key and its cell are made from that plan.
+        runs = [(n, kind, f, Compiled.of(s)) for n, kind, f, s in runs]
         image = getattr(first, "image", None)
-        plan = plan_parts(exp.output, exp.spec.title, exp.spec.report_of.name, [(n, s) for n, _, _, s in runs],
+        plan = plan_parts(exp.output, exp.spec.title, exp.spec.report_of.name, [(n, c) for n, _, _, c in runs],
                           image.manifest()["image_hash"] if image is not None else None,
                           offered_ccas(first, preflight(first)) if image is not None else [],
                           traffic_code_version(), first.name, first.clock, series=exp.kind != "scenario")
         # Each part by its own kind (directory): two parts of one scenario are one cell, linked for both.
-        return 0, run_series(plan, [PartRun(n, cell_key_of(plan, s), f, kind) for n, kind, f, s in runs],
+        return 0, run_series(plan, [PartRun(n, cell_key_of(plan, c), f, kind) for n, kind, f, c in runs],
                              substrates, again=req.again)
 
     def took(self, seconds: float, n: int) -> str:

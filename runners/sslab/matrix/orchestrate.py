@@ -222,6 +222,8 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
               f"{len(plan.cells) - len(missing)} already done, {len(missing)} to run in {len(plan.boots)} boot(s) "
               f"on {len(hosts)} host(s) ({', '.join(hosts)}), dealt as they free up")
         current = {c.key for c in plan.cells}
+        # A cell linked under its new key (sslab.matrix.rekey) is in this plan by that link.
+        current |= {os.readlink(store.cells / k) for k in current if (store.cells / k).is_symlink()}
         stale = [d for d in (store.cells.iterdir() if store.cells.exists() else [])
                  if not d.name.startswith(".") and d.name not in current]
         if stale:

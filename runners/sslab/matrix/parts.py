@@ -23,10 +23,11 @@ import sys
 from pathlib import Path
 
 from .. import paths
-from ..experiment.keys import scenario_run_key
+from ..experiment.keys import scenario_key
 from ..experiment.run import Compiled
 from ..experiment.series import finished_run, record_finished
 from ..plan_record import MatrixPlan, PlannedCell
+from ..records import plan_record
 from ..scenario import Scenario
 from ..substrate import make_substrate
 from ..substrate.image import ensure_image
@@ -40,12 +41,12 @@ from .spec import MatrixError
 from .store import CellStore, set_aside
 
 
-def cell_key_of(plan: MatrixPlan, s: Scenario) -> str:
-    """The key @plan gives scenario @s (as run): the key a run of it on this machine alone has."""
-    return scenario_run_key(s, plan.image_hash, plan.code_version, plan.clock, plan.substrate)
+def cell_key_of(plan: MatrixPlan, compiled: Compiled) -> str:
+    """The key @plan gives a scenario (@compiled, as run): the key a run of it on this machine alone has."""
+    return scenario_key(plan_record(compiled.plan), plan.image_hash, plan.code_version, plan.clock, plan.substrate)
 
 
-def plan_parts(output: str, title: str, report: str, parts: list[tuple[str, Scenario]], image_hash: str | None,
+def plan_parts(output: str, title: str, report: str, parts: list[tuple[str, Compiled]], image_hash: str | None,
                ccas: list[str] | dict[str, str], code_version: str, substrate: str, clock: str,
                series: bool = True) -> MatrixPlan:
     """An experiment as cells (the matrix plan's shape), which this host's testbeds run
@@ -58,10 +59,10 @@ def plan_parts(output: str, title: str, report: str, parts: list[tuple[str, Scen
                       image_hash=image_hash, code_version=code_version, available_ccas=ccas,
                       substrate=substrate, clock=clock, cells=[])
     cells: dict[str, PlannedCell] = {}
-    for name, s in parts:
-        key = cell_key_of(plan, s)
+    for name, compiled in parts:
+        key = cell_key_of(plan, compiled)
         # Two parts that run the same scenario are one cell (one key), run once and linked for both.
-        cells.setdefault(key, new_cell(key, {"part": name} if series else {}, 0, Compiled.of(s), True))
+        cells.setdefault(key, new_cell(key, {"part": name} if series else {}, 0, compiled, True))
     plan.cells = list(cells.values())
     return plan
 
@@ -91,14 +92,15 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
         raise MatrixError(f"the kernel under test offers no congestion control {', '.join(lacking)}; nothing was "
                           f"run.  It has: {', '.join(ccas)}")
     clock_name = kind_of(substrate).clock(clock)
-    plan = plan_parts(output, title, report, [(n, s) for n, _, s in parts], manifest["image_hash"], ccas,
+    compiled = [(n, kind, Compiled.of(s)) for n, kind, s in parts]
+    plan = plan_parts(output, title, report, [(n, c) for n, _, c in compiled], manifest["image_hash"], ccas,
                       traffic_code_version(), substrate, clock_name, series=series)
     plan.jobs = jobs
     store_dir = paths.RESULTS_DIR / output
     with controller_lock(store_dir):  # one controller per store: a second is refused (exit 2)
         store = CellStore(store_dir)
         # Each part's key and where it is linked (results/<kind>/keys/<key>).
-        keyed = [(cell_key_of(plan, s), kind) for _, kind, s in parts]
+        keyed = [(cell_key_of(plan, c), kind) for _, kind, c in compiled]
         missing = []
         for cell in plan.cells:
             key = cell.key

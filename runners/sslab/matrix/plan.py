@@ -77,7 +77,8 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
             boot = boot_place(setting_id(labels(setting)), rep, boot_share) if boot_share > 1 else None
             check = checks_capture(k, rep, checked[k], spec.capture_check_every, spec.capture_check_per_setting)
             checked[k] += check
-            cells.append(new_cell(cell_key(compiled.model, rep, image_hash, code_version, clock, boot), labels(setting),
+            cells.append(new_cell(cell_key(plan_record(compiled.plan), rep, image_hash, code_version, clock, boot),
+                                  labels(setting),
                                   rep, compiled, check, boot))
     return MatrixPlan(
         matrix=spec.name, title=spec.title, report=spec.report,
