@@ -95,10 +95,12 @@ def test_the_experiments_times_are_on_the_measurements_page_not_in_the_readme(tm
 def test_the_notebook_is_apart_from_the_docs_and_its_index_lists_every_entry(tmp_path):
     """The dated entries live on the notebook's pages by topic (docs/notebook/); the measurements page keeps the
     experiments' times and an index of the entries generated from the pages' headings, each a working link."""
-    from sslab.cli.docpages import NOTEBOOK_PAGES, notebook_index
+    from sslab.cli.docpages import notebook_index, notebook_pages
     index = notebook_index()
     dated = 0
-    for name in NOTEBOOK_PAGES:
+    # Every page of docs/notebook/ is in the navigation, and so in the index.
+    assert sorted(notebook_pages()) == sorted(p.stem for p in (paths.REPO_ROOT / "docs" / "notebook").glob("*.md"))
+    for name in notebook_pages():
         text = (paths.REPO_ROOT / "docs" / "notebook" / f"{name}.md").read_text()
         heads = [ln[3:] for ln in text.splitlines() if ln.startswith("## ")]
         assert heads, name

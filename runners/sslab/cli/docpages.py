@@ -131,7 +131,11 @@ def experiment_pages() -> dict[str, str]:
 
 
 #: The lab notebook's pages (docs/notebook/), in the order its index lists them.
-NOTEBOOK_PAGES = ("table1", "claims", "starts", "cost", "testbed", "architecture")
+def notebook_pages() -> list[str]:
+    """The notebook's pages (docs/notebook/<name>.md) in the order the site's navigation lists them
+    (mkdocs.yml), so that the index and the navigation cannot disagree."""
+    nav = (paths.REPO_ROOT / "mkdocs.yml").read_text()
+    return re.findall(r"^\s*- [^:\n]+: notebook/([\w-]+)\.md\s*$", nav, re.M)
 
 
 def notebook_index() -> str:
@@ -139,7 +143,7 @@ def notebook_index() -> str:
     first, read from the pages' headings when the site is built (so it cannot drift from them)."""
     from markdown.extensions.toc import slugify, unique
     out = []
-    for name in NOTEBOOK_PAGES:
+    for name in notebook_pages():
         text = (paths.REPO_ROOT / "docs" / "notebook" / f"{name}.md").read_text()
         title = next(ln[2:].strip() for ln in text.splitlines() if ln.startswith("# "))
         ids: set[str] = set()
