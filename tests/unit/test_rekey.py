@@ -77,3 +77,30 @@ def test_the_words_of_the_file_are_not_in_a_key():
         scenario_key({**plan, "asked": {"description": "two"}}, "i", "c", "uml/inf-cpu", "uml")
     assert cell_key(plan, 0, "i", "c") == cell_key({**plan, "asked": None}, 0, "i", "c") != \
         cell_key({**plan, "seed": 2}, 0, "i", "c")
+
+
+def test_a_series_run_of_this_trees_code_is_linked_under_its_new_key(tmp_path, monkeypatch):
+    from sslab.experiment import series
+    from sslab.experiment.keys import legacy_scenario_key
+    from sslab.experiment.run import Compiled, scenario_as_run
+    from sslab.records import plan_record
+    s = scenario_as_run(paths.REPO_ROOT / "experiments" / "scenarios" / "e1-startup.yaml", reps=1)
+    model = s.model_dump(mode="json", by_alias=True)
+    legacy = traffic_code_version(paths.REPO_ROOT, LEGACY_TRAFFIC_CODE)
+    runs = {}
+    for name, code in (("ours", legacy), ("theirs", "another tree")):
+        run = tmp_path / "startup" / f"2026120{len(runs) + 1}T000000Z-{name}"
+        run.mkdir(parents=True)
+        (run / "manifest.json").write_text("{}")
+        (run / "meta.json").write_text(json.dumps({"scenario": {"model": model}, "image": {"hash": "img"},
+                                                   "clock": "uml/inf-cpu", "substrate": "uml"}))
+        keys = tmp_path / "startup" / "keys"
+        keys.mkdir(exist_ok=True)
+        old = legacy_scenario_key(model, "img", code, "uml/inf-cpu", "uml")
+        os.symlink(os.path.relpath(run, keys), keys / old)
+        runs[name] = run
+    done = rekey(tmp_path)
+    assert len(done.linked) == 1 and done.other_code == 1
+    new = scenario_key(plan_record(Compiled.of(s).plan), "img", traffic_code_version(), "uml/inf-cpu", "uml")
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
+    assert series.finished_run("startup", new) == runs["ours"].resolve()
