@@ -57,7 +57,32 @@ def cell_key(plan: dict, rep: int, image_hash: str, code_version: str, clock: st
     on what (image, traffic code) and under which clock; results from another clock are other cells.
     @boot: where a cell that shares its boot with the repetitions before it stands in that boot (see
     boot_place); a cell first in its boot runs exactly as alone and has the key it has alone."""
-    parts = {"plan": plan_identity(plan), "rep": rep, "image": image_hash, "code": code_version}
+    return _cell_digest({"plan": plan_identity(plan)}, rep, image_hash, code_version, clock, boot)
+
+
+def scenario_key(plan: dict, image_hash: str | None, code_version: str, clock: str, substrate: str) -> str:
+    """A scenario run's identity, all its repetitions in one boot (a series' scenario): what runs
+    (@plan, its compiled plan record), on what (image, traffic code, substrate) and under which clock."""
+    return _scenario_digest({"plan": plan_identity(plan)}, image_hash, code_version, clock, substrate)
+
+
+def legacy_cell_key(scenario: dict, rep: int, image_hash: str, code_version: str, clock: str = "qemu/mttcg",
+                    boot: BootPlace | None = None) -> str:
+    """The key a cell had before 2 Dec 2026 (its scenario's model, not its plan): what
+    sslab.matrix.rekey looks for."""
+    return _cell_digest({"scenario": scenario}, rep, image_hash, code_version, clock, boot)
+
+
+def legacy_scenario_key(scenario: dict, image_hash: str | None, code_version: str, clock: str,
+                        substrate: str) -> str:
+    """The key a scenario run had before 2 Dec 2026 (sslab.matrix.rekey)."""
+    return _scenario_digest({"scenario": scenario}, image_hash, code_version, clock, substrate)
+
+
+def _cell_digest(what: dict, rep: int, image_hash: str, code_version: str, clock: str,
+                 boot: BootPlace | None) -> str:
+    """A cell's key of @what runs (its plan, or before 2 Dec 2026 its scenario) and the rest."""
+    parts = {**what, "rep": rep, "image": image_hash, "code": code_version}
     if clock != "qemu/mttcg":  # the keys of cells made before clocks were named stay what they were
         parts["clock"] = clock
     if boot and boot.position > 0:
@@ -65,30 +90,10 @@ def cell_key(plan: dict, rep: int, image_hash: str, code_version: str, clock: st
     return _digest(parts)
 
 
-def scenario_key(plan: dict, image_hash: str | None, code_version: str, clock: str, substrate: str) -> str:
-    """A scenario run's identity, all its repetitions in one boot (a series' scenario): what runs
-    (@plan, its compiled plan record), on what (image, traffic code, substrate) and under which clock."""
-    return _digest({"what": "scenario", "plan": plan_identity(plan), "image": image_hash, "code": code_version,
-                    "clock": clock, "substrate": substrate})
-
-
-def legacy_cell_key(scenario: dict, rep: int, image_hash: str, code_version: str, clock: str = "qemu/mttcg",
-                    boot: BootPlace | None = None) -> str:
-    """The key a cell had before 2 Dec 2026 (its scenario's model, not its plan): what
-    sslab.matrix.rekey looks for."""
-    parts = {"scenario": scenario, "rep": rep, "image": image_hash, "code": code_version}
-    if clock != "qemu/mttcg":
-        parts["clock"] = clock
-    if boot and boot.position > 0:
-        parts["boot"] = {"share": boot.share, "position": boot.position}
-    return _digest(parts)
-
-
-def legacy_scenario_key(scenario: dict, image_hash: str | None, code_version: str, clock: str,
-                        substrate: str) -> str:
-    """The key a scenario run had before 2 Dec 2026 (sslab.matrix.rekey)."""
-    return _digest({"what": "scenario", "scenario": scenario, "image": image_hash, "code": code_version,
-                    "clock": clock, "substrate": substrate})
+def _scenario_digest(what: dict, image_hash: str | None, code_version: str, clock: str, substrate: str) -> str:
+    """A scenario run's key of @what runs (its plan, or before 2 Dec 2026 its scenario) and the rest."""
+    return _digest({"what": "scenario", **what, "image": image_hash, "code": code_version, "clock": clock,
+                    "substrate": substrate})
 
 
 def _digest(parts: dict) -> str:

@@ -64,7 +64,8 @@ def rekey_matrix(matrix_dir: Path, legacy_code: str, code: str, out: Rekeyed, dr
         for cell in plan.cells:
             if not cell_done(matrix_dir, cell.key):
                 continue
-            if cell.plan is None:   # a plan from before plans carried each cell's compiled plan
+            # Other code, or a plan from before plans carried each cell's compiled plan.
+            if plan.code_version != legacy_code or cell.plan is None:
                 out.other_code += 1
                 continue
             if plan.kind == "parts":
@@ -75,7 +76,7 @@ def rekey_matrix(matrix_dir: Path, legacy_code: str, code: str, out: Rekeyed, dr
                 old = legacy_cell_key(cell.scenario, cell.rep, plan.image_hash, plan.code_version, plan.clock,
                                       cell.boot)
                 new = cell_key(cell.plan, cell.rep, plan.image_hash, code, plan.clock, cell.boot)
-            if plan.code_version != legacy_code or old != cell.key:
+            if old != cell.key:
                 out.other_code += 1
                 continue
             _link(matrix_dir / "cells" / new, matrix_dir / "cells" / cell.key, dry_run, out)
