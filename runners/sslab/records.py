@@ -164,7 +164,8 @@ class Topology:
     sender_qdisc: str = "none"
     #: The hosts' segmentation offloads: "off" (one segment per packet) or "linux" (TSO/GSO whole).
     offloads: str = "off"
-    #: The hosts' TCP socket buffers: "raised" (the testbed's, no flow window-limited) or "linux" (its defaults).
+    #: The hosts' TCP socket buffers: "raised" (the testbed's, no flow window-limited), "linux" (Linux's
+    #: defaults on every host) or "linux-senders" (Linux's on the servers, the clients' raised).
     socket_buffers: str = "raised"
 
 

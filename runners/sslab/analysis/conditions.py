@@ -110,13 +110,16 @@ def kernel_text(meta: dict) -> str:
             + (f" with {' and '.join(parts)}" if parts else ""))
 
 
+#: What each socket-buffer setting other than the testbed's own (raised) means, as "ran under" says it.
+SOCKET_BUFFERS_TEXT = {"linux": "tcp_wmem and tcp_rmem as Linux sets them",
+                       "linux-senders": "the servers' tcp_wmem as Linux sets it, the clients' raised"}
+
+
 def _testbed(meta: dict, setting: Setting) -> str:
     offloads = "" if setting.offloads == "off" else \
         f"; offloads {setting.offloads} (TSO/GSO segments whole, 1 Gbit/s where the host model gives no rate)"
     buffers = "" if setting.socket_buffers == "raised" else \
-        f"; socket buffers {setting.socket_buffers} " + (
-            "(tcp_wmem and tcp_rmem as Linux sets them)" if setting.socket_buffers == "linux"
-            else "(the servers' tcp_wmem as Linux sets it, the clients' raised)")
+        f"; socket buffers {setting.socket_buffers} ({SOCKET_BUFFERS_TEXT[setting.socket_buffers]})"
     return (f"substrate {meta['substrate']}, clock {meta.get('clock', '?')}; host model "
             f"{setting.hosts}{offloads}{buffers}{kernel_text(meta)}")
 

@@ -43,7 +43,8 @@ class Setting:
     mtu: int = 1500
     #: The hosts' segmentation offloads ("off", "linux"; runs from before they were chosen: off).
     offloads: str = "off"
-    #: The hosts' TCP socket buffers ("raised", "linux"; runs from before they were chosen: raised).
+    #: The hosts' TCP socket buffers ("raised", "linux", "linux-senders"; runs from before they were
+    #: chosen: raised).
     socket_buffers: str = "raised"
 
     @property

@@ -130,7 +130,6 @@ def experiment_pages() -> dict[str, str]:
     return {f"experiments/{e.target}.md": experiment_page(e) for e in experiments_in_order()}
 
 
-#: The lab notebook's pages (docs/notebook/), in the order its index lists them.
 def notebook_pages() -> list[str]:
     """The notebook's pages (docs/notebook/<name>.md) in the order the site's navigation lists them
     (mkdocs.yml), so that the index and the navigation cannot disagree."""
