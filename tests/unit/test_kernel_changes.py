@@ -285,7 +285,7 @@ def test_a_kernel_axis_takes_a_modules_name_only_on_kernels_that_carry_it(monkey
     for var in ("SSLAB_KERNEL_SOURCE", "SSLAB_KERNEL_PATCHES", "SSLAB_MODULES"):
         monkeypatch.delenv(var, raising=False)
     m = mx.load_matrix("table1")
-    options = mx.validate_options(["CCA=reno_iw20"])
+    options = {"CCA": "reno_iw20"}
     with kernel_env(KernelChanges.parse("6.1")), pytest.raises(mx.MatrixError, match="reno_iw20"):
         resolve_selection(m, options)
     with kernel_env(KernelChanges.parse(f"6.1,modules={EXAMPLES / 'module'}")):

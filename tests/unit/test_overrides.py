@@ -1,20 +1,32 @@
-"""One override syntax (sslab.scenario.overrides): a field by its path, or by a name an experiment declares."""
+"""One NAME=value on every experiment (sslab.scenario.sets resolves it, sslab.scenario.overrides sets
+the fields): a knob, an axis, a name an experiment declares, or a field by its path."""
 
 import re
 
 import pytest
 
-from sslab.experiment import ExperimentError, load_experiment
+from sslab.experiment import load_experiment
 from sslab.experiment.spec import experiment_files
 from sslab.paths import REPO_ROOT
 from sslab.scenario import ScenarioError
 from sslab.scenario import overrides as ov
+from sslab.scenario.sets import SetError, resolve
+
+
+def fields(settings, aliases=None):
+    """The fields @settings set (an alias's paths in its place), resolved as for an experiment without axes."""
+    return list(resolve(settings, "x", aliases=aliases).fields)
+
+
+def overridden(exp, parts, settings):
+    """@parts of @exp with @settings set, as `make <exp> NAME=value ...` sets them."""
+    return exp.overridden(parts, resolve(settings, exp.target, aliases=exp.spec.aliases).fields)
 
 
 def test_a_path_sets_one_field_and_star_every_item_without_touching_the_original():
     data = {"bottleneck": {"rate": "50mbit", "buffer": {"bdp": 1, "rtt": "100ms"}},
             "pairs": [{"rtt": "100ms"}, {"rtt": "100ms"}]}
-    sets = ov.resolve(["pairs.*.rtt=25ms", "bottleneck.buffer.bdp=2BDP", "pairs.1.rtt=40ms"], {}, "x")
+    sets = fields(["pairs.*.rtt=25ms", "bottleneck.buffer.bdp=2BDP", "pairs.1.rtt=40ms"])
     out = ov.apply(data, sets)
     assert out == {"bottleneck": {"rate": "50mbit", "buffer": {"bdp": "2BDP", "rtt": "100ms"}},
                    "pairs": [{"rtt": "25ms"}, {"rtt": "40ms"}]}
@@ -22,33 +34,67 @@ def test_a_path_sets_one_field_and_star_every_item_without_touching_the_original
 
 
 def test_values_read_as_yaml_scalars():
-    [o] = ov.resolve(["bottleneck.buffer.bdp=2"], {}, "x")
+    [o] = fields(["bottleneck.buffer.bdp=2"])
     assert o.value == 2 and o.path == ("bottleneck", "buffer", "bdp")
-    assert ov.resolve(["a.b=null"], {}, "x")[0].value is None
-    assert ov.resolve(["a.b=25ms"], {}, "x")[0].value == "25ms"
-    with pytest.raises(ov.OverrideError, match="give one value"):
-        ov.resolve(["a.b=[1, 2]"], {}, "x")
+    assert fields(["a.b=null"])[0].value is None
+    assert fields(["a.b=25ms"])[0].value == "25ms"
+    with pytest.raises(SetError, match="give one value"):
+        fields(["a.b=[1, 2]"])
 
 
 def test_an_alias_sets_each_of_its_paths_and_an_undeclared_one_is_refused():
-    sets = ov.resolve(["RTT=25ms"], {"RTT": ["pairs.*.rtt", "bottleneck.buffer.rtt"]}, "`make startup`")
+    sets = fields(["RTT=25ms"], {"RTT": ["pairs.*.rtt", "bottleneck.buffer.rtt"]})
     assert [o.dotted for o in sets] == ["pairs.*.rtt", "bottleneck.buffer.rtt"] and {o.value for o in sets} == {"25ms"}
-    with pytest.raises(ov.OverrideError, match=r"`make startup` has no setting CCA \(its names: RTT"):
-        ov.resolve(["CCA=bbr"], {"RTT": ["pairs.*.rtt"]}, "`make startup`")
-    with pytest.raises(ov.OverrideError, match="not a field's path"):
-        ov.resolve(["Pairs.rtt=1ms"], {}, "x")
+    with pytest.raises(SetError, match=r"`make startup` has no setting CCA \(its names: RTT; over every "
+                                       r"experiment: SUSS_VERSION, HOSTS"):
+        resolve(["CCA=bbr"], "`make startup`", aliases={"RTT": ["pairs.*.rtt"]})
+    with pytest.raises(SetError, match="not a field's path"):
+        fields(["Pairs.rtt=1ms"])
+    with pytest.raises(SetError, match="give NAME=VALUE"):
+        fields(["RTT"], {"RTT": ["pairs.*.rtt"]})
+
+
+def test_a_name_is_a_knob_an_axis_an_alias_or_a_path_in_that_order():
+    """One meaning on every experiment: a knob by its make variable or field; an axis's option
+    (case-blind), which narrows it; a declared name; a field by its path.  Table 1's RTT= is its axis,
+    E1's RTT= its alias of two fields."""
+    s = resolve(["SUSS_VERSION=2025", "topology.sender_qdisc=fq", "cca=cubic,bbr", "RTT=25ms",
+                 "bottleneck.rate=20mbit", "seed=7"], "table1", axes=["CCA", "BUF", "RTT"])
+    assert s.knobs == {"suss_version": 2025, "sender_qdisc": "fq"}
+    assert s.axes == {"CCA": "cubic,bbr", "RTT": "25ms"}
+    assert [(o.dotted, o.value) for o in s.fields] == [("bottleneck.rate", "20mbit"), ("seed", 7)]
+    e1 = resolve(["RTT=25ms"], "`make startup`", aliases={"RTT": ["pairs.*.rtt", "bottleneck.buffer.rtt"]})
+    assert e1.axes == {} and [o.dotted for o in e1.fields] == ["pairs.*.rtt", "bottleneck.buffer.rtt"]
+    # A name with a dot is a field's path, never an axis.
+    assert resolve(["cca.x=1"], "t", axes=["CCA"]).fields[0].dotted == "cca.x"
+    with pytest.raises(SetError, match=r"table1 has no setting FOO \(its axes: BUF, CCA"):
+        resolve(["FOO=1"], "table1", axes=["CCA", "BUF"])
+
+
+def test_a_name_given_twice_with_two_values_is_refused():
+    with pytest.raises(SetError, match="CCA given twice: cubic and bbr"):
+        resolve(["CCA=cubic", "CCA=bbr"], "table1", axes=["CCA"])
+    with pytest.raises(SetError, match="HOSTS given twice: ideal and 1gbe"):
+        resolve(["HOSTS=ideal", "hosts.model=1gbe"], "x")
+    with pytest.raises(SetError, match="SUSS_VERSION given twice: 2025 and 2024"):
+        resolve(["SUSS_VERSION=2024"], "x", knobs={"suss_version": 2025})
+    with pytest.raises(SetError, match=r"pairs\.\*\.rtt set twice, to two values: RTT=25ms and pairs\.\*\.rtt=1ms"):
+        fields(["RTT=25ms", "pairs.*.rtt=1ms"], {"RTT": ["pairs.*.rtt"]})
+    # The same value twice, or by its two spellings, is one setting.
+    assert resolve(["CCA=cubic", "cca=cubic"], "t", axes=["CCA"]).axes == {"CCA": "cubic"}
+    assert resolve(["SENDER_QDISC=fq", "topology.sender_qdisc=fq"], "x").knobs == {"sender_qdisc": "fq"}
 
 
 def test_a_path_the_data_does_not_have_is_refused_with_where():
     data = {"pairs": [{"rtt": "1ms"}], "bottleneck": {"rate": "1mbit"}}
     with pytest.raises(ov.OverrideError, match="pairs.3: the list at pairs has 1 item"):
-        ov.apply(data, ov.resolve(["pairs.3.rtt=2ms"], {}, "x"))
+        ov.apply(data, fields(["pairs.3.rtt=2ms"]))
     with pytest.raises(ov.OverrideError, match="bottleneck.0: bottleneck is a mapping, not a list"):
-        ov.apply(data, ov.resolve(["bottleneck.0=2ms"], {}, "x"))
+        ov.apply(data, fields(["bottleneck.0=2ms"]))
     with pytest.raises(ov.OverrideError, match="no mapping or list here to set buffer.bdp"):
-        ov.apply(data, ov.resolve(["bottleneck.queue.buffer.bdp=2"], {}, "x"))
+        ov.apply(data, fields(["bottleneck.queue.buffer.bdp=2"]))
     # A mapping the data leaves out (at its default) is made for its first key: module_params.
-    assert ov.apply(data, ov.resolve(["module_params.search_version=4"], {}, "x"))["module_params"] == {
+    assert ov.apply(data, fields(["module_params.search_version=4"]))["module_params"] == {
         "search_version": 4}
 
 
@@ -56,29 +102,28 @@ def test_a_form_of_the_buffer_replaces_the_form_the_file_gave():
     """The buffer is one of packets, bytes, bdp or time: BUF=2BDP on a part whose buffer is 560 packets
     (E10's LTE path) asks for 2 BDP, not for both (which the model refuses); its rtt stays."""
     data = {"bottleneck": {"rate": "50mbit", "buffer": {"packets": 560}}}
-    [o] = ov.resolve(["BUF=2BDP"], {"BUF": ["bottleneck.buffer.bdp"]}, "x")
+    [o] = fields(["BUF=2BDP"], {"BUF": ["bottleneck.buffer.bdp"]})
     assert ov.apply(data, [o])["bottleneck"]["buffer"] == {"bdp": "2BDP"}
-    out = ov.apply({"bottleneck": {"buffer": {"bdp": 1, "rtt": "25ms"}}}, ov.resolve(["bottleneck.buffer.packets=100"],
-                                                                                   {}, "x"))
+    out = ov.apply({"bottleneck": {"buffer": {"bdp": 1, "rtt": "25ms"}}}, fields(["bottleneck.buffer.packets=100"]))
     assert out["bottleneck"]["buffer"] == {"packets": 100}   # the RTT was bdp's: it goes with it
     # Elsewhere a key set beside others leaves them: only the buffer's forms are alternatives.
-    assert ov.apply({"pairs": [{"rtt": "1ms", "loss": 1}]}, ov.resolve(["pairs.0.rtt=2ms"], {}, "x")) == {
+    assert ov.apply({"pairs": [{"rtt": "1ms", "loss": 1}]}, fields(["pairs.0.rtt=2ms"])) == {
         "pairs": [{"rtt": "2ms", "loss": 1}]}
     # E10's series: its satellite paths take BUF=2BDP at their RTTs; its LTE path, whose buffer the file
     # gives in packets, is refused for what 2 BDP lacks there (the RTT it refers to), no longer for two forms.
     exp = load_experiment("search")
-    parts, _ = exp.overridden(exp.choose(["geo", "leo"]), ["BUF=2BDP"])
+    parts = overridden(exp, exp.choose(["geo", "leo"]), ["BUF=2BDP"])
     assert [(p.name, p.data["bottleneck"]["buffer"]) for p in parts] == [
         ("geo", {"bdp": "2BDP", "rtt": "600ms"}), ("leo", {"bdp": "2BDP", "rtt": "30ms"})]
     with pytest.raises(ScenarioError, match="(?s)lte with BUF=2BDP.*bdp needs the rtt it refers to"):
-        exp.overridden(exp.choose(["lte"]), ["BUF=2BDP"])
-    parts, _ = exp.overridden(exp.choose(["lte"]), ["BUF=2BDP", "bottleneck.buffer.rtt=60ms"])
+        overridden(exp, exp.choose(["lte"]), ["BUF=2BDP"])
+    parts = overridden(exp, exp.choose(["lte"]), ["BUF=2BDP", "bottleneck.buffer.rtt=60ms"])
     assert parts[0].data["bottleneck"]["buffer"] == {"bdp": "2BDP", "rtt": "60ms"}
 
 
 def test_the_report_directory_says_what_was_set():
-    sets = ov.resolve(["RTT=25ms", "pairs.*.rtt=1ms"], {"RTT": ["pairs.*.rtt", "bottleneck.buffer.rtt"]}, "x")
-    assert ov.dir_suffix(sets) == "_set-RTT-25ms_set-pairs.all.rtt-1ms"
+    sets = fields(["RTT=25ms", "pairs.*.loss=1"], {"RTT": ["pairs.*.rtt", "bottleneck.buffer.rtt"]})
+    assert ov.dir_suffix(sets) == "_set-RTT-25ms_set-pairs.all.loss-1"
 
 
 def test_startup_at_25ms_is_e1_with_every_rtt_and_its_buffer_at_25ms():
@@ -86,16 +131,16 @@ def test_startup_at_25ms_is_e1_with_every_rtt_and_its_buffer_at_25ms():
     buffer 1 BDP of 25 ms (104 frames at 50 Mbit/s), everything else E1's."""
     e = load_experiment("startup")
     [plain] = e.choose(None)
-    [part], sets = e.overridden([plain], ["RTT=25ms"])
+    [part] = overridden(e, [plain], ["RTT=25ms"])
     assert part.data["pairs"] == [{"rtt": "25ms"}] * 5
     assert part.data["bottleneck"] == {"rate": "50mbit", "buffer": {"bdp": 1, "rtt": "25ms"}}
     assert part.data["description"].endswith("(set: RTT=25ms)")
     base = e._data(plain)
     same = {k for k in base if k not in ("pairs", "bottleneck", "description")}
     assert same and all(part.data[k] == base[k] for k in same)
-    [part], _ = e.overridden([plain], ["BUF=2BDP"])
+    [part] = overridden(e, [plain], ["BUF=2BDP"])
     assert part.data["bottleneck"]["buffer"] == {"bdp": "2BDP", "rtt": "100ms"}
-    assert e.overridden([plain], []) == ([plain], [])
+    assert overridden(e, [plain], []) == [plain]
 
 
 def test_runs_with_a_field_set_go_apart_from_the_experiments_own():
@@ -105,19 +150,19 @@ def test_runs_with_a_field_set_go_apart_from_the_experiments_own():
     e = load_experiment("dynamics")
     [plain] = e.choose(None)
     assert e.kind_of(plain) == "dynamics"
-    [part], _ = e.overridden([plain], ["RTT=100ms", "bottleneck.link.aggregation.down=null"])
+    [part] = overridden(e, [plain], ["RTT=100ms", "bottleneck.link.aggregation.down=null"])
     assert e.kind_of(part) == "dynamics_set-RTT-100ms_set-bottleneck.link.aggregation.down-null"
     s = load_experiment("search")
-    [geo] = s.overridden(s.choose(["geo"]), ["BUF=2BDP"])[0]
+    [geo] = overridden(s, s.choose(["geo"]), ["BUF=2BDP"])
     assert s.kind_of(geo) == "search/geo_set-BUF-2BDP" and s.kind_of(s.choose(["geo"])[0]) == "search/geo"
 
 
 def test_a_field_that_refuses_the_value_refuses_the_run():
     e = load_experiment("startup")
     with pytest.raises(Exception, match="rate"):
-        e.overridden(e.choose(None), ["bottleneck.rate=fast"])
-    with pytest.raises(ExperimentError, match="has no setting NETEM"):
-        e.overridden(e.choose(None), ["NETEM=one"])
+        overridden(e, e.choose(None), ["bottleneck.rate=fast"])
+    with pytest.raises(SetError, match="has no setting NETEM"):
+        overridden(e, e.choose(None), ["NETEM=one"])
 
 
 def test_every_declared_alias_is_a_name_the_makefile_passes():
@@ -143,26 +188,25 @@ def test_a_matrix_takes_a_field_of_its_template_and_archives_its_cells_apart():
     from sslab.matrix.orchestrate import matrix_rel_of
     from sslab.substrate.kernelchanges import KernelChanges
     m = mx.load_matrix("table1")
-    pairs = ["bottleneck.rate=20mbit", "CCA=cubic"]
-    m2 = mx.template_sets(m, pairs)
-    assert mx.validate_options(pairs) == {"CCA": "cubic"}
+    options = [a.option for a in m.spec.axes.values() if a.option]
+    sets = resolve(["bottleneck.rate=20mbit", "CCA=cubic"], "table1", axes=options)
+    assert sets.axes == {"CCA": "cubic"}
+    m2 = m.with_sets(list(sets.fields))
     setting = mx.settings(m2.spec, {})[0]
     assert m2.scenario_for(setting, 0).bottleneck.rate_mbit == 20.0 and m.scenario_for(setting, 0).bottleneck.rate_mbit == 50.0
-    rel = matrix_rel_of(m2, mx.resolve_selection(m2, {"CCA": "cubic"}), None, None, KernelChanges())
+    rel = matrix_rel_of(m2, mx.resolve_selection(m2, sets.axes), None, None, KernelChanges())
     assert rel == "table1/cca-cubic_set-bottleneck.rate-20mbit" and _apart(REPO_ROOT / "results" / rel)
-    assert mx.template_sets(m, ["CCA=cubic"]) is m
+    assert m.with_sets(list(resolve(["CCA=cubic"], "table1", axes=options).fields)) is m
     with pytest.raises(mx.MatrixError, match="bottleneck.rte: unknown field"):
-        mx.template_sets(m, ["bottleneck.rte=20mbit"])
+        m.with_sets(list(resolve(["bottleneck.rte=20mbit"], "table1", axes=options).fields))
 
 
 def test_a_knob_by_its_field_or_make_variable_is_the_knob():
     """SET=topology.sender_qdisc=fq and SET=SUSS_VERSION=2025 are SENDER_QDISC=fq and SUSS_VERSION=2025:
     the same cells, archived under the knob's name; a value the knob refuses is refused."""
     from sslab.scenario import knobs
-    found, rest = knobs.from_sets(["topology.sender_qdisc=fq", "SUSS_VERSION=2025", "RTT=25ms"])
-    assert found == {"sender_qdisc": "fq", "suss_version": 2025} and rest == ["RTT=25ms"]
-    assert knobs.dir_suffix(found) == "_suss-2025_qdisc-fq"
-    with pytest.raises(ValueError, match="SENDER_QDISC takes none, fq, fq_codel"):
-        knobs.from_sets(["topology.sender_qdisc=pfifo"])
-    with pytest.raises(ValueError, match="set twice"):
-        knobs.from_sets(["HOSTS=ideal", "hosts.model=1gbe"])
+    s = resolve(["topology.sender_qdisc=fq", "SUSS_VERSION=2025", "RTT=25ms"], "x", aliases={"RTT": ["pairs.*.rtt"]})
+    assert s.knobs == {"sender_qdisc": "fq", "suss_version": 2025} and [o.given for o in s.fields] == ["RTT=25ms"]
+    assert knobs.dir_suffix(s.knobs) == "_suss-2025_qdisc-fq"
+    with pytest.raises(SetError, match="SENDER_QDISC takes none, fq, fq_codel"):
+        resolve(["topology.sender_qdisc=pfifo"], "x")

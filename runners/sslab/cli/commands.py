@@ -210,7 +210,6 @@ def cmd_run(args) -> int:
     """`sslab run EXPERIMENT` (and `make <experiment>`): any experiments/*.yaml, or a path to one
     (sslab.matrix.experiments runs it; this prints what it left)."""
     from ..matrix.experiments import run_experiment
-    _knobs_from_sets(args)
     out = run_experiment(_request(args, args.experiment))
     if out.report is not None:
         _print_report(out.report, out.took)
@@ -235,19 +234,6 @@ def _request(args, experiment: str):
         ("boot_share", "boot_share")) if getattr(args, option, None) is not None}
     return Request(experiment=experiment, select=_words(getattr(args, "select", None)),
                    sets=getattr(args, "set", None) or [], knobs=knobs.given(args), **given)
-
-
-def _knobs_from_sets(args) -> None:
-    """The knobs --set names by their field or make variable (SET=topology.sender_qdisc=fq), set as
-    their options would (one cell directory, one key, whichever spelling); the rest left in args.set."""
-    try:
-        found, args.set = knobs.from_sets(args.set or [])
-    except ValueError as e:
-        raise Refused(str(e)) from None
-    for name, value in found.items():
-        if getattr(args, name, None) not in (None, value):
-            raise Refused(f"{knobs.BY_NAME[name].make_var} given twice: {getattr(args, name)} and {value}")
-        setattr(args, name, value)
 
 
 def _print_report(dest: Path, took: str = "") -> int:
@@ -542,7 +528,6 @@ def cmd_report(args) -> int:
 def cmd_matrix(args) -> int:
     if args.action == "run":
         from ..matrix.experiments import run_matrix_file
-        _knobs_from_sets(args)
         return run_matrix_file(args.name, _request(args, args.name))
     if args.action == "run-cells":
         from ..matrix.runner import run_host_cells

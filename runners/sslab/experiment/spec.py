@@ -101,13 +101,13 @@ class ExperimentSpec(BaseModel):
     @field_validator("aliases")
     @classmethod
     def _aliases(cls, v: dict[str, list[str]] | None) -> dict[str, list[str]] | None:
-        for name, paths in (v or {}).items():
+        for name, fields in (v or {}).items():
             if not overrides.ALIAS_RE.match(name):
                 raise ValueError(f"alias {name!r}: a name in capitals, as a make variable (RTT)")
-            bad = [p for p in paths if not overrides.PATH_RE.match(p)]
-            if not paths or bad:
+            bad = [p for p in fields if not overrides.PATH_RE.match(p)]
+            if not fields or bad:
                 raise ValueError(f"alias {name}: give the paths of the fields it sets (pairs.*.rtt), "
-                                 f"not {bad or paths}")
+                                 f"not {bad or fields}")
         return v
 
     @property
@@ -263,29 +263,24 @@ class Experiment:
         narrowed = narrow_cases(data, case_words)
         return part if narrowed is data else Part(part.name, part.tags, data=narrowed)
 
-    def overridden(self, parts: list[Part], settings: list[str]) -> tuple[list[Part], list[overrides.Override]]:
-        """@parts with @settings (NAME=VALUE: a field's path, or a name this file's `aliases` declare) set
-        in each one's scenario, checked as its file would be; refused (ExperimentError) before anything
-        runs when a name is not declared, a path is not the scenario's, or a field refuses its value."""
-        what = f"`make {self.target}`"
-        try:
-            sets = overrides.resolve(settings, self.spec.aliases or {}, what)
-        except overrides.OverrideError as e:
-            raise ExperimentError(str(e)) from None
+    def overridden(self, parts: list[Part], sets: tuple[overrides.Override, ...]) -> list[Part]:
+        """@parts with the fields @sets name (resolved: sslab.scenario.sets) set in each one's scenario,
+        checked as its file would be; refused (ExperimentError) before anything runs when a path is not
+        the scenario's or a field refuses its value."""
         if not sets:
-            return parts, []
+            return parts
         given = " ".join(dict.fromkeys(o.given for o in sets))
         out = []
         for part in parts:
             source = f"{part.name} with {given}"
             try:
-                data = overrides.apply(self._data(part), sets)
+                data = overrides.apply(self._data(part), list(sets))
             except overrides.OverrideError as e:
                 raise ExperimentError(f"{source}: {e}") from None
             data = {**data, "description": f"{data.get('description', '').strip()} (set: {given})".strip()}
             parse_scenario(data, source)  # a field that refuses the value: refused here, exit 2
-            out.append(Part(part.name, part.tags, data=data, apart=overrides.dir_suffix(sets)))
-        return out, sets
+            out.append(Part(part.name, part.tags, data=data, apart=overrides.dir_suffix(list(sets))))
+        return out
 
     def repetitions(self) -> list[int]:
         """The repetitions a default run does per scenario: the file's, else each part's own."""

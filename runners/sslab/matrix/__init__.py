@@ -72,13 +72,13 @@ May import: experiment, analysis, substrate, scenario and the leaves.  Not cli.
 
 from .cells import ATTEMPTS, Progress, check_host_matches, compress_pcaps, host_error, record_host_error, run_cells
 from .plan import TRAFFIC_CODE, boots_to_run, cell_key, plan_matrix, traffic_code_version
-from .selection import resolve_selection, selection_id, settings, template_sets, validate_options
+from .selection import resolve_selection, selection_id, settings
 from .spec import MATRICES_DIR, Axis, Compare, Matrix, MatrixError, MatrixSpec, load_matrix, matrix_files, matrix_path
 from .store import CellStore, current_cells, latest_plan, set_aside, write_json_atomic
 
 __all__ = ["ATTEMPTS", "Progress", "check_host_matches", "compress_pcaps", "host_error", "record_host_error",
            "run_cells",
            "TRAFFIC_CODE", "boots_to_run", "cell_key", "plan_matrix", "traffic_code_version", "resolve_selection",
-           "selection_id", "settings", "template_sets", "validate_options", "MATRICES_DIR", "matrix_files", "Axis", "Compare", "Matrix",
+           "selection_id", "settings", "MATRICES_DIR", "matrix_files", "Axis", "Compare", "Matrix",
            "MatrixError", "MatrixSpec", "load_matrix", "matrix_path", "CellStore", "current_cells",
            "latest_plan", "set_aside", "write_json_atomic"]

@@ -32,6 +32,8 @@ from typing import Any
 from .. import paths
 from ..scenario import knobs as knob_table
 from ..scenario import overrides
+from ..scenario.sets import SetError, Sets
+from ..scenario.sets import resolve as resolve_sets
 from ..substrate import make_substrate
 from ..substrate.kinds import kind_of
 from ..substrate.preflight import check_offered, offered_ccas, preflight, ready
@@ -47,9 +49,10 @@ class Request:
     experiment: str
     #: SELECT= / VARIANTS= words (None: the experiment's default selection).
     select: list[str] | None = None
-    #: SET= overrides, NAME=value or path=value (knobs already taken out: @knobs).
+    #: NAME=value settings as given (SET=, the make variables of axes and aliases, knobs by their field
+    #: or make variable), resolved by the experiment (sslab.scenario.sets).
     sets: list[str] = field(default_factory=list)
-    #: The knobs set (scenario.knobs: SUSS_VERSION=, HOSTS=, ...), by name.
+    #: The knobs their own options set (--suss-version, ...), by name.
     knobs: dict[str, Any] = field(default_factory=dict)
     reps: int | None = None
     iterations: int | None = None
@@ -98,12 +101,13 @@ def run_experiment(req: Request) -> Outcome:
             if value:
                 raise Refusal(f"{option}: runs on the hosts of an inventory; give --inventory (INVENTORY=)")
     report = exp.spec.report_of
+    sets = resolved(req, f"`make {exp.target}`", aliases=exp.spec.aliases)
     if req.report_over:
         if report.write is None:
             raise Refusal(f"--report: {exp.target}'s report is written with each run; `sslab report RUN_DIR` "
                           f"rebuilds one")
         return Outcome(0, report=write_over_runs(report, [Path(d) for d in req.report_over],
-                                                 paths.new_run_dir(reports_dir(exp, req, []))))
+                                                 paths.new_run_dir(reports_dir(exp, req, Sets(sets.knobs)))))
     if req.scenario:
         if exp.kind != "scenario":
             raise Refusal(f"--scenario: {exp.target} runs several parts; SELECT= picks among them")
@@ -113,10 +117,10 @@ def run_experiment(req: Request) -> Outcome:
         parts = [Part(exp.target, frozenset(), path=Path(req.scenario))]
     else:
         parts = exp.choose(req.select)
-    parts, sets = exp.overridden(parts, req.sets)
+    parts = exp.overridden(parts, sets.fields)
     executor = OnInventory(Path(req.inventory)) if req.inventory else Here()
     t0 = time.monotonic()
-    status, run_dirs = executor.run(exp, parts, req)
+    status, run_dirs = executor.run(exp, parts, req, sets.knobs)
     took = executor.took(time.monotonic() - t0, len(run_dirs))
     done = [d for d in run_dirs if d is not None]
     if report.write is None or executor.alone:
@@ -127,13 +131,22 @@ def run_experiment(req: Request) -> Outcome:
                    took=took)
 
 
-def reports_dir(exp, req: Request, sets: list) -> str:
+def resolved(req: Request, what: str, *, axes=(), aliases=None) -> Sets:
+    """@req's settings over the experiment @what names (sslab.scenario.sets), refused (Refusal, exit
+    2) before anything runs when one names nothing it has."""
+    try:
+        return resolve_sets(req.sets, what, axes=axes, aliases=aliases, knobs=req.knobs)
+    except SetError as e:
+        raise Refusal(str(e)) from None
+
+
+def reports_dir(exp, req: Request, sets: Sets) -> str:
     """results/<this>/ for an experiment's reports over runs: `<output>/reports`, or, for runs under a
     knob, a field set (SET=, an alias) or another backend (a cause run: SENDER_QDISC=fq),
     `<output>/reports_<suffix>-<value>`, as a matrix's directory is named: such a report never becomes
     the experiment's `reports/latest`, which the claims ledger and the docs read as the experiment at
     its own settings."""
-    apart = knob_table.dir_suffix(req.knobs) + overrides.dir_suffix(sets) \
+    apart = knob_table.dir_suffix(sets.knobs) + overrides.dir_suffix(list(sets.fields)) \
         + (f"_backend-{req.backend}" if req.backend else "")
     return f"{exp.output}/reports{apart}"
 
@@ -150,13 +163,13 @@ def testbeds(req: Request, jobs: int) -> list:
     return substrates
 
 
-def compiled_parts(exp, parts, req: Request) -> list[tuple[str, str, Path, Any]]:
+def compiled_parts(exp, parts, req: Request, knobs: dict[str, Any]) -> list[tuple[str, str, Path, Any]]:
     """(name, kind, scenario file, scenario as run) for each of @parts: its file (part_files) read and
-    validated once with @req's repetitions, backend and knobs; kind is results/<kind>/, where its key
-    is linked."""
+    validated once with @req's repetitions and backend and the @knobs set; kind is results/<kind>/,
+    where its key is linked."""
     from ..experiment import scenario_as_run
     reps = req.reps or exp.spec.repetitions
-    return [(p.name, exp.kind_of(p), f, scenario_as_run(f, reps, req.backend, req.knobs))
+    return [(p.name, exp.kind_of(p), f, scenario_as_run(f, reps, req.backend, knobs))
             for p, f in part_files(exp, parts)]
 
 
@@ -180,7 +193,7 @@ class Here:
         #: One scenario file run as it is (--scenario): its own table, no report over runs.
         self.alone = False
 
-    def run(self, exp, parts, req: Request) -> tuple[int, list[Path | None]]:
+    def run(self, exp, parts, req: Request, knobs: dict[str, Any]) -> tuple[int, list[Path | None]]:
         from ..experiment import run_series
         from ..experiment.run import Compiled
         from ..experiment.series import PartRun
@@ -196,7 +209,7 @@ class Here:
             # The testbeds first: a kernel that cannot be built or a host that cannot boot it is refused
             # before a chosen scenario is written out.
             substrates = testbeds(req, self.jobs)
-        runs = compiled_parts(exp, parts, req)
+        runs = compiled_parts(exp, parts, req, knobs)
         first = substrates[0]
         # A congestion control the kernel under test lacks stops the experiment before its first run.
         check_offered(first, {cc for *_, s in runs for cc in s.congestion_controls()})
@@ -225,11 +238,11 @@ class OnInventory:
     def __init__(self, inventory: Path):
         self.inventory = inventory
 
-    def run(self, exp, parts, req: Request) -> tuple[int, list[Path | None]]:
+    def run(self, exp, parts, req: Request, knobs: dict[str, Any]) -> tuple[int, list[Path | None]]:
         from .fleet import inventory_hosts
         from .parts import run_parts_on_hosts
         inventory_hosts(self.inventory)  # refused (exit 2) before a chosen scenario is written out
-        as_run = [(n, kind, s) for n, kind, _, s in compiled_parts(exp, parts, req)]
+        as_run = [(n, kind, s) for n, kind, _, s in compiled_parts(exp, parts, req, knobs)]
         return run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report_of.name, as_run, self.inventory,
                                   series=exp.kind != "scenario", substrate=req.substrate, jobs=req.jobs, clock=req.clock, container=req.container,
                                   serial=req.serial, host_timeout=req.host_timeout, again=req.again)
@@ -266,14 +279,15 @@ def run_matrix_file(matrix: str, req: Request) -> int:
     """The matrix file @matrix (a path or a name under experiments/scenarios/) with @req's selection,
     overrides and knobs, on the kernel the environment names or on each of --kernel's (KERNELS=), by
     the controller (matrix.orchestrate), which prints its progress and report; its exit status."""
-    from . import load_matrix, template_sets, validate_options
+    from . import load_matrix
     from .orchestrate import run_matrix, run_on_kernels
-    m = template_sets(_compared(load_matrix(matrix), req.select), req.sets)
-    options = validate_options(req.sets)
+    m = _compared(load_matrix(matrix), req.select)
+    sets = resolved(req, m.spec.name, axes=[a.option for a in m.spec.axes.values() if a.option])
+    m = m.with_sets(list(sets.fields))
     inventory = Path(req.inventory or paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini")
     run_args = dict(iterations=req.iterations, inventory=inventory, serial=req.serial, substrate=req.substrate,
                     jobs=req.jobs, clock=req.clock, container=req.container, backend=req.backend,
-                    knobs=req.knobs, boot_share=req.boot_share, host_timeout=req.host_timeout)
+                    knobs=sets.knobs, boot_share=req.boot_share, host_timeout=req.host_timeout)
     if req.kernels:
-        return run_on_kernels(m, options, req.kernels, **run_args)
-    return run_matrix(m, options, **run_args)
+        return run_on_kernels(m, sets.axes, req.kernels, **run_args)
+    return run_matrix(m, sets.axes, **run_args)

@@ -6,11 +6,11 @@ import re
 from typing import Any
 
 from ..ccas import cc_name_refusal, is_cc_name
-from ..scenario import KNOWN_CCAS, ScenarioError, overrides
+from ..scenario import KNOWN_CCAS, ScenarioError
 from ..scenario.axes import combinations
 from .spec import Matrix, MatrixError, MatrixSpec, settings
 
-__all__ = ["resolve_selection", "selection_id", "settings", "validate_options"]
+__all__ = ["resolve_selection", "selection_id", "settings"]
 
 
 def _norm(v: Any) -> str:
@@ -120,31 +120,3 @@ def selection_id(spec: MatrixSpec, chosen: dict[str, list[str]]) -> str:
     parts = [f"{(spec.axes[a].option or a).lower()}-{'+'.join(_norm(v) for v in vals)}"
              for a, vals in chosen.items() if vals != spec.axes[a].default_labels(a)]
     return "_".join(parts) if parts else "all"
-
-
-def is_path(name: str) -> bool:
-    """A --set NAME that is a field's path (bottleneck.rate, pairs.*.rtt), not an axis's option (CCA)."""
-    return "." in name or "*" in name
-
-
-def template_sets(m: Matrix, pairs: list[str]) -> Matrix:
-    """@m with the fields @pairs set by path (SET=bottleneck.rate=20mbit; sslab.scenario.overrides),
-    refused (MatrixError) before anything runs if the template has no such field or it refuses the
-    value."""
-    try:
-        sets = overrides.resolve([p for p in pairs if is_path(p.partition("=")[0])], {}, m.spec.name)
-    except overrides.OverrideError as e:
-        raise MatrixError(str(e)) from None
-    return m.with_sets(sets)
-
-
-def validate_options(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for p in pairs:
-        if "=" not in p:
-            raise MatrixError(f"--set takes OPTION=value, got {p!r}")
-        k, v = p.split("=", 1)
-        if is_path(k):
-            continue  # a field of the template (Matrix.with_sets), not an axis
-        out[k.strip().upper()] = v.strip()
-    return out

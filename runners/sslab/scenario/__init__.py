@@ -10,6 +10,8 @@
     series  series files: one scenario template, one line per setting
     knobs   the settings a command line asks over any scenario (SUSS_VERSION=, HOSTS=, LANS=), one
             table row each
+    sets    NAME=value on any experiment, one meaning: a knob, an axis, a declared name or a field
+    overrides  a field set by its path in a scenario's plain data, before validation
 
 May import: the standard library, pydantic, PyYAML, and the leaves
 sslab.ccas and sslab.paths.  Nothing else of sslab: every backend and

@@ -105,31 +105,9 @@ KNOBS: tuple[Knob, ...] = (
 )
 BY_NAME = {k.name: k for k in KNOBS}
 #: A knob by what else names it: its scenario field's path (SET=topology.sender_qdisc=fq) or its make
-#: variable (SET=SENDER_QDISC=fq); either is the knob, archived under the knob's name.
+#: variable (SET=SENDER_QDISC=fq); either is the knob, archived under the knob's name
+#: (sslab.scenario.sets resolves them).
 BY_ALIAS = {**{k.field: k for k in KNOBS}, **{k.make_var: k for k in KNOBS}}
-
-
-def from_sets(settings: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """@settings (--set NAME=value, SET=) split into the knobs some of them name (BY_ALIAS), with
-    their values read and checked, and the others, as given.  ValueError for a value a knob refuses."""
-    found: dict[str, Any] = {}
-    rest = []
-    for text in settings:
-        name, _, raw = text.partition("=")
-        k = BY_ALIAS.get(name.strip())
-        if k is None:
-            rest.append(text)
-            continue
-        try:
-            value = k.type(raw.strip())
-        except ValueError:
-            value = None
-        if value not in k.choices:
-            raise ValueError(f"{text}: {k.make_var} takes {', '.join(map(str, k.choices))}")
-        if found.get(k.name, value) != value:
-            raise ValueError(f"{text}: {k.make_var} is set twice, to {found[k.name]} and {value}")
-        found[k.name] = value
-    return found, rest
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:

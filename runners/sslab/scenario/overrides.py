@@ -12,8 +12,9 @@ before it is validated: a path the scenario does not have, or a value its field 
 refused with the field's own error before anything runs.
 
 An experiment file declares its familiar names as aliases of paths (`aliases: {RTT: [pairs.*.rtt,
-bottleneck.buffer.rtt]}`): one name may set several fields (E1's buffer is 1 BDP of its RTT).  A
-matrix's names (CCA=, BUF=, RTT=) are its axes' options and choose among its settings instead.
+bottleneck.buffer.rtt]}`): one name may set several fields (E1's buffer is 1 BDP of its RTT).  What
+a NAME is (a knob, an axis, an alias or a path) sslab.scenario.sets resolves, the same way on every
+experiment; this module sets the fields.
 """
 
 from __future__ import annotations
@@ -73,28 +74,6 @@ def split_setting(text: str) -> tuple[str, str]:
         raise OverrideError(f"{text!r}: give NAME=VALUE (a field's path, e.g. bottleneck.rate=20mbit, or a name "
                             f"the experiment declares, e.g. RTT=25ms)")
     return name.strip(), value.strip()
-
-
-def resolve(settings: list[str], aliases: dict[str, list[str]], what: str) -> list[Override]:
-    """@settings (NAME=VALUE each) as overrides: a lower-case NAME is a field's path, an upper-case one
-    an alias of @aliases (@what's, named in a refusal)."""
-    out: list[Override] = []
-    for text in settings:
-        name, raw = split_setting(text)
-        value = parse_value(raw)
-        if ALIAS_RE.match(name):
-            if name not in aliases:
-                known = ", ".join(sorted(aliases)) or "none"
-                raise OverrideError(f"{name}: {what} has no setting {name} (its names: {known}; any field by its "
-                                    f"path: SET=bottleneck.rate=20mbit)")
-            paths = aliases[name]
-        elif PATH_RE.match(name):
-            paths = [name]
-        else:
-            raise OverrideError(f"{name!r}: not a field's path (keys joined by dots, a list's item by its index "
-                                f"or *: pairs.*.rtt) nor a name in capitals (RTT)")
-        out += [Override(tuple(p.split(".")), value, text) for p in paths]
-    return out
 
 
 def _set(node: Any, path: tuple[str, ...], value: Any, where: str) -> Any:
