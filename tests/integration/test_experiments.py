@@ -65,6 +65,28 @@ def test_parts_run_as_selected_each_into_its_own_directory(tmp_path, image):
     assert len(runs(run_dir)) == 4  # module-smoke's four variants, once each
 
 
+def test_a_start_the_file_does_not_list_runs_beside_its_own_and_apart(tmp_path, image):
+    """`VARIANTS=cubic_hs,cubic_suss25` on an experiment that lists cubic_hs and cubic_suss: SUSS 2025
+    (pinned by its name) runs beside cubic_hs with no file edited, its runs under their own directory."""
+    f = experiment(tmp_path, "two-starts", output="two-starts", scenario={
+        "extends": str(REPO_ROOT / "tests/data/module-smoke.yaml"), "name": "two-starts",
+        "cases": {"name": "{cc}", "flows": [{"pair": 1, "cc": "{cc}", "size": "1MB", "start": "0s"}],
+                  "axes": {"cc": ["cubic_hs", "cubic_suss"]}}})
+    results = tmp_path / "results"
+    res = sslab(["run", f, "--select", "cubic_hs,cubic_suss25", "--reps", "1"], results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    # The experiment's own directory holds only the scenario written out (the record of what ran).
+    assert sorted(p.name for p in results.iterdir() if p.name.startswith("two-starts")) == \
+        ["two-starts", "two-starts_start-cubic_suss25"]
+    assert [p.name for p in (results / "two-starts").iterdir()] == ["scenarios"]
+    got = runs((results / "two-starts_start-cubic_suss25" / "latest").resolve())
+    assert sorted(r["flows"][0]["cc_used"] for r in got) == ["cubic_hs", "cubic_suss25"]
+    [suss] = [r["flows"][0] for r in got if r["flows"][0]["cc_used"] == "cubic_suss25"]
+    assert suss["suss_version"] == 2025 and suss["bytes_received"] == 1_000_000
+    res = sslab(["run", f, "--select", "cubic_nope", "--reps", "1"], results)
+    assert res.returncode == 2 and "nothing named cubic_nope" in res.stderr
+
+
 def keyed(results, kind: str) -> dict[str, object]:
     """results/<kind>/keys/: key -> the run directory it names."""
     keys = results / kind / "keys"

@@ -93,6 +93,38 @@ def test_a_word_naming_a_case_narrows_that_case_axis_in_every_part_chosen():
         e1.choose(["cubic_bogus"])
 
 
+def test_a_start_no_file_lists_runs_beside_the_listed_ones_as_a_file_listing_it_would():
+    """VARIANTS= may name any start the harness knows: offering a start edits no experiment file.  E1
+    and E4 add it to their case axis of starts, E2 to its series' axis of starts (a part of its own);
+    the scenarios are those of a file that lists it."""
+    from sslab.scenario import parse_scenario
+    from sslab.scenario.load import scenario_file_data
+    from sslab.scenario.series import load_series
+    e1 = load_experiment("startup")
+    [asked] = e1.choose(["cubic_hs", "cubic_suss25"])
+    data = scenario_file_data(E1)
+    data["cases"]["axes"]["cc"] = ["cubic_hs", "cubic_suss25"]
+    assert parse_scenario(asked.data).model_dump() == parse_scenario(data).model_dump()
+    # Its runs go apart from the experiment's own, which the ledger and the docs read.
+    assert e1.kind_of(asked) == "startup_start-cubic_suss25" and e1.kind_of(e1.choose(["cubic_hs"])[0]) == "startup"
+    e4 = load_experiment("fct-vs-size")
+    assert {n.split("-")[0] for p in e4.choose(["5g", "cubic_blitz"]) for n in case_names(p)} == {"cubic_blitz"}
+    e2 = load_experiment("wifi")
+    hs, new = e2.choose(["cubic_hs", "cubic_suss25"])
+    assert (hs.name, new.name) == ("cubic_hs", "cubic_suss25") and case_names(new)[0] == "cubic_suss25-100KB"
+    series = load_series(REPO_ROOT / "experiments" / "scenarios" / "e2-wifi.yaml")
+    [listed] = [x for x in series.with_start("cubic_suss25").settings() if x["name"] == "cubic_suss25"]
+    assert new.data == series.scenario_data(listed) and e2.kind_of(new) == "wifi/cubic_suss25_start-cubic_suss25"
+    assert [p.name for p in e2.choose(["cubic_suss25"])] == ["cubic_suss25"]
+    # A name the harness does not know names nothing; an experiment whose starts set other parameters
+    # with them (E9's hints) takes none it does not list.
+    with pytest.raises(ExperimentError, match=r"nothing named cubic_nope .*or beside them any start the harness "
+                                              r"knows: .*cubic_suss25"):
+        e2.choose(["cubic_nope"])
+    with pytest.raises(ExperimentError, match="nothing named cubic_suss"):
+        load_experiment("blitzstart").choose(["cubic_suss"])
+
+
 def test_narrowing_cases_keeps_mapping_values_and_the_axes_none_names():
     from sslab.scenario.load import case_labels, narrow_cases
     data = {"cases": {"name": "{start}-{size}", "flows": [],

@@ -191,8 +191,19 @@ def test_another_start_runs_in_the_compared_place_as_other_cells(table1, tmp_pat
     assert matrix_rel_of(table1, {"large_cc": ["cubic"]}, None, None, none) == "table1/cca-cubic"
     assert matrix_rel_of(rapid, {"large_cc": ["cubic"]}, None, None, none) == "table1/cca-cubic_start-cubic_rapid"
     assert rapid.compared().spec.compare.on == "cubic_suss"  # back to the file's own
-    with pytest.raises(mx.MatrixError, match="cubic_ss is not a start it compares with cubic_hs .*cubic_rapid"):
-        table1.compared("cubic_ss")
+    # A start the file does not list runs in the compared place all the same, its cells those of a file
+    # that lists it: offering a start needs no experiment file edited.
+    listed = tmp_path / "listed.yaml"
+    listed.write_text(table1.path.read_text().replace("small: [cubic_hs, cubic_suss, cubic_rapid, cubic_search, cubic_search4]",
+                                                      "small: [cubic_hs, cubic_suss, cubic_rapid, cubic_search, cubic_search4, cubic_suss25]"))
+    asked = {"CCA": "cubic", "BUF": "1BDP"}
+    assert [c.key for c in plan_of(table1.compared("cubic_suss25"), asked).cells] == \
+        [c.key for c in plan_of(mx.load_matrix(str(listed)).compared("cubic_suss25"), asked).cells]
+    assert matrix_rel_of(table1.compared("cubic_suss25"), {"large_cc": ["cubic"]}, None, None, none) == \
+        "table1/cca-cubic_start-cubic_suss25"
+    with pytest.raises(mx.MatrixError, match="cubic_nope is not a start it can compare with cubic_hs: unknown "
+                                             "congestion control"):
+        table1.compared("cubic_nope")
     # E6 likewise: its fifth flow.
     fairness = mx.load_matrix("fairness")
     assert fairness.starts() == ["cubic_suss", "cubic_rapid", "cubic_search", "cubic_search4"]

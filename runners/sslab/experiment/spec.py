@@ -34,18 +34,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import paths
 from ..analysis.reports import REPORTS, Report, report_of
 from ..analysis.runs_report import RunsReport
+from ..ccas import KNOWN_CCAS, cc_name_refusal
 from ..records import check as check_format
 from ..scenario import ScenarioError, load_scenario, overrides, parse_scenario
 from ..scenario.load import (case_labels, field_errors, inline_scenario_data, narrow_cases, read_yaml_file,
-                             scenario_file_data)
-from ..scenario.series import load_series
+                             scenario_file_data, start_axis, with_start)
+from ..scenario.series import Series, load_series
 
 EXPERIMENTS_DIR = paths.REPO_ROOT / "experiments"
 #: The record kind of an experiment file (sslab.records).
@@ -144,9 +145,18 @@ class Part:
     path: Path | None = None
     data: dict | None = field(default=None, compare=False)
     #: What its results directory's name adds when fields were set on it (SET=, an alias:
-    #: `_set-RTT-25ms`): runs that are not the experiment as its file has it are kept apart from
-    #: those that are, which the claims ledger and the docs read.
+    #: `_set-RTT-25ms`) or a start its file does not list runs in it (`_start-cubic_suss25`): runs
+    #: that are not the experiment as its file has it are kept apart from those that are, which the
+    #: claims ledger and the docs read.
     apart: str = ""
+    #: The starts it runs that its file does not list (VARIANTS=), in the order asked.
+    added: tuple[str, ...] = ()
+
+
+def start_suffix(starts: Collection[str]) -> str:
+    """What a directory's name adds for runs of starts the file does not list: `_start-a+b`, as a
+    matrix's does for the start it compares (sslab.matrix.orchestrate.matrix_rel_of)."""
+    return f"_start-{'+'.join(sorted(starts))}" if starts else ""
 
 
 class Experiment:
@@ -154,6 +164,9 @@ class Experiment:
         self.spec, self.path = spec, path
         self.target = path.stem
         self.output = spec.output or path.stem
+        #: The series whose settings are its starts (E2's), each with its parts' tags: a start the file
+        #: does not list becomes a setting of each (Experiment._start_parts).
+        self._start_series: list[tuple[frozenset[str], Series]] = []
         self.parts = self._parts()
         if spec.matrix is not None:
             # A matrix archives its cells under its own name (results/<matrix name>/).
@@ -203,9 +216,9 @@ class Experiment:
                 parts.append(Part(p.name, tags, path=f))
                 continue
             series = load_series(self._file(p.series))
-            for setting in series.settings():
-                values = {v for v in setting.values() if isinstance(v, str)}
-                parts.append(Part(setting["name"], tags | values, data=series.scenario_data(setting)))
+            if series.start_axis() is not None:
+                self._start_series.append((tags, series))
+            parts += self._series_parts(series, series.settings(), tags)
         dup = sorted({p.name for p in parts if [q.name for q in parts].count(p.name) > 1})
         if dup:
             raise ExperimentError(f"{self.path}: part names repeat: {', '.join(dup)}")
@@ -215,6 +228,28 @@ class Experiment:
         if dup:
             raise ExperimentError(f"{self.path}: two parts write a scenario named {', '.join(dup)}")
         return parts
+
+    @staticmethod
+    def _series_parts(series: Series, settings: list[dict], tags: frozenset[str]) -> list[Part]:
+        """A part for each of @settings of @series, tagged with @tags and its text values."""
+        return [Part(setting["name"], tags | {v for v in setting.values() if isinstance(v, str)},
+                     data=series.scenario_data(setting)) for setting in settings]
+
+    def _start_parts(self, name: str) -> list[Part]:
+        """The parts a start the files do not list adds: the settings of each series of starts with
+        @name its start (E2's `cc`), as the file would have them if it listed it; checked now."""
+        out = []
+        for tags, series in self._start_series:
+            more = series.with_start(name)
+            axis = more.start_axis()
+            for part in self._series_parts(more, [x for x in more.settings() if x.get(axis) == name], tags):
+                parse_scenario(part.data, f"{series.path} setting {part.name}")
+                out.append(Part(part.name, part.tags, data=part.data, apart=start_suffix([name]), added=(name,)))
+        return out
+
+    def _in_start_series(self, part: Part) -> bool:
+        return any(part.data is not None and part.name in {x["name"] for x in series.settings()}
+                   for _, series in self._start_series)
 
     def choose(self, words: list[str] | None) -> list[Part]:
         """The parts that @words choose, in the file's order; the file's `select` when @words is None.
@@ -229,7 +264,9 @@ class Experiment:
         else:
             part_words, case_words = self._split(words)
             part_words, case_words = part_words or default_parts, case_words or default_cases
-        chosen = [p for p in self.parts if not part_words or p.name in part_words or p.tags & set(part_words)]
+        known = {p.name for p in self.parts} | set().union(*(p.tags for p in self.parts))
+        parts = self.parts + [p for w in part_words if w not in known for p in self._start_parts(w)]
+        chosen = [p for p in parts if not part_words or p.name in part_words or p.tags & set(part_words)]
         return [self._narrowed(p, set(case_words)) for p in chosen]
 
     @staticmethod
@@ -242,26 +279,51 @@ class Experiment:
 
     def _split(self, words: list[str]) -> tuple[list[str], list[str]]:
         """@words as (those naming parts, those naming cases); refused if one names neither."""
-        part_words = [w for w in words if any(w == p.name or w in p.tags for p in self.parts)]
+        part_words = [w for w in words if any(w == p.name or w in p.tags for p in self.parts)
+                      or (self._start_series and cc_name_refusal(w) is None)]
         labels = set().union(*(self._case_labels(p) for p in self.parts)) if self.parts else set()
-        case_words = [w for w in words if w not in part_words and w in labels]
+        case_words = [w for w in words if w not in part_words and (w in labels or self._takes_start(w))]
         unknown = [w for w in words if w not in part_words and w not in case_words]
         if unknown:
             tags = sorted(set().union(*(p.tags for p in self.parts)) - {p.name for p in self.parts})
             raise ExperimentError(f"{self.path.name}: nothing named {', '.join(unknown)} (parts: "
                                   f"{', '.join(p.name for p in self.parts)}"
                                   + (f"; also by {', '.join(tags)}" if tags else "")
-                                  + (f"; cases by {', '.join(sorted(labels))}" if labels else "") + ")")
+                                  + (f"; cases by {', '.join(sorted(labels))}" if labels else "")
+                                  + (f"; or beside them any start the harness knows: "
+                                     f"{', '.join(c for c in KNOWN_CCAS if c not in labels)}"
+                                     if self._start_series or self._takes_start(KNOWN_CCAS[0]) else "") + ")")
         return part_words, case_words
 
+    def _takes_start(self, word: str) -> bool:
+        """@word names a start the harness knows (or a researcher's kernel may register) and a part has
+        an axis of starts to run it on (sslab.scenario.load.start_axis): `VARIANTS=cubic_suss25` runs it
+        beside the file's starts without the file listing it."""
+        return cc_name_refusal(word) is None and any(start_axis(self._data(p)) for p in self.parts
+                                                      if not self._in_start_series(p))
+
     def _narrowed(self, part: Part, case_words: set[str]) -> Part:
-        """@part with its case axes narrowed to @case_words (sslab.scenario.load.narrow_cases), written
-        out before it runs; @part itself when that leaves its cases as they are."""
+        """@part with its case axes narrowed to @case_words (sslab.scenario.load.narrow_cases), a start
+        its file does not list added to its axis of starts first (with_start), written out before it
+        runs; @part itself when that leaves its cases as they are."""
         if not case_words:
             return part
         data = self._data(part)
+        new = sorted(w for w in case_words - self._case_labels(part) if cc_name_refusal(w) is None)
+        if new and (axis := start_axis(data)) is None:
+            raise ExperimentError(f"{self.path.name}: {part.name} has no axis of starts to run {', '.join(new)} on "
+                                  f"(a case axis that is a flow's congestion control alone)")
+        try:
+            for name in new:
+                data = with_start(data, axis, name)
+        except ScenarioError as e:
+            raise ExperimentError(f"{self.path.name}: {part.name}: {e}") from None
         narrowed = narrow_cases(data, case_words)
-        return part if narrowed is data else Part(part.name, part.tags, data=narrowed)
+        if not new:
+            return part if narrowed is data else Part(part.name, part.tags, data=narrowed, apart=part.apart,
+                                                      added=part.added)
+        added = (*part.added, *new)
+        return Part(part.name, part.tags, data=narrowed, apart=start_suffix(added), added=added)
 
     def overridden(self, parts: list[Part], sets: tuple[overrides.Override, ...]) -> list[Part]:
         """@parts with the fields @sets name (resolved: sslab.scenario.sets) set in each one's scenario,
@@ -279,7 +341,8 @@ class Experiment:
                 raise ExperimentError(f"{source}: {e}") from None
             data = {**data, "description": f"{data.get('description', '').strip()} (set: {given})".strip()}
             parse_scenario(data, source)  # a field that refuses the value: refused here, exit 2
-            out.append(Part(part.name, part.tags, data=data, apart=overrides.dir_suffix(list(sets))))
+            out.append(Part(part.name, part.tags, data=data, apart=part.apart + overrides.dir_suffix(list(sets)),
+                            added=part.added))
         return out
 
     def repetitions(self) -> list[int]:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 from .. import paths
 from ..scenario import knobs as knob_table
@@ -127,7 +127,8 @@ def run_experiment(req: Request) -> Outcome:
         return Outcome(status, runs=done, took=took, alone=executor.alone)
     if not done:
         return Outcome(status)
-    return Outcome(status, report=write_over_runs(report, done, paths.new_run_dir(reports_dir(exp, req, sets))),
+    added = {name for p in parts for name in p.added}
+    return Outcome(status, report=write_over_runs(report, done, paths.new_run_dir(reports_dir(exp, req, sets, added))),
                    took=took)
 
 
@@ -140,13 +141,15 @@ def resolved(req: Request, what: str, *, axes=(), aliases=None) -> Sets:
         raise Refusal(str(e)) from None
 
 
-def reports_dir(exp, req: Request, sets: Sets) -> str:
-    """results/<this>/ for an experiment's reports over runs: `<output>/reports`, or, for runs under a
-    knob, a field set (SET=, an alias) or another backend (a cause run: SENDER_QDISC=fq),
+def reports_dir(exp, req: Request, sets: Sets, added: Collection[str] = ()) -> str:
+    """results/<this>/ for an experiment's reports over runs: `<output>/reports`, or, for runs of a start
+    the file does not list (@added), under a knob, a field set (SET=, an alias) or another backend (a
+    cause run: SENDER_QDISC=fq),
     `<output>/reports_<suffix>-<value>`, as a matrix's directory is named: such a report never becomes
     the experiment's `reports/latest`, which the claims ledger and the docs read as the experiment at
     its own settings."""
-    apart = knob_table.dir_suffix(sets.knobs) + overrides.dir_suffix(list(sets.fields)) \
+    from ..experiment.spec import start_suffix
+    apart = start_suffix(added) + knob_table.dir_suffix(sets.knobs) + overrides.dir_suffix(list(sets.fields)) \
         + (f"_backend-{req.backend}" if req.backend else "")
     return f"{exp.output}/reports{apart}"
 
@@ -254,14 +257,15 @@ class OnInventory:
 
 def _compared(m, words: list[str] | None):
     """@m with the start @words name on its compared side (VARIANTS=cubic_rapid; the off side may be
-    named too): one start at a time (Matrix.compared refuses one its template does not list)."""
+    named too): one start at a time, one the file lists or any other the harness knows
+    (Matrix.compared)."""
     if not words:
         return m
     c = m.spec.compare
     asked = [w for w in words if w != c.off]
     if len(asked) != 1:
         raise Refusal(f"--select {','.join(words)}: {m.spec.name} compares {c.off} with one start at a time, "
-                      f"one of {', '.join(m.starts())} (VARIANTS=cubic_rapid)")
+                      f"one of {', '.join(m.starts())} or any other the harness knows (VARIANTS=cubic_rapid)")
     return m.compared(asked[0])
 
 

@@ -10,10 +10,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .. import paths
+from ..ccas import cc_name_refusal
 from ..scenario import KNOWN_CCAS, Scenario, ScenarioError, overrides, parse_scenario, substitute
 from ..scenario.axes import Axis, check_axes, combinations
 from ..scenario.knobs import apply as apply_knobs
-from ..scenario.load import case_labels, narrow_cases, read_template_file
+from ..scenario.load import case_labels, narrow_cases, read_template_file, with_start
 from ..scenario.units import frame_bytes
 
 MATRICES_DIR = paths.REPO_ROOT / "experiments" / "scenarios"
@@ -147,12 +148,18 @@ class Matrix:
         scenarios (and cell keys) it made before it listed other starts."""
         c = self.spec.compare
         on = on or self.file_on
+        template = self.file_template
         if on not in self.starts():
-            raise MatrixError(f"{self.spec.name}: {on} is not a start it compares with {c.off} (it has: "
-                              f"{', '.join(self.starts())})")
+            # A start the file does not list runs in compare.on's place all the same (sslab.scenario.load.with_start).
+            if (why := cc_name_refusal(on)) is not None:
+                raise MatrixError(f"{self.spec.name}: {on} is not a start it can compare with {c.off}: {why}")
+            try:
+                template = with_start(template, c.param, on)
+            except ScenarioError as e:
+                raise MatrixError(f"{self.spec.name}: {e}") from None
         spec = self.spec.model_copy(update={"compare": c.model_copy(update={"on": on})})
-        return Matrix(spec, narrow_cases(self.file_template, {c.off, on}), self.path, self.file_on,
-                      self.file_template, self.sets)
+        return Matrix(spec, narrow_cases(template, {c.off, on}), self.path, self.file_on, self.file_template,
+                      self.sets)
 
     def with_knobs(self, values: dict | None) -> "Matrix":
         """The matrix with the knobs a command line set over its scenario (sslab.scenario.knobs)."""

@@ -92,6 +92,35 @@ def narrow_cases(data: dict, words: set[str]) -> dict:
     return {**data, "cases": {**data["cases"], "axes": axes}}
 
 
+def start_axis(data: dict) -> str | None:
+    """The case axis of @data whose value is a flow's congestion control alone (E1's `cc`: a flow's
+    `cc: "{cc}"`): the axis a start may be added to (with_start).  None when there is none, or more
+    than one (E6's incumbents and its fifth flow: which one a start would join is the file's to say)."""
+    raw = data.get("cases")
+    if not isinstance(raw, dict) or not isinstance(raw.get("axes"), dict):
+        return None
+    used = {m[1] for f in raw.get("flows") or [] if isinstance(f, dict) and isinstance(f.get("cc"), str)
+            and (m := _PLACEHOLDER.fullmatch(f["cc"]))}
+    axes = [a for a in raw["axes"] if a in used]
+    return axes[0] if len(axes) == 1 else None
+
+
+def with_start(data: dict, axis: str, name: str) -> dict:
+    """@data with the start @name a value of its case axis @axis, after the file's own (itself when the
+    axis has it already): a start the file does not list runs beside the ones it does.  Refused
+    (ScenarioError) for an axis whose values set several parameters (a mapping each): a start there
+    needs the file's other parameters with it."""
+    spec = data["cases"]["axes"][axis]
+    values = spec.get("values") if isinstance(spec, dict) else spec
+    if not isinstance(values, list) or any(isinstance(v, dict) for v in values):
+        raise ScenarioError(f"cases.axes.{axis}: its values set several parameters each; a start it does not "
+                            f"list ({name}) needs them too: add it to the file")
+    if name in values:
+        return data
+    spec = {**spec, "values": [*values, name]} if isinstance(spec, dict) else [*values, name]
+    return {**data, "cases": {**data["cases"], "axes": {**data["cases"]["axes"], axis: spec}}}
+
+
 def scenario_file_data(path: Path | str) -> dict:
     """A scenario file's data as one mapping, its `extends:` followed."""
     return _read_yaml(Path(path))

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .axes import Axis, check_axes, combinations, labels_of
-from .load import parse_scenario, read_template_file, substitute
+from .load import parse_scenario, read_template_file, start_axis, substitute
 from .model import Scenario, ScenarioError
 
 
@@ -64,6 +64,35 @@ class Series:
 
     def settings(self) -> list[dict[str, Any]]:
         return self.spec.settings()
+
+    def start_axis(self) -> str | None:
+        """The axis whose value is each setting's start (E2's `cc`: its scenarios' flows run "{cc}",
+        directly or through a case axis of that one value), so that a start may be added to it
+        (with_start); None when there is none, or more than one."""
+        case_axis = start_axis(self.template)
+        cases = self.template.get("cases") if isinstance(self.template.get("cases"), dict) else {}
+        found = []
+        for name, axis in self.spec.axes.items():
+            if any(isinstance(v, dict) for v in axis.values):
+                continue
+            placeholder = f"{{{name}}}"
+            direct = any(isinstance(f, dict) and f.get("cc") == placeholder for f in cases.get("flows") or [])
+            through = case_axis is not None and cases["axes"][case_axis] == [placeholder]
+            if direct or through:
+                found.append(name)
+        return found[0] if len(found) == 1 else None
+
+    def with_start(self, name: str) -> "Series":
+        """The series with the start @name a value of its start axis, after the file's own: its
+        settings with @name are the ones the file would have if it listed it."""
+        axis = self.start_axis()
+        if axis is None:
+            raise ScenarioError(f"{self.path}: no axis of starts to add {name} to")
+        own = self.spec.axes[axis]
+        if name in own.values:
+            return self
+        axes = {**self.spec.axes, axis: own.model_copy(update={"values": [*own.values, name]})}
+        return Series(self.spec.model_copy(update={"axes": axes}), self.template, self.path)
 
     def scenario_data(self, setting: dict) -> dict:
         """The setting's scenario as plain data (what gets written beside its run)."""
