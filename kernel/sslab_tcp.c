@@ -352,9 +352,9 @@ static void blitz_start(struct sock *sk)
 
 /* ---- tcp_congestion_ops ------------------------------------------------- */
 
-/* A connection of variant @v starts, with SUSS version @suss_version (pinned
- * by its name, or SS_SUSS_VERSION_PARAM: the module parameter's). */
-static void sslab_init_version(struct sock *sk, enum ss_variant v, unsigned int suss_version)
+/* A connection of variant @v starts, with the version its name pins (or
+ * SS_VERSION_PARAM: its start reads its own parameter). */
+static void sslab_init_version(struct sock *sk, enum ss_variant v, unsigned int version)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct sslab_sock *s = inet_csk_ca(sk);
@@ -368,9 +368,7 @@ static void sslab_init_version(struct sock *sk, enum ss_variant v, unsigned int 
 		return;
 	}
 	ss->sk = sk;
-	if (suss_version == SS_SUSS_VERSION_PARAM)
-		suss_version = ss_suss_version_of_year(READ_ONCE(sslab_params.suss_version));
-	ss_init(&ss->st, &sslab_params, v, suss_version, (u32)now_us(tp), tp->snd_nxt, tcp_snd_cwnd(tp),
+	ss_init(&ss->st, &sslab_params, v, version, (u32)now_us(tp), tp->snd_nxt, tcp_snd_cwnd(tp),
 		tp->mss_cache);
 	ss->saved_max_rate = U32_MAX;
 	read_win(tp, &w);
@@ -387,8 +385,8 @@ static void sslab_init_version(struct sock *sk, enum ss_variant v, unsigned int 
 }
 
 /* One init function per name of the registry (core/variants.h). */
-#define SS_NAME(ident, cc_name, id, suss_version) \
-static void sslab_init_##ident(struct sock *sk) { sslab_init_version(sk, SS_##id, suss_version); }
+#define SS_NAME(ident, cc_name, id, version) \
+static void sslab_init_##ident(struct sock *sk) { sslab_init_version(sk, SS_##id, version); }
 #include "core/variants.h"
 #undef SS_NAME
 
@@ -573,12 +571,12 @@ static struct tcp_congestion_ops ident __read_mostly = {	\
 }
 
 /* One tcp_congestion_ops per name of the registry, registered in its order. */
-#define SS_NAME(ident, cc_name, id, suss_version) SSLAB_OPS(sslab_##ident##_ops, cc_name, sslab_init_##ident);
+#define SS_NAME(ident, cc_name, id, version) SSLAB_OPS(sslab_##ident##_ops, cc_name, sslab_init_##ident);
 #include "core/variants.h"
 #undef SS_NAME
 
 static struct tcp_congestion_ops *sslab_all[] = {
-#define SS_NAME(ident, cc_name, id, suss_version) &sslab_##ident##_ops,
+#define SS_NAME(ident, cc_name, id, version) &sslab_##ident##_ops,
 #include "core/variants.h"
 #undef SS_NAME
 };

@@ -98,17 +98,12 @@ TRACE_EVENT(sslab_event,
 		__entry->sport = ntohs(inet_sk(sk)->inet_sport);
 		__entry->dport = ntohs(inet_sk(sk)->inet_dport);
 		__entry->variant = st->variant;
-		__entry->version = st->suss_version;
+		__entry->version = st->version;
 		__entry->type = ev->type;
 	),
 	TP_printk("sport=%u dport=%u variant=%u version=%u time_us=%llu type=%s a=%u b=%u c=%u pkts=%u duration_us=%u rate=%llu guard_us=%u limit=%u growth=%u",
 		  __entry->sport, __entry->dport, __entry->variant, __entry->version, __entry->time_us,
-		  __print_symbolic(__entry->type,
-				   { 0, "new_round" }, { 1, "blue_train" },
-				   { 2, "growth" }, { 3, "pacing" }, { 4, "cap" },
-				   { 5, "exit" }, { 6, "loss" }, { 7, "css" },
-				   { 8, "estimate" }, { 9, "start" }, { 10, "div0" },
-				   { 11, "search" }),
+		  ss_event_name(__entry->type),
 		  __entry->a, __entry->b, __entry->c, __entry->pkts,
 		  __entry->duration_us, __entry->rate, __entry->guard_us,
 		  __entry->limit, __entry->growth)

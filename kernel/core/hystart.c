@@ -120,7 +120,7 @@ void ss_hystart_update(struct sscore_state *st, const struct ss_params *p, const
 }
 
 /* cubic_hs's rounds: Linux 6.1.192's, or 5.19's (hs_round_fix = 0). */
-static void hystart_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+static void hystart_init(struct sscore_state *st, const struct ss_params *p, unsigned int version,
 			 u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
 {
 	st->hs.rounds = p->hs_round_fix ? SS_HS_ROUNDS_LINUX : SS_HS_ROUNDS_LINUX_519;

@@ -29,4 +29,9 @@
 	P(hs_min_samples, 8, uint, "HyStart: RTT samples per round before the delay test") \
 	P(hs_round_fix, 1, flag, "cubic_hs: HyStart's rounds as Linux 6.1.192 (1, the 2025 fix) or 5.19 (0, the paper's kernel); read when a connection starts")
 
+/* HyStart's exits (SS_CORE_EXITS, sscore.h, says what a line is). */
+#define SS_HYSTART_EXITS(X)						\
+	X(ACK_TRAIN, 1, "HyStart: the round's ACK train longer than the threshold") \
+	X(DELAY, 2, "HyStart: the round's minimum RTT above the threshold")
+
 #endif /* HYSTART_H */

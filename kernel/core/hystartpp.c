@@ -92,7 +92,7 @@ static u32 hspp_slow_start_growth(struct sscore_state *st, const struct ss_param
 	return st->rnd.found ? ss_slow_start(w, ack->acked) : hspp_grow(st, p, ack, w);
 }
 
-static void hspp_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+static void hspp_init(struct sscore_state *st, const struct ss_params *p, unsigned int version,
 		      u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
 {
 	st->hspp.last_round_min_rtt_us = SS_RTT_UNKNOWN;

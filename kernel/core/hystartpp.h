@@ -28,4 +28,11 @@ struct ss_hspp {
 	u8 pad;
 };
 
+/* HyStart++'s exit and event (SS_CORE_EXITS, sscore.h, says what a line is). */
+#define SS_HYSTARTPP_EXITS(X)						\
+	X(CSS_DONE, 3, "HyStart++: CSS lasted CSS_ROUNDS rounds")
+
+#define SS_HYSTARTPP_EVENTS(E)						\
+	E(CSS, "css", "a = 1 enter / 0 leave, b = round, c = baseline us")
+
 #endif /* HYSTARTPP_H */

@@ -83,7 +83,7 @@ u32 ss_rapid_threshold(const struct ss_params *p, u32 min_rtt_us)
 	return ss_min(ss_sat_add(min_rtt_us, p->rapid_rtt_add_us), ss_sat32(scaled));
 }
 
-static void rapid_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+static void rapid_init(struct sscore_state *st, const struct ss_params *p, unsigned int version,
 		       u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
 {
 	struct ss_rapid *r = &st->rapid;

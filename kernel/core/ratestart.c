@@ -296,7 +296,7 @@ static u32 blitz_first_window_pace_rate(const struct sscore_state *st)
 /* The standard start's HyStart runs in the kernel's own rounds (6.1.192's);
  * its CUBIC and its exits are Google QUIC's unless the parameters ask for
  * Linux's (ratestart.h). */
-static void std_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+static void std_init(struct sscore_state *st, const struct ss_params *p, unsigned int version,
 		     u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
 {
 	st->hs.rounds = SS_HS_ROUNDS_LINUX;

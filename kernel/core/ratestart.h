@@ -79,4 +79,8 @@ struct ss_blitz {
 	u32 pace_rate;		/* bytes per second of the first window */
 };
 
+/* Blitzstart's exit (SS_CORE_EXITS, sscore.h, says what a line is). */
+#define SS_RATESTART_EXITS(X)						\
+	X(BLITZ, 6, "Blitzstart: never in slow start")
+
 #endif /* RATESTART_H */

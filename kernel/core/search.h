@@ -69,4 +69,11 @@ struct ss_search {
  * @expected is 0 (no decision). */
 bool ss_search_exceeds(u64 expected, u64 delivered, u32 thresh_pct);
 
+/* SEARCH's exit and event (SS_CORE_EXITS, sscore.h, says what a line is). */
+#define SS_SEARCH_EXITS(X)						\
+	X(SEARCH, 7, "SEARCH: delivered fell short of the expected by THRESH")
+
+#define SS_SEARCH_EVENTS(E)						\
+	E(SEARCH, "search", "a = bin, b = bytes acked in the window, c = bytes expected")
+
 #endif /* SEARCH_H */

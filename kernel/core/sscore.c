@@ -79,8 +79,38 @@ const struct ss_start_ops *const ss_variant_ops[SS_NR_VARIANTS] = {
 #undef SS_VARIANT
 };
 
+/* The names the trace prints, the core's events' and each start's (sscore.h). */
+static const char *const ss_event_names[SS_NR_EVENTS] = {
+#define SS_EVENT(id, name, fields) [SS_EV_##id] = name,
+#define SS_EVENTS(list) list(SS_EVENT)
+	SS_EVENTS(SS_CORE_EVENTS)
+#include "variants.h"
+#undef SS_EVENTS
+#undef SS_EVENT
+};
+
+const char *ss_event_name(unsigned int type)
+{
+	return type < SS_NR_EVENTS && ss_event_names[type] ? ss_event_names[type] : "?";
+}
+
+/* An exit cause's number is in every trace: two causes of one number would
+ * read alike, so two alike are two equal case labels here, which the
+ * compiler refuses. */
+static inline void ss_exit_numbers_unique(unsigned int cause)
+{
+	switch (cause) {
+#define SS_EXIT(id, number, what) case (number): break;
+#define SS_EXITS(list) list(SS_EXIT)
+	SS_EXITS(SS_CORE_EXITS)
+#include "variants.h"
+#undef SS_EXITS
+#undef SS_EXIT
+	}
+}
+
 void ss_init(struct sscore_state *st, const struct ss_params *p, enum ss_variant v,
-	     unsigned int suss_version, u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
+	     unsigned int version, u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
 {
 	const struct ss_start_ops *ops;
 
@@ -93,7 +123,7 @@ void ss_init(struct sscore_state *st, const struct ss_params *p, enum ss_variant
 	ss_hystart_start_round(st, &(struct ss_ack){ .now_us = now_us, .snd_nxt = snd_nxt });
 	ops = ss_ops(st);
 	if (ops->init)
-		ops->init(st, p, suss_version, now_us, snd_nxt, cwnd, mss);
+		ops->init(st, p, version, now_us, snd_nxt, cwnd, mss);
 }
 
 void ss_init_window(struct sscore_state *st, const struct ss_params *p, struct ss_win *w)

@@ -165,9 +165,10 @@ enum ss_suss_version {
 	SUSS_NR_VERSIONS,
 };
 
-/* A name of the registry (variants.h) that runs the version of the module
- * parameter suss_version rather than a pinned one. */
-#define SS_SUSS_VERSION_PARAM SUSS_NR_VERSIONS
+/* A name of the registry (variants.h) that pins no version: its start runs
+ * the version of its own parameter (SUSS: suss_version; SEARCH:
+ * search_version), which the start's init reads. */
+#define SS_VERSION_PARAM 0xffU
 
 /* The suss_version parameter's values: a year, or 0 for ours. */
 #define SUSS_YEAR_PAPER 0U
@@ -215,17 +216,30 @@ enum ss_hystart_rounds {
 	SS_HS_ROUNDS_LINUX_519,
 };
 
-/* Why slow start ended (trace and tests). */
-enum ss_exit_cause {
-	SS_EXIT_NONE,
-	SS_EXIT_ACK_TRAIN,	/* HyStart: ACK train longer than threshold */
-	SS_EXIT_DELAY,		/* HyStart: round min RTT above threshold */
-	SS_EXIT_CSS_DONE,	/* HyStart++: CSS lasted CSS_ROUNDS rounds */
-	SS_EXIT_SUSS_CAP,	/* SUSS: cwnd passed the cap */
-	SS_EXIT_LOSS,		/* loss or ECN (Recovery/CWR/RTO) */
-	SS_EXIT_BLITZ,		/* Blitzstart: never in slow start */
-	SS_EXIT_SEARCH,		/* SEARCH: delivered fell short of the expected by THRESH */
-};
+/*
+ * Why slow start ended, and what the core and the starts tell the trace.
+ *
+ * An exit cause is X(ID, number, "what it means"): the constant SS_EXIT_<ID>
+ * of enum ss_exit_cause, whose number every trace carries (SS_EV_EXIT's a),
+ * so a cause keeps its number for good and a new one takes one no other
+ * has (the compiler refuses two alike: ss_exit_numbers_unique, sscore.c).
+ * An event is E(ID, "name", "what a, b and c are"): the constant SS_EV_<ID>
+ * of enum ss_event_type and the name the trace prints (ss_event_name).  The
+ * core declares its own here; a start declares its own in its header
+ * (SS_<START>_EXITS, SS_<START>_EVENTS) and lists them in the registry's
+ * SS_EXITS and SS_EVENTS sections (variants.h).
+ */
+#define SS_CORE_EXITS(X)						\
+	X(NONE, 0, "slow start has not ended")				\
+	X(LOSS, 5, "loss or ECN (Recovery, CWR or an RTO)")
+
+#define SS_CORE_EVENTS(E)						\
+	E(NEW_ROUND, "new_round", "a = round, b = end_seq, c = cwnd")	\
+	E(GROWTH, "growth", "a = round, b = the growth factor G, c = the start's reason bits") \
+	E(EXIT, "exit", "a = cause, b = cwnd that ended slow start, c = ssthresh (= cwnd kept)") \
+	E(LOSS, "loss", "a = cwnd before, b = in flight, c = ssthresh")	\
+	E(ESTIMATE, "estimate", "a = rate (bytes/s), b = RTT used (us), c = window set") \
+	E(START, "start", "a = cwnd, b = ssthresh, c = hint (bytes/s, Blitzstart)")
 
 /*
  * Each start's own declarations (its state, its parameters), from its
@@ -234,6 +248,16 @@ enum ss_exit_cause {
 #define SS_DECLARATIONS
 #include "variants.h"
 #undef SS_DECLARATIONS
+
+/* Why slow start ended (trace and tests): the core's and each start's. */
+enum ss_exit_cause {
+#define SS_EXIT(id, number, what) SS_EXIT_##id = (number),
+#define SS_EXITS(list) list(SS_EXIT)
+	SS_EXITS(SS_CORE_EXITS)
+#include "variants.h"
+#undef SS_EXITS
+#undef SS_EXIT
+};
 
 /*
  * Tunables: every start's parameters (SS_PARAM lines of the start headers,
@@ -309,7 +333,8 @@ struct sscore_state {
 #undef SS_STATE
 	};
 	u8 variant;		/* enum ss_variant */
-	u8 suss_version;	/* enum ss_suss_version (SS_SUSS only) */
+	u8 version;		/* the start's version, as its trace events report it (SUSS:
+				 * enum ss_suss_version; 0 for the others) */
 	u8 glue_flags;		/* the kernel glue's own bits */
 	u8 cubic_connections;	/* CUBIC emulates this many connections; 0 or 1: one, Linux's */
 };
@@ -368,25 +393,20 @@ struct ss_pacing_plan {
 	u32 growth;		/* G */
 };
 
-/* Events, for tracing.  The glue (or a test) provides ss_trace_event(). */
+/* Events, for tracing: the core's and each start's (above).  The glue (or a
+ * test) provides ss_trace_event(). */
 enum ss_event_type {
-	SS_EV_NEW_ROUND,	/* a = round, b = end_seq, c = cwnd */
-	SS_EV_BLUE_TRAIN,	/* a = round, b = blue train us, c = full train us (est.) */
-	SS_EV_GROWTH,		/* a = round, b = G, c = reason bits */
-	SS_EV_PACING,		/* plan */
-	SS_EV_CAP,		/* a = cap, b = cwnd, c = blue_cnt */
-	SS_EV_EXIT,		/* a = cause, b = cwnd that ended slow start, c = ssthresh (= cwnd kept) */
-	SS_EV_LOSS,		/* a = cwnd before, b = in flight, c = ssthresh */
-	SS_EV_CSS,		/* a = 1 enter / 0 leave, b = round, c = baseline us */
-	SS_EV_ESTIMATE,		/* a = rate (bytes/s), b = RTT used (us), c = window set */
-	SS_EV_START,		/* a = cwnd, b = ssthresh, c = hint (bytes/s, Blitzstart) */
-	SS_EV_DIV0,		/* a = SUSS_DIV0_* (their division by zero), b = round, c = value used */
-	SS_EV_SEARCH,		/* a = bin, b = bytes acked in the window, c = bytes expected */
+#define SS_EVENT(id, name, fields) SS_EV_##id,
+#define SS_EVENTS(list) list(SS_EVENT)
+	SS_EVENTS(SS_CORE_EVENTS)
+#include "variants.h"
+#undef SS_EVENTS
+#undef SS_EVENT
+	SS_NR_EVENTS,
 };
 
-/* Where the SUSS authors' arithmetic divides by zero (SS_EV_DIV0 a). */
-#define SUSS_DIV0_BLUE_COUNT	1	/* no blue packet acked before the tail ACK: 1 used */
-#define SUSS_DIV0_PREV_TRAIN	2	/* previous round's train measured 0 us: 1 us used */
+/* The name the trace prints for event @type ("?" for none). */
+const char *ss_event_name(unsigned int type);
 
 struct ss_event {
 	enum ss_event_type type;
@@ -405,11 +425,12 @@ void ss_trace_event(const struct sscore_state *st, const struct ss_event *ev);
 #define SUSS_NO_SAMPLE		0x20	/* blue train not measurable */
 #define SUSS_NO_DISALLOWED	0x40	/* growth already fell to 2 */
 
-/* API, in the order the kernel calls it.  @suss_version (enum
- * ss_suss_version) matters for SS_SUSS only; of @p, what is read when a
- * connection starts (hs_round_fix). */
+/* API, in the order the kernel calls it.  @version: the version the
+ * connection's name pins, in its start's own numbering (the registry's
+ * SS_NAME lines), or SS_VERSION_PARAM: its start's parameter's; of @p, what
+ * is read when a connection starts (hs_round_fix). */
 void ss_init(struct sscore_state *st, const struct ss_params *p, enum ss_variant v,
-	     unsigned int suss_version, u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss);
+	     unsigned int version, u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss);
 
 /* Every ACK that acks new data: RTT samples, rounds, exit tests, SUSS. */
 void ss_on_ack(struct sscore_state *st, const struct ss_params *p,

@@ -50,7 +50,8 @@ struct ss_start_ops {
 	/* ss_init, after the common part: the variant's own state, and when
 	 * HyStart's round starts (st->hs.rounds).  NULL: all zero (HyStart's
 	 * round is the core's). */
-	void (*init)(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+	/* @version: what the name pins, in the start's numbering, or SS_VERSION_PARAM. */
+	void (*init)(struct sscore_state *st, const struct ss_params *p, unsigned int version,
 		     u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss);
 	/* ss_init_window: set the first window and/or ssthresh and return true,
 	 * or false to keep the stack's.  NULL: the stack's. */

@@ -38,7 +38,7 @@
 
 static bool suss_code(const struct sscore_state *st)
 {
-	return st->suss_version != SUSS_VER_PAPER;
+	return st->version != SUSS_VER_PAPER;
 }
 
 void ss_suss_new_round(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w)
@@ -496,7 +496,7 @@ void ss_suss_update(struct sscore_state *st, const struct ss_params *p,
 	 * round + jumps - 1. */
 	if (!suss_window_growing(st, p))
 		s->nwin_shift = 0;
-	else if (st->suss_version == SUSS_VER_2024)
+	else if (st->version == SUSS_VER_2024)
 		s->nwin_shift = s->jumps;
 	else
 		s->nwin_shift = (u8)ss_min(st->rnd.round + s->jumps - 1, 24);
@@ -516,12 +516,12 @@ u32 ss_suss_peer_window(const struct sscore_state *st, u32 snd_wnd, u32 mss)
 	const struct ss_suss *s = &st->suss;
 	u64 want;
 
-	if (st->suss_version == SUSS_VER_2024) {
+	if (st->version == SUSS_VER_2024) {
 		if (s->state != SUSS_CLOCKING && s->state != SUSS_PACING)
 			return snd_wnd;
 		return ss_min(ss_sat32((u64)snd_wnd << ss_min(s->nwin_shift, 16)), SUSS_2024_RWND_MAX);
 	}
-	if (st->suss_version != SUSS_VER_2025)
+	if (st->version != SUSS_VER_2025)
 		return snd_wnd;
 	want = (u64)10 * mss;
 	if (s->state == SUSS_CLOCKING || s->state == SUSS_PACING)
@@ -529,10 +529,13 @@ u32 ss_suss_peer_window(const struct sscore_state *st, u32 snd_wnd, u32 mss)
 	return want > snd_wnd ? ss_sat32(want) : snd_wnd;
 }
 
-void ss_suss_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+void ss_suss_init(struct sscore_state *st, const struct ss_params *p, unsigned int version,
 		  u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
 {
-	st->suss_version = suss_version < SUSS_NR_VERSIONS ? suss_version : SUSS_VER_2024;
+	/* Not pinned by the name (cubic_suss): the parameter's, read now. */
+	if (version == SS_VERSION_PARAM)
+		version = ss_suss_version_of_year(p->suss_version);
+	st->version = version < SUSS_NR_VERSIONS ? version : SUSS_VER_2024;
 	st->suss.iw = (u16)ss_clamp(cwnd, 1, 0xffff);
 	st->suss.state = SUSS_CLOCKING;
 	st->suss.growth_allowed = 1;
@@ -542,7 +545,7 @@ void ss_suss_init(struct sscore_state *st, const struct ss_params *p, unsigned i
 	 * low-window check sat before the round reset, 5.8 ms after SUSS's round
 	 * in round 4 of the authors' log, 10.9 ms in round 5); under 2025 and
 	 * ours with SUSS's round. */
-	if (st->suss_version == SUSS_VER_2024)
+	if (st->version == SUSS_VER_2024)
 		st->hs.rounds = SS_HS_ROUNDS_LINUX_519;
 	if (!suss_code(st)) {
 		st->suss.paper.cwnd_round_start = cwnd;
@@ -565,7 +568,7 @@ u32 ss_suss_grow(struct sscore_state *st, const struct ss_params *p, const struc
 	if (s->state == SUSS_PACING && !s->cap_set && !(ack->sender_grows && s->tail_ack))
 		return 0;
 	left = ss_slow_start(w, ack->acked);
-	if (st->suss_version == SUSS_VER_PAPER && s->cap_set && !st->rnd.found && w->cwnd > s->cap)
+	if (st->version == SUSS_VER_PAPER && s->cap_set && !st->rnd.found && w->cwnd > s->cap)
 		suss_exit(st, ack, w, SUSS_EXIT_CAP, SS_EXIT_SUSS_CAP);
 	return left;
 }
@@ -599,7 +602,7 @@ bool ss_suss_rto(struct sscore_state *st, u32 cwnd_before)
  */
 bool ss_suss_ignore_peer_window(const struct sscore_state *st, const struct ss_params *p)
 {
-	return st->suss_version == SUSS_VER_PAPER && p->suss_lift_rwnd_rounds &&
+	return st->version == SUSS_VER_PAPER && p->suss_lift_rwnd_rounds &&
 	       !st->rnd.found && st->rnd.round <= p->suss_lift_rwnd_rounds;
 }
 
@@ -626,9 +629,9 @@ bool ss_suss_sample_before_round(const struct sscore_state *st)
  * 2025 on every cong_avoid; ours has none (suss_lift_rwnd_rounds aside). */
 enum ss_window_rule ss_suss_window_rule(const struct sscore_state *st)
 {
-	if (st->suss_version == SUSS_VER_2024)
+	if (st->version == SUSS_VER_2024)
 		return SS_WINDOW_ON_ARRIVAL;
-	return st->suss_version == SUSS_VER_2025 ? SS_WINDOW_EACH_CONG_AVOID : SS_WINDOW_NONE;
+	return st->version == SUSS_VER_2025 ? SS_WINDOW_EACH_CONG_AVOID : SS_WINDOW_NONE;
 }
 
 /* cubic_suss (and the names pinned to one version) */

@@ -43,4 +43,18 @@ struct ss_suss {
 	u8 paced;		/* the sender's pacing of this period has begun */
 };
 
+/* SUSS's exit and events (SS_CORE_EXITS, sscore.h, says what a line is). */
+#define SS_SUSS_EXITS(X)						\
+	X(SUSS_CAP, 4, "SUSS: cwnd passed the cap HyStart set")
+
+#define SS_SUSS_EVENTS(E)						\
+	E(BLUE_TRAIN, "blue_train", "a = round, b = blue train us, c = full train us (est.)") \
+	E(PACING, "pacing", "the pacing plan (its own fields)")		\
+	E(CAP, "cap", "a = cap, b = cwnd, c = blue_cnt")		\
+	E(DIV0, "div0", "a = SUSS_DIV0_* (their division by zero), b = round, c = value used")
+
+/* Where the SUSS authors' arithmetic divides by zero (SS_EV_DIV0 a). */
+#define SUSS_DIV0_BLUE_COUNT	1	/* no blue packet acked before the tail ACK: 1 used */
+#define SUSS_DIV0_PREV_TRAIN	2	/* previous round's train measured 0 us: 1 us used */
+
 #endif /* SUSS_H */

@@ -11,10 +11,10 @@
  */
 #include "suss_hooks.h"
 
-static void suss_g2_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+static void suss_g2_init(struct sscore_state *st, const struct ss_params *p, unsigned int version,
 			 u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss)
 {
-	ss_suss_init(st, p, suss_version, now_us, snd_nxt, cwnd, mss);
+	ss_suss_init(st, p, version, now_us, snd_nxt, cwnd, mss);
 	/* suss_growth returns 2 from the first round on (and SUSS stays on). */
 	st->suss.growth_allowed = 0;
 }

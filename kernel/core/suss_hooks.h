@@ -11,7 +11,7 @@
 
 #include "ssvariant.h"
 
-void ss_suss_init(struct sscore_state *st, const struct ss_params *p, unsigned int suss_version,
+void ss_suss_init(struct sscore_state *st, const struct ss_params *p, unsigned int version,
 		  u32 now_us, u32 snd_nxt, u32 cwnd, u32 mss);
 void ss_suss_new_round(struct sscore_state *st, const struct ss_ack *ack, struct ss_win *w);
 void ss_suss_update(struct sscore_state *st, const struct ss_params *p, const struct ss_ack *ack,

@@ -25,12 +25,19 @@
  *	its ops table (struct ss_start_ops, core/ssvariant.h), defined in the
  *	variant's own file;
  *
- *   SS_NAME(ident, cc_name, id, suss_version)
+ *   SS_EXITS(list), SS_EVENTS(list)
+ *	a start's exit causes and trace events, SS_<START>_EXITS and
+ *	SS_<START>_EVENTS of its header (sscore.h says what a line is): the
+ *	constants of enum ss_exit_cause and enum ss_event_type and the names
+ *	the trace prints;
+ *
+ *   SS_NAME(ident, cc_name, id, version)
  *	one name the module registers with the kernel (what a socket selects
- *	by TCP_CONGESTION): it runs variant SS_<id>; @suss_version pins the
- *	variant's version (SUSS: enum ss_suss_version; SEARCH: SEARCH_VER_*)
- *	or is SS_SUSS_VERSION_PARAM (the module parameter's: suss_version or
- *	search_version, read when a connection starts).
+ *	by TCP_CONGESTION): it runs variant SS_<id>; @version pins the
+ *	variant's version in its start's own numbering (SUSS: enum
+ *	ss_suss_version; SEARCH: SEARCH_VER_*) or is SS_VERSION_PARAM (its
+ *	start's parameter's, suss_version or search_version, read when a
+ *	connection starts).
  *
  * A new start is its code (core/<start>.c: the model and the ops), its
  * header (core/<start>.h: its state and its parameters with their defaults
@@ -54,6 +61,20 @@ SS_PARAMS(SS_SUSS_PARAMS)
 SS_PARAMS(SS_RATESTART_PARAMS)
 SS_PARAMS(SS_RAPID_PARAMS)
 SS_PARAMS(SS_SEARCH_PARAMS)
+#endif
+
+#ifdef SS_EXITS
+SS_EXITS(SS_HYSTART_EXITS)
+SS_EXITS(SS_HYSTARTPP_EXITS)
+SS_EXITS(SS_SUSS_EXITS)
+SS_EXITS(SS_RATESTART_EXITS)
+SS_EXITS(SS_SEARCH_EXITS)
+#endif
+
+#ifdef SS_EVENTS
+SS_EVENTS(SS_HYSTARTPP_EVENTS)
+SS_EVENTS(SS_SUSS_EVENTS)
+SS_EVENTS(SS_SEARCH_EVENTS)
 #endif
 
 #ifdef SS_STATE
@@ -82,21 +103,21 @@ SS_VARIANT(SEARCH, ss_search_ops)
 #endif
 
 #ifdef SS_NAME
-SS_NAME(ss, "cubic_ss", TRADITIONAL, SS_SUSS_VERSION_PARAM)
-SS_NAME(hs, "cubic_hs", HYSTART, SS_SUSS_VERSION_PARAM)
-SS_NAME(hspp, "cubic_hspp", HYSTARTPP, SS_SUSS_VERSION_PARAM)
-SS_NAME(suss, "cubic_suss", SUSS, SS_SUSS_VERSION_PARAM)
+SS_NAME(ss, "cubic_ss", TRADITIONAL, SS_VERSION_PARAM)
+SS_NAME(hs, "cubic_hs", HYSTART, SS_VERSION_PARAM)
+SS_NAME(hspp, "cubic_hspp", HYSTARTPP, SS_VERSION_PARAM)
+SS_NAME(suss, "cubic_suss", SUSS, SS_VERSION_PARAM)
 SS_NAME(suss24, "cubic_suss24", SUSS, SUSS_VER_2024)
 SS_NAME(suss25, "cubic_suss25", SUSS, SUSS_VER_2025)
 SS_NAME(susspaper, "cubic_susspaper", SUSS, SUSS_VER_PAPER)
-SS_NAME(reno_fixed, "reno_fixed", RENO_FIXED, SS_SUSS_VERSION_PARAM)
-SS_NAME(reno_hoe, "reno_hoe", RENO_HOE, SS_SUSS_VERSION_PARAM)
-SS_NAME(reno_astart, "reno_astart", RENO_ASTART, SS_SUSS_VERSION_PARAM)
-SS_NAME(std, "cubic_std", STD_START, SS_SUSS_VERSION_PARAM)
-SS_NAME(blitz, "cubic_blitz", BLITZ, SS_SUSS_VERSION_PARAM)
-SS_NAME(suss_g2, "cubic_suss_g2", SUSS_G2, SS_SUSS_VERSION_PARAM)
-SS_NAME(rapid, "cubic_rapid", RAPID, SS_SUSS_VERSION_PARAM)
-SS_NAME(search, "cubic_search", SEARCH, SS_SUSS_VERSION_PARAM)
+SS_NAME(reno_fixed, "reno_fixed", RENO_FIXED, SS_VERSION_PARAM)
+SS_NAME(reno_hoe, "reno_hoe", RENO_HOE, SS_VERSION_PARAM)
+SS_NAME(reno_astart, "reno_astart", RENO_ASTART, SS_VERSION_PARAM)
+SS_NAME(std, "cubic_std", STD_START, SS_VERSION_PARAM)
+SS_NAME(blitz, "cubic_blitz", BLITZ, SS_VERSION_PARAM)
+SS_NAME(suss_g2, "cubic_suss_g2", SUSS_G2, SS_VERSION_PARAM)
+SS_NAME(rapid, "cubic_rapid", RAPID, SS_VERSION_PARAM)
+SS_NAME(search, "cubic_search", SEARCH, SS_VERSION_PARAM)
 SS_NAME(search3, "cubic_search3", SEARCH, SEARCH_VER_3)
 SS_NAME(search4, "cubic_search4", SEARCH, SEARCH_VER_4)
 #endif

@@ -1254,6 +1254,63 @@ static void test_suss_versions_of_years(void)
 	CHECK_EQ(ss_default_params.suss_version, 2024);
 }
 
+/* A name that pins no version (SS_VERSION_PARAM) runs its start's
+ * parameter's, read when the connection starts; a pinned one keeps its own;
+ * a start without versions reports 0. */
+static void test_a_start_reads_its_own_version_parameter(void)
+{
+	struct flow f;
+	struct ss_params p = ss_default_params;
+
+	memset(&f, 0, sizeof(f));
+	p.suss_version = 2025;
+	ss_init(&f.st, &p, SS_SUSS, SS_VERSION_PARAM, 0, 0, IW, MSS);
+	CHECK_EQ(f.st.version, SUSS_VER_2025);
+	p.suss_version = 0;
+	ss_init(&f.st, &p, SS_SUSS, SS_VERSION_PARAM, 0, 0, IW, MSS);
+	CHECK_EQ(f.st.version, SUSS_VER_PAPER);
+	ss_init(&f.st, &p, SS_SUSS, SUSS_VER_2024, 0, 0, IW, MSS);
+	CHECK_EQ(f.st.version, SUSS_VER_2024);
+	p.suss_version = 2025;
+	ss_init(&f.st, &p, SS_HYSTART, SS_VERSION_PARAM, 0, 0, IW, MSS);
+	CHECK_EQ(f.st.version, 0);
+	p.search_version = 4;
+	ss_init(&f.st, &p, SS_SEARCH, SS_VERSION_PARAM, 0, 0, IW, MSS);
+	CHECK_EQ(f.st.search.version, 4);
+	ss_init(&f.st, &p, SS_SEARCH, SEARCH_VER_3, 0, 0, IW, MSS);
+	CHECK_EQ(f.st.search.version, 3);
+}
+
+/* Exit causes keep the numbers every trace carries; every event has the name
+ * the harness reads (runners/sslab/analysis/traces.py), each name once. */
+static void test_exit_numbers_and_event_names(void)
+{
+	static const char *const names[] = { "new_round", "growth", "exit", "loss", "estimate",
+					     "start", "css", "blue_train", "pacing", "cap", "div0",
+					     "search" };
+	unsigned int i, j;
+
+	CHECK_EQ(SS_EXIT_NONE, 0);
+	CHECK_EQ(SS_EXIT_ACK_TRAIN, 1);
+	CHECK_EQ(SS_EXIT_DELAY, 2);
+	CHECK_EQ(SS_EXIT_CSS_DONE, 3);
+	CHECK_EQ(SS_EXIT_SUSS_CAP, 4);
+	CHECK_EQ(SS_EXIT_LOSS, 5);
+	CHECK_EQ(SS_EXIT_BLITZ, 6);
+	CHECK_EQ(SS_EXIT_SEARCH, 7);
+	CHECK_EQ(SS_NR_EVENTS, sizeof(names) / sizeof(names[0]));
+	for (i = 0; i < SS_NR_EVENTS; i++) {
+		for (j = 0; j < SS_NR_EVENTS && strcmp(ss_event_name(i), names[j]); j++)
+			;
+		CHECK(j < SS_NR_EVENTS);
+		for (j = 0; j < i; j++)
+			CHECK(strcmp(ss_event_name(i), ss_event_name(j)) != 0);
+	}
+	CHECK(!strcmp(ss_event_name(SS_EV_EXIT), "exit"));
+	CHECK(!strcmp(ss_event_name(SS_EV_DIV0), "div0"));
+	CHECK(!strcmp(ss_event_name(SS_NR_EVENTS), "?"));
+}
+
 /* ======================================================================
  * NewReno family (the Astart paper's baselines): MSS 1000, IW 10.
  */
@@ -2127,10 +2184,31 @@ static void print_params(void)
 #undef PRINT_PARAM
 }
 
+/* Every exit cause (number, constant) and event (number, name) as the
+ * compiler expands the declarations: what the harness reads of them is
+ * checked against this (tests/unit/test_module_params.py). */
+static void print_trace_declarations(void)
+{
+	unsigned int i;
+
+#define PRINT_EXIT(id, number, what) printf("exit %u %s\n", (unsigned int)SS_EXIT_##id, #id);
+#define SS_EXITS(list) list(PRINT_EXIT)
+	SS_EXITS(SS_CORE_EXITS)
+#include "../core/variants.h"
+#undef SS_EXITS
+#undef PRINT_EXIT
+	for (i = 0; i < SS_NR_EVENTS; i++)
+		printf("event %u %s\n", i, ss_event_name(i));
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--params")) {
 		print_params();
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "--trace")) {
+		print_trace_declarations();
 		return 0;
 	}
 	test_cubic_root();
@@ -2170,6 +2248,8 @@ int main(int argc, char **argv)
 	test_suss_code_blue_part_after_a_jump_in_a_module();
 	test_suss_code_peer_window();
 	test_suss_versions_of_years();
+	test_a_start_reads_its_own_version_parameter();
+	test_exit_numbers_and_event_names();
 	test_reno_fixed();
 	test_hoe_rate();
 	test_hoe_ssthresh();

@@ -22,9 +22,9 @@ from pathlib import Path
 #: The module's registry of names (kernel/core/variants.h).
 REGISTRY = Path(__file__).resolve().parents[2] / "kernel" / "core" / "variants.h"
 _SS_NAME = re.compile(r'^SS_NAME\(\s*\w+\s*,\s*"(\w+)"\s*,\s*(\w+)\s*,\s*(\w+)\s*\)', re.M)
-#: What an SS_NAME line's last field pins, the variant's version (SS_SUSS_VERSION_PARAM: the module
+#: What an SS_NAME line's last field pins, the variant's version (SS_VERSION_PARAM: the start's
 #: parameter's, suss_version or search_version): SUSS's by year, SEARCH's by number.
-_PINS = {"SS_SUSS_VERSION_PARAM": None, "SUSS_VER_2024": 2024, "SUSS_VER_2025": 2025, "SUSS_VER_PAPER": 0,
+_PINS = {"SS_VERSION_PARAM": None, "SUSS_VER_2024": 2024, "SUSS_VER_2025": 2025, "SUSS_VER_PAPER": 0,
          "SEARCH_VER_3": 3, "SEARCH_VER_4": 4}
 #: The variants a pin may name a version of, by the pin's prefix.
 _PIN_VARIANTS = {"SUSS_VER_": "SUSS", "SEARCH_VER_": "SEARCH"}
@@ -208,6 +208,49 @@ def parse_module_params(kernel: Path = _KERNEL) -> tuple[ModuleParam, ...]:
         raise ValueError(f"kernel/: a module parameter declared twice: "
                          f"{sorted({n for n in names if names.count(n) > 1})}")
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class ExitCause:
+    """Why slow start ended, as the module's trace numbers it (its `exit` event's a): the core's
+    `SS_CORE_EXITS` and each start's `SS_<START>_EXITS` lines, `X(ID, number, "meaning")`."""
+    ident: str
+    number: int
+    meaning: str
+
+
+@dataclass(frozen=True)
+class TraceEvent:
+    """One event of the module's `sslab_event` trace, by the name it prints: the core's
+    `SS_CORE_EVENTS` and each start's `SS_<START>_EVENTS` lines, `E(ID, "name", "a, b and c")`."""
+    ident: str
+    name: str
+    fields: str
+
+
+_EXIT = re.compile(r'\bX\(\s*(\w+)\s*,\s*(\d+)\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
+_EVENT = re.compile(r'\bE\(\s*(\w+)\s*,\s*"(\w+)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
+
+
+def _list_body(headers: dict[Path, str], list_name: str, arg: str) -> str:
+    """The lines of the list macro @list_name(@arg), defined in exactly one of @headers."""
+    found = [t for t in headers.values() if f"#define {list_name}({arg})" in t]
+    if len(found) != 1:
+        raise ValueError(f"kernel/core: {list_name} defined in {len(found)} headers, not one")
+    text = found[0]
+    return re.match(r"(?:[^\n]*\\\n)*[^\n]*", text[text.index(f"#define {list_name}({arg})"):]).group(0)
+
+
+def parse_trace_declarations(kernel: Path = _KERNEL) -> tuple[tuple[ExitCause, ...], tuple[TraceEvent, ...]]:
+    """The module's exit causes and trace events, the core's then each start's in the registry's order,
+    read from the same lines the compiler expands (kernel/core/sscore.h says what a line is)."""
+    headers = {h: h.read_text() for h in sorted((kernel / "core").glob("*.h"))}
+    registry = (kernel / "core" / "variants.h").read_text()
+    exits = [ExitCause(i, int(n), m) for name in ["SS_CORE_EXITS", *re.findall(r"^SS_EXITS\((\w+)\)", registry, re.M)]
+             for i, n, m in _EXIT.findall(_list_body(headers, name, "X"))]
+    events = [TraceEvent(i, n, f) for name in ["SS_CORE_EVENTS", *re.findall(r"^SS_EVENTS\((\w+)\)", registry, re.M)]
+              for i, n, f in _EVENT.findall(_list_body(headers, name, "E"))]
+    return tuple(exits), tuple(events)
 
 
 @functools.cache

@@ -123,3 +123,37 @@ def test_the_standard_starts_take_google_quics_cubic_by_default():
     assert refusal("std_connections", 0) == "std_connections 0: 1 to 8 connections"
     assert refusal("std_connections", 9) and refusal("std_connections", 1) is None
     assert refusal("std_connections", 8) is None and refusal("std_ack_train", 2) == "std_ack_train 2: 0 or 1"
+
+
+def compiled_trace() -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """(number, constant) of every exit cause and (number, name) of every trace event, as the C compiler
+    expands the declarations (kernel/tests/test_sscore.c --trace)."""
+    subprocess.run(["make", "-s", "-C", str(KERNEL), "build/test_sscore"], check=True, capture_output=True)
+    out = subprocess.run([str(KERNEL / "build/test_sscore"), "--trace"], check=True, capture_output=True,
+                         text=True).stdout
+    rows = [ln.split() for ln in out.splitlines()]
+    return ([(int(n), i) for kind, n, i in rows if kind == "exit"],
+            [(int(n), name) for kind, n, name in rows if kind == "event"])
+
+
+def test_the_harness_reads_the_exit_causes_and_events_the_compiler_builds():
+    """A start declares its exits and events in its header; the numbers every trace carries and the names
+    it prints are the compiler's, and the harness reads the same lines."""
+    exits, events = ccas.parse_trace_declarations()
+    c_exits, c_events = compiled_trace()
+    assert [(x.number, x.ident) for x in exits] == c_exits
+    assert [(i, e.name) for i, e in enumerate(events)] == c_events
+    # The numbers of before the declarations moved into the starts' headers: they are in every trace.
+    assert {x.ident: x.number for x in exits} == {"NONE": 0, "ACK_TRAIN": 1, "DELAY": 2, "CSS_DONE": 3,
+                                                   "SUSS_CAP": 4, "LOSS": 5, "BLITZ": 6, "SEARCH": 7}
+
+
+def test_the_readme_documents_every_trace_event_and_exit_cause():
+    """kernel/README.md's table of sslab_event's types: one row per declared event, and its `exit` row
+    names every cause by its number."""
+    exits, events = ccas.parse_trace_declarations()
+    text = (KERNEL / "README.md").read_text()
+    table = text[text.index("| type | a | b | c |"):].split("\n\n")[0].splitlines()[2:]
+    assert sorted(ln.split("`")[1] for ln in table) == sorted(e.name for e in events)
+    [exit_row] = [ln for ln in table if ln.startswith("| `exit` |")]
+    assert all(f"{x.number} " in exit_row for x in exits if x.number)

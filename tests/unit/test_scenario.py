@@ -260,7 +260,7 @@ def test_series_files_build_every_setting_and_refuse_bad_ones(tmp_path: Path):
 def test_congestion_control_names_come_from_the_modules_registry():
     from sslab.ccas import OUR_CCAS, SEARCH_CCAS, SUSS_CCAS, registry_entries
     # The parser, on a registry of two names (one pinned to SUSS 2025).
-    text = ('SS_NAME(hs, "cubic_hs", HYSTART, SS_SUSS_VERSION_PARAM)\n'
+    text = ('SS_NAME(hs, "cubic_hs", HYSTART, SS_VERSION_PARAM)\n'
             '/* SS_NAME(x, "commented", SUSS, SUSS_VER_2024) is no line of its own */\n'
             'SS_NAME(suss25, "cubic_suss25", SUSS, SUSS_VER_2025)\n')
     assert registry_entries(text) == [("cubic_hs", "HYSTART", None), ("cubic_suss25", "SUSS", 2025)]

@@ -23,6 +23,7 @@ import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..ccas import parse_trace_declarations
 from ..paths import REPO_ROOT
 from .traces import flow_records, read_trace
 
@@ -31,8 +32,10 @@ AUTHORS_LOG = REPO_ROOT / "tests" / "data" / "suss-authors-log" / "suss-on"
 SCENARIO = REPO_ROOT / "kernel" / "tests" / "suss" / "closed-loop.yaml"
 #: The SUSS state numbers of a stop (their "type"): 3 the cap, 4 HyStart's delay test.
 STOP_TYPES = {3: "cap", 4: "delay"}
-#: Our exit causes (kernel/core/sscore.h enum ss_exit_cause) as their stop types.
-OUR_EXITS = {4: 3, 2: 4, 1: 1}
+#: Our exit causes (their numbers in the module's trace, as SUSS's and HyStart's headers declare them)
+#: as their stop types.
+_CAUSE = {x.ident: x.number for x in parse_trace_declarations()[0]}
+OUR_EXITS = {_CAUSE["SUSS_CAP"]: 3, _CAUSE["DELAY"]: 4, _CAUSE["ACK_TRAIN"]: 1}
 
 
 @dataclass
