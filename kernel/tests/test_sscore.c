@@ -1281,13 +1281,11 @@ static void test_a_start_reads_its_own_version_parameter(void)
 	CHECK_EQ(f.st.search.version, 3);
 }
 
-/* Exit causes keep the numbers every trace carries; every event has the name
- * the harness reads (runners/sslab/analysis/traces.py), each name once. */
+/* Exit causes keep the numbers every trace carries; every event has a name,
+ * each name once (a start's own are its header's; the harness reads them,
+ * tests/unit/test_module_params.py). */
 static void test_exit_numbers_and_event_names(void)
 {
-	static const char *const names[] = { "new_round", "growth", "exit", "loss", "estimate",
-					     "start", "css", "blue_train", "pacing", "cap", "div0",
-					     "search" };
 	unsigned int i, j;
 
 	CHECK_EQ(SS_EXIT_NONE, 0);
@@ -1298,16 +1296,15 @@ static void test_exit_numbers_and_event_names(void)
 	CHECK_EQ(SS_EXIT_LOSS, 5);
 	CHECK_EQ(SS_EXIT_BLITZ, 6);
 	CHECK_EQ(SS_EXIT_SEARCH, 7);
-	CHECK_EQ(SS_NR_EVENTS, sizeof(names) / sizeof(names[0]));
 	for (i = 0; i < SS_NR_EVENTS; i++) {
-		for (j = 0; j < SS_NR_EVENTS && strcmp(ss_event_name(i), names[j]); j++)
-			;
-		CHECK(j < SS_NR_EVENTS);
+		CHECK(strcmp(ss_event_name(i), "?") != 0);
 		for (j = 0; j < i; j++)
 			CHECK(strcmp(ss_event_name(i), ss_event_name(j)) != 0);
 	}
+	CHECK(!strcmp(ss_event_name(SS_EV_NEW_ROUND), "new_round"));
 	CHECK(!strcmp(ss_event_name(SS_EV_EXIT), "exit"));
 	CHECK(!strcmp(ss_event_name(SS_EV_DIV0), "div0"));
+	CHECK(!strcmp(ss_event_name(SS_EV_SEARCH), "search"));
 	CHECK(!strcmp(ss_event_name(SS_NR_EVENTS), "?"));
 }
 
