@@ -103,5 +103,14 @@ def test_table1_runs_rapid_start_in_suss_place_when_asked(tmp_path, image):
     summary = json.loads((matrix_dir / "reports/latest/summary.json").read_text())
     [row] = [r for r in summary["rows"] if r["large_rtt"] == "25ms"]
     assert row["n"] == 1 and row["runs_passing_fidelity"] == 2
+    # Every paper value beside ours carries its verdict, which a script can recompute from the record and
+    # the rule alone (tests/unit/test_verdict.py's recomputed), and the headline counts are those verdicts.
+    from tests.unit.test_verdict import recomputed
+    values = summary["comparisons"]
+    assert len(values) == 6 and {v["where"] for v in values} == {"CUBIC 1BDP 25ms"}
+    assert [v["outcome"] for v in values] == [recomputed(v, summary["verdict_rule"]) for v in values]
+    assert all(v["n"] == 1 and v["needed_n"] is None and v["band"][0] < v["paper"] < v["band"][1] for v in values)
+    counted = {g: sum(v["outcome"] == "reproduced" for v in values if v["group"] == g) for g in summary["headline"]}
+    assert counted == {g: t["reproduced"] for g, t in summary["headline"].items()}
     table = (matrix_dir / "reports/latest/table.md").read_text()
     assert "on = cubic_rapid in SUSS's place" in table and "small flows faster with cubic_rapid?" in table

@@ -175,3 +175,48 @@ def test_the_headline_counts_each_group_apart():
     counts = t1.headline_counts(cs)
     assert counts[t1.IMPROVEMENT] == {REPRODUCED: 1, NOT_REPRODUCED: 0, NOT_DECIDED: 0, "of": 1}
     assert t1.MEANS not in counts
+
+
+def recomputed(record: dict, rule: dict) -> str:
+    """A value's outcome worked out again from its record alone, as a script reading summary.json would:
+    the band from the paper's value, the kind, the rounding and the rule's tolerances; then our CI (or,
+    at n = 1, our mean) against it."""
+    paper = record["paper"]
+    if record["kind"] in rule["relative_kinds"]:
+        tol = rule["fct_tolerance"] * abs(paper) + record["rounding"]
+    else:
+        tol = rule["improvement_points"] + record["rounding"]
+    lo, hi = paper - tol, paper + tol
+    lo, hi = (max(lo, 0.0), hi) if paper > 0 else (lo, min(hi, 0.0)) if paper < 0 else (lo, hi)
+    if record["n"] < 2 or record["ci95"] is None:
+        return "reproduced" if lo <= record["ours"] <= hi else "not reproduced"
+    clo, chi = record["ci95"]
+    if lo <= clo and chi <= hi:
+        return "reproduced"
+    return "not reproduced" if chi < lo or clo > hi else "not decided"
+
+
+def test_a_comparisons_record_carries_its_verdict_and_a_script_recomputes_it():
+    """summary.json keeps each paper value with its band, outcome and needed_n (Comparison.record): read
+    back through JSON, every outcome is what the values and the rule give, hand-worked here."""
+    import json
+
+    from sslab.analysis.verdict import RULE_RECORD
+    values = [fct(1.0, ci=(0.9, 1.1)),                                    # inside [0.85, 1.15]
+              fct(1.3, ci=(1.2, 1.4)),                                    # wholly above
+              fct(1.1, ci=(1.0, 1.2)),                                    # over the upper edge
+              improvement(-3, 13, ci=(-20, 14)),                          # wrong sign, CI over the band's edge
+              improvement(41.4, 29, n=1, rounding=0.5),                   # n = 1: the mean, outside [18.5, 39.5]
+              Comparison("x", "large change", "change", 4.7, 2.6, 5, (1.9, 3.3), derived=True, rounding=0.1,
+                         unit=" points")]
+    records = json.loads(json.dumps({"verdict_rule": RULE_RECORD, "comparisons": [c.record() for c in values]}))
+    rule = records["verdict_rule"]
+    outcomes = [r["outcome"] for r in records["comparisons"]]
+    assert outcomes == [REPRODUCED, NOT_REPRODUCED, NOT_DECIDED, NOT_DECIDED, NOT_REPRODUCED, NOT_DECIDED]
+    assert [recomputed(r, rule) for r in records["comparisons"]] == outcomes
+    assert records["comparisons"][0]["band"] == pytest.approx([0.85, 1.15])
+    assert records["comparisons"][4]["band"] == pytest.approx([18.5, 39.5])
+    # Not decided: the n that would decide it at the spread measured; decided: none.
+    assert records["comparisons"][2]["needed_n"] > 10 and records["comparisons"][0]["needed_n"] is None
+    # A record reads back as the comparison it was.
+    assert [Comparison.from_record(r) for r in records["comparisons"]] == values

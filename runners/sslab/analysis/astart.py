@@ -284,7 +284,7 @@ def write_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
     (dest / "report.md").write_text(text)
     (dest / "summary.json").write_text(json.dumps(
         stamped("sslab.summary", {"runs": [str(d) for d in run_dirs], "settings": data,
-                                  "paper_values": [c.__dict__ for c in judged],
+                                  "paper_values": [c.record() for c in judged],
                                   "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}),
         indent=1, default=str))
     return dest

@@ -164,7 +164,7 @@ def compare(links: dict[str, tuple[dict, list[dict]]]) -> list[dict]:
                     "loss_direction": _direction(loss, paper["loss_change"] if paper else None),
                     "fct_verdict": _verdict(judged["FCT change (ms)"]),
                     "loss_verdict": _verdict(judged["loss change"]),
-                    "comparisons": [c.__dict__ for c in judged.values() if c is not None],
+                    "comparisons": [c.record() for c in judged.values() if c is not None],
                 })
     return rows
 
@@ -235,7 +235,7 @@ def write_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
     dest = dest or paths.new_run_dir("blitzstart/reports")
     disagree = [r for r in rows if "DISAGREES" in (r["fct_direction"], r["loss_direction"])]
     compared = [r for r in rows if r["paper"]]
-    judged = [Comparison(**c) for r in rows for c in r["comparisons"]]
+    judged = [Comparison.from_record(c) for r in rows for c in r["comparisons"]]
     text = (f"# E9: Blitzstart against the standard start (the Blitzstart report's Table 1)\n\n"
             f"{count_line(judged) if judged else 'No value of the report to judge here.'}\n\n"
             f"Runs: {', '.join(str(d) for d in run_dirs)}\n\n"
@@ -261,7 +261,7 @@ def write_report(run_dirs: list[Path], dest: Path | None = None) -> Path:
     (dest / "report.md").write_text(text)
     (dest / "summary.json").write_text(json.dumps(
         stamped("sslab.summary", {"runs": [str(d) for d in run_dirs], "rows": rows,
-                                  "paper_values": [c.__dict__ for c in judged],
+                                  "paper_values": [c.record() for c in judged],
                                           "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}),
         indent=1, default=str))
     return dest

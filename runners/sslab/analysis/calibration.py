@@ -210,7 +210,7 @@ def calibration(matrix_dir: Path, plan: MatrixPlan) -> tuple[list[str], MatrixPl
                     cells_by_setting(sub, current_cells(matrix_dir, sub)).items() if k[0] in FIT_CCAS}
             fit.ci = distance_ci({k: v for k, v in reps.items() if v}, ref)
             on = [c for c in extra["comparisons"] if c["short"] in PREDICTED]
-            fit.prediction = f"{sum(Comparison(**c).reproduced for c in on)} of {len(on)}" if on else "–"
+            fit.prediction = f"{sum(Comparison.from_record(c).reproduced for c in on)} of {len(on)}" if on else "–"
             fits.append(fit)
             plans[tuple(fit.candidate.values())] = sub
     chosen = choose(fits, terms)

@@ -22,7 +22,7 @@ from .causes import causes_md, load_causes
 from .fidelity import run_passes
 from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
 from .stats import without_values, fmt_mean_ci, describe
-from .verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, Comparison, claim_line, tally, tally_text
+from .verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, RULE_RECORD, Comparison, claim_line, tally, tally_text
 
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 
@@ -411,7 +411,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps), "on_paper_grid": on_grid,
                **{k: without_values(v) for k, v in d.items()}, "improvement_pct": round(impr, 2), "claims": claims,
                "paper": p, "paper_values_reproduced": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps),
-               "comparisons": [c.__dict__ for c in row_cmp], "drops_raised": drops_raised(reps),
+               "comparisons": [c.record() for c in row_cmp], "drops_raised": drops_raised(reps),
                **{f"drops_{s}": statistics.fmean(r[s]["drops"] for r in reps) for s in ("off", "on")},
                **{f"queue_peak_pkts_{s}": mean_queue_peak(reps, s) for s in ("off", "on")},
                **{f"small_handshake_retrans_{s}": None if None in (v := [r[s].get("small_handshake_retrans")
@@ -517,7 +517,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                               "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan.cells),
                               "order_effect": order,
                               "suss_versions": versions,
-                              "verdict": verdict, "comparisons": [c.__dict__ for c in comparisons],
+                              "verdict": verdict, "verdict_rule": {**RULE_RECORD, "text": RULE},
+                              "comparisons": [c.record() for c in comparisons],
                               "comparisons_md": comparison_table(comparisons) if comparisons else "",
                               "causes_md": causes_md(load_causes(plan.reference or plan.matrix), about),
                               "paper_outcomes": tally(comparisons), "headline": headline_counts(comparisons),

@@ -23,7 +23,7 @@ tolerances with "the paper's value inside our CI" as a second way to pass, let n
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 #: An FCT (or another quantity, or a change) within this fraction of the paper's value is reproduced.
 FCT_TOLERANCE = 0.15
@@ -40,6 +40,9 @@ NOT_DECIDED = "not decided"
 OUTCOMES = (REPRODUCED, NOT_REPRODUCED, NOT_DECIDED)
 #: needed_n looks no further: a value that needs more repetitions than this is out of reach here.
 NEEDED_N_MAX = 10_000
+#: The rule as a record keeps it beside the verdicts (summary.json's "verdict_rule").
+RULE_RECORD = {"fct_tolerance": FCT_TOLERANCE, "improvement_points": IMPROVEMENT_POINTS, "relative_kinds": list(RELATIVE),
+               "outcomes": list(OUTCOMES)}
 RULE = (f"reproduced when our 95 % CI lies inside ±{FCT_TOLERANCE:.0%} of the paper's value (an FCT, "
         f"a change or another quantity) or ±{IMPROVEMENT_POINTS:g} points of its improvement, each widened "
         f"by the paper's rounding; not reproduced when the CI lies wholly outside; not decided when it "
@@ -140,6 +143,20 @@ class Comparison:
             return None
         lo, hi = self.band
         return needed_n(self.ours, self.ci95, self.n, min(abs(self.ours - lo), abs(self.ours - hi)))
+
+    def record(self) -> dict:
+        """The comparison as summary.json keeps it: its fields, and what the rule makes of them (the
+        tolerance, the band, the outcome and, not decided, the n that would decide it), so that a
+        script reads the verdict without the rule and a test can recompute it."""
+        lo, hi = self.band
+        return {**{f.name: getattr(self, f.name) for f in fields(self)},
+                "ci95": list(self.ci95) if self.ci95 is not None else None,
+                "tolerance": self.tolerance, "band": [lo, hi], "outcome": self.outcome, "needed_n": self.needed_n}
+
+    @classmethod
+    def from_record(cls, record: dict) -> "Comparison":
+        """A comparison from its record (record()): its fields; what the rule made of them is made again."""
+        return cls(**{f.name: record[f.name] for f in fields(cls) if f.name in record})
 
     def difference_text(self) -> str:
         if self.kind == "improvement":
