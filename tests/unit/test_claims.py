@@ -352,6 +352,31 @@ def test_needed_n_is_the_least_n_whose_ci_clears_the_edge_at_the_measured_spread
     assert cl.needed_n(ClaimTest(rule="value", paper=1), m(1, ci=(0.9, 1.1))) is None
 
 
+def test_a_claim_over_several_points_needs_the_n_of_the_points_that_span_the_bound():
+    """"At least 0 at every link and size": each point whose CI spans 0 must clear it.  At n = 10 (t(9) =
+    2.2622): B, 1 [-1, 3] (sd 2 sqrt(10) / 2.2622 = 2.7958), clears once t(k-1) 2.7958 / sqrt(k) < 1:
+    k = 33 (t(32) = 2.0369: 0.9913; k = 32: 1.0080); C, 0.5 [-0.2, 1.2] (sd 0.9785) once under 0.5:
+    k = 18 (t(17) = 2.1098: 0.4866; k = 17: 0.5031); A, 5 [4, 6], is clear already.  Both means on the
+    right side: all must clear, 33, where the extreme's own mean and CI (0.5 in the least ends, -1 to 1.2:
+    sd 1.5377, under 0.5 first at k = 39, t(38) = 2.0244: 0.4985; k = 38: 0.5055) would say 39.  A point on
+    the wrong side, -0.5 [-1.2, 0.2] (18), decides it alone: 18."""
+    from sslab.analysis.evidence.base import Point, extreme
+    every = ClaimTest(rule="at_least", bound=0, bound_reason="at every point")
+    pts = [Point("A", 5, (4, 6), 10), Point("B", 1, (-1, 3), 10), Point("C", 0.5, (-0.2, 1.2), 10)]
+    least, ci = extreme(pts)
+    assert (least.where, ci) == ("C", (-1, 1.2))
+    got = Measured(least.value, 10, ci, "x", points=tuple(pts))
+    assert cl.needed_n(every, got) == 33
+    assert "about n = 33 would decide it, if every point's mean held" in decide(every, got).why
+    assert cl.needed_n(every, Measured(least.value, 10, ci, "x")) == 39      # the extreme's own mean alone
+    wrong = (*pts, Point("D", -0.5, (-1.2, 0.2), 10))
+    assert cl.needed_n(every, Measured(-0.5, 10, (-1.2, 1.2), "x", points=wrong)) == 18
+    # At most: the mirror.
+    most = ClaimTest(rule="at_most", bound=0, bound_reason="x")
+    mirrored = tuple(Point(p.where, -p.value, (-p.ci95[1], -p.ci95[0]), p.n) for p in pts)
+    assert cl.needed_n(most, Measured(-0.5, 10, (-1.2, 1), "x", points=mirrored)) == 33
+
+
 def test_every_ledger_loads_and_names_real_extractors_and_experiments():
     import inspect
 

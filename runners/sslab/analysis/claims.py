@@ -230,7 +230,8 @@ def decide(test: ClaimTest, m: Measured) -> Verdict:
             return Verdict(NOT_REPRODUCED, f"{ci}: the CI is above it")
     edge = "an edge of " if test.rule == "within" else ""
     need = needed_n(test, m)
-    hint = (f"; at this spread about n = {need} would decide it, if the mean held" if need else
+    held = "if every point's mean held" if m.points else "if the mean held"
+    hint = (f"; at this spread about n = {need} would decide it, {held}" if need else
             "; the mean sits on the bound: no n decides it at this spread" if need == 0 else "")
     return Verdict(f"not decided at n = {m.n}", f"{ci}: the CI spans {edge}it{hint}")
 
@@ -248,8 +249,29 @@ def needed_n(test: ClaimTest, m: Measured) -> int | None:
     if test.rule == "value":
         return value_comparison(test, m).needed_n
     b = test.bound
+    if m.points and test.rule in ("at_least", "at_most"):
+        return points_needed_n(test, m.points)
     gap = abs(b - abs(m.mean)) if test.rule == "within" else abs(m.mean - b)
     return verdict_needed_n(m.mean, m.ci95, m.n, gap)
+
+
+def points_needed_n(test: ClaimTest, points) -> int | None:
+    """A claim over several points (every one must clear the bound): the n that would decide it if every
+    point's mean and spread held, not the n of the extreme's own mean, which moves towards the bound as
+    n grows (the least of noisy means lies below the least true mean).  Among the points whose CI spans
+    the bound, one whose mean is on the wrong side decides it (not reproduced) once its own CI clears:
+    the least such n; with every such mean on the right side, all must clear: the largest.  None when a
+    spanning point has no CI; 0 when one's mean sits on the bound."""
+    b = test.bound
+    right = (lambda v: v >= b) if test.rule == "at_least" else (lambda v: v <= b)
+    spanning = [p for p in points if p.ci95 is None or p.ci95[0] < b < p.ci95[1]]
+    if any(p.ci95 is None for p in spanning):
+        return None
+    need = [(p, verdict_needed_n(p.value, p.ci95, p.n, abs(p.value - b))) for p in spanning]
+    wrong = [n for p, n in need if not right(p.value)]
+    if wrong:
+        return min(wrong)
+    return 0 if any(n == 0 for _, n in need) else max((n for _, n in need), default=None)
 
 
 def _slug(text: str) -> str:

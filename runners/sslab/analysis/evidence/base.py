@@ -30,6 +30,9 @@ class Measured:
     runs: tuple[Path, ...] = ()
     #: The make target's options that made the archive, as the archive records them ("BUF=2BDP ITER=10").
     options: str = ""
+    #: A claim over several points (every setting, link or size; extreme()): each point, for the n that
+    #: would decide it (claims.needed_n).  Empty: the quantity is one mean.
+    points: tuple["Point", ...] = ()
 
 
 def measured(vals: list[float], source: str, runs: list[Path] = (), options: str = "") -> Measured:

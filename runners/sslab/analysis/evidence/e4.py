@@ -38,7 +38,7 @@ def e4_least_improvement(archive: Path, links: str, max_mb: str, min_rtt_ms: str
     least = min(imps, key=lambda i: i["improvement"])
     m = least_improvement(imps)
     return Measured(m.mean, m.n, m.ci95, f"{archive}: {len(imps)} link x size points; the least, {least['link']} at "
-                    f"{least['size'] / 1e6:g} MB and {least['rtt_ms']:g} ms", tuple(runs), options)
+                    f"{least['size'] / 1e6:g} MB and {least['rtt_ms']:g} ms", tuple(runs), options, m.points)
 
 
 def least_improvement(imps: list[dict]) -> Measured:
@@ -46,9 +46,10 @@ def least_improvement(imps: list[dict]) -> Measured:
     percent, for a claim over all of them ("in all"): its CI runs from the least lower end to the least
     upper end, so that `at_least` calls it reproduced only when every one clears the bound and not
     reproduced when any one lies wholly below it."""
-    least, ci = extreme([Point("", i["improvement"] * 100, i.get("improvement_ci") and
-                               (i["improvement_ci"][0] * 100, i["improvement_ci"][1] * 100), min(i["n"])) for i in imps])
-    return Measured(least.value, min(min(i["n"]) for i in imps), ci, "")
+    points = [Point("", i["improvement"] * 100, i.get("improvement_ci") and
+                    (i["improvement_ci"][0] * 100, i["improvement_ci"][1] * 100), min(i["n"])) for i in imps]
+    least, ci = extreme(points)
+    return Measured(least.value, min(min(i["n"]) for i in imps), ci, "", points=tuple(points))
 
 
 def e4_loss_ratio(archive: Path, link: str, rtt_ms: str, min_mb: str, max_mb: str,
@@ -138,7 +139,7 @@ def e4_least_gain_over(archive: Path, links: str, other: str = "bbr", max_mb: st
     least, ci = extreme(points)
     return Measured(least.value, min(p.n for p in points), ci,
                     f"{archive}: {len(points)} link x size points against {other}; the least, {least.where}; CIs from "
-                    f"each arm's standard error", tuple(runs), options)
+                    f"each arm's standard error", tuple(runs), options, tuple(points))
 
 
 def e4_improvement_fall(archive: Path, links: str, small_mb: str = "2", max_mb: str = "12",
@@ -175,7 +176,7 @@ def e4_improvement_fall(archive: Path, links: str, small_mb: str = "2", max_mb: 
     top, ci = extreme(points, largest=True)
     return Measured(top.value, min(p.n for p in points), ci,
                     f"{archive}: {len(points)} links; the change from {small_mb} MB to the largest size, the least fall on "
-                    f"{top.where}; CIs from the two improvements' CIs", tuple(runs), options)
+                    f"{top.where}; CIs from the two improvements' CIs", tuple(runs), options, tuple(points))
 
 
 def e4_loss_gap_change(archive: Path, link: str, rtt_ms: str, min_mb: str, max_mb: str,

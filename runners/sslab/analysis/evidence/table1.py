@@ -89,4 +89,4 @@ def table1_large_worst_setting(archive: Path, large_cc: str) -> Measured:
         cells += c
     return Measured(worst.value, min(p.n for p in points), ci,
                     f"{archive}: {large_cc}, {len(points)} settings; the slowest, {worst.where}, {worst.value:+.2f} %; "
-                    f"{slower} of them slower with SUSS beyond their CI", tuple(cells), options)
+                    f"{slower} of them slower with SUSS beyond their CI", tuple(cells), options, tuple(points))
