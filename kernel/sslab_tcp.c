@@ -84,21 +84,17 @@ static const struct kernel_param_ops suss_version_ops = {
  * connection starts).  A parameter's kind says which values it takes:
  * uint, any unsigned integer; flag, 0 or 1 (the harness refuses others
  * before a run; a write by hand is taken as the core reads it, non-zero as
- * 1); suss_version, a year the core knows, checked here; SEARCH's
- * (search_version, search_window, search_bins, search_extra_bins,
- * search_thresh) and cubic_connections, the ranges runners/sslab/ccas.py
- * gives them, refused there and clamped by the core when written by hand.
+ * 1); suss_version, a year the core knows, checked here; range(lo, hi),
+ * the range its header gives (runners/sslab/ccas.py reads it and refuses
+ * others; the core clamps a value written by hand).
  */
 #define SSLAB_PARAM_uint(name)	module_param_named(name, sslab_params.name, uint, 0644)
 #define SSLAB_PARAM_flag(name)	SSLAB_PARAM_uint(name)
 #define SSLAB_PARAM_suss_version(name) \
 	module_param_cb(name, &suss_version_ops, &sslab_params.name, 0644)
-#define SSLAB_PARAM_search_version(name) SSLAB_PARAM_uint(name)
-#define SSLAB_PARAM_search_window(name) SSLAB_PARAM_uint(name)
-#define SSLAB_PARAM_search_bins(name) SSLAB_PARAM_uint(name)
-#define SSLAB_PARAM_search_extra_bins(name) SSLAB_PARAM_uint(name)
-#define SSLAB_PARAM_search_thresh(name) SSLAB_PARAM_uint(name)
-#define SSLAB_PARAM_cubic_connections(name) SSLAB_PARAM_uint(name)
+/* A kind range(lo, hi) pastes to SSLAB_PARAM_range(lo, hi), which leaves
+ * SSLAB_PARAM_uint to take the (name) that follows. */
+#define SSLAB_PARAM_range(lo, hi) SSLAB_PARAM_uint
 #define SSLAB_PARAM(name, value, kind, description)			\
 	SSLAB_PARAM_##kind(name);					\
 	MODULE_PARM_DESC(name, description);

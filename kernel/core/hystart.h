@@ -10,8 +10,10 @@
  * parameter (/sys/module/tcp_sslab/parameters/<name>) and a name the
  * harness accepts (runners/sslab/ccas.py reads these lists).  Its kind says
  * which values it takes: uint, any unsigned 32-bit integer; flag, 0 or 1;
- * suss_version, a year of enum ss_suss_version (the module checks it, see
- * sslab_tcp.c).  The harness refuses any other before a run starts.
+ * range(lo, hi), lo to hi (numbers or the header's defines: the core clamps
+ * to them, the harness refuses others); suss_version, a year of enum
+ * ss_suss_version (the module checks it, see sslab_tcp.c).  The harness
+ * refuses any other value before a run starts.
  *
  * Defaults: HyStart as in the HyStart paper and Linux's CUBIC (a low window
  * of 16, trains of ACKs 2 ms apart, the delay threshold minRTT/8 clamped to

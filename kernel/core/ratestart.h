@@ -34,7 +34,7 @@
 	P(std_iw, 32, uint, "cubic_std and cubic_blitz without a hint: initial window (packets)") \
 	P(blitz_pace_pct, 75, uint, "Blitzstart: the first window leaves over this % of the RTT") \
 	P(blitz_lift_rwnd_rounds, 3, uint, "Blitzstart: not held by the peer's window in rounds <= this") \
-	P(std_connections, 2, cubic_connections, "cubic_std and cubic_blitz: CUBIC emulates this many connections (Google QUIC's 2; 1: Linux's CUBIC)") \
+	P(std_connections, 2, range(1, SS_CUBIC_MAX_CONNECTIONS), "cubic_std and cubic_blitz: CUBIC emulates this many connections (Google QUIC's 2; 1: Linux's CUBIC)") \
 	P(std_ack_train, 0, flag, "cubic_std and cubic_blitz: HyStart's ACK-train exit (0: Google QUIC's, delay only; 1: Linux's)")
 
 /*

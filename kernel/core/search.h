@@ -19,7 +19,7 @@
 
 /* The bins each ring keeps: W + EXTRA_BINS + 1 of them are used, so that
  * the window one RTT back, EXTRA_BINS bins behind at most, keeps its first
- * bin (search.c).  The parameters' kinds hold W to 31, EXTRA_BINS to 32. */
+ * bin (search.c).  The parameters' ranges hold W to 31, EXTRA_BINS to 32. */
 #define SEARCH_RING 64U
 #define SEARCH_MAX_W 31U
 #define SEARCH_MAX_EXTRA 32U
@@ -32,11 +32,11 @@
 #define SEARCH_VER_4 0x40U
 
 #define SS_SEARCH_PARAMS(P)						\
-	P(search_version, 3, search_version, "SEARCH: cubic_search's version, 3 (the June 2024 draft) or 4 (drafts -09, -10); read when a connection starts") \
-	P(search_window_x10, 35, search_window, "SEARCH: the window, in tenths of the initial RTT (35: 3.5 RTTs)") \
-	P(search_bins, 10, search_bins, "SEARCH: W, the bins of a window") \
-	P(search_extra_bins, 15, search_extra_bins, "SEARCH: EXTRA_BINS, how far back (bins) the window one RTT ago may lie") \
-	P(search_thresh_pct, 0, search_thresh, "SEARCH: THRESH, percent (0: the version's, 35 for 3.0, 26 for 4.0)") \
+	P(search_version, 3, range(3, 4), "SEARCH: cubic_search's version, 3 (the June 2024 draft) or 4 (drafts -09, -10); read when a connection starts") \
+	P(search_window_x10, 35, range(1, 100), "SEARCH: the window, in tenths of the initial RTT (35: 3.5 RTTs)") \
+	P(search_bins, 10, range(1, SEARCH_MAX_W), "SEARCH: W, the bins of a window") \
+	P(search_extra_bins, 15, range(0, SEARCH_MAX_EXTRA), "SEARCH: EXTRA_BINS, how far back (bins) the window one RTT ago may lie") \
+	P(search_thresh_pct, 0, range(0, 99), "SEARCH: THRESH, percent (0: the version's, 35 for 3.0, 26 for 4.0)") \
 	P(search_exit_only, 0, flag, "SEARCH: on exit ssthresh = cwnd and nothing more (1), or the version's exit (0: 3.0 rolls cwnd back, 4.0 drains)") \
 	P(search_interpolate, 1, flag, "SEARCH: weigh the end bins of the window one RTT ago by the RTT's fraction of a bin (1) or not (0)")
 

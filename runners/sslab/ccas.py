@@ -159,16 +159,20 @@ class ModuleParam:
     name: str
     default: int
     #: Which values it takes: "uint" (any unsigned 32-bit integer), "flag" (0 or 1), "suss_version" (a
-    #: year of SUSS_VERSIONS).
+    #: year of SUSS_VERSIONS), "range(lo, hi)" as its header writes it (the ends: @range).
     kind: str
     description: str
     #: The file that declares it, relative to kernel/.
     source: str
+    #: A range kind's ends, its defines resolved; None for the other kinds.
+    range: tuple[int, int] | None = None
 
 
 _KERNEL = REGISTRY.parents[1]
 _SS_PARAMS = re.compile(r"^SS_PARAMS\((\w+)\)", re.M)
-_PARAM = re.compile(r'\bP\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+)\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
+_PARAM = re.compile(r'\bP\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+(?:\([^()]*\))?)\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
+#: A kind range(lo, hi): its two ends, numbers or a header's defines.
+_RANGE = re.compile(r"range\(\s*(\w+)\s*,\s*(\w+)\s*\)")
 _DEFINE = re.compile(r"^#define\s+(\w+)\s+\(?(\d+)U?\)?\s*(?:/\*.*)?$", re.M)
 _BBR_PARAM = re.compile(r"^static unsigned int (\w+)\s*=\s*(\w+);\nmodule_param\(\1, uint, 0644\);\n"
                         r'MODULE_PARM_DESC\(\1, "((?:[^"\\]|\\.)*)"\);', re.M)
@@ -197,8 +201,12 @@ def parse_module_params(kernel: Path = _KERNEL) -> tuple[ModuleParam, ...]:
         # The list is one macro: its lines end in a backslash, its last does not.
         body = re.match(r"(?:[^\n]*\\\n)*[^\n]*", text[start:]).group(0)
         where = f"kernel/core/{header.name}"
-        out += [ModuleParam(name, _number(value, defines, where), kind, description, f"core/{header.name}")
-                for name, value, kind, description in _PARAM.findall(body)]
+        for name, value, kind, description in _PARAM.findall(body):
+            kind = re.sub(r"\s+", " ", kind)
+            ends = _RANGE.fullmatch(kind)
+            out.append(ModuleParam(name, _number(value, defines, where), kind, description, f"core/{header.name}",
+                                   (_number(ends[1], defines, where), _number(ends[2], defines, where))
+                                   if ends else None))
     bbr = (kernel / "sslab_bbr3.c").read_text()
     bbr_defines = {n: int(v) for n, v in _DEFINE.findall((kernel / "core" / "bbr3.h").read_text())}
     out += [ModuleParam(name, _number(value, bbr_defines, "kernel/sslab_bbr3.c"), "uint", description,
@@ -260,28 +268,20 @@ def module_param_declarations() -> tuple[ModuleParam, ...]:
     return parse_module_params()
 
 
-#: CUBIC's N-connection emulation (cubic_std, cubic_blitz) goes up to this many (kernel/core/cubic.c).
-SS_CUBIC_MAX_CONNECTIONS = 8
-
-#: What each kind of parameter takes, and how a refusal says it (an unsigned 32-bit integer is checked first).
-#: SEARCH's ranges are its core's (kernel/core/search.h: W to 31 and EXTRA_BINS to 32 bins fit its rings).
+#: What each named kind of parameter takes, and how a refusal says it (an unsigned 32-bit integer is checked
+#: first); a kind range(lo, hi) takes lo to hi, the ends its header gives (SEARCH's: what its rings hold).
 PARAM_KINDS = {"uint": (lambda v: True, "any unsigned 32-bit integer"),
                "flag": (lambda v: v in (0, 1), "0 or 1"),
-               "suss_version": (lambda v: v in SUSS_VERSIONS, "a SUSS version: " + ", ".join(map(str, SUSS_VERSIONS))),
-               "search_version": (lambda v: v in SEARCH_VERSIONS,
-                                  "a SEARCH version: " + ", ".join(map(str, SEARCH_VERSIONS))),
-               "search_window": (lambda v: 1 <= v <= 100, "1 to 100 (tenths of the initial RTT)"),
-               "search_bins": (lambda v: 1 <= v <= 31, "1 to 31 bins"),
-               "search_extra_bins": (lambda v: 0 <= v <= 32, "0 to 32 bins"),
-               "search_thresh": (lambda v: 0 <= v <= 99, "0 (the version's) or 1 to 99 percent"),
-               "cubic_connections": (lambda v: 1 <= v <= SS_CUBIC_MAX_CONNECTIONS,
-                                     f"1 to {SS_CUBIC_MAX_CONNECTIONS} connections")}
+               "suss_version": (lambda v: v in SUSS_VERSIONS, "a SUSS version: " + ", ".join(map(str, SUSS_VERSIONS)))}
 
 
 def param_refusal(name: str, value: int) -> str | None:
     """Why our module parameter @name may not be @value by its declared kind, or None."""
-    kind = next(p.kind for p in module_param_declarations() if p.name == name)
-    takes, says = PARAM_KINDS[kind]
+    p = next(p for p in module_param_declarations() if p.name == name)
+    if p.range is not None:
+        lo, hi = p.range
+        return None if lo <= value <= hi else f"{name} {value}: {lo} to {hi} ({p.description})"
+    takes, says = PARAM_KINDS[p.kind]
     return None if takes(value) else f"{name} {value}: {says}"
 
 

@@ -17,7 +17,7 @@ def compiled_params() -> list[tuple[str, int, str]]:
     subprocess.run(["make", "-s", "-C", str(KERNEL), "build/test_sscore"], check=True, capture_output=True)
     out = subprocess.run([str(KERNEL / "build/test_sscore"), "--params"], check=True, capture_output=True,
                          text=True).stdout
-    return [(name, int(value), kind) for name, value, kind in (ln.split() for ln in out.splitlines())]
+    return [(name, int(value), kind) for name, value, kind in (ln.split(maxsplit=2) for ln in out.splitlines())]
 
 
 def test_the_harness_reads_the_parameters_the_compiler_builds():
@@ -50,17 +50,18 @@ def _tree(tmp_path, header: str, registry: str = "SS_PARAMS(SS_HALF_PARAMS)\n"):
 
 
 HALF = ('#define HALF_EVERY 2U\n'
+        '#define HALF_MAX 9U\n'
         '#define SS_HALF_PARAMS(P) \\\n'
         '\tP(half_every, HALF_EVERY, uint, "growth: one packet per this many, \\"acked\\" (2, ours)") \\\n'
-        '\tP(half_min, 0, uint, "none below this (packets)")\n'
+        '\tP(half_min, 0, range(0,  HALF_MAX), "none below this (packets)")\n'
         'P(not_in_the_list, 1, uint, "after the list")\n')
 
 
 def test_parse_a_start_header(tmp_path):
     params = ccas.parse_module_params(_tree(tmp_path, HALF))
-    assert [(p.name, p.default, p.kind, p.source) for p in params] == [
-        ("half_every", 2, "uint", "core/half.h"), ("half_min", 0, "uint", "core/half.h"),
-        ("bbr3_drain_gain", 500, "uint", "sslab_bbr3.c")]
+    assert [(p.name, p.default, p.kind, p.source, p.range) for p in params] == [
+        ("half_every", 2, "uint", "core/half.h", None), ("half_min", 0, "range(0, HALF_MAX)", "core/half.h", (0, 9)),
+        ("bbr3_drain_gain", 500, "uint", "sslab_bbr3.c", None)]
     assert params[0].description == 'growth: one packet per this many, \\"acked\\" (2, ours)'
 
 
@@ -97,9 +98,9 @@ def test_searchs_parameters_take_what_its_core_holds():
     """SEARCH's version is 3 or 4; THRESH 0 (the version's) to 99 %; W 1-31 and EXTRA_BINS 0-32 bins (its
     rings hold 64, kernel/core/search.h); the window 1-100 tenths of the initial RTT."""
     refusal = ccas.param_refusal
-    assert refusal("search_version", 5) == "search_version 5: a SEARCH version: 3, 4"
+    assert refusal("search_version", 5).startswith("search_version 5: 3 to 4 (SEARCH: cubic_search's version")
     assert refusal("search_version", 3) is None and refusal("search_version", 4) is None
-    assert refusal("search_thresh_pct", 100) == "search_thresh_pct 100: 0 (the version's) or 1 to 99 percent"
+    assert refusal("search_thresh_pct", 100).startswith("search_thresh_pct 100: 0 to 99 (SEARCH: THRESH, percent")
     assert refusal("search_thresh_pct", 0) is None and refusal("search_thresh_pct", 99) is None
     assert refusal("search_bins", 0) and refusal("search_bins", 32) and refusal("search_bins", 31) is None
     assert refusal("search_extra_bins", 33) and refusal("search_extra_bins", 0) is None
@@ -119,8 +120,10 @@ def test_the_standard_starts_take_google_quics_cubic_by_default():
     refusal = ccas.param_refusal
     assert ccas.param_default("std_connections") == 2 and ccas.param_default("std_ack_train") == 0
     header = (KERNEL / "core/sscore.h").read_text()
-    assert f"#define SS_CUBIC_MAX_CONNECTIONS {ccas.SS_CUBIC_MAX_CONNECTIONS}U" in header
-    assert refusal("std_connections", 0) == "std_connections 0: 1 to 8 connections"
+    assert "#define SS_CUBIC_MAX_CONNECTIONS 8U" in header
+    [std] = [p for p in ccas.module_param_declarations() if p.name == "std_connections"]
+    assert (std.kind, std.range) == ("range(1, SS_CUBIC_MAX_CONNECTIONS)", (1, 8))
+    assert refusal("std_connections", 0).startswith("std_connections 0: 1 to 8 (cubic_std and cubic_blitz: CUBIC emulates")
     assert refusal("std_connections", 9) and refusal("std_connections", 1) is None
     assert refusal("std_connections", 8) is None and refusal("std_ack_train", 2) == "std_ack_train 2: 0 or 1"
 
