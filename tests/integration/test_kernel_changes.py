@@ -61,3 +61,18 @@ def test_a_name_the_kernel_lacks_is_refused_with_what_it_has(module_run, tmp_pat
     assert "offers no congestion control 'reno_iw30'; nothing was run" in res.stderr
     assert "reno_iw20" in res.stderr.split("It has:")[1]
     assert not (tmp_path / "results").exists()
+
+
+def test_the_modules_name_runs_in_table1s_compared_place_and_a_name_it_lacks_is_refused_first(module_run, tmp_path):
+    """`make reproduce-table1 VARIANTS=reno_iw20 MODULES=...`: the module's start in SUSS's place with no file
+    naming it, its small flows run by that name; VARIANTS=reno_iw30 refused before any cell runs."""
+    args = ["run", "reproduce-table1", "--set", "CCA=cubic", "--set", "BUF=1BDP", "--set", "RTT=25ms", "--iter", "1"]
+    res = sslab([*args, "--select", "reno_iw30"], tmp_path / "lacks", env=MODULE, timeout=600)
+    assert res.returncode == 2, res.stdout[-2000:] + res.stderr[-2000:]
+    assert "offers no congestion control reno_iw30; no cell was run" in res.stderr
+    assert not list((tmp_path / "lacks").rglob("cell.json"))
+    res = sslab([*args, "--select", "reno_iw20"], tmp_path / "runs", env=MODULE, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    [cell] = list((tmp_path / "runs" / "table1").glob("*_start-reno_iw20_kernel-modules-*/cells/*/cell.json"))
+    runs = [json.loads(p.read_text()) for p in sorted(cell.parent.glob("job/out/runs/*/run.json"))]
+    assert sorted({f["cc_used"] for r in runs for f in r["flows"][1:]}) == ["cubic_hs", "reno_iw20"]

@@ -191,7 +191,9 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     by_option = {ax.option: name for name, ax in m.spec.axes.items() if ax.cca and ax.option}
     # By the control a value's flows run (CCA=bbr2 runs bbr2_sslab: Axis.runs_as).
     lacking = sorted({" or ".join(m.spec.axes[by_option[opt]].may_run(v)) for opt in options if opt in by_option
-                      for v in chosen[by_option[opt]] if m.spec.axes[by_option[opt]].runs(v, ccas) not in ccas})
+                      for v in chosen[by_option[opt]] if m.spec.axes[by_option[opt]].runs(v, ccas) not in ccas}
+                     # The start asked for in the compared place (VARIANTS=), as an axis's value asked for by name.
+                     | ({m.spec.compare.on} if m.spec.compare.on != m.file_on and m.spec.compare.on not in ccas else set()))
     if lacking:
         # Asked for by name (CCA=...): refused, not listed as unavailable as the file's own values are.
         raise MatrixError(f"the kernel under test offers no congestion control {', '.join(lacking)}; no cell was "
