@@ -66,12 +66,18 @@ def test_the_csv_and_the_dataframe_hold_the_same_numbers(tmp_path):
     header = out.read_text().splitlines()[0].split(",")
     assert header == [*tidy.COLUMNS, "param_cc", "param_size"]
     df = results.load(report)
-    assert list(df.columns) == header and len(df) == 3
+    # Every column of the file, then a setting in one unit as a number, named with its unit ("2MB": 2.0).
+    assert list(df.columns) == [*header, "param_size_mb"] and len(df) == 3
+    assert df.param_size_mb.tolist() == [2.0, 2.0, 2.0] and df.param_size.tolist() == ["2MB"] * 3
     assert df.groupby("cc").fct_s.mean().to_dict() == pytest.approx({"cubic_hs": 1.25, "cubic_suss": 0.7})
     assert df.exit_cwnd.isna().tolist() == [False, False, True]   # an empty cell is a missing value
+    # Counts are integers, a missing one missing (not a float NaN that turns 300 into 300.0).
+    assert str(df.exit_cwnd.dtype) == "Int64" and df.exit_cwnd.tolist()[:2] == [300, 400]
+    assert str(df.lost.dtype) == "Int64" and str(df.fct_s.dtype) == "float64"
     # The run directory itself, read from its archive: the same table.
     direct = results.load(run_dir)
-    assert direct.fct_s.tolist() == df.fct_s.tolist() and list(direct.columns) == header
+    assert direct.fct_s.tolist() == df.fct_s.tolist() and list(direct.columns) == list(df.columns)
+    assert str(direct.exit_cwnd.dtype) == "Int64"
 
 
 def test_a_directory_with_nothing_to_read_is_named(tmp_path):
@@ -83,5 +89,20 @@ def test_a_matrix_cell_adds_its_axes_and_iteration(tmp_path):
     run_dir = a_run_dir(tmp_path / "cell")
     out = tidy.write_flows_table(tmp_path, [run_dir], [{"setting": {"large_cc": "cubic", "buffer": "1BDP"}, "rep": 3}])
     df = results.load(tmp_path)
-    assert list(df.columns) == [*tidy.COLUMNS, "axis_buffer", "axis_large_cc", "iteration", "param_cc", "param_size"]
+    assert list(df.columns) == [*tidy.COLUMNS, "axis_buffer", "axis_large_cc", "iteration", "param_cc", "param_size",
+                                "axis_buffer_bdp", "param_size_mb"]
     assert set(df.axis_large_cc) == {"cubic"} and set(df.iteration) == {3} and out.name == "flows.csv"
+    assert set(df.axis_buffer_bdp) == {1.0} and str(df.iteration.dtype) == "Int64"
+
+
+def test_a_setting_in_one_unit_sorts_as_a_number():
+    """Table 1's minRTTs as flows.csv writes them sort as text ("100ms" before "25ms"); their twin in ms
+    sorts as numbers.  A column mixing units, or with a value that is no number, gains no twin."""
+    import pandas as pd
+    df = results.typed(pd.DataFrame({"axis_large_rtt": ["100ms", "25ms", "200ms", "50ms"],
+                                     "axis_large_cc": ["cubic", "bbr", "bbr2", "bbr3"],
+                                     "param_mixed": ["1MB", "5kB", "2MB", "3MB"], "lost": [1.0, None, 3.0, 0.0]}))
+    assert sorted(df.axis_large_rtt) == ["100ms", "200ms", "25ms", "50ms"]
+    assert df.sort_values("axis_large_rtt_ms").axis_large_rtt.tolist() == ["25ms", "50ms", "100ms", "200ms"]
+    assert "axis_large_cc_" not in "".join(df.columns) and "param_mixed_mb" not in df.columns
+    assert str(df.lost.dtype) == "Int64" and df.lost.isna().tolist() == [False, True, False, False]

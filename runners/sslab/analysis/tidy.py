@@ -20,7 +20,10 @@ what a researcher's own analysis starts from, read from the archive alone:
               axis_buffer, axis_large_cc, axis_large_rtt), and iteration, the cell's repetition
 
 A value a run does not have is empty.  The columns are COLUMNS, the matrix's, then the param_
-ones, each group sorted.
+ones, each group sorted.  sslab.results.load types them: INTEGER_COLUMNS as integers (a missing one
+stays missing: pandas' Int64), and an axis_ or param_ column whose every value is a number in one unit
+("25ms", "1BDP", "2MB") gains a numeric twin named with its unit (axis_large_rtt_ms, param_size_mb),
+so that it sorts and computes as a number.
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ COLUMNS = ("scenario", "run_dir", "substrate", "clock", "kernel", "image", "code
            "flow", "pair", "rtt_ms", "cc", "cc_used", "suss_version", "size_bytes", "start_s", "fct_s",
            "server_fct_s", "bytes_received", "exit_cwnd", "exit_time_s", "receiver_limited_acks",
            "connect_s", "syn_retransmits", "synack_retransmits")
+
+#: The columns that count something (packets, bytes, repetitions, a version): integers.
+INTEGER_COLUMNS = ("buffer_pkts", "mtu", "rep", "lost", "queue_peak_pkts", "retransmissions", "spin_guard_charges",
+                   "flow", "pair", "suss_version", "size_bytes", "bytes_received", "exit_cwnd",
+                   "receiver_limited_acks", "syn_retransmits", "synack_retransmits", "iteration")
 
 FILE = "flows.csv"
 
