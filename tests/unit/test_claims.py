@@ -515,3 +515,38 @@ def test_astart_buffer_ratio_per_repetition(tmp_path):
     assert decide(robust, r).verdict == "not decided at n = 2"
     with pytest.raises(cl.LedgerError, match="no E8 setting at a buffer of 0.3 BDP"):
         ev.astart.astart_buffer_ratio(d, "reno_astart", "0.3", "0.5")
+
+
+def test_a_ledgers_verdicts_as_data_and_the_command_writes_them_beside_its_page(tmp_path):
+    """ledger.json: the counts the page's first line has, and per claim the test, our number, the outcome
+    and, not decided, the n that would decide it; `sslab claims` writes it for every ledger."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    ev_ = cl.Evidence(experiment="fct-vs-size", archive="x/*", extract="e4_loss_ratio")
+    at_least = ClaimTest(rule="at_least", bound=0, bound_reason="b")
+    claims = [cl.Claim(id="held", where="w", words="w", quantity="q", test=at_least, evidence=ev_),
+              cl.Claim(id="open", where="w", words="w", quantity="q", test=at_least, evidence=ev_),
+              cl.Claim(id="far", where="w", words="w", quantity="q", untestable="a real Internet path")]
+    ledger = cl.Ledger(source="S", claims=claims)
+    # Hand-worked: 1 [-1, 3] at n = 10 against 0 needs n = 33 (test above); 5 [4, 6] clears it.
+    rows = [(claims[0], decide(at_least, m(5, ci=(4, 6))), m(5, ci=(4, 6))),
+            (claims[1], decide(at_least, m(1, ci=(-1, 3))), m(1, ci=(-1, 3))),
+            (claims[2], cl.Verdict(cl.NOT_TESTABLE, "a real Internet path"), None)]
+    record = json.loads(json.dumps(cl.ledger_record(ledger, rows)))
+    assert record["counts"] == cl.ledger_counts(rows) == {"reproduced": 1, "not decided": 1, "not testable here": 1}
+    held, open_, far = record["claims"]
+    assert (held["outcome"], held["ours"]["ci95"], held["needed_n"]) == ("reproduced", [4, 6], None)
+    assert (open_["outcome"], open_["verdict"], open_["needed_n"]) == ("not decided", "not decided at n = 10", 33)
+    assert (far["outcome"], far["ours"], far["untestable"]) == ("not testable here", None, "a real Internet path")
+    # The command: every ledger's page and its data, from an empty results directory (no evidence yet).
+    env = {**os.environ, "SSLAB_RESULTS": str(tmp_path)}
+    res = subprocess.run([sys.executable, "-m", "sslab", "claims", "suss"], capture_output=True, text=True, env=env,
+                         cwd=REPO_ROOT)
+    assert res.returncode == 0, res.stderr[-2000:]
+    data = json.loads((tmp_path / "claims" / "suss" / "ledger.json").read_text())
+    assert data["format"] == "sslab.summary/1" and len(data["claims"]) == len(cl.load_ledger("suss").claims)
+    assert set(data["counts"]) <= set(cl.OUTCOMES) and sum(data["counts"].values()) == len(data["claims"])
+    assert {p.name for p in (tmp_path / "claims").iterdir()} == {p.stem for p in cl.LEDGER_DIR.glob("*.yaml")}

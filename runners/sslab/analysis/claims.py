@@ -534,6 +534,24 @@ def ledger_counts(rows: list[tuple[Claim, Verdict, Measured | None]]) -> dict[st
     return {k: n for k, n in counts.items() if n}
 
 
+def ledger_record(ledger: Ledger, rows: list[tuple[Claim, Verdict, Measured | None]]) -> dict:
+    """@ledger's verdicts as data (ledger.json beside its page): its counts as the page's first line
+    has them, and per claim what was tested, how, our number with its CI and n, the outcome, the n that
+    would decide it (not decided) and the cause found or the causes tried (not reproduced)."""
+    claims = []
+    for c, v, m in rows:
+        outcome = "not decided" if v.verdict.startswith("not decided") else v.verdict
+        claims.append({
+            "id": c.id, "where": c.where, "words": c.words, "quantity": c.quantity,
+            "test": c.test.model_dump(mode="json") if c.test else None, "judged_on": c.judged_on,
+            "outcome": outcome, "verdict": v.verdict, "why": v.why,
+            "ours": None if m is None else {"mean": m.mean, "ci95": list(m.ci95) if m.ci95 else None, "n": m.n,
+                                            "source": m.source},
+            "needed_n": needed_n(c.test, m) if (m is not None and c.test and outcome == "not decided") else None,
+            "cause": c.cause, "tried": list(c.tried), "untestable": c.untestable})
+    return {"source": ledger.source, "counts": ledger_counts(rows), "uncaused": uncaused(rows), "claims": claims}
+
+
 def uncaused(rows: list[tuple[Claim, Verdict, Measured | None]]) -> list[str]:
     """The ids of @rows not reproduced whose claim names neither a cause nor a cause tried."""
     return [c.id for c, v, _ in rows if v.verdict == NOT_REPRODUCED and not c.cause and not c.tried]

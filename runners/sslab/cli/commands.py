@@ -288,7 +288,9 @@ def cmd_experiments(args) -> int:
 def cmd_claims(args) -> int:
     """`sslab claims [LEDGER]`: every ledger's counts first (each ledger's page written, so the results
     index shows them all), then @LEDGER's page: every claim's verdict from the archives (analysis.claims)."""
-    from ..analysis.claims import LEDGER_DIR, LedgerError, counts_line, ledger_page, ledger_rows, load_ledger
+    from ..analysis.claims import (LEDGER_DIR, LedgerError, counts_line, ledger_page, ledger_record, ledger_rows,
+                                   load_ledger)
+    from ..records import stamped
     from ..analysis.html import publish
     try:
         asked = load_ledger(args.ledger)
@@ -304,6 +306,8 @@ def cmd_claims(args) -> int:
         dest.mkdir(parents=True, exist_ok=True)
         md = dest / "ledger.md"
         md.write_text(ledger_page(ledger, rows=rows))
+        # The same verdicts as data, for a script (the page's words are for a reader).
+        (dest / "ledger.json").write_text(json.dumps(stamped("sslab.summary", ledger_record(ledger, rows)), indent=1) + "\n")
         pages[key] = (md, publish(md))
         lines.append(f"  {counts_line(ledger, rows)}  (results/claims/{key}/)")
     print("Claims, every ledger:\n" + "\n".join(lines) + "\n")
