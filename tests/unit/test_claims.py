@@ -550,3 +550,21 @@ def test_a_ledgers_verdicts_as_data_and_the_command_writes_them_beside_its_page(
     assert data["format"] == "sslab.summary/1" and len(data["claims"]) == len(cl.load_ledger("suss").claims)
     assert set(data["counts"]) <= set(cl.OUTCOMES) and sum(data["counts"].values()) == len(data["claims"])
     assert {p.name for p in (tmp_path / "claims").iterdir()} == {p.stem for p in cl.LEDGER_DIR.glob("*.yaml")}
+
+
+def test_a_reports_answer_counts_its_claims_by_their_ledger_tests(tmp_path):
+    """The line a Table 1 report opens with after its value counts: the claims its cells test, by their
+    ledgers' tests; none for cells of another start in the compared place (`_start-`), whose claims the
+    ledgers do not make."""
+    at_least = ClaimTest(rule="at_least", bound=0, bound_reason="b")
+    ev_ = cl.Evidence(experiment="reproduce-table1", archive="table1/*", extract="table1_average_improvement")
+    a, b = (cl.Claim(id=i, where="w", words="w", quantity="q", test=at_least, evidence=ev_) for i in ("a", "b"))
+    rows = [(a, decide(at_least, m(5, ci=(4, 6))), None), (b, decide(at_least, m(1, ci=(-1, 3))), None),
+            (b, cl.Verdict(cl.NO_EVIDENCE, "other settings", elsewhere=True), None)]
+    assert cl.claims_answer_line(rows) == ("**The paper's claims these runs test**, each by its ledger's test on "
+                                           "these runs alone: 1 reproduced, 1 not decided of 2 (a reproduced; "
+                                           "b not decided at n = 10).")
+    assert cl.claims_answer_line([]) == "" and "not read (ValueError: x)" in cl.claims_answer_line(ValueError("x"))
+    other = tmp_path / "table1" / "cca-cubic_start-cubic_rapid"
+    other.mkdir(parents=True)
+    assert cl.claims_for_archive(tmp_path, other) == []

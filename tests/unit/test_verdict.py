@@ -9,7 +9,7 @@ import pytest
 
 from sslab.analysis import table1 as t1
 from sslab.analysis.verdict import (FCT_TOLERANCE, IMPROVEMENT_POINTS, NOT_DECIDED, NOT_REPRODUCED, REPRODUCED,
-                                    Comparison, claim_line, count_line, needed_n, tally)
+                                    Comparison, count_line, needed_n, tally)
 
 
 def fct(ours, paper=1.0, n=10, ci=None, **kw):
@@ -111,16 +111,6 @@ def test_tally_and_the_count_line():
     assert count_line(cs).startswith("**Paper values: 2 reproduced, 1 not reproduced, 1 not decided of 4** "
                                       "(printed: 1 reproduced, 1 not reproduced, 1 not decided of 3; implied: "
                                       "1 reproduced, 0 not reproduced, 0 not decided of 1); the rule: ")
-
-
-def test_the_claim_line():
-    ok = {"small_faster": "yes", "large_within_ci": "yes (+1.0%)"}
-    hurt = {"small_faster": "yes", "large_within_ci": "NO (+7.1%)"}
-    assert "**holds** here (small flows faster in 2 of 2 settings; the large flow within its CI in 2 of 2)" in \
-        claim_line([ok, ok])
-    assert "**holds for the small flows only**" in claim_line([ok, hurt])
-    assert "**does not hold**" in claim_line([ok, {"small_faster": "NO: slower", "large_within_ci": "yes"}])
-    assert "not judged: one repetition" in claim_line([{"small_faster": "yes (n=1)", "large_within_ci": "n=1: +1%"}])
 
 
 # -- Table 1's values under it ------------------------------------------------------------------

@@ -468,7 +468,9 @@ def claims_for_archive(results: Path, archive: Path) -> list[tuple[Claim, Verdic
     results/fct-vs-size/<setting>/ for `fct-vs-size/reports/latest`), judged on @archive alone: what a
     report prints for its own claims."""
     where = archive_kind(results, archive)
-    if where is None:
+    # Cells of another start in the compared place (VARIANTS=: `_start-cubic_rapid`) test no claim: the
+    # ledgers' claims are about the starts their papers ran.
+    if where is None or "_start-" in archive.resolve().name or "_start-" in archive.resolve().parent.name:
         return []
     out = []
     for path in sorted(LEDGER_DIR.glob("*.yaml")):
@@ -488,12 +490,37 @@ def append_report_claims(md: Path, archive: Path, results: Path = paths.RESULTS_
             f.write(text + "\n")
 
 
-def report_claims_md(results: Path, archive: Path) -> str:
-    """The section a report appends for the paper claims its archive tests ("" when it tests none)."""
+def report_claims(results: Path, archive: Path) -> list[tuple[Claim, Verdict, Measured | None]] | Exception:
+    """claims_for_archive, or the failure that stopped it (a report is never lost to its claims: the
+    failure is printed in it)."""
     try:
-        rows = claims_for_archive(results, archive)
-    except Exception as e:  # a report is never lost to its claims section: the failure is printed in it
-        return f"\n## The paper's claims these runs test\n\nNot read: {type(e).__name__}: {e}\n"
+        return claims_for_archive(results, archive)
+    except Exception as e:  # noqa: BLE001 - said in the report
+        return e
+
+
+def claims_answer_line(rows: list[tuple[Claim, Verdict, Measured | None]] | Exception) -> str:
+    """A report's answer about the paper's claims its runs test, for its first lines: the outcomes by each
+    claim's ledger test on these runs alone, counted, each claim named with its own ("" when they test
+    none)."""
+    if isinstance(rows, Exception):
+        return f"**The paper's claims these runs test**: not read ({type(rows).__name__}: {rows})."
+    rows = [r for r in rows if not r[1].elsewhere]
+    if not rows:
+        return ""
+    counts = ledger_counts(rows)
+    each = "; ".join(f"{c.id} {v.verdict}" for c, v, _ in rows)
+    return (f"**The paper's claims these runs test**, each by its ledger's test on these runs alone: "
+            f"{', '.join(f'{n} {k}' for k, n in counts.items())} of {len(rows)} ({each}).")
+
+
+def report_claims_md(results: Path, archive: Path,
+                     rows: list[tuple[Claim, Verdict, Measured | None]] | Exception | None = None) -> str:
+    """The section a report appends for the paper claims its archive tests ("" when it tests none);
+    @rows: report_claims(@results, @archive) when the caller has it already."""
+    rows = report_claims(results, archive) if rows is None else rows
+    if isinstance(rows, Exception):
+        return f"\n## The paper's claims these runs test\n\nNot read: {type(rows).__name__}: {rows}\n"
     if not rows:
         return ""
     # A claim about settings this archive did not run (E6 at another buffer) is not one it tests:

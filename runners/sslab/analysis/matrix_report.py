@@ -23,7 +23,7 @@ from ..records import stamped
 from .. import paths
 from ..plan_record import MatrixPlan, PlannedCell
 from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
-from .claims import report_claims_md
+from .claims import claims_answer_line, report_claims, report_claims_md
 from .html import index_for, write_html
 from .pcap import stored_capture
 from .interactive import append_fct_page, flows_page
@@ -64,7 +64,14 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
     table, extra, intro = tables.table, tables.extra, tables.intro
     cells = current_cells(matrix_dir, plan)
     done = len(cells)
+    # The paper's claims these cells test, judged once: the answer's line at the top, their section below.
+    claims = report_claims(paths.RESULTS_DIR, matrix_dir) if tables.claims else []
+    answer = claims_answer_line(claims)
+    if not isinstance(claims, Exception):
+        extra = {**extra, "claims": [{"id": c.id, "outcome": "not decided" if v.verdict.startswith("not decided")
+                                      else v.verdict, "verdict": v.verdict} for c, v, _ in claims if not v.elsewhere]}
     lines = [f"# {plan.title}", "", *extra.get("verdict", []), *([""] if extra.get("verdict") else []),
+             *([answer, ""] if answer else []),
              f"Matrix {plan.matrix} ({plan.matrix_file}), selection "
              f"{json.dumps(plan.selection, sort_keys=True)}, {plan.iterations} iteration(s): "
              f"{done} of {len(plan.cells)} cells done. Image {plan.image_hash[:12]}, traffic code "
@@ -87,7 +94,7 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
         lines += ["## Every paper value beside ours", "", extra["comparisons_md"], ""]
     lines += extra.get("causes_md") or []
     if tables.claims:  # a calibration's candidates pooled are no evidence for a claim
-        lines += [report_claims_md(paths.RESULTS_DIR, matrix_dir), ""]
+        lines += [report_claims_md(paths.RESULTS_DIR, matrix_dir, claims), ""]
     if extra.get("overhead_md"):
         lines += ["## Wall time per cell against its traffic time", "", extra["overhead_md"], ""]
     (dest / "table.md").write_text("\n".join(lines))

@@ -22,7 +22,7 @@ from .causes import causes_md, load_causes
 from .fidelity import run_passes
 from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
 from .stats import without_values, fmt_mean_ci, describe
-from .verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, RULE_RECORD, Comparison, claim_line, tally, tally_text
+from .verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, RULE_RECORD, Comparison, tally, tally_text
 
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 
@@ -371,7 +371,6 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     comparisons: list[Comparison] = []
     # Each comparison with the setting it is about, for the causes tried (analysis.causes).
     about: list[tuple[dict[str, str], Comparison]] = []
-    judged: list[dict] = []
     per_cca: dict[str, list[dict]] = {}
     reps_of: dict[tuple[str, str, str], list[dict]] = {}
     for key in order:
@@ -390,7 +389,6 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         paper_cca = beside[cca]["column"] if cca in beside else cca
         p = ref_rows.get((paper_cca, buf, rtt))
         on_grid = on_paper_grid(plan, {"large_cc": cca, "buffer": buf, "large_rtt": rtt})
-        judged.append(claims)
         row_cmp: list[Comparison] = []
         if p:
             paper = _paper_cells(p)
@@ -502,9 +500,11 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     found = paper_bounds.bounds(ref, choices) if choices and ref else []
     bound_lines = [f"- {b.line(labels)}" for b in found]
     ns = {len(reps) for reps in reps_of.values() if reps}
-    verdict = [*headline(comparisons, ns.pop() if len(ns) == 1 else None), "", claim_line(judged, start)] \
-        if comparisons else \
-        ["No paper value to judge here (none printed or implied for these settings).", "", claim_line(judged, start)]
+    # The paper's claims are judged by their ledger's tests (the report's answer line, matrix_report);
+    # the per-setting checks (small flows faster? large flow inside its CI?) stay in the table, a check
+    # each, never a claim's verdict.
+    verdict = [*headline(comparisons, ns.pop() if len(ns) == 1 else None)] if comparisons else \
+        ["No paper value to judge here (none printed or implied for these settings)."]
     overhead = overhead_table(walls)
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
     if len(checks) > 2:

@@ -196,25 +196,3 @@ def count_line(comparisons: list[Comparison]) -> str:
     implied = [c for c in comparisons if c.derived]
     of = f" (printed: {tally_text(tally(printed))}; implied: {tally_text(tally(implied))})" if implied else ""
     return f"**Paper values: {tally_text(tally(comparisons))}**{of}; the rule: {RULE}."
-
-
-def claim_line(settings: list[dict], start: str = "SUSS") -> str:
-    """The claim Table 1 exists for, "@start improves small flows without hurting the large flow",
-    judged from our settings: each a dict with small_faster (our claim check's word: yes...) and
-    large_within_ci (yes/NO (...)/n=1: ...)."""
-    if not settings:
-        return f"The claim ({start} improves small flows without hurting the large flow): nothing run to judge it."
-    n = len(settings)
-    small = sum(str(s["small_faster"]).startswith("yes") for s in settings)
-    large = sum(str(s["large_within_ci"]).startswith("yes") for s in settings)
-    single = all(str(s["large_within_ci"]).startswith("n=1") for s in settings)
-    if single:
-        judged = "not judged: one repetition gives no CI for the large flow"
-    elif small == n and large == n:
-        judged = "**holds** here"
-    elif small == n:
-        judged = "**holds for the small flows only**: the large flow's FCT with it falls outside its own CI"
-    else:
-        judged = "**does not hold** here"
-    return (f"The claim ({start} improves small flows without hurting the large flow): {judged} "
-            f"(small flows faster in {small} of {n} settings; the large flow within its CI in {large} of {n}).")
