@@ -62,8 +62,19 @@ def test_cells_run_and_report(first_run):
     assert row["n"] == 1 and 0.2 < row["off_small"]["mean"] < 20 and 0.2 < row["on_small"]["mean"] < 20
     # The most the bottleneck held at once, as its netem counted it (patch 0007): a queue, within the buffer.
     assert 0 < row["queue_peak_pkts_off"] <= row["buffer_pkts"] and 0 < row["queue_peak_pkts_on"] <= row["buffer_pkts"]
-    assert f"{row['queue_peak_pkts_off']:.0f} / {row['queue_peak_pkts_on']:.0f} of {row['buffer_pkts']} |" in out
-    assert "| CUBIC | 1BDP | 20ms | 1 |" in out and "BBRv2" in out
+    table = (mdir / "reports" / "latest" / "table.md").read_text()
+    assert f"{row['queue_peak_pkts_off']:.0f} / {row['queue_peak_pkts_on']:.0f} of {row['buffer_pkts']} |" in table
+    assert "| CUBIC | 1BDP | 20ms | 1 |" in table and "BBRv2" in table
+    # The console ends with the report's answer and where it is, not the whole report: its title, what it
+    # judged, the paths of the report, its page and the results index, in a screen's lines.
+    lines = out.rstrip().splitlines()
+    ending = lines[max(i for i, ln in enumerate(lines) if ln.startswith("# ")):]
+    assert ending[0] == "# test matrix" and len(ending) <= 15, ending
+    assert "No paper value to judge here" in "\n".join(ending)
+    report = (mdir / "reports" / "latest").resolve()
+    assert ending[-2] == f"report: {report / 'table.md'} (every table; the page: {report / 'report.html'})"
+    assert ending[-1] == f"all results: {results / 'index.html'}" and (results / "index.html").is_file()
+    assert "| CUBIC | 1BDP | 20ms | 1 |" not in out
 
 
 def test_rerun_runs_nothing_and_report_is_byte_identical(first_run):

@@ -43,6 +43,24 @@ __all__ = ["ArchiveError", "JAIN_FAIR", "JAIN_HOLD_WINDOWS", "JAIN_WINDOW_S", "M
 MATRIX_REPORTS: dict[str, MatrixReport] = {r.name: r for r in (TABLE1, FAIRNESS)}
 
 
+def console_ending(report: Path) -> str:
+    """What a matrix command prints when its report is written: the report's answer (its title, the
+    paper values' counts and the claims' line: everything before its "Matrix ..." line), then where the
+    whole report, its page and the results index are.  A report without an answer there (no paper
+    values to set beside) is printed whole."""
+    text = (report / "table.md").read_text()
+    lines = text.splitlines()
+    cut = next((i for i, ln in enumerate(lines) if ln.startswith("Matrix ")), None)
+    head = [ln for ln in lines[:cut]] if cut else []
+    if len([ln for ln in head if ln.strip()]) < 2:
+        return text.rstrip() + f"\n\nreport: {report / 'table.md'}"
+    while head and not head[-1].strip():
+        head.pop()
+    index = paths.RESULTS_DIR / "index.html"
+    return "\n".join([*head, "", f"report: {report / 'table.md'} (every table; the page: {report / 'report.html'})",
+                      *([f"all results: {index}"] if index.is_file() else [])])
+
+
 def write_matrix_report(matrix_dir: Path) -> Path:
     """Tables and plots of the matrix's current cells, into a new reports/<stamp>/, which appears whole
     or not at all (paths.filled_whole: a full disk mid-report leaves no half of one); then `latest`

@@ -559,10 +559,9 @@ def cmd_matrix(args) -> int:
         print(json.dumps(stop_runner(Path(args.matrix_dir), args.host)))
         return EXIT_OK
     if args.action == "report":
-        from ..analysis.matrix_report import write_matrix_report
+        from ..analysis.matrix_report import console_ending, write_matrix_report
         dest = write_matrix_report(Path(args.matrix_dir))
-        print((dest / "table.md").read_text())
-        print(f"report: {dest / 'table.md'}")
+        print(console_ending(dest))
         return EXIT_OK
     if args.action == "compare":
         from ..analysis.archive import ArchiveError

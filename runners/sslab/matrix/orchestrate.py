@@ -11,7 +11,7 @@
 5. Run the boots on the inventory's hosts, dealt as hosts free up
    (matrix.fleet, matrix.dealer; playbook logs under logs/run-<stamp>/),
    with a board of each host's state.
-6. Write the report (reports/<stamp>/table.md) and print it.
+6. Write the report (reports/<stamp>/table.md) and print its answer and where it is.
 
 A host whose inventory entry has no `sslab_workdir` runs its cells in the
 controller's own tree and results directory (localhost).  Any other host
@@ -30,7 +30,7 @@ import sys
 from pathlib import Path
 
 from .. import paths
-from ..analysis.matrix_report import write_kernels_report, write_matrix_report
+from ..analysis.matrix_report import console_ending, write_kernels_report, write_matrix_report
 from ..experiment.timing import expected_seconds
 from ..plan_record import Inventory, MatrixPlan, PlannedCell, write_matrix_plan
 from ..records import read_plan
@@ -250,8 +250,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
             rc = run_on_hosts(plan, plan_path, matrix_rel, inventory, hosts, slots, est, substrate=substrate, jobs=jobs,
                               clock=clock, container=container, serial=serial, host_timeout=host_timeout, changes=changes)
         report = write_matrix_report(matrix_dir)
-        print((report / "table.md").read_text())
-        print(f"report: {report / 'table.md'}")
+        print(console_ending(report))
         failed = [c for c in plan.cells if not store.done(c.key)]
         if failed:
             print(f"{len(failed)} cell(s) not done (failed or interrupted): rerun the same command to run only "
