@@ -34,6 +34,21 @@ def test_board_shows_each_hosts_state_and_the_cell_its_runner_is_on(tmp_path):
     assert lines[0].startswith("matrix: 1/5 cells home, elapsed ") and "ETA 1:20 (3 host(s))" in lines[0]
 
 
+def test_the_eta_learns_the_pace_once_a_round_of_cells_is_home():
+    """At first the estimate per cell (60 s) over the slots; once as many cells are home as there are slots,
+    this run's own pace: 2 home in 100 s, 4 left: 200 s, whatever the estimate said (4 x 60 / 2 = 120 s)."""
+    d = Dealer([["k0"], ["k1"], ["k2"], ["k3"], ["k4"], ["k5"]], {"a": 1, "b": 1}, boot_seconds=60)
+    board = board_of(d, {}, total=6)
+    board.t0 = 1000.0
+    ba, bb = d.next_batch("a", 1000.0), d.next_batch("b", 1000.0)
+    assert board.eta_s(1010.0) == 6 * 60 / 2                      # nothing home yet: the estimate
+    d.batch_ended(ba, {"k0"}, set(), set())
+    assert board.eta_s(1050.0) == 5 * 60 / 2                      # one of two slots' cells: still the estimate
+    d.batch_ended(bb, {"k1"}, set(), set())
+    assert board.eta_s(1100.0) == 4 * 100 / 2                     # a round home in 100 s: 50 s a cell
+    assert "ETA 3:20" in board.lines(1100.0)[0]
+
+
 def test_a_lost_host_says_why_and_leaves_the_eta_to_the_others():
     d = Dealer([["k0"], ["k1"]], {"a": 1, "b": 1}, boot_seconds=60)
     bb = d.next_batch("b", 0)

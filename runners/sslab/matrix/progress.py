@@ -95,11 +95,19 @@ class ProgressBoard:
             out.append(hs)
         return out
 
-    def eta_s(self) -> float:
-        """Cells not home yet at the measured rate per cell, spread over the live hosts' slots."""
-        left = self.total - len(self.dealer.done) - len(self.dealer.failed)
+    def eta_s(self, now: float | None = None) -> float:
+        """Cells not home yet at this invocation's own pace (its wall time over the cells it brought
+        home) once it has brought home as many as there are live slots, the first whole round; before
+        that at the estimated time per cell (this host's last runs) spread over the slots."""
+        now = time.time() if now is None else now
+        ended = len(self.dealer.done) + len(self.dealer.failed)
+        left = self.total - ended
         slots = sum(r.slots for r in self.dealer.hosts.values() if r.state != "lost")
-        return left * self.est / slots if slots else float("inf")
+        if not slots:
+            return float("inf")
+        if ended >= slots and now > self.t0:
+            return left * (now - self.t0) / ended
+        return left * self.est / slots
 
     def lines(self, now: float | None = None) -> list[str]:
         now = time.time() if now is None else now
@@ -109,7 +117,7 @@ class ProgressBoard:
         head = f"matrix: {home}/{self.total} cells home"
         if self.dealer.failed:
             head += f", {len(self.dealer.failed)} failed"
-        eta = self.eta_s()
+        eta = self.eta_s(now)
         head += f", elapsed {mmss(now - self.t0)}, " + ("no live host" if eta == float("inf") else f"ETA {mmss(eta)}")
         head += f" ({len(states)} host(s)" + (f", {lost} lost)" if lost else ")")
         return [head] + [s.line() for s in states]
