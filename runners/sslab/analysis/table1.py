@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import time
 from pathlib import Path
 
 import yaml
@@ -111,11 +112,15 @@ def queue_peaks(reps: list[dict]) -> str:
 
 
 def cells_by_setting(plan: MatrixPlan, cells: list[tuple]) -> dict[tuple[str, str, str], list[dict]]:
-    """Each done cell's numbers (table1_cell), by its setting (large_cc, buffer, large_rtt)."""
+    """Each done cell's numbers (table1_cell), by its setting (large_cc, buffer, large_rtt); a line of
+    progress every tenth of them (reading a cell's traces and captures takes seconds)."""
     out: dict[tuple[str, str, str], list[dict]] = {}
-    for cell, cdir in cells:
+    t0, step = time.monotonic(), max(1, len(cells) // 10)
+    for i, (cell, cdir) in enumerate(cells, 1):
         s = cell.setting
         out.setdefault((s["large_cc"], s["buffer"], s["large_rtt"]), []).append(table1_cell(plan, cdir))
+        if len(cells) >= 20 and (i % step == 0 or i == len(cells)):
+            print(f"report: read {i} of {len(cells)} cells ({time.monotonic() - t0:.0f} s)", flush=True)
     return out
 
 
