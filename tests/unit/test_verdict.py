@@ -210,3 +210,35 @@ def test_a_comparisons_record_carries_its_verdict_and_a_script_recomputes_it():
     assert records["comparisons"][2]["needed_n"] > 10 and records["comparisons"][0]["needed_n"] is None
     # A record reads back as the comparison it was.
     assert [Comparison.from_record(r) for r in records["comparisons"]] == values
+
+
+def test_the_answers_plot_puts_each_value_where_its_record_says():
+    """ours-vs-paper.svg: each value a point of its own (id value-<n>), coloured by its verdict; a value
+    changed moves its point, and only its point."""
+    import re
+
+    from sslab.analysis.answer_plots import COLOURS, ours_against_paper
+
+    def points(tmp, records):
+        svg = ours_against_paper(records, tmp).read_text()
+        out = {}
+        for m in re.finditer(r'<g id="(value-\d+)">(.*?)</g>\s*</g>', svg, re.S):
+            use = re.search(r'<use [^>]*x="([\d.]+)" y="([\d.]+)" style="fill: (#[0-9a-f]+)', m[2])
+            out[m[1]] = (float(use[1]), float(use[2]), use[3])
+        return out
+
+    import tempfile
+    from pathlib import Path
+    records = [fct(1.83, paper=1.33, ci=(1.80, 1.86), group="the small flows' FCTs").record(),
+               fct(30.0, paper=30.4, ci=(29.5, 30.5), group="the large flow's FCTs").record(),
+               improvement(47, 29, ci=(45, 50), group="the small flows' improvements").record()]
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        before = points(Path(a), records)
+        assert set(before) == {"value-0", "value-1", "value-2"}
+        assert before["value-0"][2] == COLOURS[NOT_REPRODUCED].lower() and before["value-1"][2] == COLOURS[REPRODUCED].lower()
+        moved = [dict(records[0], ours=1.40, ci95=[1.37, 1.43], outcome=REPRODUCED), *records[1:]]
+        after = points(Path(b), moved)
+    # Its y moved (down: a smaller FCT), its x (the paper's) did not; it is reproduced now; the others stay.
+    assert after["value-0"][0] == before["value-0"][0] and after["value-0"][1] > before["value-0"][1]
+    assert after["value-0"][2] == COLOURS[REPRODUCED].lower()
+    assert after["value-1"] == before["value-1"] and after["value-2"] == before["value-2"]

@@ -90,6 +90,7 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
                                       else v.verdict, "verdict": v.verdict} for c, v, _ in claims if not v.elsewhere]}
     lines = [f"# {plan.title}", "", *extra.get("verdict", []), *([""] if extra.get("verdict") else []),
              *([answer, ""] if answer else []),
+             *[ln for alt, name in extra.get("answer_plots", []) for ln in (f"![{alt}]({name})", "")],
              f"Matrix {plan.matrix} ({plan.matrix_file}), selection "
              f"{json.dumps(plan.selection, sort_keys=True)}, {plan.iterations} iteration(s): "
              f"{done} of {len(plan.cells)} cells done. Image {plan.image_hash[:12]}, traffic code "

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..ccas import SUSS_VERSIONS
 from ..plan_record import MatrixPlan
+from .answer_plots import ours_against_paper
 from .archive import ArchiveError, latest_plan
 from .calibration import calibration, candidate_axes
 from .matrix_kind import MatrixReport, Tables
@@ -31,6 +32,9 @@ class Table1Report(MatrixReport):
         else:
             report_plan, fits = plan, None
         table, extra = table1(matrix_dir, report_plan)
+        # The answer's plot, drawn from the verdicts' records: every value beside the paper's.
+        if (plot := ours_against_paper(extra.get("comparisons", []), dest)) is not None:
+            extra["answer_plots"] = [("every value beside the paper's", plot.name)]
         if fits is not None:
             extra["calibration"] = fits
         on = plan.compare["on"]

@@ -1,0 +1,84 @@
+"""The plots that answer "did it reproduce?" at a glance, drawn from the verdicts' own records
+(Comparison.record: our mean and CI, the paper's value, the band, the outcome): nothing is computed
+here that the tables do not hold.
+
+    ours_against_paper   every value the paper prints or implies: its FCTs on log axes, its
+                         improvements and changes on linear ones; y = x, the band around it, each point
+                         coloured by its verdict and marked by what it is, our CI as a bar
+
+Each point carries its value's name as its SVG id (`value-<n>`), so a page or a test finds the point
+a value made.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .verdict import FCT_TOLERANCE, IMPROVEMENT_POINTS, NOT_DECIDED, NOT_REPRODUCED, REPRODUCED
+
+#: A verdict's colour (colour-blind safe: Okabe and Ito's blue, vermillion, orange).
+COLOURS = {REPRODUCED: "#0072B2", NOT_REPRODUCED: "#D55E00", NOT_DECIDED: "#E69F00"}
+#: A value's marker, by its headline group (what the paper's number is of).
+MARKERS = {"the large flow's FCTs": "o", "the small flows' FCTs": "s", "the small flows' improvements": "^",
+           "the stability effect": "D"}
+FILE = "ours-vs-paper.svg"
+
+
+def ours_against_paper(records: list[dict], dest: Path) -> Path | None:
+    """@records (summary.json's comparisons) drawn into @dest/ours-vs-paper.svg; None without any."""
+    if not records:
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams["svg.hashsalt"] = "sslab"      # the same records give the same bytes
+    fcts = [(i, r) for i, r in enumerate(records) if r["kind"] == "fct"]
+    others = [(i, r) for i, r in enumerate(records) if r["kind"] != "fct"]
+    panels = [(p, rows) for p, rows in (("fct", fcts), ("other", others)) if rows]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
+    for ax, (panel, rows) in zip(axes[0], panels):
+        values = [v for _, r in rows for v in (r["paper"], r["ours"], *(r["ci95"] or ()))]
+        if panel == "fct":  # a log axis: what a CI reaches below zero (two repetitions) is off the plot
+            values = [v for v in values if v > 0]
+        lo, hi = min(values), max(values)
+        if panel == "fct":
+            lo, hi = lo / 1.3, hi * 1.3
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            xs = [lo, hi]
+            ax.fill_between(xs, [x * (1 - FCT_TOLERANCE) for x in xs], [x * (1 + FCT_TOLERANCE) for x in xs],
+                            color="#cccccc", alpha=0.5, lw=0, label=f"±{FCT_TOLERANCE:.0%} of the paper's")
+            ax.set_xlabel("the paper's FCT (s)")
+            ax.set_ylabel("ours (s), mean and 95 % CI")
+        else:
+            pad = max(2.0, (hi - lo) * 0.1)
+            lo, hi = lo - pad, hi + pad
+            xs = [lo, hi]
+            ax.fill_between(xs, [x - IMPROVEMENT_POINTS for x in xs], [x + IMPROVEMENT_POINTS for x in xs],
+                            color="#cccccc", alpha=0.5, lw=0, label=f"±{IMPROVEMENT_POINTS:g} points (improvements)")
+            ax.set_xlabel("the paper's value (%, points)")
+            ax.set_ylabel("ours, mean and 95 % CI")
+        ax.plot(xs, xs, color="#555555", lw=0.8, ls="--", label="ours = the paper's")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        for i, r in rows:
+            err = None
+            if r["ci95"]:
+                err = [[r["ours"] - r["ci95"][0]], [r["ci95"][1] - r["ours"]]]
+            point, _, _ = ax.errorbar([r["paper"]], [r["ours"]], yerr=err, fmt=MARKERS.get(r["group"], "o"),
+                                      color=COLOURS[r["outcome"]], ms=6, elinewidth=1, capsize=2)
+            point.set_gid(f"value-{i}")
+        ax.grid(True, which="both", alpha=0.3)
+    # One legend for both panels, outside the data: the verdicts' colours and the values' markers.
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], color=c, marker="o", ls="", label=o) for o, c in COLOURS.items()]
+    handles += [Line2D([], [], color="#555555", marker=m, ls="", label=g) for g, m in MARKERS.items()
+                if any(r["group"] == g for r in records)]
+    fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.suptitle("Every value the paper prints or implies: ours against the paper's")
+    fig.tight_layout(rect=(0, 0.1, 1, 0.95))
+    out = dest / FILE
+    fig.savefig(out, format=out.suffix[1:], **({"metadata": {"Date": None}} if out.suffix == ".svg" else {"dpi": 90}))
+    plt.close(fig)
+    return out
