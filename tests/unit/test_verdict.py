@@ -238,6 +238,11 @@ def test_the_answers_plot_puts_each_value_where_its_record_says():
         assert before["value-0"][2] == COLOURS[NOT_REPRODUCED].lower() and before["value-1"][2] == COLOURS[REPRODUCED].lower()
         moved = [dict(records[0], ours=1.40, ci95=[1.37, 1.43], outcome=REPRODUCED), *records[1:]]
         after = points(Path(b), moved)
+        # Setting by setting: the improvement (and a stability effect, had there been one) as points.
+        from sslab.analysis.answer_plots import per_setting
+        svg = per_setting(records, Path(a)).read_text()
+        assert re.findall(r'<g id="(value-\d+)">', svg) == ["value-2"]
+        assert per_setting(records[:2], Path(a)) is None
     # Its y moved (down: a smaller FCT), its x (the paper's) did not; it is reproduced now; the others stay.
     assert after["value-0"][0] == before["value-0"][0] and after["value-0"][1] > before["value-0"][1]
     assert after["value-0"][2] == COLOURS[REPRODUCED].lower()

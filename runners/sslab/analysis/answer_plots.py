@@ -5,6 +5,8 @@ here that the tables do not hold.
     ours_against_paper   every value the paper prints or implies: its FCTs on log axes, its
                          improvements and changes on linear ones; y = x, the band around it, each point
                          coloured by its verdict and marked by what it is, our CI as a bar
+    per_setting          setting by setting, the small flows' improvement and the large flow's change
+                         with SUSS: ours with its CI beside the paper's value and its band
 
 Each point carries its value's name as its SVG id (`value-<n>`), so a page or a test finds the point
 a value made.
@@ -22,6 +24,10 @@ COLOURS = {REPRODUCED: "#0072B2", NOT_REPRODUCED: "#D55E00", NOT_DECIDED: "#E69F
 MARKERS = {"the large flow's FCTs": "o", "the small flows' FCTs": "s", "the small flows' improvements": "^",
            "the stability effect": "D"}
 FILE = "ours-vs-paper.svg"
+SETTINGS_FILE = "per-setting.svg"
+#: per_setting's panels: the group of values each shows, and its axis.
+PER_SETTING = (("the small flows' improvements", "the small flows' improvement (%)"),
+               ("the stability effect", "the large flow's change with SUSS (%)"))
 
 
 def ours_against_paper(records: list[dict], dest: Path) -> Path | None:
@@ -78,7 +84,53 @@ def ours_against_paper(records: list[dict], dest: Path) -> Path | None:
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False)
     fig.suptitle("Every value the paper prints or implies: ours against the paper's")
     fig.tight_layout(rect=(0, 0.1, 1, 0.95))
-    out = dest / FILE
+    return _saved(fig, dest / FILE)
+
+
+def per_setting(records: list[dict], dest: Path) -> Path | None:
+    """@records' improvements and stability effects, setting by setting (their `where`), into
+    @dest/per-setting.svg: ours (mean, CI bar, coloured by verdict) beside the paper's value (a black
+    tick) and its band (grey); None when there are neither."""
+    panels = [(label, [(i, r) for i, r in enumerate(records) if r["group"] == group and not r["derived"]
+                       or r["group"] == group == "the stability effect"])
+              for group, label in PER_SETTING]
+    panels = [(label, rows) for label, rows in panels if rows]
+    if not panels:
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams["svg.hashsalt"] = "sslab"
+    width = max(6.0, 0.55 * max(len(rows) for _, rows in panels) + 2)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(width, 3.2 * len(panels)), squeeze=False)
+    for ax, (label, rows) in zip(axes[:, 0], panels):
+        for x, (i, r) in enumerate(rows):
+            lo, hi = r["band"]
+            ax.fill_between([x - 0.3, x + 0.3], [lo, lo], [hi, hi], color="#cccccc", alpha=0.6, lw=0)
+            ax.plot([x - 0.3, x + 0.3], [r["paper"], r["paper"]], color="black", lw=1.5)
+            err = [[r["ours"] - r["ci95"][0]], [r["ci95"][1] - r["ours"]]] if r["ci95"] else None
+            point, _, _ = ax.errorbar([x], [r["ours"]], yerr=err, fmt="o", color=COLOURS[r["outcome"]], ms=5,
+                                      elinewidth=1, capsize=2)
+            point.set_gid(f"value-{i}")
+        ax.axhline(0, color="#555555", lw=0.6)
+        ax.set_xticks(range(len(rows)), [r["where"] for _, r in rows], rotation=45, ha="right", fontsize=7)
+        ax.set_ylabel(label, fontsize=8)
+        ax.grid(True, axis="y", alpha=0.3)
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    handles = [Line2D([], [], color=c, marker="o", ls="", label=f"ours: {o}") for o, c in COLOURS.items()]
+    handles += [Line2D([], [], color="black", lw=1.5, label="the paper's"), Patch(color="#cccccc", label="its band")]
+    fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.suptitle("Setting by setting: ours (95 % CI) beside the paper's value and its band", fontsize=10)
+    fig.tight_layout(rect=(0, 0.09, 1, 0.95))
+    return _saved(fig, dest / SETTINGS_FILE)
+
+
+def _saved(fig, out: Path) -> Path:
+    """@fig written to @out in the format its name says (SVG without a date, so the same records give the
+    same bytes; PNG for a look at it), and closed."""
+    import matplotlib.pyplot as plt
     fig.savefig(out, format=out.suffix[1:], **({"metadata": {"Date": None}} if out.suffix == ".svg" else {"dpi": 90}))
     plt.close(fig)
     return out

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..ccas import SUSS_VERSIONS
 from ..plan_record import MatrixPlan
-from .answer_plots import ours_against_paper
+from .answer_plots import ours_against_paper, per_setting
 from .archive import ArchiveError, latest_plan
 from .calibration import calibration, candidate_axes
 from .matrix_kind import MatrixReport, Tables
@@ -33,8 +33,11 @@ class Table1Report(MatrixReport):
             report_plan, fits = plan, None
         table, extra = table1(matrix_dir, report_plan)
         # The answer's plot, drawn from the verdicts' records: every value beside the paper's.
-        if (plot := ours_against_paper(extra.get("comparisons", []), dest)) is not None:
-            extra["answer_plots"] = [("every value beside the paper's", plot.name)]
+        records = extra.get("comparisons", [])
+        extra["answer_plots"] = [(alt, plot.name) for alt, plot in (
+            ("every value beside the paper's", ours_against_paper(records, dest)),
+            ("the improvement and the large flow's change, setting by setting", per_setting(records, dest)))
+            if plot is not None]
         if fits is not None:
             extra["calibration"] = fits
         on = plan.compare["on"]
