@@ -51,7 +51,9 @@ def console_ending(report: Path) -> str:
     text = (report / "table.md").read_text()
     lines = text.splitlines()
     cut = next((i for i, ln in enumerate(lines) if ln.startswith("Matrix ")), None)
-    head = [ln for ln in lines[:cut]] if cut else []
+    # The plots are the page's: a console shows no image.
+    head = [ln for ln in lines[:cut] if not ln.startswith("![")] if cut else []
+    head = [ln for i, ln in enumerate(head) if ln.strip() or (i and head[i - 1].strip())]
     if len([ln for ln in head if ln.strip()]) < 2:
         return text.rstrip() + f"\n\nreport: {report / 'table.md'}"
     while head and not head[-1].strip():
