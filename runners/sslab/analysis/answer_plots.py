@@ -69,6 +69,10 @@ def ours_against_paper(records: list[dict], dest: Path) -> Path | None:
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
         for i, r in rows:
+            if r["kind"] != "improvement" and panel != "fct":
+                # A change's band is its own (±15 % of the paper's change, widened by rounding), not the
+                # improvements' ±10 points the diagonal band shows: drawn at its point.
+                ax.plot([r["paper"]] * 2, r["band"], color="#999999", lw=7, alpha=0.45, solid_capstyle="butt")
             err = None
             if r["ci95"]:
                 err = [[r["ours"] - r["ci95"][0]], [r["ci95"][1] - r["ours"]]]
