@@ -390,6 +390,9 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                 for side in ("off", "on") for what in ("large", "small")}
         d = {k: describe(v) for k, v in vals.items()}
         impr = (1 - d["on_small"]["mean"] / d["off_small"]["mean"]) * 100
+        # Its 95 % CI over the repetitions' own improvements, as the verdict judges it.
+        impr_ci = _ci([FIELD_VALUES["improvement_pct"](r) for r in reps])
+        impr_text = f"{impr:.0f}%" + (f" [{impr_ci[0]:.0f}%, {impr_ci[1]:.0f}%]" if impr_ci else "")
         claims = _claims(vals["off_small"], vals["on_small"], vals["off_large"], vals["on_large"])
         paper_cca = beside[cca]["column"] if cca in beside else cca
         p = ref_rows.get((paper_cca, buf, rtt))
@@ -412,7 +415,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         drops = " / ".join(f"{statistics.fmean(r[s]['drops'] for r in reps):.0f}" for s in ("off", "on"))
         rwnd = " / ".join(f"{sum(r[s]['small_rwnd_limited'] for r in reps)}" for s in ("off", "on"))
         row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps), "on_paper_grid": on_grid,
-               **{k: without_values(v) for k, v in d.items()}, "improvement_pct": round(impr, 2), "claims": claims,
+               **{k: without_values(v) for k, v in d.items()}, "improvement_pct": round(impr, 2),
+               "improvement_ci95": [round(x, 2) for x in impr_ci] if impr_ci else None, "claims": claims,
                "paper": p, "paper_values_reproduced": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps),
                "comparisons": [c.record() for c in row_cmp], "drops_raised": drops_raised(reps),
                **{f"drops_{s}": statistics.fmean(r[s]["drops"] for r in reps) for s in ("off", "on")},
@@ -425,7 +429,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         per_cca.setdefault(cca, []).append(row)
         lines.append(f"| {label} | {buf} | {rtt} | {len(reps)} | {fmt_mean_ci(d['off_large'], 1)} / {fmt_mean_ci(d['off_small'], 2)} | "
                      f"{paper[0]} | {fmt_mean_ci(d['on_large'], 1)} / {fmt_mean_ci(d['on_small'], 2)} | {paper[1]} | "
-                     f"{impr:.0f}% | {paper[2]} | {sign} |")
+                     f"{impr_text} | {paper[2]} | {sign} |")
         checks.append(f"| {label} | {buf} | {rtt} | {claims['small_faster']} | {claims['large_within_ci']} | "
                       f"{claims['large_change_pct']:+.1f}% / {change_text} | {drops} | {row['drops_raised']} | "
                       f"{queue_peaks(reps)} | {rwnd} of {n_small(reps)} | {handshakes(reps)} | {fid}/{2 * len(reps)} |")
