@@ -22,7 +22,14 @@ def test_rows_say_what_each_report_is(tmp_path, monkeypatch):
     matrix = tmp_path / "table1" / "all" / "reports" / "20261129T101500Z-abcd"
     matrix.mkdir(parents=True)
     (matrix / "table.md").write_text("# E7 stability\n\n**61 of 90 paper values reproduced within tolerance**; ...\n")
-    (matrix / "summary.json").write_text(json.dumps({"cells_done": 30, "cells_planned": 40, "code": "547e7e64fa04ffff"}))
+    (matrix / "summary.json").write_text(json.dumps({"cells_done": 30, "cells_planned": 40, "code": "547e7e64fa04ffff",
+                                                     "rows": [{"n": 3}, {"n": 4}],
+                                                     "claims": [{"outcome": "reproduced"}, {"outcome": "not decided"},
+                                                                {"outcome": "not decided"}]}))
+    # Its cells ran the harness's commit (their meta.json), which the index shows, not the traffic code.
+    cell = tmp_path / "table1" / "all" / "cells" / "k1"
+    cell.mkdir(parents=True)
+    (cell / "meta.json").write_text(json.dumps({"code": {"commit": "0d2d09b0a1b2c3d4", "dirty": False}}))
     run = tmp_path / "startup" / "20261128T213655Z-e63d"
     (run / "job" / "out").mkdir(parents=True)
     (run / "job" / "out" / "runs.json").write_text(json.dumps(stamped("sslab.runs", {"runs": [{"tag": "a"}, {"tag": "b"}]})))
@@ -36,9 +43,11 @@ def test_rows_say_what_each_report_is(tmp_path, monkeypatch):
         html.write_html(md)
     rows = {r.page.parent: r for r in (dashboard.row_of(p, tmp_path, p.parent.name) for p in html.reports_under(tmp_path))}
     m = rows[matrix]
-    assert (m.folder, m.n, m.status, m.commit, m.written) == ("table1", 40, "partial (30 of 40 cells)", "547e7e64fa04",
+    # n: its repetitions (the most a setting has), not its cells; the claims it tests counted.
+    assert (m.folder, m.n, m.status, m.commit, m.written) == ("table1", 4, "partial (30 of 40 cells)", "0d2d09b0a1b2",
                                                               "2026-11-29 10:15")
-    assert m.headline == "61 of 90 paper values reproduced within tolerance"
+    assert m.headline == ("61 of 90 paper values reproduced within tolerance; claims: 1 reproduced, 2 not decided "
+                          "of 3")
     r = rows[run]
     assert (r.n, r.status, r.commit, r.headline, r.written) == (2, "done", "66a2648902d7", "", "2026-11-28 21:36")
     b = rows[rebuilt]
@@ -52,9 +61,15 @@ def test_the_index_is_a_table_a_row_per_report_with_its_experiment(tmp_path, mon
     d = tmp_path / "table1" / "all" / "reports" / "20261129T101500Z-abcd"
     d.mkdir(parents=True)
     (d / "table.md").write_text("# E7 stability\n")
+    (d / "summary.json").write_text(json.dumps({"cells_done": 2, "cells_planned": 2}))
+    (d / "flows.csv").write_text("scenario\n")
     html.publish(d / "table.md")
     page = (tmp_path / "index.html").read_text()
     assert page.count("<tr>") == 2  # the heading's and the report's
+    # Its status coloured, its data a click away.
+    assert '<td class="done">done</td>' in page
+    assert ('<a href="table1/all/reports/20261129T101500Z-abcd/summary.json">summary.json</a> '
+            '<a href="table1/all/reports/20261129T101500Z-abcd/flows.csv">flows.csv</a>') in page
     assert re.search(r"E7 <code>make reproduce-table1</code>", page) and "SUSS (SIGCOMM&#x27;24): Table 1" in page
     assert '<a href="table1/all/reports/20261129T101500Z-abcd/report.html">E7 stability</a>' in page
     assert "<script>" in page and "http" not in page.split("<script>")[1]  # sorting, filtering: nothing fetched

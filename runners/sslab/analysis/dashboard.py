@@ -6,13 +6,15 @@ Each row says, from the report's directory and the archive it was written from a
     reproduces   the paper and its figure or table
     report       the page, by its title
     written      when (the report directory's stamp, else the page's time)
-    commit       the harness's commit its runs ran (a run's meta.json; a matrix's traffic code)
-    n            its runs (a run directory's), the runs it was written over, or a matrix's cells
+    commit       the harness's git commit its runs ran (a run's meta.json, a matrix cell's)
+    n            its runs (a run directory's), the runs it was written over, or a matrix's
+                 repetitions (the most any of its settings has)
     status       done, or partial (a matrix's cells not all done, as its summary.json counts them; a
-                 run directory without its manifest); empty for a matrix report that did not count them
+                 run directory without its manifest), coloured; empty for a matrix report that did not
+                 count them
     headline     a report's counts of the paper's values by outcome where its summary has them
-                 (Table 1's: per group, reproduced / not / not decided), else its first bold
-                 sentence, else empty
+                 (Table 1's: per group, reproduced / not / not decided) and of the paper's claims it
+                 tests, else its first bold sentence, else empty; its summary.json and flows.csv linked
 
 The page is still one file with its style inline; its one script (a dozen lines, inline) sorts by a
 column when its heading is clicked and keeps the rows a typed filter matches: nothing is fetched.
@@ -126,11 +128,19 @@ def row_of(page: Path, results: Path, title: str) -> IndexRow:
     summary = _summary(d)
     if isinstance(summary.get("headline"), dict) and summary["headline"]:
         headline = counts_text(summary["headline"])
+    if isinstance(summary.get("claims"), list) and summary["claims"]:
+        outcomes = [c.get("outcome", "") for c in summary["claims"]]
+        headline += ("; " if headline else "") + "claims: " + ", ".join(
+            f"{outcomes.count(o)} {o}" for o in dict.fromkeys(outcomes)) + f" of {len(outcomes)}"
     if (d / "table.md").is_file():  # a matrix's report: its cells counted (reports before 29 Nov 2026 did not)
         if "cells_planned" not in summary:
             return IndexRow(page, folder, title, written, "", None, "", headline)
         done, planned = summary["cells_done"], summary["cells_planned"]
-        return IndexRow(page, folder, title, written, str(summary.get("code", ""))[:12], planned,
+        reps = max((r["n"] for r in summary.get("rows") or [] if isinstance(r, dict) and r.get("n")), default=None)
+        cells = d.parent.parent / "cells"
+        commit = next((c for cell in sorted(cells.iterdir()) if (c := _meta_commit(cell))), "") \
+            if cells.is_dir() else ""
+        return IndexRow(page, folder, title, written, commit, reps,
                         "done" if done == planned else f"partial ({done} of {planned} cells)", headline)
     run_dir = d.parent if d.name.startswith("rebuilt-") else d  # a run's report, or one rebuilt in it
     if (n := _runs_in(run_dir)) is not None:
@@ -167,6 +177,13 @@ document.getElementById('filter').addEventListener('input', e => {
 COLUMNS = ("experiment", "reproduces", "report", "written", "commit", "n", "status", "headline")
 
 
+def _data_links(report_dir: Path, results: Path) -> str:
+    """Links to a report's data beside it (summary.json, flows.csv), for the headline's cell."""
+    found = [f for f in ("summary.json", "flows.csv") if (report_dir / f).is_file()]
+    return ("<br>" + " ".join(f"<a href=\"{html.escape(Path(os.path.relpath(report_dir / f, results)).as_posix())}\">"
+                              f"{f}</a>" for f in found)) if found else ""
+
+
 def index_body(rows: list[IndexRow], results: Path, known: dict[str, CatalogueEntry]) -> str:
     """The dashboard's HTML (a heading, the filter box, the table, its script)."""
     def cell(text: str, key: str | None = None) -> str:
@@ -183,8 +200,10 @@ def index_body(rows: list[IndexRow], results: Path, known: dict[str, CatalogueEn
                     + cell(f"<a href=\"{html.escape(rel)}\">{html.escape(r.title)}</a><br><code>"
                            f"{html.escape(Path(os.path.relpath(r.page.parent, results)).as_posix())}</code>")
                     + cell(html.escape(r.written)) + cell(f"<code>{html.escape(r.commit)}</code>")
-                    + cell("" if r.n is None else str(r.n), f"{r.n or 0:08d}") + cell(html.escape(r.status))
-                    + cell(html.escape(r.headline)) + "</tr>")
+                    + cell("" if r.n is None else str(r.n), f"{r.n or 0:08d}")
+                    + f"<td class=\"{'done' if r.status == 'done' else 'partial' if r.status else ''}\">"
+                    + f"{html.escape(r.status)}</td>"
+                    + cell(html.escape(r.headline) + _data_links(r.page.parent, results)) + "</tr>")
     if not body:
         return "<h1>slowstart-lab results</h1>\n<p>No report yet.</p>"
     head = "".join(f"<th title=\"sort\">{c}</th>" for c in COLUMNS)

@@ -34,6 +34,7 @@ img { max-width: 100%; border: 1px solid #eee; margin: 0.5em 0; }
 code { background: #f5f5f5; padding: 0 0.2em; }
 nav { font-size: 0.9em; margin-bottom: 1em; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.6em; }
+td.done { background: #e3f1fa; } td.partial { background: #fdf0d5; }
 """
 
 #: The fields of a run record naming the files a report links to: the bottleneck's capture, the
