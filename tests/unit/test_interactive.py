@@ -21,7 +21,12 @@ def test_a_flows_page_loads_the_shared_plotly_by_a_relative_path(tmp_path, monke
                                   dest, "flows-x.html", "a cell", link_mbit=50)
     text = page.read_text()
     [src] = re.findall(r'<script[^>]*src="([^"]+)"', text)
-    assert src.startswith("../../../../assets/plotly-") and (dest / src).resolve().is_file()
+    # In the report's own folder, a link to the tree's one copy: the folder copied elsewhere still draws.
+    assert src.startswith("assets/plotly-") and (dest / src).is_file()
+    assert (dest / src).stat().st_ino == (tmp_path / src).stat().st_ino
+    import shutil
+    moved = shutil.copytree(dest, tmp_path.parent / f"{tmp_path.name}-copied-report")
+    assert (moved / src).read_bytes() == (tmp_path / src).read_bytes()
     assert "https://" not in text.split("<body>")[1].split("plotly-")[0]  # no script or font from a network
     assert "SUSS off (cubic_hs): flow 0 (cubic, 125 MB, FCT 30.00 s)" in text and "the link, 50 Mbit" in text
     # A second page shares the copy: it is written once.
@@ -29,6 +34,7 @@ def test_a_flows_page_loads_the_shared_plotly_by_a_relative_path(tmp_path, monke
     before = js.stat().st_mtime_ns
     interactive.flows_page([("off", a_run(), None)], dest, "flows-y.html", "another")
     assert js.stat().st_mtime_ns == before and len(list(js.parent.glob("plotly-*.js"))) == 1
+    assert len(list((tmp_path / "assets").glob("plotly-*.js"))) == 1
 
 
 def test_no_flow_measured_no_page(tmp_path):

@@ -1,10 +1,11 @@
 """Plots one can explore, offline, beside the static ones: zoom and pan (shared by a figure's
 panels), every value on hover, a click on a legend entry hides that line (a variant, a flow).
 
-Plotly: its Python side writes a page whose only script is plotly.js, which a page may load by a
-relative path, so one copy of it (about 5 MB, named with its version) serves every page of a results
-tree (results/assets/), and nothing is fetched when a page is viewed; zoom, pan, hover and the
-legend's toggles come with it, with no JavaScript of ours.  The PNGs stay, for papers.
+Plotly: its Python side writes a page whose only script is plotly.js, which a page loads by a
+relative path from its own folder's assets/, a hard link to the one copy of it (about 5 MB, named with
+its version) a results tree keeps (results/assets/): a report's folder copied elsewhere still draws
+its plots, and a tree holds the library once.  Nothing is fetched when a page is viewed; zoom, pan,
+hover and the legend's toggles come with it, with no JavaScript of ours.  The PNGs stay, for papers.
 
     dynamics-<size>.html   E1's (every scenario run's): cwnd, packets outstanding, smoothed RTT and
                            data acknowledged against time, a line per variant (tcp_probe)
@@ -28,8 +29,9 @@ from .traces import trace_series
 
 
 def plotly_js(dest: Path) -> str:
-    """plotly.js for a page in @dest, written once where pages share it (results/assets/ for a page
-    under results/, else @dest/assets/); the relative path a page loads it by."""
+    """plotly.js for a page in @dest: in @dest/assets/, a hard link to the copy written once where
+    pages share it (results/assets/ for a page under results/; a copy where a link cannot be made);
+    the relative path a page loads it by."""
     import plotly
     from plotly.offline import get_plotlyjs
     dest = Path(dest)
@@ -46,7 +48,21 @@ def plotly_js(dest: Path) -> str:
             f.write(get_plotlyjs())
         os.chmod(part, 0o644)
         os.replace(part, js)
-    return Path(os.path.relpath(js, dest)).as_posix()
+    mine = dest / "assets" / js.name
+    if not mine.is_file():
+        mine.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(js, mine)
+        except FileExistsError:
+            pass            # another page of this folder linked it meanwhile
+        except OSError:     # another file system: a copy, whole or not there
+            import shutil
+            fd, part = tempfile.mkstemp(dir=mine.parent, prefix=f".{js.name}.")
+            os.close(fd)
+            shutil.copyfile(js, part)
+            os.chmod(part, 0o644)
+            os.replace(part, mine)
+    return Path(os.path.relpath(mine, dest)).as_posix()
 
 
 def _write(fig, dest: Path, name: str, title: str, panels: int, hovermode: str = "x unified") -> Path:
