@@ -39,6 +39,25 @@ def test_a_report_page_is_the_markdown_with_its_plots_and_the_runs_files(tmp_pat
     assert "<script" not in page and "http://" not in page and "https://" not in page
 
 
+def test_a_page_lists_its_sections_at_its_top_each_an_anchor(tmp_path):
+    """A report of several sections: each a heading with an id, listed under the title as links to them
+    (its data's section too); a page of one section has no list."""
+    run = a_run(tmp_path / "r")
+    (run / "report.md").write_text("# Table 1\n\n**the answer**\n\n## Every paper value beside ours\n\nx\n\n"
+                                   "## The paper's claims these runs test\n\ny\n")
+    (run / "summary.json").write_text("{}")
+    page = html.write_html(run / "report.md", [run]).read_text()
+    ids = re.findall(r'<h2 id="([^"]+)">', page)
+    assert ids == ["every-paper-value-beside-ours", "the-papers-claims-these-runs-test", "data", "captures"]
+    [contents] = re.findall(r'<p class="contents">On this page: (.*?)</p>', page)
+    assert re.findall(r'href="#([^"]+)"', contents) == ["every-paper-value-beside-ours",
+                                                        "the-papers-claims-these-runs-test", "captures", "data"]
+    assert page.index('<p class="contents">') < page.index("the answer")
+    (run / "report.md").write_text("# one\n\nonly this\n")
+    (run / "summary.json").unlink()
+    assert 'class="contents"' not in html.write_html(run / "report.md").read_text()
+
+
 def test_the_index_lists_reports_newest_first_per_experiment_and_not_the_cells(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
     older = tmp_path / "startup" / "a"

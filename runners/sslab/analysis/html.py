@@ -35,6 +35,7 @@ code { background: #f5f5f5; padding: 0 0.2em; }
 nav { font-size: 0.9em; margin-bottom: 1em; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.6em; }
 td.done { background: #e3f1fa; } td.partial { background: #fdf0d5; }
+p.contents { font-size: 0.9em; }
 """
 
 #: The fields of a run record naming the files a report links to: the bottleneck's capture, the
@@ -92,10 +93,13 @@ def write_html(md_path: Path, run_dirs: list[Path] | None = None, run_labels: di
     results/index.html when the report lies under results/."""
     md_path = Path(md_path)
     text = md_path.read_text()
-    body = markdown.markdown(text, extensions=["tables", "fenced_code"])
+    # Every section an anchor (its id from its heading), and the page's sections listed at its top.
+    md = markdown.Markdown(extensions=["tables", "fenced_code", "toc"], extension_configs={"toc": {"toc_depth": "2"}})
+    body = md.convert(text)
+    sections = re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', body)
     data = [f for f in (md_path.parent / "summary.json", *sorted(md_path.parent.glob("*.csv"))) if f.exists()]
     if data:
-        body += ("\n<h2>Data</h2>\n<p>" + " · ".join(f"<a href=\"{f.name}\">{f.name}</a>" for f in data)
+        body += ("\n<h2 id=\"data\">Data</h2>\n<p>" + " · ".join(f"<a href=\"{f.name}\">{f.name}</a>" for f in data)
                  + " (flows.csv: a row per flow per run, the setting as columns, which "
                    "<code>sslab.results.load</code> reads into a pandas DataFrame; compare.csv: a comparison's "
                    "groups)</p>")
@@ -105,7 +109,14 @@ def write_html(md_path: Path, run_dirs: list[Path] | None = None, run_labels: di
             f"<li>{html.escape(label)}: " + ", ".join(f"<a href=\"{html.escape(_rel(f, md_path.parent))}\">"
                                                      f"{html.escape(text)}</a>" for text, f in files) + "</li>"
             for label, files in groups)
-        body += f"\n<h2>Captures and traces</h2>\n<ul>\n{items}\n</ul>"
+        body += f"\n<h2 id=\"captures\">Captures and traces</h2>\n<ul>\n{items}\n</ul>"
+        sections.append(("captures", "Captures and traces"))
+    if data:
+        sections.append(("data", "Data"))
+    if len(sections) > 1:
+        contents = " · ".join(f"<a href=\"#{i}\">{t}</a>" for i, t in sections)
+        listed = f'<p class="contents">On this page: {contents}</p>'
+        body = re.sub(r"</h1>", lambda m: m[0] + "\n" + listed, body, count=1)
     nav = ""
     if md_path.resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
         nav = f"<nav><a href=\"{_rel(paths.RESULTS_DIR / 'index.html', md_path.parent)}\">all results</a></nav>"
