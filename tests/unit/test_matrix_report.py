@@ -241,6 +241,11 @@ def test_report_rebuilds_byte_identical(tmp_path):
     assert (d / "reports" / "latest").resolve() == second.resolve()
     text = (first / "table.md").read_text()
     assert "4 of 5 cells done" in text and "| all 4 cells | | | 400 | 240 | 252 | 148 | 1.58 |" in text
+    # The wall time of each cell on a page of its own, linked; the report keeps the sum.
+    assert "[a page of its own](wall-time.html)" in text and text.count("| all 4 cells |") == 1
+    own = (first / "wall-time.md").read_text()
+    assert own.count("\n| ") == 1 + 4 + 1 and (first / "wall-time.html").is_file()  # heading, 4 cells, all
+    assert (first / "wall-time.md").read_bytes() == (second / "wall-time.md").read_bytes()
 
 
 def test_a_substituted_cca_is_refused(tmp_path):

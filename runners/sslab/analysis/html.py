@@ -87,7 +87,8 @@ def page(title: str, body: str, nav: str = "") -> str:
             f"<style>{STYLE}</style></head>\n<body>\n{nav}\n{body}\n</body></html>\n")
 
 
-def write_html(md_path: Path, run_dirs: list[Path] | None = None, run_labels: dict[Path, str] | None = None) -> Path:
+def write_html(md_path: Path, run_dirs: list[Path] | None = None, run_labels: dict[Path, str] | None = None,
+               out_name: str = "report.html") -> Path:
     """@md_path's report as HTML beside it (report.html), with links to the captures and traces of
     @run_dirs (each directory's under its label in @run_labels, else its scenario's name) and back to
     results/index.html when the report lies under results/."""
@@ -120,7 +121,7 @@ def write_html(md_path: Path, run_dirs: list[Path] | None = None, run_labels: di
     nav = ""
     if md_path.resolve().is_relative_to(paths.RESULTS_DIR.resolve()):
         nav = f"<nav><a href=\"{_rel(paths.RESULTS_DIR / 'index.html', md_path.parent)}\">all results</a></nav>"
-    out = md_path.parent / "report.html"
+    out = md_path.parent / out_name
     out.write_text(page(_title(text, md_path.parent.name), body, nav))
     return out
 
