@@ -243,6 +243,18 @@ def test_the_answers_plot_puts_each_value_where_its_record_says():
         svg = per_setting(records, Path(a)).read_text()
         assert re.findall(r'<g id="(value-\d+)">', svg) == ["value-2"]
         assert per_setting(records[:2], Path(a)) is None
+        # Against the claims' bound: every setting of a column the bounds name, coloured as the claim judges
+        # one (CI at or below 2.6: reproduced; wholly above: not; across: not decided); others left out.
+        from sslab.analysis.answer_plots import against_bound
+        rows = [{"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "25ms", "large_change": {"mean": 1.0, "ci95": [0.5, 1.5]}},
+                {"large_cc": "cubic", "buffer": "2BDP", "large_rtt": "25ms", "large_change": {"mean": 21.0, "ci95": [18.0, 24.8]}},
+                {"large_cc": "cubic", "buffer": "2BDP", "large_rtt": "50ms", "large_change": {"mean": 2.0, "ci95": [0.0, 4.0]}},
+                {"large_cc": "bbr3", "buffer": "1BDP", "large_rtt": "25ms", "large_change": {"mean": 9.0, "ci95": [8.0, 10.0]}}]
+        svg = against_bound(rows, {"cubic": 2.6}, Path(a)).read_text()
+        fills = dict(re.findall(r'<g id="(setting-\d)">.*?fill: (#[0-9a-f]+)', svg, re.S))
+        assert fills == {"setting-0": COLOURS[REPRODUCED].lower(), "setting-1": COLOURS[NOT_REPRODUCED].lower(),
+                         "setting-2": COLOURS[NOT_DECIDED].lower()}
+        assert against_bound(rows[3:], {"cubic": 2.6}, Path(a)) is None
     # Its y moved (down: a smaller FCT), its x (the paper's) did not; it is reproduced now; the others stay.
     assert after["value-0"][0] == before["value-0"][0] and after["value-0"][1] > before["value-0"][1]
     assert after["value-0"][2] == COLOURS[REPRODUCED].lower()

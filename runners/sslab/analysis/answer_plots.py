@@ -7,6 +7,9 @@ here that the tables do not hold.
                          coloured by its verdict and marked by what it is, our CI as a bar
     per_setting          setting by setting, the small flows' improvement and the large flow's change
                          with SUSS: ours with its CI beside the paper's value and its band
+    against_bound        setting by setting, the large flow's change with SUSS against the bound the
+                         claims ledger holds its column to (the largest slowdown the paper prints in it):
+                         at or below it is "no noticeable negative impact", per setting
 
 Each point carries its value's name as its SVG id (`value-<n>`), so a page or a test finds the point
 a value made.
@@ -25,6 +28,7 @@ MARKERS = {"the large flow's FCTs": "o", "the small flows' FCTs": "s", "the smal
            "the stability effect": "D"}
 FILE = "ours-vs-paper.svg"
 SETTINGS_FILE = "per-setting.svg"
+BOUND_FILE = "large-vs-bound.svg"
 #: per_setting's panels: the group of values each shows, and its axis.
 PER_SETTING = (("the small flows' improvements", "the small flows' improvement (%)"),
                ("the stability effect", "the large flow's change with SUSS (%)"))
@@ -129,6 +133,50 @@ def per_setting(records: list[dict], dest: Path) -> Path | None:
     fig.suptitle("Setting by setting: ours (95 % CI) beside the paper's value and its band", fontsize=10)
     fig.tight_layout(rect=(0, 0.09, 1, 0.95))
     return _saved(fig, dest / SETTINGS_FILE)
+
+
+def against_bound(rows: list[dict], bounds: dict[str, float], dest: Path) -> Path | None:
+    """Each setting of @rows (summary.json's rows) whose column @bounds holds (large_cc -> the largest
+    slowdown allowed, %), into @dest/large-vs-bound.svg: the large flow's paired change with SUSS, mean
+    and CI (its `large_change`), coloured as the claim judges a setting (CI at or below the bound:
+    reproduced; wholly above: not; else not decided), and the bound as a line over it; every setting,
+    the 2 BDP ones the paper does not print among them."""
+    from .verdict import NOT_DECIDED, NOT_REPRODUCED, REPRODUCED
+    points = []
+    for row in rows:
+        bound = bounds.get(row.get("large_cc"))
+        change = row.get("large_change")
+        if bound is None or not change:
+            continue
+        ci = change["ci95"]
+        lo, hi = ci or (change["mean"], change["mean"])
+        outcome = REPRODUCED if hi <= bound else NOT_REPRODUCED if lo > bound else NOT_DECIDED
+        points.append((f"{row['large_cc']} {row['buffer']} {row['large_rtt']}", change["mean"], ci, bound, outcome))
+    if not points:
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams["svg.hashsalt"] = "sslab"
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(points) + 2), 3.6))
+    for x, (where, ours, ci, bound, outcome) in enumerate(points):
+        ax.plot([x - 0.4, x + 0.4], [bound, bound], color="black", lw=1.5)
+        err = [[ours - ci[0]], [ci[1] - ours]] if ci else None
+        point, _, _ = ax.errorbar([x], [ours], yerr=err, fmt="o", color=COLOURS[outcome], ms=5, elinewidth=1,
+                                  capsize=2)
+        point.set_gid(f"setting-{x}")
+    ax.axhline(0, color="#555555", lw=0.6)
+    ax.set_xticks(range(len(points)), [p[0] for p in points], rotation=45, ha="right", fontsize=7)
+    ax.set_ylabel("the large flow's change with SUSS (%)", fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], color=c, marker="o", ls="", label=f"ours: {o}") for o, c in COLOURS.items()]
+    handles.append(Line2D([], [], color="black", lw=1.5, label="the claims' bound (the column's largest printed)"))
+    fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.suptitle("The large flow, setting by setting, against the bound its claim holds it to", fontsize=10)
+    fig.tight_layout(rect=(0, 0.14, 1, 0.94))
+    return _saved(fig, dest / BOUND_FILE)
 
 
 def _saved(fig, out: Path) -> Path:

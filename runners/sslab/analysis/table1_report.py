@@ -12,12 +12,24 @@ from pathlib import Path
 
 from ..ccas import SUSS_VERSIONS
 from ..plan_record import MatrixPlan
-from .answer_plots import ours_against_paper, per_setting
+from .answer_plots import against_bound, ours_against_paper, per_setting
 from .archive import ArchiveError, latest_plan
 from .calibration import calibration, candidate_axes
 from .matrix_kind import MatrixReport, Tables
 from .stats import cis_overlap, fmt_mean_ci
 from .table1 import compared_name, table1
+
+
+def large_flow_bounds() -> dict[str, float]:
+    """Each column's bound on the large flow's change with SUSS, as the SUSS ledger's per-column claims
+    hold it (table1_large_worst_setting's `at_most`), by large_cc."""
+    from .claims import load_ledger
+    out = {}
+    for c in load_ledger("suss").claims:
+        ev = c.evidence
+        if ev and ev.extract == "table1_large_worst_setting" and c.test and "," not in ev.args.get("large_cc", ","):
+            out[ev.args["large_cc"]] = c.test.bound
+    return out
 
 
 class Table1Report(MatrixReport):
@@ -36,7 +48,9 @@ class Table1Report(MatrixReport):
         records = extra.get("comparisons", [])
         extra["answer_plots"] = [(alt, plot.name) for alt, plot in (
             ("every value beside the paper's", ours_against_paper(records, dest)),
-            ("the improvement and the large flow's change, setting by setting", per_setting(records, dest)))
+            ("the improvement and the large flow's change, setting by setting", per_setting(records, dest)),
+            ("the large flow against its claim's bound, setting by setting",
+             against_bound(extra.get("rows", []), large_flow_bounds(), dest)))
             if plot is not None]
         if fits is not None:
             extra["calibration"] = fits
