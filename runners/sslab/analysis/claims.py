@@ -191,6 +191,11 @@ class Verdict:
     #: (NO_EVIDENCE) every archive read holds none of the claim's settings (NotThisArchive)
     elsewhere: bool = False
 
+    @property
+    def outcome(self) -> str:
+        """The verdict as the counts count it: "not decided at n = K" is "not decided"."""
+        return "not decided" if self.verdict.startswith("not decided") else self.verdict
+
 
 def decide(test: ClaimTest, m: Measured) -> Verdict:
     """The verdict of @test on @m (the module docstring's rules)."""
@@ -557,7 +562,7 @@ def ledger_counts(rows: list[tuple[Claim, Verdict, Measured | None]]) -> dict[st
     OUTCOMES' order, those with none left out."""
     counts = dict.fromkeys(OUTCOMES, 0)
     for _, v, _ in rows:
-        counts["not decided" if v.verdict.startswith("not decided") else v.verdict] += 1
+        counts[v.outcome] += 1
     return {k: n for k, n in counts.items() if n}
 
 
@@ -567,7 +572,7 @@ def ledger_record(ledger: Ledger, rows: list[tuple[Claim, Verdict, Measured | No
     would decide it (not decided) and the cause found or the causes tried (not reproduced)."""
     claims = []
     for c, v, m in rows:
-        outcome = "not decided" if v.verdict.startswith("not decided") else v.verdict
+        outcome = v.outcome
         claims.append({
             "id": c.id, "where": c.where, "words": c.words, "quantity": c.quantity,
             "test": c.test.model_dump(mode="json") if c.test else None, "judged_on": c.judged_on,

@@ -88,8 +88,8 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
     claims = report_claims(paths.RESULTS_DIR, matrix_dir) if tables.claims else []
     answer = claims_answer_line(claims)
     if not isinstance(claims, Exception):
-        extra = {**extra, "claims": [{"id": c.id, "outcome": "not decided" if v.verdict.startswith("not decided")
-                                      else v.verdict, "verdict": v.verdict} for c, v, _ in claims if not v.elsewhere]}
+        extra = {**extra, "claims": [{"id": c.id, "outcome": v.outcome, "verdict": v.verdict}
+                                     for c, v, _ in claims if not v.elsewhere]}
     lines = [f"# {plan.title}", "", *extra.get("verdict", []), *([""] if extra.get("verdict") else []),
              *([answer, ""] if answer else []),
              *[ln for alt, name in extra.get("answer_plots", []) for ln in (f"![{alt}]({name})", "")],
