@@ -38,11 +38,7 @@ def ours_against_paper(records: list[dict], dest: Path) -> Path | None:
     """@records (summary.json's comparisons) drawn into @dest/ours-vs-paper.svg; None without any."""
     if not records:
         return None
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    matplotlib.rcParams["svg.hashsalt"] = "sslab"      # the same records give the same bytes
+    plt = _pyplot()
     fcts = [(i, r) for i, r in enumerate(records) if r["kind"] == "fct"]
     others = [(i, r) for i, r in enumerate(records) if r["kind"] != "fct"]
     panels = [(p, rows) for p, rows in (("fct", fcts), ("other", others)) if rows]
@@ -86,7 +82,7 @@ def ours_against_paper(records: list[dict], dest: Path) -> Path | None:
         ax.grid(True, which="both", alpha=0.3)
     # One legend for both panels, outside the data: the verdicts' colours and the values' markers.
     from matplotlib.lines import Line2D
-    handles = [Line2D([], [], color=c, marker="o", ls="", label=o) for o, c in COLOURS.items()]
+    handles = _verdict_handles("")
     handles += [Line2D([], [], color="#555555", marker=m, ls="", label=g) for g, m in MARKERS.items()
                 if any(r["group"] == g for r in records)]
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False)
@@ -105,11 +101,7 @@ def per_setting(records: list[dict], dest: Path) -> Path | None:
     panels = [(label, rows) for label, rows in panels if rows]
     if not panels:
         return None
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    matplotlib.rcParams["svg.hashsalt"] = "sslab"
+    plt = _pyplot()
     width = max(6.0, 0.55 * max(len(rows) for _, rows in panels) + 2)
     fig, axes = plt.subplots(len(panels), 1, figsize=(width, 3.2 * len(panels)), squeeze=False)
     for ax, (label, rows) in zip(axes[:, 0], panels):
@@ -127,7 +119,7 @@ def per_setting(records: list[dict], dest: Path) -> Path | None:
         ax.grid(True, axis="y", alpha=0.3)
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
-    handles = [Line2D([], [], color=c, marker="o", ls="", label=f"ours: {o}") for o, c in COLOURS.items()]
+    handles = _verdict_handles("ours: ")
     handles += [Line2D([], [], color="black", lw=1.5, label="the paper's"), Patch(color="#cccccc", label="its band")]
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
     fig.suptitle("Setting by setting: ours (95 % CI) beside the paper's value and its band", fontsize=10)
@@ -141,7 +133,6 @@ def against_bound(rows: list[dict], bounds: dict[str, float], dest: Path) -> Pat
     and CI (its `large_change`), coloured as the claim judges a setting (CI at or below the bound:
     reproduced; wholly above: not; else not decided), and the bound as a line over it; every setting,
     the 2 BDP ones the paper does not print among them."""
-    from .verdict import NOT_DECIDED, NOT_REPRODUCED, REPRODUCED
     points = []
     for row in rows:
         bound = bounds.get(row.get("large_cc"))
@@ -154,11 +145,7 @@ def against_bound(rows: list[dict], bounds: dict[str, float], dest: Path) -> Pat
         points.append((f"{row['large_cc']} {row['buffer']} {row['large_rtt']}", change["mean"], ci, bound, outcome))
     if not points:
         return None
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    matplotlib.rcParams["svg.hashsalt"] = "sslab"
+    plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(points) + 2), 3.6))
     for x, (where, ours, ci, bound, outcome) in enumerate(points):
         ax.plot([x - 0.4, x + 0.4], [bound, bound], color="black", lw=1.5)
@@ -171,12 +158,28 @@ def against_bound(rows: list[dict], bounds: dict[str, float], dest: Path) -> Pat
     ax.set_ylabel("the large flow's change with SUSS (%)", fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
     from matplotlib.lines import Line2D
-    handles = [Line2D([], [], color=c, marker="o", ls="", label=f"ours: {o}") for o, c in COLOURS.items()]
+    handles = _verdict_handles("ours: ")
     handles.append(Line2D([], [], color="black", lw=1.5, label="the claims' bound (the column's largest printed)"))
     fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle("The large flow, setting by setting, against the bound its claim holds it to", fontsize=10)
     fig.tight_layout(rect=(0, 0.14, 1, 0.94))
     return _saved(fig, dest / BOUND_FILE)
+
+
+def _pyplot():
+    """matplotlib's pyplot, drawing to files, its SVG ids salted alike: the same records give the same bytes."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    matplotlib.rcParams["svg.hashsalt"] = "sslab"
+    return plt
+
+
+def _verdict_handles(prefix: str) -> list:
+    """A legend's entries for the verdicts' colours, each label after @prefix."""
+    from matplotlib.lines import Line2D
+    return [Line2D([], [], color=c, marker="o", ls="", label=f"{prefix}{o}") for o, c in COLOURS.items()]
 
 
 def _saved(fig, out: Path) -> Path:

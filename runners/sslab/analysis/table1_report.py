@@ -44,7 +44,7 @@ class Table1Report(MatrixReport):
         else:
             report_plan, fits = plan, None
         table, extra = table1(matrix_dir, report_plan)
-        # The answer's plot, drawn from the verdicts' records: every value beside the paper's.
+        # The answer's plots, drawn from the verdicts' records and the rows the tables hold.
         records = extra.get("comparisons", [])
         extra["answer_plots"] = [(alt, plot.name) for alt, plot in (
             ("every value beside the paper's", ours_against_paper(records, dest)),
