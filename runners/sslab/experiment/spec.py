@@ -167,6 +167,8 @@ class Experiment:
         #: The series whose settings are its starts (E2's), each with its parts' tags: a start the file
         #: does not list becomes a setting of each (Experiment._start_parts).
         self._start_series: list[tuple[frozenset[str], Series]] = []
+        #: The names of the parts those series made: their start is a setting, not a case.
+        self._start_series_parts: set[str] = set()
         self.parts = self._parts()
         if spec.matrix is not None:
             # A matrix archives its cells under its own name (results/<matrix name>/).
@@ -216,9 +218,11 @@ class Experiment:
                 parts.append(Part(p.name, tags, path=f))
                 continue
             series = load_series(self._file(p.series))
+            made = self._series_parts(series, series.settings(), tags)
             if series.start_axis() is not None:
                 self._start_series.append((tags, series))
-            parts += self._series_parts(series, series.settings(), tags)
+                self._start_series_parts |= {q.name for q in made}
+            parts += made
         dup = sorted({p.name for p in parts if [q.name for q in parts].count(p.name) > 1})
         if dup:
             raise ExperimentError(f"{self.path}: part names repeat: {', '.join(dup)}")
@@ -246,10 +250,6 @@ class Experiment:
                 parse_scenario(part.data, f"{series.path} setting {part.name}")
                 out.append(Part(part.name, part.tags, data=part.data, apart=start_suffix([name]), added=(name,)))
         return out
-
-    def _in_start_series(self, part: Part) -> bool:
-        return any(part.data is not None and part.name in {x["name"] for x in series.settings()}
-                   for _, series in self._start_series)
 
     def choose(self, words: list[str] | None) -> list[Part]:
         """The parts that @words choose, in the file's order; the file's `select` when @words is None.
@@ -292,15 +292,18 @@ class Experiment:
                                   + (f"; cases by {', '.join(sorted(labels))}" if labels else "")
                                   + (f"; or beside them any start the harness knows: "
                                      f"{', '.join(c for c in KNOWN_CCAS if c not in labels)}"
-                                     if self._start_series or self._takes_start(KNOWN_CCAS[0]) else "") + ")")
+                                     if self._start_series or self._case_starts() else "") + ")")
         return part_words, case_words
+
+    def _case_starts(self) -> bool:
+        """A part (not a series of starts' setting) has a case axis of starts (sslab.scenario.load.start_axis)."""
+        return any(start_axis(self._data(p)) for p in self.parts if p.name not in self._start_series_parts)
 
     def _takes_start(self, word: str) -> bool:
         """@word names a start the harness knows (or a researcher's kernel may register) and a part has
-        an axis of starts to run it on (sslab.scenario.load.start_axis): `VARIANTS=cubic_suss25` runs it
-        beside the file's starts without the file listing it."""
-        return cc_name_refusal(word) is None and any(start_axis(self._data(p)) for p in self.parts
-                                                      if not self._in_start_series(p))
+        an axis of starts to run it on: `VARIANTS=cubic_suss25` runs it beside the file's starts without
+        the file listing it."""
+        return cc_name_refusal(word) is None and self._case_starts()
 
     def _narrowed(self, part: Part, case_words: set[str]) -> Part:
         """@part with its case axes narrowed to @case_words (sslab.scenario.load.narrow_cases), a start
