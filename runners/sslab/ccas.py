@@ -186,6 +186,16 @@ def _number(token: str, defines: dict[str, int], where: str) -> int:
     raise ValueError(f"{where}: default {token} is neither a number nor a #define of one")
 
 
+def _list_body(headers: dict[Path, str], list_name: str, arg: str, what: str) -> tuple[Path, str]:
+    """The header that defines the list macro @list_name(@arg), exactly one of @headers, and the macro's
+    lines (they end in a backslash, its last does not); ValueError naming @what otherwise."""
+    found = [(h, t) for h, t in headers.items() if f"#define {list_name}({arg})" in t]
+    if len(found) != 1:
+        raise ValueError(f"{what}: defined in {len(found)} headers, not one")
+    header, text = found[0]
+    return header, re.match(r"(?:[^\n]*\\\n)*[^\n]*", text[text.index(f"#define {list_name}({arg})"):]).group(0)
+
+
 def parse_module_params(kernel: Path = _KERNEL) -> tuple[ModuleParam, ...]:
     """Our module's parameters, read from the C declarations under @kernel (one source: the module's
     fields, defaults and module parameters are expanded from the same lines)."""
@@ -193,13 +203,7 @@ def parse_module_params(kernel: Path = _KERNEL) -> tuple[ModuleParam, ...]:
     defines = {name: int(v) for text in headers.values() for name, v in _DEFINE.findall(text)}
     out: list[ModuleParam] = []
     for list_name in _SS_PARAMS.findall((kernel / "core" / "variants.h").read_text()):
-        found = [(h, t) for h, t in headers.items() if re.search(rf"#define {list_name}\(P\)", t)]
-        if len(found) != 1:
-            raise ValueError(f"{REGISTRY}: SS_PARAMS({list_name}): defined in {len(found)} headers, not one")
-        header, text = found[0]
-        start = text.index(f"#define {list_name}(P)")
-        # The list is one macro: its lines end in a backslash, its last does not.
-        body = re.match(r"(?:[^\n]*\\\n)*[^\n]*", text[start:]).group(0)
+        header, body = _list_body(headers, list_name, "P", f"{REGISTRY}: SS_PARAMS({list_name})")
         where = f"kernel/core/{header.name}"
         for name, value, kind, description in _PARAM.findall(body):
             kind = re.sub(r"\s+", " ", kind)
@@ -240,13 +244,6 @@ _EXIT = re.compile(r'\bX\(\s*(\w+)\s*,\s*(\d+)\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
 _EVENT = re.compile(r'\bE\(\s*(\w+)\s*,\s*"(\w+)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
 
 
-def _list_body(headers: dict[Path, str], list_name: str, arg: str) -> str:
-    """The lines of the list macro @list_name(@arg), defined in exactly one of @headers."""
-    found = [t for t in headers.values() if f"#define {list_name}({arg})" in t]
-    if len(found) != 1:
-        raise ValueError(f"kernel/core: {list_name} defined in {len(found)} headers, not one")
-    text = found[0]
-    return re.match(r"(?:[^\n]*\\\n)*[^\n]*", text[text.index(f"#define {list_name}({arg})"):]).group(0)
 
 
 def parse_trace_declarations(kernel: Path = _KERNEL) -> tuple[tuple[ExitCause, ...], tuple[TraceEvent, ...]]:
@@ -255,9 +252,9 @@ def parse_trace_declarations(kernel: Path = _KERNEL) -> tuple[tuple[ExitCause, .
     headers = {h: h.read_text() for h in sorted((kernel / "core").glob("*.h"))}
     registry = (kernel / "core" / "variants.h").read_text()
     exits = [ExitCause(i, int(n), m) for name in ["SS_CORE_EXITS", *re.findall(r"^SS_EXITS\((\w+)\)", registry, re.M)]
-             for i, n, m in _EXIT.findall(_list_body(headers, name, "X"))]
+             for i, n, m in _EXIT.findall(_list_body(headers, name, "X", f"kernel/core: {name}")[1])]
     events = [TraceEvent(i, n, f) for name in ["SS_CORE_EVENTS", *re.findall(r"^SS_EVENTS\((\w+)\)", registry, re.M)]
-              for i, n, f in _EVENT.findall(_list_body(headers, name, "E"))]
+              for i, n, f in _EVENT.findall(_list_body(headers, name, "E", f"kernel/core: {name}")[1])]
     return tuple(exits), tuple(events)
 
 
