@@ -393,6 +393,9 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         # Its 95 % CI over the repetitions' own improvements, as the verdict judges it.
         impr_ci = _ci([FIELD_VALUES["improvement_pct"](r) for r in reps])
         impr_text = f"{impr:.0f}%" + (f" [{impr_ci[0]:.0f}%, {impr_ci[1]:.0f}%]" if impr_ci else "")
+        # The large flow's paired change with the start (%), what the claims ledger holds each setting to
+        # (table1_large_worst_setting).
+        changes = [large_change_pct(r) for r in reps]
         claims = _claims(vals["off_small"], vals["on_small"], vals["off_large"], vals["on_large"])
         paper_cca = beside[cca]["column"] if cca in beside else cca
         p = ref_rows.get((paper_cca, buf, rtt))
@@ -417,9 +420,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps), "on_paper_grid": on_grid,
                **{k: without_values(v) for k, v in d.items()}, "improvement_pct": round(impr, 2),
                "improvement_ci95": [round(x, 2) for x in impr_ci] if impr_ci else None, "claims": claims,
-               # The large flow's paired change with the start (%), mean and CI over the repetitions: what the
-               # claims ledger holds each setting to (table1_large_worst_setting).
-               "large_change": {"mean": statistics.fmean(ch := [large_change_pct(r) for r in reps]), "ci95": _ci(ch)},
+               "large_change": {"mean": statistics.fmean(changes), "ci95": _ci(changes)},
                "paper": p, "paper_values_reproduced": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps),
                "comparisons": [c.record() for c in row_cmp], "drops_raised": drops_raised(reps),
                **{f"drops_{s}": statistics.fmean(r[s]["drops"] for r in reps) for s in ("off", "on")},
