@@ -198,6 +198,7 @@ static void bbr3_cong_control(struct sock *sk, const struct rate_sample *rs)
 		.in_recovery = inet_csk(sk)->icsk_ca_state >= TCP_CA_Recovery,
 		.has_selective_acks = tcp_is_sack(tp),
 		.edt_wait_us = edt_wait_us(tp),
+		.rs_prior_in_flight = rs->prior_in_flight,
 	};
 	before = c->core.state;
 	round_before = c->core.round_count;
@@ -265,11 +266,12 @@ static void bbr3_set_state(struct sock *sk, u8 new_state)
 		return;
 	if (new_state == TCP_CA_Loss) {
 		/* tcp_enter_loss has set cwnd to what is in flight + 1. */
-		c->core.cwnd = tcp_snd_cwnd(tp);
+		bbr3_on_timeout(&c->core, tcp_snd_cwnd(tp));
 	} else if (new_state == TCP_CA_Open &&
 		   c->prev_ca_state >= TCP_CA_Recovery) {
 		c->core.cwnd = tcp_snd_cwnd(tp);
-		bbr3_on_exit_recovery(&c->core);
+		bbr3_on_exit_recovery(&c->core,
+				      c->prev_ca_state == TCP_CA_Loss);
 		tcp_snd_cwnd_set(tp, max(c->core.cwnd, 1U));
 	}
 	c->prev_ca_state = new_state;

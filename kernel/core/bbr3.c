@@ -260,6 +260,8 @@ static void start_probe_bw_up(struct bbr3 *b, const struct bbr3_ack *a)
 {
 	b->ack_phase = BBR3_ACKS_PROBE_STARTING;
 	start_round(b);
+	if (b->version == BBR3_VERSION_V2)	/* UP's own min_rtt is timed */
+		b->cycle_stamp = a->now_us;
 	reset_full_bw(b);
 	b->full_bw = bbr3_delivery_rate(a->rs_delivered, a->rs_interval_us);
 	set_gains(b, BBR3_PROBE_BW_UP, BBR3_PROBE_UP_PACING_GAIN,
@@ -655,16 +657,38 @@ static void check_startup_done(struct bbr3 *b, const struct bbr3_ack *a)
 }
 
 /*
- * v2's Drain exit counts what will still be in the network when the next
- * packet may leave: inflight less what bw delivers until then (pacing may
- * hold the next packet back; in Drain the gain is under 1, so the packet
- * that departs then is not added).
+ * v2 judges inflight by what will still be in the network when the next
+ * packet may leave: @inflight less what bw delivers until then (pacing may
+ * hold the next packet back), plus that packet's burst when the gain is
+ * raising inflight (over 1).
  */
+static u32 in_network_at_next_departure(const struct bbr3 *b, u32 inflight,
+					u32 edt_wait_us)
+{
+	u64 until_then = (b->bw * edt_wait_us) >> BBR3_BW_SHIFT;
+
+	if (b->pacing_gain > BBR3_UNIT)
+		inflight = ss_sat_add(inflight, b->send_quantum);
+	return until_then >= inflight ? 0 : inflight - (u32)until_then;
+}
+
+/* Drain's: the inflight after this ACK (Drain's gain is under 1). */
 static u32 inflight_at_next_departure(const struct bbr3 *b, const struct bbr3_ack *a)
 {
-	u64 until_then = (b->bw * a->edt_wait_us) >> BBR3_BW_SHIFT;
+	return in_network_at_next_departure(b, a->inflight, a->edt_wait_us);
+}
 
-	return until_then >= a->inflight ? 0 : a->inflight - (u32)until_then;
+/*
+ * What ProbeBW's phases compare with their targets: C.inflight after this
+ * ACK (draft-06), or, in v2, what was in flight before it, as it will be
+ * in the network at the next departure.
+ */
+static u32 probe_bw_inflight(const struct bbr3 *b, const struct bbr3_ack *a)
+{
+	if (b->version != BBR3_VERSION_V2)
+		return a->inflight;
+	return in_network_at_next_departure(b, a->rs_prior_in_flight,
+					    a->edt_wait_us);
 }
 
 static void check_drain_done(struct bbr3 *b, const struct bbr3_ack *a)
@@ -711,21 +735,38 @@ static bool is_time_to_probe_bw(struct bbr3 *b, u32 now_us)
 }
 
 /* IsTimeToCruise: headroom left and no queue (inflight at most the BDP). */
-static bool is_time_to_cruise(const struct bbr3 *b)
+static bool is_time_to_cruise(const struct bbr3 *b, u32 inflight)
 {
-	if (b->inflight > bbr3_inflight_with_headroom(b))
+	if (inflight > bbr3_inflight_with_headroom(b))
 		return false;
-	return b->inflight <= quantization_budget(b,
+	return inflight <= quantization_budget(b,
 			bdp_multiple_of(b, b->max_bw, BBR3_UNIT));
 }
 
-/* IsTimeToGoDown: from UP to DOWN. */
-static bool is_time_to_go_down(struct bbr3 *b, const struct bbr3_ack *a)
+/*
+ * v2alpha's exit from UP: once a min_rtt has passed in UP, when inflight
+ * reaches Inflight(1.25) of max_bw: the probe has put a quarter of a BDP
+ * more in flight, which is a queue unless bw grew (v1's test; draft-06
+ * waits for bw to stop growing instead).
+ */
+static bool is_probe_up_queuing_v2(const struct bbr3 *b, u32 now_us,
+				   u32 inflight)
 {
-	if (b->prev_probe_too_high && b->inflight >= b->inflight_longterm) {
+	return is_past(now_us, b->cycle_stamp, b->min_rtt_us) &&
+	       inflight >= quantization_budget(b,
+			bdp_multiple_of(b, b->max_bw, BBR2_PROBE_UP_INFLIGHT_GAIN));
+}
+
+/* IsTimeToGoDown: from UP to DOWN. */
+static bool is_time_to_go_down(struct bbr3 *b, const struct bbr3_ack *a,
+			       u32 inflight)
+{
+	if (b->prev_probe_too_high && inflight >= b->inflight_longterm) {
 		b->prev_probe_precautionary = true;
 		return true;
 	}
+	if (b->version == BBR3_VERSION_V2)
+		return is_probe_up_queuing_v2(b, a->now_us, inflight);
 	if (a->is_cwnd_limited && b->cwnd >= b->inflight_longterm) {
 		reset_full_bw(b);	/* bw is limited by inflight_longterm */
 		b->full_bw = bbr3_delivery_rate(a->rs_delivered,
@@ -794,17 +835,20 @@ static bool adapt_long_term_model(struct bbr3 *b, const struct bbr3_ack *a)
 static void update_probe_bw_cycle_phase(struct bbr3 *b,
 					const struct bbr3_ack *a)
 {
+	u32 inflight;
+
 	if (!b->full_bw_reached)
 		return;
 	if (adapt_long_term_model(b, a))
 		return;
 	if (!is_in_probe_bw(b))
 		return;
+	inflight = probe_bw_inflight(b, a);
 	switch (b->state) {
 	case BBR3_PROBE_BW_DOWN:
 		if (is_time_to_probe_bw(b, a->now_us))
 			return;
-		if (is_time_to_cruise(b))
+		if (is_time_to_cruise(b, inflight))
 			start_probe_bw_cruise(b);
 		break;
 	case BBR3_PROBE_BW_CRUISE:
@@ -817,7 +861,7 @@ static void update_probe_bw_cycle_phase(struct bbr3 *b,
 		}
 		break;
 	case BBR3_PROBE_BW_UP:
-		if (is_time_to_go_down(b, a)) {
+		if (is_time_to_go_down(b, a, inflight)) {
 			b->prev_probe_too_high = false;
 			start_probe_bw_down(b, a->now_us);
 		}
@@ -1152,16 +1196,45 @@ void bbr3_on_enter_rto(struct bbr3 *b, u32 inflight)
 	b->cwnd = ss_sat_add(inflight, 1);
 }
 
-/* Recovery over (all repaired or undone): the cwnd from before it. */
-void bbr3_on_exit_recovery(struct bbr3 *b)
+/*
+ * A retransmission timeout marked everything lost; the stack has set
+ * @cwnd (what is in flight + 1).  v2alpha forgets its pipe-full sample and,
+ * unless probing, bounds inflight_shortterm by the cwnd saved before the
+ * timeout, so that the next loss round cuts from there.
+ */
+void bbr3_on_timeout(struct bbr3 *b, u32 cwnd)
 {
+	b->cwnd = cwnd;
+	if (b->version != BBR3_VERSION_V2)
+		return;
+	b->full_bw = 0;
+	if (!is_probing_bw(b) && b->inflight_shortterm == BBR3_INF_PKTS)
+		b->inflight_shortterm = b->prior_cwnd;
+}
+
+/*
+ * Recovery over (all repaired or undone): the cwnd from before it.  v2alpha
+ * restores it only after a timeout: fast recovery never cut its cwnd (the
+ * stack's PRR does not run under a congestion control's own cwnd).
+ */
+void bbr3_on_exit_recovery(struct bbr3 *b, bool after_timeout)
+{
+	if (b->version == BBR3_VERSION_V2 && !after_timeout)
+		return;
 	restore_cwnd(b);
 }
 
-/* HandleSpuriousLossDetection: back to what the loss made us leave. */
+/*
+ * HandleSpuriousLossDetection: back to what the loss made us leave.  v2alpha
+ * restores the bounds and the cwnd saved when recovery began (that cwnd
+ * exactly) and leaves the state as it is.
+ */
 void bbr3_on_spurious_loss(struct bbr3 *b)
 {
-	restore_cwnd(b);
+	if (b->version == BBR3_VERSION_V2)
+		b->cwnd = b->prior_cwnd;
+	else
+		restore_cwnd(b);
 	b->is_loss_in_round = false;
 	reset_full_bw(b);
 	b->bw_shortterm = max_u64(b->bw_shortterm, b->undo_bw_shortterm);
@@ -1169,6 +1242,10 @@ void bbr3_on_spurious_loss(struct bbr3 *b)
 				       b->undo_inflight_shortterm);
 	b->inflight_longterm = ss_max(b->inflight_longterm,
 				      b->undo_inflight_longterm);
+	if (b->version == BBR3_VERSION_V2) {
+		b->undo_state = BBR3_NO_STATE;
+		return;
+	}
 	if (b->undo_state == BBR3_STARTUP && b->state != BBR3_STARTUP) {
 		b->full_bw_reached = false;
 		if (b->state != BBR3_PROBE_RTT)

@@ -135,6 +135,8 @@
 #define BBR2_EXTRA_ACKED_MAX_US		100000U
 /* ... and its sampling epoch restarted past this many packets acked. */
 #define BBR2_ACK_EPOCH_RESET_PKTS	(1U << 20)
+/* v2alpha leaves ProbeBW_UP, a min_rtt in, once inflight is 1.25 BDP (v1's probe). */
+#define BBR2_PROBE_UP_INFLIGHT_GAIN	1250
 
 enum bbr3_state {
 	BBR3_STARTUP,
@@ -196,6 +198,19 @@ enum bbr3_ack_phase {
  *                          Startup), every ACK   5-10; ACKs with a rate sample;
  *                                                the cwnd it adds at most
  *                                                100 ms at bw
+ *
+ * and its ProbeBW_UP and recovery, which v3 changed:
+ *
+ *   UP's exit              bw stopped growing    a min_rtt in, inflight at
+ *                          (3 rounds, +25 %)     Inflight(1.25) of max_bw
+ *   inflight ProbeBW reads C.inflight after      before the ACK, in the network
+ *                          the ACK               at the next departure (+ its
+ *                                                burst when the gain is > 1)
+ *   fast recovery's end    cwnd restored         cwnd kept (never cut)
+ *   a timeout              cwnd = inflight + 1   and inflight_shortterm = the
+ *                                                saved cwnd (outside probes)
+ *   an undo                back to Startup or    the state kept, the saved
+ *                          REFILL                cwnd exactly
  */
 #define BBR3_VERSION_V2		2	/* Google's v2alpha */
 #define BBR3_VERSION_V3		3	/* draft-ietf-ccwg-bbr-06 */
@@ -246,6 +261,8 @@ struct bbr3_ack {
 	bool has_selective_acks; /* C.has_selective_acks */
 	u32 edt_wait_us;	/* until the next packet may leave (its earliest
 				 * departure time less now; v2's Drain exit) */
+	u32 rs_prior_in_flight;	/* C.inflight before this ACK (v2's ProbeBW
+				 * phases read it) */
 };
 
 /* A packet newly marked lost (HandleLostPacket's P, and C at that moment). */
@@ -375,7 +392,8 @@ void bbr3_on_transmit(struct bbr3 *b, u32 now_us, u32 inflight,
 		      bool app_limited);
 void bbr3_on_enter_fast_recovery(struct bbr3 *b);
 void bbr3_on_enter_rto(struct bbr3 *b, u32 inflight);
-void bbr3_on_exit_recovery(struct bbr3 *b);
+void bbr3_on_timeout(struct bbr3 *b, u32 cwnd);
+void bbr3_on_exit_recovery(struct bbr3 *b, bool after_timeout);
 void bbr3_on_spurious_loss(struct bbr3 *b);
 
 /* The constants of @version (BBR3_VERSION_*), NULL for an unknown one. */

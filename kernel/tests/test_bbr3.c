@@ -916,7 +916,7 @@ static void test_rto_and_recovery_cwnd(void)
 	bbr3_on_enter_rto(&b, 30);
 	CHECK_EQ(b.cwnd, 31);
 	CHECK_EQ(b.prior_cwnd, 80);
-	bbr3_on_exit_recovery(&b);
+	bbr3_on_exit_recovery(&b, false);
 	CHECK_EQ(b.cwnd, 80);
 }
 
@@ -979,6 +979,23 @@ static void test_extra_acked_window(void)
  *     1.25 with the cwnd gain 2.0 (v3: 2.25), DOWN paces at 0.75 (v3: 0.9).
  * An unknown version runs v3's.  v2's own behaviours: the tests after it.
  */
+/*
+ * An ACK in the middle of a round of ProbeBW_UP (no round ends, no RTT
+ * sample lowers min_rtt) with @prior_in_flight in flight before it; the
+ * state it leaves.
+ */
+static enum bbr3_state probe_up_ack(struct bbr3 *b, u32 *delivered, u32 now,
+				    u32 prior_in_flight)
+{
+	struct bbr3_ack a;
+
+	*delivered += 1;
+	a = round_ack(now, *delivered - 1000, *delivered, 1, prior_in_flight);
+	a.rs_prior_in_flight = prior_in_flight;
+	feed(b, &a);
+	return b->state;
+}
+
 static void test_version_2(void)
 {
 	struct bbr3 b;
@@ -1005,7 +1022,8 @@ static void test_version_2(void)
 	CHECK_EQ(b.cwnd_gain, 2000);
 	for (r = 37; r <= 39; r++)
 		cruise_round(&b, &delivered, r, 319);
-	CHECK_EQ(b.state, BBR3_PROBE_BW_DOWN);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_UP);	/* no plateau exit (v3 left) */
+	CHECK_EQ(probe_up_ack(&b, &delivered, 39 * RTT + 1, 400), BBR3_PROBE_BW_DOWN);
 	CHECK_EQ(b.pacing_gain, 750);
 	params10.version = 7;
 	init10(&b, 0, 0);
@@ -1014,6 +1032,124 @@ static void test_version_2(void)
 	CHECK(!bbr3_version_gains(7) && !bbr3_version_gains(0));
 	params10.version = 0;
 	CHECK_EQ(startup_loss(9, 6, true), 400);	/* v3 again */
+}
+
+/*
+ * v2alpha's exit from ProbeBW_UP (test_version_2's path: max_bw 53687 units,
+ * 320 packets per 100 ms, min_rtt 100 ms; UP began at 3.6 s, its clock
+ * with it).  Inflight(1.25) of max_bw: 53687 x 100000 x 1.25 / 2^24 =
+ * 399.99 -> 399, UP's 2 more: 401.  What is compared with it is what was
+ * in flight before the ACK plus the next burst (the gain is over 1): 3
+ * packets at UP's rate (1.25 x 0.99 x 320 per 100 ms x 1448 B = 5.73 MB/s,
+ * 2^-10 of it 5599 B).  Before a min_rtt has passed in UP (3.65 s) 500 in
+ * flight stays; after it (3.700001 s) 397 + 3 = 400 stays, 398 + 3 = 401
+ * leaves for DOWN.  With the next packet 1 ms away, bw (53687 x 1000 / 2^24
+ * = 3.2 -> 3 packets) delivers 3 by then: 400 + 3 - 3 = 400 stays (with no
+ * wait, 403 would leave).  v3 on the same ACKs stays in UP (it waits for bw
+ * to stop growing), its burst 3 too (1 ms at that rate, 3.96).
+ */
+static void test_v2_probe_up_exit(void)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 delivered, r, version;
+
+	for (version = BBR3_VERSION_V2; version <= BBR3_VERSION_V3; version++) {
+		params10.version = version;
+		run_to_cruise(&b, &delivered);
+		params10.version = 0;
+		for (r = 8; r <= 36; r++)
+			cruise_round(&b, &delivered, r, 319);
+		CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
+		if (version == BBR3_VERSION_V2)
+			CHECK_EQ(b.cycle_stamp, 36 * RTT);
+		CHECK_EQ(b.send_quantum, 3);
+		CHECK_EQ(probe_up_ack(&b, &delivered, 36 * RTT + RTT / 2, 500),
+			 BBR3_PROBE_BW_UP);
+		CHECK_EQ(probe_up_ack(&b, &delivered, 37 * RTT + 1, 397),
+			 BBR3_PROBE_BW_UP);
+		delivered += 1;
+		a = round_ack(37 * RTT + 2, delivered - 1000, delivered, 1, 400);
+		a.rs_prior_in_flight = 400;
+		a.edt_wait_us = 1000;
+		feed(&b, &a);
+		CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
+		CHECK_EQ(probe_up_ack(&b, &delivered, 37 * RTT + 3, 398),
+			 version == BBR3_VERSION_V2 ? BBR3_PROBE_BW_DOWN :
+						     BBR3_PROBE_BW_UP);
+	}
+}
+
+/*
+ * v2alpha's DOWN -> CRUISE reads what was in flight before the ACK: after
+ * the exit above, inflight_longterm unset, CRUISE once that is at most
+ * Inflight(1.0) of max_bw, 319 (DOWN's gain is under 1: no burst added).
+ * An ACK leaving 300 in flight after it, with 320 before, stays in DOWN;
+ * one with 319 before goes.
+ */
+static void test_v2_probe_down_reads_prior_inflight(void)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 delivered, r;
+
+	params10.version = BBR3_VERSION_V2;
+	run_to_cruise(&b, &delivered);
+	params10.version = 0;
+	for (r = 8; r <= 36; r++)
+		cruise_round(&b, &delivered, r, 319);
+	CHECK_EQ(probe_up_ack(&b, &delivered, 37 * RTT + 3, 400), BBR3_PROBE_BW_DOWN);
+	delivered += 1;
+	a = round_ack(37 * RTT + 4, delivered - 1000, delivered, 1, 300);
+	a.rs_prior_in_flight = 320;
+	feed(&b, &a);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_DOWN);
+	CHECK_EQ(probe_up_ack(&b, &delivered, 37 * RTT + 5, 319), BBR3_PROBE_BW_CRUISE);
+}
+
+/*
+ * v2alpha's recovery: the end of fast recovery leaves cwnd as it is (only
+ * the end of a timeout's restores it); a timeout outside a probe bounds
+ * inflight_shortterm by the cwnd saved before it; an undo restores that
+ * saved cwnd exactly and stays in its state (v3 goes back to Startup, as
+ * test_spurious_loss_undoes_startup_exit shows).
+ */
+static void test_v2_recovery_and_undo(void)
+{
+	struct bbr3 b;
+	u32 delivered;
+
+	params10.version = BBR3_VERSION_V2;
+	run_to_cruise(&b, &delivered);
+	params10.version = 0;
+	CHECK_EQ(b.state, BBR3_PROBE_BW_CRUISE);
+	b.cwnd = 300;
+	bbr3_on_enter_fast_recovery(&b);
+	CHECK_EQ(b.prior_cwnd, 300);
+	b.cwnd = 200;
+	bbr3_on_exit_recovery(&b, false);
+	CHECK_EQ(b.cwnd, 200);
+	CHECK_EQ(b.inflight_shortterm, BBR3_INF_PKTS);
+	bbr3_on_timeout(&b, 41);
+	CHECK_EQ(b.cwnd, 41);
+	CHECK_EQ(b.inflight_shortterm, 300);
+	CHECK_EQ(b.full_bw, 0);
+	bbr3_on_exit_recovery(&b, true);
+	CHECK_EQ(b.cwnd, 300);
+	b.cwnd = 500;
+	b.undo_state = BBR3_STARTUP;
+	bbr3_on_spurious_loss(&b);
+	CHECK_EQ(b.cwnd, 300);
+	CHECK_EQ(b.state, BBR3_PROBE_BW_CRUISE);
+	CHECK_EQ(b.undo_state, BBR3_NO_STATE);
+	/* v3: a timeout sets cwnd alone; recovery's end restores it. */
+	run_to_cruise(&b, &delivered);
+	b.cwnd = 300;
+	bbr3_on_enter_fast_recovery(&b);
+	bbr3_on_timeout(&b, 41);
+	CHECK_EQ(b.inflight_shortterm, BBR3_INF_PKTS);
+	bbr3_on_exit_recovery(&b, false);
+	CHECK_EQ(b.cwnd, 300);
 }
 
 /*
@@ -1305,6 +1441,9 @@ int main(void)
 	test_v2_probe_up_drops_unused_credit();
 	test_v2_send_quantum();
 	test_v2_drain();
+	test_v2_probe_up_exit();
+	test_v2_probe_down_reads_prior_inflight();
+	test_v2_recovery_and_undo();
 	test_v2_extra_acked_window();
 	test_v2_extra_acked_clamp();
 	test_version_overrides();
