@@ -199,6 +199,7 @@ static void bbr3_cong_control(struct sock *sk, const struct rate_sample *rs)
 		.has_selective_acks = tcp_is_sack(tp),
 		.edt_wait_us = edt_wait_us(tp),
 		.rs_prior_in_flight = rs->prior_in_flight,
+		.rs_is_ack_delayed = rs->is_ack_delayed,
 	};
 	before = c->core.state;
 	round_before = c->core.round_count;

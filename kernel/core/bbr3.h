@@ -211,6 +211,8 @@ enum bbr3_ack_phase {
  *                                                saved cwnd (outside probes)
  *   an undo                back to Startup or    the state kept, the saved
  *                          REFILL                cwnd exactly
+ *   min_rtt's filters      a lower sample        a lower or equal one; not a
+ *                          renews them           delayed ACK's once expired
  */
 #define BBR3_VERSION_V2		2	/* Google's v2alpha */
 #define BBR3_VERSION_V3		3	/* draft-ietf-ccwg-bbr-06 */
@@ -263,6 +265,8 @@ struct bbr3_ack {
 				 * departure time less now; v2's Drain exit) */
 	u32 rs_prior_in_flight;	/* C.inflight before this ACK (v2's ProbeBW
 				 * phases read it) */
+	bool rs_is_ack_delayed;	/* the sample's ACK may have been delayed (v2
+				 * keeps it from renewing an expired min_rtt) */
 };
 
 /* A packet newly marked lost (HandleLostPacket's P, and C at that moment). */

@@ -1153,6 +1153,54 @@ static void test_v2_recovery_and_undo(void)
 }
 
 /*
+ * v2alpha's min_rtt filters: an RTT sample equal to the minimum renews its
+ * stamp (v3: only a lower one), and once the 5 s window has expired a
+ * delayed ACK's sample does not replace it.  100 ms from the handshake
+ * (stamp 0), the same at 0.1 s and at 1 s: v2's stamp 1 s, v3's still 0.  At 6.5 s (expired for both) a delayed
+ * ACK's 120 ms: v2 keeps 100 ms, v3 takes 120 ms; a prompt one: both take it.
+ */
+static void min_rtt_samples(u32 version, u32 *stamp_1s, u32 *after_delayed,
+			    u32 *after_prompt)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+
+	params10.version = version;
+	init10(&b, 0, RTT);
+	params10.version = 0;
+	a = round_ack(RTT, 0, 10, 10, 10);
+	feed(&b, &a);
+	a = round_ack(10 * RTT, 0, 11, 1, 10);
+	a.rs_interval_us = 0;
+	feed(&b, &a);
+	*stamp_1s = b.probe_rtt_min_stamp;
+	a = round_ack(65 * RTT, 0, 12, 1, 10);
+	a.rs_interval_us = 0;
+	a.rs_rtt_us = 120000;
+	a.rs_is_ack_delayed = true;
+	feed(&b, &a);
+	*after_delayed = b.probe_rtt_min_delay_us;
+	a.now_us += 1;
+	a.rs_is_ack_delayed = false;
+	feed(&b, &a);
+	*after_prompt = b.probe_rtt_min_delay_us;
+}
+
+static void test_v2_min_rtt_filters(void)
+{
+	u32 stamp, delayed, prompt;
+
+	min_rtt_samples(BBR3_VERSION_V2, &stamp, &delayed, &prompt);
+	CHECK_EQ(stamp, 10 * RTT);
+	CHECK_EQ(delayed, RTT);
+	CHECK_EQ(prompt, 120000);
+	min_rtt_samples(BBR3_VERSION_V3, &stamp, &delayed, &prompt);
+	CHECK_EQ(stamp, 0);
+	CHECK_EQ(delayed, 120000);
+	CHECK_EQ(prompt, 120000);
+}
+
+/*
  * v2alpha's Startup loss exit.  Round 1 delivers 200 (one ACK).  In round
  * 2, in recovery, @loss_acks ACKs each follow a newly lost packet (10
  * delivered each, no rate sample); then the ACK that ends the loss round
@@ -1444,6 +1492,7 @@ int main(void)
 	test_v2_probe_up_exit();
 	test_v2_probe_down_reads_prior_inflight();
 	test_v2_recovery_and_undo();
+	test_v2_min_rtt_filters();
 	test_v2_extra_acked_window();
 	test_v2_extra_acked_clamp();
 	test_version_overrides();
