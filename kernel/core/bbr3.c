@@ -572,10 +572,16 @@ static void bound_bw_for_model(struct bbr3 *b)
 
 /* ---- Startup and Drain ---------------------------------------------------- */
 
-/* CheckFullBWReached: three rounds in a row under +25 % is a plateau. */
+/*
+ * CheckFullBWReached: three rounds in a row under +25 % is a plateau.
+ * Draft-06 compares the rate sample of the ACK that ends each round;
+ * v2alpha compares max_bw, so a round whose best sample grew counts as
+ * growth whatever its last one.
+ */
 static void check_full_bw_reached(struct bbr3 *b, const struct bbr3_ack *a)
 {
-	u64 rate = bbr3_delivery_rate(a->rs_delivered, a->rs_interval_us);
+	u64 rate = b->version == BBR3_VERSION_V2 ? b->max_bw :
+		   bbr3_delivery_rate(a->rs_delivered, a->rs_interval_us);
 
 	if (b->full_bw_now || !b->round_start || a->rs_is_app_limited)
 		return;

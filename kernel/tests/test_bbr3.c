@@ -1201,6 +1201,45 @@ static void test_v2_min_rtt_filters(void)
 }
 
 /*
+ * v2alpha's Startup plateau reads max_bw; draft-06 the sample of the ACK
+ * that ends the round.  Each round: an ACK mid-round sampling 100, 200,
+ * 300, 400, 500 packets per RTT, then one sampling 150 that ends the round
+ * (from round 2; round 1's count is ended by its first ACK, 100).  v3 sees 100, 150 (+50 %), then 150 three times:
+ * Drain after round 5.  v2 sees max_bw 100, 200, 300, 400, 500: each at
+ * least +25 %, so Startup goes on.
+ */
+static enum bbr3_state startup_with_high_mid_round_samples(u32 version)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 r, delivered = 0;
+
+	params10.version = version;
+	init10(&b, 0, RTT);
+	params10.version = 0;
+	for (r = 1; r <= 5; r++) {
+		u32 prior = delivered;
+
+		delivered += 10;
+		/* mid-round: it acks a packet sent before the round began (in
+		 * round 1, the first ACK begins the count: it ends round 1) */
+		a = round_ack(r * RTT - 10, r == 1 ? 0 : b.next_round_delivered - 1,
+			      delivered, 100 * r, 100000);
+		feed(&b, &a);
+		delivered += 10;
+		a = round_ack(r * RTT, prior, delivered, r == 1 ? 100 : 150, 100000);
+		feed(&b, &a);
+	}
+	return b.state;
+}
+
+static void test_v2_startup_plateau_reads_max_bw(void)
+{
+	CHECK_EQ(startup_with_high_mid_round_samples(BBR3_VERSION_V3), BBR3_DRAIN);
+	CHECK_EQ(startup_with_high_mid_round_samples(BBR3_VERSION_V2), BBR3_STARTUP);
+}
+
+/*
  * v2alpha's Startup loss exit.  Round 1 delivers 200 (one ACK).  In round
  * 2, in recovery, @loss_acks ACKs each follow a newly lost packet (10
  * delivered each, no rate sample); then the ACK that ends the loss round
@@ -1493,6 +1532,7 @@ int main(void)
 	test_v2_probe_down_reads_prior_inflight();
 	test_v2_recovery_and_undo();
 	test_v2_min_rtt_filters();
+	test_v2_startup_plateau_reads_max_bw();
 	test_v2_extra_acked_window();
 	test_v2_extra_acked_clamp();
 	test_version_overrides();
