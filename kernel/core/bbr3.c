@@ -1046,6 +1046,18 @@ static void bound_cwnd_for_model(struct bbr3 *b)
 	b->cwnd = ss_min(b->cwnd, cap);
 }
 
+/*
+ * Before the pipe is full, cwnd also grows below a floor: until an initial
+ * window has been delivered (draft-06), or while under twice the initial
+ * window (v2alpha), whatever the model's target.
+ */
+static bool startup_cwnd_floor(const struct bbr3 *b, const struct bbr3_ack *a)
+{
+	if (b->version == BBR3_VERSION_V2)
+		return b->cwnd < 2 * b->initial_cwnd;
+	return a->delivered < b->initial_cwnd;
+}
+
 /* SetCwnd: grow by what was acked up to max_inflight; cut to the bounds. */
 static void set_cwnd(struct bbr3 *b, const struct bbr3_ack *a)
 {
@@ -1053,7 +1065,7 @@ static void set_cwnd(struct bbr3 *b, const struct bbr3_ack *a)
 	if (b->full_bw_reached)
 		b->cwnd = ss_min(ss_sat_add(b->cwnd, a->newly_acked),
 				 b->max_inflight);
-	else if (b->cwnd < b->max_inflight || a->delivered < b->initial_cwnd)
+	else if (b->cwnd < b->max_inflight || startup_cwnd_floor(b, a))
 		b->cwnd = ss_sat_add(b->cwnd, a->newly_acked);
 	b->cwnd = ss_max(b->cwnd, BBR3_MIN_PIPE_CWND);
 	if (b->state == BBR3_PROBE_RTT)

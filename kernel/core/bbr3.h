@@ -211,6 +211,8 @@ enum bbr3_ack_phase {
  *                                                saved cwnd (outside probes)
  *   an undo                back to Startup or    the state kept, the saved
  *                          REFILL                cwnd exactly
+ *   Startup's cwnd floor   until an initial      under 2 initial windows
+ *                          window delivered
  *   Startup's plateau      the round's last      max_bw
  *                          sample
  *   min_rtt's filters      a lower sample        a lower or equal one; not a

@@ -1240,6 +1240,41 @@ static void test_v2_startup_plateau_reads_max_bw(void)
 }
 
 /*
+ * Startup's window floor.  One ACK of 2 packets over 100 ms (12 delivered,
+ * the initial window 10): the target (2 x a BDP of 1, the ACK's extra, the
+ * burst budget) is under 10, so draft-06 keeps cwnd at 10 (an initial
+ * window has been delivered); v2alpha grows it while under twice the
+ * initial window: 12, then 14 ... 20, and no further.
+ */
+static u32 startup_cwnd_after_small_acks(u32 version, u32 acks)
+{
+	struct bbr3 b;
+	struct bbr3_ack a;
+	u32 i, delivered = 10;
+
+	params10.version = version;
+	init10(&b, 0, RTT);
+	params10.version = 0;
+	for (i = 0; i < acks; i++) {
+		delivered += 2;
+		/* only the first ends a round (round 1's count starts there) */
+		a = round_ack(RTT + i, i ? 1 : 0, delivered, 2, 10);
+		feed(&b, &a);
+		CHECK(b.max_inflight < 10);
+		CHECK_EQ(b.state, BBR3_STARTUP);
+	}
+	return b.cwnd;
+}
+
+static void test_v2_startup_cwnd_floor(void)
+{
+	CHECK_EQ(startup_cwnd_after_small_acks(BBR3_VERSION_V3, 1), 10);
+	CHECK_EQ(startup_cwnd_after_small_acks(BBR3_VERSION_V2, 1), 12);
+	CHECK_EQ(startup_cwnd_after_small_acks(BBR3_VERSION_V2, 5), 20);
+	CHECK_EQ(startup_cwnd_after_small_acks(BBR3_VERSION_V2, 8), 20);
+}
+
+/*
  * v2alpha's Startup loss exit.  Round 1 delivers 200 (one ACK).  In round
  * 2, in recovery, @loss_acks ACKs each follow a newly lost packet (10
  * delivered each, no rate sample); then the ACK that ends the loss round
@@ -1533,6 +1568,7 @@ int main(void)
 	test_v2_recovery_and_undo();
 	test_v2_min_rtt_filters();
 	test_v2_startup_plateau_reads_max_bw();
+	test_v2_startup_cwnd_floor();
 	test_v2_extra_acked_window();
 	test_v2_extra_acked_clamp();
 	test_version_overrides();
