@@ -98,3 +98,22 @@ def test_a_report_directory_appears_whole_or_not_at_all(tmp_path):
     else:
         raise AssertionError("the error was swallowed")
     assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == ["r1"]
+
+
+def test_many_cells_captures_go_to_a_page_of_their_own(tmp_path):
+    """Up to CAPTURES_INLINE_MAX cells' captures are listed on the report; one more and they move to
+    captures.html beside it (linked from the report's section, and leading back to it), every link there
+    relative to that page and to a file that exists."""
+    cells = [a_run(tmp_path / "m" / "cells" / f"k{i:02d}") for i in range(html.CAPTURES_INLINE_MAX + 1)]
+    report = tmp_path / "m" / "reports" / "r1"
+    report.mkdir(parents=True)
+    (report / "table.md").write_text("# Table 1\n\nthe answer\n")
+    page = html.write_html(report / "table.md", cells[:-1]).read_text()
+    assert page.count("flow.pcap.gz") == html.CAPTURES_INLINE_MAX and not (report / "captures.html").exists()
+    page = html.write_html(report / "table.md", cells).read_text()
+    assert "flow.pcap.gz" not in page
+    assert f'The captures and traces of {len(cells)} cells, on <a href="captures.html">' in page
+    own = (report / "captures.html").read_text()
+    links = re.findall(r'<a href="([^"]+)">', own)
+    assert links[0] == "report.html" and len(links) == 1 + 2 * len(cells)
+    assert all((report / link).is_file() for link in links)

@@ -82,6 +82,12 @@ def _scenario_name(run_dir: Path) -> str:
         return run_dir.name
 
 
+# Up to this many runs' (or cells') captures and traces are listed on the report's page; more go
+# to a page of their own beside it.
+CAPTURES_INLINE_MAX = 12
+CAPTURES_PAGE = "captures.html"
+
+
 def page(title: str, body: str, nav: str = "") -> str:
     return (f"<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             f"<style>{STYLE}</style></head>\n<body>\n{nav}\n{body}\n</body></html>\n")
@@ -110,7 +116,16 @@ def write_html(md_path: Path, run_dirs: list[Path] | None = None, run_labels: di
             f"<li>{html.escape(label)}: " + ", ".join(f"<a href=\"{html.escape(_rel(f, md_path.parent))}\">"
                                                      f"{html.escape(text)}</a>" for text, f in files) + "</li>"
             for label, files in groups)
-        body += f"\n<h2 id=\"captures\">Captures and traces</h2>\n<ul>\n{items}\n</ul>"
+        listing = f"<ul>\n{items}\n</ul>"
+        if len(groups) > CAPTURES_INLINE_MAX:
+            # A matrix's (160 cells at Table 1's default): on a page of their own, the report's end kept short.
+            captures = md_path.parent / CAPTURES_PAGE
+            captures.write_text(page(f"{_title(text, md_path.parent.name)}: captures and traces",
+                                     f"<h1>Captures and traces</h1>\n{listing}",
+                                     f"<nav><a href=\"{out_name}\">the report</a></nav>"))
+            listing = (f"<p>The captures and traces of {len(groups)} cells, on "
+                       f"<a href=\"{CAPTURES_PAGE}\">a page of their own</a>.</p>")
+        body += f"\n<h2 id=\"captures\">Captures and traces</h2>\n{listing}"
         sections.append(("captures", "Captures and traces"))
     if data:
         sections.append(("data", "Data"))
