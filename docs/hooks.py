@@ -4,6 +4,8 @@
 - measurements.md: its markers by each experiment's measured wall time (its file's time_here) and by
   the notebook's index (its pages' dated entries, sslab.cli.docpages.notebook_index);
 - starts.md: its marker by our module's parameters, from their declarations (sslab.cli.formats);
+- results.md and index.md: Table 1's answer, plots and causes from the snapshot of a real report in
+  docs/results/table1/ (sslab.cli.docresults);
 - experiments/<name>.md: one page per experiment file (sslab.cli.docpages), listed under
   "Experiments" after the overview;
 - every page loads the offline search's worker shim from the site itself, not from unpkg.com
@@ -19,6 +21,7 @@ from mkdocs.utils import get_relative_url
 
 from sslab.cli.docassets import SHIM_IN_SITE, SHIM_URL_ASKED, search_shim
 from sslab.cli.docpages import experiment_pages, notebook_index
+from sslab.cli.docresults import results_glance, results_page
 from sslab.cli.formats import formats_markdown, module_params_markdown
 from sslab.experiment.spec import experiment_times_table
 
@@ -26,7 +29,9 @@ from sslab.experiment.spec import experiment_times_table
 GENERATED = {"formats.md": [("<!-- formats: generated at build time -->", formats_markdown)],
              "measurements.md": [("<!-- experiment times: generated at build time -->", experiment_times_table),
                                  ("<!-- notebook index: generated at build time -->", notebook_index)],
-             "starts.md": [("<!-- module parameters: generated at build time -->", module_params_markdown)]}
+             "starts.md": [("<!-- module parameters: generated at build time -->", module_params_markdown)],
+             "results.md": [("<!-- table1 results: generated at build time -->", results_page)],
+             "index.md": [("<!-- table1 at a glance: generated at build time -->", results_glance)]}
 
 
 @cache

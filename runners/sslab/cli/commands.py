@@ -317,6 +317,13 @@ def cmd_claims(args) -> int:
     return EXIT_OK
 
 
+def cmd_docs_snapshot(args) -> int:
+    from .docresults import take_snapshot
+    dest = take_snapshot(args.report, args.made_by, args.console, args.screenshot)
+    print(f"snapshot: {dest} (the site's results page: make docs)")
+    return 0
+
+
 def cmd_trace(args) -> int:
     """`sslab trace generate|show`: rate traces in mahimahi's format (sslab.scenario.traces)."""
     from ..scenario.traces import TraceError, generated_trace, trace_from_text

@@ -8,6 +8,7 @@ parser, with exit status 2 before anything starts.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .. import paths
 from ..scenario import knobs
@@ -165,6 +166,14 @@ def build_parser() -> argparse.ArgumentParser:
                                         "from the archives under results/, written to results/claims/NAME/")
     pcl.add_argument("ledger", nargs="?", default="suss", help="the ledger's name or path (default: suss)")
     pcl.set_defaults(command="claims")
+    pds = sub.add_parser("docs-snapshot", help="the documentation's results page from a real Table 1 report: its "
+                                               "summary.json and answer plots copied to docs/results/table1/")
+    pds.add_argument("report", type=Path, help="the report's folder (results/table1/<selection>/reports/<stamp>)")
+    pds.add_argument("--command", dest="made_by", required=True,
+                     help="the command that made the report, as the page should name it")
+    pds.add_argument("--console", type=Path, help="the run's console output, whose last lines the page shows")
+    pds.add_argument("--screenshot", type=Path, help="a picture of the report page's first screen")
+    pds.set_defaults(command="docs_snapshot")
     pt = sub.add_parser("trace", help="rate traces (mahimahi format): generate one from a model, or show one")
     tsub = pt.add_subparsers(dest="action", required=True)
     tg = tsub.add_parser("generate", help="a trace from a stated stochastic model and seed")

@@ -1,0 +1,131 @@
+"""The documentation's results page, "Table 1 at a glance", from a snapshot of a real report.
+
+A snapshot (docs/results/table1/) is what one `make reproduce-table1` wrote and a reader of the
+site needs: its summary.json (the verdict's counts, the claims, every value with its outcome, the
+causes tried), its three answer plots, a picture of its page's first screen and the console's last
+lines, with where and when it ran (snapshot.json).  `python -m sslab docs-snapshot REPORT` takes
+one; docs/hooks.py renders the page and the home page's summary from it when the site is built, so
+the text cannot drift from the numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .. import paths
+from .status import Refused
+
+SNAPSHOT_DIR = paths.REPO_ROOT / "docs" / "results" / "table1"
+#: The three answer plots every Table 1 report draws (sslab.analysis.answer_plots).
+PLOTS = ("ours-vs-paper.svg", "per-setting.svg", "large-vs-bound.svg")
+SCREENSHOT = "first-screen.png"
+CONSOLE = "console.txt"
+#: The console's ending, as a reader sees it after a run (sslab.analysis.table1's console_ending).
+CONSOLE_LINES = 20
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _cells_commit(report: Path) -> str:
+    """The git commit the report's cells ran (flows.csv's 'code' column), or '' if it names none."""
+    flows = report / "flows.csv"
+    if not flows.is_file():
+        return ""
+    lines = flows.read_text().splitlines()
+    if len(lines) < 2:
+        return ""
+    head = lines[0].split(",")
+    return lines[1].split(",")[head.index("code")] if "code" in head else ""
+
+
+def take_snapshot(report: Path, command: str, console: Path | None = None,
+                  screenshot: Path | None = None, dest: Path = SNAPSHOT_DIR) -> Path:
+    """Copy @report's summary.json and answer plots (and @screenshot, and @console's last lines) into
+    @dest with snapshot.json: the command that made it, the report's folder, the cells' commit, the
+    CPU and the date.  Refused before anything is copied when @report is not a Table 1 report."""
+    report = Path(report)
+    missing = [n for n in ("summary.json", *PLOTS) if not (report / n).is_file()]
+    if missing:
+        raise Refused(f"{report} is not a Table 1 report with its answer (no {', '.join(missing)})")
+    summary = json.loads((report / "summary.json").read_text())
+    if not summary.get("verdict"):
+        raise Refused(f"{report}/summary.json has no verdict lines: not a Table 1 report")
+    for f in (console, screenshot):
+        if f is not None and not Path(f).is_file():
+            raise Refused(f"{f}: no such file")
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("summary.json", *PLOTS):
+        shutil.copyfile(report / name, dest / name)
+    if screenshot is not None:
+        shutil.copyfile(screenshot, dest / SCREENSHOT)
+    if console is not None:
+        tail = Path(console).read_text(errors="replace").rstrip("\n").splitlines()[-CONSOLE_LINES:]
+        (dest / CONSOLE).write_text("\n".join(tail) + "\n")
+    meta = {"command": command, "report": str(report.resolve()), "commit": _cells_commit(report),
+            "cpu": _cpu(), "taken": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%MZ")}
+    (dest / "snapshot.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return dest
+
+
+def _snapshot(where: Path) -> tuple[dict, dict] | None:
+    if not (where / "snapshot.json").is_file():
+        return None
+    return json.loads((where / "snapshot.json").read_text()), json.loads((where / "summary.json").read_text())
+
+
+def _notebook_links(text: str) -> str:
+    """A cause's record names its notebook page as a path; on the site, a link to it."""
+    return re.sub(r"docs/notebook/([\w-]+)\.md", r"[notebook/\1](notebook/\1.md)", text)
+
+
+def results_page(where: Path = SNAPSHOT_DIR, rel: str = "results/table1") -> str:
+    """docs/results.md's body from the snapshot in @where (@rel: the snapshot's folder as the page
+    links it): the answer, the three plots, the first screen and the console's end, where ours
+    differs and why, every value beside the paper's."""
+    got = _snapshot(where)
+    if got is None:
+        return "*No snapshot of a Table 1 report is in the repository yet (`python -m sslab docs-snapshot`).*"
+    meta, s = got
+    out = [f"*From `{meta['command']}` at commit {meta['commit'] or 'unknown'}, on a {meta['cpu']}; "
+           f"taken {meta['taken']}.  Its report and every number below are in the run's summary.json "
+           f"([a copy]({rel}/summary.json)).*", "", *s["verdict"], ""]
+    claims = s.get("claims") or []
+    if claims:
+        out += ["**The paper's claims these runs test** (each by its ledger's test, on these runs alone): "
+                + "; ".join(f"{c['id']} {c['verdict']}" for c in claims) + ".", ""]
+    for alt, name in s.get("answer_plots") or [(n, n) for n in PLOTS]:
+        out += [f"![{alt}]({rel}/{name})", "", f"*{alt[0].upper()}{alt[1:]}.*", ""]
+    if (where / SCREENSHOT).is_file():
+        out += ["## The report's first screen", "", f"![the report's first screen]({rel}/{SCREENSHOT})", ""]
+    if (where / CONSOLE).is_file():
+        out += ["## What the console printed last", "", "```", (where / CONSOLE).read_text().rstrip("\n"), "```", ""]
+    causes = s.get("causes_md") or []
+    if causes:
+        out += [_notebook_links(ln) for ln in causes] + [""]
+    if s.get("comparisons_md"):
+        out += ["## Every paper value beside ours", "", s["comparisons_md"], ""]
+    return "\n".join(out)
+
+
+def results_glance(where: Path = SNAPSHOT_DIR) -> str:
+    """The home page's lines: the verdict's counts of the snapshot, and where the rest is."""
+    got = _snapshot(where)
+    if got is None:
+        return "*No snapshot of a Table 1 report is in the repository yet.*"
+    meta, s = got
+    return "\n".join([f"What `{meta['command']}` reproduced (commit {meta['commit'] or 'unknown'}, "
+                      f"{meta['taken'][:10]}; the [results page](results.md) has the plots and why "
+                      "values differ):", "", *s["verdict"][1:], ""])
