@@ -12,6 +12,8 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -19,7 +21,7 @@ from .. import paths
 
 
 class ImageError(RuntimeError):
-    """A build step that failed; @output: the end of what it said (shown already when it streamed)."""
+    """A build step that failed; @output: the end of what it said (its message shows it too)."""
 
     def __init__(self, message: str, output: str = ""):
         super().__init__(message)
@@ -46,35 +48,92 @@ def log(msg: str) -> None:
     print(f"[image] {msg}", flush=True)
 
 
-#: What of a failed step's own error output its ImageError keeps (the user has seen all of it).
+#: What of a failed step's own output its ImageError keeps (and shows: the console did not).
 ERROR_TAIL_CHARS = 3000
+#: A step that runs this long says so on the console, again every as long, and its time at its end.
+HEARTBEAT_S = 60.0
+
+_step_log: Path | None = None
+
+
+def step_log() -> Path:
+    """This process's build log, build-<UTC time>-<pid>.log in $SSLAB_LOGS or the system's temporary
+    directory's sslab-logs (not the cache: a build that fills the cache's disk must still be able to
+    say why): every build step's own output, which the console does not show (a kernel build, apt and
+    dpkg print thousands of lines); made, and named on the console, on first use."""
+    global _step_log
+    if _step_log is None:
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        where = Path(os.environ.get("SSLAB_LOGS") or Path(tempfile.gettempdir()) / f"sslab-logs-{os.getuid()}")
+        where.mkdir(parents=True, exist_ok=True)
+        _step_log = where / f"build-{stamp}-{os.getpid()}.log"
+        log(f"each build step's own output: {_step_log}")
+    return _step_log
 
 
 def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
-    """@cmd, checked: a failure is an ImageError holding the end of what the step said on stderr.
-    Unless the caller takes the output itself, the step's stderr goes through to ours as it comes and
-    its end is kept (ImageError.output): the error can then tell why the step failed ("No space left
-    on device": the cache's disk) even when the step's cleanup has freed the space since."""
-    streamed = kw.keys() <= {"cwd", "env"}
+    """@cmd, checked: a failure is an ImageError holding the end of what the step said.  Unless the
+    caller takes the output itself, the step's output goes to the build log (step_log), the console
+    hearing of a long step every HEARTBEAT_S, and the error keeps and shows the log's end
+    (ImageError.output): it can then tell why the step failed ("No space left on device": the cache's
+    disk) even when the step's cleanup has freed the space since."""
+    logged = not (kw.get("capture_output") or kw.keys() & {"stdout", "stderr", "input"})
     try:
-        if streamed:
-            return _run_keeping_stderr(cmd, **kw)
+        if logged:
+            try:
+                path = step_log()
+            except OSError:       # no log to be had: the step's words on the console, as they come
+                return _run_keeping_stderr(cmd, cwd=kw.get("cwd"), env=kw.get("env"))
+            return _run_logged(cmd, path, cwd=kw.get("cwd"), env=kw.get("env"))
         return subprocess.run(cmd, check=True, **kw)
     except FileNotFoundError as e:
         raise ImageError(f"build host lacks {cmd[0]!r} (run `make image`, which installs it)") from e
     except subprocess.CalledProcessError as e:
         out = (e.stderr or b"")
         out = (out.decode(errors="replace") if isinstance(out, bytes) else out)[-ERROR_TAIL_CHARS:]
-        said = "" if streamed else f"\n{out}"   # a streamed step's words are on the screen already
-        raise ImageError(f"command failed ({e.returncode}): {' '.join(cmd)}{said}", output=out) from e
+        where = f" (all of its output: {_step_log})" if logged and _step_log else ""
+        raise ImageError(f"command failed ({e.returncode}): {' '.join(cmd)}{where}\n{out}", output=out) from e
 
 
-def _run_keeping_stderr(cmd: list[str], **kw) -> subprocess.CompletedProcess:
+def _what(cmd: list[str]) -> str:
+    """A step's name on the console: its program and first words (inside a chroot: the command run there)."""
+    words = cmd[2:] if cmd and Path(cmd[0]).name == "chroot" and len(cmd) > 2 else cmd
+    shown = [w for w in words if not w.startswith("-")][:3]
+    return " ".join(Path(shown[0]).name if i == 0 else w for i, w in enumerate(shown)) if shown else "?"
+
+
+def _run_logged(cmd: list[str], path: Path, cwd=None, env=None) -> subprocess.CompletedProcess:
+    """subprocess.run(@cmd, check=True) with its stdout and stderr appended to the build log @path; a
+    line on the console every HEARTBEAT_S while it runs and its time at its end if it ran that long; on
+    failure the log's end since the step began in CalledProcessError.stderr."""
+    with open(path, "ab") as out:
+        out.write(f"\n$ {' '.join(cmd)}\n".encode())
+        out.flush()
+        start_at = out.tell()
+        t0 = time.monotonic()
+        with subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env) as proc:
+            while True:
+                try:
+                    rc = proc.wait(timeout=HEARTBEAT_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    log(f"  ... {_what(cmd)}: {(time.monotonic() - t0) / 60:.1f} min so far")
+    took = time.monotonic() - t0
+    if took >= HEARTBEAT_S:
+        log(f"  {_what(cmd)}: took {took / 60:.1f} min")
+    if rc != 0:
+        with open(path, "rb") as f:
+            f.seek(max(start_at, path.stat().st_size - ERROR_TAIL_CHARS))
+            raise subprocess.CalledProcessError(rc, cmd, stderr=f.read())
+    return subprocess.CompletedProcess(cmd, rc)
+
+
+def _run_keeping_stderr(cmd: list[str], cwd=None, env=None) -> subprocess.CompletedProcess:
     """subprocess.run(@cmd, check=True) with its stderr passed through to ours line by line and its end
     kept (in CalledProcessError.stderr); stdout as ours."""
     tail: collections.deque[bytes] = collections.deque()
     kept = 0
-    with subprocess.Popen(cmd, stderr=subprocess.PIPE, **kw) as proc:
+    with subprocess.Popen(cmd, stderr=subprocess.PIPE, cwd=cwd, env=env) as proc:
         assert proc.stderr is not None
         for line in proc.stderr:
             sys.stderr.buffer.write(line)

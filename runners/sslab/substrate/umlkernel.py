@@ -289,7 +289,7 @@ def build_uml(base_rootfs: Path, images_dir: Path, mirrors: Mirrors, dest: Path,
                 raise ImageError("the UML kernel's config did not take these options (a dependency is missing "
                                  "or the option does not exist in this source):\n  " + "\n  ".join(bad))
             jobs = str(os.cpu_count() or 1)
-            log(f"UML kernel: make ARCH=um linux modules -j{jobs} (about 5 min on 2 cores)")
+            log(f"UML kernel: make ARCH=um linux modules -j{jobs} (5-15 min on 2 cores; a line a minute)")
             t0 = time.monotonic()
             in_chroot(chroot, ["make", "-s", "-C", src, "ARCH=um", f"-j{jobs}", "linux", "modules"],
                       extra_env=KBUILD_REPRODUCIBLE)
