@@ -141,14 +141,21 @@ host-deps:
 	for pair in $(HOST_FILES); do file=$${pair%%:*}; pkg=$${pair##*:}; \
 	  [ -e $$file ] || missing="$$missing $$pkg"; done; \
 	if [ -n "$$missing" ]; then \
-	  echo "installing host packages:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install$$missing" >&2; exit 1; fi; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	  $(call APT_INSTALL,$$missing); \
 	fi
+
+# Debian packages installed with their output in a log: a line on the console, the log's end and its
+# path if apt-get fails.  $(call APT_INSTALL,packages) in a recipe's shell (root already checked).
+LOGS_DIR := $(or $(SSLAB_LOGS),$(or $(TMPDIR),/tmp)/sslab-logs-$(shell id -u))
+APT_INSTALL = log=$(LOGS_DIR)/apt-$$(date -u +%Y%m%dT%H%M%SZ)-$$$$.log; mkdir -p $(LOGS_DIR); \
+  echo "installing Debian packages: $$(echo $(1)) (their output: $$log)"; \
+  { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(1); } \
+    >$$log 2>&1 || { tail -n 25 $$log >&2; echo "error: apt-get could not install $$(echo $(1)) (all of its output: $$log)" >&2; false; }
 
 $(VENV)/.stamp: pyproject.toml
 	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "error: Python >= 3.11 needed" >&2; exit 1; }
-	@$(PY) -m venv $(VENV) 2>/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv && $(PY) -m venv $(VENV); }
+	@$(PY) -m venv $(VENV) 2>/dev/null || { $(call APT_INSTALL,python3-venv) && $(PY) -m venv $(VENV); }
 	$(VPY) -m pip install -q --upgrade pip
 	$(VPY) -m pip install -q -e '.[test,docs]'
 	@touch $@
@@ -164,7 +171,7 @@ engine-deps: python-deps
 	@$(VPY) -m sslab container engine >/dev/null 2>&1 || { \
 	  echo "$$($(VPY) -m sslab container engine 2>&1 | tail -n 1 | sed 's/^error: //'); installing podman"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install podman" >&2; exit 1; fi; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends podman runc && \
+	  $(call APT_INSTALL,podman runc) && \
 	  $(VPY) -m sslab container engine; }
 
 # The testbed as an OCI image for Podman or Docker (builds `make image` first), and its archive.
@@ -188,7 +195,7 @@ fleet-down: deps
 docker-deps:
 	@command -v dockerd >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install docker.io" >&2; exit 1; fi; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker.io; }
+	  $(call APT_INSTALL,docker.io); }
 
 image-repin: deps
 	$(VPY) -m sslab image repin
@@ -231,7 +238,7 @@ fresh-check: deps
 bench: deps
 	$(if $(findstring umlperf,$(BENCH)),@command -v perf >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] || \
 	  { echo "error: BENCH=umlperf needs perf (linux-perf) and root to install it" >&2; exit 1; }; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends linux-perf; })
+	  $(call APT_INSTALL,linux-perf); })
 	$(VPY) runners/benchmarks.py $(BENCH)
 
 # A sample of an archived matrix's cells run again, each compared byte for byte: ARTIFACT=, SAMPLE=.
@@ -275,9 +282,9 @@ lint-imports: python-deps
 # (sslab.cli.workflowlint: with this machine's Go, or Go's own toolchain from the same proxy), with
 # Debian's shellcheck on every `run:` script.
 lint-workflows: python-deps
-	@command -v shellcheck >/dev/null 2>&1 || { echo "installing shellcheck (the workflow lint)"; \
+	@command -v shellcheck >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install shellcheck" >&2; exit 1; fi; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends shellcheck; }
+	  $(call APT_INSTALL,shellcheck); }
 	$(VPY) -m sslab.cli.workflowlint
 
 # The container integration tests need an engine that works (engine-deps), and Docker's (docker-deps);
@@ -285,9 +292,9 @@ lint-workflows: python-deps
 test-deps: engine-deps docker-deps browser-deps
 
 browser-deps:
-	@command -v chromium >/dev/null 2>&1 || { echo "installing chromium (the report pages' browser test)"; \
+	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install chromium" >&2; exit 1; fi; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; }
+	  $(call APT_INSTALL,chromium); }
 
 test: deps kernel-test lint-imports lint-workflows docs test-deps
 	$(VPY) -m pytest -q tests
