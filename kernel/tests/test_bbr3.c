@@ -996,6 +996,14 @@ static enum bbr3_state probe_up_ack(struct bbr3 *b, u32 *delivered, u32 now,
 	return b->state;
 }
 
+/* run_to_up, the connection in @version (read when it starts). */
+static void run_to_up_in(u32 version, struct bbr3 *b, u32 *delivered)
+{
+	params10.version = version;
+	run_to_up(b, delivered);
+	params10.version = 0;
+}
+
 static void test_version_2(void)
 {
 	struct bbr3 b;
@@ -1052,14 +1060,10 @@ static void test_v2_probe_up_exit(void)
 {
 	struct bbr3 b;
 	struct bbr3_ack a;
-	u32 delivered, r, version;
+	u32 delivered, version;
 
 	for (version = BBR3_VERSION_V2; version <= BBR3_VERSION_V3; version++) {
-		params10.version = version;
-		run_to_cruise(&b, &delivered);
-		params10.version = 0;
-		for (r = 8; r <= 36; r++)
-			cruise_round(&b, &delivered, r, 319);
+		run_to_up_in(version, &b, &delivered);
 		CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
 		if (version == BBR3_VERSION_V2)
 			CHECK_EQ(b.cycle_stamp, 36 * RTT);
@@ -1091,13 +1095,9 @@ static void test_v2_probe_down_reads_prior_inflight(void)
 {
 	struct bbr3 b;
 	struct bbr3_ack a;
-	u32 delivered, r;
+	u32 delivered;
 
-	params10.version = BBR3_VERSION_V2;
-	run_to_cruise(&b, &delivered);
-	params10.version = 0;
-	for (r = 8; r <= 36; r++)
-		cruise_round(&b, &delivered, r, 319);
+	run_to_up_in(BBR3_VERSION_V2, &b, &delivered);
 	CHECK_EQ(probe_up_ack(&b, &delivered, 37 * RTT + 3, 400), BBR3_PROBE_BW_DOWN);
 	delivered += 1;
 	a = round_ack(37 * RTT + 4, delivered - 1000, delivered, 1, 300);
