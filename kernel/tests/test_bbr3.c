@@ -996,11 +996,11 @@ static enum bbr3_state probe_up_ack(struct bbr3 *b, u32 *delivered, u32 now,
 	return b->state;
 }
 
-/* run_to_up, the connection in @version (read when it starts). */
-static void run_to_up_in(u32 version, struct bbr3 *b, u32 *delivered)
+/* @run (run_plateau, run_to_cruise, run_to_up) with the connection in @version (read as it starts). */
+static void run_in(u32 version, void (*run)(struct bbr3 *, u32 *), struct bbr3 *b, u32 *delivered)
 {
 	params10.version = version;
-	run_to_up(b, delivered);
+	run(b, delivered);
 	params10.version = 0;
 }
 
@@ -1063,7 +1063,7 @@ static void test_v2_probe_up_exit(void)
 	u32 delivered, version;
 
 	for (version = BBR3_VERSION_V2; version <= BBR3_VERSION_V3; version++) {
-		run_to_up_in(version, &b, &delivered);
+		run_in(version, run_to_up, &b, &delivered);
 		CHECK_EQ(b.state, BBR3_PROBE_BW_UP);
 		if (version == BBR3_VERSION_V2)
 			CHECK_EQ(b.cycle_stamp, 36 * RTT);
@@ -1097,7 +1097,7 @@ static void test_v2_probe_down_reads_prior_inflight(void)
 	struct bbr3_ack a;
 	u32 delivered;
 
-	run_to_up_in(BBR3_VERSION_V2, &b, &delivered);
+	run_in(BBR3_VERSION_V2, run_to_up, &b, &delivered);
 	CHECK_EQ(probe_up_ack(&b, &delivered, 37 * RTT + 3, 400), BBR3_PROBE_BW_DOWN);
 	delivered += 1;
 	a = round_ack(37 * RTT + 4, delivered - 1000, delivered, 1, 300);
@@ -1119,9 +1119,7 @@ static void test_v2_recovery_and_undo(void)
 	struct bbr3 b;
 	u32 delivered;
 
-	params10.version = BBR3_VERSION_V2;
-	run_to_cruise(&b, &delivered);
-	params10.version = 0;
+	run_in(BBR3_VERSION_V2, run_to_cruise, &b, &delivered);
 	CHECK_EQ(b.state, BBR3_PROBE_BW_CRUISE);
 	b.cwnd = 300;
 	bbr3_on_enter_fast_recovery(&b);
@@ -1400,9 +1398,7 @@ static void test_v2_send_quantum(void)
 	struct bbr3 b;
 	u32 delivered;
 
-	params10.version = BBR3_VERSION_V2;
-	run_to_cruise(&b, &delivered);
-	params10.version = 0;
+	run_in(BBR3_VERSION_V2, run_to_cruise, &b, &delivered);
 	CHECK_EQ(b.pacing_rate, 53150);
 	CHECK_EQ(b.send_quantum, 3);
 	CHECK_EQ(held_rate_quantum(&b, delivered, 53150, 1000), 25);
@@ -1433,9 +1429,7 @@ static void test_v2_drain(void)
 	struct bbr3_ack a;
 	u32 delivered, r;
 
-	params10.version = BBR3_VERSION_V2;
-	run_plateau(&b, &delivered);
-	params10.version = 0;
+	run_in(BBR3_VERSION_V2, run_plateau, &b, &delivered);
 	CHECK_EQ(b.state, BBR3_DRAIN);
 	CHECK_EQ(b.ssthresh, 319);
 	for (r = 8; r <= 15; r++) {
