@@ -63,6 +63,14 @@ static void init10(struct bbr3 *b, u32 now, u32 srtt)
 	bbr3_init(b, now, srtt, &params10);
 }
 
+/* init10 at 0 with a 100 ms handshake, the connection in @version. */
+static void init10_in(u32 version, struct bbr3 *b)
+{
+	params10.version = version;
+	init10(b, 0, RTT);
+	params10.version = 0;
+}
+
 /* One ACK to the core, with C.cwnd as the core left it unless @a says. */
 static void feed(struct bbr3 *b, struct bbr3_ack *a)
 {
@@ -1163,9 +1171,7 @@ static void min_rtt_samples(u32 version, u32 *stamp_1s, u32 *after_delayed,
 	struct bbr3 b;
 	struct bbr3_ack a;
 
-	params10.version = version;
-	init10(&b, 0, RTT);
-	params10.version = 0;
+	init10_in(version, &b);
 	a = round_ack(RTT, 0, 10, 10, 10);
 	feed(&b, &a);
 	a = round_ack(10 * RTT, 0, 11, 1, 10);
@@ -1202,8 +1208,8 @@ static void test_v2_min_rtt_filters(void)
  * v2alpha's Startup plateau reads max_bw; draft-06 the sample of the ACK
  * that ends the round.  Each round: an ACK mid-round sampling 100, 200,
  * 300, 400, 500 packets per RTT, then one sampling 150 that ends the round
- * (from round 2; round 1's count is ended by its first ACK, 100).  v3 sees 100, 150 (+50 %), then 150 three times:
- * Drain after round 5.  v2 sees max_bw 100, 200, 300, 400, 500: each at
+ * (from round 2; round 1's count is ended by its first ACK, 100).  v3
+ * sees 100, 150 (+50 %), then 150 three times: Drain after round 5.  v2 sees max_bw 100, 200, 300, 400, 500: each at
  * least +25 %, so Startup goes on.
  */
 static enum bbr3_state startup_with_high_mid_round_samples(u32 version)
@@ -1212,9 +1218,7 @@ static enum bbr3_state startup_with_high_mid_round_samples(u32 version)
 	struct bbr3_ack a;
 	u32 r, delivered = 0;
 
-	params10.version = version;
-	init10(&b, 0, RTT);
-	params10.version = 0;
+	init10_in(version, &b);
 	for (r = 1; r <= 5; r++) {
 		u32 prior = delivered;
 
@@ -1250,9 +1254,7 @@ static u32 startup_cwnd_after_small_acks(u32 version, u32 acks)
 	struct bbr3_ack a;
 	u32 i, delivered = 10;
 
-	params10.version = version;
-	init10(&b, 0, RTT);
-	params10.version = 0;
+	init10_in(version, &b);
 	for (i = 0; i < acks; i++) {
 		delivered += 2;
 		/* only the first ends a round (round 1's count starts there) */
@@ -1294,9 +1296,7 @@ static u32 startup_loss_v2(u32 loss_acks, u32 rs_lost, u32 version)
 	struct bbr3_lost_packet p = {0};
 	u32 i, delivered = 200;
 
-	params10.version = version;
-	init10(&b, 0, RTT);
-	params10.version = 0;
+	init10_in(version, &b);
 	a = round_ack(RTT, 0, delivered, 200, 500);
 	feed(&b, &a);
 	for (i = 0; i < loss_acks; i++) {
