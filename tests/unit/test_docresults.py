@@ -24,6 +24,7 @@ def a_report(d, verdict=True):
     for name in docresults.PLOTS:
         (d / name).write_text("<svg/>")
     (d / "flows.csv").write_text("scenario,code,fct_s\ntable1-bbr2-1BDP-25ms,775f7d5f2467,1.2\n")
+    (d / "table.md").write_text("# E7\n\nRan under: substrate uml, clock uml/inf-cpu; host model ideal.\n")
     return d
 
 
@@ -36,10 +37,12 @@ def test_a_snapshot_copies_the_answer_and_names_its_run(tmp_path):
                                                              "snapshot.json"])
     meta = json.loads((dest / "snapshot.json").read_text())
     assert meta["command"] == "make reproduce-table1" and meta["commit"] == "775f7d5f2467" and meta["cpu"]
+    assert meta["ran_under"] == "substrate uml, clock uml/inf-cpu; host model ideal"
     # The console's ending only: its last 20 lines.
     assert (dest / "console.txt").read_text().splitlines() == [f"line {i}" for i in range(80, 100)]
     page = docresults.results_page(dest, "results/table1")
     assert "5 reproduced, 3 not reproduced" in page and "commit 775f7d5f2467" in page
+    assert "Ran under: substrate uml, clock uml/inf-cpu; host model ideal." in page
     assert all(f"](results/table1/{n})" in page for n in docresults.PLOTS)
     assert "table1-average-bbrv2 reproduced" in page and "| BBRv2 1BDP 25ms | small off |" in page
     # A cause's notebook entry is a link on the site; the console's lines a block.

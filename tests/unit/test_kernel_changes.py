@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sslab.analysis.conditions import kernel_text
+from sslab.analysis.conditions import kernel_ran_text, kernel_text
 from sslab.ccas import cc_name_refusal, is_cc_name
 from sslab.paths import REPO_ROOT
 from sslab.scenario import ScenarioError, load_scenario
@@ -187,6 +187,13 @@ def test_records_name_the_researchers_kernel():
     assert kernel_text(meta) == ("; kernel UML 6.1.192-sslab-uml with your patches 0001-a.patch and your modules "
                                  "tcp_reno_iw20")
     assert researcher_modules(meta["image"]) == ["tcp_reno_iw20"]
+    # "Ran under" names the kernel every time: a researcher's as above, else ours (UML, or a VM's Debian one).
+    assert kernel_ran_text(meta) == kernel_text(meta)
+    ours = {"substrate": "uml", "image": {"uml": {"release": "6.1.192-sslab-uml", "source": {"version": "6.1.192-2"}},
+                                          "kernel": {"release": "6.1.0-56-amd64"}}}
+    assert kernel_ran_text(ours) == "; kernel UML 6.1.192-sslab-uml (Debian's 6.1.192-2 source, this project's patches)"
+    assert kernel_ran_text({**ours, "substrate": "vm"}) == "; kernel 6.1.0-56-amd64"
+    assert kernel_ran_text({"substrate": "native"}) == ""
     assert researcher_modules({}) == []
 
 

@@ -110,6 +110,21 @@ def kernel_text(meta: dict) -> str:
             + (f" with {' and '.join(parts)}" if parts else ""))
 
 
+def kernel_ran_text(meta: dict) -> str:
+    """The kernel a run ran on, as "ran under" says it: a researcher's (kernel_text), else ours: the UML
+    kernel's release and the Debian source it was built from, or a VM's Debian kernel; "" unrecorded."""
+    if mine := kernel_text(meta):
+        return mine
+    image = meta.get("image") or {}
+    uml = image.get("uml") or {}
+    if meta.get("substrate") == "uml" and uml.get("release"):
+        version = (uml.get("source") or {}).get("version")
+        return f"; kernel UML {uml['release']}" + (f" (Debian's {version} source, this project's patches)"
+                                                   if version else "")
+    release = (image.get("kernel") or {}).get("release")
+    return f"; kernel {release}" if release else ""
+
+
 #: What each socket-buffer setting other than the testbed's own (raised) means, as "ran under" says it.
 SOCKET_BUFFERS_TEXT = {"linux": "tcp_wmem and tcp_rmem as Linux sets them",
                        "linux-senders": "the servers' tcp_wmem as Linux sets it, the clients' raised"}
@@ -121,7 +136,7 @@ def _testbed(meta: dict, setting: Setting) -> str:
     buffers = "" if setting.socket_buffers == "raised" else \
         f"; socket buffers {setting.socket_buffers} ({SOCKET_BUFFERS_TEXT[setting.socket_buffers]})"
     return (f"substrate {meta['substrate']}, clock {meta.get('clock', '?')}; host model "
-            f"{setting.hosts}{offloads}{buffers}{kernel_text(meta)}")
+            f"{setting.hosts}{offloads}{buffers}{kernel_ran_text(meta)}")
 
 
 def run_conditions(meta: dict, setting: Setting, rows: list[dict] | None = None,

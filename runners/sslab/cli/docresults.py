@@ -51,6 +51,13 @@ def _cells_commit(report: Path) -> str:
     return lines[1].split(",")[head.index("code")] if "code" in head else ""
 
 
+def _ran_under(report: Path) -> str:
+    """The report's "Ran under: ..." line (substrate, clock, host model, SUSS, HyStart), or ''."""
+    table = report / "table.md"
+    lines = table.read_text().splitlines() if table.is_file() else []
+    return next((ln.removeprefix("Ran under: ").rstrip(".") for ln in lines if ln.startswith("Ran under: ")), "")
+
+
 def take_snapshot(report: Path, command: str, console: Path | None = None,
                   screenshot: Path | None = None, dest: Path = SNAPSHOT_DIR) -> Path:
     """Copy @report's summary.json and answer plots (and @screenshot, and @console's last lines) into
@@ -75,7 +82,8 @@ def take_snapshot(report: Path, command: str, console: Path | None = None,
         tail = Path(console).read_text(errors="replace").rstrip("\n").splitlines()[-CONSOLE_LINES:]
         (dest / CONSOLE).write_text("\n".join(tail) + "\n")
     meta = {"command": command, "report": str(report.resolve()), "commit": _cells_commit(report),
-            "cpu": _cpu(), "taken": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%MZ")}
+            "ran_under": _ran_under(report), "cpu": _cpu(),
+            "taken": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%MZ")}
     (dest / "snapshot.json").write_text(json.dumps(meta, indent=1) + "\n")
     return dest
 
@@ -99,8 +107,9 @@ def results_page(where: Path = SNAPSHOT_DIR, rel: str = "results/table1") -> str
     if got is None:
         return "*No snapshot of a Table 1 report is in the repository yet (`python -m sslab docs-snapshot`).*"
     meta, s = got
-    out = [f"*From `{meta['command']}` at commit {meta['commit'] or 'unknown'}, on a {meta['cpu']}; "
-           f"taken {meta['taken']}.  Its report and every number below are in the run's summary.json "
+    ran = f"  Ran under: {meta['ran_under']}." if meta.get("ran_under") else ""
+    out = [f"*From `{meta['command']}` at commit {meta['commit'] or 'unknown'}; the machine's CPU: {meta['cpu']}; "
+           f"taken {meta['taken']}.{ran}  Every number below is in the run's summary.json "
            f"([a copy]({rel}/summary.json)).*", "", *s["verdict"], ""]
     claims = s.get("claims") or []
     if claims:
