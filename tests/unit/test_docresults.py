@@ -23,6 +23,7 @@ def a_report(d, verdict=True):
     (d / "summary.json").write_text(json.dumps(summary))
     for name in docresults.PLOTS:
         (d / name).write_text("<svg/>")
+    (d / "summary.pdf").write_bytes(b"%PDF-1.4")
     (d / "flows.csv").write_text("scenario,code,fct_s\ntable1-bbr2-1BDP-25ms,775f7d5f2467,1.2\n")
     (d / "table.md").write_text("# E7\n\nRan under: substrate uml, clock uml/inf-cpu; host model ideal.\n")
     return d
@@ -33,8 +34,8 @@ def test_a_snapshot_copies_the_answer_and_names_its_run(tmp_path):
     console = tmp_path / "console.log"
     console.write_text("\n".join(f"line {i}" for i in range(100)) + "\n")
     dest = docresults.take_snapshot(report, "make reproduce-table1", console, dest=tmp_path / "snap")
-    assert sorted(p.name for p in dest.iterdir()) == sorted(["summary.json", *docresults.PLOTS, "console.txt",
-                                                             "snapshot.json"])
+    assert sorted(p.name for p in dest.iterdir()) == sorted(["summary.json", *docresults.PLOTS, "summary.pdf",
+                                                             "console.txt", "snapshot.json"])
     meta = json.loads((dest / "snapshot.json").read_text())
     assert meta["command"] == "make reproduce-table1" and meta["commit"] == "775f7d5f2467" and meta["cpu"]
     assert meta["ran_under"] == "substrate uml, clock uml/inf-cpu; host model ideal"
@@ -43,7 +44,7 @@ def test_a_snapshot_copies_the_answer_and_names_its_run(tmp_path):
     page = docresults.results_page(dest, "results/table1")
     assert "5 reproduced, 3 not reproduced" in page and "commit 775f7d5f2467" in page
     assert "Ran under: substrate uml, clock uml/inf-cpu; host model ideal." in page
-    assert all(f"](results/table1/{n})" in page for n in docresults.PLOTS)
+    assert all(f"](results/table1/{n})" in page for n in (*docresults.PLOTS, "summary.pdf"))
     assert "table1-average-bbrv2 reproduced" in page and "| BBRv2 1BDP 25ms | small off |" in page
     # A cause's notebook entry is a link on the site; the console's lines a block.
     assert "[notebook/table1](notebook/table1.md)" in page and "```\nline 80" in page

@@ -255,6 +255,17 @@ def test_the_answers_plot_puts_each_value_where_its_record_says():
         assert fills == {"setting-0": COLOURS[REPRODUCED].lower(), "setting-1": COLOURS[NOT_REPRODUCED].lower(),
                          "setting-2": COLOURS[NOT_DECIDED].lower()}
         assert against_bound(rows[3:], {"cubic": 2.6}, Path(a)) is None
+        # The answer and the three plots in one PDF: a page of text, then a page a plot; the plots' SVGs
+        # drawn again for it are the same bytes.
+        from sslab.analysis.answer_plots import summary_pdf
+        svgs = {p.name: p.read_bytes() for p in Path(a).glob("*.svg")}
+        pdf = summary_pdf("E7 stability", ["**Table 1's values:**", "- the small flows' FCTs: 1 reproduced"],
+                          records, rows, {"cubic": 2.6}, Path(a)).read_bytes()
+        assert pdf.startswith(b"%PDF") and len(re.findall(rb"/Type /Page\b", pdf)) == 4
+        assert {p.name: p.read_bytes() for p in Path(a).glob("*.svg")} == svgs
+        # Without a date in it: the same records, the same file.
+        assert summary_pdf("E7 stability", ["**Table 1's values:**", "- the small flows' FCTs: 1 reproduced"],
+                           records, rows, {"cubic": 2.6}, Path(a)).read_bytes() == pdf
     # Its y moved (down: a smaller FCT), its x (the paper's) did not; it is reproduced now; the others stay.
     assert after["value-0"][0] == before["value-0"][0] and after["value-0"][1] > before["value-0"][1]
     assert after["value-0"][2] == COLOURS[REPRODUCED].lower()

@@ -11,6 +11,9 @@ here that the tables do not hold.
                          claims ledger holds its column to (the largest slowdown the paper prints in it):
                          at or below it is "no noticeable negative impact", per setting
 
+    summary_pdf          the answer on one page of text, then the three plots, one a page: what a
+                         review or a paper takes (summary.pdf beside the report)
+
 Each point carries its value's name as its SVG id (`value-<n>`), so a page or a test finds the point
 a value made.
 """
@@ -29,12 +32,13 @@ MARKERS = {"the large flow's FCTs": "o", "the small flows' FCTs": "s", "the smal
 FILE = "ours-vs-paper.svg"
 SETTINGS_FILE = "per-setting.svg"
 BOUND_FILE = "large-vs-bound.svg"
+SUMMARY_FILE = "summary.pdf"
 #: per_setting's panels: the group of values each shows, and its axis.
 PER_SETTING = (("the small flows' improvements", "the small flows' improvement (%)"),
                ("the stability effect", "the large flow's change with SUSS (%)"))
 
 
-def ours_against_paper(records: list[dict], dest: Path) -> Path | None:
+def ours_against_paper(records: list[dict], dest: Path, pages=None) -> Path | None:
     """@records (summary.json's comparisons) drawn into @dest/ours-vs-paper.svg; None without any."""
     if not records:
         return None
@@ -88,10 +92,10 @@ def ours_against_paper(records: list[dict], dest: Path) -> Path | None:
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=8, frameon=False)
     fig.suptitle("Every value the paper prints or implies: ours against the paper's")
     fig.tight_layout(rect=(0, 0.1, 1, 0.95))
-    return _saved(fig, dest / FILE)
+    return _saved(fig, dest / FILE, pages)
 
 
-def per_setting(records: list[dict], dest: Path) -> Path | None:
+def per_setting(records: list[dict], dest: Path, pages=None) -> Path | None:
     """@records' improvements and stability effects, setting by setting (their `where`), into
     @dest/per-setting.svg: ours (mean, CI bar, coloured by verdict) beside the paper's value (a black
     tick) and its band (grey); None when there are neither."""
@@ -124,10 +128,10 @@ def per_setting(records: list[dict], dest: Path) -> Path | None:
     fig.legend(handles=handles, loc="lower center", ncol=3, fontsize=8, frameon=False)
     fig.suptitle("Setting by setting: ours (95 % CI) beside the paper's value and its band", fontsize=10)
     fig.tight_layout(rect=(0, 0.09, 1, 0.95))
-    return _saved(fig, dest / SETTINGS_FILE)
+    return _saved(fig, dest / SETTINGS_FILE, pages)
 
 
-def against_bound(rows: list[dict], bounds: dict[str, float], dest: Path) -> Path | None:
+def against_bound(rows: list[dict], bounds: dict[str, float], dest: Path, pages=None) -> Path | None:
     """Each setting of @rows (summary.json's rows) whose column @bounds holds (large_cc -> the largest
     slowdown allowed, %), into @dest/large-vs-bound.svg: the large flow's paired change with SUSS, mean
     and CI (its `large_change`), coloured as the claim judges a setting (CI at or below the bound:
@@ -163,7 +167,7 @@ def against_bound(rows: list[dict], bounds: dict[str, float], dest: Path) -> Pat
     fig.legend(handles=handles, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.suptitle("The large flow, setting by setting, against the bound its claim holds it to", fontsize=10)
     fig.tight_layout(rect=(0, 0.14, 1, 0.94))
-    return _saved(fig, dest / BOUND_FILE)
+    return _saved(fig, dest / BOUND_FILE, pages)
 
 
 def _pyplot():
@@ -182,10 +186,37 @@ def _verdict_handles(prefix: str) -> list:
     return [Line2D([], [], color=c, marker="o", ls="", label=f"{prefix}{o}") for o, c in COLOURS.items()]
 
 
-def _saved(fig, out: Path) -> Path:
+def _saved(fig, out: Path, pages=None) -> Path:
     """@fig written to @out in the format its name says (SVG without a date, so the same records give the
-    same bytes; PNG for a look at it), and closed."""
+    same bytes; PNG for a look at it), and a page of @pages (a PdfPages) too when given; then closed."""
     import matplotlib.pyplot as plt
     fig.savefig(out, format=out.suffix[1:], **({"metadata": {"Date": None}} if out.suffix == ".svg" else {"dpi": 90}))
+    if pages is not None:
+        pages.savefig(fig)
     plt.close(fig)
+    return out
+
+
+def summary_pdf(title: str, lines: list[str], records: list[dict], rows: list[dict], bounds: dict[str, float],
+                dest: Path) -> Path:
+    """@dest/summary.pdf: a page with @title and @lines (the answer: the verdict's counts, the claims,
+    what the runs ran under; Markdown's emphasis dropped), then the three plots (drawn again from the
+    same records, their SVGs rewritten byte for byte as they were), one a page, A4 landscape."""
+    import textwrap
+
+    from matplotlib.backends.backend_pdf import PdfPages
+    plt = _pyplot()
+    out = dest / SUMMARY_FILE
+    with PdfPages(out, metadata={"CreationDate": None, "Creator": "slowstart-lab"}) as pages:
+        fig = plt.figure(figsize=(11.69, 8.27))
+        text = [title, ""]
+        for line in lines:
+            plain = line.replace("**", "").replace("*", "")
+            text += textwrap.wrap(plain, 130, subsequent_indent="  " if plain.startswith("- ") else "") or [""]
+        fig.text(0.05, 0.95, "\n".join(text), va="top", ha="left", fontsize=9, family="DejaVu Sans")
+        pages.savefig(fig)
+        plt.close(fig)
+        ours_against_paper(records, dest, pages)
+        per_setting(records, dest, pages)
+        against_bound(rows, bounds, dest, pages)
     return out

@@ -44,6 +44,11 @@ class MatrixReport:
         """Lines after the flows-over-time plots (none unless the report has some)."""
         return []
 
+    def summary(self, title: str, lines: list[str], extra: dict, dest: Path) -> Path | None:
+        """The answer (@lines) and its plots as one file a review or a paper takes, into @dest; None
+        unless the report has an answer of that kind."""
+        return None
+
     def kernels_table(self, per_kernel: list[tuple[str, Path, MatrixPlan, str, dict]]) -> list[str]:
         """The same matrix on several kernels: a table setting them side by side from each kernel's
         summary (@per_kernel: name, matrix directory, plan, conditions, extra); none by default (each

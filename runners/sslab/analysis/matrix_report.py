@@ -90,14 +90,19 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
     if not isinstance(claims, Exception):
         extra = {**extra, "claims": [{"id": c.id, "outcome": v.outcome, "verdict": v.verdict}
                                      for c, v, _ in claims if not v.elsewhere]}
+    ran_under = f"Ran under: {conditions_of([d for _, d in cells]) if cells else 'nothing run yet'}."
+    summary = kind.summary(plan.title, [*extra.get("verdict", []), "", *([answer, ""] if answer else []), ran_under],
+                           extra, dest)
     lines = [f"# {plan.title}", "", *extra.get("verdict", []), *([""] if extra.get("verdict") else []),
              *([answer, ""] if answer else []),
              *[ln for alt, name in extra.get("answer_plots", []) for ln in (f"![{alt}]({name})", "")],
+             *([f"The answer and its three plots in one file, for a review or a paper: [{summary.name}]({summary.name}).",
+                ""] if summary else []),
              f"Matrix {plan.matrix} ({plan.matrix_file}), selection "
              f"{json.dumps(plan.selection, sort_keys=True)}, {plan.iterations} iteration(s): "
              f"{done} of {len(plan.cells)} cells done. Image {plan.image_hash[:12]}, traffic code "
              f"{plan.code_version[:12]}; plan {plan_path.name}.", "",
-             f"Ran under: {conditions_of([d for _, d in cells]) if cells else 'nothing run yet'}.", "",
+             ran_under, "",
              "Parameters the paper leaves unstated, as chosen here:", ""]
     lines += [f"- {k}: {v}" for k, v in plan.defaults.items()]
     if extra.get("bounds"):

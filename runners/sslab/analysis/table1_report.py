@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..ccas import SUSS_VERSIONS
 from ..plan_record import MatrixPlan
-from .answer_plots import against_bound, ours_against_paper, per_setting
+from .answer_plots import against_bound, ours_against_paper, per_setting, summary_pdf
 from .archive import ArchiveError, latest_plan
 from .calibration import calibration, candidate_axes
 from .matrix_kind import MatrixReport, Tables
@@ -74,6 +74,12 @@ class Table1Report(MatrixReport):
 
     def after_plots(self, matrix_dir: Path, extra: dict) -> list[str]:
         return suss_versions_side_by_side(matrix_dir, extra)
+
+    def summary(self, title: str, lines: list[str], extra: dict, dest: Path) -> Path | None:
+        if not extra.get("answer_plots"):
+            return None
+        return summary_pdf(title, lines, extra.get("comparisons", []), extra.get("rows", []), large_flow_bounds(),
+                           dest)
 
     def kernel_extra(self, matrix_dir: Path, plan: MatrixPlan) -> dict:
         return table1(matrix_dir, plan)[1]

@@ -24,6 +24,8 @@ SNAPSHOT_DIR = paths.REPO_ROOT / "docs" / "results" / "table1"
 #: The three answer plots every Table 1 report draws (sslab.analysis.answer_plots).
 PLOTS = ("ours-vs-paper.svg", "per-setting.svg", "large-vs-bound.svg")
 SCREENSHOT = "first-screen.png"
+#: The answer and its plots in one file, when the report wrote one (sslab.analysis.answer_plots).
+SUMMARY_PDF = "summary.pdf"
 CONSOLE = "console.txt"
 #: The console's ending, as a reader sees it after a run (sslab.analysis.table1's console_ending).
 CONSOLE_LINES = 20
@@ -74,7 +76,7 @@ def take_snapshot(report: Path, command: str, console: Path | None = None,
         if f is not None and not Path(f).is_file():
             raise Refused(f"{f}: no such file")
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("summary.json", *PLOTS):
+    for name in ("summary.json", *PLOTS, *([SUMMARY_PDF] if (report / SUMMARY_PDF).is_file() else [])):
         shutil.copyfile(report / name, dest / name)
     if screenshot is not None:
         shutil.copyfile(screenshot, dest / SCREENSHOT)
@@ -117,6 +119,9 @@ def results_page(where: Path = SNAPSHOT_DIR, rel: str = "results/table1") -> str
                 + "; ".join(f"{c['id']} {c['verdict']}" for c in claims) + ".", ""]
     for alt, name in s.get("answer_plots") or [(n, n) for n in PLOTS]:
         out += [f"![{alt}]({rel}/{name})", "", f"*{alt[0].upper()}{alt[1:]}.*", ""]
+    if (where / SUMMARY_PDF).is_file():
+        out += [f"The answer and these plots in one file, as the report writes it for a review or a paper: "
+                f"[{SUMMARY_PDF}]({rel}/{SUMMARY_PDF}).", ""]
     if (where / SCREENSHOT).is_file():
         out += ["## The report's first screen", "", f"![the report's first screen]({rel}/{SCREENSHOT})", ""]
     if (where / CONSOLE).is_file():
