@@ -84,3 +84,16 @@ def test_one_repetition_is_said_and_not_called_a_ci():
     once = {"a": {"runs": 1}, "b": {"runs": 1}}
     assert repetitions_line(once).startswith("One repetition: each value is that run's own; no CI")
     assert repetitions_line({**once, "c": {"runs": 3}}).startswith("Median [95% CI of the mean")
+
+
+def test_the_small_multiples_have_a_panel_per_setting_and_side(tmp_path):
+    from sslab.analysis.plots import plot_flows_grid
+    run = {"flows": [{"fct_s": 30.0, "rx_series": [[0.0, 0], [10.0, 60_000_000], [30.0, 150_000_000]]},
+                     {"fct_s": 1.5, "rx_series": [[2.0, 0], [3.5, 2_000_000]]}]}
+    panels = {("25ms", "1BDP, SUSS off"): (run, None, {0: 25.0, 1: 50.0}),
+              ("25ms", "1BDP, SUSS on"): (run, None, {0: 25.0, 1: 50.0})}
+    out = plot_flows_grid(panels, ["25ms", "50ms"], ["1BDP, SUSS off", "1BDP, SUSS on"], tmp_path, "g.png", "CUBIC",
+                          link_mbit=50)
+    assert out == tmp_path / "g.png" and out.stat().st_size > 10_000
+    assert plot_flows_grid({("a", "b"): ({"flows": [{"fct_s": 1.0}]}, None, {})}, ["a"], ["b"], tmp_path, "h.png",
+                           "x") is None

@@ -494,3 +494,30 @@ def test_compare_refuses_what_is_not_a_table1_matrix_with_exit_2(tmp_path, capsy
     (empty / "plans").mkdir(parents=True)
     assert main(["matrix", "compare", str(base), str(empty)]) == 2
     assert main(["matrix", "compare", str(base), str(base)]) == 0
+
+
+def test_table1s_flows_over_time_are_small_multiples_a_figure_per_column(tmp_path):
+    """Table 1's report draws the flows over time as small multiples: a figure per large-flow control,
+    a row per minRTT and a column per buffer and side (a setting not run leaves its panels empty), each
+    setting's interactive page linked under its figure, in the matrix file's order of values."""
+    d = tmp_path / "table1" / "all"
+    settings = [{"large_cc": "cubic", "large_rtt": "25ms", "buffer": "1BDP"},
+                {"large_cc": "cubic", "large_rtt": "50ms", "buffer": "2BDP"},
+                {"large_cc": "bbr", "large_rtt": "25ms", "buffer": "1BDP"}]
+    cells = [make_fairness_cell(d, f"k{i}", s, 0, {"off": 13.0, "on": 11.0}) for i, s in enumerate(settings)]
+    for c in cells:
+        c.name = f"table1-{c.setting['large_cc']}-{c.setting['buffer']}-{c.setting['large_rtt']}"
+    plan = MatrixPlan(matrix="table1", title="E7", report="table1", selection={}, iterations=1,
+                      image_hash="i" * 64, code_version="c" * 64, labels={"cubic": "CUBIC", "bbr": "BBRv1"},
+                      axis_values={"large_cc": ["cubic", "bbr"], "large_rtt": ["25ms", "50ms"],
+                                   "buffer": ["1BDP", "2BDP"]},
+                      compare={"param": "fifth", "off": "cubic_hs", "on": "cubic_suss"}, cells=cells)
+    lines = mr.flows_over_time(plan, [(c, d / "cells" / c.key) for c in cells], tmp_path)
+    assert [ln for ln in lines if ln.startswith("![")] == [
+        "![CUBIC: the flows over time, every setting](flows-table1-cubic.png)",
+        "![BBRv1: the flows over time, every setting](flows-table1-bbr.png)"]
+    assert all((tmp_path / f"flows-table1-{cc}.png").stat().st_size > 10_000 for cc in ("cubic", "bbr"))
+    [explore] = [ln for ln in lines if ln.startswith("To explore") and "cubic" in ln]
+    assert explore.endswith("[25ms 1BDP](flows-table1-cubic-1BDP-25ms.html) · [50ms 2BDP](flows-table1-cubic-2BDP-50ms.html)")
+    assert (tmp_path / "flows-table1-cubic-2BDP-50ms.html").is_file()
+    assert not list(tmp_path.glob("flows-table1-cubic-1BDP-25ms.png"))  # no figure per setting

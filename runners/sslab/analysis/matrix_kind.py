@@ -36,6 +36,9 @@ class MatrixReport:
     figure: str
     highlight: int
     flow_names: tuple[str, str]
+    #: The flows over time as small multiples: a figure per value of the first axis, a row per value of
+    #: the second, a column per value of the third and side (off, on); None: a figure per setting.
+    flows_grid: tuple[str, str, str] | None = None
 
     def tables(self, matrix_dir: Path, plan: MatrixPlan, dest: Path) -> Tables:
         raise NotImplementedError

@@ -27,7 +27,7 @@ from .claims import claims_answer_line, report_claims, report_claims_md
 from .html import index_for, write_html
 from .pcap import stored_capture
 from .interactive import append_fct_page, flows_page
-from .plots import plot_flows_over_time
+from .plots import plot_flows_grid, plot_flows_over_time
 from .conditions import conditions_of
 from .fairness import FAIRNESS, JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
 from .matrix_kind import MatrixReport
@@ -144,36 +144,99 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
 
 
 def flows_over_time(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]], dest: Path) -> list[str]:
-    """Every flow's goodput against time, off above on, for the first finished repetition of each
-    setting (flows-<values>.png in @dest): the paper's Fig. 16 for Table 1, its Fig. 2 for E6; the
-    report's lines that show them."""
+    """Every flow's goodput against time, off beside on, for the first finished repetition of each
+    setting: small multiples when the report's kind declares a grid (Table 1: a figure per column, a
+    row per RTT, a column per buffer and side), else a figure per setting; each setting also as an
+    interactive page (flows-<setting>.html).  The report's lines that show them."""
     kind = MATRIX_REPORTS[plan.report]
-    figure, highlight, names = kind.figure, kind.highlight, kind.flow_names
-    lines, seen = [], set()
+    figure, names = kind.figure, kind.flow_names
+    firsts: list[tuple[PlannedCell, list[tuple[str, str, dict, Path | None]]]] = []
+    seen = set()
     for cell, cell_dir in cells:
-        axes = list(plan.axes or cell.setting)
-        values = tuple(cell.setting[a] for a in axes)
+        values = tuple(cell.setting[a] for a in list(plan.axes or cell.setting))
         if values in seen:
             continue
         seen.add(values)
         sides = sorted(((side_of(plan, run), run, run_dir) for run, run_dir in runs_of(cell_dir)),
                        key=lambda s: s[0] != "off")
-        labelled = [(f"SUSS {side} ({plan.compare[side]})", run, capture_of(run, run_dir)) for side, run, run_dir in sides]
-        what = cell.name  # the setting's scenario name: its values in the matrix's axis order
-        name = "flows-" + re.sub(r"[^A-Za-z0-9.-]+", "_", what) + ".png"
-        if plot_flows_over_time(labelled, dest, name, f"{what}, repetition {cell.rep}", highlight, names,
-                                link_mbit=link_rate(cell)):
-            lines.append(f"![{what}]({name})")
-            if page := flows_page(labelled, dest, name.removesuffix(".png") + ".html", f"{what}, repetition {cell.rep}",
-                                  link_rate(cell)):
-                lines += ["", f"[{page.name}]({page.name}): the same, to explore (zoom, hover, hide a flow)", ""]
+        firsts.append((cell, [(side, f"SUSS {side} ({plan.compare[side]})", run, capture_of(run, run_dir))
+                              for side, run, run_dir in sides]))
+    lines = (_flows_grids(plan, firsts, dest) if kind.flows_grid and all(c.setting.keys() >= set(kind.flows_grid)
+                                                                       for c, _ in firsts)
+             else _flows_per_setting(plan, firsts, dest))
     if not lines:
         return []
     return [f"## The flows over time (the paper's {figure})", "",
             f"Each flow's goodput in 0.5 s bins: the new data it put past the bottleneck (the capture there, "
             f"so no bin runs faster than the link, drawn dashed; a run without a capture: its client's "
-            f"received bytes, which a filled hole releases at once), off above on, in the first finished "
+            f"received bytes, which a filled hole releases at once), off beside on, in the first finished "
             f"repetition of each setting; {names[0]} drawn thick.", "", *lines, ""]
+
+
+def _flow_name(what: str, suffix: str) -> str:
+    return "flows-" + re.sub(r"[^A-Za-z0-9.-]+", "_", what) + suffix
+
+
+def _explore_page(plan: MatrixPlan, cell: PlannedCell, sides: list, dest: Path) -> Path | None:
+    """The setting's interactive page (zoom, hover, hide a flow)."""
+    labelled = [(label, run, capture) for _, label, run, capture in sides]
+    return flows_page(labelled, dest, _flow_name(cell.name, ".html"), f"{cell.name}, repetition {cell.rep}",
+                      link_rate(cell))
+
+
+def _flows_per_setting(plan: MatrixPlan, firsts: list, dest: Path) -> list[str]:
+    kind = MATRIX_REPORTS[plan.report]
+    lines = []
+    for cell, sides in firsts:
+        labelled = [(label, run, capture) for _, label, run, capture in sides]
+        name = _flow_name(cell.name, ".png")
+        if plot_flows_over_time(labelled, dest, name, f"{cell.name}, repetition {cell.rep}", kind.highlight,
+                                kind.flow_names, link_mbit=link_rate(cell)):
+            lines.append(f"![{cell.name}]({name})")
+            if page := _explore_page(plan, cell, sides, dest):
+                lines += ["", f"[{page.name}]({page.name}): the same, to explore (zoom, hover, hide a flow)", ""]
+    return lines
+
+
+def _flow_rtts(cell: PlannedCell, run: dict) -> dict[int, float]:
+    """Each flow of @run's minRTT (its pair's, from the cell's plan), by its index; {} for a plan without pairs."""
+    pairs = (cell.plan or {}).get("pairs") or []
+    return {i: pairs[f["pair"] - 1]["rtt_ms"] for i, f in enumerate(run["flows"])
+            if isinstance(f.get("pair"), int) and 0 < f["pair"] <= len(pairs)}
+
+
+def _flows_grids(plan: MatrixPlan, firsts: list, dest: Path) -> list[str]:
+    """A figure per value of the kind's first grid axis: rows its second axis's values, columns its
+    third's with each side; the settings' interactive pages linked under each."""
+    kind = MATRIX_REPORTS[plan.report]
+    by, row_axis, col_axis = kind.flows_grid
+
+    def ordered(axis: str, got: set) -> list:
+        listed = [v for v in (plan.selection.get(axis) or (plan.axis_values or {}).get(axis) or []) if v in got]
+        return listed + sorted(got - set(listed), key=str)
+
+    lines = []
+    for figure_value in ordered(by, {c.setting[by] for c, _ in firsts}):
+        mine = [(c, sides) for c, sides in firsts if c.setting[by] == figure_value]
+        rows = ordered(row_axis, {c.setting[row_axis] for c, _ in mine})
+        col_values = ordered(col_axis, {c.setting[col_axis] for c, _ in mine})
+        side_names = [s for s in ("off", "on") if any(side == s for _, sides in mine for side, *_ in sides)]
+        cols = [f"{v}, SUSS {s}" for v in col_values for s in side_names]
+        panels = {(c.setting[row_axis], f"{c.setting[col_axis]}, SUSS {side}"): (run, capture, _flow_rtts(c, run))
+                  for c, sides in mine for side, _, run, capture in sides}
+        label = plan.labels.get(figure_value, figure_value)
+        name = _flow_name(f"{plan.matrix}-{figure_value}", ".png")
+        reps = sorted({c.rep for c, _ in mine})
+        title = f"{label} (the large flow), repetition {', '.join(map(str, reps))}"
+        if plot_flows_grid(panels, rows, cols, dest, name, title, kind.highlight, kind.flow_names,
+                           link_mbit=link_rate(mine[0][0])):
+            lines += [f"![{label}: the flows over time, every setting]({name})", ""]
+            pages = [(c, p) for c, sides in mine if (p := _explore_page(plan, c, sides, dest))]
+            if pages:
+                lines += ["To explore, setting by setting (zoom, hover, hide a flow): "
+                          + " · ".join(f"[{c.setting[row_axis]} {c.setting[col_axis]}]({p.name})" for c, p in pages),
+                          ""]
+    return lines
 
 
 def link_rate(cell: PlannedCell) -> float | None:

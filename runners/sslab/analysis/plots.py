@@ -221,6 +221,82 @@ def throughput_bins(rx_series: list, bin_s: float = FLOWS_BIN_S) -> tuple[list[f
     return [(first + i) * bin_s for i in range(len(got))], [b * 8 / bin_s / 1e6 for b in got]
 
 
+#: The small flows' colours by their minRTT, in order of the RTTs a figure holds (Okabe and Ito's, less
+#: the blue and vermillion the verdicts use); the large flow is black.
+RTT_COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#F0E442", "#999999")
+
+
+def plot_flows_grid(panels: dict[tuple[str, str], tuple[dict, Path | None, dict[int, float]]], rows: list[str],
+                    cols: list[str], dest: Path, name: str, title: str, highlight: int = 0,
+                    names: tuple[str, str] = ("the large flow", "the small flows"),
+                    link_mbit: float | None = None) -> Path | None:
+    """Small multiples of every flow's goodput against time: a panel per (row, column) of @panels (its
+    run, its capture or None, each flow's minRTT by its index) on a grid of @rows x @cols, the same
+    axes in all; flow @highlight thick and black, the others thin, coloured by their minRTT (the
+    legend, below the panels, says which); each panel's FCTs in its corner, the link's rate across."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    measured = {}
+    for key, (run, capture, rtts) in panels.items():
+        bins, xlabel, what = flow_goodputs(run, capture)
+        if any(t for t, _ in bins):
+            measured[key] = (run, bins, rtts, xlabel, what)
+    if not measured:
+        return None
+    small_rtts = sorted({rtt for run, _, rtts, _, _ in measured.values()
+                         for i, rtt in rtts.items() if i != highlight % len(run["flows"])})
+    colour = {rtt: RTT_COLOURS[k % len(RTT_COLOURS)] for k, rtt in enumerate(small_rtts)}
+    fig, axes = plt.subplots(len(rows), len(cols), figsize=(3.2 * len(cols) + 1, 2.0 * len(rows) + 1.2),
+                             sharex=True, sharey=True, squeeze=False)
+    top = max([link_mbit or 0] + [max(m) for _, bins, _, _, _ in measured.values() for t, m in bins if t])
+    for r, row in enumerate(rows):
+        for c, col in enumerate(cols):
+            ax = axes[r][c]
+            if r == 0:
+                ax.set_title(col, fontsize=8)
+            if c == 0:
+                ax.set_ylabel(f"{row}\nMbit/s", fontsize=8)
+            ax.grid(alpha=0.3)
+            ax.tick_params(labelsize=7)
+            if (row, col) not in measured:
+                ax.text(0.5, 0.5, "not run", transform=ax.transAxes, ha="center", va="center", fontsize=8,
+                        color="0.5")
+                continue
+            run, bins, rtts, _, _ = measured[(row, col)]
+            flows = run["flows"]
+            main = highlight % len(flows)
+            for i, (t, mbit) in enumerate(bins):
+                if t and i != main:
+                    ax.step(t, mbit, where="post", lw=0.7, color=colour.get(rtts.get(i), "0.5"), alpha=0.9)
+            t, mbit = bins[main]
+            if t:
+                ax.step(t, mbit, where="post", lw=1.6, color="black")
+            if link_mbit:
+                ax.axhline(link_mbit, color="0.4", lw=0.8, ls="--")
+            others = [f["fct_s"] for i, f in enumerate(flows) if i != main]
+            mean = f"; small {sum(others) / len(others):.2f} s" if others else ""
+            ax.text(0.98, 0.96, f"large {flows[main]['fct_s']:.1f} s{mean}", transform=ax.transAxes, ha="right",
+                    va="top", fontsize=6.5, bbox={"facecolor": "white", "alpha": 0.7, "lw": 0, "pad": 1})
+    axes[0][0].set_ylim(0, top * 1.1 if top else 1)
+    xlabel, what = next(iter(measured.values()))[3:]
+    for ax in axes[-1]:
+        ax.set_xlabel(xlabel, fontsize=7)
+    handles = [Line2D([], [], color="black", lw=1.6, label=names[0])]
+    handles += [Line2D([], [], color=colour[rtt], lw=1.2, label=f"{names[1]}, minRTT {rtt:g} ms") for rtt in small_rtts]
+    if link_mbit:
+        handles.append(Line2D([], [], color="0.4", lw=0.8, ls="--", label=f"the link, {link_mbit:g} Mbit/s"))
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), fontsize=7.5, frameon=False)
+    fig.suptitle(f"{title}: goodput in {FLOWS_BIN_S:g} s bins, {what}", fontsize=9)
+    fig.tight_layout(rect=(0, 0.06, 1, 0.97))
+    out = dest / name
+    fig.savefig(out, dpi=100, metadata={"Software": None})
+    plt.close(fig)
+    return out
+
+
 def flow_goodputs(run: dict, capture: Path | None) -> tuple[list[tuple[list[float], list[float]]], str, str]:
     """Each flow of @run's goodput in FLOWS_BIN_S bins: from @capture (new data past the bottleneck,
     which no bin can carry faster than the link), else from each client's received bytes (which a

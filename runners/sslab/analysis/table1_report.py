@@ -126,7 +126,8 @@ class Table1Report(MatrixReport):
         return lines
 
 
-TABLE1 = Table1Report("table1", "Fig. 16", 0, ("the large flow", "the small flows"))
+TABLE1 = Table1Report("table1", "Fig. 16", 0, ("the large flow", "the small flows"),
+                      flows_grid=("large_cc", "large_rtt", "buffer"))
 
 
 _SUSS_SUFFIX = re.compile(r"_suss-(\d+)")
