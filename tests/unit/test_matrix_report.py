@@ -184,10 +184,13 @@ def test_table1_numbers_claims_and_paper_values(tmp_path):
     assert ("| CUBIC 1BDP 50ms | small flows' mean FCT, SUSS off | 1.00 s | 1.18 s | 0.998 s to 1.362 s | "
             "-0.18 s (-15%) | reproduced (n = 1, no CI) |") in extra["comparisons_md"]
     assert r25["drops_raised"] == "no change" and r50["drops_raised"] == "no (n=1)"  # 10 drops on either side
-    # Ours beside the paper's, quantity by quantity (off, on, improvement), then the verdict; the signs,
-    # drops, receive windows and fidelity in a second table.
-    assert re.search(r"\| CUBIC \| 1BDP \| 25ms \| 3 \| [^|]+ \| 30\.4 / 1\.33 \| [^|]+ \| 31\.2 / 0\.94 \| 48% \[43%, 53%\] \| 29% \| "
-                     r"[^|]+ \|$", table, re.M)
+    # Ours beside the paper's, one quantity a cell (the small flows off and on, the improvement, the large
+    # flow off and on), then the verdict; the signs, drops, receive windows and fidelity in a second table.
+    assert re.search(r"\| CUBIC \| 1BDP \| 25ms \| 3 \| [^|]+ \| 1\.33 \| [^|]+ \| 0\.94 \| 48% \[43%, 53%\] \| 29% \| "
+                     r"[^|]+ \| 30\.4 \| [^|]+ \| 31\.2 \| [^|]+ \|$", table, re.M)
+    assert table.splitlines()[0] == ("| large CCA | buffer | minRTT | n | small off (s) | paper | small on (s) | paper | "
+                                     "small-flow improvement | paper | large off (s) | paper | large on (s) | paper | "
+                                     "paper values reproduced |")
     assert "| CUBIC | 1BDP | 50ms | NO (n=1) | n=1: +1.4% | +1.4% / -6.1% | 10 / 10 | no (n=1) | – / – | 0 / 0 of 2 | " \
         "– / – of 2 | 2/2 |" in table
     # The queue's peak, mean over the repetitions: off (100 + 110 + 120) / 3, on (120 + 130 + 140) / 3.  The
@@ -198,7 +201,7 @@ def test_table1_numbers_claims_and_paper_values(tmp_path):
     assert (r25["queue_peak_pkts_off"], r25["queue_peak_pkts_on"]) == (110, 130)
     assert (r50["queue_peak_pkts_off"], r50["queue_peak_pkts_on"]) == (None, None)
     fcts, checks = table.split("What each setting shows")
-    assert all(ln.count("|") == 12 for ln in fcts.splitlines() if ln.startswith("|"))    # 11 columns
+    assert all(ln.count("|") == 16 for ln in fcts.splitlines() if ln.startswith("|"))    # 15 columns
     assert all(ln.count("|") == 13 for ln in checks.splitlines() if ln.startswith("|"))  # 12 columns
     assert "**unavailable**, not run and not substituted" in extra["notes"][0]
     assert extra["cells_done"] == 4 and extra["cells_planned"] == 5
@@ -348,7 +351,8 @@ def test_bbr3_stands_beside_the_papers_bbrv2_and_is_never_called_it(tmp_path):
     assert row["paper_values_reproduced"] == "not judged: beside BBRv2, another algorithm"
     assert not [c for c in extra["comparisons"] if c["where"].startswith("BBRv3")]  # none counted in the verdict
     line = next(ln for ln in table.splitlines() if ln.startswith("| BBRv3 (draft-06) | 1BDP | 25ms |"))
-    assert "| 28.0 / 2.00 | 28.5 / 1.44 | 29.0 / 1.00 | 29.2 / 1.04 | 50% | 28% |" in line  # the paper's BBRv2 cells, beside ours
+    # The paper's BBRv2 cells beside ours, one quantity a cell: small off, on, the improvement, large off, on.
+    assert "| 2.00 | 1.44 | 1.00 | 1.04 | 50% | 28% | 28.0 | 28.5 | 29.0 | 29.2 |" in line
     assert not any(ln.startswith("| BBRv2 |") for ln in table.splitlines())
     assert any("BBRv3 (draft-06) is shown beside the paper's BBRv2 values: another algorithm." in n
                for n in extra["notes"])

@@ -129,10 +129,22 @@ def n_small(reps: list[dict]) -> int:
     return sum(r["off"]["small_count"] for r in reps)
 
 
-def _paper_cells(p: dict) -> tuple[str, str, str]:
-    """The paper's off, on and improvement cells, in the digits the paper prints."""
-    return (f"{p['off_large']:.1f} / {p['off_small']:.2f}", f"{p['on_large']:.1f} / {p['on_small']:.2f}",
-            f"{p['improvement_pct']}%")
+#: The main table's quantities, one a column pair (ours, the paper's), the small flows first (Table 1 is about
+#: them): a row's and the paper's key, and the digits.
+MAIN_COLUMNS = (("small off (s)", "off_small", 2), ("small on (s)", "on_small", 2),
+                ("small-flow improvement", "improvement_pct", None), ("large off (s)", "off_large", 1),
+                ("large on (s)", "on_large", 1))
+NO_PAPER = ("–",) * len(MAIN_COLUMNS)
+
+
+def _paper_cells(p: dict) -> tuple[str, ...]:
+    """The paper's cells of MAIN_COLUMNS, in the digits the paper prints."""
+    return tuple(f"{p[key]}%" if digits is None else f"{p[key]:.{digits}f}" for _, key, digits in MAIN_COLUMNS)
+
+
+def _main_row(head: str, ours: tuple[str, ...], paper: tuple[str, ...], sign: str) -> str:
+    """A row of the main table: @head's cells, then each quantity's ours beside the paper's, then the verdict."""
+    return f"| {head} | " + " | ".join(f"{o} | {q}" for o, q in zip(ours, paper)) + f" | {sign} |"
 
 
 def reference(plan: MatrixPlan) -> dict:
@@ -364,9 +376,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     rows, lines = [], []
     # Two tables of one row per setting: the FCTs, ours beside the paper's quantity by quantity, with the
     # verdict; then what each setting shows beyond them (the signs, drops, receive windows, fidelity).
-    lines += ["| large CCA | buffer | minRTT | n | off: large / small (s) | paper off | on: large / small (s) | "
-              "paper on | small-flow improvement | paper improvement | paper values reproduced |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += ["| large CCA | buffer | minRTT | n | " + " | ".join(f"{name} | paper" for name, _, _ in MAIN_COLUMNS)
+              + " | paper values reproduced |", "|---" * (5 + 2 * len(MAIN_COLUMNS)) + "|"]
     checks = [f"| large CCA | buffer | minRTT | small flows faster with {compared_name(plan)}? | "
               f"large flow within its CI? | large flow with {compared_name(plan)}: ours / paper | drops off / on | "
               f"{compared_name(plan)} raised drops? | queue's peak off / on (pkts) | small flows rwnd-limited off / on | "
@@ -383,7 +394,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         cca, buf, rtt = key
         label = labels.get(cca, cca)
         if not reps:
-            lines.append(f"| {label} | {buf} | {rtt} | 0 | not run yet | | | | | | |")
+            lines.append(_main_row(f"{label} | {buf} | {rtt} | 0", ("not run yet",) + ("",) * (len(MAIN_COLUMNS) - 1),
+                                   ("",) * len(MAIN_COLUMNS), ""))
             continue
         vals = {f"{side}_{what}": [r[side][f"{what}_fct_s" if what == "large" else "small_mean_fct_s"]
                                    for r in reps]
@@ -413,7 +425,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                 sign = reproduced_cell(row_cmp)
         else:
             sign = "no paper value" if on_grid else "no paper value (beside the paper's grid)"
-            paper, change_text = ("–", "–", "–"), "–"
+            paper, change_text = NO_PAPER, "–"
         fid = sum(r[s]["fidelity_ok"] for r in reps for s in ("off", "on"))
         drops = " / ".join(f"{statistics.fmean(r[s]['drops'] for r in reps):.0f}" for s in ("off", "on"))
         rwnd = " / ".join(f"{sum(r[s]['small_rwnd_limited'] for r in reps)}" for s in ("off", "on"))
@@ -431,9 +443,10 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                "buffer_pkts": reps[0].get("buffer_pkts")}
         rows.append(row)
         per_cca.setdefault(cca, []).append(row)
-        lines.append(f"| {label} | {buf} | {rtt} | {len(reps)} | {fmt_mean_ci(d['off_large'], 1)} / {fmt_mean_ci(d['off_small'], 2)} | "
-                     f"{paper[0]} | {fmt_mean_ci(d['on_large'], 1)} / {fmt_mean_ci(d['on_small'], 2)} | {paper[1]} | "
-                     f"{impr_text} | {paper[2]} | {sign} |")
+        ours = {"improvement_pct": impr_text, **{key: fmt_mean_ci(d[key], digits)
+                                                  for _, key, digits in MAIN_COLUMNS if digits is not None}}
+        lines.append(_main_row(f"{label} | {buf} | {rtt} | {len(reps)}", tuple(ours[key] for _, key, _ in MAIN_COLUMNS),
+                               paper, sign))
         checks.append(f"| {label} | {buf} | {rtt} | {claims['small_faster']} | {claims['large_within_ci']} | "
                       f"{claims['large_change_pct']:+.1f}% / {change_text} | {drops} | {row['drops_raised']} | "
                       f"{queue_peaks(reps)} | {rwnd} of {n_small(reps)} | {handshakes(reps)} | {fid}/{2 * len(reps)} |")
@@ -446,7 +459,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         impr = (1 - m["on_small"] / m["off_small"]) * 100
         paper_cca = beside[cca]["column"] if cca in beside else cca
         p = ref_avg.get(paper_cca)
-        paper = _paper_cells(p) if p else ("–", "–", "–")
+        paper = _paper_cells(p) if p else NO_PAPER
         bufs = sorted({r["buffer"] for r in rs})
         grid = {(b, t) for b in (plan.axis_values or {}).get("buffer", []) for t in (plan.axis_values or {}).get("large_rtt", [])}
         whole = bool(grid) and grid <= {(r["buffer"], r["large_rtt"]) for r in rs}
@@ -463,9 +476,10 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
             comparisons += avg_cmp
             about += [({"large_cc": cca, "buffer": "average", "large_rtt": "average"}, c) for c in avg_cmp]
             sign = reproduced_cell(avg_cmp)
-        lines.append(f"| {label} | average ({', '.join(bufs)}) | {len(rs)} settings | "
-                     f"{sum(r['n'] for r in rs)} | {m['off_large']:.1f} / {m['off_small']:.2f} | {paper[0]} | "
-                     f"{m['on_large']:.1f} / {m['on_small']:.2f} | {paper[1]} | {impr:.0f}% | {paper[2]} | {sign} |")
+        ours = {"improvement_pct": f"{impr:.0f}%", **{key: f"{m[key]:.{digits}f}" for _, key, digits in MAIN_COLUMNS
+                                                      if digits is not None}}
+        lines.append(_main_row(f"{label} | average ({', '.join(bufs)}) | {len(rs)} settings | {sum(r['n'] for r in rs)}",
+                               tuple(ours[key] for _, key, _ in MAIN_COLUMNS), paper, sign))
         # The 2 BDP mean the paper's Average implies, beside ours over the four 2 BDP settings.
         implied = [v for v in paper_bounds.implied_2bdp(ref) if v.cca == paper_cca]
         two = [r for r in rs if r["buffer"] == "2BDP"]
