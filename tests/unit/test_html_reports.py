@@ -117,3 +117,16 @@ def test_many_cells_captures_go_to_a_page_of_their_own(tmp_path):
     links = re.findall(r'<a href="([^"]+)">', own)
     assert links[0] == "report.html" and len(links) == 1 + 2 * len(cells)
     assert all((report / link).is_file() for link in links)
+
+
+def test_a_verdict_cell_is_coloured_by_its_verdict(tmp_path):
+    """Every table cell that is a verdict gets its class (the page's colour for it); other cells, and a
+    verdict word inside a longer cell, do not."""
+    (tmp_path / "t.md").write_text("# T\n\n| value | outcome | note |\n|---|---|---|\n"
+                                   "| a | reproduced | x |\n| b | not reproduced | y |\n| c | not decided at n = 7 | z |\n"
+                                   "| d | reproduced (n = 1, no CI) | 2 of 6 reproduced |\n")
+    page = html.write_html(tmp_path / "t.md").read_text()
+    assert re.findall(r'<td class="([\w-]+)">([^<]*)</td>', page) == [
+        ("reproduced", "reproduced"), ("not-reproduced", "not reproduced"), ("not-decided", "not decided at n = 7"),
+        ("reproduced", "reproduced (n = 1, no CI)")]
+    assert "<td>2 of 6 reproduced</td>" in page and "td.not-reproduced {" in page

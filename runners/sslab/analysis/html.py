@@ -36,7 +36,17 @@ nav { font-size: 0.9em; margin-bottom: 1em; }
 h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 1.6em; }
 td.done { background: #e3f1fa; } td.partial { background: #fdf0d5; }
 p.contents { font-size: 0.9em; }
+td.reproduced { background: #d9eaf6; } td.not-reproduced { background: #f8ddcc; } td.not-decided { background: #fbeccd; }
 """
+
+#: A table cell that is a verdict (the report's rule: sslab.analysis.verdict), coloured as the plots colour it.
+VERDICT_CELL = re.compile(r"<td>(reproduced|not reproduced|not decided)(\b[^<]*)</td>")
+
+
+def coloured_verdicts(body: str) -> str:
+    """@body with every table cell that is a verdict ("reproduced", "not reproduced", "not decided at n = 7",
+    "reproduced (n = 1, no CI)") given its verdict's class, so the page colours it."""
+    return VERDICT_CELL.sub(lambda m: f'<td class="{m[1].replace(" ", "-")}">{m[1]}{m[2]}</td>', body)
 
 #: The fields of a run record naming the files a report links to: the bottleneck's capture, the
 #: client's, the router's (every interface: capture.router), the per-ACK trace.
@@ -102,7 +112,7 @@ def write_html(md_path: Path, run_dirs: list[Path] | None = None, run_labels: di
     text = md_path.read_text()
     # Every section an anchor (its id from its heading), and the page's sections listed at its top.
     md = markdown.Markdown(extensions=["tables", "fenced_code", "toc"], extension_configs={"toc": {"toc_depth": "2"}})
-    body = md.convert(text)
+    body = coloured_verdicts(md.convert(text))
     sections = re.findall(r'<h2 id="([^"]+)">(.*?)</h2>', body)
     data = [f for f in (md_path.parent / "summary.json", *sorted(md_path.parent.glob("*.csv"))) if f.exists()]
     if data:
