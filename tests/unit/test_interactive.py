@@ -117,3 +117,23 @@ def test_no_finished_flow_no_fct_page(tmp_path):
     (tmp_path / "flows.csv").write_text("run,flow,cc,size_bytes,fct_s,lost\na,0,cubic,5000000,,0\n")
     assert interactive.fct_page(tmp_path, "x") is None and not (tmp_path / "fct.html").exists()
     assert interactive.fct_page(tmp_path / "nothing-here", "x") is None
+
+
+def test_many_variants_make_a_row_of_panels_per_value_of_the_widest_axis():
+    """Table 1's 64 variants (2 buffers x 4 RTTs x 4 large-flow controls x SUSS off and on): a row of
+    panels per flow size and control (the axis with the most values, the first by name among equals), its
+    16 variants named without it; 16 or fewer variants stay in one row per size."""
+    rows = [{"run": f"r{i}", "flow": "1", "size_bytes": "2000000", "fct_s": "1.5", "lost": "0", "cc": cc,
+             "axis_buffer": buf, "axis_large_cc": large, "axis_large_rtt": rtt}
+            for i, (buf, large, rtt, cc) in enumerate(
+                (b, lc, r, c) for b in ("1BDP", "2BDP") for lc in ("cubic", "bbr", "bbr2", "bbr3")
+                for r in ("25ms", "50ms", "100ms", "200ms") for c in ("cubic_hs", "cubic_suss"))]
+    assert interactive.facet_column(rows, interactive.variant_columns(rows)) == "axis_large_cc"
+    fig = interactive.fct_figure(rows).to_plotly_json()
+    titles = [a["text"] for a in fig["layout"]["annotations"]][::2]
+    assert titles == [f"2 MB flows, large_cc {lc}: FCT, CDF over repetitions and flows" for lc in ("bbr", "bbr2", "bbr3", "cubic")]
+    legend = {t["name"] for t in fig["data"]}
+    assert len(legend) == 16 and "buffer 1BDP, large_rtt 25ms, cubic_hs" in legend
+    assert all("large_cc" not in name for name in legend)
+    few = [r for r in rows if r["axis_large_cc"] == "cubic"]   # 16 variants: one row
+    assert interactive.facet_column(few, interactive.variant_columns(few)) is None

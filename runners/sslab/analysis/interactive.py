@@ -18,6 +18,7 @@ hover and the legend's toggles come with it, with no JavaScript of ours.  The PN
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -178,11 +179,27 @@ def append_fct_page(md: Path, title: str) -> Path | None:
     return page
 
 
+#: More variants than this in a panel and the page is small multiples: a row of panels per value of the
+#: matrix axis with the most values (the first by name among equals; Table 1's large-flow control).
+FACET_OVER = 16
+
+
+def facet_column(rows: list[dict], naming: list[str]) -> str | None:
+    """The axis column whose values split @rows into rows of panels, when the variants @naming makes are
+    more than FACET_OVER; None when they are few, or no axis varies."""
+    variants = {tuple(r.get(c) or "" for c in naming) for r in rows}
+    axes = [c for c in naming if c.startswith("axis_")]
+    if len(variants) <= FACET_OVER or not axes:
+        return None
+    return sorted(axes, key=lambda c: (-len({r.get(c) or "" for r in rows}), c))[0]
+
+
 def fct_figure(table: list[dict]):
     """Per flow size a row with, left, the CDF of the FCT over every repetition and flow of a variant
     and, right, each flow's FCT against the packets its run lost at the bottleneck, a colour per
-    variant (a legend entry hides it in every row); @table: flows.csv's rows (strings).  None when no
-    flow of a known size finished."""
+    variant (a legend entry hides it in every row); more than FACET_OVER variants, a row per flow size
+    and value of the facet axis (facet_column), the variants named without it.  @table: flows.csv's
+    rows (strings).  None when no flow of a known size finished."""
     from plotly.colors import qualitative
     from plotly.subplots import make_subplots
     import plotly.graph_objects as go
@@ -191,6 +208,10 @@ def fct_figure(table: list[dict]):
     if not rows:
         return None
     naming = variant_columns(rows) or ["cc"]
+    facet = facet_column(rows, naming)
+    if facet:
+        naming = [c for c in naming if c != facet]
+    facet_of = (lambda r: r.get(facet) or "–") if facet else (lambda r: "")
 
     def label(r: dict) -> str:
         parts = []
@@ -208,21 +229,22 @@ def fct_figure(table: list[dict]):
     colour = {v: qualitative.Plotly[i % len(qualitative.Plotly)] for i, v in enumerate(variants)}
     dash = {v: ("solid", "dash", "dot", "dashdot")[i % 4] for i, v in enumerate(variants)}
     # Each flow once into its panel and variant, FCTs in order.
-    groups: dict[tuple[int, str], list[tuple[float, dict]]] = {}
+    groups: dict[tuple[int, str, str], list[tuple[float, dict]]] = {}
     for r in rows:
-        groups.setdefault((int(r["size_bytes"]), label(r)), []).append((float(r["fct_s"]), r))
+        groups.setdefault((int(r["size_bytes"]), facet_of(r), label(r)), []).append((float(r["fct_s"]), r))
     for mine in groups.values():
         mine.sort(key=lambda m: m[0])
-    sizes = sorted({size for size, _ in groups})
-    fig = make_subplots(rows=len(sizes), cols=2, horizontal_spacing=0.08,
-                        vertical_spacing=min(0.2, 0.6 / max(1, len(sizes) - 1)),
-                        subplot_titles=[t for size in sizes for t in (
-                            f"{size / 1e6:g} MB flows: FCT, CDF over repetitions and flows",
-                            f"{size / 1e6:g} MB flows: FCT against the run's bottleneck drops")])
+    panels = sorted({(size, fv) for size, fv, _ in groups}, key=lambda p: (p[0], _natural(p[1])))
+    where = {fv: f", {facet.removeprefix('axis_')} {fv}" if facet else "" for _, fv in panels}
+    fig = make_subplots(rows=len(panels), cols=2, horizontal_spacing=0.08,
+                        vertical_spacing=min(0.2, 0.6 / max(1, len(panels) - 1)),
+                        subplot_titles=[t for size, fv in panels for t in (
+                            f"{size / 1e6:g} MB flows{where[fv]}: FCT, CDF over repetitions and flows",
+                            f"{size / 1e6:g} MB flows{where[fv]}: FCT against the run's bottleneck drops")])
     shown: set[str] = set()
-    for k, size in enumerate(sizes, start=1):
+    for k, (size, fv) in enumerate(panels, start=1):
         for v in variants:
-            mine = groups.get((size, v))
+            mine = groups.get((size, fv, v))
             if not mine:
                 continue
             n = len(mine)
@@ -247,6 +269,12 @@ def fct_figure(table: list[dict]):
         fig.update_xaxes(title_text="packets dropped at the bottleneck in the flow's run", row=k, col=2)
         fig.update_yaxes(title_text="FCT (s)", row=k, col=2)
     return fig
+
+
+def _natural(value: str) -> tuple:
+    """@value's sort key with its leading number as a number ("25ms" before "100ms")."""
+    m = re.match(r"(\d+(?:\.\d+)?)(.*)", value)
+    return (0, float(m[1]), m[2]) if m else (1, 0.0, value)
 
 
 def _packed(values: list[float]):
