@@ -525,3 +525,25 @@ def test_table1s_flows_over_time_are_small_multiples_a_figure_per_column(tmp_pat
     assert explore.endswith("[25ms 1BDP](flows-table1-cubic-1BDP-25ms.html) · [50ms 2BDP](flows-table1-cubic-2BDP-50ms.html)")
     assert (tmp_path / "flows-table1-cubic-2BDP-50ms.html").is_file()
     assert not list(tmp_path.glob("flows-table1-cubic-1BDP-25ms.png"))  # no figure per setting
+
+
+def test_the_consoles_ending_is_the_answer_and_where_the_report_is(tmp_path, monkeypatch):
+    """What a matrix command prints last: the answer's lines (no image, no page link), then the report's
+    paths with its one-file summary when it wrote one, then the results index."""
+    from sslab import paths
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
+    (tmp_path / "index.html").write_text("<html></html>")
+    report = tmp_path / "table1" / "all" / "reports" / "r1"
+    report.mkdir(parents=True)
+    (report / "table.md").write_text("# E7\n\n**Table 1's values:**\n\n- the small flows' FCTs: 8 reproduced\n\n"
+                                     "![every value](ours-vs-paper.svg)\n\n"
+                                     "The answer and its three plots in one file: [summary.pdf](summary.pdf).\n\n"
+                                     "Matrix table1 (experiments/scenarios/table1.yaml) ...\n\n| a | b |\n")
+    assert mr.console_ending(report).splitlines() == [
+        "# E7", "", "**Table 1's values:**", "", "- the small flows' FCTs: 8 reproduced", "",
+        f"report: {report / 'table.md'} (every table; the page: {report / 'report.html'})",
+        f"all results: {tmp_path / 'index.html'}"]
+    (report / "summary.pdf").write_bytes(b"%PDF")
+    assert mr.console_ending(report).splitlines()[-2] == (
+        f"report: {report / 'table.md'} (every table; the page: {report / 'report.html'}; the answer and its "
+        f"plots for a review: {report / 'summary.pdf'})")

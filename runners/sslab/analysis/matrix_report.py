@@ -22,6 +22,7 @@ from pathlib import Path
 from ..records import stamped
 from .. import paths
 from ..plan_record import MatrixPlan, PlannedCell
+from .answer_plots import SUMMARY_FILE
 from .archive import ArchiveError, current_cells, latest_plan, runs_of, side_of
 from .claims import claims_answer_line, report_claims, report_claims_md
 from .html import index_for, write_html
@@ -51,15 +52,18 @@ def console_ending(report: Path) -> str:
     text = (report / "table.md").read_text()
     lines = text.splitlines()
     cut = next((i for i, ln in enumerate(lines) if ln.startswith("Matrix ")), None)
-    # The plots are the page's: a console shows no image.
-    head = [ln for ln in lines[:cut] if not ln.startswith("![")] if cut else []
+    # The plots are the page's (a console shows no image), and so are its links (the summary's file is
+    # named with the report's paths below).
+    head = [ln for ln in lines[:cut] if not ln.startswith("![") and "](" not in ln] if cut else []
     head = [ln for i, ln in enumerate(head) if ln.strip() or (i and head[i - 1].strip())]
     if len([ln for ln in head if ln.strip()]) < 2:
         return text.rstrip() + f"\n\nreport: {report / 'table.md'}"
     while head and not head[-1].strip():
         head.pop()
     index = paths.RESULTS_DIR / "index.html"
-    return "\n".join([*head, "", f"report: {report / 'table.md'} (every table; the page: {report / 'report.html'})",
+    pdf = report / SUMMARY_FILE
+    also = f"; the answer and its plots for a review: {pdf}" if pdf.is_file() else ""
+    return "\n".join([*head, "", f"report: {report / 'table.md'} (every table; the page: {report / 'report.html'}{also})",
                       *([f"all results: {index}"] if index.is_file() else [])])
 
 
