@@ -70,6 +70,8 @@ def test_every_experiment_file_has_a_page_built_from_it(tmp_path):
     # The matrix's axes with their options, and the paper's values from results/reference/table1.yaml.
     assert "| large_rtt | `RTT=` | 25ms, 50ms, 100ms, 200ms |" in e7
     assert "| cubic | 1BDP | 25ms | 30.4 | 1.33 | 31.2 | 0.94 | 29 |" in e7
+    # Ours beside them: the results page built from the repository's snapshot of a run (docs/results/table1).
+    assert "[Table 1 at a glance](../results.md)" in e7 and "Table 1 at a glance" not in pages["experiments/startup.md"]
     e1 = pages["experiments/startup.md"]
     assert "- bottleneck 50 Mbit/s (wired), buffer 1 BDP of 100 ms" in e1
     assert "- 5 repetition(s), order alternate, seed 1" in e1

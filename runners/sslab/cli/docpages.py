@@ -105,6 +105,9 @@ def paper_values(e: Experiment) -> list[str]:
            "the report prints them beside ours.", "",
            "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     out += ["| " + " | ".join(str(r.get(c, "")) for c in cols) + " |" for r in rows]
+    if (paths.REPO_ROOT / "docs" / "results" / spec.name / "snapshot.json").is_file():
+        out += ["", "Ours beside them, value by value with each verdict, from one run of the main job: "
+                    "[Table 1 at a glance](../results.md)."]
     return out + [""]
 
 
