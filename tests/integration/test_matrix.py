@@ -72,7 +72,9 @@ def test_cells_run_and_report(first_run):
     assert ending[0] == "# test matrix" and len(ending) <= 15, ending
     assert "No paper value to judge here" in "\n".join(ending)
     report = (mdir / "reports" / "latest").resolve()
-    assert ending[-2] == f"report: {report / 'table.md'} (every table; the page: {report / 'report.html'})"
+    # (Its one-file summary too: the large flow against its claim's bound is drawn without paper values.)
+    pdf = f"; the answer and its plots for a review: {report / 'summary.pdf'}" if (report / "summary.pdf").is_file() else ""
+    assert ending[-2] == f"report: {report / 'table.md'} (every table; the page: {report / 'report.html'}{pdf})"
     assert ending[-1] == f"all results: {results / 'index.html'}" and (results / "index.html").is_file()
     assert "| CUBIC | 1BDP | 20ms | 1 |" not in out
 

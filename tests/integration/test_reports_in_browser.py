@@ -68,7 +68,7 @@ def test_an_e1_run_a_table1_cell_and_the_index_open_in_a_browser(tmp_path):
     text = e1.read_text()
     assert "ran under: substrate uml, clock uml/inf-cpu" in text and ".pcap" in text and "flow.trace.gz" in text
     text = table1.read_text()
-    assert "paper improvement" in text and "flows-table1-cubic.png" in text and "Fig. 16" in text
+    assert "small-flow improvement" in text and "flows-table1-cubic.png" in text and "Fig. 16" in text
     assert str(e1.relative_to(results)) in index.read_text() and str(table1.relative_to(results)) in index.read_text()
     # The index is a table, a row per report, that a typed filter narrows: "make startup" keeps E1's.
     v = visit(index, tmp_path / "index-filtered.png", act=FILTER_STARTUP, until=ROWS_SHOWN)
