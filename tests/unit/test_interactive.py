@@ -28,7 +28,8 @@ def test_a_flows_page_loads_the_shared_plotly_by_a_relative_path(tmp_path, monke
     moved = shutil.copytree(dest, tmp_path.parent / f"{tmp_path.name}-copied-report")
     assert (moved / src).read_bytes() == (tmp_path / src).read_bytes()
     assert "https://" not in text.split("<body>")[1].split("plotly-")[0]  # no script or font from a network
-    assert "SUSS off (cubic_hs): flow 0 (cubic, 125 MB, FCT 30.00 s)" in text and "the link, 50 Mbit" in text
+    assert "flow 0 (cubic, 125 MB)" in text and "SUSS off (cubic_hs): flow 0 FCT 30.00 s" in text
+    assert "SUSS on (cubic_suss): flow 0 FCT 28.00 s" in text and "the link, 50 Mbit" in text
     # A second page shares the copy: it is written once.
     js = (dest / src).resolve()
     before = js.stat().st_mtime_ns
@@ -137,3 +138,23 @@ def test_many_variants_make_a_row_of_panels_per_value_of_the_widest_axis():
     assert all("large_cc" not in name for name in legend)
     few = [r for r in rows if r["axis_large_cc"] == "cubic"]   # 16 variants: one row
     assert interactive.facet_column(few, interactive.variant_columns(few)) is None
+
+
+def test_a_flows_page_has_one_legend_entry_per_flow_coloured_by_its_minrtt(tmp_path, monkeypatch):
+    """Each flow once in the legend (its entry hides it on both sides), the large flow black, the small
+    ones by their minRTT (the report's figures' colours), the FCT in the hover, a short y-axis title."""
+    import json as _json
+    from sslab.analysis.plots import RTT_COLOURS
+    monkeypatch.setattr(paths, "RESULTS_DIR", tmp_path)
+    run = {"flows": [{"cc": "cubic_hs", "size": 125e6, "fct_s": 30.0, "rx_series": [[0.0, 0], [30.0, 125_000_000]]},
+                     {"cc": "cubic_hs", "size": 2e6, "fct_s": 1.5, "rx_series": [[2.0, 0], [3.5, 2_000_000]]},
+                     {"cc": "cubic_hs", "size": 2e6, "fct_s": 2.5, "rx_series": [[4.0, 0], [6.5, 2_000_000]]}]}
+    page = interactive.flows_page([("SUSS off", run, None), ("SUSS on", run, None)], tmp_path, "f.html", "a cell",
+                                  link_mbit=50, rtts={0: 25.0, 1: 50.0, 2: 200.0}).read_text()
+    fig = _json.loads(re.search(r'Plotly\.newPlot\(\s*"[^"]+",\s*(\[.*?\]),\s*(\{.*?\})\s*,\s*\{', page, re.S)[1])
+    names = [t["name"] for t in fig if t.get("showlegend")]
+    assert names == ["flow 0 (cubic_hs, 125 MB, minRTT 25 ms)", "flow 1 (cubic_hs, 2 MB, minRTT 50 ms)",
+                     "flow 2 (cubic_hs, 2 MB, minRTT 200 ms)"]
+    assert [t["line"]["color"] for t in fig[:3]] == ["black", RTT_COLOURS[0], RTT_COLOURS[1]]
+    assert len(fig) == 6 and [t["legendgroup"] for t in fig[3:]] == ["flow 0", "flow 1", "flow 2"]
+    assert "FCT 1.50 s" in fig[1]["hovertemplate"]

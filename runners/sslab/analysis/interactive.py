@@ -115,31 +115,54 @@ def dynamics_page(runs: list[dict], dest: Path, size: str, rep: int = 0, marks: 
 
 
 def flows_page(sides: list[tuple[str, dict, Path | None]], dest: Path, name: str, title: str,
-               link_mbit: float | None = None) -> Path | None:
-    """Every flow's goodput against time, a panel per side (SUSS off above on), explorable: a legend
-    entry per flow (its control, size and FCT), the link's rate across."""
+               link_mbit: float | None = None, rtts: dict[int, float] | None = None) -> Path | None:
+    """Every flow's goodput against time, a panel per side (SUSS off above on), explorable: one legend
+    entry per flow (its control, size and minRTT, from @rtts by index when given) that hides it in
+    every panel, its FCT on each side in its hover; the first flow black, the others coloured by
+    their minRTT as the report's figures colour them (else each its own colour); the link's rate
+    across."""
+    from plotly.colors import qualitative
     from plotly.subplots import make_subplots
     import plotly.graph_objects as go
+
+    from .plots import RTT_COLOURS
 
     measured = [(label, run, *flow_goodputs(run, capture)) for label, run, capture in sides]
     measured = [m for m in measured if any(t for t, _ in m[2])]
     if not measured:
         return None
+    rtts = rtts or {}
+    by_rtt = {rtt: RTT_COLOURS[k % len(RTT_COLOURS)]
+              for k, rtt in enumerate(sorted({r for i, r in rtts.items() if i != 0}))}
+
+    def colour(i: int) -> str:
+        if i == 0:
+            return "black"
+        return by_rtt[rtts[i]] if i in rtts else qualitative.Alphabet[i % len(qualitative.Alphabet)]
+
+    what = measured[0][4]
     fig = make_subplots(rows=len(measured), cols=1, shared_xaxes=True, vertical_spacing=0.08,
                         subplot_titles=[label for label, *_ in measured])
-    for k, (label, run, bins, xlabel, what) in enumerate(measured, start=1):
+    shown: set[int] = set()
+    for k, (label, run, bins, xlabel, _) in enumerate(measured, start=1):
         for i, ((t, mbit), f) in enumerate(zip(bins, run["flows"])):
-            if t:
-                fig.add_trace(go.Scatter(x=t, y=mbit, mode="lines", line={"shape": "hv", "width": 1.5 if i == 0 else 0.8},
-                                         name=f"{label}: flow {i} ({f['cc']}, {f['size'] / 1e6:g} MB, FCT "
-                                              f"{f['fct_s']:.2f} s)" if f.get("size") else f"{label}: flow {i}"),
-                              row=k, col=1)
+            if not t:
+                continue
+            words = [f.get("cc") or "?"] + ([f"{f['size'] / 1e6:g} MB"] if f.get("size") else []) + \
+                    ([f"minRTT {rtts[i]:g} ms"] if i in rtts else [])
+            fct = f" FCT {f['fct_s']:.2f} s" if f.get("fct_s") is not None else ""
+            fig.add_trace(go.Scatter(x=t, y=mbit, mode="lines", name=f"flow {i} ({', '.join(words)})",
+                                     legendgroup=f"flow {i}", showlegend=i not in shown,
+                                     line={"shape": "hv", "width": 1.8 if i == 0 else 1.0, "color": colour(i)},
+                                     hovertemplate=f"{label}: flow {i}{fct}<br>" + "%{x:.1f} s: %{y:.1f} Mbit/s<extra></extra>"),
+                          row=k, col=1)
+            shown.add(i)
         if link_mbit:
             fig.add_hline(y=link_mbit, line={"color": "#666", "dash": "dash", "width": 1}, row=k, col=1,
                           annotation_text=f"the link, {link_mbit:g} Mbit/s")
-        fig.update_yaxes(title_text=f"Mbit/s, {FLOWS_BIN_S:g} s bins ({what})", row=k, col=1)
+        fig.update_yaxes(title_text="Mbit/s", row=k, col=1)
     fig.update_xaxes(title_text=measured[-1][3], row=len(measured), col=1)
-    return _write(fig, dest, name, title, len(measured))
+    return _write(fig, dest, name, f"{title}: goodput in {FLOWS_BIN_S:g} s bins, {what}", len(measured))
 
 
 #: The columns of flows.csv that tell one start (and one setting) from another: a matrix's axes first,

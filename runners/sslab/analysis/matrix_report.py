@@ -185,7 +185,7 @@ def _explore_page(plan: MatrixPlan, cell: PlannedCell, sides: list, dest: Path) 
     """The setting's interactive page (zoom, hover, hide a flow)."""
     labelled = [(label, run, capture) for _, label, run, capture in sides]
     return flows_page(labelled, dest, _flow_name(cell.name, ".html"), f"{cell.name}, repetition {cell.rep}",
-                      link_rate(cell))
+                      link_rate(cell), _flow_rtts(cell, sides[0][2]) if sides else None)
 
 
 def _flows_per_setting(plan: MatrixPlan, firsts: list, dest: Path) -> list[str]:
