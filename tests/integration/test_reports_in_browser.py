@@ -35,6 +35,16 @@ ZOOMED = """(() => { const g = document.querySelector('.js-plotly-plot'); if (!g
   return last && last[0] === 1 ? {last: last, traces: g.data.length} : null; })()"""
 
 
+#: The page as a reader sees it: the colour of each kind of verdict cell, and the sections the list at
+#: its top leads to (each an anchor on the page).
+VERDICTS_AND_CONTENTS = """(() => { const out = {};
+  for (const k of ['reproduced', 'not-reproduced', 'not-decided']) {
+    const c = document.querySelector('td.' + k); out[k] = c ? getComputedStyle(c).backgroundColor : null; }
+  const links = Array.from(document.querySelectorAll('p.contents a'));
+  out.contents = links.length; out.anchored = links.filter(a => document.getElementById(a.hash.slice(1))).length;
+  return out; })()"""
+
+
 def local_links(page: Path) -> list[Path]:
     """The files a page links to or shows (relative href and src), resolved against the page."""
     refs = re.findall(r'(?:href|src)="([^"#:]+)"', page.read_text())
@@ -69,6 +79,13 @@ def test_an_e1_run_a_table1_cell_and_the_index_open_in_a_browser(tmp_path):
     assert "ran under: substrate uml, clock uml/inf-cpu" in text and ".pcap" in text and "flow.trace.gz" in text
     text = table1.read_text()
     assert "small-flow improvement" in text and "flows-table1-cubic.png" in text and "Fig. 16" in text
+    # Its verdicts coloured as the plots colour them (a light blue, vermillion, orange), and its list of
+    # sections, each leading to a heading on the page.
+    v = visit(table1, tmp_path / "table1-verdicts.png", until=VERDICTS_AND_CONTENTS)
+    colours = {"reproduced": "rgb(217, 234, 246)", "not-reproduced": "rgb(248, 221, 204)",
+               "not-decided": "rgb(251, 236, 205)"}
+    assert any(v.value[k] for k in colours) and all(v.value[k] in (None, c) for k, c in colours.items()), v.value
+    assert v.value["contents"] >= 5 and v.value["anchored"] == v.value["contents"], v.value
     assert str(e1.relative_to(results)) in index.read_text() and str(table1.relative_to(results)) in index.read_text()
     # The index is a table, a row per report, that a typed filter narrows: "make startup" keeps E1's.
     v = visit(index, tmp_path / "index-filtered.png", act=FILTER_STARTUP, until=ROWS_SHOWN)
