@@ -167,10 +167,14 @@ static void enter_startup(struct bbr3 *b)
 		  b->gains.startup_cwnd);
 }
 
-/* Inflight(1.0) of max_bw: what v2's Drain drains to, and its ssthresh. */
-static u32 inflight_of_max_bw(const struct bbr3 *b)
+/*
+ * Inflight(@gain) of max_bw (not of bw, which a short-term bound may have
+ * lowered): v2's Drain target and ssthresh, its Startup loss bound, DOWN's
+ * end at the BDP and v2's exit from UP at 1.25 of it.
+ */
+static u32 inflight_of_max_bw(const struct bbr3 *b, u32 gain)
 {
-	return quantization_budget(b, bdp_multiple_of(b, b->max_bw, BBR3_UNIT));
+	return quantization_budget(b, bdp_multiple_of(b, b->max_bw, gain));
 }
 
 /*
@@ -184,7 +188,7 @@ static void enter_drain(struct bbr3 *b)
 		  b->gains.drain_cwnd ? b->gains.drain_cwnd : b->gains.startup_cwnd);
 	b->drain_start_round = b->round_count;
 	if (b->version == BBR3_VERSION_V2)
-		b->ssthresh = inflight_of_max_bw(b);
+		b->ssthresh = inflight_of_max_bw(b, BBR3_UNIT);
 }
 
 static bool is_in_probe_bw(const struct bbr3 *b)
@@ -656,8 +660,7 @@ static void check_startup_high_loss(struct bbr3 *b, const struct bbr3_ack *a)
 	b->full_bw_now = true;
 	b->full_bw_reached = true;
 	if (b->version == BBR3_VERSION_V2)	/* of max_bw, this ACK's too */
-		b->inflight_longterm = quantization_budget(b,
-				bdp_multiple_of(b, b->max_bw, BBR3_UNIT));
+		b->inflight_longterm = inflight_of_max_bw(b, BBR3_UNIT);
 	else
 		b->inflight_longterm = ss_max(bbr3_bdp_multiple(b, BBR3_UNIT),
 					      b->inflight_latest);
@@ -687,12 +690,6 @@ static u32 in_network_at_next_departure(const struct bbr3 *b, u32 inflight,
 	return until_then >= inflight ? 0 : inflight - (u32)until_then;
 }
 
-/* Drain's: the inflight after this ACK (Drain's gain is under 1). */
-static u32 inflight_at_next_departure(const struct bbr3 *b, const struct bbr3_ack *a)
-{
-	return in_network_at_next_departure(b, a->inflight, a->edt_wait_us);
-}
-
 /*
  * What ProbeBW's phases compare with their targets: C.inflight after this
  * ACK (draft-06), or, in v2, what was in flight before it, as it will be
@@ -713,7 +710,9 @@ static void check_drain_done(struct bbr3 *b, const struct bbr3_ack *a)
 	if (b->state != BBR3_DRAIN)
 		return;
 	if (b->version == BBR3_VERSION_V2)	/* no round cap */
-		drained = inflight_at_next_departure(b, a) <= inflight_of_max_bw(b);
+		/* the inflight after this ACK (Drain adds no burst: gain < 1) */
+		drained = in_network_at_next_departure(b, a->inflight, a->edt_wait_us) <=
+			  inflight_of_max_bw(b, BBR3_UNIT);
 	else
 		drained = a->inflight <= bbr3_inflight(b, BBR3_UNIT) ||
 			  b->round_count > b->drain_start_round + BBR3_DRAIN_MAX_ROUNDS;
@@ -754,8 +753,7 @@ static bool is_time_to_cruise(const struct bbr3 *b, u32 inflight)
 {
 	if (inflight > bbr3_inflight_with_headroom(b))
 		return false;
-	return inflight <= quantization_budget(b,
-			bdp_multiple_of(b, b->max_bw, BBR3_UNIT));
+	return inflight <= inflight_of_max_bw(b, BBR3_UNIT);
 }
 
 /*
@@ -768,8 +766,7 @@ static bool is_probe_up_queuing_v2(const struct bbr3 *b, u32 now_us,
 				   u32 inflight)
 {
 	return is_past(now_us, b->cycle_stamp, b->min_rtt_us) &&
-	       inflight >= quantization_budget(b,
-			bdp_multiple_of(b, b->max_bw, BBR2_PROBE_UP_INFLIGHT_GAIN));
+	       inflight >= inflight_of_max_bw(b, BBR2_PROBE_UP_INFLIGHT_GAIN);
 }
 
 /* IsTimeToGoDown: from UP to DOWN. */
