@@ -542,27 +542,29 @@ static void update_ack_aggregation(struct bbr3 *b, const struct bbr3_ack *a)
 			b->full_bw_reached ? BBR3_EXTRA_ACKED_FILTER_LEN : 1);
 }
 
+/*
+ * Whether @sample renews a minimum now at @min: a lower one (draft-06), or
+ * a lower or equal one (v2alpha).
+ */
+static bool renews_min(const struct bbr3 *b, u32 sample, u32 min)
+{
+	return b->version == BBR3_VERSION_V2 ? sample <= min : sample < min;
+}
+
 /* UpdateMinRTT: ProbeRTT's 5 s minimum feeds the 10 s min_rtt filter. */
 static void update_min_rtt(struct bbr3 *b, const struct bbr3_ack *a)
 {
-	bool v2 = b->version == BBR3_VERSION_V2;
-
 	b->probe_rtt_expired = is_past(a->now_us, b->probe_rtt_min_stamp,
 				       BBR3_PROBE_RTT_INTERVAL_US);
-	/*
-	 * v2alpha: a sample equal to the minimum renews it (draft-06: only a
-	 * lower one), and an expired minimum is not replaced by a delayed
-	 * ACK's sample.
-	 */
+	/* v2alpha: an expired minimum is not replaced by a delayed ACK's sample. */
 	if (a->rs_rtt_us >= 0 &&
-	    ((u32)a->rs_rtt_us < b->probe_rtt_min_delay_us ||
-	     (v2 && (u32)a->rs_rtt_us == b->probe_rtt_min_delay_us) ||
-	     (b->probe_rtt_expired && !(v2 && a->rs_is_ack_delayed)))) {
+	    (renews_min(b, a->rs_rtt_us, b->probe_rtt_min_delay_us) ||
+	     (b->probe_rtt_expired &&
+	      !(b->version == BBR3_VERSION_V2 && a->rs_is_ack_delayed)))) {
 		b->probe_rtt_min_delay_us = a->rs_rtt_us;
 		b->probe_rtt_min_stamp = a->now_us;
 	}
-	if (b->probe_rtt_min_delay_us < b->min_rtt_us ||
-	    (v2 && b->probe_rtt_min_delay_us == b->min_rtt_us) ||
+	if (renews_min(b, b->probe_rtt_min_delay_us, b->min_rtt_us) ||
 	    is_past(a->now_us, b->min_rtt_stamp, BBR3_MIN_RTT_FILTER_US)) {
 		b->min_rtt_us = b->probe_rtt_min_delay_us;
 		b->min_rtt_stamp = b->probe_rtt_min_stamp;
