@@ -315,15 +315,16 @@ def capture_bins(capture: Path, ports: tuple[int, ...]) -> tuple[tuple[list[floa
     """The flows on @ports' goodput bins read from @capture once however many figures and pages of a
     report draw it (a Table 1 report's static figure and its interactive page read each capture: 0.85 s
     a capture each time, most of the report's time); callers only read what it gives."""
-    return tuple(delivered_bins({"flows": [{"port": p} for p in ports]}, delivered_by_flow(capture, list(ports))))
+    return tuple(delivered_bins(ports, delivered_by_flow(capture, list(ports))))
 
 
-def delivered_bins(run: dict, by_port: dict) -> list[tuple[list[float], list[float]]]:
-    """Each flow of @run's goodput in FLOWS_BIN_S bins from the first SYN on, from its data delivered
-    past the bottleneck (@by_port: delivered_by_flow's, or the same read from another capture)."""
+def delivered_bins(ports, by_port: dict) -> list[tuple[list[float], list[float]]]:
+    """Each flow's goodput on @ports (a run's flows' server ports, in its order) in FLOWS_BIN_S bins from
+    the first SYN on, from its data delivered past the bottleneck (@by_port: delivered_by_flow's, or the
+    same read from another capture)."""
     syns = [syn for syn, _, _ in by_port.values() if syn is not None]
     origin = min(syns) if syns else min((t[0] for _, t, _ in by_port.values() if t), default=0.0)
-    return [rate_bins(t, b, origin, FLOWS_BIN_S) for _, t, b in (by_port[f["port"]] for f in run["flows"])]
+    return [rate_bins(t, b, origin, FLOWS_BIN_S) for _, t, b in (by_port[port] for port in ports)]
 
 
 def plot_flows_over_time(sides: list[tuple[str, dict, Path | None]], dest: Path, name: str, title: str,

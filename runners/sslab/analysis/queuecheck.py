@@ -235,7 +235,7 @@ def check_run(run: dict, where: Path, plan: Plan, bin_s: float = GOODPUT_BIN_S) 
     busiest = max((b for f in ours.values() for b in f.new_bytes_by_bin.values()), default=0)
     plotted = delivered_by_flow(where / run["pcap"], ports) if run.get("pcap") else {}
     delivered = delivered_by_segments(seen_there, ports)
-    plotted_busiest = max((m for _, ms in delivered_bins(run, plotted) for m in ms), default=0.0) if plotted else 0.0
+    plotted_busiest = max((m for _, ms in delivered_bins(ports, plotted) for m in ms), default=0.0) if plotted else 0.0
     return QueueCheck(
         held=held, qdisc_peak_pkts=run["bottleneck"].get("peak_pkts"), qdisc_drops=run["bottleneck"]["drops"],
         readings_max_pkts=max(readings) if readings else None, buffer_pkts=plan.bottleneck.buffer_pkts,
