@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from .. import paths
-from .plots import FLOWS_BIN_S, flow_goodputs, runs_of_size, variant_style
+from .plots import FLOWS_BIN_S, flow_goodputs, runs_of_size, small_flow_colours, variant_style
 from .setting import PathMarks
 from .tidy import FILE, read_rows
 from .traces import trace_series
@@ -125,15 +125,12 @@ def flows_page(sides: list[tuple[str, dict, Path | None]], dest: Path, name: str
     from plotly.subplots import make_subplots
     import plotly.graph_objects as go
 
-    from .plots import RTT_COLOURS
-
     measured = [(label, run, *flow_goodputs(run, capture)) for label, run, capture in sides]
     measured = [m for m in measured if any(t for t, _ in m[2])]
     if not measured:
         return None
     rtts = rtts or {}
-    by_rtt = {rtt: RTT_COLOURS[k % len(RTT_COLOURS)]
-              for k, rtt in enumerate(sorted({r for i, r in rtts.items() if i != 0}))}
+    by_rtt = small_flow_colours(r for i, r in rtts.items() if i != 0)
 
     def colour(i: int) -> str:
         if i == 0:

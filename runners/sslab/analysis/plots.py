@@ -227,6 +227,11 @@ def throughput_bins(rx_series: list, bin_s: float = FLOWS_BIN_S) -> tuple[list[f
 RTT_COLOURS = ("#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#F0E442", "#999999")
 
 
+def small_flow_colours(rtts) -> dict[float, str]:
+    """A colour per minRTT of @rtts (the small flows', the highlighted flow's left out), in RTT order."""
+    return {rtt: RTT_COLOURS[k % len(RTT_COLOURS)] for k, rtt in enumerate(sorted(set(rtts)))}
+
+
 def plot_flows_grid(panels: dict[tuple[str, str], tuple[dict, Path | None, dict[int, float]]], rows: list[str],
                     cols: list[str], dest: Path, name: str, title: str, highlight: int = 0,
                     names: tuple[str, str] = ("the large flow", "the small flows"),
@@ -247,9 +252,8 @@ def plot_flows_grid(panels: dict[tuple[str, str], tuple[dict, Path | None, dict[
             measured[key] = (run, bins, rtts, xlabel, what)
     if not measured:
         return None
-    small_rtts = sorted({rtt for run, _, rtts, _, _ in measured.values()
-                         for i, rtt in rtts.items() if i != highlight % len(run["flows"])})
-    colour = {rtt: RTT_COLOURS[k % len(RTT_COLOURS)] for k, rtt in enumerate(small_rtts)}
+    colour = small_flow_colours(rtt for run, _, rtts, _, _ in measured.values()
+                                for i, rtt in rtts.items() if i != highlight % len(run["flows"]))
     fig, axes = plt.subplots(len(rows), len(cols), figsize=(3.2 * len(cols) + 1, 2.0 * len(rows) + 1.2),
                              sharex=True, sharey=True, squeeze=False)
     top = max([link_mbit or 0] + [max(m) for _, bins, _, _, _ in measured.values() for t, m in bins if t])
@@ -286,7 +290,7 @@ def plot_flows_grid(panels: dict[tuple[str, str], tuple[dict, Path | None, dict[
     for ax in axes[-1]:
         ax.set_xlabel(xlabel, fontsize=7)
     handles = [Line2D([], [], color="black", lw=1.6, label=names[0])]
-    handles += [Line2D([], [], color=colour[rtt], lw=1.2, label=f"{names[1]}, minRTT {rtt:g} ms") for rtt in small_rtts]
+    handles += [Line2D([], [], color=c, lw=1.2, label=f"{names[1]}, minRTT {rtt:g} ms") for rtt, c in colour.items()]
     if link_mbit:
         handles.append(Line2D([], [], color="0.4", lw=0.8, ls="--", label=f"the link, {link_mbit:g} Mbit/s"))
     fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), fontsize=7.5, frameon=False)
