@@ -181,7 +181,7 @@ def _flow_name(what: str, suffix: str) -> str:
     return "flows-" + re.sub(r"[^A-Za-z0-9.-]+", "_", what) + suffix
 
 
-def _explore_page(plan: MatrixPlan, cell: PlannedCell, sides: list, dest: Path) -> Path | None:
+def _explore_page(cell: PlannedCell, sides: list, dest: Path) -> Path | None:
     """The setting's interactive page (zoom, hover, hide a flow)."""
     labelled = [(label, run, capture) for _, label, run, capture in sides]
     return flows_page(labelled, dest, _flow_name(cell.name, ".html"), f"{cell.name}, repetition {cell.rep}",
@@ -197,7 +197,7 @@ def _flows_per_setting(plan: MatrixPlan, firsts: list, dest: Path) -> list[str]:
         if plot_flows_over_time(labelled, dest, name, f"{cell.name}, repetition {cell.rep}", kind.highlight,
                                 kind.flow_names, link_mbit=link_rate(cell)):
             lines.append(f"![{cell.name}]({name})")
-            if page := _explore_page(plan, cell, sides, dest):
+            if page := _explore_page(cell, sides, dest):
                 lines += ["", f"[{page.name}]({page.name}): the same, to explore (zoom, hover, hide a flow)", ""]
     return lines
 
@@ -235,7 +235,7 @@ def _flows_grids(plan: MatrixPlan, firsts: list, dest: Path) -> list[str]:
         if plot_flows_grid(panels, rows, cols, dest, name, title, kind.highlight, kind.flow_names,
                            link_mbit=link_rate(mine[0][0])):
             lines += [f"![{label}: the flows over time, every setting]({name})", ""]
-            pages = [(c, p) for c, sides in mine if (p := _explore_page(plan, c, sides, dest))]
+            pages = [(c, p) for c, sides in mine if (p := _explore_page(c, sides, dest))]
             if pages:
                 lines += ["To explore, setting by setting (zoom, hover, hide a flow): "
                           + " · ".join(f"[{c.setting[row_axis]} {c.setting[col_axis]}]({p.name})" for c, p in pages),
