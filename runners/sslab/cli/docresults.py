@@ -10,47 +10,37 @@ the text cannot drift from the numbers.
 
 from __future__ import annotations
 
+import csv
 import json
-import platform
 import re
 import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import paths
+from ..analysis.answer_plots import BOUND_FILE, FILE, SETTINGS_FILE, SUMMARY_FILE
+from ..analysis.tidy import table_of
+from ..substrate.hostfacts import cpu_info
 from .status import Refused
 
 SNAPSHOT_DIR = paths.REPO_ROOT / "docs" / "results" / "table1"
-#: The three answer plots every Table 1 report draws (sslab.analysis.answer_plots).
-PLOTS = ("ours-vs-paper.svg", "per-setting.svg", "large-vs-bound.svg")
+#: The three answer plots every Table 1 report draws, and the one file holding them with the answer.
+PLOTS = (FILE, SETTINGS_FILE, BOUND_FILE)
+SUMMARY_PDF = SUMMARY_FILE
 SCREENSHOT = "first-screen.png"
-#: The answer and its plots in one file, when the report wrote one (sslab.analysis.answer_plots).
-SUMMARY_PDF = "summary.pdf"
 CONSOLE = "console.txt"
 #: The console's ending, as a reader sees it after a run (sslab.analysis.table1's console_ending).
 CONSOLE_LINES = 20
 
 
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _cells_commit(report: Path) -> str:
-    """The git commit the report's cells ran (flows.csv's 'code' column), or '' if it names none."""
-    flows = report / "flows.csv"
-    if not flows.is_file():
+    """The git commit the report's cells ran (its flows.csv's 'code' column), or '' if it names none."""
+    table = table_of(report)
+    if table is None:
         return ""
-    lines = flows.read_text().splitlines()
-    if len(lines) < 2:
-        return ""
-    head = lines[0].split(",")
-    return lines[1].split(",")[head.index("code")] if "code" in head else ""
+    with open(table, newline="") as f:
+        first = next(csv.DictReader(f), None)
+    return (first or {}).get("code") or ""
 
 
 def _ran_under(report: Path) -> str:
@@ -84,7 +74,7 @@ def take_snapshot(report: Path, command: str, console: Path | None = None,
         tail = Path(console).read_text(errors="replace").rstrip("\n").splitlines()[-CONSOLE_LINES:]
         (dest / CONSOLE).write_text("\n".join(tail) + "\n")
     meta = {"command": command, "report": str(report.resolve()), "commit": _cells_commit(report),
-            "ran_under": _ran_under(report), "cpu": _cpu(),
+            "ran_under": _ran_under(report), "cpu": cpu_info()[0],
             "taken": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%MZ")}
     (dest / "snapshot.json").write_text(json.dumps(meta, indent=1) + "\n")
     return dest
