@@ -146,7 +146,8 @@ host-deps:
 	fi
 
 # Debian packages installed with their output in a log: a line on the console, the log's end and its
-# path if apt-get fails.  $(call APT_INSTALL,packages) in a recipe's shell (root already checked).
+# path if apt-get fails.  $(call APT_INSTALL,packages) in a recipe's shell (root already checked).  The
+# directory is the image build's too (sslab.substrate.buildtools.step_log).
 LOGS_DIR := $(or $(SSLAB_LOGS),$(or $(TMPDIR),/tmp)/sslab-logs-$(shell id -u))
 APT_INSTALL = log=$(LOGS_DIR)/apt-$$(date -u +%Y%m%dT%H%M%SZ)-$$$$.log; mkdir -p $(LOGS_DIR); \
   echo "installing Debian packages: $$(echo $(1)) (their output: $$log)"; \

@@ -57,16 +57,16 @@ _step_log: Path | None = None
 
 
 def step_log() -> Path:
-    """This process's build log, build-<UTC time>-<pid>.log in $SSLAB_LOGS or the system's temporary
-    directory's sslab-logs (not the cache: a build that fills the cache's disk must still be able to
-    say why): every build step's own output, which the console does not show (a kernel build, apt and
-    dpkg print thousands of lines); made, and named on the console, on first use."""
+    """This process's build log, build-<stamp>.log in $SSLAB_LOGS or the system's temporary
+    directory's sslab-logs-<uid> (as the Makefile's APT_INSTALL puts its logs; not the cache: a build
+    that fills the cache's disk must still be able to say why): every build step's own output, which
+    the console does not show (a kernel build, apt and dpkg print thousands of lines); made, and named
+    on the console, on first use."""
     global _step_log
     if _step_log is None:
-        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
         where = Path(os.environ.get("SSLAB_LOGS") or Path(tempfile.gettempdir()) / f"sslab-logs-{os.getuid()}")
         where.mkdir(parents=True, exist_ok=True)
-        _step_log = where / f"build-{stamp}-{os.getpid()}.log"
+        _step_log = where / f"build-{paths.stamp()}.log"
         log(f"each build step's own output: {_step_log}")
     return _step_log
 
