@@ -17,7 +17,7 @@ from .archive import ArchiveError, latest_plan
 from .calibration import calibration, candidate_axes
 from .matrix_kind import MatrixReport, Tables
 from .stats import cis_overlap, fmt_mean_ci
-from .table1 import compared_name, table1
+from .table1 import MAIN_COLUMNS, compared_name, table1
 
 
 def large_flow_bounds() -> dict[str, float]:
@@ -89,17 +89,16 @@ class Table1Report(MatrixReport):
             return []
         lines: list[str] = []
         first_name = per_kernel[0][0]
-        # One quantity a cell, the small flows first (Table 1 is about them), as the main table has them.
-        fcts = ("off_small", "on_small", "off_large", "on_large")
-        words = {"off_small": "small off", "on_small": "small on", "off_large": "large off", "on_large": "large on"}
+        # One quantity a cell, in the main table's columns (the small flows first), then the drops and each
+        # FCT's overlap with the first kernel's.
+        fcts = [(name.removesuffix(" (s)"), key) for name, key, digits in MAIN_COLUMNS if digits is not None]
         lines += ["Mean ±95% CI over repetitions (n) of each setting; FCT in seconds (the small flows' mean, the "
                   "large flow's); improvement = 1 − mean small FCT on / off; drops = the bottleneck's, per run.  "
                   f"\"overlaps {first_name}\": whether that FCT's 95% CI shares a point with the first kernel's "
                   "(– with n < 2).", "",
-                  "| large CCA | buffer | minRTT | kernel | n | small off (s) | small on (s) | small-flow improvement | "
-                  "large off (s) | large on (s) | drops off | drops on | "
-                  + " | ".join(f"{words[f]} overlaps {first_name}" for f in fcts) + " |",
-                  "|---" * 16 + "|"]
+                  "| large CCA | buffer | minRTT | kernel | n | " + " | ".join(name for name, _, _ in MAIN_COLUMNS)
+                  + " | drops off | drops on | " + " | ".join(f"{word} overlaps {first_name}" for word, _ in fcts) + " |",
+                  "|---" * (5 + len(MAIN_COLUMNS) + 2 + len(fcts)) + "|"]
         keys = list(dict.fromkeys((r["large_cc"], r["buffer"], r["large_rtt"])
                                   for _, _, _, _, e in per_kernel for r in e["rows"]))
         agree: dict[str, list[int]] = {}
@@ -108,20 +107,19 @@ class Table1Report(MatrixReport):
             for name, _, _, _, extra in per_kernel:
                 r = next((r for r in extra["rows"] if (r["large_cc"], r["buffer"], r["large_rtt"]) == key), None)
                 if r is None:
-                    lines.append(f"| {' | '.join(key)} | {name} | 0 | not run |" + " |" * 10)
+                    lines.append(f"| {' | '.join(key)} | {name} | 0 | not run |" + " |" * (len(MAIN_COLUMNS) + 1 + len(fcts)))
                     continue
                 first = first or r
                 overlap = ["(the first)"] * 4 if r is first else [
-                    {True: "yes", False: "NO", None: "–"}[cis_overlap(first[f], r[f])] for f in fcts]
+                    {True: "yes", False: "NO", None: "–"}[cis_overlap(first[f], r[f])] for _, f in fcts]
                 if r is not first:
                     tally = agree.setdefault(name, [0, 0])
                     small = [cis_overlap(first[f], r[f]) for f in ("off_small", "on_small")]
                     if None not in small:  # n >= 2 on both sides
                         tally[0] += all(small)
                         tally[1] += 1
-                lines.append(f"| {' | '.join(key)} | {name} | {r['n']} | {fmt_mean_ci(r['off_small'], 2)} | "
-                             f"{fmt_mean_ci(r['on_small'], 2)} | {r['improvement_pct']:.0f}% | "
-                             f"{fmt_mean_ci(r['off_large'], 1)} | {fmt_mean_ci(r['on_large'], 1)} | "
+                ours = [f"{r[k]:.0f}%" if digits is None else fmt_mean_ci(r[k], digits) for _, k, digits in MAIN_COLUMNS]
+                lines.append(f"| {' | '.join(key)} | {name} | {r['n']} | {' | '.join(ours)} | "
                              f"{r['drops_off']:.0f} | {r['drops_on']:.0f} | {' | '.join(overlap)} |")
         lines.append("")
         lines += [f"- {name}: the small flows' FCT CIs (SUSS off and on) overlap {per_kernel[0][0]}'s in {a} of "
