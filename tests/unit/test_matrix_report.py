@@ -551,3 +551,20 @@ def test_the_consoles_ending_is_the_answer_and_where_the_report_is(tmp_path, mon
     assert mr.console_ending(report).splitlines()[-2] == (
         f"report: {report / 'table.md'} (every table; the page: {report / 'report.html'}; the answer and its "
         f"plots for a review: {report / 'summary.pdf'})")
+
+
+def test_every_paper_value_past_its_limit_is_a_page_of_its_own(tmp_path):
+    from types import SimpleNamespace
+    table = lambda n: "\n".join(["| setting | value |", "|---|---|", *[f"| s{i} | v |" for i in range(n)]])
+    plan = SimpleNamespace(title="E7")
+    inline = mr._every_value(plan, {"comparisons_md": table(mr.VALUES_INLINE_MAX)}, tmp_path)
+    assert inline[2] == table(mr.VALUES_INLINE_MAX) and not (tmp_path / "values.md").exists()
+    n = mr.VALUES_INLINE_MAX + 1
+    linked = mr._every_value(plan, {"comparisons_md": table(n), "causes_md": ["## Why"]}, tmp_path)
+    assert linked[0] == "## Every paper value beside ours" and "| s0 |" not in "\n".join(linked)
+    assert f"All {n}, each with its band and verdict, on [a page of their own](values.html)." in linked[2]
+    assert "listed below with the causes tried" in linked[2]
+    page = (tmp_path / "values.md").read_text()
+    assert page.startswith("# E7: every paper value beside ours") and page.count("| v |") == n
+    assert (tmp_path / "values.html").is_file()
+    assert "listed below" not in mr._every_value(plan, {"comparisons_md": table(n)}, tmp_path)[2]

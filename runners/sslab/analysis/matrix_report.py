@@ -121,7 +121,7 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
     lines += flows_over_time(plan, cells, dest)
     lines += kind.after_plots(matrix_dir, extra)
     if extra.get("comparisons_md"):
-        lines += ["## Every paper value beside ours", "", extra["comparisons_md"], ""]
+        lines += _every_value(plan, extra, dest)
     lines += extra.get("causes_md") or []
     if tables.claims:  # a calibration's candidates pooled are no evidence for a claim
         lines += [report_claims_md(paths.RESULTS_DIR, matrix_dir, claims), ""]
@@ -145,6 +145,26 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
                                                                           "code": plan.code_version}),
                                                   indent=1, sort_keys=True,
                                                   default=str))
+
+
+#: More paper values than this and their table is a page of its own (Table 1's default: 102 rows, two
+#: thirds of the printed report), the report linking it beside the values not reproduced.
+VALUES_INLINE_MAX = 24
+
+
+def _every_value(plan: MatrixPlan, extra: dict, dest: Path) -> list[str]:
+    """The report's lines of its section on every paper value: the table itself, or, past
+    VALUES_INLINE_MAX rows, a link to values.html, which holds it."""
+    table = extra["comparisons_md"]
+    n = len(table.splitlines()) - 2   # the heading and its rule
+    if n <= VALUES_INLINE_MAX:
+        return ["## Every paper value beside ours", "", table, ""]
+    (dest / "values.md").write_text(f"# {plan.title}: every paper value beside ours\n\n{table}\n")
+    write_html(dest / "values.md", out_name="values.html")
+    below = " Those not reproduced or not decided are listed below with the causes tried." \
+        if extra.get("causes_md") else ""
+    return ["## Every paper value beside ours", "",
+            f"All {n}, each with its band and verdict, on [a page of their own](values.html).{below}", ""]
 
 
 def flows_over_time(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]], dest: Path) -> list[str]:
