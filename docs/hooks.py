@@ -5,7 +5,7 @@
   the notebook's index (its pages' dated entries, sslab.cli.docpages.notebook_index);
 - starts.md: its marker by our module's parameters, from their declarations (sslab.cli.formats);
 - results.md and index.md: Table 1's answer, plots and causes from the snapshot of a real report in
-  docs/results/table1/ (sslab.cli.docresults);
+  docs/results/table1/ (sslab.cli.docresults); experiments.md: E7's paper values beside ours from it;
 - experiments/<name>.md: one page per experiment file (sslab.cli.docpages), listed under
   "Experiments" after the overview;
 - every page loads the offline search's worker shim from the site itself, not from unpkg.com
@@ -21,12 +21,13 @@ from mkdocs.utils import get_relative_url
 
 from sslab.cli.docassets import SHIM_IN_SITE, SHIM_URL_ASKED, search_shim
 from sslab.cli.docpages import experiment_pages, notebook_index
-from sslab.cli.docresults import results_glance, results_page
+from sslab.cli.docresults import e7_beside_paper, results_glance, results_page
 from sslab.cli.formats import formats_markdown, module_params_markdown
 from sslab.experiment.spec import experiment_times_table
 
 #: Markers in a page and what replaces them when the site is built.
 GENERATED = {"formats.md": [("<!-- formats: generated at build time -->", formats_markdown)],
+             "experiments.md": [("<!-- e7 values: generated at build time -->", e7_beside_paper)],
              "measurements.md": [("<!-- experiment times: generated at build time -->", experiment_times_table),
                                  ("<!-- notebook index: generated at build time -->", notebook_index)],
              "starts.md": [("<!-- module parameters: generated at build time -->", module_params_markdown)],

@@ -69,3 +69,25 @@ def test_what_is_not_a_table1_report_is_refused_and_nothing_copied(tmp_path, cap
     # From the command line: exit 2, before anything is written.
     assert main(["docs-snapshot", str(plain), "--command", "make reproduce-table1"]) == 2
     assert "not a Table 1 report" in capsys.readouterr().err
+
+
+def test_the_e7_table_sets_ours_beside_each_printed_paper_value(tmp_path):
+    def c(where, short, kind, paper, ours, outcome, rounding, derived=False):
+        return {"where": where, "short": short, "kind": kind, "paper": paper, "ours": ours, "outcome": outcome,
+                "rounding": rounding, "derived": derived}
+    report = a_report(tmp_path / "r")
+    summary = json.loads((report / "summary.json").read_text())
+    summary["comparisons"] = [
+        c("CUBIC 1BDP 25ms", "large off", "fct", 30.4, 30.708, "reproduced", 0.05),
+        c("CUBIC 1BDP 25ms", "small off", "fct", 1.33, 1.8591, "not reproduced", 0.005),
+        c("CUBIC 1BDP 25ms", "improvement", "improvement", 29, 46.2, "not decided", 0.5),
+        # Implied by the paper, not printed: not in the table.
+        c("CUBIC 1BDP 25ms", "stability", "change", 2.6, 5.8, "not reproduced", 0.05, derived=True),
+        c("CUBIC 2BDP mean", "large off", "fct", 28.1, 27.0, "reproduced", 0.05, derived=True)]
+    (report / "summary.json").write_text(json.dumps(summary))
+    dest = docresults.take_snapshot(report, "make reproduce-table1", dest=tmp_path / "snap")
+    table = docresults.e7_beside_paper(dest)
+    assert "| CUBIC 1BDP 25ms | 30.4 / 30.71 ✓ | 1.33 / 1.86 ✗ | – | – | 29 % / 46 % ? |" in table
+    assert "2BDP" not in table and "2.6" not in table
+    assert "commit 775f7d5f2467" in table and "(results.md)" in table
+    assert "No snapshot" in docresults.e7_beside_paper(tmp_path)

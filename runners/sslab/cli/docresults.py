@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 import shutil
 from datetime import datetime, timezone
@@ -121,6 +122,43 @@ def results_page(where: Path = SNAPSHOT_DIR, rel: str = "results/table1") -> str
         out += [_notebook_links(ln) for ln in causes] + [""]
     if s.get("comparisons_md"):
         out += ["## Every paper value beside ours", "", s["comparisons_md"], ""]
+    return "\n".join(out)
+
+
+#: A verdict as the E7 table marks it beside our value.
+_MARK = {"reproduced": "✓", "not reproduced": "✗", "not decided": "?"}
+#: The E7 table's columns: the paper's five values of a setting, by their short names in summary.json.
+E7_COLUMNS = (("large off", "off: large (s)"), ("small off", "off: small (s)"), ("large on", "on: large (s)"),
+              ("small on", "on: small (s)"), ("improvement", "improvement"))
+
+
+def e7_beside_paper(where: Path = SNAPSHOT_DIR) -> str:
+    """docs/experiments.md's E7 table: each value the paper prints for Table 1 (its 1 BDP rows and Average
+    rows) beside ours from the snapshot, with the verdict on each."""
+    got = _snapshot(where)
+    if got is None:
+        return "*No snapshot of a Table 1 report is in the repository yet (`python -m sslab docs-snapshot`).*"
+    meta, s = got
+    rows: dict[str, dict[str, dict]] = {}
+    for c in s["comparisons"]:
+        if not c["derived"] and c["short"] in dict(E7_COLUMNS):
+            rows.setdefault(c["where"], {})[c["short"]] = c
+
+    def cell(c: dict | None) -> str:
+        if c is None:
+            return "–"
+        # The paper's value as it printed it (its rounding says to how many digits), ours to 0.01 s or 1 %.
+        printed = max(0, round(-math.log10(2 * c["rounding"]))) if c.get("rounding") else 2
+        unit = " %" if c["kind"] == "improvement" else ""
+        ours = f"{c['ours']:.0f}" if c["kind"] == "improvement" else f"{c['ours']:.2f}"
+        return f"{c['paper']:.{printed}f}{unit} / {ours}{unit} {_MARK.get(c['outcome'], c['outcome'])}"
+
+    out = [f"Each cell: the paper's value / ours, and the verdict (✓ reproduced, ✗ not reproduced, ? not decided at "
+           f"the n run), from `{meta['command']}` at commit {meta['commit'] or 'unknown'} ({meta['taken'][:10]}; "
+           f"the [results page](results.md) has the rule, the plots and the causes tried).", "",
+           "| setting | " + " | ".join(name for _, name in E7_COLUMNS) + " |", "|---" * (1 + len(E7_COLUMNS)) + "|"]
+    out += [f"| {where} | " + " | ".join(cell(got.get(short)) for short, _ in E7_COLUMNS) + " |"
+            for where, got in rows.items()]
     return "\n".join(out)
 
 
