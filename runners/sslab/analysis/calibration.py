@@ -2,7 +2,7 @@
 support.
 
 A calibration matrix (experiments/scenarios/table1-calibrate.yaml) is Table 1's grid crossed with
-candidate axes (stage 3: the testbed's layout and its offloads).  Each candidate's cells are a Table 1
+candidate axes (stage 3: the testbed's layout and its offloads; stage 4: the hosts' socket buffers).  Each candidate's cells are a Table 1
 of their own; its distance from the paper is taken over the SUSS-off arm only (Linux's own CUBIC and
 BBRv1, code not in question), by the rule fixed before the stage's cells ran (docs/experiments.md, E7,
 "Calibration"):
@@ -51,10 +51,11 @@ SMALL_WEIGHT = 2
 BOOTSTRAP_DRAWS = 400
 BOOTSTRAP_SEED = 1
 #: Choices the paper's text does not state, per candidate value: thirteen pairs where it had five; a
-#: netem for the delays apart from the one it names on the router; hosts whose offloads are off, where
-#: its Linux hosts had Linux's defaults.
+#: netem for the delays apart from the one it names on the router; hosts whose offloads are off, or
+#: whose socket buffers are raised (on any host), where its Linux hosts had Linux's defaults.
 UNSTATED = {"small_rtts": {"spread": 1, "four": 0, "as-large": 0}, "netem": {"apart": 1, "one": 0},
-            "layout": {"own-pairs": 1, "five-pairs": 0}, "offloads": {"off": 1, "linux": 0}}
+            "layout": {"own-pairs": 1, "five-pairs": 0}, "offloads": {"off": 1, "linux": 0},
+            "socket_buffers": {"raised": 1, "linux-senders": 1, "linux": 0}}
 #: The FCT's timings a candidate is read with (MatrixPlan.fct_timing): the client's, and the server's
 #: where the runs have its per-ACK trace.  Not a run's setting: the same cells read two ways.
 TIMINGS = ("client", "server")
