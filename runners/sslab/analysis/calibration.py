@@ -2,10 +2,10 @@
 support.
 
 A calibration matrix (experiments/scenarios/table1-calibrate.yaml) is Table 1's grid crossed with
-candidate axes (stage 3: the testbed's layout and its offloads; stage 4: the hosts' socket buffers).  Each candidate's cells are a Table 1
-of their own; its distance from the paper is taken over the SUSS-off arm only (Linux's own CUBIC and
-BBRv1, code not in question), by the rule fixed before the stage's cells ran (docs/experiments.md, E7,
-"Calibration"):
+candidate axes (stage 3: the testbed's layout and its offloads; stage 4: the hosts' socket buffers).
+Each candidate's cells are a Table 1 of their own; its distance from the paper is taken over the
+SUSS-off arm only (Linux's own CUBIC and BBRv1, code not in question), by the rule fixed before the
+stage's cells ran (docs/experiments.md, E7, "Calibration"):
 
     terms     at 1 BDP, the large flow's and the small flows' mean FCT with SUSS off, for CUBIC
               and BBRv1 at each of the four RTTs the paper prints (16); at 2 BDP, the same two
