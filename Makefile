@@ -240,7 +240,7 @@ bench: deps
 	$(if $(findstring umlperf,$(BENCH)),@command -v perf >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] || \
 	  { echo "error: BENCH=umlperf needs perf (linux-perf) and root to install it" >&2; exit 1; }; \
 	  $(call APT_INSTALL,linux-perf); })
-	$(VPY) runners/benchmarks.py $(BENCH)
+	$(VPY) runners/benchmarks.py $(BENCH) $(if $(BASE),--base $(BASE))
 
 # A sample of an archived matrix's cells run again, each compared byte for byte: ARTIFACT=, SAMPLE=.
 verify: deps

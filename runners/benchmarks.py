@@ -13,6 +13,11 @@ from the archives the runs leave:
   profile   where a Table 1 cell's wall time goes, by phase (sslab.analysis.profile):
             `make reproduce-table1 CCA=cubic ITER=1` (8 cells, JOBS=<cores>) into its
             own results tree, or the cells of --matrix DIR as they are
+  cell      a Table 1 cell's wall time by phase, before against after: the four columns at one
+            setting (1 BDP, 100 ms, ITER=2: 8 cells, JOBS=1, so each phase's wall time is one
+            core's), run by the tree at --base (a git worktree of it, this tree's Python
+            environment) and then by this tree, one after the other; each phase's mean per
+            cell both ways and their ratio, and the share that is not traffic
   umlperf   where a UML testbed's host CPU goes during traffic (sslab.analysis.hostperf):
             one E7 cell (experiments/scenarios/e7-cell.yaml), `perf record -a -g` over its
             first run's traffic (its console's marks), split into guest kernel work (from
@@ -27,8 +32,8 @@ from the archives the runs leave:
             packet (runners/rxcost.py; root; asked for by name only), the
             number behind the host models' rx_cost
 
-    python3 runners/benchmarks.py [startup] [e7cell] [table1] [profile] [umlperf] [syscalls] [rxcost]
-                                  [--results DIR] [--matrix DIR] [--scenario FILE]
+    python3 runners/benchmarks.py [startup] [e7cell] [table1] [profile] [cell] [umlperf] [syscalls] [rxcost]
+                                  [--results DIR] [--matrix DIR] [--scenario FILE] [--base REV]
 
 Prints one JSON object per benchmark and writes them to DIR/benchmarks.json.
 """
@@ -52,10 +57,13 @@ REPO = Path(__file__).resolve().parents[1]
 PY = str(REPO / ".venv" / "bin" / "python")
 
 
-def sslab(args: list[str], results: Path, extra_env: dict | None = None) -> tuple[float, str]:
+def sslab(args: list[str], results: Path, extra_env: dict | None = None, tree: Path = REPO) -> tuple[float, str]:
+    """`python -m sslab ARGS` as @tree's code (this tree's Python environment), results into @results."""
     env = {**os.environ, "SSLAB_RESULTS": str(results), **(extra_env or {})}
+    if tree != REPO:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tree / "runners"), env.get("PYTHONPATH")) if p)
     t0 = time.monotonic()
-    res = subprocess.run([PY, "-m", "sslab", *args], cwd=REPO, env=env, capture_output=True, text=True)
+    res = subprocess.run([PY, "-m", "sslab", *args], cwd=tree, env=env, capture_output=True, text=True)
     wall = time.monotonic() - t0
     if res.returncode != 0:
         raise SystemExit(f"sslab {' '.join(args)} failed ({res.returncode}):\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}")
@@ -120,6 +128,60 @@ def bench_profile(results: Path, matrix: Path | None, by: str | None = None) -> 
     print(table, file=sys.stderr)
     return {"benchmark": f"profile of {len(cells)} cell(s) of {matrix}", "matrix_wall_s": wall and round(wall, 1),
             "table": str(results / "profile.md")}
+
+
+#: BENCH=cell's matrix: Table 1's four columns at one setting, two repetitions, one cell at a time.
+CELL_MATRIX = ["matrix", "run", "table1", "--set", "CCA=cubic,bbr,bbr2,bbr3", "--set", "BUF=1BDP",
+               "--set", "RTT=100ms", "--iter", "2", "--jobs", "1"]
+#: The phases that are the traffic itself; every other phase is what a cell costs besides it.
+TRAFFIC_PHASES = ("traffic",)
+
+
+def _matrix_profile(tree: Path, results: Path) -> tuple[float, dict[str, float]]:
+    """Run CELL_MATRIX as @tree's code into @results: make's wall time and each phase's mean wall
+    seconds per cell."""
+    wall, _ = sslab(CELL_MATRIX, results, tree=tree)
+    cells = sorted(c.parent for c in results.glob("table1/*/cells/*/cell.json"))
+    if not cells:
+        raise SystemExit(f"{results}: the matrix left no cells")
+    profiles = [cell_profile(c) for c in cells]
+    return wall, {phase: sum(p[phase]["wall_s"] for p in profiles) / len(profiles) for phase in profiles[0]}
+
+
+def cell_comparison(before: dict[str, float], after: dict[str, float]) -> tuple[str, dict]:
+    """Markdown of two per-phase profiles side by side (seconds per cell, after / before) and the record:
+    each side's total and the share of it that is not traffic."""
+    lines = ["| phase | before (s / cell) | after (s / cell) | after / before |", "|---|---|---|---|"]
+    for phase in before:
+        b, a = before[phase], after.get(phase, 0.0)
+        lines.append(f"| {phase} | {b:.2f} | {a:.2f} | {a / b:.2f} |" if b > 0 else f"| {phase} | {b:.2f} | {a:.2f} | – |")
+    record = {}
+    for side, p in (("before", before), ("after", after)):
+        total = sum(p.values())
+        other = total - sum(p.get(k, 0.0) for k in TRAFFIC_PHASES)
+        record[side] = {"s_per_cell": round(total, 2), "not_traffic_share": round(other / total, 3) if total else None}
+    lines.append(f"| all | {record['before']['s_per_cell']:.2f} | {record['after']['s_per_cell']:.2f} | "
+                 f"{record['after']['s_per_cell'] / record['before']['s_per_cell']:.2f} |")
+    lines += ["", "Not traffic: " + ", ".join(f"{side} {r['not_traffic_share']:.0%}" for side, r in record.items())]
+    return "\n".join(lines), record
+
+
+def bench_cell(results: Path, base: str) -> dict:
+    """BENCH=cell: CELL_MATRIX by the tree at @base, then by this one, one after the other."""
+    worktree = results / "base-tree"
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(worktree), base], check=True,
+                   capture_output=True, text=True)
+    try:
+        wall_before, before = _matrix_profile(worktree, results / "before")
+    finally:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(worktree)], capture_output=True)
+    wall_after, after = _matrix_profile(REPO, results / "after")
+    table, record = cell_comparison(before, after)
+    (results / "cell.md").write_text(f"{' '.join(CELL_MATRIX)}: before = {base}, after = this tree\n\n{table}\n")
+    print(table, file=sys.stderr)
+    return {"benchmark": f"BENCH=cell, {' '.join(CELL_MATRIX)}", "base": base, **record,
+            "matrix_wall_s": {"before": round(wall_before, 1), "after": round(wall_after, 1)},
+            "table": str(results / "cell.md")}
 
 
 #: The perf sampling event: the CPU clock works in VMs without hardware counters.
@@ -242,19 +304,25 @@ def bench_rxcost(results: Path) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("which", nargs="*", default=["startup", "e7cell", "table1"],
-                    choices=["startup", "e7cell", "table1", "profile", "umlperf", "syscalls", "rxcost"])
+                    choices=["startup", "e7cell", "table1", "profile", "cell", "umlperf", "syscalls", "rxcost"])
+    ap.add_argument("--base", default="HEAD", help="cell: the git revision whose tree runs the matrix first")
     ap.add_argument("--matrix", type=Path, help="profile: the cells of this matrix tree, run before")
     ap.add_argument("--by", help="profile: a table per value of this axis too (large_cc: Table 1's columns)")
     ap.add_argument("--scenario", type=Path, help="syscalls: this scenario file instead of one E7 cell")
     ap.add_argument("--results", default=str(REPO / "results" / "benchmarks" / time.strftime("%Y%m%dT%H%M%SZ",
                                                                                              time.gmtime())))
     a = ap.parse_args()
+    if "cell" in a.which and subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", "--quiet",
+                                             f"{a.base}^{{commit}}"], capture_output=True).returncode != 0:
+        print(f"error: BASE={a.base}: not a commit of this repository (BENCH=cell runs its tree first)", file=sys.stderr)
+        return 2
     results = Path(a.results)
     results.mkdir(parents=True, exist_ok=True)
     found = []
     for name in a.which:
         fn = {"startup": bench_startup, "e7cell": bench_e7cell, "table1": bench_table1,
-              "profile": lambda r: bench_profile(r, a.matrix, a.by), "umlperf": bench_umlperf,
+              "profile": lambda r: bench_profile(r, a.matrix, a.by), "cell": lambda r: bench_cell(r, a.base),
+              "umlperf": bench_umlperf,
               "syscalls": lambda r: bench_syscalls(r, a.scenario),
               "rxcost": bench_rxcost}[name]
         got = fn(results)
