@@ -71,9 +71,10 @@ MATRIX ?= smoke
 # The knobs over every experiment's scenarios, one row each in runners/sslab/scenario/knobs.py
 # (`python -m sslab run --help` says what each takes): SUSS_VERSION=2024|2025|0, the version cubic_suss
 # runs; HOSTS=ideal|1gbe|logging, the host model; LANS=veth|ovs, the dumbbell's LANs; OFFLOADS=off|linux,
-# the hosts' segmentation offloads; SOCKET_BUFFERS=raised|linux, their TCP socket buffers.  The line below is
+# the hosts' segmentation offloads; SOCKET_BUFFERS=raised|linux|linux-senders, their TCP socket buffers (each
+# passed as NAME=value, so that a matrix sweeping one narrows its axis by it).  The line below is
 # that table's make_line(); tests/unit/test_knobs.py holds it to the table.
-KNOB_ARGS = $(if $(SUSS_VERSION),--suss-version $(SUSS_VERSION)) $(if $(HOSTS),--hosts $(HOSTS)) $(if $(LANS),--lans $(LANS)) $(if $(SENDER_QDISC),--sender-qdisc $(SENDER_QDISC)) $(if $(OFFLOADS),--offloads $(OFFLOADS)) $(if $(SOCKET_BUFFERS),--socket-buffers $(SOCKET_BUFFERS))
+KNOB_ARGS = $(if $(SUSS_VERSION),--set SUSS_VERSION=$(SUSS_VERSION)) $(if $(HOSTS),--set HOSTS=$(HOSTS)) $(if $(LANS),--set LANS=$(LANS)) $(if $(SENDER_QDISC),--set SENDER_QDISC=$(SENDER_QDISC)) $(if $(OFFLOADS),--set OFFLOADS=$(OFFLOADS)) $(if $(SOCKET_BUFFERS),--set SOCKET_BUFFERS=$(SOCKET_BUFFERS))
 # The names passed as --set NAME=value: a matrix's axis options and the aliases experiment files declare
 # (tests/unit/test_overrides.py holds every declared alias to this list); SET= takes fields by path.
 SET_NAMES := CCA BUF RTT LARGE_SIZE SMALL_RTTS NETEM LAYOUT FIRST_START

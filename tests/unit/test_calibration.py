@@ -128,8 +128,17 @@ def test_a_partial_fit_chooses_nothing(tmp_path, monkeypatch):
 def test_the_calibration_files_candidates():
     m = load_matrix("table1-calibrate")
     assert m.spec.reference == "table1"
-    # Stage 3 by default: stage 2's choice (125 MB, four, one netem), the layouts and the offloads.
-    stage3 = settings(m.spec, {})
+    # Stage 4 by default: stage 3's choice (125 MB, four, one netem, five pairs, offloads off), the
+    # socket buffers; each candidate's hosts as its value says.
+    stage4 = settings(m.spec, {})
+    assert len(stage4) == 2 * 2 * 4 * 3
+    assert {(s["large_size"], s["small_rtts"], s["netem"], s["layout"], s["offloads"]) for s in stage4} == \
+        {("125MB", "four", "one", "five-pairs", "off")}
+    assert {s["socket_buffers"] for s in stage4} == {"raised", "linux-senders", "linux"}
+    assert {m.scenario_for(s, 0).topology.socket_buffers for s in stage4[:3]} == {"raised", "linux-senders", "linux"}
+    # Stage 3 again by its options: the layouts and the offloads, the buffers raised.
+    stage3 = settings(m.spec, {"layout": ["own-pairs", "five-pairs"], "offloads": ["off", "linux"],
+                               "socket_buffers": ["raised"]})
     assert len(stage3) == 2 * 2 * 4 * 2 * 2
     assert {(s["large_size"], s["small_rtts"], s["netem"]) for s in stage3} == {("125MB", "four", "one")}
     assert {(s["layout"], s["offloads"]) for s in stage3} == {("own-pairs", "off"), ("own-pairs", "linux"),
@@ -139,7 +148,8 @@ def test_the_calibration_files_candidates():
     assert [round(p.rtt * 1000) for p in five.pairs] == [25, 25, 50, 100, 200]
     # Stages 1-2's candidates stay runnable by their options.
     every = settings(m.spec, {"large_size": ["150MB", "140MB", "125MB", "100MB"], "small_rtts": ["spread", "four", "as-large"],
-                              "netem": ["apart", "one"], "layout": ["own-pairs"], "offloads": ["off"]})
+                              "netem": ["apart", "one"], "layout": ["own-pairs"], "offloads": ["off"],
+                              "socket_buffers": ["raised"]})
     assert len(every) == 2 * 2 * 4 * 4 * 3 * 2
     def pairs(rtts, large_rtt="200ms", netem="apart"):
         s = next(x for x in every if x["small_rtts"] == rtts and x["large_rtt"] == large_rtt

@@ -54,10 +54,10 @@ def test_an_alias_sets_each_of_its_paths_and_an_undeclared_one_is_refused():
         fields(["RTT"], {"RTT": ["pairs.*.rtt"]})
 
 
-def test_a_name_is_a_knob_an_axis_an_alias_or_a_path_in_that_order():
-    """One meaning on every experiment: a knob by its make variable or field; an axis's option
-    (case-blind), which narrows it; a declared name; a field by its path.  Table 1's RTT= is its axis,
-    E1's RTT= its alias of two fields."""
+def test_a_name_is_an_axis_a_knob_an_alias_or_a_path_in_that_order():
+    """One meaning on every experiment: an axis's option (case-blind), which narrows it; a knob by its
+    make variable or field; a declared name; a field by its path.  Table 1's RTT= is its axis, E1's RTT=
+    its alias of two fields; the calibration's OFFLOADS= its axis, everywhere else the knob."""
     s = resolve(["SUSS_VERSION=2025", "topology.sender_qdisc=fq", "cca=cubic,bbr", "RTT=25ms",
                  "bottleneck.rate=20mbit", "seed=7"], "table1", axes=["CCA", "BUF", "RTT"])
     assert s.knobs == {"suss_version": 2025, "sender_qdisc": "fq"}
@@ -69,6 +69,15 @@ def test_a_name_is_a_knob_an_axis_an_alias_or_a_path_in_that_order():
     assert resolve(["cca.x=1"], "t", axes=["CCA"]).fields[0].dotted == "cca.x"
     with pytest.raises(SetError, match=r"table1 has no setting FOO \(its axes: BUF, CCA"):
         resolve(["FOO=1"], "table1", axes=["CCA", "BUF"])
+    # A knob's make variable that is also a matrix's axis narrows the axis, a list of values too; its
+    # field's path stays the knob.
+    cal = resolve(["OFFLOADS=off,linux", "SOCKET_BUFFERS=raised"], "table1-calibrate",
+                  axes=["CCA", "OFFLOADS", "SOCKET_BUFFERS"])
+    assert cal.axes == {"OFFLOADS": "off,linux", "SOCKET_BUFFERS": "raised"} and cal.knobs == {}
+    assert resolve(["topology.offloads=linux"], "t", axes=["OFFLOADS"]).knobs == {"offloads": "linux"}
+    assert resolve(["OFFLOADS=linux"], "table1", axes=["CCA"]).knobs == {"offloads": "linux"}
+    with pytest.raises(SetError, match="OFFLOADS=off,linux: OFFLOADS takes off, linux"):
+        resolve(["OFFLOADS=off,linux"], "table1", axes=["CCA"])
 
 
 def test_a_name_given_twice_with_two_values_is_refused():
@@ -176,8 +185,11 @@ def test_every_matrix_option_is_a_name_the_makefile_passes():
     from sslab.matrix.spec import load_matrix, matrix_files
     makefile = (REPO_ROOT / "Makefile").read_text()
     passed = set(re.search(r"^SET_NAMES := (.*)$", makefile, re.M)[1].split())
+    # The knobs' variables reach every command as NAME=value too (KNOB_ARGS), where an axis of theirs
+    # narrows the axis (the calibration's OFFLOADS= and SOCKET_BUFFERS=).
+    passed |= set(re.findall(r"--set (\w+)=", re.search(r"^KNOB_ARGS = (.*)$", makefile, re.M)[1]))
     options = {a.option for f in matrix_files() for a in load_matrix(str(f)).spec.axes.values() if a.option}
-    assert {"LAYOUT", "FIRST_START"} <= options <= passed, options - passed
+    assert {"LAYOUT", "FIRST_START", "SOCKET_BUFFERS"} <= options <= passed, options - passed
 
 
 def test_a_matrix_takes_a_field_of_its_template_and_archives_its_cells_apart():

@@ -136,4 +136,4 @@ def dir_suffix(values: dict[str, Any] | None) -> str:
 
 def make_line() -> str:
     """The Makefile's KNOB_ARGS definition: each knob's variable passed as its option when set."""
-    return "KNOB_ARGS = " + " ".join(f"$(if $({k.make_var}),{k.option} $({k.make_var}))" for k in KNOBS)
+    return "KNOB_ARGS = " + " ".join(f"$(if $({k.make_var}),--set {k.make_var}=$({k.make_var}))" for k in KNOBS)

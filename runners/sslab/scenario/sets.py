@@ -72,13 +72,15 @@ def resolve(settings: Collection[str], what: str, *, axes: Collection[str] = (),
             name, raw = split_setting(text)
         except ValueError as e:
             raise SetError(str(e)) from None
-        if name in knob_table.BY_ALIAS:
-            _knob(text, name, raw, found)
-        elif "." not in name and "*" not in name and name.upper() in by_option:
+        if "." not in name and "*" not in name and name.upper() in by_option:
+            # An axis's option first: a matrix that sweeps a knob's field (the calibration's OFFLOADS=,
+            # SOCKET_BUFFERS=) narrows that axis by it.
             option = by_option[name.upper()]
             if chosen.get(option, raw) != raw:
                 raise SetError(f"{option} given twice: {chosen[option]} and {raw}")
             chosen[option] = raw
+        elif name in knob_table.BY_ALIAS:
+            _knob(text, name, raw, found)
         elif ALIAS_RE.match(name) and name in aliases:
             value = _value(text, raw)
             fields += [Override(tuple(p.split(".")), value, text) for p in aliases[name]]
