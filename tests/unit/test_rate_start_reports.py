@@ -63,3 +63,8 @@ def test_the_e8_report_names_the_period_its_flows_ran():
     md, _ = report_md({"e8-astart-bw-20mbit": _e8_runs(20.0, {"reno_fixed": [5.0]}),
                        "e8-astart-bw-40mbit": _e8_runs(60.0, {"reno_fixed": [5.0]})})
     assert "NewReno utilisation in the first 20-60 s against capacity" in md
+
+
+def test_jains_index_hand_worked():
+    # (sum x)^2 / (n sum x^2): equal shares 1; one flow of two starved 1/2; 3 and 1 Mbit/s 16 / 20.
+    assert jain([5.0, 5.0]) == 1.0 and jain([2.0, 0.0]) == 0.5 and jain([3.0, 1.0]) == pytest.approx(0.8)
