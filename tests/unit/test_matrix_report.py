@@ -568,3 +568,18 @@ def test_every_paper_value_past_its_limit_is_a_page_of_its_own(tmp_path):
     assert page.startswith("# E7: every paper value beside ours") and page.count("| v |") == n
     assert (tmp_path / "values.html").is_file()
     assert "listed below" not in mr._every_value(plan, {"comparisons_md": table(n)}, tmp_path)[2]
+
+
+def test_reading_cells_says_how_far_only_once_it_takes_time(monkeypatch, capsys):
+    from types import SimpleNamespace
+    from sslab.analysis import table1 as t1
+    cells = [(SimpleNamespace(setting={"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "25ms"}), None)] * 20
+    monkeypatch.setattr(t1, "table1_cell", lambda plan, cdir: {})
+    clock = iter(range(0, 1000))   # a second a call: the reading has taken 2 s by its second cell
+    monkeypatch.setattr(t1.time, "monotonic", lambda: next(clock))
+    assert len(t1.cells_by_setting(None, cells)[("cubic", "1BDP", "25ms")]) == 20
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "report: read 2 of 20 cells (2 s)" and len(lines) == 10
+    monkeypatch.setattr(t1.time, "monotonic", lambda: 0.0)   # a fast reading: nothing said
+    t1.cells_by_setting(None, cells)
+    assert capsys.readouterr().out == ""

@@ -111,16 +111,23 @@ def queue_peaks(reps: list[dict]) -> str:
         (f" of {buffers.pop()}" if len(buffers) == 1 else "")
 
 
+#: A reading of the cells that has taken this long says how far it is, every tenth of them: a first
+#: reading of a cell's traces and captures takes seconds; another (the calibration reads each
+#: candidate's cells four times) well under one, and says nothing.
+PROGRESS_AFTER_S = 2.0
+
+
 def cells_by_setting(plan: MatrixPlan, cells: list[tuple]) -> dict[tuple[str, str, str], list[dict]]:
     """Each done cell's numbers (table1_cell), by its setting (large_cc, buffer, large_rtt); a line of
-    progress every tenth of them (reading a cell's traces and captures takes seconds)."""
+    progress every tenth of them once the reading has taken PROGRESS_AFTER_S."""
     out: dict[tuple[str, str, str], list[dict]] = {}
     t0, step = time.monotonic(), max(1, len(cells) // 10)
     for i, (cell, cdir) in enumerate(cells, 1):
         s = cell.setting
         out.setdefault((s["large_cc"], s["buffer"], s["large_rtt"]), []).append(table1_cell(plan, cdir))
-        if len(cells) >= 20 and (i % step == 0 or i == len(cells)):
-            print(f"report: read {i} of {len(cells)} cells ({time.monotonic() - t0:.0f} s)", flush=True)
+        took = time.monotonic() - t0
+        if len(cells) >= 20 and (i % step == 0 or i == len(cells)) and took >= PROGRESS_AFTER_S:
+            print(f"report: read {i} of {len(cells)} cells ({took:.0f} s)", flush=True)
     return out
 
 
