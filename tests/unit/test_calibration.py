@@ -242,3 +242,14 @@ def test_a_distances_ci_resamples_each_settings_repetitions():
     lo, hi = distance_ci(spread, ref)
     assert lo < hi and distance_ci(spread, ref) == (lo, hi)    # seeded: the same archive, the same CI
     assert distance_ci({("cubic", "1BDP", "25ms"): [rep(30.4, 1.33)]}, ref) is None
+
+
+def test_a_candidate_whose_receivers_may_hold_a_flow_back_is_ruled_out():
+    from sslab.analysis.calibration import harness_refusals
+    assert harness_refusals({"socket_buffers": "linux", "layout": "five-pairs"}) == \
+        ["the clients' receive windows may hold a flow back (the harness's rule)"]
+    assert harness_refusals({"socket_buffers": "linux-senders"}) == harness_refusals({"socket_buffers": "raised"}) == []
+    # Ruled out whatever its distance: the farther candidate is chosen.
+    near = Fit({"socket_buffers": "linux"}, [("t", 1.0, 1.0)], ruled_out=harness_refusals({"socket_buffers": "linux"}))
+    far = Fit({"socket_buffers": "linux-senders"}, [("t", 2.0, 1.0)])
+    assert choose([near, far], 1) is far

@@ -68,6 +68,11 @@ TIMINGS = ("client", "server")
 PREDICTED = ("large on", "small on", "improvement")
 
 
+def harness_refusals(candidate: dict[str, str]) -> list[str]:
+    """Why the harness's own rule rules @candidate (axis -> value) out (HARNESS_RULES), if it does."""
+    return [why for axis, value in candidate.items() if (why := HARNESS_RULES.get(axis, {}).get(value))]
+
+
 def candidate_axes(plan: MatrixPlan) -> list[str]:
     return [a for a in (plan.axis_values or {}) if a not in PAPER_AXES
             and len({str(c.setting.get(a)) for c in plan.cells}) > 1]
@@ -212,8 +217,8 @@ def calibration(matrix_dir: Path, plan: MatrixPlan) -> tuple[list[str], MatrixPl
     for values, cells in candidate_cells(plan).items():
         for timing, sub, extra in readings(matrix_dir, plan.model_copy(update={"cells": cells})):
             candidate = dict(zip(axes, values))
-            harness = [why for a, v in candidate.items() if (why := HARNESS_RULES.get(a, {}).get(v))]
-            fit = Fit({**candidate, **timing}, fit_terms(extra["rows"], ref), [*extra["ruled_out"], *harness])
+            fit = Fit({**candidate, **timing}, fit_terms(extra["rows"], ref),
+                      [*extra["ruled_out"], *harness_refusals(candidate)])
             reps = {k: [r for r in v if "off" in r] for k, v in
                     cells_by_setting(sub, current_cells(matrix_dir, sub)).items() if k[0] in FIT_CCAS}
             fit.ci = distance_ci({k: v for k, v in reps.items() if v}, ref)
