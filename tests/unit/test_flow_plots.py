@@ -1,6 +1,8 @@
 """Goodput over time: from a client's received-bytes samples (sslab.analysis.plots.throughput_bins), from
 the capture past the bottleneck (sslab.analysis.pcap.rate_bins), and its plot."""
 
+import os
+
 import dpkt
 import pytest
 
@@ -97,3 +99,20 @@ def test_the_small_multiples_have_a_panel_per_setting_and_side(tmp_path):
     assert out == tmp_path / "g.png" and out.stat().st_size > 10_000
     assert plot_flows_grid({("a", "b"): ({"flows": [{"fct_s": 1.0}]}, None, {})}, ["a"], ["b"], tmp_path, "h.png",
                            "x") is None
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="reading ahead takes two cores or more")
+def test_captures_read_ahead_in_other_processes_give_the_same_bins(tmp_path):
+    from sslab.analysis import plots
+    a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
+    two_flows(a)
+    two_flows(b, mss=1000)
+    wanted = [(a, (5201, 5202)), (b, (5201, 5202)), (a, (5201, 5202))]   # a twice: read once
+    here = [plots._capture_bins(*w) for w in wanted[:2]]
+    plots.prefetch_capture_bins(wanted)
+    try:
+        assert [plots._PREFETCHED[w] for w in wanted[:2]] == here and len(plots._PREFETCHED) >= 2
+        assert plots.capture_bins(a, (5201, 5202)) == here[0]
+    finally:
+        plots._PREFETCHED.clear()
+        plots.capture_bins.cache_clear()

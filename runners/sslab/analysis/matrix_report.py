@@ -28,7 +28,7 @@ from .claims import claims_answer_line, report_claims, report_claims_md
 from .html import index_for, write_html
 from .pcap import stored_capture
 from .interactive import append_fct_page, flows_page
-from .plots import plot_flows_grid, plot_flows_over_time
+from .plots import plot_flows_grid, plot_flows_over_time, prefetch_capture_bins
 from .conditions import conditions_of
 from .fairness import FAIRNESS, JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
 from .matrix_kind import MatrixReport
@@ -185,6 +185,8 @@ def flows_over_time(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]], des
                        key=lambda s: s[0] != "off")
         firsts.append((cell, [(side, f"SUSS {side} ({plan.compare[side]})", run, capture_of(run, run_dir))
                               for side, run, run_dir in sides]))
+    prefetch_capture_bins([(capture, tuple(f["port"] for f in run["flows"]))
+                           for _, sides in firsts for _, _, run, capture in sides if capture is not None])
     lines = (_flows_grids(plan, firsts, dest) if kind.flows_grid and all(c.setting.keys() >= set(kind.flows_grid)
                                                                        for c, _ in firsts)
              else _flows_per_setting(plan, firsts, dest))
