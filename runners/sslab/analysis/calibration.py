@@ -17,10 +17,10 @@ stage's cells ran (docs/experiments.md, E7, "Calibration"):
     its CI    the 2.5th and 97.5th percentiles of the distance over BOOTSTRAP_DRAWS resamplings
               of each setting's repetitions (seeded: the same archive gives the same CI)
     default   the smallest distance among the candidates neither the paper's numbers (paper_bounds)
-              nor the harness's own rule (HARNESS_RULES) rule out; those whose CI reaches the nearest's (its lower end at or below the
-              nearest's upper end) tie with it, and among them the fewest choices the paper's
-              text does not state (UNSTATED), then the smallest distance; without CIs (one
-              repetition) the tie is within TIE of the smallest distance
+              nor the harness's own rule (HARNESS_RULES) rule out; those whose CI reaches the
+              nearest's (its lower end at or below the nearest's upper end) tie with it, and among
+              them the fewest choices the paper's text does not state (UNSTATED), then the smallest
+              distance; without CIs (one repetition) the tie is within TIE of the smallest distance
 
 The SUSS-on values, the improvements and the drops take no part: the chosen candidate's are the
 prediction, judged by the verdict (verdict.py) like any Table 1."""

@@ -4,8 +4,8 @@ A knob is a row of KNOBS: its name, the make variable and the command-line
 option that set it, the values it takes, the scenario field it sets, and the
 name it gives what it changed.  Everything else is made from the table:
 
-    make VAR=value ... -> Makefile's KNOB_ARGS (make_line(); a unit test holds
-                          the Makefile to it)
+    make VAR=value ... -> Makefile's KNOB_ARGS, as --set VAR=value (make_line();
+                          a unit test holds the Makefile to it)
     --option value     -> add_options(parser), given(args)
     the scenario       -> apply(data, values): a scenario's plain data, or a
                           matrix's template, with the values set
@@ -135,5 +135,6 @@ def dir_suffix(values: dict[str, Any] | None) -> str:
 
 
 def make_line() -> str:
-    """The Makefile's KNOB_ARGS definition: each knob's variable passed as its option when set."""
+    """The Makefile's KNOB_ARGS definition: each knob's variable passed as NAME=value when set, to the one
+    resolver (sslab.scenario.sets), where a matrix sweeping the knob's field narrows that axis by it."""
     return "KNOB_ARGS = " + " ".join(f"$(if $({k.make_var}),--set {k.make_var}=$({k.make_var}))" for k in KNOBS)

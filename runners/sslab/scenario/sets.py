@@ -4,11 +4,13 @@ Every setting a command line gives over an experiment (`make X NAME=value`, `SET
 `sslab run X --set NAME=value`) is resolved here, the same way for every kind of experiment, before
 anything is validated or run.  A NAME is, in this order:
 
+    an axis       one of the experiment's axes, by its option (CCA=cubic,bbr; case-blind): the
+                  values to run, narrowing the axis (a value beside the file's is a new one);
+                  a knob's make variable too where the experiment sweeps its field as an axis
+                  (the calibration's OFFLOADS=, SOCKET_BUFFERS=)
     a knob        its make variable or its field's path (SUSS_VERSION=2025,
                   topology.sender_qdisc=fq): a setting over every experiment's scenarios
                   (sslab.scenario.knobs), archived under the knob's name whichever spelling
-    an axis       one of the experiment's axes, by its option (CCA=cubic,bbr; case-blind): the
-                  values to run, narrowing the axis (a value beside the file's is a new one)
     an alias      a name in capitals the experiment declares for fields (E1's RTT=25ms sets
                   pairs.*.rtt and bottleneck.buffer.rtt)
     a field       a path in the scenario as its file writes it (bottleneck.rate=20mbit,
@@ -73,8 +75,6 @@ def resolve(settings: Collection[str], what: str, *, axes: Collection[str] = (),
         except ValueError as e:
             raise SetError(str(e)) from None
         if "." not in name and "*" not in name and name.upper() in by_option:
-            # An axis's option first: a matrix that sweeps a knob's field (the calibration's OFFLOADS=,
-            # SOCKET_BUFFERS=) narrows that axis by it.
             option = by_option[name.upper()]
             if chosen.get(option, raw) != raw:
                 raise SetError(f"{option} given twice: {chosen[option]} and {raw}")
