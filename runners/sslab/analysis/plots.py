@@ -5,7 +5,6 @@ rates against the link's."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 from .pcap import GOODPUT_BIN_S, delivered_by_flow, delivered_series, rate_bins, stored_capture
@@ -314,20 +313,23 @@ def flow_goodputs(run: dict, capture: Path | None) -> tuple[list[tuple[list[floa
             "received by the client")
 
 
-@functools.lru_cache(maxsize=256)
 def capture_bins(capture: Path, ports: tuple[int, ...]) -> tuple[tuple[list[float], list[float]], ...]:
     """The flows on @ports' goodput bins read from @capture once however many figures and pages of a
     report draw it (a Table 1 report's static figure and its interactive page read each capture: 0.85 s
-    a capture each time, most of the report's time); callers only read what it gives."""
-    return _PREFETCHED.get((capture, ports)) or _capture_bins(capture, ports)
+    a capture each time, most of the report's time), or ahead by prefetch_capture_bins; callers only
+    read what it gives."""
+    key = (capture, ports)
+    if key not in _BINS:
+        _BINS[key] = _capture_bins(capture, ports)
+    return _BINS[key]
 
 
 def _capture_bins(capture: Path, ports: tuple[int, ...]) -> tuple[tuple[list[float], list[float]], ...]:
     return tuple(delivered_bins(ports, delivered_by_flow(capture, list(ports))))
 
 
-#: capture_bins' values read ahead by prefetch_capture_bins, by (capture, ports).
-_PREFETCHED: dict[tuple[Path, tuple[int, ...]], tuple] = {}
+#: capture_bins' values, by (capture, ports), read in this process or ahead in others.
+_BINS: dict[tuple[Path, tuple[int, ...]], tuple] = {}
 
 
 def prefetch_capture_bins(wanted: list[tuple[Path, tuple[int, ...]]]) -> None:
@@ -337,14 +339,14 @@ def prefetch_capture_bins(wanted: list[tuple[Path, tuple[int, ...]]]) -> None:
     import os
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
-    todo = [w for w in dict.fromkeys(wanted) if w not in _PREFETCHED]
+    todo = [w for w in dict.fromkeys(wanted) if w not in _BINS]
     workers = min(len(todo), len(os.sched_getaffinity(0)))
     if workers < 2:
         return
     # spawn: the caller may be the matrix controller, which drives testbeds from threads.
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
         for key, bins in zip(todo, pool.map(_capture_bins, *zip(*todo))):
-            _PREFETCHED[key] = bins
+            _BINS[key] = bins
 
 
 def delivered_bins(ports, by_port: dict) -> list[tuple[list[float], list[float]]]:
