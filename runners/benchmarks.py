@@ -50,7 +50,7 @@ import sys
 import time
 from pathlib import Path
 
-from sslab.analysis.profile import cell_profile, profile_table
+from sslab.analysis.profile import cell_profile, mean_profile, profile_table
 from sslab.records import read_runs_index
 
 REPO = Path(__file__).resolve().parents[1]
@@ -144,8 +144,7 @@ def _matrix_profile(tree: Path, results: Path) -> tuple[float, dict[str, float]]
     cells = sorted(c.parent for c in results.glob("table1/*/cells/*/cell.json"))
     if not cells:
         raise SystemExit(f"{results}: the matrix left no cells")
-    profiles = [cell_profile(c) for c in cells]
-    return wall, {phase: sum(p[phase]["wall_s"] for p in profiles) / len(profiles) for phase in profiles[0]}
+    return wall, mean_profile([cell_profile(c) for c in cells])
 
 
 def cell_comparison(before: dict[str, float], after: dict[str, float]) -> tuple[str, dict]:

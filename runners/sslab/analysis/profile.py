@@ -140,18 +140,23 @@ def _host_other_s(cell_dir: Path, cell: dict, trace_s: float) -> float:
     return max(cell["wall_s"] - (cell.get("substrate_s") or 0.0) - trace_s, 0.0)
 
 
+def mean_profile(profiles: list[dict[str, dict[str, float]]], what: str = "wall_s") -> dict[str, float]:
+    """Each phase's mean @what ("wall_s" or "guest_s") per cell over @profiles (cell_profile's)."""
+    return {phase: sum(p[phase][what] for p in profiles) / len(profiles) for phase in JOB_PHASES + HOST_PHASES}
+
+
 def profile_table(profiles: list[dict[str, dict[str, float]]]) -> str:
     """Markdown: mean wall seconds per cell by phase, its share, guest seconds and wall per guest."""
     n = len(profiles)
     if n == 0:
         return "(no cells)"
     rows = []
-    total = sum(p[k]["wall_s"] for p in profiles for k in p) / n
+    walls, guests = mean_profile(profiles), mean_profile(profiles, "guest_s")
+    total = sum(walls.values())
     lines = [f"Mean over {n} cell(s): {total:.1f} s of wall time per cell.", "",
              "| phase | wall s / cell | share | guest s / cell | wall / guest |", "|---|---|---|---|---|"]
     for phase in JOB_PHASES + HOST_PHASES:
-        wall = sum(p[phase]["wall_s"] for p in profiles) / n
-        guest = sum(p[phase]["guest_s"] for p in profiles) / n
+        wall, guest = walls[phase], guests[phase]
         ratio = f"{wall / guest:.3f}" if guest > 0.05 else "–"
         rows.append(f"| {phase} | {wall:.2f} | {wall / total:.0%} | {guest:.2f} | {ratio} |")
     return "\n".join(lines + rows)
