@@ -78,6 +78,9 @@ def test_a_name_is_an_axis_a_knob_an_alias_or_a_path_in_that_order():
     assert resolve(["OFFLOADS=linux"], "table1", axes=["CCA"]).knobs == {"offloads": "linux"}
     with pytest.raises(SetError, match="OFFLOADS=off,linux: OFFLOADS takes off, linux"):
         resolve(["OFFLOADS=off,linux"], "table1", axes=["CCA"])
+    # So does the knob's own option (sslab run --offloads linux), where the matrix sweeps its field.
+    assert resolve([], "table1-calibrate", axes=["OFFLOADS"], knobs={"offloads": "linux"}).axes == {"OFFLOADS": "linux"}
+    assert resolve([], "table1", axes=["CCA"], knobs={"offloads": "linux"}).knobs == {"offloads": "linux"}
 
 
 def test_a_name_given_twice_with_two_values_is_refused():

@@ -66,8 +66,15 @@ def resolve(settings: Collection[str], what: str, *, axes: Collection[str] = (),
     gave (--suss-version), which a setting may repeat but not contradict."""
     aliases = aliases or {}
     by_option = {a.upper(): a for a in axes}
-    found: dict[str, Any] = dict(knobs or {})
+    found: dict[str, Any] = {}
     chosen: dict[str, str] = {}
+    for name, value in (knobs or {}).items():
+        # A knob's own option (--offloads linux) narrows the axis that sweeps its field, as its NAME= does.
+        make_var = knob_table.BY_NAME[name].make_var
+        if make_var in by_option:
+            chosen[by_option[make_var]] = str(value)
+        else:
+            found[name] = value
     fields: list[Override] = []
     for text in settings:
         try:
