@@ -10,6 +10,13 @@ import pytest
 from sslab.paths import REPO_ROOT
 
 
+#: The smoke matrix (CUBIC at two RTTs; its BBRv2 column is unavailable on Debian's kernel): three
+#: repetitions, a boot each, six cells: enough for every host of a fleet (or task of an array) to run
+#: some and to lose one mid-run.
+SMOKE_ARGS = ["matrix", "run", "smoke", "--iter", "3", "--boot-share", "1"]
+SMOKE_MATRIX = Path("smoke") / "all"
+
+
 def sslab(args: list[str], results: Path, timeout: float = 1800,
           env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`python -m sslab ARGS` from the repository, writing its results under @results (@env: more

@@ -15,18 +15,16 @@ import pytest
 
 from sslab.paths import REPO_ROOT
 
-from .helpers import matrix_records, processes_matching, sslab
+from .helpers import SMOKE_ARGS, SMOKE_MATRIX, matrix_records, processes_matching, sslab
 
 pytestmark = pytest.mark.vm
-#: The smoke matrix: CUBIC at two RTTs (its BBRv2 column is unavailable on Debian's kernel), three
-#: repetitions, a boot each: six cells, enough for every host to run some and to lose one mid-run.
-ARGS = ["matrix", "run", "smoke", "--iter", "3", "--boot-share", "1"]
+ARGS = SMOKE_ARGS
 #: The run Ctrl-C stops: the same matrix at twice the repetitions (a cell's key does not hold the
 #: count, so its first six cells are the six above).  Six cells last about 15 s on three hosts, and a
 #: host dealt one cell of them may be mid-cell alone (CI, 29 Nov 2026: the run ended before all three
 #: were seen mid-cell at once); twelve keep every host busy long enough to be stopped mid-cell.
 ARGS_STOPPED = ["matrix", "run", "smoke", "--iter", "6", "--boot-share", "1"]
-MATRIX = Path("smoke") / "all"
+MATRIX = SMOKE_MATRIX
 HOST_MATRIX = f"/srv/sslab/results/{MATRIX}"
 
 
@@ -42,14 +40,9 @@ def fleet(image):
 
 
 @pytest.fixture(scope="module")
-def one_host(tmp_path_factory, image):
+def one_host(smoke_here):
     """The same cells, run on this machine alone (the default inventory)."""
-    results = tmp_path_factory.mktemp("one-host")
-    res = sslab(ARGS, results)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    records = matrix_records(results / MATRIX)
-    assert len(records) == 6
-    return records
+    return smoke_here
 
 
 #: Exit statuses of `docker exec` and `podman exec` that are the engine's, not the command's: the
