@@ -13,7 +13,7 @@
 # the same), JOBS=, AGAIN=1, SET="path=value ..." (any field of its scenarios: SET=bottleneck.rate=20mbit) and
 # the names its file declares for fields (make startup RTT=25ms BUF=2BDP); the knobs SUSS_VERSION=, HOSTS=,
 # LANS=, SENDER_QDISC=, OFFLOADS=, SOCKET_BUFFERS=; where it runs: BACKEND=, SUBSTRATE=, ACCEL=, CLOCK=, INVENTORY=, SERIAL=,
-# CONTAINER=, HOST_TIMEOUT=; its kernel: KERNEL_SOURCE=, KERNEL_PATCHES=dir, MODULES=dir (docs/own-algorithm.md).
+# CONTAINER=, HOST_TIMEOUT=, SLURM=1 (SLURM_ARGS=, SLURM_CELLS=, SLURM_POLL=); its kernel: KERNEL_SOURCE=, KERNEL_PATCHES=dir, MODULES=dir (docs/own-algorithm.md).
 # Matrices take ITER=, CCA=, BUF=, RTT= (reproduce-table1 also LAYOUT=, FIRST_START=; table1-calibrate
 # LARGE_SIZE=, SMALL_RTTS=, NETEM=), BOOT_SHARE= (UML: repetitions of a setting per boot, default 10) and
 # KERNELS="6.1 7.3 6.1,patches=dir" (the same cells on several kernels, side by side).
@@ -41,6 +41,7 @@
 #   make image-prune       remove images not used lately (KEEP= others kept beside the tree's own)
 #   make container         the harness as a container image (container-save: into a file)
 #   make fleet-up          a test fleet of FLEET_HOSTS= containers on this machine (fleet-down removes it)
+#   SLURM=1 on any experiment: its cells as one Slurm job array from a login node (docs/fleets.md)
 #
 # Development
 #   make help              this list (a bare `make` prints it too)
@@ -48,7 +49,8 @@
 #   make lint-imports      imports flow one way (pyproject.toml's contracts); lint-workflows: the CI workflows
 #   make kernel-test       the kernel core's user-space tests; test-unit, test-vm: the two halves of make test
 #   make deps              host packages and the Python environment (host-deps, python-deps; engine-deps,
-#                          docker-deps, browser-deps, test-deps: what some tests need); clean-venv removes .venv
+#                          docker-deps, browser-deps, slurm-deps, test-deps: what some tests need); clean-venv
+#                          removes .venv
 #
 # Rerunning an experiment runs only what is missing (a matrix's cells, a series' parts without a finished
 # run): a Ctrl-C loses nothing finished.  SUBSTRATE=uml (default: User-Mode Linux in virtual time), vm (QEMU;
@@ -83,7 +85,13 @@ MATRIX_ARGS = $(KNOB_ARGS) $(if $(ITER),--iter $(ITER)) $(SET_ARGS) \
               $(if $(INVENTORY),--inventory $(INVENTORY)) $(if $(SERIAL),--serial $(SERIAL)) \
               $(if $(JOBS),--jobs $(JOBS)) $(if $(CONTAINER),--container $(CONTAINER)) $(SUBSTRATE_ARGS) \
               $(if $(BACKEND),--backend $(BACKEND)) $(if $(BOOT_SHARE),--boot-share $(BOOT_SHARE)) $(KERNEL_ARGS) \
-              $(if $(HOST_TIMEOUT),--host-timeout $(HOST_TIMEOUT))
+              $(if $(HOST_TIMEOUT),--host-timeout $(HOST_TIMEOUT)) $(SLURM_RUN_ARGS)
+
+# SLURM=1: the cells as one Slurm job array, submitted from this login node and followed (docs/fleets.md,
+# "On a Slurm cluster"); SLURM_ARGS="--partition=... --time=..." goes to sbatch as written, SLURM_CELLS=
+# cells a task (default: a boot), SLURM_POLL= seconds between looks at the queue (default 30).
+SLURM_RUN_ARGS = $(if $(filter-out 0,$(SLURM)),--slurm) $(if $(SLURM_ARGS),'--slurm-args=$(SLURM_ARGS)') \
+                 $(if $(SLURM_CELLS),--slurm-cells $(SLURM_CELLS)) $(if $(SLURM_POLL),--slurm-poll $(SLURM_POLL))
 
 # A researcher's kernel (docs/own-algorithm.md): KERNEL_SOURCE=name, another Debian
 # kernel source (images/uml/sources/<name>.yaml; default 6.1); KERNEL_PATCHES=dir, a patch series
@@ -109,7 +117,7 @@ RUN_ARGS = $(KNOB_ARGS) $(foreach v,SELECT LINKS VARIANTS SETTINGS,$(if $($(v)),
            $(if $(BACKEND),--backend $(BACKEND)) $(if $(ITER),--iter $(ITER)) \
            $(SET_ARGS) $(if $(INVENTORY),--inventory $(INVENTORY)) \
            $(if $(SERIAL),--serial $(SERIAL)) $(if $(CONTAINER),--container $(CONTAINER)) $(if $(BOOT_SHARE),--boot-share $(BOOT_SHARE)) $(SUBSTRATE_ARGS) \
-           $(KERNEL_ARGS) $(if $(HOST_TIMEOUT),--host-timeout $(HOST_TIMEOUT))
+           $(KERNEL_ARGS) $(if $(HOST_TIMEOUT),--host-timeout $(HOST_TIMEOUT)) $(SLURM_RUN_ARGS)
 
 # Host programs and the Debian packages that provide them.  ssh and ssh-keygen: the controller reaches a
 # matrix's hosts over ssh (Ansible), and the test fleet's key is made with ssh-keygen; a new machine has
@@ -122,14 +130,19 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: help deps host-deps python-deps engine-deps browser-deps image image-repin image-list image-prune compare verify docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report claims test test-unit test-vm kernel-test clean-venv lint-imports lint-workflows \
+.PHONY: slurm-deps help deps host-deps python-deps engine-deps browser-deps image image-repin image-list image-prune compare verify docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report claims test test-unit test-vm kernel-test clean-venv lint-imports lint-workflows \
         matrix crosscheck oracle suss-loop bench fresh-check $(EXPERIMENTS)
 
 help:
 	@sed -n '2,/^$$/p' $(firstword $(MAKEFILE_LIST)) | sed 's/^# \{0,1\}//'
 	@echo "Experiments here (experiments/*.yaml): $(EXPERIMENTS)"
 
-$(EXPERIMENTS): deps
+# What a run needs here: everything (the image's build tools among them), but on a Slurm login node
+# (SLURM=1), where a user has no root to install with, only the Python environment: the image is
+# already in the shared cache, and a UML run needs nothing else installed (util-linux's taskset and
+# setpriv, which the substrate checks itself).
+RUN_DEPS = $(if $(filter-out 0,$(SLURM)),python-deps,deps)
+$(EXPERIMENTS): $(RUN_DEPS)
 	$(VPY) -m sslab run experiments/$@.yaml $(RUN_ARGS)
 
 deps: host-deps python-deps
@@ -264,7 +277,7 @@ claims: python-deps
 	$(VPY) -m sslab claims $(or $(LEDGER),suss)
 
 # Any matrix through Ansible (ansible-core comes with the Python deps).
-matrix: deps
+matrix: $(RUN_DEPS)
 	$(VPY) -m sslab matrix run $(MATRIX) $(MATRIX_ARGS)
 
 kernel-test: host-deps
@@ -291,7 +304,16 @@ lint-workflows: python-deps
 
 # The container integration tests need an engine that works (engine-deps), and Docker's (docker-deps);
 # the report pages are opened in Debian's headless Chromium (browser-deps).
-test-deps: engine-deps docker-deps browser-deps
+test-deps: engine-deps docker-deps browser-deps slurm-deps
+
+# Debian's Slurm (slurmctld, slurmd, the client commands) and munge: the one-node cluster that
+# tests/integration/test_slurm.py starts and stops itself (SLURM=1 itself needs only a cluster's client
+# commands, on its login node).  Debian's python3-venv for the test user's own Python environment.
+slurm-deps:
+	@{ command -v sbatch && command -v slurmd && command -v slurmctld && command -v munged \
+	   && /usr/bin/python3 -c 'import ensurepip'; } >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install slurm" >&2; exit 1; fi; \
+	  $(call APT_INSTALL,slurmctld slurmd slurm-client munge python3-venv); }
 
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \

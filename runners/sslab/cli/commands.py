@@ -232,6 +232,14 @@ def _request(args, experiment: str):
         ("backend", "backend"), ("again", "again"), ("inventory", "inventory"), ("serial", "serial"),
         ("container", "container"), ("host_timeout", "host_timeout"), ("kernels", "kernel"),
         ("boot_share", "boot_share")) if getattr(args, option, None) is not None}
+    if getattr(args, "slurm", False):
+        from ..matrix.slurm import SlurmSettings
+        given["slurm"] = SlurmSettings.parse(args.slurm_args, args.slurm_cells, args.slurm_poll)
+    else:
+        stray = [o for o, v in (("--slurm-args", "slurm_args"), ("--slurm-cells", "slurm_cells"),
+                                ("--slurm-poll", "slurm_poll")) if getattr(args, v, None) is not None]
+        if stray:
+            raise Refused(f"{', '.join(stray)}: options of a Slurm run; give --slurm (make SLURM=1) too")
     return Request(experiment=experiment, select=_words(getattr(args, "select", None)),
                    sets=getattr(args, "set", None) or [], knobs=knobs.given(args), **given)
 

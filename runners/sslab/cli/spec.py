@@ -24,6 +24,19 @@ BOOT_SHARE_HELP = ("(matrices, UML) repetitions of a setting per boot: they shar
                    "(default: 10 under UML, 1 on a real clock; 1: a boot per cell)")
 
 
+def add_slurm_options(p) -> None:
+    """SLURM=1 and its companions: the cells as one Slurm job array (sslab.matrix.slurm)."""
+    p.add_argument("--slurm", action="store_true", help="submit the cells as one Slurm job array from this login "
+                   "node and follow it (make SLURM=1); the tree, the image cache and the results on a path every "
+                   "node sees")
+    p.add_argument("--slurm-args", metavar="\"OPTS\"", help="sbatch options passed through as written "
+                   "(--partition=... --time=... --account=...; make SLURM_ARGS=)")
+    p.add_argument("--slurm-cells", type=at_least_one("SLURM_CELLS"), help="cells per array task, whole boots "
+                   "joined (default: one boot, up to BOOT_SHARE cells; make SLURM_CELLS=)")
+    p.add_argument("--slurm-poll", type=float, help="seconds between looks at the queue (default 30; make "
+                   "SLURM_POLL=)")
+
+
 def at_least(name: str, low: int):
     """An argparse type: an integer of at least @low (refused by the parser, exit 2, before anything runs)."""
     def parse(text: str) -> int:
@@ -155,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     prun.add_argument("--container", help="(with an inventory) run the cells in this slowstart-lab container image")
     prun.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
     prun.add_argument("--host-timeout", type=at_least_one("HOST_TIMEOUT"), help=HOST_TIMEOUT_HELP)
+    add_slurm_options(prun)
     add_kernel_option(prun)
     knobs.add_options(prun)
     add_substrate_options(prun)
@@ -245,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     mr.add_argument("--container", help="run the cells in this slowstart-lab container image (make container)")
     mr.add_argument("--boot-share", type=at_least_one("BOOT_SHARE"), help=BOOT_SHARE_HELP)
     mr.add_argument("--host-timeout", type=at_least_one("HOST_TIMEOUT"), help=HOST_TIMEOUT_HELP)
+    add_slurm_options(mr)
     mr.add_argument("--backend", choices=BACKENDS, help="who builds each cell's topology (default: the matrix's)")
     add_kernel_option(mr)
     knobs.add_options(mr)

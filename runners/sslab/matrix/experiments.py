@@ -37,6 +37,7 @@ from ..scenario.sets import resolve as resolve_sets
 from ..substrate import make_substrate
 from ..substrate.kinds import kind_of
 from ..substrate.preflight import check_offered, offered_ccas, preflight, ready
+from .slurm import SlurmSettings
 
 
 class Refusal(ValueError):
@@ -71,6 +72,8 @@ class Request:
     host_timeout: float | None = None
     kernels: list[str] | None = None
     boot_share: int | None = None
+    #: SLURM=1: the cells as one Slurm job array (matrix.slurm), with what the user asked of Slurm.
+    slurm: SlurmSettings | None = None
 
 
 @dataclass
@@ -95,6 +98,8 @@ def run_experiment(req: Request) -> Outcome:
         if value:
             raise Refusal(f"{option}: {exp.target} is not a matrix ({option} belongs to matrices: "
                           f"`sslab experiments` lists them)")
+    if req.slurm and req.scenario:
+        raise Refusal("--scenario runs one scenario file here; SLURM=1 runs an experiment's parts as a job array")
     if not req.inventory:
         for option, value in (("--serial", req.serial), ("--container", req.container),
                               ("--host-timeout", req.host_timeout)):
@@ -118,7 +123,7 @@ def run_experiment(req: Request) -> Outcome:
     else:
         parts = exp.choose(req.select)
     parts = exp.overridden(parts, sets.fields)
-    executor = OnInventory(Path(req.inventory)) if req.inventory else Here()
+    executor = OnSlurm(req.slurm) if req.slurm else OnInventory(Path(req.inventory)) if req.inventory else Here()
     t0 = time.monotonic()
     status, run_dirs = executor.run(exp, parts, req, sets.knobs)
     took = executor.took(time.monotonic() - t0, len(run_dirs))
@@ -255,6 +260,28 @@ class OnInventory:
         return f"({seconds:.0f} s for {n} part(s))"
 
 
+class OnSlurm:
+    """A Slurm cluster: the parts as cells (matrix.parts), their boots one job array (matrix.slurm)."""
+    alone = False
+
+    def __init__(self, settings: SlurmSettings):
+        self.settings = settings
+
+    def run(self, exp, parts, req: Request, knobs: dict[str, Any]) -> tuple[int, list[Path | None]]:
+        from .orchestrate import DEFAULT_INVENTORY
+        from .parts import run_parts_on_hosts
+        as_run = [(n, kind, s) for n, kind, _, s in compiled_parts(exp, parts, req, knobs)]
+        return run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report_of.name, as_run,
+                                  Path(req.inventory) if req.inventory else DEFAULT_INVENTORY,
+                                  series=exp.kind != "scenario", substrate=req.substrate, jobs=req.jobs,
+                                  clock=req.clock, container=req.container, serial=req.serial,
+                                  host_timeout=req.host_timeout, again=req.again, slurm=self.settings)
+
+    @staticmethod
+    def took(seconds: float, n: int) -> str:
+        return f"({seconds:.0f} s for {n} part(s), as a Slurm job array)"
+
+
 def _compared(m, words: list[str] | None):
     """@m with the start @words name on its compared side (VARIANTS=cubic_rapid; the off side may be
     named too): one start at a time, one the file lists or any other the harness knows
@@ -291,7 +318,7 @@ def run_matrix_file(matrix: str, req: Request) -> int:
     inventory = Path(req.inventory or paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini")
     run_args = dict(iterations=req.iterations, inventory=inventory, serial=req.serial, substrate=req.substrate,
                     jobs=req.jobs, clock=req.clock, container=req.container, backend=req.backend,
-                    knobs=sets.knobs, boot_share=req.boot_share, host_timeout=req.host_timeout)
+                    knobs=sets.knobs, boot_share=req.boot_share, host_timeout=req.host_timeout, slurm=req.slurm)
     if req.kernels:
         return run_on_kernels(m, sets.axes, req.kernels, **run_args)
     return run_matrix(m, sets.axes, **run_args)

@@ -44,10 +44,13 @@ from .fleet import Fleet, inventory_hosts, on_this_machine
 from ..substrate.kinds import kind_of
 from .plan import boots_to_run, plan_matrix, traffic_code_version
 from .selection import resolve_selection, selection_id
+from .slurm import SlurmArray, SlurmSettings, check_cluster, require_commands
 from .spec import Matrix, MatrixError
 from .store import CellStore
 
 DEFAULT_INVENTORY = paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"
+#: What a plan run as a Slurm array records as its inventory.
+SLURM_INVENTORY = Path("slurm")
 
 
 def check_jobs(substrate: str, jobs: int | None) -> int:
@@ -151,6 +154,24 @@ def check_hosts(substrate: str, inventory: Path, container: str | None) -> tuple
     return container, hosts, changes
 
 
+def check_slurm(settings: SlurmSettings, matrix_dir: Path, substrate: str, inventory: Path, container: str | None,
+                serial: str | None, host_timeout: float | None) -> tuple[None, dict, KernelChanges]:
+    """What SLURM=1 takes, checked before anything is built: the UML substrate (a plain program on the
+    nodes), none of the fleet's options (Slurm places and times the tasks: its own --time in SLURM_ARGS),
+    and the cluster (slurm.check_cluster).  A researcher's kernel is built here, into the cache the
+    nodes share."""
+    require_commands()
+    if not kind_of(substrate).side_by_side:
+        raise MatrixError(f"SLURM=1 runs UML under virtual time on the nodes; SUBSTRATE={substrate} is not that")
+    for option, value in (("INVENTORY=", inventory != DEFAULT_INVENTORY), ("CONTAINER=", container),
+                          ("SERIAL=", serial), ("HOST_TIMEOUT=", host_timeout)):
+        if value:
+            raise MatrixError(f"{option} belongs to a fleet; SLURM=1 runs the cells as Slurm places them "
+                              f"(its limits: --time in SLURM_ARGS)")
+    check_cluster(settings, matrix_dir)
+    return None, {}, KernelChanges.from_env()
+
+
 def host_slots(hosts: dict, jobs: int) -> dict[str, int]:
     """How many boots each host runs at once: its inventory's sslab_host_jobs, else JOBS=."""
     return {h: int(v.get("sslab_host_jobs") or jobs) for h, v in hosts.items()}
@@ -160,10 +181,12 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
                serial: str | None = None, substrate: str = "uml", jobs: int | None = None,
                clock: str = "real", container: str | None = None, backend: str | None = None,
                knobs: dict | None = None, check_only: bool = False,
-               boot_share: int | None = None, host_timeout: float | None = None) -> int:
+               boot_share: int | None = None, host_timeout: float | None = None,
+               slurm: SlurmSettings | None = None) -> int:
     """Run the matrix's missing cells on the kernel the environment names (KernelChanges.from_env) and
-    write its report.  @check_only: stop after the image is built, the testbed booted here and the
-    congestion controls asked for found in its kernel (run_on_kernels checks every kernel first)."""
+    write its report; on the inventory's hosts, or with @slurm as one Slurm job array (matrix.slurm).
+    @check_only: stop after the image is built, the testbed booted here and the congestion controls
+    asked for found in its kernel (run_on_kernels checks every kernel first)."""
     chosen = resolve_selection(m, options)
     # Cells of another knob's value are other cells (their scenario differs), archived apart.
     m = m.with_knobs(knobs)
@@ -172,9 +195,13 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         raise MatrixError(f"ITER must be at least 1, got {iterations}")
     jobs = check_jobs(substrate, jobs)
     boot_share = check_boot_share(substrate, boot_share)
-    container, hosts, changes = check_hosts(substrate, inventory, container)
+    if slurm is not None:
+        where = paths.RESULTS_DIR / matrix_rel_of(m, chosen, backend, knobs, KernelChanges.from_env())
+        container, hosts, changes = check_slurm(slurm, where, substrate, inventory, container, serial, host_timeout)
+    else:
+        container, hosts, changes = check_hosts(substrate, inventory, container)
     image = ensure_image(changes=changes)
-    if not container and any(on_this_machine(v) for v in hosts.values()):
+    if slurm is not None or not container and any(on_this_machine(v) for v in hosts.values()):
         # One boot on this machine before any cell: a substrate that cannot boot here stops the
         # matrix with its cause (SubstrateUnusable), not with every cell failing twice.  Hosts
         # elsewhere (and containers) check themselves before their first cell (matrix run-cells).
@@ -182,7 +209,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         booted = preflight(probe, log=lambda msg: print(msg, flush=True))
     manifest = image.manifest()
     ccas = kind_of(substrate).offered_ccas(manifest)
-    if ccas is not None and not container and any(on_this_machine(v) for v in hosts.values()):
+    if ccas is not None and (slurm is not None or not container and any(on_this_machine(v) for v in hosts.values())):
         # With what the booted kernel registers (a researcher's module's names among them).
         ccas = offered_ccas(probe, booted)
     if ccas is None:
@@ -210,7 +237,9 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     with controller_lock(matrix_dir):
         store = CellStore(matrix_dir)
         missing = [c for c in plan.cells if not store.done(c.key)]
-        plan_path = write_plan(plan, matrix_dir, missing, inventory, hosts)
+        plan_path = write_plan(plan, matrix_dir, missing, SLURM_INVENTORY if slurm else inventory, hosts)
+        array = SlurmArray(slurm, matrix_dir, matrix_rel, plan_path, plan.boots, substrate, clock,
+                           log=lambda msg: print(msg, flush=True), env=changes.env()) if slurm and missing else None
 
         est, est_source = estimate_cell_seconds(m, plan, store)
         print(f"{m.spec.title}: {matrix_dir}")
@@ -220,9 +249,11 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         for k, v in m.spec.defaults.items():
             print(f"    {k}: {v}")
         runnable = len(plan.cells) // iterations  # iterations >= 1, checked above
+        where = (f"as {len(array.tasks) if array else 0} task(s) of one Slurm job array" if slurm else
+                 f"on {len(hosts)} host(s) ({', '.join(hosts)}), dealt as they free up")
         print(f"  {runnable} settings x {iterations} iteration(s) = {len(plan.cells)} cells; "
               f"{len(plan.cells) - len(missing)} already done, {len(missing)} to run in {len(plan.boots)} boot(s) "
-              f"on {len(hosts)} host(s) ({', '.join(hosts)}), dealt as they free up")
+              f"{where}")
         current = {c.key for c in plan.cells}
         # A cell linked under its new key (sslab.matrix.rekey) is in this plan by that link.
         current |= {os.readlink(store.cells / k) for k in current if (store.cells / k).is_symlink()}
@@ -231,7 +262,12 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         if stale:
             print(f"  {len(stale)} cell(s) in {store.cells} are not in this plan (another image or traffic code, "
                   f"or a repetition beyond ITER): kept, not used in this report")
-        if missing:
+        if array is not None:
+            print(f"  substrate {substrate} ({clock_name}); "
+                  + (f"up to {boot_share} repetitions of a setting per boot" if boot_share > 1 else "a boot per cell")
+                  + f"; about {len(missing) * est / 60:.0f} core-minutes ({est:.0f} s per cell, {est_source}), "
+                  f"as fast as the cluster gives cores", flush=True)
+        elif missing:
             # Hosts run side by side, unless SERIAL= limits how many at once.
             slots = host_slots(hosts, jobs)
             at_once = sum(sorted(slots.values(), reverse=True)[:int(serial)]) if serial else sum(slots.values())
@@ -246,7 +282,9 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
                   f" {iterations} iteration(s)"
                   f"{f', the paper ran {m.spec.paper_iterations}' if m.spec.paper_iterations else ''})", flush=True)
         rc = 0
-        if missing:
+        if array is not None:
+            rc = array.run()
+        elif missing:
             rc = run_on_hosts(plan, plan_path, matrix_rel, inventory, hosts, slots, est, substrate=substrate, jobs=jobs,
                               clock=clock, container=container, serial=serial, host_timeout=host_timeout, changes=changes)
         report = write_matrix_report(matrix_dir)

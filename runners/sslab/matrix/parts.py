@@ -34,9 +34,10 @@ from ..substrate.image import ensure_image
 from ..substrate.kinds import kind_of
 from ..substrate.preflight import offered_ccas, preflight
 from .fleet import on_this_machine
-from .orchestrate import (check_hosts, check_jobs, controller_lock, estimate_cell_seconds, host_slots, run_on_hosts,
-                          write_plan)
+from .orchestrate import (SLURM_INVENTORY, check_hosts, check_jobs, check_slurm, controller_lock, estimate_cell_seconds,
+                          host_slots, run_on_hosts, write_plan)
 from .plan import new_cell, traffic_code_version
+from .slurm import SlurmArray, SlurmSettings
 from .spec import MatrixError
 from .store import CellStore, set_aside
 
@@ -71,16 +72,21 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
                        inventory: Path, *, series: bool = True, substrate: str = "uml", jobs: int | None = None,
                        clock: str = "real",
                        container: str | None = None, serial: str | None = None,
-                       host_timeout: float | None = None, again: bool = False, log=print) -> tuple[int, list[Path | None]]:
+                       host_timeout: float | None = None, again: bool = False, log=print,
+                       slurm: SlurmSettings | None = None) -> tuple[int, list[Path | None]]:
     """Run @parts ((name, kind, scenario as run) each: kind is results/<kind>/, where its key is
-    linked) on the hosts of @inventory; the exit status and each part's finished run directory
-    (None: not finished: failed, or stopped)."""
+    linked) on the hosts of @inventory, or with @slurm as one Slurm job array; the exit status and
+    each part's finished run directory (None: not finished: failed, or stopped)."""
     jobs = check_jobs(substrate, jobs)
-    container, hosts, changes = check_hosts(substrate, inventory, container)
+    if slurm is not None:
+        container, hosts, changes = check_slurm(slurm, paths.RESULTS_DIR / output, substrate, inventory, container,
+                                                serial, host_timeout)
+    else:
+        container, hosts, changes = check_hosts(substrate, inventory, container)
     image = ensure_image(changes=changes)
     manifest = image.manifest()
     ccas = kind_of(substrate).offered_ccas(manifest)
-    if not container and any(on_this_machine(v) for v in hosts.values()):
+    if slurm is not None or not container and any(on_this_machine(v) for v in hosts.values()):
         # One boot here first: a substrate that cannot boot stops the run with its cause.
         probe = make_substrate(substrate, clock=clock)
         ccas = offered_ccas(probe, preflight(probe, log=lambda msg: log(msg, flush=True)))
@@ -119,9 +125,16 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
                         record_finished(kind, key, run)
             else:
                 missing.append(cell)
-        plan_path = write_plan(plan, store_dir, missing, inventory, hosts)
+        plan_path = write_plan(plan, store_dir, missing, SLURM_INVENTORY if slurm else inventory, hosts)
         rc = 0
-        if missing:
+        if missing and slurm is not None:
+            array = SlurmArray(slurm, store_dir, output, plan_path, plan.boots, substrate, clock,
+                               log=lambda msg: log(msg, flush=True), env=changes.env())
+            log(f"{title}: {len(parts)} part(s) in {len(plan.cells)} cell(s), {len(plan.cells) - len(missing)} "
+                f"already run, {len(missing)} to run as {len(array.tasks)} task(s) of one Slurm job array; "
+                f"plan {plan_path}", flush=True)
+            rc = array.run()
+        elif missing:
             est, _ = estimate_cell_seconds(None, plan, store)
             slots = host_slots(hosts, jobs)
             log(f"{title}: {len(parts)} part(s) in {len(plan.cells)} cell(s), {len(plan.cells) - len(missing)} "
