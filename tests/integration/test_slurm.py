@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -171,6 +172,39 @@ def test_a_cancelled_task_is_reported_and_a_rerun_completes_the_same_cells(clust
     assert res.returncode == 0, res.stdout[-3000:]
     assert "5 already done, 1 to run in 1 boot(s) as 1 task(s)" in res.stdout
     assert json.loads((mdir / "slurm.json").read_text())["job"] != first["job"]
+    assert matrix_records(mdir) == here
+
+
+def home(mdir: Path) -> set[str]:
+    """Cells home (a partial directory may hold a cell.json before its rename)."""
+    cells = mdir / "cells"
+    return {d.name for d in cells.iterdir() if (d / "cell.json").is_file() and not d.name.startswith(".")} \
+        if cells.is_dir() else set()
+
+
+def test_ctrl_c_cancels_the_array_and_loses_nothing_finished(cluster, user, here):
+    u, run, results_dir = user
+    results = results_dir("ctrl-c")
+    mdir = results / MATRIX
+    proc = run(ARGS + POLL, results, popen=True)
+    job = job_of(mdir)
+    deadline = time.monotonic() + 600
+    while not (home(mdir) and "RUNNING" in queued(cluster, job).values()):
+        assert time.monotonic() < deadline and proc.poll() is None, "no cell came home while a task ran"
+        time.sleep(0.1)
+    # The controller itself (runuser's child), as a terminal's Ctrl-C reaches it.
+    controller = next(pid for pid, (uid, cmd) in task_processes(proc.pid).items()
+                      if "-m sslab matrix run" in cmd and uid == u.pw_uid)
+    os.kill(controller, signal.SIGINT)
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 130, out[-3000:]
+    assert "interrupted (SIGINT): cancelling the array" in out and f"scancel {job}" in out, out[-3000:]
+    assert queued(cluster, job) == {}, "the array is still queued"
+    kept = home(mdir)
+    assert 1 <= len(kept) < 6 and not list((mdir / "cells").glob(".partial-*")), sorted((mdir / "cells").iterdir())
+    assert {k: here[k] for k in kept} == {k: v for k, v in matrix_records(mdir).items() if k in kept}
+    res = run(ARGS + POLL, results)
+    assert res.returncode == 0 and f"{len(kept)} already done, {6 - len(kept)} to run" in res.stdout, res.stdout[-3000:]
     assert matrix_records(mdir) == here
 
 

@@ -8,7 +8,8 @@ tree (this checkout and its Python), the image cache (SSLAB_CACHE) and the resul
     the plan's boots still to run --grouped--> array tasks (tasks-<stamp>.txt: a line of keys each)
     sbatch --array=0-(n-1)  --each task-->  sslab matrix run-cells --host slurm-<job>_<task> --keys ...
                                             (cells land in the matrix directory, as a local host's)
-    squeue every SLURM_POLL s (states, reasons)  --the array gone-->  sacct, else scontrol: each
+    squeue every SLURM_POLL s, or as soon as every cell is home (states, reasons)
+                                                 --the array gone-->  sacct, else scontrol: each
     task's final state, exit code and reason; each new cell checked against its manifest
 
 A task is one boot (up to BOOT_SHARE cells) unless SLURM_CELLS= asks for more cells a task; it runs
@@ -289,6 +290,8 @@ class SlurmArray:
         self.stamp = self.plan_path.stem.removeprefix("plan-")
         self.logs = self.matrix_dir / "logs" / f"slurm-{self.stamp}"
         self.store = CellStore(self.matrix_dir)
+        #: Cells of the array seen home (a cell home stays home while the array runs).
+        self._home: set[str] = set()
 
     # -- submitting and following --
 
@@ -346,8 +349,19 @@ class SlurmArray:
                 said = line
             if not queue:
                 break
-            time.sleep(self.settings.poll_s)
+            self._until_next_look(keys)
         return self.finish()
+
+    def _until_next_look(self, keys: list[str]) -> None:
+        """SLURM_POLL seconds, or less once every cell of the array is home (its last tasks are ending, and
+        the report should not wait a whole poll for them): cells are counted on the filesystem each second,
+        the cells not yet seen home only, which asks nothing of Slurm's controller."""
+        deadline = time.monotonic() + self.settings.poll_s
+        while time.monotonic() < deadline:
+            time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+            self._home |= {k for k in keys if k not in self._home and self.store.done(k)}
+            if len(self._home) == len(keys):
+                return
 
     def finish(self) -> int:
         """Each task's end as Slurm records it; failures reported with their state and reason; the new
