@@ -196,8 +196,9 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     jobs = check_jobs(substrate, jobs)
     boot_share = check_boot_share(substrate, boot_share)
     if slurm is not None:
-        where = paths.RESULTS_DIR / matrix_rel_of(m, chosen, backend, knobs, KernelChanges.from_env())
-        container, hosts, changes = check_slurm(slurm, where, substrate, inventory, container, serial, host_timeout)
+        # Where the cells will land, which the nodes must see (checked before anything is built).
+        landing = paths.RESULTS_DIR / matrix_rel_of(m, chosen, backend, knobs, KernelChanges.from_env())
+        container, hosts, changes = check_slurm(slurm, landing, substrate, inventory, container, serial, host_timeout)
     else:
         container, hosts, changes = check_hosts(substrate, inventory, container)
     image = ensure_image(changes=changes)
