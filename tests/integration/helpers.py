@@ -169,3 +169,19 @@ def mounted_tmpfs(where: Path, size: str):
         yield where
     finally:
         subprocess.run(["umount", "-l", str(where)])
+
+
+def experiment(tmp_path, name: str, **fields) -> str:
+    """An experiment file named @name in @tmp_path (E1's shape, the startup report), with @fields."""
+    import yaml
+    data = {"format": "sslab.experiment/1", "id": "E1", "title": name, "what": "a test",
+            "reproduces": {"paper": "none", "figure": "none"}, "report": "startup", "time_here": "n/a", **fields}
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(yaml.safe_dump(data))
+    return str(f)
+
+
+def keyed(results, kind: str) -> dict[str, object]:
+    """results/<kind>/keys/: key -> the run directory it names."""
+    keys = results / kind / "keys"
+    return {p.name: p.resolve() for p in keys.iterdir() if p.is_symlink()} if keys.is_dir() else {}

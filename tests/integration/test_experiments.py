@@ -13,17 +13,9 @@ import yaml
 
 from sslab.paths import REPO_ROOT
 
-from .helpers import processes_matching, sslab
+from .helpers import experiment, keyed, processes_matching, sslab
 
 pytestmark = pytest.mark.vm
-
-
-def experiment(tmp_path, name: str, **fields) -> str:
-    data = {"format": "sslab.experiment/1", "id": "E1", "title": name, "what": "a test",
-            "reproduces": {"paper": "none", "figure": "none"}, "report": "startup", "time_here": "n/a", **fields}
-    f = tmp_path / f"{name}.yaml"
-    f.write_text(yaml.safe_dump(data))
-    return str(f)
 
 
 def runs(run_dir):
@@ -85,12 +77,6 @@ def test_a_start_the_file_does_not_list_runs_beside_its_own_and_apart(tmp_path, 
     assert suss["suss_version"] == 2025 and suss["bytes_received"] == 1_000_000
     res = sslab(["run", f, "--select", "cubic_nope", "--reps", "1"], results)
     assert res.returncode == 2 and "nothing named cubic_nope" in res.stderr
-
-
-def keyed(results, kind: str) -> dict[str, object]:
-    """results/<kind>/keys/: key -> the run directory it names."""
-    keys = results / kind / "keys"
-    return {p.name: p.resolve() for p in keys.iterdir() if p.is_symlink()} if keys.is_dir() else {}
 
 
 def run_dirs(results, kind: str) -> list:
