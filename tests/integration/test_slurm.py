@@ -14,11 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from sslab.paths import REPO_ROOT
 
 from . import slurmcluster as sc
-from .helpers import SMOKE_ARGS, SMOKE_MATRIX, matrix_records
+from .helpers import SMOKE_ARGS, SMOKE_MATRIX, experiment, keyed, matrix_records, sslab
 
 pytestmark = pytest.mark.vm
 ARGS = SMOKE_ARGS
@@ -114,6 +115,22 @@ def job_of(mdir: Path) -> str:
     return str(json.loads((mdir / "slurm.json").read_text())["job"])
 
 
+def running(cluster, job: str) -> bool:
+    return "RUNNING" in queued(cluster, job).values()
+
+
+def start_array(cluster, run, results: Path, ready) -> tuple[subprocess.Popen, Path, str]:
+    """The smoke matrix submitted by the user in the background; returned once @ready(mdir, job) holds."""
+    mdir = results / MATRIX
+    proc = run(ARGS + POLL, results, popen=True)
+    job = job_of(mdir)
+    deadline = time.monotonic() + 600
+    while not ready(mdir, job):
+        assert time.monotonic() < deadline and proc.poll() is None, "the array never reached the state asked for"
+        time.sleep(0.1)
+    return proc, mdir, job
+
+
 def test_the_array_gives_the_same_bytes_as_here_every_process_the_users(cluster, user, here):
     u, run, results_dir = user
     results = results_dir("same")
@@ -153,13 +170,7 @@ def test_the_array_gives_the_same_bytes_as_here_every_process_the_users(cluster,
 def test_a_cancelled_task_is_reported_and_a_rerun_completes_the_same_cells(cluster, user, here):
     u, run, results_dir = user
     results = results_dir("cancelled")
-    mdir = results / MATRIX
-    proc = run(ARGS + POLL, results, popen=True)
-    job = job_of(mdir)
-    deadline = time.monotonic() + 600
-    while "RUNNING" not in queued(cluster, job).values():
-        assert time.monotonic() < deadline and proc.poll() is None, "no task ran"
-        time.sleep(0.2)
+    proc, mdir, job = start_array(cluster, run, results, lambda mdir, job: running(cluster, job))
     victim = next(t for t, s in queued(cluster, job).items() if s == "RUNNING")
     cluster.run("scancel", f"{job}_{victim}")  # as the administrator would, mid-run
     out, _ = proc.communicate(timeout=900)
@@ -185,13 +196,7 @@ def home(mdir: Path) -> set[str]:
 def test_ctrl_c_cancels_the_array_and_loses_nothing_finished(cluster, user, here):
     u, run, results_dir = user
     results = results_dir("ctrl-c")
-    mdir = results / MATRIX
-    proc = run(ARGS + POLL, results, popen=True)
-    job = job_of(mdir)
-    deadline = time.monotonic() + 600
-    while not (home(mdir) and "RUNNING" in queued(cluster, job).values()):
-        assert time.monotonic() < deadline and proc.poll() is None, "no cell came home while a task ran"
-        time.sleep(0.1)
+    proc, mdir, job = start_array(cluster, run, results, lambda mdir, job: home(mdir) and running(cluster, job))
     # The controller itself (runuser's child), as a terminal's Ctrl-C reaches it.
     controller = next(pid for pid, (uid, cmd) in task_processes(proc.pid).items()
                       if "-m sslab matrix run" in cmd and uid == u.pw_uid)
@@ -211,19 +216,13 @@ def test_ctrl_c_cancels_the_array_and_loses_nothing_finished(cluster, user, here
 def test_a_node_drained_mid_array_is_survived(cluster, user, here):
     u, run, results_dir = user
     results = results_dir("drained")
-    mdir = results / MATRIX
     node = cluster.run("sinfo", "-h", "-p", "debug", "-o", "%N").stdout.strip()
-    proc = run(ARGS + POLL, results, popen=True)
-    job = job_of(mdir)
-    deadline = time.monotonic() + 600
-    while "RUNNING" not in queued(cluster, job).values():
-        assert time.monotonic() < deadline and proc.poll() is None, "no task ran"
-        time.sleep(0.2)
+    proc, mdir, job = start_array(cluster, run, results, lambda mdir, job: running(cluster, job))
     cluster.run("scontrol", "update", f"nodename={node}", "state=drain", "reason=sslab-test")
     try:
         # The running tasks finish on the draining node; the pending ones wait, and the controller says why.
         deadline = time.monotonic() + 600
-        while "RUNNING" in queued(cluster, job).values():
+        while running(cluster, job):
             assert time.monotonic() < deadline
             time.sleep(0.5)
         assert "PENDING" in queued(cluster, job).values()
@@ -234,6 +233,44 @@ def test_a_node_drained_mid_array_is_survived(cluster, user, here):
     assert proc.returncode == 0, out[-3000:]
     assert re.search(r"0 running, \d pending \(Nodes required for job are DOWN, DRAINED", out), out[-3000:]
     assert matrix_records(mdir) == here
+
+
+def test_an_experiments_parts_as_the_array_give_the_bytes_of_a_run_here(cluster, user, tmp_path):
+    """SLURM=1 on an experiment that is not a matrix: each part a cell and a task, keyed as a run here alone
+    is (a rerun runs neither), with the bytes a run here gives, flow by flow, ACK by ACK, packet by packet."""
+    from sslab.analysis.oracle import compare_runs
+    u, run, results_dir = user
+    results = results_dir("parts")
+    files = results / "files"
+    files.mkdir()
+    smoke = str(REPO_ROOT / "tests/data/module-smoke.yaml")
+    (files / "a.yaml").write_text(yaml.safe_dump({
+        "extends": smoke, "name": "slurm-parts-a", "pairs": [{"rtt": "50ms"}],
+        "bottleneck": {"buffer": {"bdp": 1, "rtt": "50ms"}}, "capture": {"pcap": True, "traces": True},
+        "cases": {"name": "{cc}", "flows": [{"pair": 1, "cc": "{cc}", "size": "1MB", "start": "0s"}],
+                  "axes": {"cc": ["cubic_hs", "cubic_suss"]}}}))
+    f = experiment(files, "slurm-parts", parts=[{"name": "a", "scenario": str(files / "a.yaml")},
+                                                {"name": "b", "scenario": smoke}])
+    res = run(["run", f] + POLL, results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "2 part(s) in 2 cell(s), 0 already run, 2 to run as 2 task(s) of one Slurm job array" in res.stdout, \
+        res.stdout[-3000:]
+    [(key_a, run_a)] = keyed(results, "slurm-parts/a").items()
+    [(key_b, run_b)] = keyed(results, "slurm-parts/b").items()
+    job = json.loads((results / "slurm-parts" / "slurm.json").read_text())["job"]
+    assert {json.loads((d / "cell.json").read_text())["host"] for d in (run_a, run_b)} == \
+        {f"slurm-{job}_0", f"slurm-{job}_1"}
+    assert all((d / "report.md").is_file() for d in (run_a, run_b))
+    res = run(["run", f] + POLL, results)
+    assert res.returncode == 0 and res.stdout.count("already run, key") == 2, res.stdout[-3000:]
+    # The same part run here, by root, without Slurm: the same key, the same bytes.
+    here_results = tmp_path / "here"
+    res = sslab(["run", f, "--select", "a"], here_results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    [(key_here, here)] = keyed(here_results, "slurm-parts/a").items()
+    assert key_here == key_a
+    rows = compare_runs(run_a, here)
+    assert len(rows) == 2 and all(r.identical for r in rows), rows
 
 
 def test_bad_input_is_refused_before_anything_is_submitted(cluster, user, image, tmp_path):
