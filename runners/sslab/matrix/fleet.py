@@ -40,7 +40,7 @@ from .cells import host_error
 from .dealer import Batch, Dealer
 from .progress import ProgressBoard
 from .spec import MatrixError
-from .stopping import stop_runner
+from .stopping import stop_runner, stop_signals_interrupt
 from .store import CellStore
 from .transfer import merge_cells
 
@@ -165,10 +165,6 @@ def stop_results(log: str) -> dict[str, str]:
     return out
 
 
-def _as_interrupt(signum, frame):
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
 class Fleet:
     """The hosts of one matrix run (see the module doc)."""
 
@@ -200,28 +196,27 @@ class Fleet:
 
     def run(self) -> int:
         """Run every boot to the end (or until no host is left); 0 if every cell came home."""
-        previous = {sig: signal.signal(sig, _as_interrupt) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-        try:
-            self._prepare_all()
-            while not (self.dealer.finished() and not self.preparing) and not self._stranded():
-                self._step(time.time())
-                self.board.draw()
-                time.sleep(TICK_S)
-            self.board.draw(force=True)
-            self._give_up_abandoned()
-        except KeyboardInterrupt as e:
-            self.log(f"\ninterrupted ({e.args[0] if e.args else 'SIGINT'}): stopping every host's run "
-                     f"(finished cells are kept, partial ones discarded)")
-            self.stop_everything()
-            raise
-        except Exception as e:
-            self.log(f"\nthe controller failed ({type(e).__name__}: {e}): stopping every host's run")
-            self.stop_everything()
-            raise
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-            self._write_record()
+        # The handlers stay while the hosts are stopped: a second signal then is taken as the first was.
+        with stop_signals_interrupt():
+            try:
+                self._prepare_all()
+                while not (self.dealer.finished() and not self.preparing) and not self._stranded():
+                    self._step(time.time())
+                    self.board.draw()
+                    time.sleep(TICK_S)
+                self.board.draw(force=True)
+                self._give_up_abandoned()
+            except KeyboardInterrupt as e:
+                self.log(f"\ninterrupted ({e.args[0] if e.args else 'SIGINT'}): stopping every host's run "
+                         f"(finished cells are kept, partial ones discarded)")
+                self.stop_everything()
+                raise
+            except Exception as e:
+                self.log(f"\nthe controller failed ({type(e).__name__}: {e}): stopping every host's run")
+                self.stop_everything()
+                raise
+            finally:
+                self._write_record()
         for name, rec in self.dealer.hosts.items():
             if rec.state == "lost":
                 self.log(f"host {name}: lost ({rec.why_lost}); {rec.done} cell(s) home from it")

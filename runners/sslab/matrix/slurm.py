@@ -32,7 +32,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -42,6 +41,7 @@ from pathlib import Path
 
 from .. import paths
 from .spec import MatrixError
+from .stopping import stop_signals_interrupt
 from .store import CellStore
 from .transfer import cell_problems
 
@@ -408,18 +408,15 @@ class SlurmArray:
 
     def run(self) -> int:
         """Submit, follow, and on Ctrl-C (SIGINT, SIGTERM, SIGHUP) cancel: 130 then."""
-        previous = {sig: signal.signal(sig, _as_interrupt) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-        try:
-            self.submit()
-            return self.follow()
-        except KeyboardInterrupt as e:
-            self.log(f"\ninterrupted ({e.args[0] if e.args else 'SIGINT'}): cancelling the array (finished cells are "
-                     f"kept, partial ones discarded)")
-            self.cancel()
-            return 130
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+        with stop_signals_interrupt():
+            try:
+                self.submit()
+                return self.follow()
+            except KeyboardInterrupt as e:
+                self.log(f"\ninterrupted ({e.args[0] if e.args else 'SIGINT'}): cancelling the array (finished cells "
+                         f"are kept, partial ones discarded)")
+                self.cancel()
+                return 130
 
     def _remove_partials(self) -> None:
         """Partial cells of this array's keys, once none of its tasks runs: they never count."""
@@ -435,7 +432,3 @@ class SlurmArray:
                   "states": {str(i): vars(s) for i, s in sorted(self.states.items())}}
         paths.write_json_atomic(self.matrix_dir / RECORD, record)
         (self.logs / "array.json").write_text(json.dumps(record, indent=1))
-
-
-def _as_interrupt(signum, frame):
-    raise KeyboardInterrupt(signal.Signals(signum).name)

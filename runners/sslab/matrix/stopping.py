@@ -14,6 +14,7 @@ of its own.  So every host is stopped by name, on the host:
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -119,3 +120,20 @@ def _kill_with_group(pid: int) -> None:
             os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def _as_interrupt(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def stop_signals_interrupt():
+    """A controller's Ctrl-C, SIGTERM and SIGHUP, each as a KeyboardInterrupt naming the signal, whatever
+    SIGINT was on arrival (a script's background job gets it ignored): the controller stops what it
+    started, once, in order.  The handlers before are restored on the way out."""
+    previous = {sig: signal.signal(sig, _as_interrupt) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
