@@ -195,14 +195,18 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         raise MatrixError(f"ITER must be at least 1, got {iterations}")
     jobs = check_jobs(substrate, jobs)
     boot_share = check_boot_share(substrate, boot_share)
+    # Cells built by another backend than the matrix names are archived apart; where they land, the
+    # nodes of a Slurm array must see (checked before anything is built).
+    matrix_rel = matrix_rel_of(m, chosen, backend, knobs, KernelChanges.from_env())
+    matrix_dir = paths.RESULTS_DIR / matrix_rel
     if slurm is not None:
-        # Where the cells will land, which the nodes must see (checked before anything is built).
-        landing = paths.RESULTS_DIR / matrix_rel_of(m, chosen, backend, knobs, KernelChanges.from_env())
-        container, hosts, changes = check_slurm(slurm, landing, substrate, inventory, container, serial, host_timeout)
+        container, hosts, changes = check_slurm(slurm, matrix_dir, substrate, inventory, container, serial, host_timeout)
     else:
         container, hosts, changes = check_hosts(substrate, inventory, container)
     image = ensure_image(changes=changes)
-    if slurm is not None or not container and any(on_this_machine(v) for v in hosts.values()):
+    # A Slurm array's controller, like a host of this machine, boots here first.
+    boots_here = slurm is not None or not container and any(on_this_machine(v) for v in hosts.values())
+    if boots_here:
         # One boot on this machine before any cell: a substrate that cannot boot here stops the
         # matrix with its cause (SubstrateUnusable), not with every cell failing twice.  Hosts
         # elsewhere (and containers) check themselves before their first cell (matrix run-cells).
@@ -210,7 +214,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         booted = preflight(probe, log=lambda msg: print(msg, flush=True))
     manifest = image.manifest()
     ccas = kind_of(substrate).offered_ccas(manifest)
-    if ccas is not None and (slurm is not None or not container and any(on_this_machine(v) for v in hosts.values())):
+    if ccas is not None and boots_here:
         # With what the booted kernel registers (a researcher's module's names among them).
         ccas = offered_ccas(probe, booted)
     if ccas is None:
@@ -232,9 +236,6 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     plan = plan_matrix(m, chosen, iterations, manifest["image_hash"], ccas, traffic_code_version(),
                        substrate=substrate, clock=clock_name, backend=backend, boot_share=boot_share)
     plan.jobs = jobs
-    # Cells built by another backend than the matrix names are archived apart.
-    matrix_rel = matrix_rel_of(m, chosen, backend, knobs, changes)
-    matrix_dir = paths.RESULTS_DIR / matrix_rel
     with controller_lock(matrix_dir):
         store = CellStore(matrix_dir)
         missing = [c for c in plan.cells if not store.done(c.key)]

@@ -226,10 +226,9 @@ def require_commands() -> None:
 
 
 def check_cluster(settings: SlurmSettings, matrix_dir: Path) -> None:
-    """Everything that can be refused, refused now (exit 2), before anything is built or submitted:
-    Slurm's commands, the options Slurm refuses, a path the nodes cannot see, an array of this matrix
-    still in the queue."""
-    require_commands()
+    """What the cluster can refuse, refused now (exit 2), before anything is built or submitted (Slurm's
+    commands are there: require_commands): an array of this matrix still in the queue, the options
+    Slurm refuses, a path the nodes cannot see."""
     refuse_if_running(matrix_dir)
     test = _slurm(["sbatch", "--test-only", "--array=0-0", *settings.sbatch_args, "--wrap", "true"], check=False)
     if test.returncode != 0:
@@ -256,13 +255,17 @@ def partition_nodes(settings: SlurmSettings) -> list[str]:
     return sorted(set(nodes))
 
 
+def queued_tasks(job: str) -> dict[int, TaskState]:
+    """Array @job's tasks still in the queue (pending or running), as squeue says; none once it has gone."""
+    return parse_squeue(_slurm(["squeue", "-h", "-r", "-j", str(job), "-o", "%K|%T|%r|%N"], check=False).stdout)
+
+
 def refuse_if_running(matrix_dir: Path) -> None:
     record = matrix_dir / RECORD
     if not record.is_file():
         return
     job = json.loads(record.read_text()).get("job")
-    if job and parse_squeue(_slurm(["squeue", "-h", "-r", "-j", str(job), "-o", "%K|%T|%r|%N"],
-                                   check=False).stdout):
+    if job and queued_tasks(job):
         raise MatrixError(f"Slurm job {job} is still running cells of {matrix_dir}: wait for it (`squeue -j "
                           f"{job}`) or cancel it (`scancel {job}`), then run this again; nothing was submitted")
 
@@ -315,10 +318,16 @@ class SlurmArray:
                  f"logs {self.logs}/{self.job}_<task>.out; followed every {self.settings.poll_s:.0f} s")
         return self.job
 
-    def queued(self) -> dict[int, TaskState]:
-        """The array's tasks still in the queue (pending or running), as squeue says."""
-        res = _slurm(["squeue", "-h", "-r", "-j", str(self.job), "-o", "%K|%T|%r|%N"], check=False)
-        return parse_squeue(res.stdout)
+    @property
+    def keys(self) -> list[str]:
+        """Every cell of the array, in its tasks' order."""
+        return [k for t in self.tasks for k in t]
+
+    def home(self) -> int:
+        """How many of the array's cells are home, asking the filesystem about those not seen home yet
+        (a cell home stays home while the array runs)."""
+        self._home |= {k for k in self.keys if k not in self._home and self.store.done(k)}
+        return len(self._home)
 
     def ended(self) -> dict[int, TaskState]:
         """Each task's final state: from accounting (sacct) where the cluster keeps it, else from the
@@ -333,34 +342,32 @@ class SlurmArray:
 
     def follow(self) -> int:
         """Wait for the array, saying what changes; then every task's end.  0 if every cell is home."""
-        keys = [k for t in self.tasks for k in t]
         said = None
         while True:
-            queue = self.queued()
+            queue = queued_tasks(self.job)
             self.states.update(queue)
-            home = sum(self.store.done(k) for k in keys)
+            home = self.home()
             counts = {s: sum(t.state == s for t in queue.values()) for s in ("PENDING", "RUNNING")}
             pending_why = sorted({t.reason for t in queue.values() if t.state == "PENDING" and t.reason})
             line = (f"  Slurm job {self.job}: {counts['RUNNING']} running, {counts['PENDING']} pending"
                     f"{' (' + ', '.join(pending_why) + ')' if pending_why else ''}, "
-                    f"{len(self.tasks) - len(queue)} ended; {home} of {len(keys)} cells home")
+                    f"{len(self.tasks) - len(queue)} ended; {home} of {len(self.keys)} cells home")
             if line != said:
                 self.log(line)
                 said = line
             if not queue:
                 break
-            self._until_next_look(keys)
+            self._until_next_look()
         return self.finish()
 
-    def _until_next_look(self, keys: list[str]) -> None:
+    def _until_next_look(self) -> None:
         """SLURM_POLL seconds, or less once every cell of the array is home (its last tasks are ending, and
         the report should not wait a whole poll for them): cells are counted on the filesystem each second,
         the cells not yet seen home only, which asks nothing of Slurm's controller."""
         deadline = time.monotonic() + self.settings.poll_s
         while time.monotonic() < deadline:
             time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
-            self._home |= {k for k in keys if k not in self._home and self.store.done(k)}
-            if len(self._home) == len(keys):
+            if self.home() == len(self.keys):
                 return
 
     def finish(self) -> int:
@@ -369,7 +376,7 @@ class SlurmArray:
         the array removed."""
         self.states.update(self.ended())
         damaged = []
-        for k in [k for t in self.tasks for k in t]:
+        for k in self.keys:
             if self.store.done(k) and (problems := cell_problems(self.store.cell_dir(k))):
                 self.store.set_aside(k, "its files do not match its manifest: " + "; ".join(problems[:3]))
                 damaged.append(k)
@@ -388,7 +395,7 @@ class SlurmArray:
                          f"log {self.logs}/{self.job}_{i}.out")
         self._remove_partials()
         self._record()
-        return 0 if all(self.store.done(k) for t in self.tasks for k in t) else 1
+        return 0 if all(self.store.done(k) for k in self.keys) else 1
 
     def cancel(self) -> None:
         """scancel the array and wait for its tasks to leave the queue (they unwind on SIGTERM)."""
@@ -397,9 +404,8 @@ class SlurmArray:
         _slurm(["scancel", str(self.job)], check=False)
         self.log(f"  scancel {self.job}: waiting for its tasks to end")
         deadline = time.monotonic() + CANCEL_WAIT_S
-        while self.queued() and time.monotonic() < deadline:
+        while (left := queued_tasks(self.job)) and time.monotonic() < deadline:
             time.sleep(2)
-        left = self.queued()
         if left:
             self.log(f"  {len(left)} task(s) of job {self.job} still in the queue after {CANCEL_WAIT_S:.0f} s: "
                      f"their partial cells are left, and never count")
@@ -420,7 +426,7 @@ class SlurmArray:
 
     def _remove_partials(self) -> None:
         """Partial cells of this array's keys, once none of its tasks runs: they never count."""
-        keys = {k for t in self.tasks for k in t}
+        keys = set(self.keys)
         for p in self.store.stale_partials():
             if any(p.name.startswith(f".partial-{k}-") for k in keys):
                 shutil.rmtree(p, ignore_errors=True)
