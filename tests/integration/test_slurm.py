@@ -69,12 +69,6 @@ def user(cluster, image):
     return u, run, results_dir
 
 
-@pytest.fixture(scope="module")
-def here(smoke_here):
-    """The same cells run on this machine, without Slurm."""
-    return smoke_here
-
-
 def task_processes(launcher: int) -> dict[int, tuple[int, str]]:
     """Processes below a slurmstepd (Slurm's own, root's, not counted) or below @launcher (runuser, root's,
     not counted): pid -> (uid, command line)."""
@@ -131,7 +125,7 @@ def start_array(cluster, run, results: Path, ready) -> tuple[subprocess.Popen, P
     return proc, mdir, job
 
 
-def test_the_array_gives_the_same_bytes_as_here_every_process_the_users(cluster, user, here):
+def test_the_array_gives_the_same_bytes_as_here_every_process_the_users(cluster, user, smoke_here):
     u, run, results_dir = user
     results = results_dir("same")
     proc = run(ARGS + POLL, results, popen=True)
@@ -153,9 +147,9 @@ def test_the_array_gives_the_same_bytes_as_here_every_process_the_users(cluster,
     mdir = results / MATRIX
     record = json.loads((mdir / "slurm.json").read_text())
     assert len(record["tasks"]) == 6 and all(s["state"] == "COMPLETED" for s in record["states"].values())
-    hosts = {json.loads((mdir / "cells" / k / "cell.json").read_text())["host"] for k in here}
+    hosts = {json.loads((mdir / "cells" / k / "cell.json").read_text())["host"] for k in smoke_here}
     assert hosts == {f"slurm-{record['job']}_{i}" for i in range(6)}
-    assert matrix_records(mdir) == here
+    assert matrix_records(mdir) == smoke_here
     for i in range(6):  # a log a task, where Slurm's record of it says
         log = Path(record["logs"]) / f"{record['job']}_{i}.out"
         assert log.stat().st_uid == u.pw_uid and "done in" in log.read_text()
@@ -167,7 +161,7 @@ def test_the_array_gives_the_same_bytes_as_here_every_process_the_users(cluster,
     assert json.loads((mdir / "slurm.json").read_text())["job"] == record["job"]
 
 
-def test_a_cancelled_task_is_reported_and_a_rerun_completes_the_same_cells(cluster, user, here):
+def test_a_cancelled_task_is_reported_and_a_rerun_completes_the_same_cells(cluster, user, smoke_here):
     u, run, results_dir = user
     results = results_dir("cancelled")
     proc, mdir, job = start_array(cluster, run, results, lambda mdir, job: running(cluster, job))
@@ -183,7 +177,7 @@ def test_a_cancelled_task_is_reported_and_a_rerun_completes_the_same_cells(clust
     assert res.returncode == 0, res.stdout[-3000:]
     assert "5 already done, 1 to run in 1 boot(s) as 1 task(s)" in res.stdout
     assert json.loads((mdir / "slurm.json").read_text())["job"] != first["job"]
-    assert matrix_records(mdir) == here
+    assert matrix_records(mdir) == smoke_here
 
 
 def home(mdir: Path) -> set[str]:
@@ -193,7 +187,7 @@ def home(mdir: Path) -> set[str]:
         if cells.is_dir() else set()
 
 
-def test_ctrl_c_cancels_the_array_and_loses_nothing_finished(cluster, user, here):
+def test_ctrl_c_cancels_the_array_and_loses_nothing_finished(cluster, user, smoke_here):
     u, run, results_dir = user
     results = results_dir("ctrl-c")
     proc, mdir, job = start_array(cluster, run, results, lambda mdir, job: home(mdir) and running(cluster, job))
@@ -207,13 +201,13 @@ def test_ctrl_c_cancels_the_array_and_loses_nothing_finished(cluster, user, here
     assert queued(cluster, job) == {}, "the array is still queued"
     kept = home(mdir)
     assert 1 <= len(kept) < 6 and not list((mdir / "cells").glob(".partial-*")), sorted((mdir / "cells").iterdir())
-    assert {k: here[k] for k in kept} == {k: v for k, v in matrix_records(mdir).items() if k in kept}
+    assert {k: smoke_here[k] for k in kept} == {k: v for k, v in matrix_records(mdir).items() if k in kept}
     res = run(ARGS + POLL, results)
     assert res.returncode == 0 and f"{len(kept)} already done, {6 - len(kept)} to run" in res.stdout, res.stdout[-3000:]
-    assert matrix_records(mdir) == here
+    assert matrix_records(mdir) == smoke_here
 
 
-def test_a_node_drained_mid_array_is_survived(cluster, user, here):
+def test_a_node_drained_mid_array_is_survived(cluster, user, smoke_here):
     u, run, results_dir = user
     results = results_dir("drained")
     node = cluster.run("sinfo", "-h", "-p", "debug", "-o", "%N").stdout.strip()
@@ -232,7 +226,7 @@ def test_a_node_drained_mid_array_is_survived(cluster, user, here):
     out, _ = proc.communicate(timeout=900)
     assert proc.returncode == 0, out[-3000:]
     assert re.search(r"0 running, \d pending \(Nodes required for job are DOWN, DRAINED", out), out[-3000:]
-    assert matrix_records(mdir) == here
+    assert matrix_records(mdir) == smoke_here
 
 
 def test_an_experiments_parts_as_the_array_give_the_bytes_of_a_run_here(cluster, user, tmp_path):
