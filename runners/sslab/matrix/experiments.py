@@ -12,7 +12,8 @@ Where the runs go is a choice of executor:
 
     Here          this host's testbeds: one UML per core under virtual time, else the one
                   real-clock substrate (experiment.run_series);
-    OnInventory   the hosts of an Ansible inventory, through the matrix's controller (matrix.parts).
+    OnInventory   the hosts of an Ansible inventory, through the matrix's controller (matrix.parts),
+                  or (SLURM=1) a Slurm cluster's nodes as one job array (matrix.slurm).
 
 Either runs the same plan: the experiment's parts as cells (matrix.parts.plan_parts), a series'
 parts its one axis and a one-scenario experiment a matrix with no axes, each cell compiled once
@@ -123,7 +124,11 @@ def run_experiment(req: Request) -> Outcome:
     else:
         parts = exp.choose(req.select)
     parts = exp.overridden(parts, sets.fields)
-    executor = OnSlurm(req.slurm) if req.slurm else OnInventory(Path(req.inventory)) if req.inventory else Here()
+    if req.slurm:
+        from .orchestrate import DEFAULT_INVENTORY
+        executor = OnInventory(Path(req.inventory) if req.inventory else DEFAULT_INVENTORY, slurm=req.slurm)
+    else:
+        executor = OnInventory(Path(req.inventory)) if req.inventory else Here()
     t0 = time.monotonic()
     status, run_dirs = executor.run(exp, parts, req, sets.knobs)
     took = executor.took(time.monotonic() - t0, len(run_dirs))
@@ -239,47 +244,27 @@ class Here:
 
 
 class OnInventory:
-    """The hosts of an Ansible inventory: each part a cell (matrix.parts), its run found by its key.  A
-    part that failed on every host it was dealt to is None, and the status says so."""
+    """The hosts of an Ansible inventory, or with @slurm a Slurm cluster's nodes as one job array
+    (matrix.slurm): each part a cell (matrix.parts), its run found by its key.  A part that failed on
+    every host it was dealt to (or in its task) is None, and the status says so."""
     alone = False
 
-    def __init__(self, inventory: Path):
+    def __init__(self, inventory: Path, slurm: SlurmSettings | None = None):
         self.inventory = inventory
+        self.slurm = slurm
 
     def run(self, exp, parts, req: Request, knobs: dict[str, Any]) -> tuple[int, list[Path | None]]:
         from .fleet import inventory_hosts
         from .parts import run_parts_on_hosts
-        inventory_hosts(self.inventory)  # refused (exit 2) before a chosen scenario is written out
+        if self.slurm is None:
+            inventory_hosts(self.inventory)  # refused (exit 2) before a chosen scenario is written out
         as_run = [(n, kind, s) for n, kind, _, s in compiled_parts(exp, parts, req, knobs)]
         return run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report_of.name, as_run, self.inventory,
                                   series=exp.kind != "scenario", substrate=req.substrate, jobs=req.jobs, clock=req.clock, container=req.container,
-                                  serial=req.serial, host_timeout=req.host_timeout, again=req.again)
+                                  serial=req.serial, host_timeout=req.host_timeout, again=req.again, slurm=self.slurm)
 
-    @staticmethod
-    def took(seconds: float, n: int) -> str:
-        return f"({seconds:.0f} s for {n} part(s))"
-
-
-class OnSlurm:
-    """A Slurm cluster: the parts as cells (matrix.parts), their boots one job array (matrix.slurm)."""
-    alone = False
-
-    def __init__(self, settings: SlurmSettings):
-        self.settings = settings
-
-    def run(self, exp, parts, req: Request, knobs: dict[str, Any]) -> tuple[int, list[Path | None]]:
-        from .orchestrate import DEFAULT_INVENTORY
-        from .parts import run_parts_on_hosts
-        as_run = [(n, kind, s) for n, kind, _, s in compiled_parts(exp, parts, req, knobs)]
-        return run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report_of.name, as_run,
-                                  Path(req.inventory) if req.inventory else DEFAULT_INVENTORY,
-                                  series=exp.kind != "scenario", substrate=req.substrate, jobs=req.jobs,
-                                  clock=req.clock, container=req.container, serial=req.serial,
-                                  host_timeout=req.host_timeout, again=req.again, slurm=self.settings)
-
-    @staticmethod
-    def took(seconds: float, n: int) -> str:
-        return f"({seconds:.0f} s for {n} part(s), as a Slurm job array)"
+    def took(self, seconds: float, n: int) -> str:
+        return f"({seconds:.0f} s for {n} part(s){', as a Slurm job array' if self.slurm else ''})"
 
 
 def _compared(m, words: list[str] | None):
