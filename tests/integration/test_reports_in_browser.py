@@ -2,6 +2,7 @@
 file, the console stays quiet; a screenshot of each is kept in the test's output directory."""
 
 import re
+import shutil
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -33,6 +34,10 @@ ZOOMED = """(() => { const g = document.querySelector('.js-plotly-plot'); if (!g
   const axes = Object.keys(g.layout).filter(k => /^xaxis[0-9]*$/.test(k)).sort();
   const last = g.layout[axes[axes.length - 1]].range;
   return last && last[0] === 1 ? {last: last, traces: g.data.length} : null; })()"""
+
+#: A Plotly figure drawn on the page: how many lines it has (null until Plotly has drawn it).
+DRAWN = """(() => { const g = document.querySelector('.js-plotly-plot');
+  return g && g.data && g._fullLayout ? {traces: g.data.length} : null; })()"""
 
 
 #: The page as a reader sees it: the colour of each kind of verdict cell, and the sections the list at
@@ -118,6 +123,12 @@ def test_an_e1_run_a_table1_cell_and_the_index_open_in_a_browser(tmp_path):
         assert page.is_file() and page.name in (e1 if name.startswith("e1") else table1).read_text()
         v = visit(page, tmp_path / f"{name}.png", act=ZOOM, until=ZOOMED)
         assert v.console_errors == [] and v.value is not None and v.value["last"] == [1, 2] and v.value["traces"] >= 4, v
+    # E1's report folder copied out of the results tree (a reviewer's download) still draws its explorable
+    # plots: each page loads plotly.js from the folder's own assets/, nothing from the tree above it.
+    copied = Path(shutil.copytree(e1.parent, tmp_path / "elsewhere" / "e1-report", symlinks=True))   # as cp -R: links as links
+    for page in ("dynamics-20MB.html", "fct.html"):
+        v = visit(copied / page, tmp_path / f"copied-{page}.png", until=DRAWN)
+        assert v.console_errors == [] and v.value is not None and v.value["traces"] >= 4, (page, v)
     # Two sets of results side by side (here E1's run against itself: every group n = 1, no verdict).
     res = sslab(["compare", str(e1.parent), str(e1.parent)], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

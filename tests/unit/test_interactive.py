@@ -110,6 +110,14 @@ def test_the_fct_page_draws_a_cdf_and_a_loss_scatter_per_size_a_colour_per_varia
     assert len({t["legendgroup"] for t in traces}) == 2
     assert (traces[0]["line"]["dash"], traces[2]["line"]["dash"]) == ("solid", "dash")  # the same FCTs: both seen
     assert {t["line"]["color"] if "line" in t else t["marker"]["color"] for t in traces[::4]} == {traces[0]["line"]["color"]}
+    # Each variant's colour the one the report's figures give the variant in its place (flows.csv's order):
+    # the first matplotlib's C0 (#1f77b4), the second C1 (#ff7f0e), whatever their names' alphabetical order.
+    assert (traces[0]["line"]["color"], traces[2]["line"]["color"]) == ("#1f77b4", "#ff7f0e")
+    (tmp_path / "flows.csv").write_text("\n".join(rows[:1] + rows[4:7] + rows[1:4]) + "\n")   # SUSS's runs first
+    with open(tmp_path / "flows.csv", newline="") as f:
+        first = interactive.fct_figure(list(csv.DictReader(f))).to_plotly_json()["data"]
+    assert [(t["name"], t["line"]["color"]) for t in first[::2]] == [("cubic_suss, SUSS 2024", "#1f77b4"),
+                                                                      ("cubic_hs", "#ff7f0e")]
     titles = [a["text"] for a in layout["annotations"]]
     assert titles[0] == "5 MB flows: FCT, CDF over repetitions and flows" and titles[3].startswith("20 MB flows: FCT against")
 

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from .. import paths
-from .plots import FLOWS_BIN_S, flow_goodputs, runs_of_size, small_flow_colours, variant_style
+from .plots import FLOWS_BIN_S, flow_goodputs, flow_variant, runs_of_size, small_flow_colours, variant_style
 from .setting import PathMarks
 from .tidy import FILE, read_rows
 from .traces import trace_series
@@ -96,7 +96,7 @@ def dynamics_page(runs: list[dict], dest: Path, size: str, rep: int = 0, marks: 
                         subplot_titles=[label for _, label in rows])
     for i, (flow, s) in enumerate(series):
         style = variant_style(i)
-        name = f"{flow['cc']} (FCT {flow['fct_s']:.2f} s)"
+        name = f"{flow_variant(flow)} (FCT {flow['fct_s']:.2f} s)"
         for k, (key, _) in enumerate(rows, start=1):
             pts = [(t, v) for t, v in zip(s["t"], s[key]) if v is not None]
             fig.add_trace(go.Scatter(x=_packed([t for t, _ in pts]), y=_packed([v for _, v in pts]), name=name,
@@ -220,7 +220,6 @@ def fct_figure(table: list[dict]):
     variant (a legend entry hides it in every row); more than FACET_OVER variants, a row per flow size
     and value of the facet axis (facet_column), the variants named without it.  @table: flows.csv's
     rows (strings).  None when no flow of a known size finished."""
-    from plotly.colors import qualitative
     from plotly.subplots import make_subplots
     import plotly.graph_objects as go
 
@@ -243,11 +242,13 @@ def fct_figure(table: list[dict]):
                 parts.append(f"{c.removeprefix('axis_')} {r.get(c) or '–'}" if c.startswith("axis_") else r.get(c) or "–")
         return ", ".join(parts)
 
-    variants = sorted({label(r) for r in rows})
-    # A colour and a dash per variant: variants with the same FCTs (E1's traditional slow start and
+    # The variants in the order the runs came (flows.csv's), each with the colour and line style the
+    # report's own figures give the variant in that place (variant_style), so a variant looks the same
+    # on both.  The dash matters too: variants with the same FCTs (E1's traditional slow start and
     # HyStart++ on a 1 BDP buffer) draw one over the other, and the dash shows both are there.
-    colour = {v: qualitative.Plotly[i % len(qualitative.Plotly)] for i, v in enumerate(variants)}
-    dash = {v: ("solid", "dash", "dot", "dashdot")[i % 4] for i, v in enumerate(variants)}
+    variants = list(dict.fromkeys(label(r) for r in rows))
+    colour = {v: _hex(variant_style(i)["color"]) for i, v in enumerate(variants)}
+    dash = {v: _DASH[variant_style(i)["ls"]] for i, v in enumerate(variants)}
     # Each flow once into its panel and variant, FCTs in order.
     groups: dict[tuple[int, str, str], list[tuple[float, dict]]] = {}
     for r in rows:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..ccas import variant_label
 from .pcap import GOODPUT_BIN_S, delivered_by_flow, delivered_series, rate_bins, stored_capture
 from .setting import PathMarks
 from .traces import trace_series
@@ -15,6 +16,12 @@ from .traces import trace_series
 #: Line styles cycled with the colours, so that two variants whose lines coincide (cubic_ss and
 #: cubic_hs on a flow HyStart never left) both show: one dashed over the other.
 LINE_STYLES = ("-", "--", "-.", ":")
+
+
+def flow_variant(flow: dict) -> str:
+    """What a plot's legend calls a run record's flow: its control, a SUSS flow with its version, as the
+    report's tables name it."""
+    return variant_label(flow["cc"], flow.get("suss_version"))
 
 
 def variant_style(i: int) -> dict:
@@ -67,7 +74,7 @@ def plot_dynamics(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
         ymax[0] = ymax[1] = max(ymax[0], ymax[1], marks.limit_pkts)
     rows = ("cwnd (packets)", "outstanding (packets)", "acknowledged (MB)")
     for col, (r, flow, s) in enumerate(series):
-        axes[0][col].set_title(f"{flow['cc']}  (FCT {flow['fct_s']:.2f} s, lost {r['bottleneck']['drops']})",
+        axes[0][col].set_title(f"{flow_variant(flow)}  (FCT {flow['fct_s']:.2f} s, lost {r['bottleneck']['drops']})",
                                fontsize=9)
         for row, (key, label) in enumerate(zip(keys, rows)):
             ax = axes[row][col]
@@ -110,7 +117,7 @@ def plot_cwnd_rtt(runs: list[dict], dest: Path, size: str = "20MB", rep: int = 0
     if not series:
         return None
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
-    labels = [f"{flow['cc']} (FCT {flow['fct_s']:.2f} s)" for flow, _ in series]
+    labels = [f"{flow_variant(flow)} (FCT {flow['fct_s']:.2f} s)" for flow, _ in series]
     cwnd_labels = same_as(labels, [(s["t"], s["cwnd"]) for _, s in series])
     rtts = [[(t, v) for t, v in zip(s["t"], s["srtt_ms"]) if v is not None] for _, s in series]
     rtt_labels = same_as(labels, [([t for t, _ in r], [v for _, v in r]) for r in rtts])
@@ -175,7 +182,7 @@ def plot_delivered_overlay(runs: list[dict], dest: Path, size: str = "5MB", rep:
         flow = r["flows"][0]
         if r.get("pcap"):
             t, delivered = delivered_series(stored_capture(r["dir"] / r["pcap"]), flow["port"])
-            lines.append((f"{flow['cc']} ({flow['fct_s']:.2f} s)", t, [b / 1e6 for b in delivered]))
+            lines.append((f"{flow_variant(flow)} ({flow['fct_s']:.2f} s)", t, [b / 1e6 for b in delivered]))
     return _line_plot(lines, dest, f"delivered-{size}.png", "time since the flow's SYN at the bottleneck (s)",
                       "data delivered past the bottleneck (MB, capture)", f"{size} transfer, repetition {rep}")
 
@@ -187,7 +194,7 @@ def plot_goodput(runs: list[dict], dest: Path, size: str, rep: int = 0, marks: P
     for r in runs_of_size(runs, size, rep):
         g = r["flows"][0].get("goodput_mbit")
         if g:
-            lines.append((r["flows"][0]["cc"], list(g), list(g.values())))
+            lines.append((flow_variant(r["flows"][0]), list(g), list(g.values())))
     return _line_plot(lines, dest, f"goodput-{size}.png", "time since the flow's SYN at the bottleneck (s)",
                       f"goodput, {GOODPUT_BIN_S:g} s bins (Mbit/s)",
                       f"{size} transfer, repetition {rep}: new data leaving the bottleneck", step=True,

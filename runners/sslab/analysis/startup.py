@@ -237,8 +237,8 @@ def write_report(run_dir: Path, dest: Path) -> dict:
         f" buffer {marks.limit_pkts:.0f} (a window above it overflows the queue)",
         f"- {setting.repetitions} repetition{'' if setting.repetitions == 1 else 's'}, order {setting.order}; substrate {meta['substrate']}"
         f" ({meta.get('accelerator') or 'native'}), topology built with {fidelity.get('backend', 'netns')}"
-        f"{lans_text(fidelity)}; kernel {meta.get('image', {}).get('kernel', {}).get('release', '?')};"
-        f" image {meta.get('image', {}).get('hash', '?')[:12]}; code {meta['code']['commit'][:12]}"
+        # The kernel that ran is in "ran under" below (the image's own Debian kernel boots QEMU, not UML).
+        f"{lans_text(fidelity)}; image {meta.get('image', {}).get('hash', '?')[:12]}; code {meta['code']['commit'][:12]}"
         f"{' (dirty)' if meta['code']['dirty'] else ''}",
         f"- fidelity: idle base RTT per pair {rtts} ms after calibration (the substrate added"
         f" {rtt['substrate_excess_ms']} ms, taken off the delay lines: {rtt['delay_offset_ms']} ms each way);"
