@@ -187,7 +187,7 @@ def test_table1_numbers_claims_and_paper_values(tmp_path):
     # Ours beside the paper's, one quantity a cell (the small flows off and on, the improvement, the large
     # flow off and on), then the verdict; the signs, drops, receive windows and fidelity in a second table.
     assert re.search(r"\| CUBIC \| 1BDP \| 25ms \| 3 \| [^|]+ \| 1\.33 \| [^|]+ \| 0\.94 \| 48% \[43%, 53%\] \| 29% \| "
-                     r"[^|]+ \| 30\.4 \| [^|]+ \| 31\.2 \| [^|]+ \|$", table, re.M)
+                     r"[^|]+ \| 30\.4 \| [^|]+ \| 31\.2 \| 3 of 6 reproduced \|$", table, re.M)
     assert table.splitlines()[0] == ("| large CCA | buffer | minRTT | n | small off (s) | paper | small on (s) | paper | "
                                      "small-flow improvement | paper | large off (s) | paper | large on (s) | paper | "
                                      "paper values reproduced |")
@@ -568,6 +568,30 @@ def test_every_paper_value_past_its_limit_is_a_page_of_its_own(tmp_path):
     assert page.startswith("# E7: every paper value beside ours") and page.count("| v |") == n
     assert (tmp_path / "values.html").is_file()
     assert "listed below" not in mr._every_value(plan, {"comparisons_md": table(n)}, tmp_path)[2]
+
+
+def test_the_causes_past_their_limit_are_a_page_of_their_own(tmp_path):
+    """Up to CAUSES_INLINE_MAX values not reproduced, their causes in the report; past it, a count (with how
+    many have no cause tested) and a link to causes.html, which holds every value and cause."""
+    from types import SimpleNamespace
+    plan = SimpleNamespace(title="E7")
+
+    def section(n: int, untested: int = 0) -> list[str]:
+        values = [f"- **v{i}** (not reproduced):" + (" no cause tested yet." if i < untested else "") for i in range(n)]
+        return ["## Why the values not reproduced differ", "", "Each value ...", "", *values, "  - moves it: x.", ""]
+    few = section(mr.CAUSES_INLINE_MAX)
+    assert mr._causes(plan, {"causes_md": few}, tmp_path) == few and not (tmp_path / "causes.md").exists()
+    assert mr._causes(plan, {}, tmp_path) == []
+    n = mr.CAUSES_INLINE_MAX + 1
+    linked = mr._causes(plan, {"causes_md": section(n, untested=2)}, tmp_path)
+    assert linked[0] == "## Why the values not reproduced differ" and "**v0**" not in "\n".join(linked)
+    assert linked[2] == (f"{n} values the verdict does not call reproduced, each with every candidate cause tried "
+                         "about it, one change at a time, and what it did, on [a page of their own](causes.html); 2 with "
+                         "no cause tested yet.")
+    page = (tmp_path / "causes.md").read_text()
+    assert page.startswith("# E7: Why the values not reproduced differ") and page.count("- **v") == n
+    assert (tmp_path / "causes.html").is_file()
+    assert mr._causes(plan, {"causes_md": section(n)}, tmp_path)[2].endswith("every one with at least one cause tested.")
 
 
 def test_reading_cells_says_how_far_only_once_it_takes_time(monkeypatch, capsys):

@@ -102,6 +102,9 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
              *[ln for alt, name in extra.get("answer_plots", []) for ln in (f"![{alt}]({name})", "")],
              *([f"The answer and its three plots in one file, for a review or a paper: [{summary.name}]({summary.name}).",
                 ""] if summary else []),
+             # The claims next, with the answer they complete (a calibration's candidates pooled are no
+             # evidence for a claim): the printed report reaches them on its first pages.
+             *([report_claims_md(paths.RESULTS_DIR, matrix_dir, claims), ""] if tables.claims else []),
              f"Matrix {plan.matrix} ({plan.matrix_file}), selection "
              f"{json.dumps(plan.selection, sort_keys=True)}, {plan.iterations} iteration(s): "
              f"{done} of {len(plan.cells)} cells done. Image {plan.image_hash[:12]}, traffic code "
@@ -122,9 +125,7 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
     lines += kind.after_plots(matrix_dir, extra)
     if extra.get("comparisons_md"):
         lines += _every_value(plan, extra, dest)
-    lines += extra.get("causes_md") or []
-    if tables.claims:  # a calibration's candidates pooled are no evidence for a claim
-        lines += [report_claims_md(paths.RESULTS_DIR, matrix_dir, claims), ""]
+    lines += _causes(plan, extra, dest)
     if extra.get("overhead_md"):
         # A row per cell: a page of its own (160 rows at Table 1's default), its sum here.
         rows = extra["overhead_md"].splitlines()
@@ -165,6 +166,29 @@ def _every_value(plan: MatrixPlan, extra: dict, dest: Path) -> list[str]:
         if extra.get("causes_md") else ""
     return ["## Every paper value beside ours", "",
             f"All {n}, each with its band and verdict, on [a page of their own](values.html).{below}", ""]
+
+
+#: More values not reproduced than this and the causes tried about them are a page of their own (Table 1's
+#: default: about 40 values, ten printed pages), the report linking it.
+CAUSES_INLINE_MAX = 8
+
+
+def _causes(plan: MatrixPlan, extra: dict, dest: Path) -> list[str]:
+    """The report's lines of its section on the values not reproduced and the causes tried about each:
+    the section itself, or, past CAUSES_INLINE_MAX values, a count and a link to causes.html, which holds it."""
+    section = extra.get("causes_md") or []
+    values = [ln for ln in section if ln.startswith("- ")]
+    if len(values) <= CAUSES_INLINE_MAX:
+        return section
+    heading, *body = section
+    (dest / "causes.md").write_text("\n".join([f"# {plan.title}: {heading.removeprefix('## ')}", *body]) + "\n")
+    write_html(dest / "causes.md", out_name="causes.html")
+    untested = sum(ln.endswith("no cause tested yet.") for ln in values)
+    return [heading, "",
+            f"{len(values)} values the verdict does not call reproduced, each with every candidate cause tried about "
+            f"it, one change at a time, and what it did, on [a page of their own](causes.html)"
+            + (f"; {untested} with no cause tested yet." if untested else "; every one with at least one cause tested."),
+            ""]
 
 
 def flows_over_time(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]], dest: Path) -> list[str]:

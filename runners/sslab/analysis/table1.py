@@ -274,12 +274,18 @@ def mean_comparisons(where: str, settings: list[list[dict]], paper: list[paper_b
 
 
 def reproduced_cell(comparisons: list[Comparison]) -> str:
-    """A row's column: how many of its paper values ours reproduce, and the others with their outcome."""
+    """A row's record: how many of its paper values ours reproduce (reproduced_count), and the others with
+    their outcome."""
     rest = [c for c in comparisons if not c.reproduced]
     words = {NOT_REPRODUCED: "not", NOT_DECIDED: "undecided"}
-    text = f"{len(comparisons) - len(rest)} of {len(comparisons)} reproduced"
-    return text + ("; " + ", ".join(f"{c.short or c.what} {c.difference_text()} ({words[c.outcome]})" for c in rest)
-                   if rest else "")
+    return reproduced_count(comparisons) + (
+        "; " + ", ".join(f"{c.short or c.what} {c.difference_text()} ({words[c.outcome]})" for c in rest) if rest else "")
+
+
+def reproduced_count(comparisons: list[Comparison]) -> str:
+    """A row's cell in the main table: how many of its paper values ours reproduce, one quantity (the others'
+    outcomes are in the table of every value and the causes' list)."""
+    return f"{sum(c.reproduced for c in comparisons)} of {len(comparisons)} reproduced"
 
 
 def headline(comparisons: list[Comparison], n: int | None = None) -> list[str]:
@@ -424,14 +430,15 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
             paper = _paper_cells(p)
             change_text = f"{paper_change(p)[0]:+.1f}%"
             if cca in beside:
-                sign = f"not judged: beside {labels.get(paper_cca, paper_cca)}, another algorithm"
+                sign = shown = f"not judged: beside {labels.get(paper_cca, paper_cca)}, another algorithm"
             else:
                 row_cmp = setting_comparisons(f"{label} {buf} {rtt}", reps, p, start)
                 comparisons += row_cmp
                 about += [({"large_cc": cca, "buffer": buf, "large_rtt": rtt}, c) for c in row_cmp]
                 sign = reproduced_cell(row_cmp)
+                shown = reproduced_count(row_cmp)
         else:
-            sign = "no paper value" if on_grid else "no paper value (beside the paper's grid)"
+            sign = shown = "no paper value" if on_grid else "no paper value (beside the paper's grid)"
             paper, change_text = NO_PAPER, "–"
         fid = sum(r[s]["fidelity_ok"] for r in reps for s in ("off", "on"))
         drops = " / ".join(f"{statistics.fmean(r[s]['drops'] for r in reps):.0f}" for s in ("off", "on"))
@@ -453,7 +460,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         ours = {"improvement_pct": impr_text, **{key: fmt_mean_ci(d[key], digits)
                                                   for _, key, digits in MAIN_COLUMNS if digits is not None}}
         lines.append(_main_row(f"{label} | {buf} | {rtt} | {len(reps)}", tuple(ours[key] for _, key, _ in MAIN_COLUMNS),
-                               paper, sign))
+                               paper, shown))
         checks.append(f"| {label} | {buf} | {rtt} | {claims['small_faster']} | {claims['large_within_ci']} | "
                       f"{claims['large_change_pct']:+.1f}% / {change_text} | {drops} | {row['drops_raised']} | "
                       f"{queue_peaks(reps)} | {rwnd} of {n_small(reps)} | {handshakes(reps)} | {fid}/{2 * len(reps)} |")
@@ -482,7 +489,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                                        p, start)
             comparisons += avg_cmp
             about += [({"large_cc": cca, "buffer": "average", "large_rtt": "average"}, c) for c in avg_cmp]
-            sign = reproduced_cell(avg_cmp)
+            sign = reproduced_count(avg_cmp)
         ours = {"improvement_pct": f"{impr:.0f}%", **{key: f"{m[key]:.{digits}f}" for _, key, digits in MAIN_COLUMNS
                                                       if digits is not None}}
         lines.append(_main_row(f"{label} | average ({', '.join(bufs)}) | {len(rs)} settings | {sum(r['n'] for r in rs)}",
@@ -504,7 +511,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                          f"{mt['on_large']:.1f} / {mt['on_small']:.2f} | "
                          f"{pv['on_large']:.1f} / {pv['on_small']:.2f} (implied) | "
                          f"{(1 - mt['on_small'] / mt['off_small']) * 100:.0f}% | {pv['improvement_pct']:.0f}% (implied) | "
-                         f"{reproduced_cell(two_cmp)} |")
+                         f"{reproduced_count(two_cmp)} |")
     notes = unavailable_notes(plan.unavailable, labels)
     notes += [f"- {labels.get(cca, cca)} ran `{plan.runs_as.get(cca, cca)}`"
               + (f", {CC_LABELS[plan.runs_as.get(cca, cca)]}" if plan.runs_as.get(cca, cca) in CC_LABELS else "")
