@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sslab.analysis.crosscheck import agree
-from sslab.experiment.archive import complete_run
+from sslab.experiment.archive import complete_run, gzip_in_place
 from sslab.experiment.plan import fidelity_rules
 from sslab.matrix.spec import repetition_seed
 from sslab.scenario import ScenarioError, parse_scenario, to_plan
@@ -120,6 +120,32 @@ def test_host_completes_a_guest_run_record(tmp_path: Path):
     assert json.loads((tmp_path / "run.json").read_text()) == done
     # Compressing is a function of the content: no timestamp in the gzip header.
     assert (tmp_path / "flow.trace.gz").read_bytes()[4:8] == b"\0\0\0\0"
+
+
+def test_a_run_read_out_again_ends_as_read_out_once(tmp_path: Path):
+    """A read-out stopped and run again (sslab.experiment.run.finish_read_out): a run whose record was
+    finished keeps its facts; one stopped after its trace was compressed but before its record was
+    written is read from the compressed trace.  Each ends byte for byte as a read-out left alone."""
+    inf = 2147483647
+    lines = ["# tracer: nop"] + [PROBE.format(ts=t, port=5201, nxt=0x1000 + c * 1448, cwnd=c, ss=s)
+                                 for t, c, s in ((1.0, 10, inf), (1.1, 400, inf), (1.2, 300, 300))]
+    record = json.dumps({"tag": "x", "flows": [{"port": 5201, "fct_s": 1.0}], "trace": "flow.trace"})
+    alone, again, cut = (tmp_path / name for name in ("alone", "again", "cut"))
+    for d in (alone, again, cut):
+        d.mkdir()
+        (d / "flow.trace").write_text("\n".join(lines) + "\n")
+        (d / "run.json").write_text(record)
+    complete_run(alone)
+    complete_run(again)
+    complete_run(again)   # its record finished: the facts stay (not the empty ones of a run without a trace)
+    gzip_in_place(cut / "flow.trace")   # stopped between compressing the trace and writing the record
+    complete_run(cut)
+    want = json.loads((alone / "run.json").read_text())
+    assert want["flows"][0]["probe_records"] == 3 and want["flows"][0]["slow_start"]["exit_cwnd"] == 400
+    for d in (again, cut):
+        assert (d / "run.json").read_bytes() == (alone / "run.json").read_bytes(), d.name
+        assert (d / "flow.trace.gz").read_bytes() == (alone / "flow.trace.gz").read_bytes()
+        assert not (d / "flow.trace").exists()
 
 
 def test_a_run_without_a_trace_gets_empty_trace_facts(tmp_path: Path):

@@ -67,10 +67,19 @@ def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | No
     path = run_dir / "run.json"
     run = read_record(path, "sslab.run")
     trace = run.get("trace")
+    # A record that names the compressed trace was finished before (a read-out interrupted after it and
+    # run again): its flows keep the facts they have.  One that names the raw trace was not, even if
+    # the trace was compressed already (the read-out stopped between the two): it is read from that.
     traced = trace is not None and trace.endswith(".trace")
-    facts = trace_facts((run_dir / trace).read_text(), [f["port"] for f in run["flows"]]) if traced else {}
-    for flow in run["flows"]:
-        flow.update(facts[flow["port"]] if traced else NO_TRACE)
+    if traced:
+        raw = run_dir / trace
+        text = raw.read_text() if raw.exists() else gzip.decompress((run_dir / f"{trace}.gz").read_bytes()).decode()
+        facts = trace_facts(text, [f["port"] for f in run["flows"]])
+        for flow in run["flows"]:
+            flow.update(facts[flow["port"]])
+    elif trace is None:
+        for flow in run["flows"]:
+            flow.update(NO_TRACE)
     if run.get("link_replay") and "link_fidelity" not in run:
         run["link_fidelity"] = replay_fidelity(run["link_replay"])
         run.setdefault("fidelity", {})["link_ok"] = run["link_fidelity"]["ok"]
@@ -92,7 +101,8 @@ def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | No
         run.setdefault("fidelity", {})["spin_guard_charges"] = during(guard, run["started_unix"],
                                                                       run["started_unix"] + run["seconds"])
     if traced:
-        gzip_in_place(run_dir / trace)
+        if (run_dir / trace).exists():
+            gzip_in_place(run_dir / trace)
         run["trace"] = trace + ".gz"
     tmp = path.with_name(".run.json.tmp")
     tmp.write_text(json.dumps(run, indent=1))
