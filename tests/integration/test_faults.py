@@ -175,6 +175,45 @@ def test_a_runner_killed_outright_takes_its_uml_with_it_and_a_rerun_completes(tm
     assert len(finished_runs(results)) == 1 and "already run" not in again.stdout
 
 
+def test_a_runner_killed_in_its_read_out_is_read_out_again_not_run_again(tmp_path, image):
+    """SIGKILL to `sslab run` once its guest has finished, while the host reads the runs out (E1: every
+    capture checked by tshark, a few seconds): the same command again reads that run directory out,
+    boots nothing, and ends it byte for byte as a run left alone ends (each run's record)."""
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    cmd = [sys.executable, "-m", "sslab", "run", "startup", "--reps", "1"]
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 600
+    killed = None
+    while killed is None and time.monotonic() < deadline and proc.poll() is None:
+        # meta.json is written once the job is back from the guest; the read-out follows it.
+        for meta in (results / "startup").glob("2*/meta.json"):
+            try:
+                back = "job_exit_code" in json.loads(meta.read_text())
+            except ValueError:   # being written
+                continue
+            if back and not (meta.parent / "manifest.json").exists():
+                proc.kill()
+                killed = meta.parent
+        time.sleep(0.01)
+    out = proc.communicate(timeout=60)[0]
+    assert killed is not None and proc.returncode == -signal.SIGKILL, out[-3000:]
+    assert not (killed / "manifest.json").exists() and finished_runs(results) == []
+    again = sslab(["run", "startup", "--reps", "1"], results, timeout=900)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f"its guest finished before the command that ran it stopped ({killed}); reading its runs out, " \
+           "not running it again" in again.stdout and " runs on uml" not in again.stdout, again.stdout[-3000:]
+    assert finished_runs(results) == [killed] and not list((results / "startup" / "keys").glob(".*.started"))
+    alone = tmp_path / "alone"
+    res = sslab(["run", "startup", "--reps", "1"], alone, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    [left_alone] = finished_runs(alone)
+    records = sorted((left_alone / "job" / "out" / "runs").glob("*/run.json"))
+    assert len(records) == 8
+    for r in records:
+        assert (killed / r.relative_to(left_alone)).read_bytes() == r.read_bytes(), r.parent.name
+
+
 @pytest.fixture
 def small_disk(tmp_path):
     """A 300 KB filesystem (tmpfs) for the results: a run's captures and traces do not fit."""

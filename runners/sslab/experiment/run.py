@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,13 +87,17 @@ def run_as_run(s: Scenario, scenario_path: Path, kind: str, substrate) -> Path:
     return run_compiled(Compiled.of(s), scenario_path, kind, substrate)
 
 
-def run_compiled(c: Compiled, scenario_path: Path, kind: str, substrate) -> Path:
+def run_compiled(c: Compiled, scenario_path: Path, kind: str, substrate,
+                 started: Callable[[Path], None] | None = None) -> Path:
     """Run @c (the file @scenario_path compiled as the command line runs it; an experiment's cell
-    keeps it) into a new results/<kind>/<run-id>/, whose manifest is the last file written."""
+    keeps it) into a new results/<kind>/<run-id>/, whose manifest is the last file written.
+    @started: told the run directory before its testbed boots (a series records where a key runs)."""
     expected, source = expected_seconds(c.plan, substrate.name)
     print(f"{c.name}: {len(c.plan.runs)} runs on {substrate.name} ({substrate.clock}); expected about "
           f"{expected / 60:.1f} min ({source})", flush=True)
     run_dir = paths.new_run_dir(kind)
+    if started is not None:
+        started(run_dir)
     run_scenarios_in_one_boot([c], [run_dir], substrate,
                               [{"path": str(scenario_path), "sha256": sha256(Path(scenario_path))}])
     write_manifest(run_dir)
@@ -236,6 +241,29 @@ def finish_run_dir(run_dir: Path) -> None:
     (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
     if meta["scenario"].get("report", True):
         write_report(run_dir, run_dir)
+
+
+def guest_finished(run_dir: Path) -> bool:
+    """Whether @run_dir's job ran to its end in the guest while the host's read-out of it did not (no
+    manifest): its meta.json, written once the job is back, says it exited 0 in time, and the guest's
+    index of its runs is there.  Such a directory holds every byte its boot gives; reading it out
+    (finish_read_out) ends it as the run left alone would have ended."""
+    if (run_dir / "manifest.json").exists() or not (run_dir / "job" / "out" / "runs.json").is_file():
+        return False
+    try:
+        meta = read_record(run_dir / "meta.json", "sslab.meta")
+    except (OSError, ValueError):   # none yet, or half written when the command stopped
+        return False
+    return meta.get("job_exit_code") == 0 and meta.get("job_timed_out") is False
+
+
+def finish_read_out(run_dir: Path) -> Path:
+    """The host's part of a run directory whose guest finished (guest_finished), then its manifest:
+    what run_compiled does after the boot, done again from where an interrupted read-out stopped
+    (each run's record finished once: sslab.experiment.archive.complete_run)."""
+    finish_run_dir(run_dir)
+    write_manifest(run_dir)
+    return run_dir
 
 
 def finish_in_own_process(run_dirs: list[Path]) -> None:

@@ -16,7 +16,10 @@ manifest (the last file a run writes); a series finds its finished runs by
 their keys and does not run them again.  A run stopped part-way (Ctrl-C, a
 failure) leaves a run directory without manifest and no key, and runs again
 whole: all repetitions of a scenario share one boot, and a run's bytes are
-the ones its boot gives, so it is not cut into pieces.  To run one again
+the ones its boot gives, so it is not cut into pieces.  But one stopped after
+its guest finished (in the host's read-out of a long scenario's runs) is read
+out again, not run again: its directory already holds every byte its boot
+gives (results/<kind>/keys/.<key>.started names it; run.guest_finished).  To run one again
 anyway: `sslab run --again` (make AGAIN=1); its key then names the new run.
 
 Two commands in one checkout (two `make wifi`, or `make startup` beside
@@ -39,7 +42,7 @@ import yaml
 from .. import paths
 from ..plan_record import MatrixPlan
 from ..records import read_plan
-from .run import Compiled, run_compiled
+from .run import Compiled, finish_read_out, guest_finished, run_compiled
 from .workers import run_on_each
 
 
@@ -65,6 +68,25 @@ def finished_run(kind: str, key: str) -> Path | None:
     if link.is_symlink() and (link.resolve() / "manifest.json").is_file():
         return link.resolve()
     return None
+
+
+def started_link(kind: str, key: str) -> Path:
+    """results/<kind>/keys/.<key>.started: the run directory a command last started for @key (made before
+    its testbed boots, removed once the key names a finished run)."""
+    return paths.RESULTS_DIR / kind / "keys" / f".{key}.started"
+
+
+def interrupted_run(kind: str, key: str) -> Path | None:
+    """The run directory a stopped command started for @key, if its guest finished (guest_finished):
+    the same command again reads it out rather than running it again."""
+    link = started_link(kind, key)
+    return link.resolve() if link.is_symlink() and guest_finished(link.resolve()) else None
+
+
+def record_started(kind: str, key: str, run_dir: Path) -> None:
+    link = started_link(kind, key)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    paths.point_link(link, run_dir)
 
 
 def record_finished(kind: str, key: str, run_dir: Path) -> None:
@@ -146,10 +168,16 @@ def run_series(plan: MatrixPlan, parts: list[PartRun], substrates: list, again: 
                     if waited and not again and (d := finished_run(first.kind, cell.key)) is not None:
                         log(f"{first.kind}: {cell.name}: run meanwhile by the other command, key "
                             f"{cell.key} ({d}); not run again", flush=True)
+                    elif not again and (d := interrupted_run(first.kind, cell.key)) is not None:
+                        log(f"{first.kind}: {cell.name}: its guest finished before the command that ran it "
+                            f"stopped ({d}); reading its runs out, not running it again", flush=True)
+                        finish_read_out(d)
                     else:
                         d = run_compiled(Compiled(read_plan(cell.plan, f"cell {cell.key}'s plan"), cell.scenario),
-                                         first.path, first.kind, substrate)
+                                         first.path, first.kind, substrate,
+                                         started=lambda run_dir: record_started(first.kind, cell.key, run_dir))
                     link_for_parts(by_key[cell.key], d)
+                    started_link(first.kind, cell.key).unlink(missing_ok=True)
             except Stopping:
                 return
             except Exception as e:  # noqa: BLE001 - the first failure stops the series, raised below
