@@ -16,7 +16,7 @@ import pytest
 from sslab.paths import REPO_ROOT
 from sslab.substrate.buildtools import sha256_file
 
-from .helpers import mounted_tmpfs, processes_of, sslab
+from .helpers import SMOKE_ARGS, SMOKE_MATRIX, matrix_records, mounted_tmpfs, processes_of, sslab
 
 pytestmark = pytest.mark.vm
 SMOKE = str(REPO_ROOT / "tests/data/module-smoke.yaml")
@@ -212,6 +212,31 @@ def test_a_runner_killed_in_its_read_out_is_read_out_again_not_run_again(tmp_pat
     assert len(records) == 8
     for r in records:
         assert (killed / r.relative_to(left_alone)).read_bytes() == r.read_bytes(), r.parent.name
+
+
+def test_finished_cells_damaged_on_disk_are_found_and_run_again_to_the_same_bytes(tmp_path, smoke_here):
+    """The smoke matrix run, then one cell's capture bit-flipped and another's run record cut short on
+    disk: the same command again names both, sets them aside, runs those two alone, and ends with
+    every cell's bytes those of the matrix left alone (smoke_here)."""
+    results = tmp_path / "results"
+    res = sslab(SMOKE_ARGS, results)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    mdir = results / SMOKE_MATRIX
+    flipped, cut = sorted(smoke_here)[:2]
+    capture = sorted((mdir / "cells" / flipped).rglob("*.pcap.gz"))[0]   # the smoke matrix keeps no traces
+    data = bytearray(capture.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    capture.write_bytes(bytes(data))
+    record = sorted((mdir / "cells" / cut).rglob("run.json"))[0]
+    record.write_bytes(record.read_bytes()[:200])
+    again = sslab(SMOKE_ARGS, results)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    for key, name in ((flipped, capture), (cut, record)):
+        assert f"cell {key}: its files no longer match its manifest ({name.relative_to(mdir / 'cells' / key)}: " \
+               f"sha256" in again.stdout, again.stdout[-3000:]
+    assert "4 already done, 2 to run" in again.stdout, again.stdout[-3000:]
+    assert len(list((mdir / "failed").glob("*-set-aside"))) == 2
+    assert matrix_records(mdir) == smoke_here
 
 
 @pytest.fixture

@@ -395,6 +395,30 @@ def test_a_cell_that_arrives_damaged_is_never_merged(tmp_path):
     assert merge_cells(ctl_dir, tar, host="b")["merged"] == 1 and store.done("k0")
 
 
+def test_a_finished_cell_damaged_on_disk_is_set_aside_to_run_again(tmp_path):
+    """A cell's file bit-flipped, one cut short, one gone, one added after it landed: each found, set
+    aside under failed/ with what differs; a sound cell and one not finished are left alone."""
+    from sslab.matrix.transfer import set_aside_damaged
+    keys = ["k0", "k1", "k2", "k3", "k4"]
+    mx.run_cells(tmp_path, fake_plan(5), "h", keys, None, log=lambda m: None,
+                 runner=one_at_a_time(finishing_runner([])))
+    store = mx.CellStore(tmp_path)
+    data = tmp_path / "cells" / "k0" / "data.txt"
+    data.write_bytes(bytes([data.read_bytes()[0] ^ 1]) + data.read_bytes()[1:])   # one bit
+    cut = tmp_path / "cells" / "k1" / "cell.json"
+    cut.write_bytes(cut.read_bytes()[:10])
+    (tmp_path / "cells" / "k2" / "data.txt").unlink()
+    (tmp_path / "cells" / "k3" / "extra.txt").write_text("not listed")
+    damaged = set_aside_damaged(store, keys + ["never-run"])
+    assert sorted(damaged) == ["k0", "k1", "k2", "k3"]
+    assert [store.done(k) for k in keys] == [False, False, False, False, True]
+    why = {f.name.split("-")[0]: (f / "error.txt").read_text() for f in store.failed.iterdir()}
+    assert all(f.name.endswith("-set-aside") for f in store.failed.iterdir())
+    assert "data.txt: sha256" in why["k0"] and "cell.json: sha256" in why["k1"]
+    assert "data.txt: missing" in why["k2"] and "extra.txt: not in the manifest" in why["k3"]
+    assert set_aside_damaged(store, keys) == {}   # what is left is sound
+
+
 def test_host_must_match_the_plan():
     plan = fake_plan().model_copy(update={"image_hash": "a" * 64, "code_version": "c" * 64})
     mx.check_host_matches(plan, "a" * 64, "c" * 64)

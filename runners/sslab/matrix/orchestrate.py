@@ -47,6 +47,7 @@ from .selection import resolve_selection, selection_id
 from .slurm import SlurmArray, SlurmSettings, check_cluster, require_commands
 from .spec import Matrix, MatrixError
 from .store import CellStore
+from .transfer import set_aside_damaged
 
 DEFAULT_INVENTORY = paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"
 #: What a plan run as a Slurm array records as its inventory.
@@ -238,6 +239,10 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     plan.jobs = jobs
     with controller_lock(matrix_dir):
         store = CellStore(matrix_dir)
+        # A finished cell whose files changed since it landed is no result: run it again.
+        for k, problems in set_aside_damaged(store, [c.key for c in plan.cells]).items():
+            print(f"  cell {k}: its files no longer match its manifest ({'; '.join(problems[:2])}): set aside "
+                  f"under {store.failed}, to run again", flush=True)
         missing = [c for c in plan.cells if not store.done(c.key)]
         plan_path = write_plan(plan, matrix_dir, missing, SLURM_INVENTORY if slurm else inventory, hosts)
         array = SlurmArray(slurm, matrix_dir, matrix_rel, plan_path, plan.boots, substrate, clock,
