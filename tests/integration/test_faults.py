@@ -214,6 +214,25 @@ def test_a_runner_killed_in_its_read_out_is_read_out_again_not_run_again(tmp_pat
         assert (killed / r.relative_to(left_alone)).read_bytes() == r.read_bytes(), r.parent.name
 
 
+def test_sigterm_to_a_matrix_mid_cell_exits_143_and_the_same_command_again_completes(tmp_path, image):
+    """SIGTERM (`kill`, a closed session) to `sslab matrix run` while a cell runs: it stops its hosts'
+    runs and exits 128 + 15 (it exited 130, Ctrl-C's, until the soak of 3 Dec 2026 saw it); the same
+    command again runs what is missing."""
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    cmd = [sys.executable, "-m", "sslab", *SMOKE_ARGS]
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 600
+    while not uml_main_processes(results) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.terminate()
+    out = proc.communicate(timeout=300)[0]
+    assert proc.returncode == 143 and "interrupted (SIGTERM)" in out, out[-3000:]
+    again = sslab(SMOKE_ARGS, results)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert len(matrix_records(results / SMOKE_MATRIX)) == 6
+
+
 def test_finished_cells_damaged_on_disk_are_found_and_run_again_to_the_same_bytes(tmp_path, smoke_here):
     """The smoke matrix run, then one cell's capture bit-flipped and another's run record cut short on
     disk: the same command again names both, sets them aside, runs those two alone, and ends with

@@ -39,3 +39,11 @@ def test_stop_kills_the_runner_what_it_left_and_removes_partial_cells(tmp_path):
     # Nothing left to stop: said so.
     assert stop_runner(tmp_path, "h") == {"host": "h", "runner": None, "killed_after_grace": False,
                                           "left_behind": [], "partials_removed": 0}
+
+
+def test_a_controller_stopped_by_a_signal_exits_128_plus_its_number():
+    from sslab.matrix.stopping import interrupt_exit_status
+    assert interrupt_exit_status(KeyboardInterrupt()) == 130            # a Ctrl-C of Python's own
+    assert interrupt_exit_status(KeyboardInterrupt("SIGINT")) == 130
+    assert interrupt_exit_status(KeyboardInterrupt("SIGTERM")) == 143   # was 130: the soak's session 1
+    assert interrupt_exit_status(KeyboardInterrupt("SIGHUP")) == 129

@@ -46,6 +46,7 @@ from .plan import boots_to_run, plan_matrix, traffic_code_version
 from .selection import resolve_selection, selection_id
 from .slurm import SlurmArray, SlurmSettings, check_cluster, require_commands
 from .spec import Matrix, MatrixError
+from .stopping import interrupt_exit_status
 from .store import CellStore
 from .transfer import set_aside_damaged
 
@@ -125,7 +126,8 @@ def run_on_hosts(plan: MatrixPlan, plan_path: Path, matrix_rel: str, inventory: 
                  est: float, *, substrate: str, jobs: int, clock: str, container: str | None, serial: str | None,
                  host_timeout: float | None, changes: KernelChanges) -> int:
     """Deal @plan's boots to the hosts of @inventory through Ansible (matrix.fleet) until every one is
-    home or given up; the exit status (130 on Ctrl-C, everything stopped)."""
+    home or given up; the exit status (128 + the signal that stopped it, everything stopped: 130 Ctrl-C, 143
+    SIGTERM)."""
     fleet = Fleet(inventory, hosts, paths.RESULTS_DIR / matrix_rel, matrix_rel, plan_path, plan, plan.boots,
                   {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock,
                    "sslab_kernel_source": changes.source_name or "",
@@ -136,8 +138,8 @@ def run_on_hosts(plan: MatrixPlan, plan_path: Path, matrix_rel: str, inventory: 
                   timeout_s=host_timeout, log=lambda msg: print(msg, file=sys.stderr, flush=True))
     try:
         return fleet.run()
-    except KeyboardInterrupt:
-        return 130
+    except KeyboardInterrupt as e:
+        return interrupt_exit_status(e)
 
 
 def check_hosts(substrate: str, inventory: Path, container: str | None) -> tuple[str | None, dict, KernelChanges]:

@@ -13,9 +13,7 @@ from pathlib import Path
 from ..plan_record import read_matrix_plan
 from ..substrate.kinds import kind_of
 from .experiments import Refusal, Request, testbeds
-
-#: A runner stopped by SIGTERM exits with 128 + the signal's number (the shell's convention).
-EXIT_SIGNAL_BASE = 128
+from .stopping import EXIT_SIGNAL_BASE
 
 
 def run_host_cells(matrix_dir: Path, plan_path: Path, host: str, keys: list[str] | None, redo: list[str],

@@ -126,6 +126,17 @@ def _as_interrupt(signum, frame):
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
+#: A process stopped by signal N exits 128 + N (a shell's convention, and the reference's).
+EXIT_SIGNAL_BASE = 128
+
+
+def interrupt_exit_status(e: KeyboardInterrupt) -> int:
+    """The exit status of a controller stopped by @e (stop_signals_interrupt names the signal in it; a bare
+    KeyboardInterrupt is a Ctrl-C): 130 SIGINT, 143 SIGTERM, 129 SIGHUP."""
+    name = e.args[0] if e.args and e.args[0] in signal.Signals.__members__ else "SIGINT"
+    return EXIT_SIGNAL_BASE + signal.Signals[name]
+
+
 @contextlib.contextmanager
 def stop_signals_interrupt():
     """A controller's Ctrl-C, SIGTERM and SIGHUP, each as a KeyboardInterrupt naming the signal, whatever
