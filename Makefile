@@ -33,6 +33,8 @@
 #   make crosscheck        E1 on UML and on QEMU -icount, side by side (REPS=2)
 #   make fresh-check       the README's two commands in a throw-away Debian root with an empty cache
 #   make bench BENCH=      a benchmark (kept out of the tests: docs/reference.md)
+#   make soak              a matrix run twice, once under FAULTS= faults drawn from SEED=, compared cell by
+#                          cell (SOAK="run reproduce-table1 --iter 10", 320 cells; not part of make test)
 #
 # Images, containers, fleets
 #   make image             build the testbed image (cached by recipe hash)
@@ -130,7 +132,7 @@ HOST_TOOLS := qemu-system-x86_64:qemu-system-x86 qemu-img:qemu-utils debootstrap
 # (gcc without recommends has none: a fresh machine's `make test` stopped at stdio.h).
 HOST_FILES := /usr/include/stdio.h:libc6-dev
 
-.PHONY: slurm-deps help deps host-deps python-deps engine-deps browser-deps image image-repin image-list image-prune compare verify docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report claims test test-unit test-vm kernel-test clean-venv lint-imports lint-workflows \
+.PHONY: soak slurm-deps help deps host-deps python-deps engine-deps browser-deps image image-repin image-list image-prune compare verify docs container container-save fleet-up fleet-down docker-deps test-deps vm-check report claims test test-unit test-vm kernel-test clean-venv lint-imports lint-workflows \
         matrix crosscheck oracle suss-loop bench fresh-check $(EXPERIMENTS)
 
 help:
@@ -273,6 +275,10 @@ report: python-deps
 
 # A paper's claims ledger (experiments/claims/<LEDGER>.yaml: suss, the default; astart; blitzstart): each claim's verdict from the
 # archives under results/, into results/claims/<LEDGER>/.
+# The soak: kept out of make test (an hour and more); docs/faults.md.
+soak: $(RUN_DEPS)
+	$(VPY) -m sslab soak --seed $(or $(SEED),1) --faults $(or $(FAULTS),40) -- $(or $(SOAK),run reproduce-table1 --iter 10)
+
 claims: python-deps
 	$(VPY) -m sslab claims $(or $(LEDGER),suss)
 

@@ -180,6 +180,14 @@ def build_parser() -> argparse.ArgumentParser:
                                         "from the archives under results/, written to results/claims/NAME/")
     pcl.add_argument("ledger", nargs="?", default="suss", help="the ledger's name or path (default: suss)")
     pcl.set_defaults(command="claims")
+    psk = sub.add_parser("soak", help="a matrix run twice, once left alone and once under faults drawn from a seed "
+                                      "(killed, interrupted, its cells damaged, resumed), compared cell by cell")
+    psk.add_argument("--seed", type=int, default=1, help="the faults' seed, kept in the record (default 1)")
+    psk.add_argument("--faults", type=at_least_one("--faults"), default=40, help="how many faults (default 40)")
+    psk.add_argument("--dest", type=Path, help="where the two runs go (default: a new results/soak/<stamp>/)")
+    psk.add_argument("command_args", nargs="+", metavar="ARG",
+                     help="the command to soak, as `sslab` takes it (after --): run reproduce-table1 --iter 10")
+    psk.set_defaults(command="soak")
     pds = sub.add_parser("docs-snapshot", help="the documentation's results page from a real Table 1 report: its "
                                                "summary.json and answer plots copied to docs/results/table1/")
     pds.add_argument("report", type=Path, help="the report's folder (results/table1/<selection>/reports/<stamp>)")

@@ -1,0 +1,277 @@
+"""The soak: a matrix run twice, once left alone and once under faults drawn from a seed, then compared
+cell by cell.
+
+Under virtual time a cell's bytes depend on its plan alone, so a matrix that is killed, interrupted,
+damaged and resumed must end where one left alone ends, byte for byte.  The soak drives the command a
+user runs (`sslab run reproduce-table1 ...`, a process of its own, the same command again after each
+fault) into two results directories beside each other:
+
+    calm/     the matrix, run once to its end
+    stormy/   the same command, started again and again; in each session faults strike at moments
+              drawn from the seed: the controller sent SIGKILL, SIGTERM or SIGINT (Ctrl-C), a running
+              boot's UML sent SIGKILL, a second controller started on the same directory; between
+              sessions a finished cell damaged on disk (a byte flipped, a file cut short)
+
+then the command once more, left alone, to the end.  Every cell of calm/ (of each matrix directory
+there) is looked up in stormy/ by its key and their manifests compared on what the guest made (the job's plan and job/out/: every run's record,
+capture and trace): identical, different (none allowed) or missing.  The record (soak.json) keeps the
+seed, the schedule and what each fault did, so that a failing soak can be replayed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .. import paths
+from .store import CellStore
+from .transfer import MANIFEST
+
+#: What can strike while a controller runs, and what strikes between two of its sessions.
+IN_RUN = ("sigkill-controller", "sigterm-controller", "sigint-controller", "sigkill-boot", "second-controller")
+BETWEEN = ("flip-a-byte", "cut-a-file")
+KINDS = IN_RUN + BETWEEN
+#: A session's fault strikes this long after the last (seconds): drawn uniformly between the two,
+#: scaled by the calm run's time per cell, so that each session still has cells to lose.
+STRIKE_CELLS = (0.5, 3.0)
+#: What the soak compares of a cell: what its guest made, not the host's timings and paths.
+GUEST_MADE = ("job/plan.json", "job/out/")
+#: How long a session may run before the soak gives up on it (seconds).
+SESSION_LIMIT_S = 4 * 3600
+
+
+@dataclass
+class Fault:
+    kind: str
+    after_s: float = 0.0             # in-run faults: seconds after the session's start or the last fault
+    what: str = ""                   # what it did: a process and its exit, a cell and a file
+    detected: bool | None = None     # a damaged cell: named by the next session
+
+
+@dataclass
+class Soak:
+    seed: int
+    args: list[str]
+    faults: list[Fault] = field(default_factory=list)
+    sessions: int = 0
+    calm_s: float = 0.0
+    stormy_s: float = 0.0
+
+
+def draw_schedule(seed: int, n: int, cell_s: float) -> list[Fault]:
+    """@n faults drawn from @seed: each kind at least once when @n allows, the rest at random, in a
+    random order; an in-run fault's moment drawn from STRIKE_CELLS times @cell_s (the calm run's time
+    per cell)."""
+    rng = random.Random(seed)
+    kinds = list(KINDS[:n]) + [rng.choice(KINDS) for _ in range(max(0, n - len(KINDS)))]
+    rng.shuffle(kinds)
+    return [Fault(k, round(rng.uniform(*STRIKE_CELLS) * cell_s, 2) if k in IN_RUN else 0.0) for k in kinds]
+
+
+def guest_made(cell: Path) -> dict[str, str]:
+    """The sha256 of each file the cell's guest made, from its manifest."""
+    listed = json.loads((cell / MANIFEST).read_text())["artifacts"]
+    return {name: h for name, h in listed.items() if name.startswith(GUEST_MADE)}
+
+
+def compare(calm: Path, stormy: Path) -> dict[str, list[str]]:
+    """Each finished cell of @calm (a matrix directory) against the one of its key in @stormy."""
+    out: dict[str, list[str]] = {"identical": [], "different": [], "missing": []}
+    a, b = CellStore(calm), CellStore(stormy)
+    for cell in sorted(a.cells.iterdir()) if a.cells.is_dir() else []:
+        key = cell.name
+        if key.startswith(".") or not a.done(key):
+            continue
+        if not b.done(key):
+            out["missing"].append(key)
+        else:
+            out["identical" if guest_made(a.cell_dir(key)) == guest_made(b.cell_dir(key)) else "different"].append(key)
+    return out
+
+
+def matrix_dirs(results: Path) -> list[Path]:
+    """The matrix directories under @results (each holds cells/), relative to it."""
+    return sorted(d.parent.relative_to(results) for d in Path(results).rglob("cells")
+                  if d.is_dir() and (d.parent / "plans").is_dir())
+
+
+class Soaker:
+    """One soak's two runs (Soak, draw_schedule) into @dest; @args: the sslab command's arguments
+    (`run reproduce-table1 --iter 10`)."""
+
+    def __init__(self, dest: Path, args: list[str], seed: int, n: int, log=print):
+        self.dest, self.args, self.log = Path(dest), list(args), log
+        self.record = Soak(seed, list(args))
+        self.n = n
+
+    def command(self, where: str) -> tuple[list[str], dict]:
+        env = {**os.environ, "SSLAB_RESULTS": str(self.dest / where)}
+        return [sys.executable, "-m", "sslab", *self.args], env
+
+    def start(self, where: str, log_name: str) -> subprocess.Popen:
+        cmd, env = self.command(where)
+        out = open(self.dest / "logs" / log_name, "w")
+        return subprocess.Popen(cmd, cwd=paths.REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+    def run_calm(self) -> float:
+        t0 = time.monotonic()
+        proc = self.start("calm", "calm.log")
+        if proc.wait(timeout=SESSION_LIMIT_S) != 0:
+            raise RuntimeError(f"the calm run failed (exit {proc.returncode}); see {self.dest / 'logs' / 'calm.log'}")
+        return time.monotonic() - t0
+
+    def umls(self) -> list[int]:
+        """The UML kernels running for the stormy run: processes whose command line names its directory
+        and UML's virtual clock, whose parent is none of them."""
+        root = str(self.dest / "stormy")
+        pids = {}
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit():
+                try:
+                    cmd = (proc / "cmdline").read_bytes()
+                    ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    continue
+                if root.encode() in cmd and b"time-travel" in cmd:
+                    pids[int(proc.name)] = ppid
+        return [p for p, parent in pids.items() if parent not in pids]
+
+    def strike(self, fault: Fault, proc: subprocess.Popen, session: int) -> bool:
+        """@fault on the running @proc; whether the controller is stopped by it."""
+        if fault.kind == "sigkill-boot":
+            umls = self.umls()
+            if not umls:
+                fault.what = "no boot running at that moment: nothing killed"
+                return False
+            os.kill(umls[0], signal.SIGKILL)
+            fault.what = f"UML pid {umls[0]} killed"
+            return False
+        if fault.kind == "second-controller":
+            cmd, env = self.command("stormy")
+            res = subprocess.run(cmd, cwd=paths.REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
+            refused = res.returncode == 2 and "another `sslab matrix run`" in res.stderr + res.stdout
+            fault.what = f"the second exited {res.returncode}" + ("" if refused else " (NOT refused as it must be)")
+            fault.detected = refused
+            return False
+        sig = {"sigkill-controller": signal.SIGKILL, "sigterm-controller": signal.SIGTERM,
+               "sigint-controller": signal.SIGINT}[fault.kind]
+        os.killpg(proc.pid, sig) if sig == signal.SIGINT else proc.send_signal(sig)   # Ctrl-C: the whole group
+        try:
+            proc.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        fault.what = f"session {session}: the controller exited {proc.returncode}"
+        return True
+
+    def damage(self, fault: Fault, rng: random.Random) -> str | None:
+        """@fault on a finished cell of the stormy run: a byte of one of its files flipped, or a file cut
+        to half; the key, or None when no cell has finished."""
+        stores = [CellStore(self.dest / "stormy" / m) for m in matrix_dirs(self.dest / "stormy")]
+        done = [(store, d.name) for store in stores for d in sorted(store.cells.iterdir())
+                if not d.name.startswith(".") and store.done(d.name)]
+        if not done:
+            fault.what = "no finished cell to damage"
+            return None
+        store, key = rng.choice(done)
+        files = sorted(name for name in guest_made(store.cell_dir(key)))
+        path = store.cell_dir(key) / rng.choice(files)
+        data = bytearray(path.read_bytes())
+        if fault.kind == "flip-a-byte" and data:
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+        else:
+            data = data[:len(data) // 2]
+        path.write_bytes(bytes(data))
+        fault.what = f"cell {key}: {path.relative_to(store.cell_dir(key))} ({fault.kind})"
+        return key
+
+    def run_stormy(self) -> None:
+        rng = random.Random(self.record.seed + 1)
+        pending = list(self.record.faults)
+        damaged: list[tuple[Fault, str]] = []
+        t0 = time.monotonic()
+        while True:
+            # Between sessions: the damage drawn for now, then the session that must find it.
+            while pending and pending[0].kind in BETWEEN:
+                fault = pending.pop(0)
+                if (key := self.damage(fault, rng)) is not None:
+                    damaged.append((fault, key))
+            session = self.record.sessions = self.record.sessions + 1
+            log = f"stormy-{session:03d}.log"
+            proc = self.start("stormy", log)
+            stopped = False
+            while pending and pending[0].kind in IN_RUN and not stopped:
+                fault = pending[0]
+                try:
+                    proc.wait(timeout=fault.after_s)
+                    break                      # the session ended first: the fault waits for the next
+                except subprocess.TimeoutExpired:
+                    pending.pop(0)
+                    stopped = self.strike(fault, proc, session)
+            if not stopped:
+                proc.wait(timeout=SESSION_LIMIT_S)
+            text = (self.dest / "logs" / log).read_text()
+            for fault, key in damaged:
+                if fault.detected is None:
+                    fault.detected = f"cell {key}: its files no longer match its manifest" in text
+            self.log(f"soak: session {session} exited {proc.returncode}; {len(pending)} fault(s) to come")
+            if not pending and proc.returncode == 0:
+                break
+            if session > 4 * len(self.record.faults) + 10:
+                raise RuntimeError(f"the stormy run did not end after {session} sessions; see {self.dest / 'logs'}")
+        self.record.stormy_s = round(time.monotonic() - t0, 1)
+
+    def run(self) -> dict:
+        (self.dest / "logs").mkdir(parents=True, exist_ok=True)
+        self.log(f"soak: the calm run ({self.dest / 'calm'})")
+        self.record.calm_s = round(self.run_calm(), 1)
+        matrices = matrix_dirs(self.dest / "calm")
+        if not matrices:
+            raise RuntimeError(f"the command made no matrix under {self.dest / 'calm'}: a soak needs one")
+        cells = sum(1 for m in matrices for d in (self.dest / "calm" / m / "cells").iterdir() if not d.name.startswith("."))
+        self.record.faults = draw_schedule(self.record.seed, self.n, self.record.calm_s / max(1, cells))
+        self.log(f"soak: the stormy run ({self.dest / 'stormy'}), {self.n} fault(s) from seed {self.record.seed}")
+        self.run_stormy()
+        compared: dict[str, list[str]] = {"identical": [], "different": [], "missing": []}
+        for m in matrices:
+            for k, keys in compare(self.dest / "calm" / m, self.dest / "stormy" / m).items():
+                compared[k] += keys
+        summary = summarise(self.record, compared)
+        (self.dest / "soak.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
+        return summary
+
+
+def summarise(record: Soak, compared: dict[str, list[str]]) -> dict:
+    """The soak's record: its seed, schedule and faults, and the cells compared."""
+    by_kind: dict[str, int] = {}
+    for f in record.faults:
+        if not f.what.startswith(("no ", "nothing")) and f.what:
+            by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
+    damaged = [f for f in record.faults if f.kind in BETWEEN and f.what and not f.what.startswith("no ")]
+    return {"format": "sslab.soak/1", "seed": record.seed, "args": record.args, "sessions": record.sessions,
+            "faults": [asdict(f) for f in record.faults], "injected_by_kind": by_kind,
+            "damaged_cells": len(damaged), "damaged_detected": sum(bool(f.detected) for f in damaged),
+            "cells": {k: len(v) for k, v in compared.items()}, "cells_different": compared["different"],
+            "cells_missing": compared["missing"], "calm_s": record.calm_s, "stormy_s": record.stormy_s,
+            "lost_to_faults_s": round(record.stormy_s - record.calm_s, 1),
+            "ok": not compared["different"] and not compared["missing"]
+            and all(f.detected for f in damaged)}
+
+
+def summary_lines(s: dict) -> list[str]:
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(s["injected_by_kind"].items()))
+    return [f"soak (seed {s['seed']}): {'OK' if s['ok'] else 'FAILED'}",
+            f"  cells identical {s['cells']['identical']}, different {s['cells']['different']}, "
+            f"missing {s['cells']['missing']}",
+            f"  faults injected {sum(s['injected_by_kind'].values())} of {len(s['faults'])} drawn: {kinds}",
+            f"  damaged cells detected and run again: {s['damaged_detected']} of {s['damaged_cells']}",
+            f"  sessions {s['sessions']}; wall time: calm {s['calm_s']:.0f} s, stormy {s['stormy_s']:.0f} s "
+            f"({s['lost_to_faults_s']:+.0f} s to the faults)"]

@@ -1,0 +1,50 @@
+"""The soak's parts that need no testbed (sslab.matrix.soak): its schedule from a seed, the cells compared
+by what their guests made, its summary."""
+
+import json
+
+from sslab.matrix import soak
+
+
+def test_a_schedule_is_its_seeds_every_kind_at_least_once_each_strike_within_its_bounds():
+    a = soak.draw_schedule(7, 40, cell_s=4.0)
+    assert [(f.kind, f.after_s) for f in a] == [(f.kind, f.after_s) for f in soak.draw_schedule(7, 40, cell_s=4.0)]
+    assert [f.kind for f in a] != [f.kind for f in soak.draw_schedule(8, 40, cell_s=4.0)]
+    assert len(a) == 40 and set(f.kind for f in a) == set(soak.KINDS) and len(soak.KINDS) >= 6
+    lo, hi = soak.STRIKE_CELLS
+    assert all(lo * 4.0 <= f.after_s <= hi * 4.0 for f in a if f.kind in soak.IN_RUN)
+    assert all(f.after_s == 0.0 for f in a if f.kind in soak.BETWEEN)
+    assert len(soak.draw_schedule(1, 3, cell_s=1.0)) == 3   # fewer faults than kinds: the first kinds, shuffled
+
+
+def cell(root, key, artifacts):
+    d = root / "cells" / key
+    d.mkdir(parents=True)
+    (d / "cell.json").write_text("{}")
+    (d / "manifest.json").write_text(json.dumps({"artifacts": artifacts}))
+
+
+def test_cells_compare_by_what_their_guests_made_not_by_the_hosts_timings(tmp_path):
+    calm, stormy = tmp_path / "calm", tmp_path / "stormy"
+    made = {"job/plan.json": "p", "job/out/runs/000/run.json": "r"}
+    for key in ("a", "b", "c"):
+        cell(calm, key, {**made, "cell.json": "calm's wall time", "meta.json": "m1"})
+    cell(stormy, "a", {**made, "cell.json": "stormy's wall time", "meta.json": "m2"})   # host's files differ only
+    cell(stormy, "b", {**made, "job/out/runs/000/run.json": "R"})                      # a record differs
+    assert soak.compare(calm, stormy) == {"identical": ["a"], "different": ["b"], "missing": ["c"]}
+
+
+def test_a_soak_passes_only_with_no_cell_different_or_missing_and_every_damaged_cell_found():
+    record = soak.Soak(3, ["run", "smoke"], faults=[
+        soak.Fault("sigkill-controller", 2.0, "session 1: the controller exited -9"),
+        soak.Fault("flip-a-byte", 0.0, "cell k: job/out/x (flip-a-byte)", detected=True),
+        soak.Fault("sigkill-boot", 1.0, "no boot running at that moment: nothing killed")], sessions=3,
+        calm_s=100.0, stormy_s=160.0)
+    fine = soak.summarise(record, {"identical": ["k", "l"], "different": [], "missing": []})
+    assert fine["ok"] and fine["injected_by_kind"] == {"sigkill-controller": 1, "flip-a-byte": 1}
+    assert (fine["damaged_cells"], fine["damaged_detected"], fine["lost_to_faults_s"]) == (1, 1, 60.0)
+    assert not soak.summarise(record, {"identical": ["k"], "different": ["l"], "missing": []})["ok"]
+    assert not soak.summarise(record, {"identical": ["k"], "different": [], "missing": ["l"]})["ok"]
+    record.faults[1].detected = False
+    assert not soak.summarise(record, {"identical": ["k", "l"], "different": [], "missing": []})["ok"]
+    assert soak.summary_lines(fine)[0] == "soak (seed 3): OK"
