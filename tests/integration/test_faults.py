@@ -233,6 +233,29 @@ def test_sigterm_to_a_matrix_mid_cell_exits_143_and_the_same_command_again_compl
     assert len(matrix_records(results / SMOKE_MATRIX)) == 6
 
 
+def test_a_controller_killed_mid_cell_then_run_again_at_once_stops_the_runner_it_left(tmp_path, smoke_here):
+    """SIGKILL to `sslab matrix run` while its runner boots a cell, and the same command again at once:
+    the killed controller's runner is still working (it refused the new one's runner, and the host was
+    given up: the soak of 3 Dec 2026); now the new controller stops it first, and the matrix ends with
+    the bytes of one left alone."""
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    cmd = [sys.executable, "-m", "sslab", *SMOKE_ARGS]
+    # Its output to nothing: a pipe would be held open by the runner it leaves, and reading it to its end
+    # would wait for that runner to finish the matrix.
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 600
+    while not uml_main_processes(results) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.kill()
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+    again = sslab(SMOKE_ARGS, results)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert "host localhost: stopped the runner a stopped controller left (pid " in again.stderr, again.stderr[-3000:]
+    assert matrix_records(results / SMOKE_MATRIX) == smoke_here
+
+
 def test_finished_cells_damaged_on_disk_are_found_and_run_again_to_the_same_bytes(tmp_path, smoke_here):
     """The smoke matrix run, then one cell's capture bit-flipped and another's run record cut short on
     disk: the same command again names both, sets them aside, runs those two alone, and ends with

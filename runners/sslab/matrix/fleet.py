@@ -40,7 +40,7 @@ from .cells import host_error
 from .dealer import Batch, Dealer
 from .progress import ProgressBoard
 from .spec import MatrixError
-from .stopping import stop_runner, stop_signals_interrupt
+from .stopping import lock_holder, stop_runner, stop_signals_interrupt
 from .store import CellStore
 from .transfer import merge_cells
 
@@ -199,6 +199,7 @@ class Fleet:
         # The handlers stay while the hosts are stopped: a second signal then is taken as the first was.
         with stop_signals_interrupt():
             try:
+                self._stop_orphaned_runners()
                 self._prepare_all()
                 while not (self.dealer.finished() and not self.preparing) and not self._stranded():
                     self._step(time.time())
@@ -266,6 +267,20 @@ class Fleet:
              "undone": self.dealer.undone()}, indent=1))
 
     # -- preparing --------------------------------------------------------
+
+    def _stop_orphaned_runners(self) -> None:
+        """The runners of this matrix on this machine's hosts that a controller stopped outright left
+        running (SIGKILL reaches no `finally`): this controller holds the matrix's lock, so none is
+        another's.  Stopped, what they left with them, before any batch: a host's new runner would be
+        refused beside one (one runner per host and matrix), and the host given up."""
+        for h, hv in self.hosts.items():
+            d = None if "sslab_container" in hv else host_matrix_dir(hv, self.matrix_rel)
+            if d is None or not lock_holder(Path(d) / "progress" / f"{h}.lock"):
+                continue
+            r = stop_runner(d, h)
+            self.log(f"host {h}: stopped the runner a stopped controller left (pid {r['runner']})"
+                     + (f", {len(r['left_behind'])} process(es) it left" if r["left_behind"] else "")
+                     + f", {r['partials_removed']} partial cell(s) removed")
 
     def _prepare_all(self) -> None:
         """Every host that needs it, at the same time; a host of this machine in the controller's own
