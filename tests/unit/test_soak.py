@@ -38,7 +38,8 @@ def test_a_soak_passes_only_with_no_cell_different_or_missing_and_every_damaged_
     record = soak.Soak(3, ["run", "smoke"], faults=[
         soak.Fault("sigkill-controller", 2.0, "session 1: the controller exited -9"),
         soak.Fault("flip-a-byte", 0.0, "cell k: job/out/x (flip-a-byte)", detected=True),
-        soak.Fault("sigkill-boot", 1.0, "no boot running at that moment: nothing killed")], sessions=3,
+        soak.Fault("sigkill-boot", 1.0, "no boot running at that moment: nothing killed"),
+        soak.Fault("sigterm-controller", 1.0, "not injected: the matrix had finished")], sessions=3,
         calm_s=100.0, stormy_s=160.0)
     fine = soak.summarise(record, {"identical": ["k", "l"], "different": [], "missing": []})
     assert fine["ok"] and fine["injected_by_kind"] == {"sigkill-controller": 1, "flip-a-byte": 1}

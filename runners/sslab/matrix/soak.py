@@ -129,19 +129,20 @@ class Soaker:
         return time.monotonic() - t0
 
     def umls(self) -> list[int]:
-        """The UML kernels running for the stormy run: processes whose command line names its directory
-        and UML's virtual clock, whose parent is none of them."""
+        """The UML kernels running for the stormy run: processes with UML's virtual clock on their command
+        line (every UML of an image has the same one) working in a directory under the run's, whose parent
+        is none of them (a UML's other host processes are its children)."""
         root = str(self.dest / "stormy")
         pids = {}
         for proc in Path("/proc").iterdir():
             if proc.name.isdigit():
                 try:
-                    cmd = (proc / "cmdline").read_bytes()
-                    ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                    if b"time-travel" not in (proc / "cmdline").read_bytes() or \
+                            not os.readlink(proc / "cwd").startswith(root):
+                        continue
+                    pids[int(proc.name)] = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
                 except (OSError, ValueError, IndexError):
                     continue
-                if root.encode() in cmd and b"time-travel" in cmd:
-                    pids[int(proc.name)] = ppid
         return [p for p, parent in pids.items() if parent not in pids]
 
     def strike(self, fault: Fault, proc: subprocess.Popen, session: int) -> bool:
@@ -218,6 +219,11 @@ class Soaker:
                     stopped = self.strike(fault, proc, session)
             if not stopped:
                 proc.wait(timeout=SESSION_LIMIT_S)
+            if proc.returncode == 0:
+                # The matrix is whole: a fault meant to strike while cells run finds none running until a
+                # damaged cell makes work again.
+                while pending and pending[0].kind in IN_RUN:
+                    pending.pop(0).what = "not injected: the matrix had finished"
             text = (self.dest / "logs" / log).read_text()
             for fault, key in damaged:
                 if fault.detected is None:
@@ -253,7 +259,7 @@ def summarise(record: Soak, compared: dict[str, list[str]]) -> dict:
     """The soak's record: its seed, schedule and faults, and the cells compared."""
     by_kind: dict[str, int] = {}
     for f in record.faults:
-        if not f.what.startswith(("no ", "nothing")) and f.what:
+        if f.what and not f.what.startswith(("no ", "not injected")):
             by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
     damaged = [f for f in record.faults if f.kind in BETWEEN and f.what and not f.what.startswith("no ")]
     return {"format": "sslab.soak/1", "seed": record.seed, "args": record.args, "sessions": record.sessions,
