@@ -43,6 +43,8 @@ KINDS = IN_RUN + BETWEEN
 STRIKE_CELLS = (0.5, 3.0)
 #: What the soak compares of a cell: what its guest made, not the host's timings and paths.
 GUEST_MADE = ("job/plan.json", "job/out/")
+#: How long a boot-killing fault waits for a boot to be running (seconds).
+BOOT_WAIT_S = 30.0
 #: How long a session may run before the soak gives up on it (seconds).
 SESSION_LIMIT_S = 4 * 3600
 
@@ -148,9 +150,12 @@ class Soaker:
     def strike(self, fault: Fault, proc: subprocess.Popen, session: int) -> bool:
         """@fault on the running @proc; whether the controller is stopped by it."""
         if fault.kind == "sigkill-boot":
-            umls = self.umls()
+            # The first boot running from that moment on (between two cells there is none).
+            deadline = time.monotonic() + BOOT_WAIT_S
+            while not (umls := self.umls()) and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.1)
             if not umls:
-                fault.what = "no boot running at that moment: nothing killed"
+                fault.what = f"no boot ran in the {BOOT_WAIT_S:.0f} s after that moment: nothing killed"
                 return False
             os.kill(umls[0], signal.SIGKILL)
             fault.what = f"UML pid {umls[0]} killed"
