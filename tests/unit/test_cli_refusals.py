@@ -11,6 +11,9 @@ from sslab.paths import REPO_ROOT
 
 @pytest.mark.parametrize("args, said", [
     (["run", "wifi", "--reps", "0"], "REPS=0: at least 1"),
+    (["soak", "--", "trace", "show", "x"], "a soak runs a matrix: `run EXPERIMENT ...` or `matrix run MATRIX ...`"),
+    (["soak", "--faults", "0", "--", "run", "smoke"], "--faults=0: at least 1"),
+    (["soak", "--dest", "tests", "--", "run", "smoke"], "tests is not empty: a soak writes into a new directory"),
     (["run", "blitzstart", "--select", "mars"], "nothing named mars"),
     (["run", "fct-vs-size", "--select", "wired,mars"], "nothing named mars"),
     (["run", "startpu"], "no experiment 'startpu'"),
