@@ -182,6 +182,8 @@ def experiment(tmp_path, name: str, **fields) -> str:
 
 
 def keyed(results, kind: str) -> dict[str, object]:
-    """results/<kind>/keys/: key -> the run directory it names."""
+    """results/<kind>/keys/: key -> the finished run directory it names (a dot-name is a lock, or where a
+    run was started: not a key)."""
     keys = results / kind / "keys"
-    return {p.name: p.resolve() for p in keys.iterdir() if p.is_symlink()} if keys.is_dir() else {}
+    return {p.name: p.resolve() for p in keys.iterdir() if p.is_symlink() and not p.name.startswith(".")} \
+        if keys.is_dir() else {}

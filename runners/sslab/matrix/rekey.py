@@ -87,6 +87,8 @@ def rekey_runs(kind_dir: Path, legacy_code: str, code: str, out: Rekeyed, dry_ru
     gives its recorded scenario the old key it has."""
     keys = kind_dir / "keys"
     for link in sorted(keys.iterdir()):
+        if link.name.startswith("."):   # a key's lock, or where a run was started (sslab.experiment.series)
+            continue
         run = link.resolve()
         meta_path = run / "meta.json"
         if not link.is_symlink() or not meta_path.is_file():
