@@ -275,7 +275,7 @@ class Fleet:
         refused beside one (one runner per host and matrix), and the host given up."""
         for h, hv in self.hosts.items():
             d = None if "sslab_container" in hv else host_matrix_dir(hv, self.matrix_rel)
-            if d is None or not lock_holder(Path(d) / "progress" / f"{h}.lock"):
+            if d is None or not lock_holder(d / "progress" / f"{h}.lock"):
                 continue
             r = stop_runner(d, h)
             self.log(f"host {h}: stopped the runner a stopped controller left (pid {r['runner']})"

@@ -43,7 +43,7 @@ from .. import paths
 from .spec import MatrixError
 from .stopping import stop_signals_interrupt
 from .store import CellStore
-from .transfer import cell_problems
+from .transfer import set_aside_damaged
 
 #: Seconds between looks at the queue: a cell lasts tens of seconds and a task minutes, so a look
 #: every half minute reports progress in time without loading the controller (sites ask for this).
@@ -375,11 +375,7 @@ class SlurmArray:
         cells checked against their manifests (a damaged one set aside, to run again); partial cells of
         the array removed."""
         self.states.update(self.ended())
-        damaged = []
-        for k in self.keys:
-            if self.store.done(k) and (problems := cell_problems(self.store.cell_dir(k))):
-                self.store.set_aside(k, "its files do not match its manifest: " + "; ".join(problems[:3]))
-                damaged.append(k)
+        damaged = set_aside_damaged(self.store, self.keys)
         if damaged:
             self.log(f"  {len(damaged)} cell(s) did not match their manifests: set aside under {self.store.failed}, "
                      f"run again by the same command")

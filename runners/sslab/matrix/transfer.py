@@ -13,6 +13,7 @@ import json
 import os
 import tarfile
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import paths
@@ -85,7 +86,6 @@ def set_aside_damaged(store: CellStore, keys: list[str]) -> dict[str, list[str]]
     mismatches, so that the run that follows runs it again rather than report from it.  Returns each
     damaged key's mismatches.  The cells are hashed on threads (hashlib lets go of the interpreter lock):
     Table 1's 160 cells (1.6 GB) took 4.2 s on one thread of a busy 2-core machine."""
-    from concurrent.futures import ThreadPoolExecutor
     done = [k for k in keys if store.done(k)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         found = dict(zip(done, pool.map(lambda k: cell_problems(store.cell_dir(k)), done)))
