@@ -129,9 +129,8 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
     if extra.get("overhead_md"):
         # A row per cell: a page of its own (160 rows at Table 1's default), its sum here.
         rows = extra["overhead_md"].splitlines()
-        (dest / "wall-time.md").write_text(f"# {plan.title}: wall time per cell against its traffic time\n\n"
-                                           + extra["overhead_md"] + "\n")
-        write_html(dest / "wall-time.md", out_name="wall-time.html")
+        _page_of_its_own(dest, "wall-time", f"{plan.title}: wall time per cell against its traffic time",
+                         extra["overhead_md"])
         lines += ["## Wall time per cell against its traffic time", "",
                   "Every cell's on [a page of its own](wall-time.html); all of them together:", "",
                   *rows[:2], *[r for r in rows[2:] if r.startswith("| all ")], ""]
@@ -148,6 +147,13 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
                                                   default=str))
 
 
+def _page_of_its_own(dest: Path, stem: str, title: str, text: str) -> None:
+    """A long part of the report as a page of its own beside it: <stem>.md (@title, then @text) and
+    <stem>.html, which the report links."""
+    (dest / f"{stem}.md").write_text(f"# {title}\n\n{text}\n")
+    write_html(dest / f"{stem}.md", out_name=f"{stem}.html")
+
+
 #: More paper values than this and their table is a page of its own (Table 1's default: 102 rows, two
 #: thirds of the printed report), the report linking it beside the values not reproduced.
 VALUES_INLINE_MAX = 24
@@ -160,8 +166,7 @@ def _every_value(plan: MatrixPlan, extra: dict, dest: Path) -> list[str]:
     n = len(table.splitlines()) - 2   # the heading and its rule
     if n <= VALUES_INLINE_MAX:
         return ["## Every paper value beside ours", "", table, ""]
-    (dest / "values.md").write_text(f"# {plan.title}: every paper value beside ours\n\n{table}\n")
-    write_html(dest / "values.md", out_name="values.html")
+    _page_of_its_own(dest, "values", f"{plan.title}: every paper value beside ours", table)
     below = " Those not reproduced or not decided are listed below with the causes tried." \
         if extra.get("causes_md") else ""
     return ["## Every paper value beside ours", "",
@@ -180,9 +185,8 @@ def _causes(plan: MatrixPlan, extra: dict, dest: Path) -> list[str]:
     values = [ln for ln in section if ln.startswith("- ")]
     if len(values) <= CAUSES_INLINE_MAX:
         return section
-    heading, *body = section
-    (dest / "causes.md").write_text("\n".join([f"# {plan.title}: {heading.removeprefix('## ')}", *body]) + "\n")
-    write_html(dest / "causes.md", out_name="causes.html")
+    heading, _, *body = section   # the heading, its blank line, the section
+    _page_of_its_own(dest, "causes", f"{plan.title}: {heading.removeprefix('## ')}", "\n".join(body))
     untested = sum(ln.endswith("no cause tested yet.") for ln in values)
     return [heading, "",
             f"{len(values)} values the verdict does not call reproduced, each with every candidate cause tried about "
