@@ -328,7 +328,7 @@ def cmd_claims(args) -> int:
 def cmd_soak(args) -> int:
     """`sslab soak -- ARGS`: the command ARGS run twice, once under faults, and compared (sslab.matrix.soak);
     its record is soak.json and report.html in the soak's directory."""
-    from ..matrix.soak import KINDS, Soaker, summary_lines
+    from ..matrix.soak import Soaker, report_md, summary_lines
     from ..analysis.html import write_html
     if args.command_args[0] not in ("run", "matrix"):
         raise Refused(f"a soak runs a matrix: `run EXPERIMENT ...` or `matrix run MATRIX ...`, not "
@@ -339,18 +339,9 @@ def cmd_soak(args) -> int:
     dest.mkdir(parents=True, exist_ok=True)
     summary = Soaker(dest, args.command_args, args.seed, args.faults,
                      log=lambda m: print(m, flush=True)).run()
-    lines = summary_lines(summary)
-    (dest / "report.md").write_text("\n".join([
-        f"# Soak: `sslab {' '.join(args.command_args)}`", "",
-        *(f"- {ln.strip()}" for ln in lines), "",
-        f"Fault kinds: {', '.join(KINDS)}.  Each fault, in order, with what it did:", "",
-        "| # | kind | after (s) | what it did | detected |", "|---|---|---|---|---|",
-        *(f"| {i} | {f['kind']} | {f['after_s']:g} | {f['what'] or 'not injected (the run ended first)'} | "
-          f"{'' if f['detected'] is None else ('yes' if f['detected'] else 'NO')} |"
-          for i, f in enumerate(summary["faults"], 1)),
-        "", "Data: [soak.json](soak.json); the two runs: calm/ and stormy/; each session's console: logs/.", ""]))
+    (dest / "report.md").write_text(report_md(summary))
     write_html(dest / "report.md")
-    print("\n".join(lines))
+    print("\n".join(summary_lines(summary)))
     print(f"record: {dest / 'soak.json'}; page: {dest / 'report.html'}")
     return EXIT_OK if summary["ok"] else EXIT_FAILED
 

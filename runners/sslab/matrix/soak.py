@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import paths
+from .stopping import processes_inside
 from .store import CellStore
 from .transfer import MANIFEST
 
@@ -131,20 +132,16 @@ class Soaker:
         return time.monotonic() - t0
 
     def umls(self) -> list[int]:
-        """The UML kernels running for the stormy run: processes with UML's virtual clock on their command
-        line (every UML of an image has the same one) working in a directory under the run's, whose parent
-        is none of them (a UML's other host processes are its children)."""
-        root = str(self.dest / "stormy")
+        """The UML kernels running for the stormy run: processes working under its directory with UML's
+        virtual clock on their command line (every UML of an image has the same one), whose parent is
+        none of them (a UML's other host processes are its children)."""
         pids = {}
-        for proc in Path("/proc").iterdir():
-            if proc.name.isdigit():
-                try:
-                    if b"time-travel" not in (proc / "cmdline").read_bytes() or \
-                            not os.readlink(proc / "cwd").startswith(root):
-                        continue
-                    pids[int(proc.name)] = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                except (OSError, ValueError, IndexError):
-                    continue
+        for pid in processes_inside(self.dest / "stormy"):
+            try:
+                if b"time-travel" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    pids[pid] = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):   # gone meanwhile
+                continue
         return [p for p, parent in pids.items() if parent not in pids]
 
     def strike(self, fault: Fault, proc: subprocess.Popen, session: int) -> bool:
@@ -275,6 +272,19 @@ def summarise(record: Soak, compared: dict[str, list[str]]) -> dict:
             "lost_to_faults_s": round(record.stormy_s - record.calm_s, 1),
             "ok": not compared["different"] and not compared["missing"]
             and all(f.detected for f in damaged)}
+
+
+def report_md(s: dict) -> str:
+    """The soak's page: its summary, then every fault in order with what it did."""
+    rows = [f"| {i} | {f['kind']} | {f['after_s']:g} | {f['what'] or 'not injected (the run ended first)'} | "
+            f"{'' if f['detected'] is None else ('yes' if f['detected'] else 'NO')} |"
+            for i, f in enumerate(s["faults"], 1)]
+    return "\n".join([
+        f"# Soak: `sslab {' '.join(s['args'])}`", "",
+        *(f"- {ln.strip()}" for ln in summary_lines(s)), "",
+        f"Fault kinds: {', '.join(KINDS)}.  Each fault, in order, with what it did:", "",
+        "| # | kind | after (s) | what it did | detected |", "|---|---|---|---|---|", *rows,
+        "", "Data: [soak.json](soak.json); the two runs: calm/ and stormy/; each session's console: logs/.", ""])
 
 
 def summary_lines(s: dict) -> list[str]:
