@@ -250,7 +250,7 @@ FRESH_MAIN ?= reproduce-table1
 fresh-check: deps
 	$(VPY) -m sslab fresh-check --main "$(FRESH_MAIN)" $(if $(FRESH_KEEP),--keep) $(if $(FRESH_NEED_GB),--need-gb $(FRESH_NEED_GB))
 
-# Wall-clock benchmarks of the UML substrate (not tests: timings depend on the machine).
+# Wall-clock benchmarks of the substrates (not tests: timings depend on the machine).
 # BENCH=umlperf samples the host with perf: installed here when missing (Debian's linux-perf).
 bench: deps
 	$(if $(findstring umlperf,$(BENCH)),@command -v perf >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] || \
