@@ -35,6 +35,31 @@ def cache_dir() -> Path:
     return Path(base) / "sslab"
 
 
+#: Free bytes below which a disk counts as full when a run failed (a Table 1 cell writes about 10 MB).
+FULL_BELOW_BYTES = 64 * 1024 * 1024
+
+
+def existing_part(where: Path) -> Path:
+    """@where, or its nearest parent that exists (a results directory not made yet)."""
+    return next((p for p in (where, *where.parents) if p.exists()), Path("/"))
+
+
+def nearly_full(where: Path) -> Path | None:
+    """@where (or its nearest existing parent) if the disk holding it has under FULL_BELOW_BYTES free."""
+    probe = existing_part(where)
+    return probe if shutil.disk_usage(probe).free < FULL_BELOW_BYTES else None
+
+
+def full_disk_message(filename: str | None) -> str:
+    """What a full disk (or quota) stopped, and what to do: the device, its free space, and that a rerun
+    completes what is missing (nothing unfinished is recorded as done)."""
+    where = Path(filename) if filename else RESULTS_DIR
+    free = shutil.disk_usage(existing_part(where)).free / 1e6
+    return (f"no space left on the device holding {where} ({free:.1f} MB free there now).  Nothing "
+            f"unfinished was recorded as done: free space (or point SSLAB_RESULTS= / SSLAB_CACHE= "
+            f"elsewhere) and run the same command again; it runs only what is missing.")
+
+
 def stamp() -> str:
     """A new directory name for a run or report: UTC time plus a random suffix."""
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(2)

@@ -11,7 +11,6 @@ refuse a request before anything starts exit 2, failures during a run exit 1.
 from __future__ import annotations
 
 import errno
-import shutil
 import signal
 import sys
 from pathlib import Path
@@ -73,28 +72,13 @@ def main(argv: list[str] | None = None) -> int:
     except (ImageError, MirrorError, VMError, JobError) as e:
         print(f"error: {e}", file=sys.stderr)
         if (full := full_disk_behind(e)) is not None:
-            print(f"error: {full_disk_message(str(full))}", file=sys.stderr)
+            print(f"error: {paths.full_disk_message(str(full))}", file=sys.stderr)
         return EXIT_FAILED
     except OSError as e:
         if e.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
-        print(f"error: {full_disk_message(e.filename)}", file=sys.stderr)
+        print(f"error: {paths.full_disk_message(e.filename)}", file=sys.stderr)
         return EXIT_FAILED
-
-
-#: Free bytes below which a disk counts as full when a run failed (a Table 1 cell writes about 10 MB).
-FULL_BELOW_BYTES = 64 * 1024 * 1024
-
-
-def _existing(where: Path) -> Path:
-    """@where, or its nearest parent that exists (a results directory not made yet)."""
-    return next((p for p in (where, *where.parents) if p.exists()), Path("/"))
-
-
-def nearly_full(where: Path) -> Path | None:
-    """@where (or its nearest existing parent) if the disk holding it has under FULL_BELOW_BYTES free."""
-    probe = _existing(where)
-    return probe if shutil.disk_usage(probe).free < FULL_BELOW_BYTES else None
 
 
 #: How a program the harness ran says it could not write.
@@ -108,19 +92,11 @@ def full_disk_behind(e: Exception) -> Path | None:
     cache's when either is nearly full; else the cache's (an image build's) or the results' when the
     error says a write found no space."""
     for where in (paths.RESULTS_DIR, paths.cache_dir()):
-        if (full := nearly_full(where)) is not None:
+        if (full := paths.nearly_full(where)) is not None:
             return full
     if NO_SPACE in f"{e}{getattr(e, 'output', '')}":
         from ..substrate.image import ImageError
-        return _existing(paths.cache_dir() if isinstance(e, ImageError) else paths.RESULTS_DIR)
+        return paths.existing_part(paths.cache_dir() if isinstance(e, ImageError) else paths.RESULTS_DIR)
     return None
 
 
-def full_disk_message(filename: str | None) -> str:
-    """What a full disk (or quota) stopped, and what to do: the device, its free space, and that a rerun
-    completes what is missing (nothing unfinished is recorded as done)."""
-    where = Path(filename) if filename else paths.RESULTS_DIR
-    free = shutil.disk_usage(_existing(where)).free / 1e6
-    return (f"no space left on the device holding {where} ({free:.1f} MB free there now).  Nothing "
-            f"unfinished was recorded as done: free space (or point SSLAB_RESULTS= / SSLAB_CACHE= "
-            f"elsewhere) and run the same command again; it runs only what is missing.")
