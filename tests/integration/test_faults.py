@@ -318,6 +318,41 @@ def fill_all_but(where: Path, leave: int) -> Path:
     return filler
 
 
+@pytest.fixture
+def soak_disk(tmp_path):
+    """A 256 MB filesystem of its own (tmpfs) for a soak's runs, which its disk fault fills."""
+    yield from mounted_tmpfs(tmp_path / "soak", "256m")
+
+
+def test_the_soaks_full_disk_mid_matrix_then_the_same_command_again_ends_as_one_left_alone(soak_disk, smoke_here):
+    """The soak's disk fault (sslab.matrix.soak, fill-the-disk) while the smoke matrix boots its first
+    cells: the results' filesystem left with its last megabytes, then freed.  The controller runs on or
+    stops saying so (exit 1, "no space left"), the ballast is gone, and the same command again ends
+    with every cell's bytes those of the matrix left alone."""
+    from sslab.matrix import soak
+    assert soak.shares_a_filesystem(soak_disk) is None
+    soaker = soak.Soaker(soak_disk, SMOKE_ARGS, seed=1, n=1)
+    (soak_disk / "logs").mkdir()
+    proc = soaker.start("stormy", "first.log")
+    deadline = time.monotonic() + 120
+    while not soaker.umls() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert soaker.umls(), (soak_disk / "logs" / "first.log").read_text()[-3000:]
+    fault = soak.Fault("fill-the-disk")
+    soaker.fill_the_disk(fault, proc)
+    proc.wait(timeout=600)
+    log = soaker.console.text()
+    assert int(fault.what.split("filled to ")[1].split(" MB")[0]) <= soak.DISK_LEFT_B >> 20, fault.what
+    assert not (soak_disk / soak.BALLAST).exists()
+    # Stopped, it names the full disk: the controller's own write failed, or its runner's (the host's
+    # loss says why).  Its console is whole: a user's terminal is not on the full disk.
+    assert proc.returncode == 0 or (proc.returncode == 1 and "no space left on the device holding" in log), log[-3000:]
+    results = soak_disk / "stormy"
+    again = sslab(SMOKE_ARGS, results)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert matrix_records(results / SMOKE_MATRIX) == smoke_here
+
+
 def file_hashes(d: Path) -> dict[str, str]:
     return {str(p.relative_to(d)): sha256_file(p) for p in sorted(d.rglob("*")) if p.is_file() and not p.is_symlink()}
 

@@ -2,7 +2,9 @@
 by what their guests made, its summary."""
 
 import json
+from pathlib import Path
 
+from sslab import paths
 from sslab.matrix import soak
 
 
@@ -15,6 +17,20 @@ def test_a_schedule_is_its_seeds_every_kind_at_least_once_each_strike_within_its
     assert all(lo * 4.0 <= f.after_s <= hi * 4.0 for f in a if f.kind in soak.IN_RUN)
     assert all(f.after_s == 0.0 for f in a if f.kind in soak.BETWEEN)
     assert len(soak.draw_schedule(1, 3, cell_s=1.0)) == 3   # fewer faults than kinds: the first kinds, shuffled
+
+
+def test_a_kind_left_out_is_never_drawn_and_the_rest_each_at_least_once():
+    kinds = tuple(k for k in soak.KINDS if k != "fill-the-disk")
+    drawn = [f.kind for f in soak.draw_schedule(7, 40, cell_s=4.0, kinds_allowed=kinds)]
+    assert "fill-the-disk" not in drawn and set(drawn) == set(kinds)
+
+
+def test_the_disk_fault_is_drawn_only_on_a_filesystem_of_its_own():
+    """A directory not made yet is judged by the nearest one that exists."""
+    assert soak.shares_a_filesystem(paths.REPO_ROOT / "results" / "soak" / "new") == f"the repository ({paths.REPO_ROOT})"
+    shm = Path("/dev/shm")      # tmpfs, where this Linux has one: neither the repository's nor the cache's
+    if shm.is_dir() and shm.stat().st_dev not in (paths.REPO_ROOT.stat().st_dev, paths.cache_dir().stat().st_dev):
+        assert soak.shares_a_filesystem(shm / "soak" / "new") is None
 
 
 def cell(root, key, artifacts):
@@ -49,3 +65,18 @@ def test_a_soak_passes_only_with_no_cell_different_or_missing_and_every_damaged_
     record.faults[1].detected = False
     assert not soak.summarise(record, {"identical": ["k", "l"], "different": [], "missing": []})["ok"]
     assert soak.summary_lines(fine)[0] == "soak (seed 3): OK"
+
+
+def test_a_sessions_console_is_written_whole_through_its_pipe(tmp_path):
+    """What the controller writes to its console (a pipe, as a terminal would be) lands in the log file,
+    in order, all of it once the session ends."""
+    import subprocess
+    import sys
+    console = soak.Console(tmp_path / "session.log")
+    proc = subprocess.Popen([sys.executable, "-c", "import sys\nfor i in range(20000): print(i)\n"
+                             "print('the end', file=sys.stderr)"], stdout=console.write_fd, stderr=subprocess.STDOUT)
+    console.start()
+    assert proc.wait(timeout=60) == 0
+    text = console.text()
+    assert text.splitlines() == [str(i) for i in range(20000)] + ["the end"]
+    assert (tmp_path / "session.log").read_text() == text

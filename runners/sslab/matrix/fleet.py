@@ -337,7 +337,7 @@ class Fleet:
         if play.unreachable():
             why = "unreachable"
         elif rc != 0:
-            error = self._host_error(batch.host)
+            error = self._host_error(batch.host) or self._full_disk(batch.host)
             why = error or f"batch {batch.number} ended with ansible-playbook exit {rc}"
         back = self.dealer.batch_ended(batch, done, failed, set(damaged), why=why)
         self.history.append({"batch": batch.number, "host": batch.host, "cells": batch.keys,
@@ -364,6 +364,12 @@ class Fleet:
         its last batch."""
         d = host_matrix_dir(self.hosts[host], self.matrix_rel)
         return ([d / "progress" / f"{host}.json"] if d else []) + [self.matrix_dir / "progress" / f"{host}.remote.json"]
+
+    def _full_disk(self, host: str) -> str | None:
+        """A host here whose matrix directory's disk is (nearly) full: its runner could not say so (its
+        progress file is on that disk), and Ansible's record of the task is cut short there too."""
+        d = None if "sslab_container" in self.hosts[host] else host_matrix_dir(self.hosts[host], self.matrix_rel)
+        return paths.full_disk_message(str(d)) if d is not None and paths.nearly_full(d) else None
 
     def _host_error(self, host: str) -> str | None:
         for f in self._progress_files(host):

@@ -9,13 +9,18 @@ fault) into two results directories beside each other:
     calm/     the matrix, run once to its end
     stormy/   the same command, started again and again; in each session faults strike at moments
               drawn from the seed: the controller sent SIGKILL, SIGTERM or SIGINT (Ctrl-C), a running
-              boot's UML sent SIGKILL, a second controller started on the same directory; between
+              boot's UML sent SIGKILL, a second controller started on the same directory, the
+              results' filesystem filled to its last megabytes for a while and freed again; between
               sessions a finished cell damaged on disk (a byte flipped, a file cut short)
 
 then the command once more, left alone, to the end.  Every cell of calm/ (of each matrix directory
 there) is looked up in stormy/ by its key and their manifests compared on what the guest made (the job's plan and job/out/: every run's record,
 capture and trace): identical, different (none allowed) or missing.  The record (soak.json) keeps the
 seed, the schedule and what each fault did, so that a failing soak can be replayed.
+
+Filling the disk fills the whole filesystem the soak writes to, for everything on it: the soak draws
+that fault only when its directory is on a filesystem of its own (neither the repository's nor the
+image cache's), and says so in the record when it is not.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,7 +42,8 @@ from .store import CellStore
 from .transfer import MANIFEST
 
 #: What can strike while a controller runs, and what strikes between two of its sessions.
-IN_RUN = ("sigkill-controller", "sigterm-controller", "sigint-controller", "sigkill-boot", "second-controller")
+IN_RUN = ("sigkill-controller", "sigterm-controller", "sigint-controller", "sigkill-boot", "second-controller",
+          "fill-the-disk")
 BETWEEN = ("flip-a-byte", "cut-a-file")
 KINDS = IN_RUN + BETWEEN
 #: A session's fault strikes this long after the last (seconds): drawn uniformly between the two,
@@ -46,6 +53,14 @@ STRIKE_CELLS = (0.5, 3.0)
 GUEST_MADE = ("job/plan.json", "job/out/")
 #: How long a boot-killing fault waits for a boot to be running (seconds).
 BOOT_WAIT_S = 30.0
+#: A full disk: the bytes left free on the results' filesystem (its last megabytes: a cell's record
+#: still fits, its captures do not), and how long it stays full unless the controller stops first
+#: (seconds: about a cell's boot, so that the fault meets a cell writing).
+DISK_LEFT_B = 4 << 20
+FILL_HOLD_S = 30.0
+#: Where the ballast that fills it goes, in the soak's directory (removed when the fault ends, and by
+#: a soak that stops for any reason).
+BALLAST = ".ballast"
 #: How long a session may run before the soak gives up on it (seconds).
 SESSION_LIMIT_S = 4 * 3600
 
@@ -64,16 +79,17 @@ class Soak:
     args: list[str]
     faults: list[Fault] = field(default_factory=list)
     sessions: int = 0
+    left_out: dict[str, str] = field(default_factory=dict)   # a fault kind not drawn: why
     calm_s: float = 0.0
     stormy_s: float = 0.0
 
 
-def draw_schedule(seed: int, n: int, cell_s: float) -> list[Fault]:
-    """@n faults drawn from @seed: each kind at least once when @n allows, the rest at random, in a
-    random order; an in-run fault's moment drawn from STRIKE_CELLS times @cell_s (the calm run's time
-    per cell)."""
+def draw_schedule(seed: int, n: int, cell_s: float, kinds_allowed: tuple[str, ...] = KINDS) -> list[Fault]:
+    """@n faults of @kinds_allowed drawn from @seed: each kind at least once when @n allows, the rest
+    at random, in a random order; an in-run fault's moment drawn from STRIKE_CELLS times @cell_s (the
+    calm run's time per cell)."""
     rng = random.Random(seed)
-    kinds = list(KINDS[:n]) + [rng.choice(KINDS) for _ in range(max(0, n - len(KINDS)))]
+    kinds = list(kinds_allowed[:n]) + [rng.choice(kinds_allowed) for _ in range(max(0, n - len(kinds_allowed)))]
     rng.shuffle(kinds)
     return [Fault(k, round(rng.uniform(*STRIKE_CELLS) * cell_s, 2) if k in IN_RUN else 0.0) for k in kinds]
 
@@ -99,10 +115,69 @@ def compare(calm: Path, stormy: Path) -> dict[str, list[str]]:
     return out
 
 
+def shares_a_filesystem(dest: Path) -> str | None:
+    """What of the harness's own shares @dest's filesystem (the repository, the image cache), or None."""
+    def device(p: Path) -> int:
+        p = Path(p).absolute()
+        while not p.exists():
+            p = p.parent
+        return p.stat().st_dev
+    for name, where in (("the repository", paths.REPO_ROOT), ("the image cache", paths.cache_dir())):
+        if device(dest) == device(where):
+            return f"{name} ({where})"
+    return None
+
+
 def matrix_dirs(results: Path) -> list[Path]:
     """The matrix directories under @results (each holds cells/), relative to it."""
     return sorted(d.parent.relative_to(results) for d in Path(results).rglob("cells")
                   if d.is_dir() and (d.parent / "plans").is_dir())
+
+
+class Console:
+    """A session's console, written to logs/NAME as it comes through a pipe.  The controller writes to
+    the pipe as it would to a user's terminal, which a full results disk cannot fail (no terminal is on
+    that disk); what the file cannot take meanwhile is held and written once it can."""
+
+    #: How long the end of a session waits for its console to drain (processes the controller left may
+    #: hold the pipe open: what they write later is still written, when it comes).
+    DRAIN_S = 5.0
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.held = bytearray()
+        self.lock = threading.Lock()
+        self.read_fd, self.write_fd = os.pipe()
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+
+    def start(self) -> None:
+        os.close(self.write_fd)          # the controller has its own copy; EOF when it and its children end
+        self.thread.start()
+
+    def _pump(self) -> None:
+        while chunk := os.read(self.read_fd, 1 << 16):
+            with self.lock:
+                self.held += chunk
+                self._write_held()
+        os.close(self.read_fd)
+
+    def _write_held(self) -> None:
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                while self.held:
+                    del self.held[:os.write(fd, self.held)]   # what a short write took is not written twice
+            finally:
+                os.close(fd)
+        except OSError:                  # a full disk: the rest kept for the next try
+            pass
+
+    def text(self) -> str:
+        """All the session wrote by now (its console drained, DRAIN_S at most)."""
+        self.thread.join(timeout=self.DRAIN_S)
+        with self.lock:
+            self._write_held()
+            return self.path.read_text(errors="replace") + self.held.decode(errors="replace")
 
 
 class Soaker:
@@ -119,10 +194,14 @@ class Soaker:
         return [sys.executable, "-m", "sslab", *self.args], env
 
     def start(self, where: str, log_name: str) -> subprocess.Popen:
+        """The command into @where, its console to logs/@log_name (self.console)."""
         cmd, env = self.command(where)
-        out = open(self.dest / "logs" / log_name, "w")
-        return subprocess.Popen(cmd, cwd=paths.REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        self.console = Console(self.dest / "logs" / log_name)
+        self.console.path.touch()
+        proc = subprocess.Popen(cmd, cwd=paths.REPO_ROOT, env=env, stdout=self.console.write_fd,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        self.console.start()
+        return proc
 
     def run_calm(self) -> float:
         t0 = time.monotonic()
@@ -157,6 +236,8 @@ class Soaker:
             os.kill(umls[0], signal.SIGKILL)
             fault.what = f"UML pid {umls[0]} killed"
             return False
+        if fault.kind == "fill-the-disk":
+            return self.fill_the_disk(fault, proc)
         if fault.kind == "second-controller":
             cmd, env = self.command("stormy")
             res = subprocess.run(cmd, cwd=paths.REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -174,6 +255,34 @@ class Soaker:
             proc.wait()
         fault.what = f"session {session}: the controller exited {proc.returncode}"
         return True
+
+    def fill_the_disk(self, fault: Fault, proc: subprocess.Popen) -> bool:
+        """@fault: the results' filesystem filled to DISK_LEFT_B free for FILL_HOLD_S (or until the
+        controller stops), then freed; whether the controller stopped meanwhile."""
+        ballast = self.dest / BALLAST
+        st = os.statvfs(self.dest)
+        size = st.f_bavail * st.f_frsize - DISK_LEFT_B
+        if size <= 0:
+            fault.what = f"the filesystem had {st.f_bavail * st.f_frsize >> 20} MB free already: nothing filled"
+            return False
+        t0 = time.monotonic()
+        try:
+            try:
+                with open(ballast, "wb") as f:
+                    os.posix_fallocate(f.fileno(), 0, size)
+            except OSError as e:     # the run wrote meanwhile: what is left is filled nonetheless
+                fault.what = f"filling {size >> 20} MB failed ({e.strerror}): "
+            left = os.statvfs(self.dest)
+            try:
+                proc.wait(timeout=FILL_HOLD_S)
+            except subprocess.TimeoutExpired:
+                pass
+        finally:
+            ballast.unlink(missing_ok=True)
+        held = time.monotonic() - t0
+        fault.what += (f"filled to {left.f_bavail * left.f_frsize >> 20} MB free for {held:.0f} s, then freed: "
+                      + ("the controller ran on" if proc.poll() is None else f"the controller exited {proc.returncode}"))
+        return proc.poll() is not None
 
     def damage(self, fault: Fault, rng: random.Random) -> str | None:
         """@fault on a finished cell of the stormy run: a byte of one of its files flipped, or a file cut
@@ -226,7 +335,7 @@ class Soaker:
                 # damaged cell makes work again.
                 while pending and pending[0].kind in IN_RUN:
                     pending.pop(0).what = "not injected: the matrix had finished"
-            text = (self.dest / "logs" / log).read_text()
+            text = self.console.text()
             for fault, key in damaged:
                 if fault.detected is None:
                     fault.detected = f"cell {key}: its files no longer match its manifest" in text
@@ -245,9 +354,17 @@ class Soaker:
         if not matrices:
             raise RuntimeError(f"the command made no matrix under {self.dest / 'calm'}: a soak needs one")
         cells = sum(1 for m in matrices for d in (self.dest / "calm" / m / "cells").iterdir() if not d.name.startswith("."))
-        self.record.faults = draw_schedule(self.record.seed, self.n, self.record.calm_s / max(1, cells))
-        self.log(f"soak: the stormy run ({self.dest / 'stormy'}), {self.n} fault(s) from seed {self.record.seed}")
-        self.run_stormy()
+        if (shared := shares_a_filesystem(self.dest)) is not None:
+            self.record.left_out["fill-the-disk"] = (f"{self.dest} shares its filesystem with {shared}: filling it "
+                                                     "would starve them too (give --dest a filesystem of its own)")
+        kinds = tuple(k for k in KINDS if k not in self.record.left_out)
+        self.record.faults = draw_schedule(self.record.seed, self.n, self.record.calm_s / max(1, cells), kinds)
+        self.log(f"soak: the stormy run ({self.dest / 'stormy'}), {self.n} fault(s) from seed {self.record.seed}"
+                 + "".join(f"; {k} left out: {why}" for k, why in self.record.left_out.items()))
+        try:
+            self.run_stormy()
+        finally:
+            (self.dest / BALLAST).unlink(missing_ok=True)
         compared: dict[str, list[str]] = {"identical": [], "different": [], "missing": []}
         for m in matrices:
             for k, keys in compare(self.dest / "calm" / m, self.dest / "stormy" / m).items():
@@ -265,7 +382,7 @@ def summarise(record: Soak, compared: dict[str, list[str]]) -> dict:
             by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
     damaged = [f for f in record.faults if f.kind in BETWEEN and f.what and not f.what.startswith("no ")]
     return {"format": "sslab.soak/1", "seed": record.seed, "args": record.args, "sessions": record.sessions,
-            "faults": [asdict(f) for f in record.faults], "injected_by_kind": by_kind,
+            "faults": [asdict(f) for f in record.faults], "injected_by_kind": by_kind, "left_out": record.left_out,
             "damaged_cells": len(damaged), "damaged_detected": sum(bool(f.detected) for f in damaged),
             "cells": {k: len(v) for k, v in compared.items()}, "cells_different": compared["different"],
             "cells_missing": compared["missing"], "calm_s": record.calm_s, "stormy_s": record.stormy_s,
@@ -294,5 +411,6 @@ def summary_lines(s: dict) -> list[str]:
             f"missing {s['cells']['missing']}",
             f"  faults injected {sum(s['injected_by_kind'].values())} of {len(s['faults'])} drawn: {kinds}",
             f"  damaged cells detected and run again: {s['damaged_detected']} of {s['damaged_cells']}",
+            *(f"  not drawn: {kind}: {why}" for kind, why in s.get("left_out", {}).items()),
             f"  sessions {s['sessions']}; wall time: calm {s['calm_s']:.0f} s, stormy {s['stormy_s']:.0f} s "
             f"({s['lost_to_faults_s']:+.0f} s to the faults)"]
