@@ -187,17 +187,19 @@ def home(mdir: Path) -> set[str]:
         if cells.is_dir() else set()
 
 
-def test_ctrl_c_cancels_the_array_and_loses_nothing_finished(cluster, user, smoke_here):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_cancels_the_array_and_loses_nothing_finished(cluster, user, smoke_here, sig):
+    """Exit 128 + the signal, as a controller of hosts exits (SIGTERM gave 130 until 3 Dec 2026)."""
     u, run, results_dir = user
-    results = results_dir("ctrl-c")
+    results = results_dir(f"stopped-by-{sig.name}")
     proc, mdir, job = start_array(cluster, run, results, lambda mdir, job: home(mdir) and running(cluster, job))
     # The controller itself (runuser's child), as a terminal's Ctrl-C reaches it.
     controller = next(pid for pid, (uid, cmd) in task_processes(proc.pid).items()
                       if "-m sslab matrix run" in cmd and uid == u.pw_uid)
-    os.kill(controller, signal.SIGINT)
+    os.kill(controller, sig)
     out, _ = proc.communicate(timeout=300)
-    assert proc.returncode == 130, out[-3000:]
-    assert "interrupted (SIGINT): cancelling the array" in out and f"scancel {job}" in out, out[-3000:]
+    assert proc.returncode == 128 + sig, out[-3000:]
+    assert f"interrupted ({sig.name}): cancelling the array" in out and f"scancel {job}" in out, out[-3000:]
     assert queued(cluster, job) == {}, "the array is still queued"
     kept = home(mdir)
     assert 1 <= len(kept) < 6 and not list((mdir / "cells").glob(".partial-*")), sorted((mdir / "cells").iterdir())

@@ -41,7 +41,7 @@ from pathlib import Path
 
 from .. import paths
 from .spec import MatrixError
-from .stopping import stop_signals_interrupt
+from .stopping import interrupt_exit_status, stop_signals_interrupt
 from .store import CellStore
 from .transfer import set_aside_damaged
 
@@ -409,7 +409,8 @@ class SlurmArray:
             self.finish()
 
     def run(self) -> int:
-        """Submit, follow, and on Ctrl-C (SIGINT, SIGTERM, SIGHUP) cancel: 130 then."""
+        """Submit, follow, and on Ctrl-C (SIGINT, SIGTERM, SIGHUP) cancel: 128 + the signal then (130, 143,
+        129), as a controller of hosts exits."""
         with stop_signals_interrupt():
             try:
                 self.submit()
@@ -418,7 +419,7 @@ class SlurmArray:
                 self.log(f"\ninterrupted ({e.args[0] if e.args else 'SIGINT'}): cancelling the array (finished cells "
                          f"are kept, partial ones discarded)")
                 self.cancel()
-                return 130
+                return interrupt_exit_status(e)
 
     def _remove_partials(self) -> None:
         """Partial cells of this array's keys, once none of its tasks runs: they never count."""
