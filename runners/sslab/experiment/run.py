@@ -346,3 +346,20 @@ def write_manifest(run_dir: Path) -> Path:
     path = run_dir / "manifest.json"
     path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
     return path
+
+
+def manifest_problems(run_dir: Path) -> list[str]:
+    """How @run_dir's files differ from its manifest (none: it is sound): a file changed, cut short,
+    gone or added since the manifest was written (a disk's fault, a hand's).  A run directory and a
+    matrix's cell are both checked by it."""
+    try:
+        listed = json.loads((run_dir / "manifest.json").read_text())["artifacts"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return [f"manifest.json: unreadable ({type(e).__name__})"]
+    present = {str(p.relative_to(run_dir)) for p in run_dir.rglob("*")
+               if p.is_file() and not p.is_symlink() and p.name != "manifest.json"}
+    problems = [f"{name}: missing" for name in sorted(set(listed) - present)]
+    problems += [f"{name}: not in the manifest" for name in sorted(present - set(listed))]
+    problems += [f"{name}: sha256 {got[:12]}, manifest {listed[name][:12]}" for name in sorted(present & set(listed))
+                 if (got := sha256(run_dir / name)) != listed[name]]
+    return problems

@@ -9,7 +9,6 @@ error.txt, and the controller deals it again (dealer.Dealer).
 
 from __future__ import annotations
 
-import json
 import os
 import tarfile
 import tempfile
@@ -17,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import paths
+from ..experiment.run import manifest_problems
 from ..plan_record import MatrixPlan
-from ..substrate.buildtools import sha256_file
 from .spec import MatrixError
 from .store import CellStore
 
@@ -66,20 +65,6 @@ def extract_data(tar: tarfile.TarFile, dest: Path) -> None:
     tar.extractall(dest)
 
 
-def cell_problems(cell: Path) -> list[str]:
-    """How @cell's files differ from its manifest (none: the cell is sound)."""
-    try:
-        listed = json.loads((cell / MANIFEST).read_text())["artifacts"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        return [f"{MANIFEST}: unreadable ({type(e).__name__})"]
-    present = {str(p.relative_to(cell)) for p in cell.rglob("*") if p.is_file() and p.name != MANIFEST}
-    problems = [f"{name}: missing" for name in sorted(set(listed) - present)]
-    problems += [f"{name}: not in the manifest" for name in sorted(present - set(listed))]
-    problems += [f"{name}: sha256 {got[:12]}, manifest {listed[name][:12]}" for name in sorted(present & set(listed))
-                 if (got := sha256_file(cell / name)) != listed[name]]
-    return problems
-
-
 def set_aside_damaged(store: CellStore, keys: list[str]) -> dict[str, list[str]]:
     """Each finished cell of @keys checked against its manifest; a damaged one (a file changed, cut short,
     gone or added since it landed: a disk's fault, a hand's) set aside under failed/ with its
@@ -88,7 +73,7 @@ def set_aside_damaged(store: CellStore, keys: list[str]) -> dict[str, list[str]]
     Table 1's 160 cells (1.6 GB) took 4.2 s on one thread of a busy 2-core machine."""
     done = [k for k in keys if store.done(k)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        found = dict(zip(done, pool.map(lambda k: cell_problems(store.cell_dir(k)), done)))
+        found = dict(zip(done, pool.map(lambda k: manifest_problems(store.cell_dir(k)), done)))
     damaged = {k: problems for k, problems in found.items() if problems}
     for k, problems in damaged.items():
         store.set_aside(k, "its files no longer match its manifest: " + "; ".join(problems[:5]))
@@ -113,7 +98,7 @@ def merge_cells(matrix_dir: Path, tar_path: Path, host: str = "host") -> dict:
             if store.done(cell.name):
                 counts["already_here"] += 1
                 continue
-            if problems := cell_problems(cell):
+            if problems := manifest_problems(cell):
                 store.failed.mkdir(parents=True, exist_ok=True)
                 (cell / "error.txt").write_text(f"arrived damaged from {host} in {tar_path.name}:\n"
                                                 + "\n".join(problems) + "\n")
