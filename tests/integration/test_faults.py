@@ -214,6 +214,31 @@ def test_a_runner_killed_in_its_read_out_is_read_out_again_not_run_again(tmp_pat
         assert (killed / r.relative_to(left_alone)).read_bytes() == r.read_bytes(), r.parent.name
 
 
+def test_an_experiments_finished_run_damaged_on_disk_is_found_and_run_again_to_the_same_bytes(tmp_path, image):
+    """E1 run, then a byte of one run's record flipped on disk: the same command again names the run,
+    keeps it where it is with damaged.txt saying why, runs that key again (its key names the new run),
+    and the new run's records are the bytes the first had."""
+    results = tmp_path / "results"
+    first = sslab(["run", "startup", "--reps", "1"], results, timeout=900)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    [damaged] = finished_runs(results)
+    records = {r.relative_to(damaged): r.read_bytes() for r in sorted((damaged / "job/out/runs").glob("*/run.json"))}
+    victim = damaged / sorted(records)[3]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    victim.write_bytes(bytes(data))
+    again = sslab(["run", "startup", "--reps", "1"], results, timeout=900)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f"startup: run {damaged}: its files no longer match its manifest ({victim.relative_to(damaged)}: sha256" \
+        in again.stdout, again.stdout[-3000:]
+    assert "already run" not in again.stdout
+    assert str(victim.relative_to(damaged)) in (damaged / "damaged.txt").read_text()
+    [new] = [d for d in finished_runs(results) if d != damaged]
+    keys = [k for k in (results / "startup" / "keys").iterdir() if not k.name.startswith(".")]
+    assert [k.resolve() for k in keys] == [new]
+    assert {r: (new / r).read_bytes() for r in records} == records
+
+
 def test_sigterm_to_a_matrix_mid_cell_exits_143_and_the_same_command_again_completes(tmp_path, image):
     """SIGTERM (`kill`, a closed session) to `sslab matrix run` while a cell runs: it stops its hosts'
     runs and exits 128 + 15 (it exited 130, Ctrl-C's, until the soak of 3 Dec 2026 saw it); the same

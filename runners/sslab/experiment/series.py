@@ -19,7 +19,9 @@ whole: all repetitions of a scenario share one boot, and a run's bytes are
 the ones its boot gives, so it is not cut into pieces.  But one stopped after
 its guest finished (in the host's read-out of a long scenario's runs) is read
 out again, not run again: its directory already holds every byte its boot
-gives (results/<kind>/keys/.<key>.started names it; run.guest_finished).  To run one again
+gives (results/<kind>/keys/.<key>.started names it; run.guest_finished).  A finished run whose
+files no longer match its manifest (a disk's fault, a hand's) is no longer named by its key, and runs
+again; its directory is kept, saying why (drop_damaged).  To run one again
 anyway: `sslab run --again` (make AGAIN=1); its key then names the new run.
 
 Two commands in one checkout (two `make wifi`, or `make startup` beside
@@ -31,9 +33,11 @@ takes the other's finished run instead of running it again.
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,7 +46,7 @@ import yaml
 from .. import paths
 from ..plan_record import MatrixPlan
 from ..records import read_plan
-from .run import Compiled, finish_read_out, guest_finished, run_compiled
+from .run import Compiled, finish_read_out, guest_finished, manifest_problems, run_compiled
 from .workers import run_on_each
 
 
@@ -144,6 +148,8 @@ def run_series(plan: MatrixPlan, parts: list[PartRun], substrates: list, again: 
     for part in parts:
         by_key.setdefault(part.key, []).append(part)
     todo: queue.Queue = queue.Queue()
+    if not again:
+        drop_damaged(plan, by_key, log)
     for cell in plan.cells:
         found = [finished_run(p.kind, cell.key) for p in by_key[cell.key]]
         if again or all(d is None for d in found):
@@ -191,6 +197,38 @@ def run_series(plan: MatrixPlan, parts: list[PartRun], substrates: list, again: 
     if failures:
         raise failures[0]
     return [finished_run(p.kind, p.key) for p in parts]
+
+
+#: What a damaged run's directory gets: why its key no longer names it.
+DAMAGED_NOTE = "damaged.txt"
+
+
+def drop_damaged(plan: MatrixPlan, by_key: dict[str, list[PartRun]], log) -> list[Path]:
+    """Each finished run a key of @plan names, checked against its manifest (manifest_problems); a
+    damaged one (a file changed, cut short, gone or added since it finished) is no longer named by its
+    keys, so that it runs again, and is kept where it is with DAMAGED_NOTE saying why.  The runs
+    dropped.  Hashed on threads (hashlib lets go of the interpreter lock)."""
+    found: dict[Path, list[PartRun]] = {}       # a finished run, and the parts whose key names it
+    for cell in plan.cells:
+        for part in by_key[cell.key]:
+            if (d := finished_run(part.kind, cell.key)) is not None:
+                found.setdefault(d, []).append(part)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        problems = dict(zip(found, pool.map(manifest_problems, found)))
+    dropped = []
+    for run_dir, bad in problems.items():
+        if not bad:
+            continue
+        for part in found[run_dir]:
+            link = paths.RESULTS_DIR / part.kind / "keys" / part.key
+            if link.is_symlink() and link.resolve() == run_dir:
+                link.unlink()
+        (run_dir / DAMAGED_NOTE).write_text("Its files no longer match its manifest; its key no longer names it, "
+                                            "and the run was started again:\n" + "\n".join(bad) + "\n")
+        log(f"{found[run_dir][0].kind}: run {run_dir}: its files no longer match its manifest "
+            f"({'; '.join(bad[:3])}{'; ...' if len(bad) > 3 else ''}): kept there, run again", flush=True)
+        dropped.append(run_dir)
+    return dropped
 
 
 def link_for_parts(parts: list[PartRun], run_dir: Path) -> None:
