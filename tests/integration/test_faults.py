@@ -258,6 +258,32 @@ def test_sigterm_to_a_matrix_mid_cell_exits_143_and_the_same_command_again_compl
     assert len(matrix_records(results / SMOKE_MATRIX)) == 6
 
 
+def test_a_matrix_whose_terminal_is_gone_still_stops_its_runs_and_exits_129(tmp_path, smoke_here):
+    """The ssh session dropped under a running matrix: SIGHUP, and its console (a pipe here) closed, so
+    every write fails.  It stops its runner and the runner's UMLs all the same, exits 128 + SIGHUP, and
+    the same command again ends with the bytes of a matrix left alone.  (Until 3 Dec 2026 the first
+    failed write ended it with exit 1 and its runner's UMLs left running: the soak over the fleet.)"""
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    proc = subprocess.Popen([sys.executable, "-m", "sslab", *SMOKE_ARGS], cwd=REPO_ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not uml_main_processes(results) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert uml_main_processes(results), "no boot ran"
+    proc.stdout.close()
+    os.kill(proc.pid, signal.SIGHUP)
+    assert proc.wait(timeout=300) == 128 + signal.SIGHUP
+    from sslab.matrix.stopping import processes_inside
+    deadline = time.monotonic() + 5      # a UML's last helpers take a moment to go after it
+    while processes_inside(results) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_inside(results) == [], "the stopped matrix left processes working in its results"
+    again = sslab(SMOKE_ARGS, results)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert matrix_records(results / SMOKE_MATRIX) == smoke_here
+
+
 def test_a_controller_killed_mid_cell_then_run_again_at_once_stops_the_runner_it_left(tmp_path, smoke_here):
     """SIGKILL to `sslab matrix run` while its runner boots a cell, and the same command again at once:
     the killed controller's runner is still working (it refused the new one's runner, and the host was

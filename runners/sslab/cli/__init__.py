@@ -11,6 +11,7 @@ refuse a request before anything starts exit 2, failures during a run exit 1.
 from __future__ import annotations
 
 import errno
+import os
 import signal
 import sys
 from pathlib import Path
@@ -31,6 +32,46 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
+class LastingConsole:
+    """A standard stream that outlives its terminal.  A closed terminal or a dropped ssh session sends
+    SIGHUP and then fails every write (EIO, EPIPE); a controller stopping its hosts' runs must not be
+    cut short by saying so.  Once a write fails, the stream's descriptor is pointed at /dev/null
+    (what is buffered then flushes there, so the interpreter's own flush at exit does not fail and
+    change the exit status) and the rest is dropped: the records on disk say what happened."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.gone = False
+
+    def _lost(self) -> None:
+        self.gone = True
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+            self._stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return self._stream.write(text)
+            except OSError:
+                self._lost()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._stream.flush()
+            except OSError:
+                self._lost()
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def _interrupted(signum, frame):
     # Once: a second signal must not cut the clean-up short (SIGKILL still ends everything, and
     # the next build removes what a killed one left).
@@ -43,6 +84,8 @@ def _interrupted(signum, frame):
 def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupted)
+    if not isinstance(sys.stdout, LastingConsole):
+        sys.stdout, sys.stderr = LastingConsole(sys.stdout), LastingConsole(sys.stderr)
     p = build_parser()
     args = p.parse_args(argv)
     if getattr(args, "argv", None) and args.argv[0] == "--":
