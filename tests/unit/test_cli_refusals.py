@@ -14,6 +14,8 @@ from sslab.paths import REPO_ROOT
     (["soak", "--", "trace", "show", "x"], "a soak runs a matrix: `run EXPERIMENT ...` or `matrix run MATRIX ...`"),
     (["soak", "--faults", "0", "--", "run", "smoke"], "--faults=0: at least 1"),
     (["soak", "--dest", "tests", "--", "run", "smoke"], "tests is not empty: a soak writes into a new directory"),
+    (["soak", "--", "run", "smoke", "--inventory", "playbooks/inventory/localhost.ini"],
+     "a soak over hosts runs on the test fleet (make fleet-up;"),
     (["run", "blitzstart", "--select", "mars"], "nothing named mars"),
     (["run", "fct-vs-size", "--select", "wired,mars"], "nothing named mars"),
     (["run", "startpu"], "no experiment 'startpu'"),

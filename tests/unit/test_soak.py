@@ -80,3 +80,10 @@ def test_a_sessions_console_is_written_whole_through_its_pipe(tmp_path):
     text = console.text()
     assert text.splitlines() == [str(i) for i in range(20000)] + ["the end"]
     assert (tmp_path / "session.log").read_text() == text
+
+
+def test_the_inventory_a_soaked_command_names_is_read_in_either_spelling():
+    assert soak.inventory_in(["run", "smoke", "--inventory", "a.ini", "--iter", "2"]) == Path("a.ini")
+    assert soak.inventory_in(["run", "smoke", "--inventory=b.ini"]) == Path("b.ini")
+    assert soak.inventory_in(["run", "smoke", "--iter", "2"]) is None
+    assert soak.fleet_trouble(["run", "smoke"]) is None

@@ -328,13 +328,15 @@ def cmd_claims(args) -> int:
 def cmd_soak(args) -> int:
     """`sslab soak -- ARGS`: the command ARGS run twice, once under faults, and compared (sslab.matrix.soak);
     its record is soak.json and report.html in the soak's directory."""
-    from ..matrix.soak import Soaker, report_md, summary_lines
+    from ..matrix.soak import Soaker, fleet_trouble, report_md, summary_lines
     from ..analysis.html import write_html
     if args.command_args[0] not in ("run", "matrix"):
         raise Refused(f"a soak runs a matrix: `run EXPERIMENT ...` or `matrix run MATRIX ...`, not "
                       f"{' '.join(args.command_args[:2])!r}")
     if args.dest is not None and args.dest.exists() and any(args.dest.iterdir()):
         raise Refused(f"{args.dest} is not empty: a soak writes into a new directory (nothing there is overwritten)")
+    if (trouble := fleet_trouble(args.command_args)) is not None:
+        raise Refused(trouble)
     dest = args.dest or paths.new_run_dir("soak")
     dest.mkdir(parents=True, exist_ok=True)
     summary = Soaker(dest, args.command_args, args.seed, args.faults,

@@ -10,7 +10,8 @@ fault) into two results directories beside each other:
     stormy/   the same command, started again and again; in each session faults strike at moments
               drawn from the seed: the controller sent SIGKILL, SIGTERM or SIGINT (Ctrl-C), a running
               boot's UML sent SIGKILL, a second controller started on the same directory, the
-              results' filesystem filled to its last megabytes for a while and freed again; between
+              results' filesystem filled to its last megabytes for a while and freed again, and
+              over the test fleet (`--inventory`, make fleet-up) a host stopped and started; between
               sessions a finished cell damaged on disk (a byte flipped, a file cut short)
 
 then the command once more, left alone, to the end.  Every cell of calm/ (of each matrix directory
@@ -20,7 +21,10 @@ seed, the schedule and what each fault did, so that a failing soak can be replay
 
 Filling the disk fills the whole filesystem the soak writes to, for everything on it: the soak draws
 that fault only when its directory is on a filesystem of its own (neither the repository's nor the
-image cache's), and says so in the record when it is not.
+image cache's), and says so in the record when it is not.  Over a fleet, the soak runs on the test
+fleet's containers (substrate.testfleet), which it can stop and start, and whose own copies of the
+matrix it clears after the calm run (a host packs a cell it has done at once: the stormy run would run
+nothing there).
 """
 
 from __future__ import annotations
@@ -37,13 +41,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .. import paths
-from .stopping import processes_inside
+from ..substrate import testfleet
+from .stopping import processes_inside, stop_signals_interrupt
 from .store import CellStore
 from .transfer import MANIFEST
 
 #: What can strike while a controller runs, and what strikes between two of its sessions.
 IN_RUN = ("sigkill-controller", "sigterm-controller", "sigint-controller", "sigkill-boot", "second-controller",
-          "fill-the-disk")
+          "fill-the-disk", "stop-a-host")
 BETWEEN = ("flip-a-byte", "cut-a-file")
 KINDS = IN_RUN + BETWEEN
 #: A session's fault strikes this long after the last (seconds): drawn uniformly between the two,
@@ -61,6 +66,11 @@ FILL_HOLD_S = 30.0
 #: Where the ballast that fills it goes, in the soak's directory (removed when the fault ends, and by
 #: a soak that stops for any reason).
 BALLAST = ".ballast"
+#: A stopped host stays down this long unless the controller stops first (seconds: long enough for the
+#: controller to find it gone, a batch's ssh failing).
+HOST_DOWN_S = 30.0
+#: How long a session's controller has to stop its hosts' runs when the soak is stopped (seconds).
+SESSION_STOP_S = 600.0
 #: How long a session may run before the soak gives up on it (seconds).
 SESSION_LIMIT_S = 4 * 3600
 
@@ -128,6 +138,29 @@ def shares_a_filesystem(dest: Path) -> str | None:
     return None
 
 
+def inventory_in(args: list[str]) -> Path | None:
+    """The inventory the soaked command names (`--inventory X` or `--inventory=X`), if any."""
+    for i, a in enumerate(args):
+        if a == "--inventory" and i + 1 < len(args):
+            return Path(args[i + 1])
+        if a.startswith("--inventory="):
+            return Path(a.split("=", 1)[1])
+    return None
+
+
+def fleet_trouble(args: list[str]) -> str | None:
+    """Why a soak cannot run over the inventory @args name, or None (none named, or the test fleet's, up)."""
+    inv = inventory_in(args)
+    if inv is None:
+        return None
+    if inv.resolve() != testfleet.inventory_path().resolve():
+        return (f"a soak over hosts runs on the test fleet (make fleet-up; INVENTORY=$(python -m sslab fleet "
+                f"inventory)), whose hosts it stops, starts and clears between its two runs; {inv} is another")
+    if not testfleet.members():
+        return "the test fleet is not up: make fleet-up FLEET_HOSTS=2"
+    return None
+
+
 def matrix_dirs(results: Path) -> list[Path]:
     """The matrix directories under @results (each holds cells/), relative to it."""
     return sorted(d.parent.relative_to(results) for d in Path(results).rglob("cells")
@@ -188,6 +221,8 @@ class Soaker:
         self.dest, self.args, self.log = Path(dest), list(args), log
         self.record = Soak(seed, list(args))
         self.n = n
+        self.rng = random.Random(seed + 2)      # which host a stop-a-host fault stops
+        self.hosts = testfleet.members() if inventory_in(self.args) is not None else []
 
     def command(self, where: str) -> tuple[list[str], dict]:
         env = {**os.environ, "SSLAB_RESULTS": str(self.dest / where)}
@@ -198,10 +233,25 @@ class Soaker:
         cmd, env = self.command(where)
         self.console = Console(self.dest / "logs" / log_name)
         self.console.path.touch()
-        proc = subprocess.Popen(cmd, cwd=paths.REPO_ROOT, env=env, stdout=self.console.write_fd,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = self.proc = subprocess.Popen(cmd, cwd=paths.REPO_ROOT, env=env, stdout=self.console.write_fd,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
         self.console.start()
         return proc
+
+    def stop_session(self, why: str) -> None:
+        """The running session's controller stopped as a user's Ctrl-C stops it (SIGINT to its process
+        group: it stops its hosts' runs), waited for; killed if it has not ended in SESSION_STOP_S."""
+        proc = getattr(self, "proc", None)
+        if proc is None or proc.poll() is not None:
+            return
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=SESSION_STOP_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        self.console.text()
+        self.log(f"soak: {why}: the running session's controller stopped (exit {proc.returncode})")
 
     def run_calm(self) -> float:
         t0 = time.monotonic()
@@ -211,11 +261,14 @@ class Soaker:
         return time.monotonic() - t0
 
     def umls(self) -> list[int]:
-        """The UML kernels running for the stormy run: processes working under its directory with UML's
-        virtual clock on their command line (every UML of an image has the same one), whose parent is
-        none of them (a UML's other host processes are its children)."""
+        """The UML kernels running for the stormy run: processes working under its directory (over a
+        fleet: in its hosts' containers) with UML's virtual clock on their command line (every UML of an
+        image has the same one), whose parent is none of them (a UML's other host processes are its
+        children)."""
         pids = {}
-        for pid in processes_inside(self.dest / "stormy"):
+        candidates = ([pid for m in self.hosts for pid in testfleet.processes_of(m)] if self.hosts
+                      else processes_inside(self.dest / "stormy"))
+        for pid in candidates:
             try:
                 if b"time-travel" in Path(f"/proc/{pid}/cmdline").read_bytes():
                     pids[pid] = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
@@ -238,6 +291,8 @@ class Soaker:
             return False
         if fault.kind == "fill-the-disk":
             return self.fill_the_disk(fault, proc)
+        if fault.kind == "stop-a-host":
+            return self.stop_a_host(fault, proc)
         if fault.kind == "second-controller":
             cmd, env = self.command("stormy")
             res = subprocess.run(cmd, cwd=paths.REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
@@ -255,6 +310,24 @@ class Soaker:
             proc.wait()
         fault.what = f"session {session}: the controller exited {proc.returncode}"
         return True
+
+    def stop_a_host(self, fault: Fault, proc: subprocess.Popen) -> bool:
+        """@fault: a fleet host's container stopped outright for HOST_DOWN_S (or until the controller
+        stops), then started; whether the controller stopped meanwhile."""
+        member = self.rng.choice(self.hosts)
+        t0 = time.monotonic()
+        testfleet.stop(member)
+        try:
+            proc.wait(timeout=HOST_DOWN_S)
+        except subprocess.TimeoutExpired:
+            pass
+        finally:
+            ip = testfleet.start(member)
+        moved = "" if ip == member["ip"] else f" at another address, {ip} (the inventory names {member['ip']})"
+        fault.what = (f"host {member['host']} ({member['engine']}) stopped for {time.monotonic() - t0:.0f} s, then "
+                      f"started{moved}: " + ("the controller ran on" if proc.poll() is None
+                                            else f"the controller exited {proc.returncode}"))
+        return proc.poll() is not None
 
     def fill_the_disk(self, fault: Fault, proc: subprocess.Popen) -> bool:
         """@fault: the results' filesystem filled to DISK_LEFT_B free for FILL_HOLD_S (or until the
@@ -347,6 +420,16 @@ class Soaker:
         self.record.stormy_s = round(time.monotonic() - t0, 1)
 
     def run(self) -> dict:
+        """The soak to its end; stopped itself (Ctrl-C, SIGTERM, SIGHUP), it first stops the session it
+        runs, so that no controller of its runs is left behind (KeyboardInterrupt, raised on)."""
+        with stop_signals_interrupt():
+            try:
+                return self._run()
+            except KeyboardInterrupt as e:
+                self.stop_session(f"interrupted ({e.args[0] if e.args else 'SIGINT'})")
+                raise
+
+    def _run(self) -> dict:
         (self.dest / "logs").mkdir(parents=True, exist_ok=True)
         self.log(f"soak: the calm run ({self.dest / 'calm'})")
         self.record.calm_s = round(self.run_calm(), 1)
@@ -354,6 +437,11 @@ class Soaker:
         if not matrices:
             raise RuntimeError(f"the command made no matrix under {self.dest / 'calm'}: a soak needs one")
         cells = sum(1 for m in matrices for d in (self.dest / "calm" / m / "cells").iterdir() if not d.name.startswith("."))
+        for member in self.hosts:     # the hosts' copies of the calm run's cells
+            for m in matrices:
+                testfleet.forget(member, str(m))
+        if not self.hosts:
+            self.record.left_out["stop-a-host"] = "the command names no inventory (INVENTORY=): no host to stop"
         if (shared := shares_a_filesystem(self.dest)) is not None:
             self.record.left_out["fill-the-disk"] = (f"{self.dest} shares its filesystem with {shared}: filling it "
                                                      "would starve them too (give --dest a filesystem of its own)")

@@ -214,6 +214,73 @@ def kill(host: str) -> dict:
     raise ValueError(f"no fleet host {host!r} (hosts: {', '.join(m['host'] for m in members()) or 'none'})")
 
 
+def stop(member: dict) -> None:
+    """@member's container stopped at once (no grace: a power cut, a host's reboot), kept to start again."""
+    run([member["engine"], "stop", "-t", "0", member["container"]])
+
+
+def start(member: dict) -> str:
+    """@member's stopped container started again and answering ssh (its sshd is the container's command);
+    its address now, which the inventory must still name for the host to rejoin."""
+    run([member["engine"], "start", member["container"]])
+    ip = run([member["engine"], "inspect", "-f", "{{.NetworkSettings.IPAddress}}", member["container"]]).stdout.strip()
+    deadline = time.monotonic() + SSH_WAIT_S
+    while not (scan := subprocess.run(["ssh-keyscan", "-T", "2", "-t", "ed25519", ip], capture_output=True,
+                                      text=True).stdout.strip()):
+        if time.monotonic() > deadline:
+            raise ImageError(f"{member['host']} ({member['container']}, {ip}) does not answer ssh after its start")
+        time.sleep(0.5)
+    if ip != member["ip"]:
+        readdress(member, ip, scan)
+    return ip
+
+
+def readdress(member: dict, ip: str, host_key: str) -> None:
+    """@member came back at @ip (Podman's bridge gives a restarted container a new address, as DHCP may
+    give a rebooted machine): the inventory, the known hosts and the fleet's record say so from now on,
+    for the next command that reads them (a running controller has the old address: to it the host is
+    gone)."""
+    old = member["ip"]
+    inv = inventory_path()
+    inv.write_text("".join(ln.replace(f"ansible_host={old} ", f"ansible_host={ip} ")
+                           if ln.startswith(f"{member['host']} ") else ln
+                           for ln in inv.read_text().splitlines(keepends=True)))
+    with open(fleet_dir() / "known_hosts", "a") as f:
+        f.write(host_key.rstrip("\n") + "\n")
+    record = json.loads((fleet_dir() / "fleet.json").read_text())
+    for m in record["hosts"]:
+        if m["container"] == member["container"]:
+            m["ip"] = ip
+    (fleet_dir() / "fleet.json").write_text(json.dumps(record, indent=1))
+    member["ip"] = ip
+
+
+def processes_of(member: dict) -> list[int]:
+    """This machine's pids of the processes running in @member's container (its cgroup names the
+    container's id): what the fleet host runs, as a host elsewhere would see it."""
+    cid = run([member["engine"], "inspect", "-f", "{{.Id}}", member["container"]]).stdout.strip()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if cid in (entry / "cgroup").read_text():
+                found.append(int(entry.name))
+        except OSError:       # gone meanwhile
+            continue
+    return found
+
+
+#: Where a fleet host keeps a matrix's cells (its sslab_workdir's results, as the inventory says).
+HOST_RESULTS = "/srv/sslab/results"
+
+
+def forget(member: dict, matrix_rel: str) -> None:
+    """@member's own copy of the matrix at @matrix_rel removed: a host dealt a cell it has done packs it
+    at once, so a second run over the fleet (the soak's) would run nothing there."""
+    run([member["engine"], "exec", member["container"], "rm", "-rf", f"{HOST_RESULTS}/{matrix_rel}"])
+
+
 def down() -> list[str]:
     """Remove the fleet's containers, whichever engine runs them; the names removed."""
     removed = []
