@@ -225,3 +225,27 @@ def inventory_of(tmp_path: Path, member: dict) -> Path:
     lines = Path(fleet_inventory()).read_text().splitlines()
     inventory.write_text("\n".join(ln for ln in lines if not ln.startswith("fleet") or ln.startswith(f"{member['host']} ")))
     return inventory
+
+
+def test_a_controller_killed_outright_leaves_runners_the_next_one_stops_before_it_deals(fleet, one_host, tmp_path):
+    """SIGKILL to the controller while a host runs a cell: that host's runner stays at work (its UMLs
+    stopped here, so that it cannot finish first), holding the host's runner lock.  The same command
+    again stops it in its prepare.yml, loses no host, and every cell is the cell one host makes.
+    (Until 3 Dec 2026 the new runner was refused beside it and the host given up.)"""
+    results, out = tmp_path / "results", tmp_path / "controller.log"
+    victim = fleet["hosts"][0]
+    forget_cells(fleet)
+    proc = start(results, out)
+    wait_for(lambda: mid_cell(victim), 600, proc, out)
+    proc.kill()
+    proc.wait()
+    runner, umls = runner_and_umls(victim)
+    assert runner and umls, (runner, umls)
+    assert on_host(victim, f"kill -STOP {' '.join(map(str, umls))}").returncode == 0
+    res = sslab(ARGS + ["--inventory", fleet_inventory()], results, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "lost (" not in res.stderr, res.stderr[-3000:]
+    assert f"host {victim['host']}: stopped the runner a stopped controller left (runner {runner} stopped" \
+        in res.stderr, res.stderr[-3000:]
+    assert runner_and_umls(victim)[0] != runner
+    assert matrix_records(results / MATRIX) == one_host

@@ -639,6 +639,31 @@ skipping: [fleet9]
                                  "lab2": "container sslab-lab2-0123456789ab removed"}
 
 
+def test_a_prepare_log_names_a_runner_it_stopped_and_only_then():
+    """prepare.yml's stop of a runner a killed controller left, read as stop.yml's is; a host where
+    there was none (the debug task skipped) says nothing."""
+    from sslab.matrix.fleet import stop_results
+    log = """TASK [Stop a runner of this matrix that a stopped controller left] ***
+changed: [fleet1]
+ok: [fleet2]
+TASK [Say which runner was stopped] ***
+ok: [fleet1] => {
+    "msg": {
+        "host": "fleet1",
+        "killed_after_grace": false,
+        "left_behind": [],
+        "partials_removed": 1,
+        "runner": 777
+    }
+}
+skipping: [fleet2]
+TASK [Copy the plan] ***
+ok: [fleet1]
+ok: [fleet2]
+"""
+    assert stop_results(log) == {"fleet1": "runner 777 stopped, 1 partial cell(s) removed"}
+
+
 @pytest.mark.parametrize("playbook", ["prepare.yml", "cells.yml", "stop.yml"])
 def test_the_playbooks_parse(playbook):
     """ansible-playbook --syntax-check: a playbook that does not parse fails every host of a run."""

@@ -302,6 +302,9 @@ class Fleet:
             why = "unreachable" if play.unreachable() else f"preparation failed (ansible-playbook exited {rc})"
             self.dealer.lose(play.host, why)
             self.log(f"host {play.host}: {why}; its log {play.log}:\n    {play.tail()}")
+        elif (said := stop_results(play.log.read_text(errors="replace")).get(play.host)) is not None:
+            # prepare.yml stopped a runner that a controller stopped outright had left there
+            self.log(f"host {play.host}: stopped the runner a stopped controller left ({said})")
 
     # -- batches ----------------------------------------------------------
 
