@@ -228,8 +228,8 @@ def inventory_of(tmp_path: Path, member: dict) -> Path:
 
 
 def test_a_controller_killed_outright_leaves_runners_the_next_one_stops_before_it_deals(fleet, one_host, tmp_path):
-    """SIGKILL to the controller while a host runs a cell: that host's runner stays at work (its UMLs
-    stopped here, so that it cannot finish first), holding the host's runner lock.  The same command
+    """SIGKILL to the controller while a host runs a cell: that host's runner stays (held stopped here,
+    with its UMLs, so that it cannot finish first), holding the host's runner lock.  The same command
     again stops it in its prepare.yml, loses no host, and every cell is the cell one host makes.
     (Until 3 Dec 2026 the new runner was refused beside it and the host given up.)"""
     results, out = tmp_path / "results", tmp_path / "controller.log"
@@ -240,8 +240,10 @@ def test_a_controller_killed_outright_leaves_runners_the_next_one_stops_before_i
     proc.kill()
     proc.wait()
     runner, umls = runner_and_umls(victim)
-    assert runner and umls, (runner, umls)
-    assert on_host(victim, f"kill -STOP {' '.join(map(str, umls))}").returncode == 0
+    assert runner, (runner, umls)
+    # Held where it is: the runner stopped (it cannot pack or end), its UMLs too where still there.
+    assert on_host(victim, f"kill -STOP {runner} && {{ kill -STOP {' '.join(map(str, umls))} 2>/dev/null; true; }}"
+                   if umls else f"kill -STOP {runner}").returncode == 0
     res = sslab(ARGS + ["--inventory", fleet_inventory()], results, timeout=900)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     assert "lost (" not in res.stderr, res.stderr[-3000:]
