@@ -14,8 +14,7 @@ def test_a_schedule_is_its_seeds_every_kind_at_least_once_each_strike_within_its
     assert [f.kind for f in a] != [f.kind for f in soak.draw_schedule(8, 40, cell_s=4.0)]
     assert len(a) == 40 and set(f.kind for f in a) == set(soak.KINDS) and len(soak.KINDS) >= 6
     lo, hi = soak.STRIKE_CELLS
-    assert all(lo * 4.0 <= f.after_s <= hi * 4.0 for f in a if f.kind in soak.IN_RUN)
-    assert all(f.after_s == 0.0 for f in a if f.kind in soak.BETWEEN)
+    assert all(lo * 4.0 <= f.after_s <= hi * 4.0 for f in a)
     assert len(soak.draw_schedule(1, 3, cell_s=1.0)) == 3   # fewer faults than kinds: the first kinds, shuffled
 
 

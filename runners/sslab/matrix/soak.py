@@ -11,10 +11,12 @@ fault) into two results directories beside each other:
               drawn from the seed: the controller sent SIGKILL, SIGTERM or SIGINT (Ctrl-C), a running
               boot's UML sent SIGKILL, a second controller started on the same directory, the
               results' filesystem filled to its last megabytes for a while and freed again, and
-              over the test fleet (`--inventory`, make fleet-up) a host stopped and started; between
-              sessions a finished cell damaged on disk (a byte flipped, a file cut short)
+              over the test fleet (`--inventory`, make fleet-up) a host stopped and started, a
+              finished cell damaged on disk (a byte flipped, a file cut short) while the matrix runs
+              on, or between sessions once it is whole
 
-then the command once more, left alone, to the end.  Every cell of calm/ (of each matrix directory
+then the command once more, left alone, to the end, and again until every damaged cell has been named
+by a session that started after the damage.  Every cell of calm/ (of each matrix directory
 there) is looked up in stormy/ by its key and their manifests compared on what the guest made (the job's plan and job/out/: every run's record,
 capture and trace): identical, different (none allowed) or missing.  The record (soak.json) keeps the
 seed, the schedule and what each fault did, so that a failing soak can be replayed.
@@ -78,7 +80,7 @@ SESSION_LIMIT_S = 4 * 3600
 @dataclass
 class Fault:
     kind: str
-    after_s: float = 0.0             # in-run faults: seconds after the session's start or the last fault
+    after_s: float = 0.0             # seconds after the session's start or the last fault
     what: str = ""                   # what it did: a process and its exit, a cell and a file
     detected: bool | None = None     # a damaged cell: named by the next session
 
@@ -96,12 +98,12 @@ class Soak:
 
 def draw_schedule(seed: int, n: int, cell_s: float, kinds_allowed: tuple[str, ...] = KINDS) -> list[Fault]:
     """@n faults of @kinds_allowed drawn from @seed: each kind at least once when @n allows, the rest
-    at random, in a random order; an in-run fault's moment drawn from STRIKE_CELLS times @cell_s (the
+    at random, in a random order; each fault's moment drawn from STRIKE_CELLS times @cell_s (the
     calm run's time per cell)."""
     rng = random.Random(seed)
     kinds = list(kinds_allowed[:n]) + [rng.choice(kinds_allowed) for _ in range(max(0, n - len(kinds_allowed)))]
     rng.shuffle(kinds)
-    return [Fault(k, round(rng.uniform(*STRIKE_CELLS) * cell_s, 2) if k in IN_RUN else 0.0) for k in kinds]
+    return [Fault(k, round(rng.uniform(*STRIKE_CELLS) * cell_s, 2)) for k in kinds]
 
 
 def guest_made(cell: Path) -> dict[str, str]:
@@ -391,16 +393,21 @@ class Soaker:
                     damaged.append((fault, key))
             session = self.record.sessions = self.record.sessions + 1
             log = f"stormy-{session:03d}.log"
+            to_find = [(f, k) for f, k in damaged if f.detected is None]   # this session must name them
             proc = self.start("stormy", log)
             stopped = False
-            while pending and pending[0].kind in IN_RUN and not stopped:
+            while pending and not stopped:
                 fault = pending[0]
                 try:
                     proc.wait(timeout=fault.after_s)
                     break                      # the session ended first: the fault waits for the next
                 except subprocess.TimeoutExpired:
                     pending.pop(0)
-                    stopped = self.strike(fault, proc, session)
+                    if fault.kind in BETWEEN:  # a landed cell damaged while the matrix runs on
+                        if (key := self.damage(fault, rng)) is not None:
+                            damaged.append((fault, key))
+                    else:
+                        stopped = self.strike(fault, proc, session)
             if not stopped:
                 proc.wait(timeout=SESSION_LIMIT_S)
             if proc.returncode == 0:
@@ -409,11 +416,10 @@ class Soaker:
                 while pending and pending[0].kind in IN_RUN:
                     pending.pop(0).what = "not injected: the matrix had finished"
             text = self.console.text()
-            for fault, key in damaged:
-                if fault.detected is None:
-                    fault.detected = f"cell {key}: its files no longer match its manifest" in text
+            for fault, key in to_find:
+                fault.detected = f"cell {key}: its files no longer match its manifest" in text
             self.log(f"soak: session {session} exited {proc.returncode}; {len(pending)} fault(s) to come")
-            if not pending and proc.returncode == 0:
+            if not pending and proc.returncode == 0 and all(f.detected is not None for f, _ in damaged):
                 break
             if session > 4 * len(self.record.faults) + 10:
                 raise RuntimeError(f"the stormy run did not end after {session} sessions; see {self.dest / 'logs'}")
