@@ -86,3 +86,24 @@ def test_the_inventory_a_soaked_command_names_is_read_in_either_spelling():
     assert soak.inventory_in(["run", "smoke", "--inventory=b.ini"]) == Path("b.ini")
     assert soak.inventory_in(["run", "smoke", "--iter", "2"]) is None
     assert soak.fleet_trouble(["run", "smoke"]) is None
+
+
+def test_a_damage_changes_a_file_that_has_bytes(tmp_path):
+    """flip-a-byte or cut-a-file on a cell whose guest-made files include an empty one (stderr.log):
+    the file damaged always differs afterwards (an empty file's flip had changed nothing)."""
+    import random
+    soaker = soak.Soaker(tmp_path, ["matrix", "run", "smoke"], seed=1, n=1)
+    cell_dir = tmp_path / "stormy" / "m" / "cells" / "k"
+    (cell_dir / "job" / "out").mkdir(parents=True)
+    (tmp_path / "stormy" / "m" / "plans").mkdir()
+    (cell_dir / "cell.json").write_text("{}")
+    (cell_dir / "job" / "out" / "stderr.log").write_text("")
+    (cell_dir / "job" / "out" / "run.json").write_text('{"fct": 1.5}')
+    (cell_dir / "manifest.json").write_text(json.dumps({"artifacts": {"job/out/stderr.log": "e", "job/out/run.json": "r"}}))
+    for kind in ("flip-a-byte", "cut-a-file"):
+        for seed in range(5):
+            (cell_dir / "job" / "out" / "run.json").write_text('{"fct": 1.5}')
+            fault = soak.Fault(kind)
+            assert soaker.damage(fault, random.Random(seed)) == "k"
+            assert fault.what == f"cell k: job/out/run.json ({kind})"
+            assert (cell_dir / "job" / "out" / "run.json").read_bytes() != b'{"fct": 1.5}'

@@ -85,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _interrupted)
     if not isinstance(sys.stdout, LastingConsole):
+        # A line at a time, also into a pipe or a file (`| tee`, nohup): what a command said before a
+        # SIGKILL is not lost in its buffer (a soak's killed controllers had said nothing, 3 Dec 2026).
+        for stream in (sys.stdout, sys.stderr):
+            if hasattr(stream, "reconfigure"):
+                stream.reconfigure(line_buffering=True)
         sys.stdout, sys.stderr = LastingConsole(sys.stdout), LastingConsole(sys.stderr)
     p = build_parser()
     args = p.parse_args(argv)

@@ -359,6 +359,13 @@ class Soaker:
                       + ("the controller ran on" if proc.poll() is None else f"the controller exited {proc.returncode}"))
         return proc.poll() is not None
 
+    @staticmethod
+    def set_aside_count(key: str, matrices: list[Path]) -> int:
+        """How many times the harness has set @key's cell aside as damaged (its failed/ directories): the
+        record of a detection that a console killed mid-line may not show."""
+        return sum(1 for m in matrices for d in (m / "failed").glob(f"{key}-*-set-aside")
+                   if "no longer match its manifest" in (d / "error.txt").read_text(errors="replace"))
+
     def damage(self, fault: Fault, rng: random.Random) -> str | None:
         """@fault on a finished cell of the stormy run: a byte of one of its files flipped, or a file cut
         to half; the key, or None when no cell has finished."""
@@ -369,7 +376,8 @@ class Soaker:
             fault.what = "no finished cell to damage"
             return None
         store, key = rng.choice(done)
-        files = sorted(name for name in guest_made(store.cell_dir(key)))
+        # Only a file with bytes can be damaged (a flip of an empty stderr.log changed nothing: 3 Dec 2026).
+        files = sorted(name for name in guest_made(store.cell_dir(key)) if (store.cell_dir(key) / name).stat().st_size)
         path = store.cell_dir(key) / rng.choice(files)
         data = bytearray(path.read_bytes())
         if fault.kind == "flip-a-byte" and data:
@@ -380,10 +388,14 @@ class Soaker:
         fault.what = f"cell {key}: {path.relative_to(store.cell_dir(key))} ({fault.kind})"
         return key
 
+    def _stormy_matrices(self) -> list[Path]:
+        return [self.dest / "stormy" / m for m in matrix_dirs(self.dest / "stormy")]
+
     def run_stormy(self) -> None:
         rng = random.Random(self.record.seed + 1)
         pending = list(self.record.faults)
         damaged: list[tuple[Fault, str]] = []
+        set_aside_before: dict[int, int] = {}   # a damage's fault -> its cell's set-asides before it
         t0 = time.monotonic()
         while True:
             # Between sessions: the damage drawn for now, then the session that must find it.
@@ -391,9 +403,10 @@ class Soaker:
                 fault = pending.pop(0)
                 if (key := self.damage(fault, rng)) is not None:
                     damaged.append((fault, key))
+                    set_aside_before[id(fault)] = self.set_aside_count(key, self._stormy_matrices())
             session = self.record.sessions = self.record.sessions + 1
             log = f"stormy-{session:03d}.log"
-            to_find = [(f, k) for f, k in damaged if f.detected is None]   # this session must name them
+            to_find = [(f, k) for f, k in damaged if f.detected is None]   # made before this session
             proc = self.start("stormy", log)
             stopped = False
             while pending and not stopped:
@@ -406,6 +419,7 @@ class Soaker:
                     if fault.kind in BETWEEN:  # a landed cell damaged while the matrix runs on
                         if (key := self.damage(fault, rng)) is not None:
                             damaged.append((fault, key))
+                            set_aside_before[id(fault)] = self.set_aside_count(key, self._stormy_matrices())
                     else:
                         stopped = self.strike(fault, proc, session)
             if not stopped:
@@ -415,9 +429,15 @@ class Soaker:
                 # damaged cell makes work again.
                 while pending and pending[0].kind in IN_RUN:
                     pending.pop(0).what = "not injected: the matrix had finished"
-            text = self.console.text()
+            self.console.text()
+            stormy = self._stormy_matrices()
             for fault, key in to_find:
-                fault.detected = f"cell {key}: its files no longer match its manifest" in text
+                # Found: set aside by the harness since the damage.  Missed: a session that ran to its
+                # own end did not (one stopped by a fault may have been stopped before its check).
+                if self.set_aside_count(key, stormy) > set_aside_before[id(fault)]:
+                    fault.detected = True
+                elif not stopped:
+                    fault.detected = False
             self.log(f"soak: session {session} exited {proc.returncode}; {len(pending)} fault(s) to come")
             if not pending and proc.returncode == 0 and all(f.detected is not None for f, _ in damaged):
                 break
