@@ -332,6 +332,29 @@ def test_finished_cells_damaged_on_disk_are_found_and_run_again_to_the_same_byte
     assert matrix_records(mdir) == smoke_here
 
 
+def test_a_damaged_cell_of_a_shared_boot_runs_again_in_its_whole_boot_to_the_same_bytes(tmp_path):
+    """Cells sharing boots (--boot-share 4: two boots of four), then the second cell of a boot damaged
+    on disk: the same command again runs that boot whole, and every cell, the boot's records it keeps
+    (the guest's status.json and stdout.log) among its files, is the bytes of the matrix left alone.
+    (A boot cut after the damaged cell gave it a shorter boot's records: the soak of 3 Dec 2026.)"""
+    args = ["matrix", "run", "smoke", "--iter", "4", "--boot-share", "4"]
+    alone, results = tmp_path / "alone", tmp_path / "results"
+    for where in (alone, results):
+        res = sslab(args, where)
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    left_alone = matrix_records(alone / SMOKE_MATRIX)
+    assert len(left_alone) == 8
+    mdir = results / SMOKE_MATRIX
+    second = next(d for d in sorted((mdir / "cells").iterdir())
+                  if json.loads((d / "cell.json").read_text()).get("boot", {}).get("position") == 1)
+    record = sorted(second.rglob("run.json"))[0]
+    record.write_bytes(record.read_bytes()[:100])
+    again = sslab(args, results)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f"cell {second.name}: its files no longer match its manifest" in again.stdout + again.stderr
+    assert matrix_records(mdir) == left_alone
+
+
 @pytest.fixture
 def small_disk(tmp_path):
     """A 300 KB filesystem (tmpfs) for the results: a run's captures and traces do not fit."""

@@ -538,7 +538,7 @@ def boot_runner(calls, fail_at=None):
     return run
 
 
-def test_a_shared_boot_runs_from_its_first_repetition_to_its_last_missing(tmp_path):
+def test_a_shared_boot_runs_whole_whichever_of_its_cells_are_missing(tmp_path):
     plan, calls = boot_plan(), []
     store = mx.CellStore(tmp_path)
     # k1 alone is missing from the first boot: k0 runs again to reach it and is not replaced.
@@ -551,11 +551,14 @@ def test_a_shared_boot_runs_from_its_first_repetition_to_its_last_missing(tmp_pa
     assert counts == {"ran": 3, "skipped": 1, "failed": 0}
     assert (store.cell_dir("k0") / "data.txt").read_text() == "the first k0"
     assert all(store.done(f"k{i}") for i in range(4)) and not store.stale_partials()
-    # Only the second boot's first repetition missing: its boot stops there.
+    # Only the second boot's first repetition missing: its boot runs whole all the same (each cell keeps
+    # copies of its boot's records, which a boot cut after it would change), and only k2 is kept.
     calls.clear()
+    other = mx.CellStore(tmp_path / "other")
     counts = mx.run_cells(tmp_path / "other", plan, "h", ["k2"], None, log=lambda m: None,
                           runner=boot_runner(calls))
-    assert calls == [["k2"]] and counts["ran"] == 1
+    assert calls == [["k2", "k3"]] and counts["ran"] == 1
+    assert other.done("k2") and not other.done("k3") and not other.stale_partials()
 
 
 def test_a_failing_shared_boot_records_each_missing_cell(tmp_path):

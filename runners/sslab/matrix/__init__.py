@@ -21,8 +21,8 @@ and its fidelity check (a boot costs a Table 1 cell about a fifth of its
 time).  The first repetition of a boot runs exactly as alone and keeps the
 key it has alone; a later one runs after the ones before it (the guest's
 random numbers and clock go on from them) and its key says where it stood.
-Boots are what get dealt to hosts; resuming a boot runs it from its first
-repetition to its last missing one, and drops what it makes again.
+Boots are what get dealt to hosts; resuming a boot runs it whole (each cell
+keeps copies of its boot's records) and drops what it makes again.
 
 Cell key = sha256 of (the cell's scenario, its repetition, the image hash,
 the traffic code's version, the clock, and a later repetition's place in a

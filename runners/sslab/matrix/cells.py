@@ -128,9 +128,10 @@ def run_cells(matrix_dir: Path, plan: MatrixPlan, host: str, keys: list[str], su
     serial or parallel).  A boot's cells run through @runner (run_cell_group,
     with run reports for an experiment's parts only), a cell of its own alone
     and a shared boot's (the plan's "boot" groups)
-    together, from the group's first repetition up to the last one still missing (the
-    ones before it in its boot run again, as they must for it to be the same
-    cell, and what they make is dropped: a finished cell is never replaced).
+    together, the whole group though only some of its cells are missing (the ones
+    before a missing cell make its state, and every cell keeps copies of its boot's
+    records, which a shorter boot changes; what the others make is dropped: a
+    finished cell is never replaced).
     Returns counts.  An interruption (Ctrl-C, SIGTERM, a lost host) leaves the
     cells in progress as .partial directories, which never count as done, and
     records no failure for them.
@@ -148,15 +149,14 @@ def run_cells(matrix_dir: Path, plan: MatrixPlan, host: str, keys: list[str], su
 
 def host_boots(cells: list[PlannedCell], keys: list[str]) -> list[tuple[list[PlannedCell], list[str]]]:
     """The boots a host runs for its cells @keys (of the plan's @cells): per boot, the cells it
-    runs (a shared boot's from its first repetition to the last of @keys in it) and which of
-    them are the host's; in the order of @keys."""
+    runs (a shared boot's whole group: run_cells says why) and which of them are the host's; in
+    the order of @keys."""
     mine = set(keys)
     boots = []
     for group in boot_groups(cells):
         dealt = [c.key for c in group if c.key in mine]
         if dealt:
-            last = max(i for i, c in enumerate(group) if c.key in mine)
-            boots.append((group[:last + 1], dealt))
+            boots.append((group, dealt))
     order = {k: i for i, k in enumerate(keys)}
     return sorted(boots, key=lambda b: min(order[k] for k in b[1]))
 
@@ -200,8 +200,11 @@ def _run_cells_locked(store: CellStore, cells: list[PlannedCell], host: str, key
         for attempt in range(1, ATTEMPTS + 1):
             if stop.is_set():
                 return
-            # Up to the last cell still missing: the ones after it need not run.
-            boot = boot[:max(boot.index(c) for c in missing) + 1]
+            # The whole boot, though only some of its cells are missing (one damaged on disk, or failed):
+            # the ones before a missing cell make its state, and each cell keeps copies of its boot's
+            # records (the guest's status, with the boot's guest seconds, and its console), which a
+            # shorter boot would change (the soak of 3 Dec 2026: 11 of 320 cells run again in a boot
+            # cut after them differed in those two files).  Cells not missing are run only for that.
             partials = [store.new_partial(c.key) for c in boot]
             progress.start(label)
             what = f"{len(boot)} cells in one boot, {len(missing)} to keep" if len(boot) > 1 else boot[0].key
