@@ -130,10 +130,7 @@ def compare(calm: Path, stormy: Path) -> dict[str, list[str]]:
 def shares_a_filesystem(dest: Path) -> str | None:
     """What of the harness's own shares @dest's filesystem (the repository, the image cache), or None."""
     def device(p: Path) -> int:
-        p = Path(p).absolute()
-        while not p.exists():
-            p = p.parent
-        return p.stat().st_dev
+        return paths.existing_part(Path(p).absolute()).stat().st_dev
     for name, where in (("the repository", paths.REPO_ROOT), ("the image cache", paths.cache_dir())):
         if device(dest) == device(where):
             return f"{name} ({where})"
