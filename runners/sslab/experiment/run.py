@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -363,3 +364,12 @@ def manifest_problems(run_dir: Path) -> list[str]:
     problems += [f"{name}: sha256 {got[:12]}, manifest {listed[name][:12]}" for name in sorted(present & set(listed))
                  if (got := sha256(run_dir / name)) != listed[name]]
     return problems
+
+
+def damaged_among(run_dirs: list[Path]) -> dict[Path, list[str]]:
+    """Each of @run_dirs (run directories, a matrix's cells) whose files no longer match its manifest,
+    with how (manifest_problems).  Hashed on threads: hashlib lets go of the interpreter lock (Table 1's
+    160 cells, 1.6 GB, took 4.2 s on one thread of a busy 2-core machine)."""
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        found = dict(zip(run_dirs, pool.map(manifest_problems, run_dirs)))
+    return {d: problems for d, problems in found.items() if problems}

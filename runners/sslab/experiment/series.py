@@ -33,11 +33,9 @@ takes the other's finished run instead of running it again.
 from __future__ import annotations
 
 import contextlib
-import os
 import queue
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,7 +44,7 @@ import yaml
 from .. import paths
 from ..plan_record import MatrixPlan
 from ..records import read_plan
-from .run import Compiled, finish_read_out, guest_finished, manifest_problems, run_compiled
+from .run import Compiled, damaged_among, finish_read_out, guest_finished, run_compiled
 from .workers import run_on_each
 
 
@@ -207,18 +205,14 @@ def drop_damaged(plan: MatrixPlan, by_key: dict[str, list[PartRun]], log) -> lis
     """Each finished run a key of @plan names, checked against its manifest (manifest_problems); a
     damaged one (a file changed, cut short, gone or added since it finished) is no longer named by its
     keys, so that it runs again, and is kept where it is with DAMAGED_NOTE saying why.  The runs
-    dropped.  Hashed on threads (hashlib lets go of the interpreter lock)."""
+    dropped."""
     found: dict[Path, list[PartRun]] = {}       # a finished run, and the parts whose key names it
     for cell in plan.cells:
         for part in by_key[cell.key]:
             if (d := finished_run(part.kind, cell.key)) is not None:
                 found.setdefault(d, []).append(part)
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        problems = dict(zip(found, pool.map(manifest_problems, found)))
     dropped = []
-    for run_dir, bad in problems.items():
-        if not bad:
-            continue
+    for run_dir, bad in damaged_among(list(found)).items():
         for part in found[run_dir]:
             link = paths.RESULTS_DIR / part.kind / "keys" / part.key
             if link.is_symlink() and link.resolve() == run_dir:

@@ -12,11 +12,10 @@ from __future__ import annotations
 import os
 import tarfile
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import paths
-from ..experiment.run import manifest_problems
+from ..experiment.run import damaged_among, manifest_problems
 from ..plan_record import MatrixPlan
 from .spec import MatrixError
 from .store import CellStore
@@ -69,12 +68,9 @@ def set_aside_damaged(store: CellStore, keys: list[str]) -> dict[str, list[str]]
     """Each finished cell of @keys checked against its manifest; a damaged one (a file changed, cut short,
     gone or added since it landed: a disk's fault, a hand's) set aside under failed/ with its
     mismatches, so that the run that follows runs it again rather than report from it.  Returns each
-    damaged key's mismatches.  The cells are hashed on threads (hashlib lets go of the interpreter lock):
-    Table 1's 160 cells (1.6 GB) took 4.2 s on one thread of a busy 2-core machine."""
-    done = [k for k in keys if store.done(k)]
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        found = dict(zip(done, pool.map(lambda k: manifest_problems(store.cell_dir(k)), done)))
-    damaged = {k: problems for k, problems in found.items() if problems}
+    damaged key's mismatches (damaged_among)."""
+    damaged = {d.name: problems for d, problems
+               in damaged_among([store.cell_dir(k) for k in keys if store.done(k)]).items()}
     for k, problems in damaged.items():
         store.set_aside(k, "its files no longer match its manifest: " + "; ".join(problems[:5]))
     return damaged
