@@ -273,8 +273,8 @@ class Fleet:
         running (SIGKILL reaches no `finally`): this controller holds the matrix's lock, so none is
         another's.  Stopped, what they left with them, before any batch: a host's new runner would be
         refused beside one (one runner per host and matrix), and the host given up."""
-        for h, hv in self.hosts.items():
-            d = None if "sslab_container" in hv else host_matrix_dir(hv, self.matrix_rel)
+        for h in self.hosts:
+            d = self._matrix_dir_here(h)
             if d is None or not lock_holder(d / "progress" / f"{h}.lock"):
                 continue
             r = stop_runner(d, h)
@@ -371,8 +371,13 @@ class Fleet:
     def _full_disk(self, host: str) -> str | None:
         """A host here whose matrix directory's disk is (nearly) full: its runner could not say so (its
         progress file is on that disk), and Ansible's record of the task is cut short there too."""
-        d = None if "sslab_container" in self.hosts[host] else host_matrix_dir(self.hosts[host], self.matrix_rel)
+        d = self._matrix_dir_here(host)
         return paths.full_disk_message(str(d)) if d is not None and paths.nearly_full(d) else None
+
+    def _matrix_dir_here(self, host: str) -> Path | None:
+        """Where @host keeps this matrix, if its runner works in it on this machine (not in a container)."""
+        hv = self.hosts[host]
+        return None if "sslab_container" in hv else host_matrix_dir(hv, self.matrix_rel)
 
     def _host_error(self, host: str) -> str | None:
         for f in self._progress_files(host):
