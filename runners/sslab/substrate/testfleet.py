@@ -174,16 +174,8 @@ def up(hosts: int = 3, docker: int = 1) -> dict:
     known = d / "known_hosts"
     known.write_text("")
     for m in members:
-        deadline = time.monotonic() + SSH_WAIT_S
-        while True:
-            scan = subprocess.run(["ssh-keyscan", "-T", "2", "-t", "ed25519", m["ip"]], capture_output=True, text=True)
-            if scan.stdout.strip():
-                with open(known, "a") as f:
-                    f.write(scan.stdout)
-                break
-            if time.monotonic() > deadline:
-                raise ImageError(f"{m['host']} ({m['container']}, {m['ip']}) does not answer ssh")
-            time.sleep(0.5)
+        with open(known, "a") as f:
+            f.write(host_key(m, m["ip"]))
     lines = ["# The test fleet (`make fleet-up`): containers reachable only over ssh.  Made by",
              "# `python -m sslab fleet up`; `make fleet-down` removes them.", "[testbeds]"]
     for m in members:
@@ -224,15 +216,21 @@ def start(member: dict) -> str:
     its address now, which the inventory must still name for the host to rejoin."""
     run([member["engine"], "start", member["container"]])
     ip = run([member["engine"], "inspect", "-f", "{{.NetworkSettings.IPAddress}}", member["container"]]).stdout.strip()
-    deadline = time.monotonic() + SSH_WAIT_S
-    while not (scan := subprocess.run(["ssh-keyscan", "-T", "2", "-t", "ed25519", ip], capture_output=True,
-                                      text=True).stdout.strip()):
-        if time.monotonic() > deadline:
-            raise ImageError(f"{member['host']} ({member['container']}, {ip}) does not answer ssh after its start")
-        time.sleep(0.5)
+    scan = host_key(member, ip)
     if ip != member["ip"]:
         readdress(member, ip, scan)
     return ip
+
+
+def host_key(member: dict, ip: str) -> str:
+    """@member's ssh host key at @ip (ssh-keyscan's line), once its sshd answers: SSH_WAIT_S at most."""
+    deadline = time.monotonic() + SSH_WAIT_S
+    while not (scan := subprocess.run(["ssh-keyscan", "-T", "2", "-t", "ed25519", ip], capture_output=True,
+                                      text=True).stdout).strip():
+        if time.monotonic() > deadline:
+            raise ImageError(f"{member['host']} ({member['container']}, {ip}) does not answer ssh")
+        time.sleep(0.5)
+    return scan
 
 
 def readdress(member: dict, ip: str, host_key: str) -> None:
