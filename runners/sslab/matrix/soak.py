@@ -393,14 +393,16 @@ class Soaker:
         pending = list(self.record.faults)
         damaged: list[tuple[Fault, str]] = []
         set_aside_before: dict[int, int] = {}   # a damage's fault -> its cell's set-asides before it
+
+        def damage(fault: Fault) -> None:
+            if (key := self.damage(fault, rng)) is not None:
+                damaged.append((fault, key))
+                set_aside_before[id(fault)] = self.set_aside_count(key, self._stormy_matrices())
         t0 = time.monotonic()
         while True:
             # Between sessions: the damage drawn for now, then the session that must find it.
             while pending and pending[0].kind in BETWEEN:
-                fault = pending.pop(0)
-                if (key := self.damage(fault, rng)) is not None:
-                    damaged.append((fault, key))
-                    set_aside_before[id(fault)] = self.set_aside_count(key, self._stormy_matrices())
+                damage(pending.pop(0))
             session = self.record.sessions = self.record.sessions + 1
             log = f"stormy-{session:03d}.log"
             to_find = [(f, k) for f, k in damaged if f.detected is None]   # made before this session
@@ -414,9 +416,7 @@ class Soaker:
                 except subprocess.TimeoutExpired:
                     pending.pop(0)
                     if fault.kind in BETWEEN:  # a landed cell damaged while the matrix runs on
-                        if (key := self.damage(fault, rng)) is not None:
-                            damaged.append((fault, key))
-                            set_aside_before[id(fault)] = self.set_aside_count(key, self._stormy_matrices())
+                        damage(fault)
                     else:
                         stopped = self.strike(fault, proc, session)
             if not stopped:
