@@ -80,6 +80,15 @@ PartitionName=pair Nodes={host},ghost MaxTime=INFINITE State=UP
 """
 
 
+def cgroup_conf() -> str:
+    """cgroup.conf for this machine.  Slurm 22.05's "autodetect" refuses a hybrid layout (cgroup v1
+    controllers under /sys/fs/cgroup and a cgroup2 at /sys/fs/cgroup/unified: "Hybrid mode is not
+    supported"), which some machines of this project's kind have; there the v1 plugin is named."""
+    mounts = [line.split() for line in Path("/proc/self/mounts").read_text().splitlines()]
+    unified = any(m[1] == "/sys/fs/cgroup" and m[2] == "cgroup2" for m in mounts if len(m) > 2)
+    return "CgroupPlugin=autodetect\n" if unified else "CgroupPlugin=cgroup/v1\n"
+
+
 def start_munge() -> None:
     """The machine's munged (Debian's key, its socket in /run/munge), if it is not running."""
     if subprocess.run(["munge", "-n"], capture_output=True).returncode == 0:
@@ -100,6 +109,7 @@ def start(d: Path) -> Cluster:
     host = socket.gethostname()
     conf = d / "slurm.conf"
     conf.write_text(config(d, host, len(os.sched_getaffinity(0))))
+    (d / "cgroup.conf").write_text(cgroup_conf())
     start_munge()
     env = {**os.environ, "SLURM_CONF": str(conf)}
     procs = [subprocess.Popen([daemon, "-D", "-f", str(conf)] + (["-i"] if daemon == "slurmctld" else []),
