@@ -46,7 +46,7 @@ from .plan import boots_to_run, plan_matrix, traffic_code_version
 from .selection import resolve_selection, selection_id
 from .slurm import SlurmArray, SlurmSettings, check_cluster, require_commands
 from .spec import Matrix, MatrixError
-from .stopping import interrupt_exit_status
+from .stopping import EXIT_SIGNAL_BASE, interrupt_exit_status
 from .store import CellStore
 from .transfer import set_aside_damaged
 
@@ -296,9 +296,16 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
         elif missing:
             rc = run_on_hosts(plan, plan_path, matrix_rel, inventory, hosts, slots, est, substrate=substrate, jobs=jobs,
                               clock=clock, container=container, serial=serial, host_timeout=host_timeout, changes=changes)
+        failed = [c for c in plan.cells if not store.done(c.key)]
+        if rc > EXIT_SIGNAL_BASE:
+            # Stopped by Ctrl-C, SIGTERM or a lost terminal: stop now.  A report can take minutes (Table 1's,
+            # five), and what is home is reported by `make report ARTIFACT=` or by the run that completes it.
+            print(f"stopped: no report written; {len(failed)} cell(s) not done: rerun the same command to run only "
+                  f"those (`make report ARTIFACT={matrix_dir}` reports the {len(plan.cells) - len(failed)} home)",
+                  file=sys.stderr)
+            return rc
         report = write_matrix_report(matrix_dir)
         print(console_ending(report))
-        failed = [c for c in plan.cells if not store.done(c.key)]
         if failed:
             print(f"{len(failed)} cell(s) not done (failed or interrupted): rerun the same command to run only "
                   f"those{store.failures_note()}", file=sys.stderr)
