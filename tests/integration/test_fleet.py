@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sslab.paths import REPO_ROOT
+from sslab.substrate import testfleet
 
 from .helpers import SMOKE_ARGS, SMOKE_MATRIX, matrix_records, processes_matching, sslab
 
@@ -141,7 +142,6 @@ def test_a_host_that_dies_mid_run_loses_nothing(fleet, one_host, tmp_path):
     finally:
         # Back for the tests after this one, which deal to every host (the controller killed outright
         # found this host dead and gave it up: 3 Dec 2026).
-        from sslab.substrate import testfleet
         testfleet.start(next(m for m in testfleet.members() if m["host"] == victim["host"]))
     log = out.read_text()
     assert f"host {victim['host']}: lost (unreachable)" in log

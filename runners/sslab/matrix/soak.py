@@ -407,7 +407,8 @@ class Soaker:
         while True:
             # Between sessions: the damages waiting for a cell and the one drawn for now, then the session
             # that must find them.
-            retry, waiting[:] = list(waiting), []
+            retry = waiting[:]
+            waiting.clear()
             for fault in retry:
                 damage(fault)
             while pending and pending[0].kind in BETWEEN:
