@@ -35,6 +35,7 @@
 #   make bench BENCH=      a benchmark (kept out of the tests: docs/reference.md)
 #   make soak              a matrix run twice, once under FAULTS= faults drawn from SEED=, compared cell by
 #                          cell (SOAK="run reproduce-table1 --iter 10", 320 cells; SOAK_DEST= its directory; not part of make test)
+#                          SOAK_CALM_FROM= an earlier soak of the same matrix whose calm run this one takes
 #
 # Images, containers, fleets
 #   make image             build the testbed image (cached by recipe hash)
@@ -277,7 +278,7 @@ report: python-deps
 # archives under results/, into results/claims/<LEDGER>/.
 # The soak: kept out of make test (an hour and more); docs/faults.md.
 soak: $(RUN_DEPS)
-	$(VPY) -m sslab soak --seed $(or $(SEED),1) --faults $(or $(FAULTS),40) $(if $(SOAK_DEST),--dest $(SOAK_DEST)) -- $(or $(SOAK),run reproduce-table1 --iter 10)
+	$(VPY) -m sslab soak --seed $(or $(SEED),1) --faults $(or $(FAULTS),40) $(if $(SOAK_DEST),--dest $(SOAK_DEST)) $(if $(SOAK_CALM_FROM),--calm-from $(SOAK_CALM_FROM)) -- $(or $(SOAK),run reproduce-table1 --iter 10)
 
 claims: python-deps
 	$(VPY) -m sslab claims $(or $(LEDGER),suss)

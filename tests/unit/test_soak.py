@@ -159,3 +159,44 @@ def test_a_damage_drawn_before_any_cell_landed_waits_for_one_and_is_found(tmp_pa
     # 1: no cell, the damage waits; 2: the cell lands; 3: the damage made before it, and found.
     assert soaker.record.sessions == 3
     assert len(list((dest / "stormy" / "m" / "failed").glob("k-3-set-aside"))) == 1
+
+
+def test_an_earlier_soaks_calm_run_is_lent_only_to_the_same_matrix(tmp_path):
+    """--calm-from: refused (with why) when the earlier soak has no finished calm run, or ran another
+    matrix; taken when only the inventory differs (where a matrix runs does not change its bytes)."""
+    earlier = tmp_path / "earlier"
+    assert "holds no finished calm run" in soak.calm_trouble(earlier, ["run", "smoke"])
+    (earlier / "calm" / "m" / "cells").mkdir(parents=True)
+    (earlier / "calm" / "m" / "plans").mkdir()
+    (earlier / soak.CALM_RECORD).write_text(json.dumps({"args": ["run", "smoke", "--iter", "2"], "calm_s": 90.0}))
+    assert "not this matrix" in soak.calm_trouble(earlier, ["run", "smoke", "--iter", "3"])
+    assert soak.calm_trouble(earlier, ["run", "smoke", "--inventory", "fleet.ini", "--iter", "2"]) is None
+    assert soak.calm_trouble(earlier, ["run", "smoke", "--iter", "2", "--inventory=f.ini"]) is None
+    (earlier / soak.CALM_RECORD).write_text("{")
+    assert "not a calm run's record" in soak.calm_trouble(earlier, ["run", "smoke", "--iter", "2"])
+    assert soak.without_inventory(["a", "--inventory", "x", "b", "--inventory=y"]) == ["a", "b"]
+
+
+def test_a_soak_that_takes_an_earlier_calm_run_runs_none_and_compares_with_it(tmp_path):
+    """A soak (a stand-in matrix, run as a process) writes calm.json when its calm run ends; a second soak
+    given it runs no calm run of its own, takes its wall time, and compares its stormy run with it."""
+    script = tmp_path / "fake_matrix.py"
+    script.write_text(FAKE_MATRIX.replace("if n == 1:\n    sys.exit(1)\n", ""))
+
+    class FakeMatrix(soak.Soaker):
+        def command(self, where):
+            env = {**soak.os.environ, "SSLAB_RESULTS": str(self.dest / where)}
+            return [soak.sys.executable, str(script)], env
+
+    first = FakeMatrix(tmp_path / "a", ["matrix", "run", "smoke"], seed=1, n=0, log=lambda *_: None)._run()
+    calm = json.loads((tmp_path / "a" / soak.CALM_RECORD).read_text())
+    assert calm["args"] == ["matrix", "run", "smoke"] and calm["calm_s"] == first["calm_s"] > 0
+    assert first["cells"] == {"identical": 1, "different": 0, "missing": 0} and first["calm_from"] is None
+
+    second = FakeMatrix(tmp_path / "b", ["matrix", "run", "smoke"], seed=1, n=0, log=lambda *_: None,
+                        calm_from=tmp_path / "a")._run()
+    assert not (tmp_path / "b" / "calm").exists() and not (tmp_path / "b" / soak.CALM_RECORD).exists()
+    assert second["calm_from"] == str((tmp_path / "a").resolve()) and second["calm_s"] == calm["calm_s"]
+    assert second["cells"] == {"identical": 1, "different": 0, "missing": 0} and second["ok"]
+    assert (tmp_path / "b" / "stormy" / "m" / "cells" / "k").is_dir()
+    assert "an earlier soak's" in soak.report_md(second)

@@ -328,7 +328,7 @@ def cmd_claims(args) -> int:
 def cmd_soak(args) -> int:
     """`sslab soak -- ARGS`: the command ARGS run twice, once under faults, and compared (sslab.matrix.soak);
     its record is soak.json and report.html in the soak's directory."""
-    from ..matrix.soak import Soaker, fleet_trouble, report_md, summary_lines
+    from ..matrix.soak import Soaker, calm_trouble, fleet_trouble, report_md, summary_lines
     from ..analysis.html import write_html
     if args.command_args[0] not in ("run", "matrix"):
         raise Refused(f"a soak runs a matrix: `run EXPERIMENT ...` or `matrix run MATRIX ...`, not "
@@ -337,10 +337,12 @@ def cmd_soak(args) -> int:
         raise Refused(f"{args.dest} is not empty: a soak writes into a new directory (nothing there is overwritten)")
     if (trouble := fleet_trouble(args.command_args)) is not None:
         raise Refused(trouble)
+    if args.calm_from is not None and (trouble := calm_trouble(args.calm_from, args.command_args)) is not None:
+        raise Refused(trouble)
     dest = args.dest or paths.new_run_dir("soak")
     dest.mkdir(parents=True, exist_ok=True)
     summary = Soaker(dest, args.command_args, args.seed, args.faults,
-                     log=lambda m: print(m, flush=True)).run()
+                     log=lambda m: print(m, flush=True), calm_from=args.calm_from).run()
     (dest / "report.md").write_text(report_md(summary))
     write_html(dest / "report.md")
     print("\n".join(summary_lines(summary)))

@@ -185,6 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     psk.add_argument("--seed", type=int, default=1, help="the faults' seed, kept in the record (default 1)")
     psk.add_argument("--faults", type=at_least_one("--faults"), default=40, help="how many faults (default 40)")
     psk.add_argument("--dest", type=Path, help="where the two runs go (default: a new results/soak/<stamp>/)")
+    psk.add_argument("--calm-from", type=Path, metavar="DIR",
+                     help="take the calm run from an earlier soak of the same matrix (its --dest; only "
+                          "--inventory may differ) instead of running it again")
     psk.add_argument("command_args", nargs="+", metavar="ARG",
                      help="the command to soak, as `sslab` takes it (after --): run reproduce-table1 --iter 10")
     psk.set_defaults(command="soak")

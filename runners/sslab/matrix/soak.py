@@ -27,6 +27,10 @@ image cache's), and says so in the record when it is not.  Over a fleet, the soa
 fleet's containers (substrate.testfleet), which it can stop and start, and whose own copies of the
 matrix it clears after the calm run (a host packs a cell it has done at once: the stormy run would run
 nothing there).
+
+A soak may take its calm run from an earlier soak of the same command (`--calm-from DIR`): a run left
+alone is the same bytes wherever it ran, so one calm run serves as the reference for several stormy
+ones (on this machine, then over the fleet), and its wall time (calm.json) times the faults.
 """
 
 from __future__ import annotations
@@ -73,6 +77,8 @@ BALLAST = ".ballast"
 HOST_DOWN_S = 30.0
 #: How long a session's controller has to stop its hosts' runs when the soak is stopped (seconds).
 SESSION_STOP_S = 600.0
+#: What an earlier soak wrote of its calm run, for a soak that takes it (--calm-from).
+CALM_RECORD = "calm.json"
 #: How long a session may run before the soak gives up on it (seconds).
 SESSION_LIMIT_S = 4 * 3600
 
@@ -94,6 +100,7 @@ class Soak:
     left_out: dict[str, str] = field(default_factory=dict)   # a fault kind not drawn: why
     calm_s: float = 0.0
     stormy_s: float = 0.0
+    calm_from: str | None = None     # the earlier soak whose calm run this one took
 
 
 def draw_schedule(seed: int, n: int, cell_s: float, kinds_allowed: tuple[str, ...] = KINDS) -> list[Fault]:
@@ -160,6 +167,38 @@ def fleet_trouble(args: list[str]) -> str | None:
     return None
 
 
+def without_inventory(args: list[str]) -> list[str]:
+    """@args without their `--inventory X`: what names the matrix, not where it runs."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a == "--inventory":
+            skip = True
+        elif not a.startswith("--inventory="):
+            out.append(a)
+    return out
+
+
+def calm_trouble(earlier: Path, args: list[str]) -> str | None:
+    """Why the soak in @earlier cannot lend its calm run to a soak of @args, or None."""
+    record = Path(earlier) / CALM_RECORD
+    if not record.is_file():
+        return (f"{earlier} holds no finished calm run ({CALM_RECORD} is written when one ends): "
+                "--calm-from takes an earlier soak's directory")
+    try:
+        calm = json.loads(record.read_text())
+        theirs, calm_s = list(calm["args"]), float(calm["calm_s"])
+    except (ValueError, KeyError, TypeError) as e:
+        return f"{record} is not a calm run's record ({e})"
+    if without_inventory(theirs) != without_inventory(args):
+        return (f"the calm run in {earlier} ran `sslab {' '.join(theirs)}`, not this matrix "
+                f"(`sslab {' '.join(args)}`; only --inventory may differ)")
+    if calm_s <= 0 or not matrix_dirs(Path(earlier) / "calm"):
+        return f"the calm run in {earlier} made no matrix"
+    return None
+
+
 def matrix_dirs(results: Path) -> list[Path]:
     """The matrix directories under @results (each holds cells/), relative to it."""
     return sorted(d.parent.relative_to(results) for d in Path(results).rglob("cells")
@@ -216,9 +255,10 @@ class Soaker:
     """One soak's two runs (Soak, draw_schedule) into @dest; @args: the sslab command's arguments
     (`run reproduce-table1 --iter 10`)."""
 
-    def __init__(self, dest: Path, args: list[str], seed: int, n: int, log=print):
+    def __init__(self, dest: Path, args: list[str], seed: int, n: int, log=print, calm_from: Path | None = None):
         self.dest, self.args, self.log = Path(dest), list(args), log
-        self.record = Soak(seed, list(args))
+        self.record = Soak(seed, list(args), calm_from=None if calm_from is None else str(Path(calm_from).resolve()))
+        self.calm = (self.dest if calm_from is None else Path(calm_from)) / "calm"
         self.n = n
         self.rng = random.Random(seed + 2)      # which host a stop-a-host fault stops
         self.hosts = testfleet.members() if inventory_in(self.args) is not None else []
@@ -253,11 +293,17 @@ class Soaker:
         self.log(f"soak: {why}: the running session's controller stopped (exit {proc.returncode})")
 
     def run_calm(self) -> float:
+        """The calm run to its end (its wall time, also written to calm.json for a later soak), or an
+        earlier soak's (--calm-from: its wall time)."""
+        if self.record.calm_from is not None:
+            return float(json.loads((Path(self.record.calm_from) / CALM_RECORD).read_text())["calm_s"])
         t0 = time.monotonic()
         proc = self.start("calm", "calm.log")
         if proc.wait(timeout=SESSION_LIMIT_S) != 0:
             raise RuntimeError(f"the calm run failed (exit {proc.returncode}); see {self.dest / 'logs' / 'calm.log'}")
-        return time.monotonic() - t0
+        calm_s = round(time.monotonic() - t0, 1)
+        (self.dest / CALM_RECORD).write_text(json.dumps({"args": self.args, "calm_s": calm_s}, indent=1) + "\n")
+        return calm_s
 
     def umls(self) -> list[int]:
         """The UML kernels running for the stormy run: processes working under its directory (over a
@@ -464,12 +510,12 @@ class Soaker:
 
     def _run(self) -> dict:
         (self.dest / "logs").mkdir(parents=True, exist_ok=True)
-        self.log(f"soak: the calm run ({self.dest / 'calm'})")
+        self.log(f"soak: the calm run ({self.calm}" + (", an earlier soak's)" if self.record.calm_from else ")"))
         self.record.calm_s = round(self.run_calm(), 1)
-        matrices = matrix_dirs(self.dest / "calm")
+        matrices = matrix_dirs(self.calm)
         if not matrices:
-            raise RuntimeError(f"the command made no matrix under {self.dest / 'calm'}: a soak needs one")
-        cells = sum(1 for m in matrices for d in (self.dest / "calm" / m / "cells").iterdir() if not d.name.startswith("."))
+            raise RuntimeError(f"the command made no matrix under {self.calm}: a soak needs one")
+        cells = sum(1 for m in matrices for d in (self.calm / m / "cells").iterdir() if not d.name.startswith("."))
         for member in self.hosts:     # the hosts' copies of the calm run's cells
             for m in matrices:
                 testfleet.forget(member, str(m))
@@ -488,7 +534,7 @@ class Soaker:
             (self.dest / BALLAST).unlink(missing_ok=True)
         compared: dict[str, list[str]] = {"identical": [], "different": [], "missing": []}
         for m in matrices:
-            for k, keys in compare(self.dest / "calm" / m, self.dest / "stormy" / m).items():
+            for k, keys in compare(self.calm / m, self.dest / "stormy" / m).items():
                 compared[k] += keys
         summary = summarise(self.record, compared)
         (self.dest / "soak.json").write_text(json.dumps(summary, indent=1, sort_keys=True))
@@ -507,7 +553,7 @@ def summarise(record: Soak, compared: dict[str, list[str]]) -> dict:
             "damaged_cells": len(damaged), "damaged_detected": sum(bool(f.detected) for f in damaged),
             "cells": {k: len(v) for k, v in compared.items()}, "cells_different": compared["different"],
             "cells_missing": compared["missing"], "calm_s": record.calm_s, "stormy_s": record.stormy_s,
-            "lost_to_faults_s": round(record.stormy_s - record.calm_s, 1),
+            "lost_to_faults_s": round(record.stormy_s - record.calm_s, 1), "calm_from": record.calm_from,
             "ok": not compared["different"] and not compared["missing"]
             and all(f.detected for f in damaged)}
 
@@ -522,7 +568,9 @@ def report_md(s: dict) -> str:
         *(f"- {ln.strip()}" for ln in summary_lines(s)), "",
         f"Fault kinds: {', '.join(KINDS)}.  Each fault, in order, with what it did:", "",
         "| # | kind | after (s) | what it did | detected |", "|---|---|---|---|---|", *rows,
-        "", "Data: [soak.json](soak.json); the two runs: calm/ and stormy/; each session's console: logs/.", ""])
+        "", "Data: [soak.json](soak.json); the two runs: "
+        + ("calm/ and stormy/" if not s.get("calm_from") else f"stormy/ and the earlier soak's {s['calm_from']}/calm/")
+        + "; each session's console: logs/.", ""])
 
 
 def summary_lines(s: dict) -> list[str]:
@@ -533,5 +581,7 @@ def summary_lines(s: dict) -> list[str]:
             f"  faults injected {sum(s['injected_by_kind'].values())} of {len(s['faults'])} drawn: {kinds}",
             f"  damaged cells detected and run again: {s['damaged_detected']} of {s['damaged_cells']}",
             *(f"  not drawn: {kind}: {why}" for kind, why in s.get("left_out", {}).items()),
+            *([f"  the calm run: an earlier soak's, {s['calm_from']}/calm (its wall time times the faults)"]
+              if s.get("calm_from") else []),
             f"  sessions {s['sessions']}; wall time: calm {s['calm_s']:.0f} s, stormy {s['stormy_s']:.0f} s "
             f"({s['lost_to_faults_s']:+.0f} s to the faults)"]
