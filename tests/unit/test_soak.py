@@ -2,6 +2,7 @@
 by what their guests made, its summary."""
 
 import json
+import os
 from pathlib import Path
 
 from sslab import paths
@@ -9,18 +10,38 @@ from sslab.matrix import soak
 
 
 def test_a_schedule_is_its_seeds_every_kind_at_least_once_each_strike_within_its_bounds():
-    a = soak.draw_schedule(7, 40, cell_s=4.0)
-    assert [(f.kind, f.after_s) for f in a] == [(f.kind, f.after_s) for f in soak.draw_schedule(7, 40, cell_s=4.0)]
-    assert [f.kind for f in a] != [f.kind for f in soak.draw_schedule(8, 40, cell_s=4.0)]
+    a = soak.draw_schedule(7, 40, landing_s=4.0)
+    assert [(f.kind, f.after_s) for f in a] == [(f.kind, f.after_s) for f in soak.draw_schedule(7, 40, landing_s=4.0)]
+    assert [f.kind for f in a] != [f.kind for f in soak.draw_schedule(8, 40, landing_s=4.0)]
     assert len(a) == 40 and set(f.kind for f in a) == set(soak.KINDS) and len(soak.KINDS) >= 6
-    lo, hi = soak.STRIKE_CELLS
+    lo, hi = soak.STRIKE_LANDINGS
     assert all(lo * 4.0 <= f.after_s <= hi * 4.0 for f in a)
-    assert len(soak.draw_schedule(1, 3, cell_s=1.0)) == 3   # fewer faults than kinds: the first kinds, shuffled
+    assert len(soak.draw_schedule(1, 3, landing_s=1.0)) == 3   # fewer faults than kinds: the first kinds, shuffled
+
+
+def test_cells_that_land_together_are_one_landing_and_the_faults_unit_is_the_time_between_landings(tmp_path):
+    """Table 1's calm run at 320 cells (3 Dec 2026): a boot's ten cells come home within a few seconds,
+    a landing every 80-110 s.  Hand-worked: manifests at 0, 3, 96, 97, 98 and 200 s are three landings
+    (0-3, 96-98, 200); a calm run of 300 s lands every 100 s."""
+    assert soak.landings([0.0, 3.0, 96.0, 97.0, 98.0, 200.0]) == 3
+    assert soak.landings([5.0, 0.0, 10.0, 20.5]) == 2          # unordered; a gap of 10 s is one landing
+    assert soak.landings([]) == 0
+    cells = tmp_path / "m" / "cells"
+    for key, t in [("a", 1000.0), ("b", 1003.0), ("c", 1096.0), ("d", 1098.0), ("e", 1200.0), (".x", 5000.0)]:
+        (cells / key).mkdir(parents=True)
+        (cells / key / "manifest.json").write_text("{}")
+        os.utime(cells / key / "manifest.json", (t, t))
+    (cells / "f").mkdir()                                       # a cell not landed: no manifest
+    assert soak.landing_interval(tmp_path, [Path("m")], 300.0) == 100.0
+    # All at once (or their times lost in a copy): the whole calm run is the unit.
+    for key in "abcde":
+        os.utime(cells / key / "manifest.json", (1000.0, 1000.0))
+    assert soak.landing_interval(tmp_path, [Path("m")], 300.0) == 300.0
 
 
 def test_a_kind_left_out_is_never_drawn_and_the_rest_each_at_least_once():
     kinds = tuple(k for k in soak.KINDS if k != "fill-the-disk")
-    drawn = [f.kind for f in soak.draw_schedule(7, 40, cell_s=4.0, kinds_allowed=kinds)]
+    drawn = [f.kind for f in soak.draw_schedule(7, 40, landing_s=4.0, kinds_allowed=kinds)]
     assert "fill-the-disk" not in drawn and set(drawn) == set(kinds)
 
 

@@ -57,9 +57,15 @@ IN_RUN = ("sigkill-controller", "sigterm-controller", "sigint-controller", "sigk
           "fill-the-disk", "stop-a-host")
 BETWEEN = ("flip-a-byte", "cut-a-file")
 KINDS = IN_RUN + BETWEEN
-#: A session's fault strikes this long after the last (seconds): drawn uniformly between the two,
-#: scaled by the calm run's time per cell, so that each session still has cells to lose.
-STRIKE_CELLS = (0.5, 3.0)
+#: A session's fault strikes this long after the last: drawn uniformly between the two, in units of
+#: the calm run's time between two landings of cells (landing_interval), so that about half of the
+#: gaps outlast a landing and cells come home between faults.  Counted in cells (0.5 to 3 of a cell's
+#: time, to 3 Dec 2026), the gaps were 2.5-15 s while Table 1's cells land ten at a time every 90 s:
+#: at 320 cells no cell came home until the storm was over, here and over the fleet.
+STRIKE_LANDINGS = (0.5, 2.0)
+#: Cells whose manifests were written within this many seconds of each other landed together (a
+#: boot's cells come home at once).
+LANDING_GAP_S = 10.0
 #: What the soak compares of a cell: what its guest made, not the host's timings and paths.
 GUEST_MADE = ("job/plan.json", "job/out/")
 #: How long a boot-killing fault waits for a boot to be running (seconds).
@@ -101,16 +107,32 @@ class Soak:
     calm_s: float = 0.0
     stormy_s: float = 0.0
     calm_from: str | None = None     # the earlier soak whose calm run this one took
+    landing_s: float = 0.0           # the calm run's time between two landings of cells: the faults' unit
 
 
-def draw_schedule(seed: int, n: int, cell_s: float, kinds_allowed: tuple[str, ...] = KINDS) -> list[Fault]:
+def draw_schedule(seed: int, n: int, landing_s: float, kinds_allowed: tuple[str, ...] = KINDS) -> list[Fault]:
     """@n faults of @kinds_allowed drawn from @seed: each kind at least once when @n allows, the rest
-    at random, in a random order; each fault's moment drawn from STRIKE_CELLS times @cell_s (the
-    calm run's time per cell)."""
+    at random, in a random order; each fault's moment drawn from STRIKE_LANDINGS times @landing_s (the
+    calm run's time between two landings of cells)."""
     rng = random.Random(seed)
     kinds = list(kinds_allowed[:n]) + [rng.choice(kinds_allowed) for _ in range(max(0, n - len(kinds_allowed)))]
     rng.shuffle(kinds)
-    return [Fault(k, round(rng.uniform(*STRIKE_CELLS) * cell_s, 2)) for k in kinds]
+    return [Fault(k, round(rng.uniform(*STRIKE_LANDINGS) * landing_s, 2)) for k in kinds]
+
+
+def landings(written: list[float]) -> int:
+    """How many times cells came home, from the moments their manifests were written: moments within
+    LANDING_GAP_S of the one before are one landing."""
+    moments = sorted(written)
+    return sum(1 for i, t in enumerate(moments) if i == 0 or t - moments[i - 1] > LANDING_GAP_S)
+
+
+def landing_interval(calm: Path, matrices: list[Path], calm_s: float) -> float:
+    """The calm run's wall time between two landings of cells (its whole time if they all landed at
+    once, or their manifests' times were lost in a copy)."""
+    written = [d.joinpath(MANIFEST).stat().st_mtime for m in matrices for d in (calm / m / "cells").iterdir()
+               if not d.name.startswith(".") and d.joinpath(MANIFEST).is_file()]
+    return calm_s / max(1, landings(written))
 
 
 def guest_made(cell: Path) -> dict[str, str]:
@@ -515,7 +537,6 @@ class Soaker:
         matrices = matrix_dirs(self.calm)
         if not matrices:
             raise RuntimeError(f"the command made no matrix under {self.calm}: a soak needs one")
-        cells = sum(1 for m in matrices for d in (self.calm / m / "cells").iterdir() if not d.name.startswith("."))
         for member in self.hosts:     # the hosts' copies of the calm run's cells
             for m in matrices:
                 testfleet.forget(member, str(m))
@@ -525,7 +546,8 @@ class Soaker:
             self.record.left_out["fill-the-disk"] = (f"{self.dest} shares its filesystem with {shared}: filling it "
                                                      "would starve them too (give --dest a filesystem of its own)")
         kinds = tuple(k for k in KINDS if k not in self.record.left_out)
-        self.record.faults = draw_schedule(self.record.seed, self.n, self.record.calm_s / max(1, cells), kinds)
+        self.record.landing_s = round(landing_interval(self.calm, matrices, self.record.calm_s), 1)
+        self.record.faults = draw_schedule(self.record.seed, self.n, self.record.landing_s, kinds)
         self.log(f"soak: the stormy run ({self.dest / 'stormy'}), {self.n} fault(s) from seed {self.record.seed}"
                  + "".join(f"; {k} left out: {why}" for k, why in self.record.left_out.items()))
         try:
@@ -554,6 +576,7 @@ def summarise(record: Soak, compared: dict[str, list[str]]) -> dict:
             "cells": {k: len(v) for k, v in compared.items()}, "cells_different": compared["different"],
             "cells_missing": compared["missing"], "calm_s": record.calm_s, "stormy_s": record.stormy_s,
             "lost_to_faults_s": round(record.stormy_s - record.calm_s, 1), "calm_from": record.calm_from,
+            "landing_s": record.landing_s,
             "ok": not compared["different"] and not compared["missing"]
             and all(f.detected for f in damaged)}
 
@@ -579,6 +602,8 @@ def summary_lines(s: dict) -> list[str]:
             f"  cells identical {s['cells']['identical']}, different {s['cells']['different']}, "
             f"missing {s['cells']['missing']}",
             f"  faults injected {sum(s['injected_by_kind'].values())} of {len(s['faults'])} drawn: {kinds}",
+            *([f"  faults {STRIKE_LANDINGS[0]:g}-{STRIKE_LANDINGS[1]:g} landings apart (the calm run's cells came "
+               f"home every {s['landing_s']:.0f} s)"] if s.get("landing_s") else []),
             f"  damaged cells detected and run again: {s['damaged_detected']} of {s['damaged_cells']}",
             *(f"  not drawn: {kind}: {why}" for kind, why in s.get("left_out", {}).items()),
             *([f"  the calm run: an earlier soak's, {s['calm_from']}/calm (its wall time times the faults)"]
