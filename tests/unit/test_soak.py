@@ -9,14 +9,16 @@ from sslab import paths
 from sslab.matrix import soak
 
 
-def test_a_schedule_is_its_seeds_every_kind_at_least_once_each_strike_within_its_bounds():
-    a = soak.draw_schedule(7, 40, landing_s=4.0)
-    assert [(f.kind, f.after_s) for f in a] == [(f.kind, f.after_s) for f in soak.draw_schedule(7, 40, landing_s=4.0)]
-    assert [f.kind for f in a] != [f.kind for f in soak.draw_schedule(8, 40, landing_s=4.0)]
+def test_a_schedule_is_its_seeds_every_kind_at_least_once_its_moments_over_the_storms_span():
+    a = soak.draw_schedule(7, 40, calm_s=100.0)
+    assert [(f.kind, f.after_s) for f in a] == [(f.kind, f.after_s) for f in soak.draw_schedule(7, 40, calm_s=100.0)]
+    assert [f.kind for f in a] != [f.kind for f in soak.draw_schedule(8, 40, calm_s=100.0)]
     assert len(a) == 40 and set(f.kind for f in a) == set(soak.KINDS) and len(soak.KINDS) >= 6
-    lo, hi = soak.STRIKE_LANDINGS
-    assert all(lo * 4.0 <= f.after_s <= hi * 4.0 for f in a)
-    assert len(soak.draw_schedule(1, 3, landing_s=1.0)) == 3   # fewer faults than kinds: the first kinds, shuffled
+    # The moments, summed from the gaps, rise within the span (1.5 x 100 s) and spread over it.
+    moments = [sum(f.after_s for f in a[:i + 1]) for i in range(len(a))]
+    assert all(f.after_s >= 0 for f in a) and moments[-1] <= soak.STORM_SPAN * 100.0 + 0.01
+    assert moments[0] < 0.25 * soak.STORM_SPAN * 100.0 < 0.75 * soak.STORM_SPAN * 100.0 < moments[-1]
+    assert len(soak.draw_schedule(1, 3, calm_s=1.0)) == 3   # fewer faults than kinds: the first kinds, shuffled
 
 
 def test_cells_that_land_together_are_one_landing_and_the_faults_unit_is_the_time_between_landings(tmp_path):
@@ -41,7 +43,7 @@ def test_cells_that_land_together_are_one_landing_and_the_faults_unit_is_the_tim
 
 def test_a_kind_left_out_is_never_drawn_and_the_rest_each_at_least_once():
     kinds = tuple(k for k in soak.KINDS if k != "fill-the-disk")
-    drawn = [f.kind for f in soak.draw_schedule(7, 40, landing_s=4.0, kinds_allowed=kinds)]
+    drawn = [f.kind for f in soak.draw_schedule(7, 40, calm_s=100.0, kinds_allowed=kinds)]
     assert "fill-the-disk" not in drawn and set(drawn) == set(kinds)
 
 

@@ -57,14 +57,15 @@ IN_RUN = ("sigkill-controller", "sigterm-controller", "sigint-controller", "sigk
           "fill-the-disk", "stop-a-host")
 BETWEEN = ("flip-a-byte", "cut-a-file")
 KINDS = IN_RUN + BETWEEN
-#: A session's fault strikes this long after the last: drawn uniformly between the two, in units of
-#: the calm run's time between two landings of cells (landing_interval), so that about half of the
-#: gaps outlast a landing and cells come home between faults.  Counted in cells (0.5 to 3 of a cell's
-#: time, to 3 Dec 2026), the gaps were 2.5-15 s while Table 1's cells land ten at a time every 90 s:
-#: at 320 cells no cell came home until the storm was over, here and over the fleet.
-STRIKE_LANDINGS = (0.5, 2.0)
+#: The faults strike at moments drawn uniformly over this many times the calm run's wall time, counted
+#: over the stormy run's sessions (each fault's after_s: the time since the one before), so that they
+#: meet a matrix from its start to its end, cells landing between them where a gap is long.  Rejected:
+#: gaps of 0.5-3 cells' time (to 3 Dec 2026; at 320 cells no Table 1 cell came home before the storm
+#: ended: a boot's ten land at once, every 90 s), and gaps of 0.5-2 of the calm run's landings (a
+#: 16-cell matrix was whole before 14 of 20 faults could strike).
+STORM_SPAN = 1.5
 #: Cells whose manifests were written within this many seconds of each other landed together (a
-#: boot's cells come home at once).
+#: boot's cells come home at once): what the soak counts to say how often cells came home.
 LANDING_GAP_S = 10.0
 #: What the soak compares of a cell: what its guest made, not the host's timings and paths.
 GUEST_MADE = ("job/plan.json", "job/out/")
@@ -107,17 +108,18 @@ class Soak:
     calm_s: float = 0.0
     stormy_s: float = 0.0
     calm_from: str | None = None     # the earlier soak whose calm run this one took
-    landing_s: float = 0.0           # the calm run's time between two landings of cells: the faults' unit
+    landing_s: float = 0.0           # the calm run's time between two landings of cells
 
 
-def draw_schedule(seed: int, n: int, landing_s: float, kinds_allowed: tuple[str, ...] = KINDS) -> list[Fault]:
+def draw_schedule(seed: int, n: int, calm_s: float, kinds_allowed: tuple[str, ...] = KINDS) -> list[Fault]:
     """@n faults of @kinds_allowed drawn from @seed: each kind at least once when @n allows, the rest
-    at random, in a random order; each fault's moment drawn from STRIKE_LANDINGS times @landing_s (the
-    calm run's time between two landings of cells)."""
+    at random, in a random order; their moments uniform over STORM_SPAN times @calm_s (the calm run's
+    wall time), each fault's after_s the gap since the one before."""
     rng = random.Random(seed)
     kinds = list(kinds_allowed[:n]) + [rng.choice(kinds_allowed) for _ in range(max(0, n - len(kinds_allowed)))]
     rng.shuffle(kinds)
-    return [Fault(k, round(rng.uniform(*STRIKE_LANDINGS) * landing_s, 2)) for k in kinds]
+    moments = sorted(rng.uniform(0.0, STORM_SPAN * calm_s) for _ in kinds)
+    return [Fault(k, round(t - (moments[i - 1] if i else 0.0), 2)) for i, (k, t) in enumerate(zip(kinds, moments))]
 
 
 def landings(written: list[float]) -> int:
@@ -547,7 +549,7 @@ class Soaker:
                                                      "would starve them too (give --dest a filesystem of its own)")
         kinds = tuple(k for k in KINDS if k not in self.record.left_out)
         self.record.landing_s = round(landing_interval(self.calm, matrices, self.record.calm_s), 1)
-        self.record.faults = draw_schedule(self.record.seed, self.n, self.record.landing_s, kinds)
+        self.record.faults = draw_schedule(self.record.seed, self.n, self.record.calm_s, kinds)
         self.log(f"soak: the stormy run ({self.dest / 'stormy'}), {self.n} fault(s) from seed {self.record.seed}"
                  + "".join(f"; {k} left out: {why}" for k, why in self.record.left_out.items()))
         try:
@@ -602,8 +604,8 @@ def summary_lines(s: dict) -> list[str]:
             f"  cells identical {s['cells']['identical']}, different {s['cells']['different']}, "
             f"missing {s['cells']['missing']}",
             f"  faults injected {sum(s['injected_by_kind'].values())} of {len(s['faults'])} drawn: {kinds}",
-            *([f"  faults {STRIKE_LANDINGS[0]:g}-{STRIKE_LANDINGS[1]:g} landings apart (the calm run's cells came "
-               f"home every {s['landing_s']:.0f} s)"] if s.get("landing_s") else []),
+            *([f"  faults over {STORM_SPAN:g} x the calm run's {s['calm_s']:.0f} s, {s['calm_s'] * STORM_SPAN / max(1, len(s['faults'])):.0f} s "
+               f"apart on average (its cells came home every {s['landing_s']:.0f} s)"] if s.get("landing_s") else []),
             f"  damaged cells detected and run again: {s['damaged_detected']} of {s['damaged_cells']}",
             *(f"  not drawn: {kind}: {why}" for kind, why in s.get("left_out", {}).items()),
             *([f"  the calm run: an earlier soak's, {s['calm_from']}/calm (its wall time times the faults)"]
