@@ -168,14 +168,29 @@ def shares_a_filesystem(dest: Path) -> str | None:
     return None
 
 
+def split_inventory(args: list[str]) -> tuple[Path | None, list[str]]:
+    """The inventory the soaked command names (`--inventory X` or `--inventory=X`), if any, and its other
+    arguments: what names the matrix, not where it runs."""
+    inventory, rest, it = None, [], iter(args)
+    for a in it:
+        if a == "--inventory":
+            value = next(it, None)
+            inventory = None if value is None else Path(value)
+        elif a.startswith("--inventory="):
+            inventory = Path(a.split("=", 1)[1])
+        else:
+            rest.append(a)
+    return inventory, rest
+
+
 def inventory_in(args: list[str]) -> Path | None:
-    """The inventory the soaked command names (`--inventory X` or `--inventory=X`), if any."""
-    for i, a in enumerate(args):
-        if a == "--inventory" and i + 1 < len(args):
-            return Path(args[i + 1])
-        if a.startswith("--inventory="):
-            return Path(a.split("=", 1)[1])
-    return None
+    """The inventory the soaked command names, if any."""
+    return split_inventory(args)[0]
+
+
+def without_inventory(args: list[str]) -> list[str]:
+    """@args without their `--inventory X`."""
+    return split_inventory(args)[1]
 
 
 def fleet_trouble(args: list[str]) -> str | None:
@@ -189,19 +204,6 @@ def fleet_trouble(args: list[str]) -> str | None:
     if not testfleet.members():
         return "the test fleet is not up: make fleet-up FLEET_HOSTS=2"
     return None
-
-
-def without_inventory(args: list[str]) -> list[str]:
-    """@args without their `--inventory X`: what names the matrix, not where it runs."""
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-        elif a == "--inventory":
-            skip = True
-        elif not a.startswith("--inventory="):
-            out.append(a)
-    return out
 
 
 def calm_trouble(earlier: Path, args: list[str]) -> str | None:
@@ -320,7 +322,7 @@ class Soaker:
         """The calm run to its end (its wall time, also written to calm.json for a later soak), or an
         earlier soak's (--calm-from: its wall time)."""
         if self.record.calm_from is not None:
-            return float(json.loads((Path(self.record.calm_from) / CALM_RECORD).read_text())["calm_s"])
+            return round(float(json.loads((Path(self.record.calm_from) / CALM_RECORD).read_text())["calm_s"]), 1)
         t0 = time.monotonic()
         proc = self.start("calm", "calm.log")
         if proc.wait(timeout=SESSION_LIMIT_S) != 0:
@@ -535,7 +537,7 @@ class Soaker:
     def _run(self) -> dict:
         (self.dest / "logs").mkdir(parents=True, exist_ok=True)
         self.log(f"soak: the calm run ({self.calm}" + (", an earlier soak's)" if self.record.calm_from else ")"))
-        self.record.calm_s = round(self.run_calm(), 1)
+        self.record.calm_s = self.run_calm()
         matrices = matrix_dirs(self.calm)
         if not matrices:
             raise RuntimeError(f"the command made no matrix under {self.calm}: a soak needs one")
