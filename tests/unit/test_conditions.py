@@ -114,3 +114,21 @@ def test_the_quic_stand_ins_say_which_cubic_and_slow_start_they_ran(tmp_path):
     assert "cubic_std: Linux's CUBIC, HyStart's" in line({"std_connections": 1, "std_ack_train": 1})
     assert "cubic_std: CUBIC of 3 connections, the delay exit alone" in line({"std_connections": 3, "std_ack_train": 0})
     assert "cubic_std" not in run_conditions(meta, setting_of(a), [], [{"flows": [{"cc": "cubic_hs"}]}])
+
+
+def test_a_directory_is_read_once_and_again_when_it_is_run_again(tmp_path, monkeypatch):
+    """A report says its conditions several times over the same cells: each directory's records are
+    read once, and again when it has been run again (its meta.json written anew)."""
+    from sslab.analysis import conditions as cond
+    read = []
+    real = cond._runs_of
+    monkeypatch.setattr(cond, "_runs_of", lambda d: read.append(d) or real(d))
+    a = _run(tmp_path, "a", {}, [2024])
+    assert "SUSS 2024" in conditions_of([a]) and "SUSS 2024" in conditions_of([a]) and len(read) == 1
+    # Run again, under SUSS 2025 (its meta.json rewritten after its runs, a record of another length).
+    (a / "job/out/runs/r0/run.json").write_text(json.dumps({"flows": [{"cc": "cubic_suss", "suss_version": 2025}]}))
+    meta = json.loads((a / "meta.json").read_text())
+    (a / "meta.json").unlink()
+    (a / "meta.json").write_text(json.dumps({**meta, "again": True}))
+    line = conditions_of([a])
+    assert "SUSS 2025" in line and "SUSS 2024" not in line and len(read) == 2

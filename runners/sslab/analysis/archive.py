@@ -27,6 +27,17 @@ def cell_dir(matrix_dir: Path, key: str) -> Path:
     return Path(matrix_dir) / "cells" / key
 
 
+def written_as(path: Path) -> tuple | None:
+    """@path's identity as last written (its inode, size and modification time), None when it is
+    missing: what a reading held in memory is keyed by, so that a file written anew (a cell run
+    again) is read anew."""
+    try:
+        st = Path(path).stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def cell_done(matrix_dir: Path, key: str) -> bool:
     return (cell_dir(matrix_dir, key) / CELL_RECORD).is_file()
 

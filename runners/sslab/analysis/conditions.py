@@ -11,11 +11,13 @@ cubic_suss flow ran, the HyStart each cubic_hs flow ran).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
 from ..records import read_record, read_runs_index
 from ..ccas import SEARCH_CCAS, SEARCH_VERSIONS, SUSS_VERSIONS, param_default, search_thresh_pct, search_version_of
+from .archive import written_as
 from .setting import Setting, setting_of
 
 
@@ -155,6 +157,39 @@ def _runs_of(run_dir: Path) -> list[dict]:
     return [read_record(out / "runs" / e["tag"] / "run.json", "sslab.run") for e in read_runs_index(index)]
 
 
+@dataclass(frozen=True)
+class _RunDirConditions:
+    testbed: str
+    versions: frozenset[int]
+    hystarts: frozenset[str]
+    drafts: frozenset[str]
+    #: It ran after other repetitions in a shared boot.
+    after_others: bool
+
+
+#: _run_dir_conditions by a directory and its meta.json's identity (inode, size, time): a report says
+#: its conditions several times (its head, each claim's), and each time read every run record of every
+#: cell again; a directory run again is read again.
+_CONDITIONS: dict[tuple, _RunDirConditions] = {}
+
+
+def _run_dir_conditions(d: Path) -> _RunDirConditions | None:
+    """What conditions_of takes from one run directory (None: no meta.json)."""
+    meta_path = d / "meta.json"
+    written = written_as(meta_path)
+    if written is None:
+        return None
+    key = (str(d), written)
+    if key not in _CONDITIONS:
+        meta = json.loads(meta_path.read_text())
+        runs = _runs_of(d)
+        flows = [f for r in runs for f in r.get("flows", [])]
+        _CONDITIONS[key] = _RunDirConditions(
+            _testbed(meta, setting_of(d)), frozenset(_versions(flows)), frozenset(_hystarts(flows)),
+            frozenset(_draft_starts(runs)), bool(meta.get("boot")) and not meta["boot"]["same_as_alone"])
+    return _CONDITIONS[key]
+
+
 def conditions_of(run_dirs: list[Path]) -> str:
     """The conditions of several runs (a report's scenarios, a matrix's cells) in one line: the
     testbed (substrate, clock, host model) once when every run agrees, else each distinct one with
@@ -165,18 +200,14 @@ def conditions_of(run_dirs: list[Path]) -> str:
     drafts: set[str] = set()
     after = 0
     for d in run_dirs:
-        meta_path = Path(d) / "meta.json"
-        if not meta_path.exists():
+        one = _run_dir_conditions(Path(d))
+        if one is None:
             continue
-        meta = json.loads(meta_path.read_text())
-        line = _testbed(meta, setting_of(Path(d)))
-        testbeds[line] = testbeds.get(line, 0) + 1
-        runs = _runs_of(Path(d))
-        flows = [f for r in runs for f in r.get("flows", [])]
-        versions |= _versions(flows)
-        hystarts |= _hystarts(flows)
-        drafts |= _draft_starts(runs)
-        after += bool(meta.get("boot")) and not meta["boot"]["same_as_alone"]
+        testbeds[one.testbed] = testbeds.get(one.testbed, 0) + 1
+        versions |= one.versions
+        hystarts |= one.hystarts
+        drafts |= one.drafts
+        after += one.after_others
     if not testbeds:
         return "not recorded (no run's meta.json found)"
     where = next(iter(testbeds)) if len(testbeds) == 1 else \
