@@ -596,14 +596,61 @@ def test_the_causes_past_their_limit_are_a_page_of_their_own(tmp_path):
 
 def test_reading_cells_says_how_far_only_once_it_takes_time(monkeypatch, capsys):
     from types import SimpleNamespace
+    from sslab.analysis import progress
     from sslab.analysis import table1 as t1
     cells = [(SimpleNamespace(setting={"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "25ms"}), None)] * 20
     monkeypatch.setattr(t1, "table1_cell", lambda plan, cdir: {})
     clock = iter(range(0, 1000))   # a second a call: the reading has taken 2 s by its second cell
-    monkeypatch.setattr(t1.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
     assert len(t1.cells_by_setting(None, cells)[("cubic", "1BDP", "25ms")]) == 20
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "report: read 2 of 20 cells (2 s)" and len(lines) == 10
-    monkeypatch.setattr(t1.time, "monotonic", lambda: 0.0)   # a fast reading: nothing said
+    # every tenth, with what is left at the pace so far; the last says no more than its time
+    assert lines[0] == "report: read 2 of 20 cells (2 s, about 18 s left)" and len(lines) == 10
+    assert lines[-1] == "report: read 20 of 20 cells (20 s)"
+    monkeypatch.setattr(progress.time, "monotonic", lambda: 0.0)   # a fast reading: nothing said
     t1.cells_by_setting(None, cells)
     assert capsys.readouterr().out == ""
+
+
+def test_a_reports_stage_says_when_it_ends_only_if_it_took_time(monkeypatch, capsys):
+    from sslab.analysis import progress
+    clock = iter([10.0, 13.4, 20.0, 21.0])
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    with progress.stage("the flows over time drawn"):
+        pass
+    with progress.stage("the pages written"):   # 1 s: nothing said
+        pass
+    assert capsys.readouterr().out == "report: the flows over time drawn (3 s)\n"
+    # A reading of a few captures that take long says how far it is at each one.
+    clock = iter([0.0, 5.0, 9.0, 14.0])
+    monkeypatch.setattr(progress.time, "monotonic", lambda: next(clock))
+    reading = progress.Reading(3, "captures", at_least=1)
+    for _ in range(3):
+        reading.step()
+    assert capsys.readouterr().out.splitlines() == ["report: read 1 of 3 captures (5 s, about 10 s left)",
+                                                    "report: read 2 of 3 captures (9 s, about 4 s left)",
+                                                    "report: read 3 of 3 captures (14 s)"]
+
+
+def test_a_cells_numbers_are_read_once_and_again_when_the_cell_is_run_again(tmp_path, monkeypatch):
+    """Table 1's report reads each cell's numbers ten times; its run records are parsed once, and again
+    when the cell has landed anew (its cell.json rewritten), and the caller's copy is its own."""
+    from sslab.analysis import table1 as t1
+    d, plan = synthetic_matrix(tmp_path)
+    parsed = []
+    real_runs_of = t1.runs_of
+    monkeypatch.setattr(t1, "runs_of", lambda cdir: parsed.append(cdir) or real_runs_of(cdir))
+    cdir = d / "cells" / "a0"
+    first = t1.table1_cell(plan, cdir)
+    assert first["off"]["large_fct_s"] == 30.0 and len(parsed) == 1
+    first["off"]["large_fct_s"] = -1.0                      # the caller's copy
+    assert t1.table1_cell(plan, cdir)["off"]["large_fct_s"] == 30.0 and len(parsed) == 1
+    # The cell run again: its first run's large flow now 40 s, its record written after it.
+    run_file = next((cdir / "job" / "out" / "runs").glob("000-*/run.json"))
+    run = json.loads(run_file.read_text())
+    run["flows"][0]["fct_s"] = 40.0
+    run_file.write_text(json.dumps(run))
+    (cdir / "cell.json").unlink()
+    # (a record of another length: a file's time may not have moved within a test's milliseconds)
+    (cdir / "cell.json").write_text(json.dumps({"key": "a0", "host": "h2", "wall_s": 101.0, "traffic_s": 60.0}))
+    assert t1.table1_cell(plan, cdir)["off"]["large_fct_s"] == 40.0 and len(parsed) == 2

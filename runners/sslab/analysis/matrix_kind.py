@@ -1,5 +1,5 @@
 """What a matrix's report is (`report:` of a matrix file, sslab.analysis.matrix_report): one class per
-report, in its own module, and a line in matrix_report.MATRIX_REPORTS.
+report, in its own module, and a line in the one registry of reports (sslab.analysis.reports.REPORTS).
 
 A report gives its tables (with the page's introduction to them and what goes into summary.json),
 what its flows-over-time plots stand for, and whatever it adds after them; matrix_report writes the

@@ -30,19 +30,14 @@ from .pcap import stored_capture
 from .interactive import append_fct_page, flows_page
 from .plots import plot_flows_grid, plot_flows_over_time, prefetch_capture_bins
 from .conditions import conditions_of
-from .fairness import FAIRNESS, JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
-from .matrix_kind import MatrixReport
+from .fairness import JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
 from .table1 import table1, table1_cell
-from .table1_report import TABLE1
+from . import progress
+from .reports import matrix_report_of
 from .tidy import write_flows_table
 
-__all__ = ["ArchiveError", "JAIN_FAIR", "JAIN_HOLD_WINDOWS", "JAIN_WINDOW_S", "MATRIX_REPORTS", "fairness", "jain",
+__all__ = ["ArchiveError", "JAIN_FAIR", "JAIN_HOLD_WINDOWS", "JAIN_WINDOW_S", "fairness", "jain",
            "jain_series", "recovery", "table1", "table1_cell", "write_matrix_report"]
-
-#: The matrix reports by name (a matrix file's `report:`): a new one is a MatrixReport (sslab.analysis.matrix_kind)
-#: in a module of its own and a line here.
-MATRIX_REPORTS: dict[str, MatrixReport] = {r.name: r for r in (TABLE1, FAIRNESS)}
-
 
 def console_ending(report: Path) -> str:
     """What a matrix command prints when its report is written: the report's answer (its title, the
@@ -83,20 +78,23 @@ def write_matrix_report(matrix_dir: Path) -> Path:
 
 def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, dest: Path) -> None:
     """write_matrix_report's tables, plots and page, into @dest."""
-    kind = MATRIX_REPORTS[plan.report]
-    tables = kind.tables(matrix_dir, plan, dest)
+    kind = matrix_report_of(plan.report)
+    with progress.stage("the tables written"):
+        tables = kind.tables(matrix_dir, plan, dest)
     table, extra, intro = tables.table, tables.extra, tables.intro
     cells = current_cells(matrix_dir, plan)
     done = len(cells)
     # The paper's claims these cells test, judged once: the answer's line at the top, their section below.
-    claims = report_claims(paths.RESULTS_DIR, matrix_dir) if tables.claims else []
+    with progress.stage("the paper's claims judged"):
+        claims = report_claims(paths.RESULTS_DIR, matrix_dir) if tables.claims else []
     answer = claims_answer_line(claims)
     if not isinstance(claims, Exception):
         extra = {**extra, "claims": [{"id": c.id, "outcome": v.outcome, "verdict": v.verdict}
                                      for c, v, _ in claims if not v.elsewhere]}
     ran_under = f"Ran under: {conditions_of([d for _, d in cells]) if cells else 'nothing run yet'}."
-    summary = kind.summary(plan.title, [*extra.get("verdict", []), "", *([answer, ""] if answer else []), ran_under],
-                           extra, dest)
+    with progress.stage("the answer's summary drawn"):
+        summary = kind.summary(plan.title, [*extra.get("verdict", []), "", *([answer, ""] if answer else []),
+                                            ran_under], extra, dest)
     lines = [f"# {plan.title}", "", *extra.get("verdict", []), *([""] if extra.get("verdict") else []),
              *([answer, ""] if answer else []),
              *[ln for alt, name in extra.get("answer_plots", []) for ln in (f"![{alt}]({name})", "")],
@@ -121,7 +119,8 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
         lines += extra["notes"] + [""]
     if extra.get("plot"):
         lines += [f"![Jain's index]({extra['plot']})", ""]
-    lines += flows_over_time(plan, cells, dest)
+    with progress.stage("the flows over time drawn"):
+        lines += flows_over_time(plan, cells, dest)
     lines += kind.after_plots(matrix_dir, extra)
     if extra.get("comparisons_md"):
         lines += _every_value(plan, extra, dest)
@@ -135,10 +134,11 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
                   "Every cell's on [a page of its own](wall-time.html); all of them together:", "",
                   *rows[:2], *[r for r in rows[2:] if r.startswith("| all ")], ""]
     (dest / "table.md").write_text("\n".join(lines))
-    write_flows_table(dest, [d for _, d in cells], [{"setting": c.setting, "rep": c.rep} for c, _ in cells])
-    append_fct_page(dest / "table.md", f"{plan.matrix}: FCT over iterations")
-    write_html(dest / "table.md", [d for _, d in cells],
-               {d: f"{c.name}, iteration {c.rep} (cell {c.key[:8]})" for c, d in cells})
+    with progress.stage("the flows' table and the pages written"):
+        write_flows_table(dest, [d for _, d in cells], [{"setting": c.setting, "rep": c.rep} for c, _ in cells])
+        append_fct_page(dest / "table.md", f"{plan.matrix}: FCT over iterations")
+        write_html(dest / "table.md", [d for _, d in cells],
+                   {d: f"{c.name}, iteration {c.rep} (cell {c.key[:8]})" for c, d in cells})
     (dest / "summary.json").write_text(json.dumps(stamped("sslab.summary", {"plan": plan_path.name, **extra,
                                                                           "cells_done": done,
                                                                           "cells_planned": len(plan.cells),
@@ -200,7 +200,7 @@ def flows_over_time(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]], des
     setting: small multiples when the report's kind declares a grid (Table 1: a figure per column, a
     row per RTT, a column per buffer and side), else a figure per setting; each setting also as an
     interactive page (flows-<setting>.html).  The report's lines that show them."""
-    kind = MATRIX_REPORTS[plan.report]
+    kind = matrix_report_of(plan.report)
     figure, names = kind.figure, kind.flow_names
     firsts: list[tuple[PlannedCell, list[tuple[str, str, dict, Path | None]]]] = []
     seen = set()
@@ -239,7 +239,7 @@ def _explore_page(cell: PlannedCell, sides: list, dest: Path) -> Path | None:
 
 
 def _flows_per_setting(plan: MatrixPlan, firsts: list, dest: Path) -> list[str]:
-    kind = MATRIX_REPORTS[plan.report]
+    kind = matrix_report_of(plan.report)
     lines = []
     for cell, sides in firsts:
         labelled = [(label, run, capture) for _, label, run, capture in sides]
@@ -262,7 +262,7 @@ def _flow_rtts(cell: PlannedCell, run: dict) -> dict[int, float]:
 def _flows_grids(plan: MatrixPlan, firsts: list, dest: Path) -> list[str]:
     """A figure per value of the kind's first grid axis: rows its second axis's values, columns its
     third's with each side; the settings' interactive pages linked under each."""
-    kind = MATRIX_REPORTS[plan.report]
+    kind = matrix_report_of(plan.report)
     by, row_axis, col_axis = kind.flows_grid
 
     def ordered(axis: str, got: set) -> list:
@@ -329,12 +329,12 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
         every_cell += [c for _, c in cells]
         every_setting += [{"setting": c.setting, "rep": c.rep} for c, _ in cells]
         ran = conditions_of([c for _, c in cells]) if cells else "nothing run yet"
-        extra = MATRIX_REPORTS[plan.report].kernel_extra(d, plan)
+        extra = matrix_report_of(plan.report).kernel_extra(d, plan)
         per_kernel.append((name, d, plan, ran, extra))
     lines.append("")
     kinds = {p.report for _, _, p, _, _ in per_kernel}
     if len(kinds) == 1:
-        lines += MATRIX_REPORTS[kinds.pop()].kernels_table(per_kernel)
+        lines += matrix_report_of(kinds.pop()).kernels_table(per_kernel)
     for name, d, plan, ran, _ in per_kernel:
         lines += [f"## {name}", "", f"Ran under: {ran}.", ""]
         try:

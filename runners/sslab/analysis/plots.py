@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..ccas import variant_label
+from . import progress
 from .pcap import GOODPUT_BIN_S, delivered_by_flow, delivered_series, rate_bins, stored_capture
 from .setting import PathMarks
 from .traces import trace_series
@@ -351,9 +352,11 @@ def prefetch_capture_bins(wanted: list[tuple[Path, tuple[int, ...]]]) -> None:
     if workers < 2:
         return
     # spawn: the caller may be the matrix controller, which drives testbeds from threads.
+    reading = progress.Reading(len(todo), "captures", at_least=1)
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
         for key, bins in zip(todo, pool.map(_capture_bins, *zip(*todo))):
             _BINS[key] = bins
+            reading.step()
 
 
 def delivered_bins(ports, by_port: dict) -> list[tuple[list[float], list[float]]]:

@@ -7,9 +7,9 @@ two large-flow FCTs imply among them, counted apart in the headline, and what it
 
 from __future__ import annotations
 
+import copy
 import json
 import statistics
-import time
 from pathlib import Path
 
 import yaml
@@ -17,11 +17,12 @@ import yaml
 from .. import paths
 from ..ccas import CC_LABELS, SUSS_CCAS
 from ..plan_record import MatrixPlan
-from . import paper_bounds
+from . import paper_bounds, progress
 from .capturecheck import agreement_line
 from .causes import causes_md, load_causes
 from .fidelity import run_passes
-from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
+from .archive import (CELL_RECORD, cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of,
+                      written_as)
 from .stats import without_values, fmt_mean_ci, describe
 from .verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, RULE_RECORD, Comparison, tally, tally_text
 
@@ -46,8 +47,26 @@ def flow_fct(flow: dict, timing: str, where: Path) -> float:
     return fct
 
 
+#: table1_cell's numbers, by what they are read from: Table 1's report reads every cell's numbers ten
+#: times (its table, each claim's test, the comparisons and checks beside them), and each reading parsed
+#: the cell's run records again, megabytes of JSON: half the report's time.  A cell's key holds its
+#: record's identity (inode, size, time), so a cell run again is read again.
+_CELL_NUMBERS: dict[tuple, dict] = {}
+
+
 def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
-    """One cell's numbers: large FCT and mean small FCT for off and on."""
+    """One cell's numbers: large FCT and mean small FCT for off and on (a copy: the caller's to keep)."""
+    written = written_as(Path(cell_dir) / CELL_RECORD)
+    if written is None:
+        return _table1_cell(plan, cell_dir)
+    key = (str(cell_dir), written, plan.fct_timing, json.dumps(plan.compare, sort_keys=True))
+    if key not in _CELL_NUMBERS:
+        _CELL_NUMBERS[key] = _table1_cell(plan, cell_dir)
+    return copy.deepcopy(_CELL_NUMBERS[key])
+
+
+def _table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
+    """table1_cell's numbers, read from the cell's run records."""
     out: dict = {"buffer_pkts": buffer_pkts_of(cell_dir)}
     for run, _ in runs_of(cell_dir):
         check_controls(run, cell_dir)
@@ -111,23 +130,15 @@ def queue_peaks(reps: list[dict]) -> str:
         (f" of {buffers.pop()}" if len(buffers) == 1 else "")
 
 
-#: A reading of the cells that has taken this long says how far it is, every tenth of them: a first
-#: reading of a cell's traces and captures takes seconds; another (the calibration reads each
-#: candidate's cells four times) well under one, and says nothing.
-PROGRESS_AFTER_S = 2.0
-
-
 def cells_by_setting(plan: MatrixPlan, cells: list[tuple]) -> dict[tuple[str, str, str], list[dict]]:
-    """Each done cell's numbers (table1_cell), by its setting (large_cc, buffer, large_rtt); a line of
-    progress every tenth of them once the reading has taken PROGRESS_AFTER_S."""
+    """Each done cell's numbers (table1_cell), by its setting (large_cc, buffer, large_rtt); how far the
+    reading is, once it takes time (sslab.analysis.progress)."""
     out: dict[tuple[str, str, str], list[dict]] = {}
-    t0, step = time.monotonic(), max(1, len(cells) // 10)
-    for i, (cell, cdir) in enumerate(cells, 1):
+    reading = progress.Reading(len(cells), "cells")
+    for cell, cdir in cells:
         s = cell.setting
         out.setdefault((s["large_cc"], s["buffer"], s["large_rtt"]), []).append(table1_cell(plan, cdir))
-        took = time.monotonic() - t0
-        if len(cells) >= 20 and (i % step == 0 or i == len(cells)) and took >= PROGRESS_AFTER_S:
-            print(f"report: read {i} of {len(cells)} cells ({took:.0f} s)", flush=True)
+        reading.step()
     return out
 
 

@@ -125,9 +125,9 @@ class ExperimentSpec(BaseModel):
         if isinstance(self.report, str) and self.report not in REPORTS:
             raise ValueError(f"report {self.report!r}: no such report (known: {', '.join(REPORTS)}), or describe "
                              f"one (sslab.analysis.runs_report)")
-        if self.report_of.matrix != (self.matrix is not None):
-            raise ValueError(f"report {self.report_of.name!r} is " + ("a matrix's" if self.report_of.matrix
-                                                                     else "not a matrix's"))
+        for_matrix = self.report_of.matrix is not None
+        if for_matrix != (self.matrix is not None):
+            raise ValueError(f"report {self.report_of.name!r} is " + ("a matrix's" if for_matrix else "not a matrix's"))
         if self.report_of.write is not None and self.parts is None:
             raise ValueError(f"report {self.report_of.name!r} is written over several runs: the experiment runs parts")
         if self.matrix is not None and (self.select or self.repetitions or self.output or self.aliases):

@@ -74,7 +74,7 @@ class MatrixSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     title: str
-    #: Its report, one of sslab.analysis.matrix_report.MATRIX_REPORTS.
+    #: Its report, a matrix's report of the registry (sslab.analysis.reports.MATRIX_REPORT_NAMES).
     report: str
     iterations: int = Field(ge=1, le=1000)
     #: How many the paper ran, when it says (printed beside ours).
@@ -108,9 +108,9 @@ class MatrixSpec(BaseModel):
     @field_validator("report")
     @classmethod
     def _known_report(cls, v: str) -> str:
-        from ..analysis.matrix_report import MATRIX_REPORTS
-        if v not in MATRIX_REPORTS:
-            raise ValueError(f"report {v!r}: one of {', '.join(MATRIX_REPORTS)}")
+        from ..analysis.reports import MATRIX_REPORT_NAMES
+        if v not in MATRIX_REPORT_NAMES:
+            raise ValueError(f"report {v!r}: one of {', '.join(MATRIX_REPORT_NAMES)}")
         return v
 
     @model_validator(mode="after")
