@@ -225,3 +225,27 @@ def test_a_soak_that_takes_an_earlier_calm_run_runs_none_and_compares_with_it(tm
     assert second["cells"] == {"identical": 1, "different": 0, "missing": 0} and second["ok"]
     assert (tmp_path / "b" / "stormy" / "m" / "cells" / "k").is_dir()
     assert "an earlier soak's" in soak.report_md(second)
+
+
+def test_a_soaks_page_is_listed_in_the_results_index(tmp_path, monkeypatch):
+    """A soak under results/ (its default place) is a row of results/index.html beside the experiments'
+    reports, its page beside its record; one kept elsewhere touches no index."""
+    from sslab.analysis import html
+    results = tmp_path / "results"
+    monkeypatch.setattr(paths, "RESULTS_DIR", results)
+    s = {"args": ["matrix", "run", "smoke"], "seed": 3, "ok": True, "faults": [], "injected_by_kind": {},
+         "cells": {"identical": 1, "different": 0, "missing": 0}, "cells_different": [], "cells_missing": [],
+         "damaged_cells": 0, "damaged_detected": 0, "sessions": 1, "calm_s": 1.0, "stormy_s": 1.0,
+         "lost_to_faults_s": 0.0, "calm_from": None, "landing_s": None}
+    dest = results / "soak" / "20261204T000000Z-abcd"
+    dest.mkdir(parents=True)
+    page = soak.write_pages(dest, s)
+    assert page == dest / "report.html" and (dest / "report.md").read_text().startswith("# Soak: `sslab matrix run smoke`")
+    index = (results / "index.html").read_text()
+    assert "soak/20261204T000000Z-abcd/report.html" in index and "Soak:" in index
+    elsewhere = tmp_path / "kept" / "s1"
+    elsewhere.mkdir(parents=True)
+    (results / "index.html").unlink()
+    assert soak.write_pages(elsewhere, s).is_file() and not (results / "index.html").exists()
+    assert html.index_of(elsewhere) is None
+

@@ -327,9 +327,8 @@ def cmd_claims(args) -> int:
 
 def cmd_soak(args) -> int:
     """`sslab soak -- ARGS`: the command ARGS run twice, once under faults, and compared (sslab.matrix.soak);
-    its record is soak.json and report.html in the soak's directory."""
-    from ..matrix.soak import Soaker, calm_trouble, fleet_trouble, report_md, summary_lines
-    from ..analysis.html import write_html
+    its record is soak.json and report.html in the soak's directory, listed in results/index.html."""
+    from ..matrix.soak import Soaker, calm_trouble, fleet_trouble, summary_lines, write_pages
     if args.command_args[0] not in ("run", "matrix"):
         raise Refused(f"a soak runs a matrix: `run EXPERIMENT ...` or `matrix run MATRIX ...`, not "
                       f"{' '.join(args.command_args[:2])!r}")
@@ -343,10 +342,9 @@ def cmd_soak(args) -> int:
     dest.mkdir(parents=True, exist_ok=True)
     summary = Soaker(dest, args.command_args, args.seed, args.faults,
                      log=lambda m: print(m, flush=True), calm_from=args.calm_from).run()
-    (dest / "report.md").write_text(report_md(summary))
-    write_html(dest / "report.md")
+    page = write_pages(dest, summary)
     print("\n".join(summary_lines(summary)))
-    print(f"record: {dest / 'soak.json'}; page: {dest / 'report.html'}")
+    print(f"record: {dest / 'soak.json'}; page: {page}")
     return EXIT_OK if summary["ok"] else EXIT_FAILED
 
 

@@ -600,6 +600,14 @@ def report_md(s: dict) -> str:
         + "; each session's console: logs/.", ""])
 
 
+def write_pages(dest: Path, s: dict) -> Path:
+    """The soak's page beside its record (report.md, report.html), and results/index.html brought up to
+    date when the soak lies under results/ (its default place); returns the page."""
+    from ..analysis.html import publish
+    (dest / "report.md").write_text(report_md(s))
+    return publish(dest / "report.md")
+
+
 def summary_lines(s: dict) -> list[str]:
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(s["injected_by_kind"].items()))
     return [f"soak (seed {s['seed']}): {'OK' if s['ok'] else 'FAILED'}",
