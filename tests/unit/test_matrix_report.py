@@ -654,3 +654,25 @@ def test_a_cells_numbers_are_read_once_and_again_when_the_cell_is_run_again(tmp_
     # (a record of another length: a file's time may not have moved within a test's milliseconds)
     (cdir / "cell.json").write_text(json.dumps({"key": "a0", "host": "h2", "wall_s": 101.0, "traffic_s": 60.0}))
     assert t1.table1_cell(plan, cdir)["off"]["large_fct_s"] == 40.0 and len(parsed) == 2
+
+
+def test_a_matrix_plan_is_read_once_and_again_when_a_newer_one_is_written(tmp_path, monkeypatch):
+    """A report reads its plan for each table, claim and comparison: the file is parsed once a process,
+    again when it is written anew or a newer plan lands beside it; a field a caller sets is its own."""
+    from sslab.analysis import archive
+    d, plan = synthetic_matrix(tmp_path)
+    read = []
+    real = archive.read_matrix_plan
+    monkeypatch.setattr(archive, "read_matrix_plan", lambda p: read.append(p.name) or real(p))
+    path, first = archive.latest_plan(d)
+    first.title = "changed by a caller"
+    _, second = archive.latest_plan(d)
+    assert second.title == "E7" and second.cells == plan.cells and read == [path.name]
+    # A later invocation's plan, with one iteration more: that one is read.
+    newer = plan.model_copy(update={"iterations": 4})
+    write_matrix_plan(newer, d / "plans" / "plan-20260102T000000Z-0000.json")
+    newest_path, third = archive.latest_plan(d)
+    assert third.iterations == 4 and read == [path.name, newest_path.name]
+    # The same file written anew (another length: a file's time may not move within a test's milliseconds).
+    write_matrix_plan(newer.model_copy(update={"title": "E7, again"}), newest_path)
+    assert archive.latest_plan(d)[1].title == "E7, again" and len(read) == 3

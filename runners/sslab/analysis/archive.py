@@ -47,11 +47,22 @@ def current_cells(matrix_dir: Path, plan: MatrixPlan) -> list[tuple[PlannedCell,
     return [(c, cell_dir(matrix_dir, c.key)) for c in plan.cells if cell_done(matrix_dir, c.key)]
 
 
+#: latest_plan's plans by their file's path and identity (written_as): a report reads its matrix's plan
+#: for its tables, each claim's extractor and the comparisons beside them (28 times for Table 1's), and
+#: a plan of 320 cells is megabytes of JSON to parse and validate each time.
+_PLANS: dict[tuple, MatrixPlan] = {}
+
+
 def latest_plan(matrix_dir: Path) -> tuple[Path, MatrixPlan]:
+    """The newest plan of @matrix_dir, and its path.  A copy of the one this process read: a field set
+    on it is the caller's own, but its lists and the cells in them are shared, for reading."""
     plans = sorted((Path(matrix_dir) / "plans").glob("plan-*.json"))
     if not plans:
         raise ArchiveError(f"{matrix_dir} holds no plan (plans/plan-*.json): not a matrix directory")
-    return plans[-1], read_matrix_plan(plans[-1])
+    key = (str(plans[-1]), written_as(plans[-1]))
+    if key not in _PLANS:
+        _PLANS[key] = read_matrix_plan(plans[-1])
+    return plans[-1], _PLANS[key].model_copy()
 
 
 def runs_of(cell_dir: Path) -> list[tuple[dict, Path]]:
