@@ -200,6 +200,48 @@ def test_seen_ranges_count_each_byte_once():
     assert (r.starts, r.ends) == ([0, 350], [300, 500])
 
 
+def test_new_bytes_in_one_pass_are_seen_ranges_answers():
+    """_new_bytes answers as SeenRanges.add does, range by range, taking the ranges that start at the
+    highest end so far (in order, or past a hole) whole without asking it."""
+    from sslab.analysis.pcap import _new_bytes
+    import numpy as np
+    starts = np.array([0, 100, 300, 200, 100, 400, 500, 350, 0])
+    ends = np.array([100, 200, 400, 350, 150, 500, 600, 450, 700])
+    # in order 100, 100; past a hole 200-300: 100; fills it and 50 past 300 already seen: 100; a duplicate: 0;
+    # in order 100, 100; a duplicate: 0; from 0 to 700: only 600-700 is new
+    assert _new_bytes(starts, ends).tolist() == [100, 100, 100, 100, 0, 100, 100, 0, 100]
+    assert _new_bytes(np.array([], dtype=np.int64), np.array([], dtype=np.int64)).tolist() == []
+    # The first range need not start at 0; one before it is new where it is below it.
+    assert _new_bytes(np.array([50, 0, 150]), np.array([150, 100, 200])).tolist() == [100, 50, 50]
+
+
+def test_the_columns_are_the_records_fields_in_either_byte_order_and_cut_short(tmp_path):
+    """segment_columns reads a capture whole by offset: the same segments as a record at a time, in a
+    little- and a big-endian pcap, with frames that are not IPv4 TCP among them and a last record cut
+    short by the file's end (a capture stopped while writing)."""
+    frames = [frame(CLIENT, SERVER, 40000, 5201, 7000, dpkt.tcp.TH_SYN),
+              b"\xff" * 12 + b"\x86\xdd" + b"\x00" * 60,                      # IPv6: left out
+              frame(SERVER, CLIENT, 5201, 40000, 0xFFFFFFF0, dpkt.tcp.TH_SYN | dpkt.tcp.TH_ACK),
+              frame(SERVER, CLIENT, 5201, 40000, 0xFFFFFFF1, dpkt.tcp.TH_ACK, 1448),
+              frame(SERVER, CLIENT, 5201, 40000, 1433, dpkt.tcp.TH_ACK | dpkt.tcp.TH_FIN, 700)]
+    for magic in ("<", ">"):
+        path = tmp_path / f"c{magic == '<'}.pcap"
+        head = struct.pack(magic + "IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 96, 1)
+        body = b"".join(struct.pack(magic + "IIII", 100 + k, 250_000 * k, min(len(fr), 96), len(fr)) + fr[:96]
+                        for k, fr in enumerate(frames))
+        path.write_bytes(head + body[:-10])                                   # the last record cut short
+        got = list(pcapmod.tcp_segments(path))
+        assert got == list(pcapmod._segments_of_records(path))
+        assert [(ts, ports_seq_flags, payload) for ts, ports_seq_flags, payload in got[:3]] == [
+            (100.0, (40000, 5201, 7000, 0x02), 0), (102.5, (5201, 40000, 0xFFFFFFF0, 0x12), 0),
+            (103.75, (5201, 40000, 0xFFFFFFF1, 0x10), 1448)]
+        # The last frame's header is whole (its payload is what was cut), so it counts its 700 bytes.
+        assert got[3][2] == 700 and len(got) == 4
+        # Its bytes relative to the ISN (0xFFFFFFF0 + 1), across the wrap of the sequence numbers.
+        syn, times, delivered = pcapmod.delivered_by_flow(path, [5201])[5201]
+        assert syn == 100.0 and times == [103.75, 105.0] and delivered == [1448, 2148]
+
+
 def test_delivered_counts_the_retransmission_that_fills_a_hole(tmp_path):
     """A flow's bytes past the bottleneck: segments 1 and 2, then 4 (3 was dropped before the capture
     point), then 3 again (the retransmission: counted, it fills the hole), then 2 again (a duplicate:
