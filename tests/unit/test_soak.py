@@ -249,3 +249,64 @@ def test_a_soaks_page_is_listed_in_the_results_index(tmp_path, monkeypatch):
     assert soak.write_pages(elsewhere, s).is_file() and not (results / "index.html").exists()
     assert html.index_of(elsewhere) is None
 
+
+
+#: A stand-in session: it checks its host for a moment (no lock yet), then holds its matrix's controller
+#: lock as the harness's controller does (sslab.paths.pid_lock) while it runs, a few seconds.
+SLOW_TO_LOCK = '''
+import os, sys, time
+from pathlib import Path
+from sslab import paths
+m = Path(os.environ["SSLAB_RESULTS"]) / "m"
+time.sleep(1.0)
+with paths.pid_lock(m / "controller.lock"):
+    time.sleep(float(os.environ.get("HOLD_S", "4")))
+'''
+#: A second controller as the harness's: refused (exit 2, its words) when the lock is held.
+SECOND = '''
+import os, sys
+from pathlib import Path
+from sslab.matrix.orchestrate import MatrixError, controller_lock
+try:
+    with controller_lock(Path(os.environ["SSLAB_RESULTS"]) / "m"):
+        print("ran the matrix")
+except MatrixError as e:
+    print(e); sys.exit(2)
+'''
+
+
+def test_a_second_controller_starts_only_once_the_first_holds_its_lock_and_must_be_refused(tmp_path):
+    """The second controller is started beside the session's once that holds its matrix's lock (one
+    started during the session's own checks took the lock first, ran the whole matrix, and the session
+    was refused: 4 Dec 2026); a second that is not refused fails the soak."""
+    import subprocess
+    import sys
+    session, second = tmp_path / "session.py", tmp_path / "second.py"
+    session.write_text(SLOW_TO_LOCK)
+    second.write_text(SECOND)
+
+    class Stand(soak.Soaker):
+        def command(self, where):
+            env = {**os.environ, "SSLAB_RESULTS": str(self.dest / where)}
+            return [sys.executable, str(second)], env
+
+    dest = tmp_path / "soak"
+    (dest / "logs").mkdir(parents=True)
+    soaker = Stand(dest, ["matrix", "run", "smoke"], seed=1, n=1, log=lambda *_: None)
+    env = {**os.environ, "SSLAB_RESULTS": str(dest / "stormy")}
+    proc = subprocess.Popen([sys.executable, str(session)], env=env, start_new_session=True)
+    fault = soak.Fault("second-controller")
+    assert soaker.strike(fault, proc, 1) is False       # struck at once: it waits for the lock first
+    assert fault.what == "the second exited 2" and fault.detected is True
+    assert proc.wait(timeout=30) == 0                     # the session ran on to its end
+    # A session that ends before it holds a lock: nothing started, nothing counted.
+    quick = subprocess.Popen([sys.executable, "-c", "pass"], start_new_session=True)
+    quick.wait()
+    late = soak.Fault("second-controller")
+    assert soaker.strike(late, quick, 2) is False and late.what.startswith("not injected")
+    # The record: a second refused passes; one that ran fails the soak, as a cell that differs would.
+    soaker.record.faults = [fault, late]
+    compared = {"identical": ["k"], "different": [], "missing": []}
+    assert soak.summarise(soaker.record, compared)["ok"]
+    fault.detected, fault.what = False, "the second exited 0 (NOT refused as it must be)"
+    assert not soak.summarise(soaker.record, compared)["ok"]

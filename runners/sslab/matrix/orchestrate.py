@@ -47,7 +47,7 @@ from .selection import resolve_selection, selection_id
 from .slurm import SlurmArray, SlurmSettings, check_cluster, require_commands
 from .spec import Matrix, MatrixError
 from .stopping import EXIT_SIGNAL_BASE, interrupt_exit_status
-from .store import CellStore
+from .store import CONTROLLER_LOCK, CellStore
 from .transfer import set_aside_damaged
 
 DEFAULT_INVENTORY = paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini"
@@ -319,7 +319,7 @@ def controller_lock(matrix_dir: Path):
     plan and deal the same cells (its hosts' runners are refused, one per host and directory), so it
     is refused before it plans anything (exit 2), saying which process runs it."""
     # Beside progress/, not in it: a host lock there means a runner still working (matrix.stopping).
-    path = matrix_dir / "controller.lock"
+    path = matrix_dir / CONTROLLER_LOCK
 
     def refuse(pid: str) -> None:
         raise MatrixError(f"another `sslab matrix run` (pid {pid}) is running the cells of {matrix_dir}; nothing "

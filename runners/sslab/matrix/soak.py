@@ -49,7 +49,7 @@ from pathlib import Path
 from .. import paths
 from ..substrate import testfleet
 from .stopping import processes_inside, stop_signals_interrupt
-from .store import CellStore
+from .store import CONTROLLER_LOCK, CellStore
 from .transfer import MANIFEST
 
 #: What can strike while a controller runs, and what strikes between two of its sessions.
@@ -69,6 +69,9 @@ STORM_SPAN = 1.5
 LANDING_GAP_S = 10.0
 #: What the soak compares of a cell: what its guest made, not the host's timings and paths.
 GUEST_MADE = ("job/plan.json", "job/out/")
+#: How long a second controller waits for the first to hold its lock (seconds: its checks of its hosts
+#: and its plan come first).
+LOCK_WAIT_S = 120.0
 #: How long a boot-killing fault waits for a boot to be running (seconds).
 BOOT_WAIT_S = 30.0
 #: A full disk: the bytes left free on the results' filesystem (its last megabytes: a cell's record
@@ -365,6 +368,13 @@ class Soaker:
         if fault.kind == "stop-a-host":
             return self.stop_a_host(fault, proc)
         if fault.kind == "second-controller":
+            # A second only once the first holds its matrix's lock: started before it (while the session
+            # checks its host), it would be the first, run the matrix to its end within this call, and
+            # the session be refused (a soak at 16 cells lost 10 of its 16 faults so, 4 Dec 2026).
+            if not self.wait_for_the_lock(proc):
+                fault.what = (f"not injected: the session's controller held no matrix's lock in {LOCK_WAIT_S:.0f} s"
+                              if proc.poll() is None else "not injected: the session ended before it held its lock")
+                return False
             cmd, env = self.command("stormy")
             res = subprocess.run(cmd, cwd=paths.REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)
             refused = res.returncode == 2 and "another `sslab matrix run`" in res.stderr + res.stdout
@@ -381,6 +391,21 @@ class Soaker:
             proc.wait()
         fault.what = f"session {session}: the controller exited {proc.returncode}"
         return True
+
+    def wait_for_the_lock(self, proc: subprocess.Popen) -> bool:
+        """Whether the session @proc (a process group of its own) comes to hold a stormy matrix's
+        controller lock within LOCK_WAIT_S: the lock file names its holder's pid, which must be alive
+        and of the session's group (a killed session's pid stays in the file)."""
+        deadline = time.monotonic() + LOCK_WAIT_S
+        while proc.poll() is None and time.monotonic() < deadline:
+            for lock in (self.dest / "stormy").rglob(CONTROLLER_LOCK):
+                try:
+                    if os.getpgid(int(lock.read_text().strip())) == proc.pid:
+                        return True
+                except (OSError, ValueError):   # being written, or its holder gone
+                    continue
+            time.sleep(0.2)
+        return False
 
     def stop_a_host(self, fault: Fault, proc: subprocess.Popen) -> bool:
         """@fault: a fleet host's container stopped outright for HOST_DOWN_S (or until the controller
@@ -574,6 +599,8 @@ def summarise(record: Soak, compared: dict[str, list[str]]) -> dict:
         if f.what and not f.what.startswith(("no ", "not injected")):
             by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
     damaged = [f for f in record.faults if f.kind in BETWEEN and f.what and not f.what.startswith("no ")]
+    # A second controller started beside a running one must be refused.
+    seconds = [f for f in record.faults if f.kind == "second-controller" and f.what.startswith("the second")]
     return {"format": "sslab.soak/1", "seed": record.seed, "args": record.args, "sessions": record.sessions,
             "faults": [asdict(f) for f in record.faults], "injected_by_kind": by_kind, "left_out": record.left_out,
             "damaged_cells": len(damaged), "damaged_detected": sum(bool(f.detected) for f in damaged),
@@ -582,7 +609,7 @@ def summarise(record: Soak, compared: dict[str, list[str]]) -> dict:
             "lost_to_faults_s": round(record.stormy_s - record.calm_s, 1), "calm_from": record.calm_from,
             "landing_s": record.landing_s,
             "ok": not compared["different"] and not compared["missing"]
-            and all(f.detected for f in damaged)}
+            and all(f.detected for f in damaged) and all(f.detected for f in seconds)}
 
 
 def report_md(s: dict) -> str:

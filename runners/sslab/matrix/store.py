@@ -15,7 +15,11 @@ from .. import paths
 from ..paths import write_json_atomic
 from ..analysis.archive import cell_dir, cell_done, current_cells, latest_plan
 
-__all__ = ["CellStore", "current_cells", "latest_plan", "set_aside", "write_json_atomic"]
+__all__ = ["CONTROLLER_LOCK", "CellStore", "current_cells", "latest_plan", "set_aside", "write_json_atomic"]
+
+#: The file beside cells/ that a matrix's controller holds locked while it runs, naming its pid
+#: (sslab.matrix.orchestrate.controller_lock).
+CONTROLLER_LOCK = "controller.lock"
 
 
 class CellStore:
