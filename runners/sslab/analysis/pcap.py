@@ -317,8 +317,8 @@ class SegmentColumns:
 def segment_columns(path: Path) -> SegmentColumns:
     """The capture's TCP segments as columns.  A microsecond pcap (ours: tcpdump's) is read whole and
     its records found by one walk over their headers; every field is then cut out of all records at
-    once (numpy), at a third of the time of a record at a time.  Any other file is read record by
-    record (pcap_records).  The timestamp is sec + usec / 1e6, the float pcap_records gives."""
+    once (numpy), in under half the time of a record at a time (0.1 against 0.25 s for a Table 1
+    capture of 165k frames).  Any other file is read record by record (pcap_records).  The timestamp is sec + usec / 1e6, the float pcap_records gives."""
     with open_pcap(path) as f:
         data = f.read()
     record = _RECORD.get(data[:4])
