@@ -188,6 +188,90 @@ def test_trace_facts_are_the_facts_a_full_parse_gives():
         trace_facts(text.replace("snd_wnd=", "wnd="), [5201])
 
 
+def _probe_text() -> str:
+    """test_trace_facts_are_the_facts_a_full_parse_gives' trace, with a comment line and an empty one."""
+    lines = ["# tracer: nop", ""]
+    lines += [PROBE.format(ts=1.0 + i / 100, nxt=1448 * (i + 11), una=1448 * i, cwnd=10 + i, ss=0x7FFFFFFF)
+              for i in range(5)]
+    lines += [PROBE.format(ts=1.1, nxt=1448 * 20, una=1448 * 8, cwnd=7, ss=7),
+              "  x-1 [000] ..s.. 1.200000: sslab_ack: sport=5201 dport=4 cwnd=3",
+              "  x-1 [000] ..s.. 1.300000: sslab_event: sport=5201 dport=4 type=exit a=1 b=2",
+              "  x-1 [000] ..s.. 1.350000: sslab_event: sport=5201 dport=4 note=: sslab_ack: x",
+              "  x-1 [000] ..s.. 1.400000: sslab_bbr3: sport=5202 dport=5 mode=startup",
+              PROBE.format(ts=1.5, nxt=1448 * 10, una=0, cwnd=12, ss=0x7FFFFFFF).replace(":5201 ", ":5202 ")
+              .replace("snd_wnd=1000000", "snd_wnd=15000"),
+              PROBE.format(ts=1.6, nxt=0, una=0, cwnd=1, ss=1).replace(":5201 ", ":05202 ")]
+    return "\n".join(lines) + "\n"
+
+
+def test_the_compiled_trace_reader_cuts_each_probe_into_its_row():
+    """Hand-read from _probe_text: seven tcp_probe rows in the trace's order; the first at 1.0 s from
+    port 5201 with snd_nxt 11 x 1448 = 0x3e38, snd_una 0, cwnd 10, ssthresh 0x7fffffff, snd_wnd
+    1000000 and srtt 100000; the last one's port written 05202, which the Python reader never takes
+    for 5202, is none (-1).  The other lines the Python reader must read are the sslab_event at 1.3 s
+    and the sslab_bbr3; the comment, the empty line, the sslab_ack and the event holding
+    ": sslab_ack: " are passed over as that reader passes over them."""
+    from sslab.analysis import tracecols
+    data = _probe_text().encode()
+    cols = tracecols.read(data)
+    assert cols is not None, "the compiled reader did not read a canonical trace (no C compiler here?)"
+    assert cols.ts.tolist() == [1.0, 1.01, 1.02, 1.03, 1.04, 1.1, 1.5, 1.6]
+    assert cols.port.tolist() == [5201] * 6 + [5202, -1]
+    assert cols.values[0].tolist() == [0x3E38, 0, 10, 0x7FFFFFFF, 1000000, 100000]
+    assert cols.values[5].tolist() == [1448 * 20, 1448 * 8, 7, 7, 1000000, 100000]
+    others = [data[a:b].decode() for a, b in cols.other.tolist()]
+    assert [line.split(": ")[1] for line in others] == ["sslab_event", "sslab_bbr3"]
+    assert "1.300000" in others[0]
+
+
+@pytest.mark.parametrize("change", [
+    ("snd_wnd=", "wnd="),                 # a field the facts read is missing
+    ("1.020000:", "1.02e0:"),             # a time Python reads and C does not take
+    ("snd_cwnd=12 ", "snd_cwnd=0x0C "),   # upper-case hex
+    ("snd_cwnd=12 ", "snd_cwnd=012 "),    # a leading zero, which int(v, 0) refuses
+    ("sock_cookie=2", "sock_cookie=\u00e9"),  # not ASCII
+    ("mark=0x0 ", "mark=0x0  "),          # two spaces between words
+])
+def test_the_compiled_trace_reader_stands_aside_where_it_cannot_read_as_python_does(change):
+    """Each change makes a trace the compiled reader does not read (None): the Python reader reads
+    it instead, and trace_facts' answer is that reader's, error included."""
+    from sslab.analysis import tracecols
+    from sslab.analysis.traces import _trace_facts_read
+    text = _probe_text().replace(*change)
+    assert text != _probe_text()
+    assert tracecols.read(text.encode()) is None
+    try:
+        expected = _trace_facts_read(text, [5201, 5202])
+    except ValueError as e:
+        with pytest.raises(ValueError, match=str(e)[:20]):
+            trace_facts(text, [5201, 5202])
+    else:
+        assert trace_facts(text.encode(), [5201, 5202]) == expected
+
+
+def test_trace_facts_from_the_compiled_reader_are_the_python_readers():
+    """The same facts, item for item, from the columns as from the Python reader, for bytes and
+    for text; and what the Python reader is held to elsewhere (a sequence space's wrap, slow
+    start's end) holds of the columns' facts too."""
+    from sslab.analysis import tracecols
+    from sslab.analysis.traces import _trace_facts_of_columns, _trace_facts_read
+    text = _probe_text()
+    cols = tracecols.read(text.encode())
+    assert cols is not None
+    fast = _trace_facts_of_columns(cols, text.encode(), [5201, 5202])
+    assert fast == _trace_facts_read(text, [5201, 5202]) == trace_facts(text, [5201, 5202])
+    assert fast[5201]["slow_start"] == {"exit_cwnd": 14, "ssthresh": 7, "exit_time_s": 0.1, "undone_reductions": 0}
+    assert fast[5201]["events"] == [{"ts": 1.3, "sport": "5201", "dport": "4", "type": "exit", "a": "1", "b": "2"}]
+    assert fast[5202]["receiver_limited_acks"] == 1 and fast[5202]["probe_records"] == 1
+    start = 0xFFFFF000
+    rows = [(1.0, start), (1.2, start + 2 * 1448), (1.4, (start + 9 * 1448) & 0xFFFFFFFF),
+            (1.5, (start + 9 * 1448) & 0xFFFFFFFF)]
+    wrap = "\n".join(PROBE.format(ts=t, nxt=una, una=una, cwnd=10, ss=1) for t, una in rows)
+    cols = tracecols.read(wrap.encode())
+    assert cols is not None
+    assert _trace_facts_of_columns(cols, wrap.encode(), [5201])[5201]["server_fct_s"] == pytest.approx(0.5)
+
+
 def test_seen_ranges_count_each_byte_once():
     from sslab.analysis.pcap import SeenRanges
     r = SeenRanges()

@@ -26,6 +26,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from . import tracecols
+
 TRACE_MSS = 1448  # payload of a full frame with TCP timestamps
 INFINITE_SSTHRESH = 0x7FFFFFFF
 
@@ -201,7 +205,7 @@ def records_by_port(records: list[Record], ports: list[int]) -> dict[int, list[R
 #: What the facts read of a tcp_probe record (ProbeFacts.add's arguments after the time), in that
 #: order; the kernel prints `family src dest mark data_len snd_nxt snd_una snd_cwnd ssthresh
 #: snd_wnd ...`.
-PROBE_FACT_FIELDS = ("snd_nxt", "snd_una", "snd_cwnd", "ssthresh", "snd_wnd", "srtt")
+PROBE_FACT_FIELDS = tracecols.VALUES
 #: The event the facts never read: its lines are passed over unparsed (a Table 1 run's trace holds
 #: about 17k sslab_ack lines of its 140k).
 NOT_A_FACT = ": sslab_ack: "
@@ -228,11 +232,44 @@ class ProbeLayout:
                 [int(items[i][cut:], 0) for i, cut in self.at])
 
 
-def trace_facts(text: str, ports: list[int]) -> dict[int, dict]:
+def trace_facts(text: str | bytes, ports: list[int]) -> dict[int, dict]:
     """flow_facts of each of @ports' flows, from a run's trace text in one pass: what the host adds
     to a run's record.  tcp_probe records go straight into each flow's ProbeFacts (a Table 1 run's
     trace holds about 120k of them: a Record each was most of the read-out's time), sslab_ack lines
-    are skipped, the module's other events kept whole."""
+    are skipped, the module's other events kept whole.  The lines are cut into columns by the
+    compiled reader (sslab.analysis.tracecols) where it can read them exactly as _trace_facts_read
+    does, else read here in Python: the same facts either way."""
+    data = text if isinstance(text, bytes) else text.encode()
+    columns = tracecols.read(data)
+    facts = _trace_facts_of_columns(columns, data, ports) if columns is not None else None
+    if facts is None:
+        facts = _trace_facts_read(text if isinstance(text, str) else text.decode(), ports)
+    return facts
+
+
+def _trace_facts_of_columns(columns: tracecols.TraceColumns, data: bytes, ports: list[int]) -> dict[int, dict] | None:
+    """trace_facts from the compiled reader's columns (None: a line only the Python reader's pattern
+    can read is a tcp_probe's, so the whole trace is left to that reader, to keep one order)."""
+    others: list[Record] = []
+    for start, end in columns.other.tolist():
+        split = _split_line(data[start:end].decode())
+        if split is None:
+            continue
+        ts, event, body = split
+        if event == "tcp_probe":
+            return None
+        others.append(Record(ts, event, _fields(body)))
+    probes = {p: ProbeFacts() for p in ports}
+    for port, facts in probes.items():
+        mine = np.flatnonzero(columns.port == port)
+        for row in zip(columns.ts[mine].tolist(), *columns.values[mine].T.tolist()):
+            facts.add(*row)
+    mine = records_by_port(others, ports)
+    return {p: facts_of(probes[p], mine[p]) for p in ports}
+
+
+def _trace_facts_read(text: str, ports: list[int]) -> dict[int, dict]:
+    """trace_facts read line by line in Python (the reader the compiled one must agree with)."""
     wanted = {str(p): p for p in ports}
     probes = {p: ProbeFacts() for p in ports}
     others: list[Record] = []

@@ -73,7 +73,7 @@ def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | No
     traced = trace is not None and trace.endswith(".trace")
     if traced:
         raw = run_dir / trace
-        text = raw.read_text() if raw.exists() else gzip.decompress((run_dir / f"{trace}.gz").read_bytes()).decode()
+        text = raw.read_bytes() if raw.exists() else gzip.decompress((run_dir / f"{trace}.gz").read_bytes())
         facts = trace_facts(text, [f["port"] for f in run["flows"]])
         for flow in run["flows"]:
             flow.update(facts[flow["port"]])
