@@ -264,7 +264,7 @@ def bench_umlperf(results: Path) -> dict:
 
 def bench_syscalls(results: Path, scenario: Path | None) -> dict:
     from sslab.analysis.syscount import by_role, cost_table, read_counts
-    from sslab.experiment.run import SYSCOUNT_FILE, run_scenarios_in_one_boot, scenario_as_run
+    from sslab.experiment.run import SYSCOUNT_FILE, Compiled, run_scenarios_in_one_boot, scenario_as_run
     from sslab.substrate import make_substrate
     from sslab.substrate.image import SYSCOUNT_PROGRAM, ImageError, compile_on_host, sha256_file
     from sslab.substrate.preflight import preflight
@@ -275,7 +275,7 @@ def bench_syscalls(results: Path, scenario: Path | None) -> dict:
         raise SystemExit(str(e)) from None
     substrate = make_substrate("uml")
     preflight(substrate, log=lambda m: print(m, file=sys.stderr, flush=True))
-    s = scenario_as_run(scenario)
+    s = Compiled.of(scenario_as_run(scenario))
     run_dir = results / "syscalls-run"
     run_dir.mkdir()
     t0 = time.monotonic()
