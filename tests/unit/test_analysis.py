@@ -160,17 +160,7 @@ def test_trace_facts_are_the_facts_a_full_parse_gives():
     """The host's read-out (trace_facts) skips sslab_ack lines and cuts a tcp_probe's values out
     by position; the facts it gives are those of the full parse, item for item."""
     from sslab.analysis.traces import flow_facts, trace_facts
-    lines = [PROBE.format(ts=1.0 + i / 100, nxt=1448 * (i + 11), una=1448 * i, cwnd=10 + i, ss=0x7FFFFFFF)
-             for i in range(5)]
-    lines += [PROBE.format(ts=1.1, nxt=1448 * 20, una=1448 * 8, cwnd=7, ss=7),
-              "  x-1 [000] ..s.. 1.200000: sslab_ack: sport=5201 dport=4 cwnd=3",
-              "  x-1 [000] ..s.. 1.300000: sslab_event: sport=5201 dport=4 type=exit a=1 b=2",
-              "  x-1 [000] ..s.. 1.400000: sslab_bbr3: sport=5202 dport=5 mode=startup",
-              # another flow's probe, one the run did not ask for, and a receiver-limited ACK:
-              # 10 segments in flight against a window of 15000 bytes, cwnd 12
-              PROBE.format(ts=1.5, nxt=1448 * 10, una=0, cwnd=12, ss=0x7FFFFFFF).replace(":5201 ", ":5202 ")
-              .replace("snd_wnd=1000000", "snd_wnd=15000"),
-              PROBE.format(ts=1.6, nxt=0, una=0, cwnd=1, ss=1).replace(":5201 ", ":5299 ")]
+    lines = _probe_lines()
     text = "\n".join(lines)
     full = parse(text)
     fast = trace_facts(text, [5201, 5202])
@@ -188,20 +178,28 @@ def test_trace_facts_are_the_facts_a_full_parse_gives():
         trace_facts(text.replace("snd_wnd=", "wnd="), [5201])
 
 
+def _probe_lines(unasked_port: str = "5299") -> list[str]:
+    """Two flows' tcp_probe records and the module's events, as the trace has them; the last record
+    is a flow's the run did not ask for (its port @unasked_port)."""
+    lines = [PROBE.format(ts=1.0 + i / 100, nxt=1448 * (i + 11), una=1448 * i, cwnd=10 + i, ss=0x7FFFFFFF)
+             for i in range(5)]
+    return lines + [PROBE.format(ts=1.1, nxt=1448 * 20, una=1448 * 8, cwnd=7, ss=7),
+                    "  x-1 [000] ..s.. 1.200000: sslab_ack: sport=5201 dport=4 cwnd=3",
+                    "  x-1 [000] ..s.. 1.300000: sslab_event: sport=5201 dport=4 type=exit a=1 b=2",
+                    "  x-1 [000] ..s.. 1.400000: sslab_bbr3: sport=5202 dport=5 mode=startup",
+                    # another flow's probe, one the run did not ask for, and a receiver-limited ACK:
+                    # 10 segments in flight against a window of 15000 bytes, cwnd 12
+                    PROBE.format(ts=1.5, nxt=1448 * 10, una=0, cwnd=12, ss=0x7FFFFFFF).replace(":5201 ", ":5202 ")
+                    .replace("snd_wnd=1000000", "snd_wnd=15000"),
+                    PROBE.format(ts=1.6, nxt=0, una=0, cwnd=1, ss=1).replace(":5201 ", f":{unasked_port} ")]
+
+
 def _probe_text() -> str:
-    """test_trace_facts_are_the_facts_a_full_parse_gives' trace, with a comment line and an empty one."""
-    lines = ["# tracer: nop", ""]
-    lines += [PROBE.format(ts=1.0 + i / 100, nxt=1448 * (i + 11), una=1448 * i, cwnd=10 + i, ss=0x7FFFFFFF)
-              for i in range(5)]
-    lines += [PROBE.format(ts=1.1, nxt=1448 * 20, una=1448 * 8, cwnd=7, ss=7),
-              "  x-1 [000] ..s.. 1.200000: sslab_ack: sport=5201 dport=4 cwnd=3",
-              "  x-1 [000] ..s.. 1.300000: sslab_event: sport=5201 dport=4 type=exit a=1 b=2",
-              "  x-1 [000] ..s.. 1.350000: sslab_event: sport=5201 dport=4 note=: sslab_ack: x",
-              "  x-1 [000] ..s.. 1.400000: sslab_bbr3: sport=5202 dport=5 mode=startup",
-              PROBE.format(ts=1.5, nxt=1448 * 10, una=0, cwnd=12, ss=0x7FFFFFFF).replace(":5201 ", ":5202 ")
-              .replace("snd_wnd=1000000", "snd_wnd=15000"),
-              PROBE.format(ts=1.6, nxt=0, una=0, cwnd=1, ss=1).replace(":5201 ", ":05202 ")]
-    return "\n".join(lines) + "\n"
+    """_probe_lines with a comment line and an empty one first, an event holding ": sslab_ack: " after
+    the exit event, and the unasked flow's port written 05202 (never 5202 to the Python reader)."""
+    lines = _probe_lines("05202")
+    lines.insert(8, "  x-1 [000] ..s.. 1.350000: sslab_event: sport=5201 dport=4 note=: sslab_ack: x")
+    return "\n".join(["# tracer: nop", "", *lines]) + "\n"
 
 
 def test_the_compiled_trace_reader_cuts_each_probe_into_its_row():
