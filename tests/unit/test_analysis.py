@@ -247,6 +247,22 @@ def test_the_compiled_trace_reader_stands_aside_where_it_cannot_read_as_python_d
         assert trace_facts(text.encode(), [5201, 5202]) == expected
 
 
+def test_without_a_place_to_build_the_compiled_reader_the_python_reader_reads(tmp_path, monkeypatch, capsys):
+    """A cache the compiled reader cannot be built in (here a file where its folder would be): a line
+    on stderr, no columns, and trace_facts' answer the Python reader's."""
+    from sslab.analysis import tracecols
+    from sslab.analysis.traces import _trace_facts_read
+    (tmp_path / "cache").write_text("not a folder")
+    monkeypatch.setenv("SSLAB_CACHE", str(tmp_path / "cache"))
+    tracecols._library.cache_clear()
+    try:
+        assert tracecols.read(_probe_text().encode()) is None
+        assert "reading traces in Python" in capsys.readouterr().err
+        assert trace_facts(_probe_text(), [5201, 5202]) == _trace_facts_read(_probe_text(), [5201, 5202])
+    finally:
+        tracecols._library.cache_clear()
+
+
 def test_trace_facts_from_the_compiled_reader_are_the_python_readers():
     """The same facts, item for item, from the columns as from the Python reader, for bytes and
     for text; and what the Python reader is held to elsewhere (a sequence space's wrap, slow

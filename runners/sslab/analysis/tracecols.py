@@ -73,23 +73,31 @@ def _library() -> ctypes.CDLL | None:
     source = SOURCE.read_bytes()
     tag = hashlib.sha256(source + sys.platform.encode() + os.uname().machine.encode()).hexdigest()[:16]
     built = paths.cache_dir() / "host" / f"tracecols-{tag}.so"
-    if not built.exists():
-        cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-        if cc is None:
-            print("tracecols: no C compiler: reading traces in Python (slower)", file=sys.stderr)
+    try:
+        if not built.exists() and not _build(built):
             return None
-        built.parent.mkdir(parents=True, exist_ok=True)
-        tmp = built.with_name(f".{built.name}.{os.getpid()}")
-        res = subprocess.run([cc, "-O3", "-shared", "-fPIC", "-o", str(tmp), str(SOURCE)],
-                             capture_output=True, text=True)
-        if res.returncode != 0:
-            tmp.unlink(missing_ok=True)
-            print(f"tracecols: {cc} failed, reading traces in Python (slower): {res.stderr.strip()[-400:]}",
-                  file=sys.stderr)
-            return None
-        os.replace(tmp, built)      # another process building the same source writes the same file
-    lib = ctypes.CDLL(str(built))
+        lib = ctypes.CDLL(str(built))
+    except OSError as e:        # a cache it cannot write, a library it cannot load
+        print(f"tracecols: {e}: reading traces in Python (slower)", file=sys.stderr)
+        return None
     lib.tc_read.restype = ctypes.c_long
     lib.tc_read.argtypes = [ctypes.c_char_p, ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_long)]
     return lib
+
+
+def _build(built: Path) -> bool:
+    """Compile SOURCE into @built; False (and a line on stderr) without a compiler or when it fails."""
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:
+        print("tracecols: no C compiler: reading traces in Python (slower)", file=sys.stderr)
+        return False
+    built.parent.mkdir(parents=True, exist_ok=True)
+    tmp = built.with_name(f".{built.name}.{os.getpid()}")
+    res = subprocess.run([cc, "-O3", "-shared", "-fPIC", "-o", str(tmp), str(SOURCE)], capture_output=True, text=True)
+    if res.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        print(f"tracecols: {cc} failed, reading traces in Python (slower): {res.stderr.strip()[-400:]}", file=sys.stderr)
+        return False
+    os.replace(tmp, built)      # another process building the same source writes the same file
+    return True
