@@ -134,6 +134,17 @@ def test_traditional_slow_start_overshoots(exits_run):
     assert ss["flows"][0]["slow_start"]["exit_cwnd"] > runs["cubic_hs"]["flows"][0]["slow_start"]["exit_cwnd"]
 
 
+def test_each_run_starts_on_a_whole_second_of_guest_time(exits_run):
+    """Under virtual time each run of a boot starts when the guest's clock reaches a whole second
+    (scenario_run.sleep_until_the_next_second): its console mark says so, for every run."""
+    run_dir, runs = exits_run
+    marks = [line.split("uptime=")[1] for line in (run_dir / "job/uml/console.log").read_text().splitlines()
+             if line.startswith("SSLAB-PHASE run ")]
+    assert len(marks) == len(runs) >= 2
+    assert all(m.endswith(".000") for m in marks), marks
+    assert len(set(marks)) == len(marks)
+
+
 def test_fidelity_under_virtual_time_is_exact(exits_run):
     run_dir, runs = exits_run
     fid = json.loads((run_dir / "job/out/fidelity.json").read_text())

@@ -17,6 +17,9 @@ still measures its own pairs' base RTT.  plan.json's runs are exactly those
 of the same plan run alone (the further plans are read only after them); a
 further plan's runs are not (the guest's random numbers and clock go on from
 the runs before them), and their cells' keys say so (sslab.matrix.plan).
+Under virtual time every run starts on a whole second of the guest's clock
+(sleep_until_the_next_second), so how long the guest's own work between
+runs took does not move the next run's start.
 
 Fidelity.  Before the runs, each pair's idle base RTT is measured as ping
 measures it, by echo requests of ping's size sent from this process
@@ -37,6 +40,7 @@ section says which rules apply.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -309,6 +313,30 @@ def main() -> int:
     return 0
 
 
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+CLOCK_MONOTONIC, TIMER_ABSTIME, EINTR = 1, 1, 4
+
+
+def sleep_until_the_next_second() -> None:
+    """Sleep until the guest's monotonic clock reaches its next whole second.
+
+    Under virtual time a sleep costs no wall time, and it starts each run at a time that does not
+    depend on how long the guest's own work before it took (the last run's read-out, the job's
+    housekeeping): measured on 4 Dec 2026, a change to how the trace is copied out moved every later
+    run of a boot; with each run starting on the second, every run of a CUBIC boot stayed the same
+    segments to the microsecond (BBR's do not: it draws random numbers, and the guest's generator is
+    moved by the same work).  The wake-up is absolute (clock_nanosleep, TIMER_ABSTIME), so the time
+    between reading the clock and sleeping cannot move it either."""
+    libc = ctypes.CDLL(None)
+    target = (time.monotonic_ns() // 1_000_000_000 + 1) * 1_000_000_000
+    when = _Timespec(target // 1_000_000_000, target % 1_000_000_000)
+    while libc.clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, ctypes.byref(when), None) == EINTR:
+        pass
+
+
 def further_plans(job: Path):
     """(n, record, plan) of plan-01.json, plan-02.json, ... in @job, each read when its turn comes
     (after the runs before it).  The host has checked that they share plan.json's topology
@@ -327,6 +355,8 @@ def run_plan(db: Dumbbell, record: dict, plan, out: Path, defaults: dict[str, in
     index = []
     for run, written in zip(plan.runs, record["runs"]):
         tag = run.tag
+        if plan.fidelity.clock in VIRTUAL_CLOCKS:
+            sleep_until_the_next_second()
         mark(f"run {tag}")
         rdir = out / "runs" / tag
         pairs = sorted({f.pair for f in run.flows})
