@@ -8,7 +8,7 @@
  * line once and hands back:
  *
  *   for each tcp_probe line: its time, its sender's port (the port of src=)
- *   and the six values the facts read (TC_KEYS, in that order);
+ *   and the six values the facts read (tc_keys, in that order);
  *   for each other line the Python reader would parse: where it lies, so
  *   that reader parses it (the module's events are a few hundred a run).
  *
