@@ -32,11 +32,14 @@
 #define TC_VALUES 6
 
 /* The facts' values, in the order the caller's columns hold them. */
-static const char *const tc_keys[TC_VALUES] = {
-	"snd_nxt", "snd_una", "snd_cwnd", "ssthresh", "snd_wnd", "srtt",
+#define TC_KEY(name) { name, sizeof(name) - 1 }
+static const struct {
+	const char *name;
+	size_t len;
+} tc_keys[TC_VALUES] = {
+	TC_KEY("snd_nxt"), TC_KEY("snd_una"), TC_KEY("snd_cwnd"),
+	TC_KEY("ssthresh"), TC_KEY("snd_wnd"), TC_KEY("srtt"),
 };
-
-static const size_t tc_key_len[TC_VALUES] = { 7, 7, 8, 8, 7, 4 };
 
 static const char sslab_ack[] = ": sslab_ack: ";
 static const char probe_event[] = "tcp_probe";
@@ -70,40 +73,44 @@ static const char *colon_space(const char *s, const char *e)
 	return NULL;
 }
 
-static const char *find(const char *s, const char *e, const char *what, size_t n)
+/* A decimal as Python's int(v, 0) reads a canonical one: "0", or no leading zero. */
+static int read_decimal(const char *s, const char *e, int64_t *out)
 {
-	return memmem(s, e - s, what, n);
+	uint64_t v = 0;
+	const char *p;
+
+	if (s == e || e - s > 18 || (s[0] == '0' && e - s > 1))
+		return 0;
+	for (p = s; p < e; p++) {
+		if (*p < '0' || *p > '9')
+			return 0;
+		v = v * 10 + (*p - '0');
+	}
+	*out = (int64_t)v;
+	return 1;
 }
 
 /* An unsigned integer as Python's int(v, 0) reads a canonical one:
- * "0x" and hex digits, "0", or decimal without a leading zero. */
+ * "0x" and lower-case hex digits (the kernel's %#x), or a decimal. */
 static int read_value(const char *s, const char *e, int64_t *out)
 {
 	uint64_t v = 0;
-	const char *p = s;
+	const char *p;
 
-	if (e - s > 2 && s[0] == '0' && s[1] == 'x') {
-		if (e - s > 2 + 15)
-			return 0;
-		for (p = s + 2; p < e; p++) {
-			int d;
+	if (!(e - s > 2 && s[0] == '0' && s[1] == 'x'))
+		return read_decimal(s, e, out);
+	if (e - s > 2 + 15)
+		return 0;
+	for (p = s + 2; p < e; p++) {
+		int d;
 
-			if (*p >= '0' && *p <= '9')
-				d = *p - '0';
-			else if (*p >= 'a' && *p <= 'f')
-				d = *p - 'a' + 10;
-			else
-				return 0;
-			v = v * 16 + d;
-		}
-	} else {
-		if (p == e || e - s > 18 || (s[0] == '0' && e - s > 1))
+		if (*p >= '0' && *p <= '9')
+			d = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			d = *p - 'a' + 10;
+		else
 			return 0;
-		for (; p < e; p++) {
-			if (*p < '0' || *p > '9')
-				return 0;
-			v = v * 10 + (*p - '0');
-		}
+		v = v * 16 + d;
 	}
 	*out = (int64_t)v;
 	return 1;
@@ -119,7 +126,7 @@ static int32_t read_port(const char *s, const char *e)
 		p--;
 	if (p == s)
 		return -1;	/* no ':': the Python reader's port is then the whole word */
-	if (!read_value(p, e, &v) || (e - p > 2 && p[1] == 'x') || v < 1 || v > 65535)
+	if (!read_decimal(p, e, &v) || v < 1 || v > 65535)
 		return -1;
 	return (int32_t)v;
 }
@@ -158,7 +165,7 @@ static int is_event(const char *p1, const char *p2, const char *name, size_t n)
 	return p2 && (size_t)(p2 - (p1 + 2)) == n && !memcmp(p1 + 2, name, n);
 }
 
-/* One tcp_probe body: the port of src= and the TC_KEYS values (0: not canonical). */
+/* One tcp_probe body: the port of src= and the tc_keys values (0: not canonical). */
 static int read_probe(const char *s, const char *e, int32_t *port, int64_t *values)
 {
 	unsigned int seen = 0;
@@ -178,21 +185,19 @@ static int read_probe(const char *s, const char *e, int32_t *port, int64_t *valu
 		eq = memchr(w, '=', end - w);
 		if (!eq)
 			return 0;	/* every word of a tcp_probe is key=value */
-		{
-			klen = eq - w;
-			if (klen == 3 && !memcmp(w, "src", 3)) {
-				if (have_src)
-					return 0;
-				have_src = 1;
-				*port = read_port(eq + 1, end);
-			}
-			for (k = 0; k < TC_VALUES; k++) {
-				if (tc_key_len[k] != klen || memcmp(w, tc_keys[k], klen))
-					continue;
-				if (seen & (1u << k) || !read_value(eq + 1, end, &values[k]))
-					return 0;
-				seen |= 1u << k;
-			}
+		klen = eq - w;
+		if (klen == 3 && !memcmp(w, "src", 3)) {
+			if (have_src)
+				return 0;
+			have_src = 1;
+			*port = read_port(eq + 1, end);
+		}
+		for (k = 0; k < TC_VALUES; k++) {
+			if (tc_keys[k].len != klen || memcmp(w, tc_keys[k].name, klen))
+				continue;
+			if (seen & (1u << k) || !read_value(eq + 1, end, &values[k]))
+				return 0;
+			seen |= 1u << k;
 		}
 		w = end + 1;
 	}
@@ -235,7 +240,7 @@ long tc_read(const char *text, long len, long cap, double *ts, int32_t *port,
 			rows++;
 		} else {
 			if (is_event(p1, p2, sslab_ack + 2, sizeof(sslab_ack) - 5) ||
-			    find(t, e, sslab_ack, sizeof(sslab_ack) - 1))
+			    memmem(t, e - t, sslab_ack, sizeof(sslab_ack) - 1))
 				goto next;
 			if (others >= cap)
 				return TC_NO_ROOM;

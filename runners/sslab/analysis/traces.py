@@ -264,8 +264,7 @@ def _trace_facts_of_columns(columns: tracecols.TraceColumns, data: bytes, ports:
         mine = np.flatnonzero(columns.port == port)
         for row in zip(columns.ts[mine].tolist(), *columns.values[mine].T.tolist()):
             facts.add(*row)
-    mine = records_by_port(others, ports)
-    return {p: facts_of(probes[p], mine[p]) for p in ports}
+    return _facts_by_port(probes, others, ports)
 
 
 def _trace_facts_read(text: str, ports: list[int]) -> dict[int, dict]:
@@ -285,6 +284,11 @@ def _trace_facts_read(text: str, ports: list[int]) -> dict[int, dict]:
                 probes[wanted[port]].add(ts, *values)
         else:
             others.append(Record(ts, event, _fields(body)))
+    return _facts_by_port(probes, others, ports)
+
+
+def _facts_by_port(probes: dict[int, ProbeFacts], others: list[Record], ports: list[int]) -> dict[int, dict]:
+    """Each port's facts from its tcp_probe facts and the trace's other records (both readers' last step)."""
     mine = records_by_port(others, ports)
     return {p: facts_of(probes[p], mine[p]) for p in ports}
 

@@ -41,6 +41,7 @@ section says which rules apply.
 from __future__ import annotations
 
 import ctypes
+import errno
 import json
 import os
 import signal
@@ -317,7 +318,8 @@ class _Timespec(ctypes.Structure):
     _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
 
 
-CLOCK_MONOTONIC, TIMER_ABSTIME, EINTR = 1, 1, 4
+#: clock_nanosleep's flag for a wake-up time rather than a span (<time.h>; Python has no name for it).
+TIMER_ABSTIME = 1
 
 
 def sleep_until_the_next_second() -> None:
@@ -333,7 +335,7 @@ def sleep_until_the_next_second() -> None:
     libc = ctypes.CDLL(None)
     target = (time.monotonic_ns() // 1_000_000_000 + 1) * 1_000_000_000
     when = _Timespec(target // 1_000_000_000, target % 1_000_000_000)
-    while libc.clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, ctypes.byref(when), None) == EINTR:
+    while libc.clock_nanosleep(time.CLOCK_MONOTONIC, TIMER_ABSTIME, ctypes.byref(when), None) == errno.EINTR:
         pass
 
 
