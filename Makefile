@@ -75,7 +75,7 @@ INVENTORY ?=
 MATRIX ?= smoke
 # The knobs over every experiment's scenarios, one row each in runners/sslab/scenario/knobs.py
 # (`python -m sslab run --help` says what each takes): SUSS_VERSION=2024|2025|0, the version cubic_suss
-# runs; HOSTS=ideal|1gbe|logging, the host model; LANS=veth|ovs, the dumbbell's LANs; OFFLOADS=off|linux,
+# runs; HOSTS=ideal|1gbe|logging, the host model; LANS=veth|ovs, the dumbbell's LANs; OFFLOADS=off|linux|linux-N,
 # the hosts' segmentation offloads; SOCKET_BUFFERS=raised|linux|linux-senders, their TCP socket buffers (each
 # passed as NAME=value, so that a matrix sweeping one narrows its axis by it).  The line below is
 # that table's make_line(); tests/unit/test_knobs.py holds it to the table.

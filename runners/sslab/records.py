@@ -162,11 +162,35 @@ class Topology:
     lans: str = "veth"
     #: The senders' own qdisc: "none", "fq" or "fq_codel".
     sender_qdisc: str = "none"
-    #: The hosts' segmentation offloads: "off" (one segment per packet) or "linux" (TSO/GSO whole).
+    #: The hosts' segmentation offloads: "off" (one segment per packet), "linux" (TSO/GSO whole) or
+    #: "linux-N" (TSO/GSO, at most N segments a packet: the merge depth of the routers' GRO).
     offloads: str = "off"
     #: The hosts' TCP socket buffers: "raised" (the testbed's, no flow window-limited), "linux" (Linux's
     #: defaults on every host) or "linux-senders" (Linux's on the servers, the clients' raised).
     socket_buffers: str = "raised"
+
+    @property
+    def segments_a_packet(self) -> int | None:
+        """The most TCP segments one packet carries on every link (each veth's gso_max_segs): 1 with
+        the offloads off, N with "linux-N", None (no cap but TSO's 64 KB) with Linux's own."""
+        return offload_segments(self.offloads)
+
+
+#: The merge depths "linux-N" may name: how many line-rate frames of one flow a router's GRO hands on
+#: as one packet, from a NIC that interrupts every 2 frames to one that holds 32 (a 1 GbE NIC under
+#: its driver's default interrupt moderation delivers about 4-20 frames of a line-rate burst a poll).
+GRO_MERGE_SEGMENTS = (2, 4, 8, 16, 32)
+#: Every value of Topology.offloads.
+OFFLOADS = ("off", "linux", *(f"linux-{n}" for n in GRO_MERGE_SEGMENTS))
+
+
+def offload_segments(offloads: str) -> int | None:
+    """Topology.offloads as the most segments a packet carries: 1, N, or None for no cap (64 KB)."""
+    if offloads not in OFFLOADS:
+        raise PlanError(f"topology.offloads is {offloads!r}: one of {', '.join(OFFLOADS)}")
+    if offloads == "off":
+        return 1
+    return int(offloads.removeprefix("linux-")) if offloads.startswith("linux-") else None
 
 
 # ---- A link as stages ----------------------------------------------------------------------

@@ -49,6 +49,18 @@ def test_linux_offloads_queue_merged_segments_whole_at_the_bottleneck(tmp_path, 
     assert max(off_sizes) == MSS and off_run["bottleneck"]["peak_bytes"] <= 1514 * off_run["bottleneck"]["peak_pkts"]
 
 
+def test_a_routers_gro_depth_caps_every_packet_at_its_segments(tmp_path, image):
+    # linux-4: Linux's offloads, a router's GRO merging at most four frames of a burst.  At 100 Mbit/s
+    # TCP would size its segments above four MSS (a millisecond of its pacing rate): the cap holds them.
+    tag_dir, run = one_cubic_flow(tmp_path, "offloads-linux-4", {"offloads": "linux-4"}, "100mbit", 50, "2MB")
+    sizes = [n for _, (sport, _, _, _), n in tcp_segments(stored_capture(tag_dir / run["pcap"])) if sport == 5201 and n]
+    assert max(sizes) == 4 * MSS and sum(sizes) >= 2_000_000, sorted(set(sizes))
+    assert sum(n > MSS for n in sizes) > len(sizes) // 2, sorted(set(sizes))
+    peak = run["bottleneck"]
+    assert 1514 * peak["peak_pkts"] < peak["peak_bytes"] <= 4 * 1514 * peak["peak_pkts"], peak
+    assert run["flows"][0]["bytes_received"] == 2_000_000
+
+
 def test_the_papers_five_pairs_put_three_small_flows_on_each_server(tmp_path, image):
     """Table 1's cell with LAYOUT=five-pairs (its large flow cut to 20 MB, which still runs when the first
     small flow starts): the five pairs' servers, the small flows three to a server in the paper's RTT

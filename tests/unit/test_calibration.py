@@ -7,7 +7,7 @@ import math
 import pytest
 
 from sslab.analysis import matrix_report as mr
-from sslab.analysis.calibration import Fit, calibration, choose, full_terms
+from sslab.analysis.calibration import UNSTATED, Fit, calibration, choose, full_terms
 from sslab.matrix.spec import load_matrix, settings
 from sslab.plan_record import MatrixPlan, write_matrix_plan
 
@@ -128,9 +128,20 @@ def test_a_partial_fit_chooses_nothing(tmp_path, monkeypatch):
 def test_the_calibration_files_candidates():
     m = load_matrix("table1-calibrate")
     assert m.spec.reference == "table1"
-    # Stage 4 by default: stage 3's choice (125 MB, four, one netem, five pairs, offloads off), the
-    # socket buffers; each candidate's hosts as its value says.
-    stage4 = settings(m.spec, {})
+    # Stage 5 by default: stage 4's choice (125 MB, four, one netem, five pairs, Linux's buffers on the
+    # servers), the offloads off or with the routers' GRO merging at most 4, 8 or 16 segments.
+    stage5 = settings(m.spec, {})
+    assert len(stage5) == 2 * 2 * 4 * 4
+    assert {(s["large_size"], s["small_rtts"], s["netem"], s["layout"], s["socket_buffers"]) for s in stage5} == \
+        {("125MB", "four", "one", "five-pairs", "linux-senders")}
+    assert {s["offloads"] for s in stage5} == {"off", "linux-4", "linux-8", "linux-16"}
+    eight = m.scenario_for(next(s for s in stage5 if s["offloads"] == "linux-8"), 0)
+    assert eight.topology.offloads == "linux-8" and eight.host_params(1, "server").nic_mbit == 1000.0
+    # Each depth is a choice the paper does not state, as offloads off is: the nearest decides.
+    assert {UNSTATED["offloads"][v] for v in ("off", "linux-4", "linux-8", "linux-16")} == {1}
+    assert UNSTATED["offloads"]["linux"] == 0
+    # Stage 4 again by its options: stage 3's choice (offloads off), the socket buffers.
+    stage4 = settings(m.spec, {"offloads": ["off"], "socket_buffers": ["raised", "linux-senders", "linux"]})
     assert len(stage4) == 2 * 2 * 4 * 3
     assert {(s["large_size"], s["small_rtts"], s["netem"], s["layout"], s["offloads"]) for s in stage4} == \
         {("125MB", "four", "one", "five-pairs", "off")}

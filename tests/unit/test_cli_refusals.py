@@ -58,6 +58,7 @@ from sslab.paths import REPO_ROOT
     (["run", "reproduce-table1", "--set", "FIRST_START=-1s"], "FIRST_START=-1s"),
     (["run", "startup", "--offloads", "tso"], "invalid choice: 'tso'"),
     (["run", "startup", "--set", "topology.offloads=gro"], "OFFLOADS takes off, linux"),
+    (["run", "startup", "--set", "OFFLOADS=linux-5"], "OFFLOADS takes off, linux, linux-2, linux-4"),
     (["run", "startup", "--socket-buffers", "small"], "invalid choice: 'small'"),
     (["run", "startup", "--set", "SOCKET_BUFFERS=4mb"], "SOCKET_BUFFERS takes raised, linux, linux-senders"),
     (["matrix", "independence", "no-such-matrix"], "no-such-matrix: not a matrix directory"),

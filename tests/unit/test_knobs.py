@@ -7,6 +7,7 @@ import pytest
 
 from sslab.paths import REPO_ROOT
 from sslab.scenario import parse_scenario, scenario_from_dump
+from sslab.scenario.model import ScenarioError
 from sslab.scenario.knobs import KNOBS, add_options, apply, dir_suffix, given, make_line
 
 
@@ -86,6 +87,24 @@ def test_offloads_linux_keeps_segments_whole_and_gives_a_line_rate_where_none_is
     off = parse_scenario(SCENARIO, "test")
     assert off.topology.offloads == "off" and off.host_params(2, "client").nic_mbit is None
     assert to_plan(off).topology.offloads == "off"
+
+
+def test_offloads_linux_n_caps_every_packet_at_n_segments():
+    from sslab.records import PlanError, offload_segments
+    from sslab.scenario import to_plan
+    s = parse_scenario(apply(SCENARIO, {"offloads": "linux-8"}), "test")
+    assert dir_suffix({"offloads": "linux-8"}) == "_offloads-linux-8"
+    # Linux's offloads in all but the cap: 1 Gbit/s links where the host model gives none.
+    assert s.host_params(2, "client").nic_mbit == 1000.0
+    plan = to_plan(s)
+    assert plan.topology.offloads == "linux-8" and plan.topology.segments_a_packet == 8
+    # What each veth's gso_max_segs becomes: 1 off, N, no cap (TSO's 64 KB) with Linux's own.
+    assert [offload_segments(v) for v in ("off", "linux", "linux-2", "linux-16", "linux-32")] == [1, None, 2, 16, 32]
+    for bad in ("linux-3", "linux-0", "linux-", "gro-8", "linux8"):
+        with pytest.raises(PlanError, match="topology.offloads"):
+            offload_segments(bad)
+        with pytest.raises(ScenarioError, match=f"topology.offloads: '{bad}' is not an offload setting"):
+            parse_scenario(apply(SCENARIO, {"offloads": bad}), "test")
 
 
 def test_socket_buffers_linux_reaches_the_plan_and_the_archives_name():

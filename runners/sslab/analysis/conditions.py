@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 
-from ..records import read_record, read_runs_index
+from ..records import offload_segments, read_record, read_runs_index
 from ..ccas import SEARCH_CCAS, SEARCH_VERSIONS, SUSS_VERSIONS, param_default, search_thresh_pct, search_version_of
 from .archive import written_as
 from .setting import Setting, setting_of
@@ -133,8 +133,10 @@ SOCKET_BUFFERS_TEXT = {"linux": "tcp_wmem and tcp_rmem as Linux sets them",
 
 
 def _testbed(meta: dict, setting: Setting) -> str:
-    offloads = "" if setting.offloads == "off" else \
-        f"; offloads {setting.offloads} (TSO/GSO segments whole, 1 Gbit/s where the host model gives no rate)"
+    segments = offload_segments(setting.offloads)
+    whole = "whole" if segments is None else f"of at most {segments} segments"
+    offloads = "" if segments == 1 else \
+        f"; offloads {setting.offloads} (TSO/GSO segments {whole}, 1 Gbit/s where the host model gives no rate)"
     buffers = "" if setting.socket_buffers == "raised" else \
         f"; socket buffers {setting.socket_buffers} ({SOCKET_BUFFERS_TEXT[setting.socket_buffers]})"
     return (f"substrate {meta['substrate']}, clock {meta.get('clock', '?')}; host model "

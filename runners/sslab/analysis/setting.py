@@ -41,7 +41,7 @@ class Setting:
     suss_version: int
     #: Every link's MTU (the IP packet's bytes).
     mtu: int = 1500
-    #: The hosts' segmentation offloads ("off", "linux"; runs from before they were chosen: off).
+    #: The hosts' segmentation offloads ("off", "linux", "linux-N"; runs from before they were chosen: off).
     offloads: str = "off"
     #: The hosts' TCP socket buffers ("raised", "linux", "linux-senders"; runs from before they were
     #: chosen: raised).

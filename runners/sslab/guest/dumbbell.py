@@ -66,7 +66,9 @@ limit and its bytes in its rate, as Linux's netem on a router with GRO
 does, and the client acknowledges it at once (a stretch ACK).  A veth
 merges on receive only what a device without TSO sends, so GRO proper is
 not enabled: separate segments of a flow that a NIC would deliver within
-one interrupt stay separate here.  Receivers advertise a large
+one interrupt stay separate here.  "linux-N" caps every link's segments at
+N (gso_max_segs N), which TCP's own sizing then keeps to: a router whose
+NIC hands GRO at most N frames of a line-rate burst a poll.  Receivers advertise a large
 initial window and have large buffers, and senders large send buffers, so a
 flow is never limited by a buffer (the traces record snd_wnd so that a run
 which was is flagged); with topology.socket_buffers "linux" every host keeps
@@ -383,12 +385,13 @@ class Dumbbell:
             ns_sysctl[r].append("net.ipv4.ip_forward=1")
         # Offloads off: one segment per packet, so the bottleneck and the captures see real 1500-byte
         # packets and a packet-counted queue never counts 64 KB ones.  Linux's: every veth keeps its
-        # TSO/GSO, and a sender's segment of up to 64 KB crosses every link whole (the module docstring).
-        one_segment = self.plan.topology.offloads == "off"
+        # TSO/GSO, and a sender's segment of up to 64 KB crosses every link whole (the module docstring);
+        # "linux-N" caps it at N segments, the most a router's GRO merges of a line-rate burst.
+        segments = self.plan.topology.segments_a_packet
         for ns_a, dev_a, ns_b, dev_b in self.links():
             for ns, dev in ((ns_a, dev_a), (ns_b, dev_b)):
                 ns_devs[ns].append(dev)
-                ns_ip[ns] += [*([f"link set {dev} gso_max_segs 1"] if one_segment else []),
+                ns_ip[ns] += [*([f"link set {dev} gso_max_segs {segments}"] if segments else []),
                               f"link set {dev} mtu {self.plan.topology.mtu}", f"link set {dev} up"]
         core_len = ipaddress.IPv4Network(self.plan.addresses.core).prefixlen
         ns_ip[self.r1].append(f"addr add {self._core(1)}/{core_len} dev r1-r2")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..ccas import SUSS_VERSIONS
+from ..records import OFFLOADS
 from .hosts import HOST_PRESETS
 
 
@@ -91,9 +92,10 @@ KNOBS: tuple[Knob, ...] = (
          "(default: the scenario's, else none)",
          "qdisc", _set_topology("sender_qdisc")),
     Knob("offloads", "OFFLOADS", "--offloads", "topology.offloads",
-         ("off", "linux"), str,
+         OFFLOADS, str,
          "the hosts' segmentation offloads: off, one segment per packet; linux, TSO/GSO on the senders, whole "
-         "at the routers and clients as GRO merges a burst, and a 1 Gbit/s link on a host without one "
+         "at the routers and clients as GRO merges a burst, and a 1 Gbit/s link on a host without one; "
+         "linux-N, the same with at most N segments a packet, a router's GRO merging N frames a poll "
          "(default: the scenario's, else off)",
          "offloads", _set_topology("offloads")),
     Knob("socket_buffers", "SOCKET_BUFFERS", "--socket-buffers", "topology.socket_buffers",

@@ -41,6 +41,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from .. import paths
+from ..records import OFFLOADS
 from ..ccas import (HYSTART_NAMES, HYSTART_ROUNDS, KERNEL_MODULE_PARAMS, MODULE_PARAMS, SUSS_PINNED, SUSS_VERSIONS,
                     cc_name_refusal, param_refusal)
 from .links import fill_link
@@ -597,7 +598,9 @@ class TopologySpec(Strict):
     #: to 64 KB to their link, which arrive at the routers and clients whole, as GRO merges a line-rate
     #: burst, and the bottleneck's netem counts each as one packet in its limit and its bytes in its
     #: rate.  A host with no line rate gets one of OFFLOADS_NIC_MBIT (sslab.guest.dumbbell).
-    offloads: Literal["off", "linux"] = "off"
+    #: "linux-N" (N in records.GRO_MERGE_SEGMENTS): Linux's, with at most N segments a packet, as a
+    #: router's GRO merges at most the N frames of a line-rate burst its NIC hands it in one poll.
+    offloads: str = "off"
     #: The hosts' TCP socket buffers: "raised", the testbed's own (servers' send buffers and clients'
     #: receive buffers up to 64 MB, clients advertising a large initial window), so no flow is ever
     #: limited by a buffer; "linux", what a Linux host has unless someone sets them (tcp_wmem's and
@@ -611,7 +614,10 @@ class TopologySpec(Strict):
     @classmethod
     def _offloads_off(cls, v):
         """YAML reads a bare `off` as false: it means "off" here."""
-        return "off" if v is False else v
+        v = "off" if v is False else v
+        if v not in OFFLOADS:
+            raise ValueError(f"{v!r} is not an offload setting: one of {', '.join(OFFLOADS)}")
+        return v
 
     @model_validator(mode="after")
     def _fits(self):
