@@ -15,11 +15,15 @@ topology, run in this boot after plan.json's runs, each into cells/NN/.  The
 topology is built and checked (fidelity) once, for plan.json; every run
 still measures its own pairs' base RTT.  plan.json's runs are exactly those
 of the same plan run alone (the further plans are read only after them); a
-further plan's runs are not (the guest's random numbers and clock go on from
-the runs before them), and their cells' keys say so (sslab.matrix.plan).
+further plan's runs are not (the guest's clock and its kernel's state, the
+ports in use and the IDs it numbers packets with, go on from the runs before
+them), and their cells' keys say so (sslab.matrix.plan).
 Under virtual time every run starts on a whole second of the guest's clock
 (sleep_until_the_next_second), so how long the guest's own work between
-runs took does not move the next run's start.
+runs took does not move the next run's start; and where the kernel can
+(our UML kernel, patch 0009), the guest's random numbers are keyed afresh
+from the boot's seed when the job starts and before each run (rekey_random),
+so how many the guest's own work drew does not move them either.
 
 Fidelity.  Before the runs, each pair's idle base RTT is measured as ping
 measures it, by echo requests of ping's size sent from this process
@@ -42,6 +46,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import hashlib
 import json
 import os
 import signal
@@ -263,6 +268,11 @@ def main() -> int:
     # typed: a plan with a missing, unknown or mistyped field stops here, naming it.
     record = read_record(job / "plan.json", "sslab.plan")
     plan = read_plan(record, str(job / "plan.json"))
+    virtual = plan.fidelity.clock in VIRTUAL_CLOCKS
+    # Before anything draws a random number of its own (the kernel's secrets for ports and sequence
+    # numbers are made at their first use): what the guest did before this job cannot move them.
+    if virtual:
+        rekey_random(random_seed(plan, "job"))
     subprocess.run(["modprobe", "tcp_sslab"], check=True)
     # A researcher's own modules (MODULES=; the substrate names them), after ours.
     for name in os.environ.get("SSLAB_RESEARCHER_MODULES", "").split():
@@ -273,7 +283,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _interrupted)
     rules = plan.fidelity
     # Under a real clock only (netns.raise_input_backlog says why); None: left as it was.
-    backlog = None if rules.clock in VIRTUAL_CLOCKS else raise_input_backlog()
+    backlog = None if virtual else raise_input_backlog()
     t_build = time.monotonic()
     mark("topology")
     db = backend(plan)
@@ -312,6 +322,30 @@ def main() -> int:
     # After the runs, so that reading it cannot shift them.
     (out / "kernel.json").write_text(json.dumps(kernel_facts(backlog or unchanged_input_backlog()), indent=1))
     return 0
+
+
+#: Where our UML kernel takes a number to key its random numbers from (images/uml/patches/0009-*).
+REKEY_SYSCTL = Path("/proc/sys/kernel/random/sslab_rekey")
+
+
+def random_seed(plan, what: str | int) -> int:
+    """The number the guest's random numbers are keyed from for @what (the job, or a run's index): the
+    boot's entropy seed (the scenario's, or 0 where its entropy does not vary) and @what, hashed."""
+    seed = plan.entropy_seed if plan.entropy_seed is not None else plan.seed
+    return int.from_bytes(hashlib.sha256(f"sslab-rekey/{seed}/{what}".encode()).digest()[:8], "big")
+
+
+def rekey_random(seed: int) -> int | None:
+    """Key the guest kernel's random numbers from @seed alone, where the kernel can (REKEY_SYSCTL):
+    every draw after it depends on @seed and on the draws since, not on how many the guest drew
+    before (measured on 4 Dec 2026: without it BBR's runs in a boot moved with the guest's own work
+    between them, BBR drawing its ProbeBW phase).  The number written, or None where the kernel
+    has no such setting (Debian's own kernel, a researcher's)."""
+    try:
+        REKEY_SYSCTL.write_text(f"{seed}\n")
+    except FileNotFoundError:
+        return None
+    return seed
 
 
 class _Timespec(ctypes.Structure):
@@ -357,7 +391,9 @@ def run_plan(db: Dumbbell, record: dict, plan, out: Path, defaults: dict[str, in
     index = []
     for run, written in zip(plan.runs, record["runs"]):
         tag = run.tag
+        rekeyed = None
         if plan.fidelity.clock in VIRTUAL_CLOCKS:
+            rekeyed = rekey_random(random_seed(plan, run.index))
             sleep_until_the_next_second()
         mark(f"run {tag}")
         rdir = out / "runs" / tag
@@ -368,7 +404,8 @@ def run_plan(db: Dumbbell, record: dict, plan, out: Path, defaults: dict[str, in
         res = run_case(db, written["flows"], rdir, "flow", capture=plan.capture, tracer=tracer,
                        link=plan.bottleneck.link,
                        trace_offset_s=0.0 if run.trace_offset_s is None else run.trace_offset_s)
-        res.update(run=written, started_unix=t, seconds=round(time.time() - t, 3), module_params=params)
+        res.update(run=written, started_unix=t, seconds=round(time.time() - t, 3), module_params=params,
+                   random_rekey=rekeyed)
         res["fidelity"] = {
             "base_rtt_ms": rtts,
             "base_rtt_ok": all(rtt_within(db, p, rtts[p], rules.rtt_tolerance_ms) for p in pairs),
