@@ -18,12 +18,13 @@ of the same plan run alone (the further plans are read only after them); a
 further plan's runs are not (the guest's clock and its kernel's state, the
 ports in use and the IDs it numbers packets with, go on from the runs before
 them), and their cells' keys say so (sslab.matrix.plan).
-Under virtual time every run starts on a whole second of the guest's clock
-(sleep_until_the_next_second), so how long the guest's own work between
-runs took does not move the next run's start; and where the kernel can
-(our UML kernel, patch 0009), the guest's random numbers are keyed afresh
-from the boot's seed when the job starts and before each run (rekey_random),
-so how many the guest's own work drew does not move them either.
+Under virtual time the job's work (after its imports) and every run start
+on a whole second of the guest's clock (sleep_until_the_next_second), so
+how long the guest's own work before them took does not move them; and
+where the kernel can (our UML kernel, patch 0009), the guest's random
+numbers are keyed afresh from the boot's seed when the job starts and
+before each run (rekey_random), so how many the guest's own work drew does
+not move them either.
 
 Fidelity.  Before the runs, each pair's idle base RTT is measured as ping
 measures it, by echo requests of ping's size sent from this process
@@ -271,8 +272,11 @@ def main() -> int:
     virtual = plan.fidelity.clock in VIRTUAL_CLOCKS
     # Before anything draws a random number of its own (the kernel's secrets for ports and sequence
     # numbers are made at their first use): what the guest did before this job cannot move them.
+    # And on a whole second: the job's own imports and whatever the guest did before it (each clock
+    # read costs guest time) cannot move when its work, the topology's checks first, starts.
     if virtual:
         rekey_random(random_seed(plan, "job"))
+        sleep_until_the_next_second()
     subprocess.run(["modprobe", "tcp_sslab"], check=True)
     # A researcher's own modules (MODULES=; the substrate names them), after ours.
     for name in os.environ.get("SSLAB_RESEARCHER_MODULES", "").split():
@@ -359,13 +363,14 @@ TIMER_ABSTIME = 1
 def sleep_until_the_next_second() -> None:
     """Sleep until the guest's monotonic clock reaches its next whole second.
 
-    Under virtual time a sleep costs no wall time, and it starts each run at a time that does not
-    depend on how long the guest's own work before it took (the last run's read-out, the job's
-    housekeeping): measured on 4 Dec 2026, a change to how the trace is copied out moved every later
-    run of a boot; with each run starting on the second, every run of a CUBIC boot stayed the same
-    segments to the microsecond (BBR's do not: it draws random numbers, and the guest's generator is
-    moved by the same work).  The wake-up is absolute (clock_nanosleep, TIMER_ABSTIME), so the time
-    between reading the clock and sleeping cannot move it either."""
+    Under virtual time a sleep costs no wall time, and it starts the job's work and each run at a time
+    that does not depend on how long the guest's own work before it took (the job's imports, the last
+    run's read-out, the job's housekeeping).  Measured on 4 Dec 2026: a change to how the trace is
+    copied out moved every later run of a boot, and a guest module moved to another file moved
+    every run of E2 and E4 (their link's replay thread woke 1 us apart); with the job and each run
+    starting on the second, and the random numbers keyed afresh with it (rekey_random), neither
+    moved a byte.  The wake-up is absolute (clock_nanosleep, TIMER_ABSTIME), so the time between
+    reading the clock and sleeping cannot move it either."""
     libc = ctypes.CDLL(None)
     target = (time.monotonic_ns() // 1_000_000_000 + 1) * 1_000_000_000
     when = _Timespec(target // 1_000_000_000, target % 1_000_000_000)
