@@ -1,6 +1,6 @@
 """A run apart from the guest's past, read back from real boots: the guest's own work before a job,
 which draws from the kernel's generator and reads its clock, moves no byte of the job's runs (their
-random numbers keyed from their own seed: images/uml/patches/0009-*, sslab.guest.scenario_run.
+random numbers keyed from their own seed: images/uml/patches/0009-*, sslab.guest.timeline.
 rekey_random; the job's work from a whole second: sleep_until_the_next_second); with the rekeying
 taken out, the same work moves what the runs drew."""
 

@@ -136,7 +136,7 @@ def test_traditional_slow_start_overshoots(exits_run):
 
 def test_each_run_starts_on_a_whole_second_of_guest_time(exits_run):
     """Under virtual time each run of a boot starts when the guest's clock reaches a whole second
-    (scenario_run.sleep_until_the_next_second): its console mark says so, for every run."""
+    (timeline.sleep_until_the_next_second): its console mark says so, for every run."""
     run_dir, runs = exits_run
     marks = [line.split("uptime=")[1] for line in (run_dir / "job/uml/console.log").read_text().splitlines()
              if line.startswith("SSLAB-PHASE run ")]

@@ -8,7 +8,7 @@ from sslab.paths import REPO_ROOT
 from sslab.scenario import ScenarioError, parse_scenario, scenario_from_dump, to_plan
 from sslab.guest.dumbbell import Dumbbell, host_stages
 from sslab.records import Host, RxBatch
-from sslab.guest.scenario_run import expected_rtt_ms, extra_wait_ms
+from sslab.guest.fidelity import expected_rtt_ms, extra_wait_ms
 
 
 def plan_data(s):

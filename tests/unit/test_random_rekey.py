@@ -1,10 +1,10 @@
-"""The number a job or run keys the guest's random numbers from (sslab.guest.scenario_run)."""
+"""The number a job or run keys the guest's random numbers from (sslab.guest.timeline)."""
 
 import hashlib
 from types import SimpleNamespace
 
-from sslab.guest import scenario_run
-from sslab.guest.scenario_run import random_seed, rekey_random
+from sslab.guest import timeline
+from sslab.guest.timeline import random_seed, rekey_random
 
 
 def test_a_runs_number_is_the_boots_seed_and_the_runs_index_hashed():
@@ -23,9 +23,9 @@ def test_a_runs_number_is_the_boots_seed_and_the_runs_index_hashed():
 
 
 def test_rekey_writes_the_number_where_the_kernel_takes_it_and_nothing_elsewhere(tmp_path, monkeypatch):
-    monkeypatch.setattr(scenario_run, "REKEY_SYSCTL", tmp_path / "missing" / "sslab_rekey")
+    monkeypatch.setattr(timeline, "REKEY_SYSCTL", tmp_path / "missing" / "sslab_rekey")
     assert rekey_random(5) is None
     setting = tmp_path / "sslab_rekey"
     setting.write_text("0\n")
-    monkeypatch.setattr(scenario_run, "REKEY_SYSCTL", setting)
+    monkeypatch.setattr(timeline, "REKEY_SYSCTL", setting)
     assert rekey_random(2 ** 64 - 1) == 2 ** 64 - 1 and setting.read_text() == f"{2 ** 64 - 1}\n"

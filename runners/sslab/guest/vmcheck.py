@@ -9,7 +9,7 @@ minimum RTT) and iperf3 (throughput).
 
 On a real clock the substrate has a latency of its own (under TCG 0.8-1.1
 ms per round trip, varying from boot to boot).  Experiments measure it and
-take it off their netem delay lines (guest/scenario_run.py); the self-test
+take it off their netem delay lines (guest/fidelity.py); the self-test
 does the same so that it checks the path experiments get: it measures the
 idle RTT with the configured delays (raw_min_rtt_ms), the substrate's own
 RTT with zero delay (substrate_rtt_ms), and the RTT after taking that off
