@@ -424,11 +424,24 @@ def cmd_oracle(args) -> int:
 def cmd_same_bytes(args) -> int:
     """`sslab same-bytes BEFORE AFTER`: two runs of one scenario (before and after a change that should
     move nothing: a kernel patch, a backend, a refactoring), every flow compared ACK by ACK and packet by
-    packet.  Exit 1 when a flow differs."""
+    packet; or two results trees, every run of one paired with the other's (sslab.analysis.samebytes).
+    Exit 1 when a flow or a file differs, or a run has no pair."""
     from ..analysis.oracle import UnpairedRuns, compare_runs, difference_text, oracle_table
+    from ..analysis.samebytes import Unpairable, compare_trees, is_run_dir
+    before, after = Path(args.before), Path(args.after)
+    if not is_run_dir(before) and not is_run_dir(after) and before.is_dir() and after.is_dir():
+        try:
+            result = compare_trees(before, after)
+        except Unpairable as e:
+            raise Refused(str(e)) from None
+        if not result.pairs and not result.unpaired:
+            raise Refused(f"no finished run in {before} nor in {after}")
+        print("\n".join(result.lines()))
+        return EXIT_OK if result.same else EXIT_FAILED
     for side in (args.before, args.after):
-        if not (Path(side) / "job" / "out" / "runs.json").is_file():
-            raise Refused(f"{side} is not a finished run directory (it has no job/out/runs.json)")
+        if not is_run_dir(Path(side)):
+            raise Refused(f"{side} is not a finished run directory (it has no job/out/runs.json), and the "
+                          f"two are not both results trees")
     try:
         rows = compare_runs(Path(args.before), Path(args.after))
     except UnpairedRuns as e:

@@ -240,9 +240,10 @@ def build_parser() -> argparse.ArgumentParser:
     pcmp.add_argument("b", metavar="B", help="the same, for the other side")
     pcmp.set_defaults(command="compare")
     psb = sub.add_parser("same-bytes", help="two runs of one scenario (before and after a change that should move "
-                                            "nothing) compared flow by flow, ACK by ACK and packet by packet")
-    psb.add_argument("before", help="a run directory")
-    psb.add_argument("after", help="a run directory of the same scenario")
+                                            "nothing) compared flow by flow, ACK by ACK and packet by packet; or "
+                                            "two results trees, run by run, captures and traces whole")
+    psb.add_argument("before", help="a run directory, or a results tree (SSLAB_RESULTS, or an experiment's directory)")
+    psb.add_argument("after", help="a run directory of the same scenario, or the other results tree")
     psb.set_defaults(command="same_bytes")
     pq = sub.add_parser("queue-check", help="a run's queue peak, drops and goodput per bin, as its report has them, "
                                             "against a capture of every interface of the bottleneck's router "

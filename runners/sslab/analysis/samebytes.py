@@ -1,0 +1,144 @@
+"""Two results trees, run by run: did a change that should move nothing move anything?
+
+A refactoring of the guest, a kernel patch that should be inert, a new backend: each is shown
+harmless by running the same experiments before and after it and comparing every run.  Under
+virtual time one seed gives one byte stream, so the test is exact.  This pairs the finished runs of
+two trees (two SSLAB_RESULTS directories, or one experiment's directory in each) and compares each
+pair the way `sslab same-bytes` compares two runs (sslab.analysis.oracle: every flow ACK by ACK and
+packet by packet), and beside it every capture and trace file whole.
+
+Pairing.  A run's directory is named by the time it ran (20261205T001447Z-0c52), and a matrix
+cell's by its key, which covers the guest's code and the image: neither is shared by the two sides.
+So a scenario run is named by its path below the tree with its own directory left out
+(startup/*), and a matrix cell by its place (the matrix's setting directory), its name and its
+repetition (cell.json).  A tree with two runs under one name (an experiment run twice, `AGAIN=1`)
+cannot be paired: it is refused, naming them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .archive import CELL_RECORD
+from .oracle import UnpairedRuns, compare_runs, difference_text
+
+#: A run directory's own name: when it ran and a few random hex digits.
+RUN_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{4}$")
+#: The files of a run compared whole: what the guest wrote that is traffic (captures, traces).  The
+#: run records are not: they hold the host's times.
+WHOLE_FILES = (".pcap", ".gz")
+
+
+class Unpairable(ValueError):
+    """Two runs of a tree under one name: which one to compare is not for this tool to guess."""
+
+
+def is_run_dir(path: Path) -> bool:
+    return (Path(path) / "job" / "out" / "runs.json").is_file()
+
+
+def run_dirs(root: Path) -> dict[str, Path]:
+    """Every finished run directory under @root, by a name another tree's run of the same scenario
+    or cell shares (see the module's comment).  Directories of unfinished cells (a dot first) and a
+    run's own inner directories are not runs."""
+    root = Path(root)
+    out: dict[str, Path] = {}
+    for index in sorted(root.rglob("job/out/runs.json")):
+        run = index.parent.parent.parent
+        rel = run.relative_to(root)
+        if "job" in rel.parts or any(p.startswith(".") for p in rel.parts):
+            continue
+        if (run / CELL_RECORD).is_file():
+            cell = json.loads((run / CELL_RECORD).read_text())
+            name = f"{rel.parent.parent.as_posix()}: {cell['name']} r{cell['rep']}"
+        else:
+            name = "/".join("*" if RUN_ID.match(p) else p for p in rel.parts)
+        if name in out:
+            raise Unpairable(f"{root} holds two runs named {name}: {out[name]} and {run}")
+        out[name] = run
+    return out
+
+
+def same_file(a: Path, b: Path) -> bool:
+    return a.stat().st_size == b.stat().st_size and \
+        hashlib.sha256(a.read_bytes()).digest() == hashlib.sha256(b.read_bytes()).digest()
+
+
+@dataclass
+class PairResult:
+    name: str
+    flows: int = 0
+    flows_same: int = 0
+    #: The first difference of each differing flow, in words.
+    differences: list[str] = field(default_factory=list)
+    files: int = 0
+    #: The files that differ or that only one side has, relative to the run's directory.
+    files_differing: list[str] = field(default_factory=list)
+    #: Why the two directories' runs could not be paired (another plan's runs), or None.
+    runs_differ: str | None = None
+
+    @property
+    def same(self) -> bool:
+        return self.runs_differ is None and self.flows == self.flows_same and not self.files_differing
+
+
+def compare_pair(name: str, before: Path, after: Path) -> PairResult:
+    """Flow by flow and file by file, @before's run against @after's."""
+    out = PairResult(name)
+    try:
+        flows = compare_runs(before, after)
+    except UnpairedRuns as e:
+        out.runs_differ, flows = str(e), []
+    for c in flows:
+        out.flows += 1
+        if c.identical:
+            out.flows_same += 1
+        else:
+            out.differences.append(f"{c.run} port {c.port}: {difference_text(c, 'after')}")
+    mine = {p.relative_to(before) for p in (before / "job" / "out").rglob("*") if p.suffix in WHOLE_FILES}
+    theirs = {p.relative_to(after) for p in (after / "job" / "out").rglob("*") if p.suffix in WHOLE_FILES}
+    for rel in sorted(mine | theirs):
+        out.files += 1
+        if rel not in mine or rel not in theirs or not same_file(before / rel, after / rel):
+            out.files_differing.append(str(rel))
+    return out
+
+
+@dataclass
+class TreeResult:
+    pairs: list[PairResult]
+    #: Names only one side has, with the side.
+    unpaired: list[str]
+
+    @property
+    def same(self) -> bool:
+        return not self.unpaired and all(p.same for p in self.pairs)
+
+    def lines(self) -> list[str]:
+        out = []
+        for p in self.pairs:
+            out.append(f"{p.name}: {p.flows_same} of {p.flows} flows the same bytes, "
+                       f"{p.files - len(p.files_differing)} of {p.files} files")
+            out += [f"  not the same runs: {p.runs_differ}"] if p.runs_differ else []
+            out += [f"  {d}" for d in p.differences[:3]]
+            out += [f"  file differs: {f}" for f in p.files_differing[:3]]
+        out += [f"unpaired: {u}" for u in self.unpaired]
+        flows, same = sum(p.flows for p in self.pairs), sum(p.flows_same for p in self.pairs)
+        files = sum(p.files for p in self.pairs)
+        files_same = files - sum(len(p.files_differing) for p in self.pairs)
+        out.append(f"{len(self.pairs)} run{'' if len(self.pairs) == 1 else 's'} paired, {len(self.unpaired)} not; "
+                   f"{same} of {flows} flows the same bytes; {files_same} of {files} capture and trace files")
+        return out
+
+
+def compare_trees(before: Path, after: Path) -> TreeResult:
+    """Every run of @before against the run of @after under the same name (Unpairable from either
+    tree before any comparison)."""
+    a, b = run_dirs(before), run_dirs(after)
+    unpaired = [f"{n} (only in {before})" for n in sorted(set(a) - set(b))] + \
+               [f"{n} (only in {after})" for n in sorted(set(b) - set(a))]
+    return TreeResult([compare_pair(n, a[n], b[n]) for n in sorted(set(a) & set(b))], unpaired)

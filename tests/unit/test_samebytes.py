@@ -1,0 +1,62 @@
+"""Two results trees paired run by run (sslab.analysis.samebytes): the names the pairing uses, and what
+counts as the same."""
+
+import json
+
+import pytest
+
+from sslab.analysis.samebytes import PairResult, TreeResult, Unpairable, compare_pair, run_dirs
+
+
+def run_dir(path, cell=None):
+    """A finished run directory with no runs (its index empty) and, for a matrix cell, its cell.json."""
+    (path / "job" / "out").mkdir(parents=True)
+    (path / "job" / "out" / "runs.json").write_text("[]")
+    if cell:
+        (path / "cell.json").write_text(json.dumps(cell))
+    return path
+
+
+def test_runs_are_named_by_what_both_trees_share_not_by_when_or_by_key(tmp_path):
+    scenario = run_dir(tmp_path / "startup" / "20261205T001447Z-0c52")
+    (tmp_path / "startup" / "latest").symlink_to("20261205T001447Z-0c52")
+    series = run_dir(tmp_path / "wifi" / "cubic_suss" / "20261205T001509Z-8651")
+    cell = run_dir(tmp_path / "table1" / "buf-1bdp_rtt-25ms" / "cells" / "4f63ad85173b2d371fac",
+                   {"name": "table1-cubic-1BDP-25ms", "rep": 1})
+    run_dir(tmp_path / "table1" / "buf-1bdp_rtt-25ms" / "cells" / ".partial-5a47f5ed-b0f778")
+    run_dir(cell / "job" / "uml")  # a run's own inner directory is not a run
+    assert run_dirs(tmp_path) == {"startup/*": scenario, "wifi/cubic_suss/*": series,
+                                  "table1/buf-1bdp_rtt-25ms: table1-cubic-1BDP-25ms r1": cell}
+
+
+def test_a_tree_with_two_runs_of_one_scenario_is_refused_naming_both(tmp_path):
+    run_dir(tmp_path / "startup" / "20261205T001447Z-0c52")
+    run_dir(tmp_path / "startup" / "20261205T002000Z-1a2b")
+    with pytest.raises(Unpairable, match="two runs named startup/\\*"):
+        run_dirs(tmp_path)
+
+
+def test_a_capture_or_trace_that_differs_or_is_missing_makes_the_pair_differ(tmp_path):
+    a, b = run_dir(tmp_path / "a"), run_dir(tmp_path / "b")
+    for d in (a, b):
+        (d / "job" / "out" / "runs" / "000-x-r0").mkdir(parents=True)
+        (d / "job" / "out" / "runs" / "000-x-r0" / "flow.pcap").write_bytes(b"\xd4\xc3\xb2\xa1" + bytes(60))
+        (d / "job" / "out" / "runs" / "000-x-r0" / "run.json").write_text(json.dumps({"started_unix": str(d)}))
+    same = compare_pair("x", a, b)
+    assert same.same and same.files == 1 and same.files_differing == []  # run.json (host times) not compared
+    (b / "job" / "out" / "runs" / "000-x-r0" / "flow.pcap").write_bytes(b"\xd4\xc3\xb2\xa1" + bytes(59) + b"\x01")
+    (a / "job" / "out" / "runs" / "000-x-r0" / "flow.trace.gz").write_bytes(b"\x1f\x8b")
+    moved = compare_pair("x", a, b)
+    assert not moved.same and moved.files == 2
+    assert moved.files_differing == ["job/out/runs/000-x-r0/flow.pcap", "job/out/runs/000-x-r0/flow.trace.gz"]
+
+
+def test_the_trees_are_the_same_only_when_every_flow_and_file_is_and_every_run_has_its_pair():
+    whole = PairResult("a", flows=26, flows_same=26, files=4)
+    assert TreeResult([whole], []).same
+    assert not TreeResult([whole, PairResult("b", flows=8, flows_same=7, files=16)], []).same
+    assert not TreeResult([whole, PairResult("b", flows=8, flows_same=8, files=16, files_differing=["f"])], []).same
+    assert not TreeResult([whole, PairResult("b", runs_differ="no run 001")], []).same
+    one_sided = TreeResult([whole], ["startup/* (only in B)"])
+    assert not one_sided.same
+    assert one_sided.lines()[-1] == "1 run paired, 1 not; 26 of 26 flows the same bytes; 4 of 4 capture and trace files"
