@@ -9,6 +9,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import secrets
 import shutil
 import time
@@ -61,8 +62,12 @@ def full_disk_message(filename: str | None) -> str:
 
 
 def stamp() -> str:
-    """A new directory name for a run or report: UTC time plus a random suffix."""
+    """A new directory name for a run or report: UTC time plus a random suffix (STAMP matches it)."""
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(2)
+
+
+#: What stamp() makes.
+STAMP = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{4}")
 
 
 def new_run_dir(kind: str) -> Path:

@@ -17,17 +17,15 @@ cannot be paired: it is refused, naming them.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
+import filecmp
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..paths import STAMP
+from ..records import read_record
 from .archive import CELL_RECORD
 from .oracle import UnpairedRuns, compare_runs, difference_text
 
-#: A run directory's own name: when it ran and a few random hex digits.
-RUN_ID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{4}$")
 #: The files of a run compared whole: what the guest wrote that is traffic (captures, traces).  The
 #: run records are not: they hold the host's times.
 WHOLE_FILES = (".pcap", ".gz")
@@ -53,19 +51,14 @@ def run_dirs(root: Path) -> dict[str, Path]:
         if "job" in rel.parts or any(p.startswith(".") for p in rel.parts):
             continue
         if (run / CELL_RECORD).is_file():
-            cell = json.loads((run / CELL_RECORD).read_text())
+            cell = read_record(run / CELL_RECORD, "sslab.cell")
             name = f"{rel.parent.parent.as_posix()}: {cell['name']} r{cell['rep']}"
         else:
-            name = "/".join("*" if RUN_ID.match(p) else p for p in rel.parts)
+            name = "/".join("*" if STAMP.fullmatch(p) else p for p in rel.parts)
         if name in out:
             raise Unpairable(f"{root} holds two runs named {name}: {out[name]} and {run}")
         out[name] = run
     return out
-
-
-def same_file(a: Path, b: Path) -> bool:
-    return a.stat().st_size == b.stat().st_size and \
-        hashlib.sha256(a.read_bytes()).digest() == hashlib.sha256(b.read_bytes()).digest()
 
 
 @dataclass
@@ -103,7 +96,7 @@ def compare_pair(name: str, before: Path, after: Path) -> PairResult:
     theirs = {p.relative_to(after) for p in (after / "job" / "out").rglob("*") if p.suffix in WHOLE_FILES}
     for rel in sorted(mine | theirs):
         out.files += 1
-        if rel not in mine or rel not in theirs or not same_file(before / rel, after / rel):
+        if rel not in mine or rel not in theirs or not filecmp.cmp(before / rel, after / rel, shallow=False):
             out.files_differing.append(str(rel))
     return out
 
