@@ -112,8 +112,12 @@ def suss_version_of(cc: str, module_params: dict | None = None) -> int | None:
 
 
 def suss_tag(version: int | None) -> str:
-    """A short name for a version in tables: "2024", "2025", "ours"."""
+    """A short name for a version in tables and in a run record's `version`: "2024", "2025", "ours"."""
     return "" if version is None else ("ours" if version == 0 else str(version))
+
+
+#: suss_tag's inverse: the version a run record's SUSS flow names.
+SUSS_BY_TAG = {suss_tag(v): v for v in SUSS_VERSIONS}
 
 
 def variant_label(cc: str, suss_version: int | None = None) -> str:
@@ -147,6 +151,49 @@ def search_version_of(cc: str, module_params: dict | None = None) -> str | None:
     version = pinned if pinned is not None else int((module_params or {}).get(
         "search_version", param_default("search_version")))
     return f"{version}.0"
+
+
+def start_version_of(cc: str, module_params: dict) -> str | None:
+    """The version of its slow start a flow of @cc runs under its run's module parameters
+    @module_params (hs_round_fix resolved: with_hystart_of_suss), as a run record's `version` names
+    it: SUSS's by year ("2024", "2025"; "ours"), SEARCH's by number ("3.0", "4.0"), cubic_hs's HyStart
+    by its rounds ("Linux 5.19", "Linux 6.1.192"); None for a start the module has in one version."""
+    if cc in SUSS_CCAS:
+        return suss_tag(suss_version_of(cc, module_params))
+    if cc in SEARCH_CCAS:
+        return search_version_of(cc, module_params)
+    if cc == "cubic_hs":
+        return HYSTART_ROUNDS[int(module_params["hs_round_fix"])]
+    return None
+
+
+def recorded_version(flow: dict) -> str | None:
+    """The version of its start a flow's record says it ran (start_version_of's words): its `version`,
+    or in a run record of format 1 its suss_version, hystart or search, whichever it has."""
+    if flow.get("version") is not None:
+        return flow["version"]
+    if isinstance(flow.get("suss_version"), int):
+        return suss_tag(flow["suss_version"])
+    return flow.get("hystart") or flow.get("search")
+
+
+def recorded_suss_version(flow: dict) -> int | None:
+    """The SUSS version a flow's record says it ran: its `version` (run records of format 2), or its
+    `suss_version` (format 1, and the reports' summaries); None for a flow of another start, or one
+    recorded before versions were."""
+    if isinstance(flow.get("suss_version"), int):
+        return flow["suss_version"]
+    if flow.get("cc") in SUSS_CCAS and flow.get("version") in SUSS_BY_TAG:
+        return SUSS_BY_TAG[flow["version"]]
+    return None
+
+
+def recorded_hystart(flow: dict) -> str | None:
+    """cubic_hs's HyStart (its rounds) as a flow's record names it: its `version` (format 2) or its
+    `hystart` (format 1, and the reports' summaries); None for any other flow."""
+    if isinstance(flow.get("hystart"), str):
+        return flow["hystart"]
+    return flow.get("version") if flow.get("cc") == "cubic_hs" else None
 
 
 @dataclass(frozen=True)

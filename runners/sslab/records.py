@@ -25,8 +25,10 @@ plan_record; the guest reads its plan through read_plan
 (sslab.guest.scenario_run); either refuses a plan with a missing, unknown
 or mistyped field by its path ("runs[3].flows[0].cc: ...").  A field whose
 default is None and whose value is None is left out of the file (a flow's
-hint_bytes_per_s, hystart, search; a run's trace_offset_s): its default
-says "not this run".
+hint_bytes_per_s, version; a run's trace_offset_s): its default says
+"not this run".  A plan of format 2 (a matrix cell's, an archive's
+plan.json) is read as well: its flows' suss_version, hystart and search
+become the one version (_flows_of_format_2).
 
     Plan
       name, seed
@@ -70,8 +72,9 @@ VIRTUAL_CLOCKS = ("uml/inf-cpu",)
 
 #: kind -> the version this harness writes and reads up to.
 FORMATS: dict[str, int] = {
-    "sslab.plan": 2,      # a scenario's plan, host -> guest (sslab.experiment.plan); 2: the link's stages
-    "sslab.run": 1,       # one run's record, guest -> host (sslab.guest.scenario_run)
+    "sslab.plan": 3,      # a scenario's plan, host -> guest (sslab.experiment.plan); 2: the link's stages;
+                          # 3: a flow's start's version in one field, `version`
+    "sslab.run": 2,       # one run's record, guest -> host (sslab.guest.scenario_run); 2: a flow's `version`
     "sslab.meta": 1,      # a run directory's conditions (sslab.experiment.run)
     "sslab.manifest": 1,  # a run directory's artifacts with their sha256
     "sslab.cell": 1,      # a matrix cell's record (sslab.matrix.cells)
@@ -450,16 +453,14 @@ class Flow:
     duration: float | None
     start: float
     hint: str | None
-    #: The SUSS version the flow runs (a SUSS name: the one it pins, else its run's module parameter
-    #: suss_version), None for any other; run.json and the reports take it from here.
-    suss_version: int | None
     start_offset_s: float
     #: Blitzstart's hint in bytes per second (written only for a hinted flow).
     hint_bytes_per_s: int | None = None
-    #: cubic_hs's HyStart, by its rounds ("Linux 5.19", "Linux 6.1.192"; written only for cubic_hs).
-    hystart: str | None = None
-    #: The SEARCH version a SEARCH flow runs ("3.0", "4.0"; written only for SEARCH flows).
-    search: str | None = None
+    #: The version of its slow start the flow runs, in that start's own words (sslab.ccas.start_version_of:
+    #: SUSS "2024", "2025", "ours"; SEARCH "3.0", "4.0"; cubic_hs's HyStart "Linux 5.19", "Linux 6.1.192");
+    #: written only for a start the module has in several versions.  run.json and the reports take it
+    #: from here (a record of format 1 said suss_version, hystart and search: sslab.ccas.recorded_*).
+    version: str | None = None
 
 
 def run_tag(index: int, case: str, rep: int) -> str:
@@ -540,8 +541,26 @@ def read_plan(record: Any, where: str = "plan") -> Plan:
     """@record (a parsed plan.json) as a Plan: its format checked (sslab.records), every field present
     and of its type, none unknown; PlanError names the first field that is not."""
     record = dict(check("sslab.plan", record, where))
-    record.pop("format", None)
+    fmt = record.pop("format", None)
+    if fmt is not None and int(str(fmt).rpartition("/")[2]) == 2:
+        record["runs"] = [{**r, "flows": _flows_of_format_2(r["flows"])} if isinstance(r, dict)
+                          and isinstance(r.get("flows"), list) else r for r in record.get("runs", [])]
     return _build(Plan, record, "")
+
+
+def _flows_of_format_2(flows: list) -> list:
+    """A format 2 plan's flows as format 3 has them: a SUSS flow's suss_version (0: "ours"), a
+    cubic_hs flow's hystart or a SEARCH flow's search, whichever it has, as its `version`."""
+    out = []
+    for f in flows:
+        if not isinstance(f, dict):
+            out.append(f)
+            continue
+        f = dict(f)
+        suss, hystart, search = f.pop("suss_version", None), f.pop("hystart", None), f.pop("search", None)
+        version = ("ours" if suss == 0 else str(suss)) if isinstance(suss, int) else (hystart or search)
+        out.append({**f, **({"version": version} if version is not None else {})})
+    return out
 
 
 #: The scalar types a field may name, with what counts as one (a bool is no int; an int is a float).

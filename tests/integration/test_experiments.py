@@ -74,7 +74,7 @@ def test_a_start_the_file_does_not_list_runs_beside_its_own_and_apart(tmp_path, 
     got = runs((results / "two-starts_start-cubic_suss25" / "latest").resolve())
     assert sorted(r["flows"][0]["cc_used"] for r in got) == ["cubic_hs", "cubic_suss25"]
     [suss] = [r["flows"][0] for r in got if r["flows"][0]["cc_used"] == "cubic_suss25"]
-    assert suss["suss_version"] == 2025 and suss["bytes_received"] == 1_000_000
+    assert suss["version"] == "2025" and suss["bytes_received"] == 1_000_000
     res = sslab(["run", f, "--select", "cubic_nope", "--reps", "1"], results)
     assert res.returncode == 2 and "nothing named cubic_nope" in res.stderr
 

@@ -105,8 +105,8 @@ def test_suss_versions_on_a_real_path(tmp_path):
     for entry in read_runs_index(out / "runs.json"):
         run = json.loads((out / "runs" / entry["tag"] / "run.json").read_text())
         flows[run["flows"][0]["cc"]] = run["flows"][0]
-    assert {cc: f["suss_version"] for cc, f in flows.items()} == \
-        {"cubic_suss": 2024, "cubic_suss25": 2025, "cubic_susspaper": 0}
+    assert {cc: f["version"] for cc, f in flows.items()} == \
+        {"cubic_suss": "2024", "cubic_suss25": "2025", "cubic_susspaper": "ours"}
     for cc, version in (("cubic_suss", "1"), ("cubic_suss25", "2"), ("cubic_susspaper", "0")):
         assert {e["version"] for e in flows[cc]["events"]} == {version}, cc
 

@@ -20,13 +20,13 @@ SS_EXIT_SEARCH, SS_EXIT_LOSS_EVENT = 7, "loss"
 
 @pytest.fixture(scope="module")
 def deep(tmp_path_factory, image):
-    return {run["flows"][0]["search"]: run for _, run in
+    return {run["flows"][0]["version"]: run for _, run in
             startup_runs(REPO_ROOT / "tests/data/search.yaml", tmp_path_factory.mktemp("results"))}
 
 
 @pytest.fixture(scope="module")
 def e1(tmp_path_factory, image):
-    return {run["flows"][0]["search"]: run for _, run in
+    return {run["flows"][0]["version"]: run for _, run in
             startup_runs(REPO_ROOT / "tests/data/search-1bdp.yaml", tmp_path_factory.mktemp("results"))}
 
 

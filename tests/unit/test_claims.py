@@ -473,7 +473,7 @@ def test_a_cause_run_is_not_a_claims_evidence(tmp_path):
         run.mkdir(parents=True)
         data = scenario_file_data(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
         data["topology"] = {**data.get("topology", {}), "sender_qdisc": qdisc}
-        (run / "plan.json").write_text(json.dumps({"format": "sslab.plan/2", **plan_data(parse_scenario(data))}))
+        (run / "plan.json").write_text(json.dumps({"format": "sslab.plan/3", **plan_data(parse_scenario(data))}))
         (run / "meta.json").write_text(json.dumps({"substrate": "uml"}))
         d = tmp_path / "fct-vs-size" / "reports" / name
         d.mkdir(parents=True)

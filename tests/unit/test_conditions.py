@@ -28,7 +28,7 @@ def _run(root: Path, name: str, model: dict, versions: list[int | None]) -> Path
     d = root / name
     (d / "job/out/runs/r0").mkdir(parents=True)
     s = _scenario((model.get("hosts") or {}).get("model"))
-    dump, plan = s.model_dump(mode="json", by_alias=True), {"format": "sslab.plan/2", **plan_data(s)}
+    dump, plan = s.model_dump(mode="json", by_alias=True), {"format": "sslab.plan/3", **plan_data(s)}
     if "hosts" not in model:
         del dump["hosts"], plan["asked"]
     (d / "plan.json").write_text(json.dumps(plan))
@@ -81,6 +81,15 @@ def test_the_hystart_each_cubic_hs_flow_ran_is_named(tmp_path):
     assert run_conditions(meta, setting_of(a), [{"hystart": "Linux 6.1.192"}]).endswith(
         "; cubic_hs: Linux 6.1.192 HyStart")
     assert "cubic_hs" not in run_conditions(meta, setting_of(a), [{"suss_version": 2024}])
+
+
+def test_runs_recorded_with_one_version_field_name_suss_and_hystart_as_before(tmp_path):
+    """A run record of format 2 names a flow's start's version in `version`: the line says the same
+    as for format 1's suss_version and hystart."""
+    a = _run(tmp_path, "a", {}, [None])
+    flows = [{"cc": "cubic_suss", "version": "2025"}, {"cc": "cubic_hs", "version": "Linux 5.19"}]
+    (a / "job/out/runs/r0/run.json").write_text(json.dumps({"format": "sslab.run/2", "flows": flows}))
+    assert conditions_of([a]).endswith("SUSS: SUSS 2025 (the authors' rewrite); cubic_hs: Linux 5.19 HyStart")
 
 
 def test_a_start_written_from_a_draft_names_the_draft_and_its_revisions_constant(tmp_path):

@@ -117,6 +117,43 @@ def test_the_plan_is_read_typed_as_the_guest_reads_it():
     assert plan.runs[0].trace_offset_s is None and plan.hosts.pairs[0].server.rx_batch is None
 
 
+def test_a_plan_of_format_2_is_read_with_each_flows_start_version_in_one_field():
+    """A format 2 plan (a cached matrix cell's, an archive's plan.json) named a SUSS flow's version in
+    suss_version, cubic_hs's HyStart in hystart and SEARCH's in search: read, each is the flow's
+    `version` in its start's words (SUSS 0 is "ours"), and a flow of no versions has none."""
+    from sslab.records import read_plan
+    plan = _e1_plan()
+    old = [{"suss_version": 0}, {"suss_version": 2025}, {"suss_version": None, "hystart": "Linux 5.19"},
+           {"suss_version": None, "search": "4.0"}, {"suss_version": None}]
+    runs = plan["runs"][:len(old)]
+    for run, fields in zip(runs, old):
+        run["flows"][0].pop("version", None)
+        run["flows"][0].update(fields)
+    got = read_plan({**plan, "runs": runs, "format": "sslab.plan/2"})
+    assert [r.flows[0].version for r in got.runs] == ["ours", "2025", "Linux 5.19", "4.0", None]
+    # The same fields in a plan of this format are a drift, refused by name.
+    with pytest.raises(Exception, match="unknown field"):
+        read_plan({**plan, "runs": runs})
+
+
+def test_a_flows_start_version_is_read_from_run_records_of_either_format():
+    """recorded_version, recorded_suss_version and recorded_hystart take a run record's flow as format 2
+    writes it (one `version`, read by the flow's start) or as format 1 did (suss_version, hystart, search)."""
+    from sslab.ccas import recorded_hystart, recorded_suss_version, recorded_version
+    new = [{"cc": "cubic_suss", "version": "ours"}, {"cc": "cubic_suss25", "version": "2025"},
+           {"cc": "cubic_hs", "version": "Linux 5.19"}, {"cc": "cubic_search", "version": "3.0"}, {"cc": "cubic_ss"}]
+    old = [{"cc": "cubic_suss", "suss_version": 0}, {"cc": "cubic_suss25", "suss_version": 2025},
+           {"cc": "cubic_hs", "suss_version": None, "hystart": "Linux 5.19"},
+           {"cc": "cubic_search", "suss_version": None, "search": "3.0"}, {"cc": "cubic_ss", "suss_version": None}]
+    for flows in (new, old):
+        assert [recorded_version(f) for f in flows] == ["ours", "2025", "Linux 5.19", "3.0", None]
+        assert [recorded_suss_version(f) for f in flows] == [0, 2025, None, None, None]
+        assert [recorded_hystart(f) for f in flows] == [None, None, "Linux 5.19", None, None]
+    # A SEARCH flow's "3.0" is no SUSS version, nor a cubic_hs's HyStart one of another flow's.
+    assert recorded_suss_version({"cc": "cubic_search", "version": "2024"}) is None
+    assert recorded_hystart({"cc": "cubic_suss", "version": "2024"}) is None
+
+
 @pytest.mark.parametrize("change, said", [
     (lambda p: p["runs"][3]["flows"][0].pop("cc"), "runs[3].flows[0].cc: missing"),
     (lambda p: p["runs"][0]["flows"][0].update(cc=7), "runs[0].flows[0].cc: str expected, got 7"),
@@ -124,7 +161,8 @@ def test_the_plan_is_read_typed_as_the_guest_reads_it():
     (lambda p: p["bottleneck"]["link"].update(shaper=None), "bottleneck.link.shaper: str expected, got None"),
     (lambda p: p["topology"].update(routers=2), "topology: unknown field(s) routers"),
     (lambda p: p.update(runs={}), "runs: a list, got dict"),
-    (lambda p: p.update(format="sslab.plan/3"), "sslab.plan format 3, newer than this harness reads"),
+    (lambda p: p.update(format="sslab.plan/4"), "sslab.plan format 4, newer than this harness reads"),
+    (lambda p: p["runs"][0]["flows"][0].update(suss_version=2024), "runs[0].flows[0]: unknown field(s) suss_version"),
 ])
 def test_a_plan_that_drifted_from_the_typed_definition_is_refused_naming_the_field(change, said):
     from sslab.records import PlanError, read_plan

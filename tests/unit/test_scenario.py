@@ -292,8 +292,8 @@ def test_the_suss_off_arm_runs_the_hystart_of_its_suss_versions_kernel():
     data["cases"]["module_params"] = {"suss_version": "{v}"}
     plan = plan_data(parse_scenario(data))
     assert [r["module_params"]["hs_round_fix"] for r in plan["runs"][:3]] == [0, 1, 1]
-    # The plan names each cubic_hs flow's HyStart (the guest and the reports read it there).
-    assert [r["flows"][0]["hystart"] for r in plan["runs"][:3]] == ["Linux 5.19", "Linux 6.1.192", "Linux 6.1.192"]
+    # The plan names each cubic_hs flow's HyStart as its version (the guest and the reports read it there).
+    assert [r["flows"][0]["version"] for r in plan["runs"][:3]] == ["Linux 5.19", "Linux 6.1.192", "Linux 6.1.192"]
     data["module_params"] = {"hs_round_fix": 1}
     data["cases"]["axes"]["v"] = [2024]
     assert plan_data(parse_scenario(data))["runs"][0]["module_params"] == {"hs_round_fix": 1, "suss_version": 2024}
@@ -447,23 +447,23 @@ def test_a_delay_that_varies_as_a_sine_one_value_a_bin():
 
 
 def test_the_plan_names_each_flows_suss_version_once():
-    """Every SUSS flow's version resolved in the plan: a pinned name's own (cubic_suss25: 2025), else its
-    run's suss_version (the case's 0, the scenario's 2025, the module's default 2024); None for others,
-    and no HyStart named for a flow that is not cubic_hs."""
+    """Every SUSS flow's version resolved in the plan, in its one `version` field: a pinned name's own
+    (cubic_suss25: "2025"), else its run's suss_version (the case's 0, "ours"; the scenario's 2025, the
+    module's default 2024); no version for a start with one (cubic_ss), and no field of any one start."""
     data = e1_data()
     data["cases"]["axes"] = {"cc": ["cubic_suss", "cubic_suss25", "cubic_ss"], "size": ["5MB"], "v": [0, 2024]}
     data["cases"]["name"] = "{cc}-{v}"
     data["cases"]["module_params"] = {"suss_version": "{v}"}
     runs = plan_data(parse_scenario(data))["runs"]
-    got = {r["case"]: r["flows"][0]["suss_version"] for r in runs}
-    assert got == {"cubic_suss-0": 0, "cubic_suss-2024": 2024, "cubic_suss25-0": 2025, "cubic_suss25-2024": 2025,
-                   "cubic_ss-0": None, "cubic_ss-2024": None}
-    assert all("hystart" not in r["flows"][0] for r in runs)
+    got = {r["case"]: r["flows"][0].get("version") for r in runs}
+    assert got == {"cubic_suss-0": "ours", "cubic_suss-2024": "2024", "cubic_suss25-0": "2025",
+                   "cubic_suss25-2024": "2025", "cubic_ss-0": None, "cubic_ss-2024": None}
+    assert not any({"suss_version", "hystart", "search"} & set(r["flows"][0]) for r in runs)
     del data["cases"]["module_params"]
     data["cases"]["axes"]["v"] = [1]
-    assert plan_data(parse_scenario(data))["runs"][0]["flows"][0]["suss_version"] == 2024
+    assert plan_data(parse_scenario(data))["runs"][0]["flows"][0]["version"] == "2024"
     data["module_params"] = {"suss_version": 2025}
-    assert plan_data(parse_scenario(data))["runs"][0]["flows"][0]["suss_version"] == 2025
+    assert plan_data(parse_scenario(data))["runs"][0]["flows"][0]["version"] == "2025"
 
 
 def test_a_time_may_be_a_sum_of_times():

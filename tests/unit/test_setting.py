@@ -69,7 +69,7 @@ def test_the_path_marks_hand_worked():
 
 def test_a_run_directory_is_read_from_its_plan_or_from_before(tmp_path):
     s = load_scenario(REPO_ROOT / "tests" / "data" / "e1-smoke.yaml")
-    plan = {"format": "sslab.plan/2", **plan_data(s)}
+    plan = {"format": "sslab.plan/3", **plan_data(s)}
     model = s.model_dump(mode="json", by_alias=True)
     (tmp_path / "meta.json").write_text(json.dumps({"format": "sslab.meta/1", "scenario": {"model": {
         **model, "description": "the meta copy"}}}))

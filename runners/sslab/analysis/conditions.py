@@ -16,7 +16,8 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..records import offload_segments, read_record, read_runs_index
-from ..ccas import SEARCH_CCAS, SEARCH_VERSIONS, SUSS_VERSIONS, param_default, search_thresh_pct, search_version_of
+from ..ccas import (SEARCH_CCAS, SEARCH_VERSIONS, SUSS_VERSIONS, param_default, recorded_hystart, recorded_suss_version,
+                    search_thresh_pct, search_version_of)
 from .archive import written_as
 from .setting import Setting, setting_of
 
@@ -26,7 +27,7 @@ def _suss_text(versions: set[int]) -> str:
 
 
 def _versions(rows: list[dict] | None) -> set[int]:
-    return {r["suss_version"] for r in rows or [] if isinstance(r.get("suss_version"), int)}
+    return {v for r in rows or [] if (v := recorded_suss_version(r)) is not None}
 
 
 #: The starts written from an IETF draft (docs/starts.md): the draft, and the module parameter that
@@ -86,7 +87,7 @@ def _draft_text(texts: set[str]) -> str:
 
 
 def _hystarts(rows: list[dict] | None) -> set[str]:
-    return {r["hystart"] for r in rows or [] if isinstance(r.get("hystart"), str)}
+    return {h for r in rows or [] if (h := recorded_hystart(r)) is not None}
 
 
 def _hystart_text(hystarts: set[str]) -> str:

@@ -26,7 +26,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..ccas import SUSS_VERSIONS, suss_tag, variant_label
+from ..ccas import SUSS_VERSIONS, recorded_suss_version, suss_tag, variant_label
 from . import exits
 from .link import rate_series, replay_fidelity
 from .setting import setting_of
@@ -82,7 +82,7 @@ def load_setting(run_dir: Path) -> list[dict]:
         exit_cwnd = (f.get("slow_start") or {}).get("exit_cwnd")
         out.append({
             "setting": setting.name, "link": label, "rtt_ms": rtt_ms,
-            "cc": variant_label(f["cc"], f.get("suss_version")), "size": f["size"],
+            "cc": variant_label(f["cc"], recorded_suss_version(f)), "size": f["size"],
             "size_label": r["run"]["params"].get("size"), "rep": r["run"]["rep"], "fct_s": f["fct_s"],
             "lost": lost, "loss_rate": lost / (sent + lost) if sent else None,
             "queue_peak_pkts": r["bottleneck"].get("peak_pkts"),

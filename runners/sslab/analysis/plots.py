@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..ccas import variant_label
+from ..ccas import recorded_suss_version, variant_label
 from . import progress
 from .pcap import GOODPUT_BIN_S, delivered_by_flow, delivered_series, rate_bins, stored_capture
 from .setting import PathMarks
@@ -22,7 +22,7 @@ LINE_STYLES = ("-", "--", "-.", ":")
 def flow_variant(flow: dict) -> str:
     """What a plot's legend calls a run record's flow: its control, a SUSS flow with its version, as the
     report's tables name it."""
-    return variant_label(flow["cc"], flow.get("suss_version"))
+    return variant_label(flow["cc"], recorded_suss_version(flow))
 
 
 def variant_style(i: int) -> dict:

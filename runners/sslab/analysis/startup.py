@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..records import read_record, read_runs_index, stamped
 from .. import paths
-from ..ccas import suss_tag, variant_label
+from ..ccas import recorded_hystart, recorded_suss_version, suss_tag, variant_label
 from ..scenario import parse_size
 from ..substrate import spinguard
 from ..substrate.spinguard import Charge
@@ -71,13 +71,13 @@ def summarise(runs: list[dict]) -> dict:
     cases = {}
     for name, rs in by_case.items():
         first = [r["flows"][0] for r in rs]
-        versions = sorted({f.get("suss_version") for f in first if f.get("suss_version") is not None})
+        versions = sorted({v for f in first if (v := recorded_suss_version(f)) is not None})
         cases[name] = {
             "params": rs[0]["run"].get("params", {}),
             # The SUSS version the case's flow ran (its run records'), when it is a SUSS flow.
             "suss_version": versions[0] if len(versions) == 1 else (versions or None),
             # The HyStart a cubic_hs flow ran (its rounds: Linux 5.19's or 6.1.192's).
-            **({"hystart": first[0]["hystart"]} if first and first[0].get("hystart") else {}),
+            **({"hystart": h} if first and (h := recorded_hystart(first[0])) else {}),
             "fct_app_s": describe([f["fct_s"] for f in first]),
             "fct_pcap_s": describe([f.get("fct_pcap_s") for f in first]),
             "lost_packets": describe([r["bottleneck"]["drops"] for r in rs]),

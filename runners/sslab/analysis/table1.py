@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from .. import paths
-from ..ccas import CC_LABELS, SUSS_CCAS
+from ..ccas import CC_LABELS, SUSS_CCAS, recorded_suss_version
 from ..plan_record import MatrixPlan
 from . import paper_bounds, progress
 from .capturecheck import agreement_line
@@ -89,7 +89,7 @@ def _table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
             # inside the client's FCT, none in the server's); None: runs from before it was recorded
             "small_handshake_retrans": handshake_retransmitted(flows[1:]),
             "small_count": len(flows) - 1,
-            "suss_versions": sorted({f["suss_version"] for f in flows if f.get("suss_version") is not None}),
+            "suss_versions": sorted({v for f in flows if (v := recorded_suss_version(f)) is not None}),
         }
     return out
 

@@ -11,7 +11,9 @@ what a researcher's own analysis starts from, read from the archive alone:
               the qdisc counted: patches 0007 and 0008), retransmissions (the senders' counter), fidelity_ok,
               spin_guard_charges
     flow      flow (0, 1, ... in the run), pair, rtt_ms (its pair's base RTT), cc, cc_used,
-              suss_version, size_bytes, start_s (when it was due), fct_s (the client's),
+              version (of its start, in the start's words: SUSS "2024", SEARCH "4.0", cubic_hs's
+              HyStart "Linux 5.19"), suss_version (a SUSS flow's, as the number the module
+              takes: 2024, 2025, 0 for ours), size_bytes, start_s (when it was due), fct_s (the client's),
               server_fct_s, bytes_received, exit_cwnd, exit_time_s, receiver_limited_acks,
               connect_s (the client's connect(), inside fct_s), syn_retransmits and
               synack_retransmits (the kernel's count on either side of the handshake)
@@ -33,6 +35,7 @@ import io
 import os
 from pathlib import Path
 
+from ..ccas import recorded_suss_version, recorded_version
 from ..records import RecordFormatError, read_record, read_runs_index
 from .conditions import commit_text
 from .fidelity import run_passes
@@ -42,7 +45,7 @@ from .setting import setting_of
 COLUMNS = ("scenario", "run_dir", "substrate", "clock", "kernel", "image", "code",
            "rate_mbit", "buffer", "buffer_pkts", "link", "hosts", "mtu",
            "run", "case", "rep", "lost", "queue_peak_pkts", "retransmissions", "fidelity_ok", "spin_guard_charges",
-           "flow", "pair", "rtt_ms", "cc", "cc_used", "suss_version", "size_bytes", "start_s", "fct_s",
+           "flow", "pair", "rtt_ms", "cc", "cc_used", "version", "suss_version", "size_bytes", "start_s", "fct_s",
            "server_fct_s", "bytes_received", "exit_cwnd", "exit_time_s", "receiver_limited_acks",
            "connect_s", "syn_retransmits", "synack_retransmits")
 
@@ -95,7 +98,8 @@ def flow_rows(run_dir: Path, relative_to: Path | None = None) -> list[dict]:
             pair = f.get("pair")
             rows.append({**per_run, "flow": i, "pair": pair,
                          "rtt_ms": rtts[pair - 1] if pair and pair <= len(rtts) else None,
-                         "cc": f.get("cc"), "cc_used": f.get("cc_used"), "suss_version": f.get("suss_version"),
+                         "cc": f.get("cc"), "cc_used": f.get("cc_used"), "version": recorded_version(f),
+                         "suss_version": recorded_suss_version(f),
                          "size_bytes": f.get("size"), "start_s": f.get("start"), "fct_s": f.get("fct_s"),
                          "server_fct_s": f.get("server_fct_s"), "bytes_received": f.get("bytes_received"),
                          "exit_cwnd": ss.get("exit_cwnd"), "exit_time_s": ss.get("exit_time_s"),

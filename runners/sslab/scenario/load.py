@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from ..ccas import HYSTART_ROUNDS, SEARCH_CCAS, search_version_of, suss_version_of, with_hystart_of_suss
+from ..ccas import start_version_of, with_hystart_of_suss
 from ..records import Plan, read_plan
 from .axes import AxesError, combinations, labels_of, parse_axes
 from .model import Case, FlowSpec, Scenario, ScenarioError
@@ -337,16 +337,15 @@ def to_plan(s: Scenario) -> Plan:
 def run_plan(s: Scenario, index: int, rep: int, case: Case, traced: bool) -> dict:
     """Run @index of @s (repetition @rep of @case) for the plan, every quantity resolved: the module's
     parameters as set for it, and each flow's congestion control by the name the kernel knows, its
-    start offset, its hint in bytes per second, the SUSS version it runs (SUSS flows), the HyStart
-    it runs (cubic_hs) and the SEARCH version (SEARCH flows), so that the guest and every report read them from the plan."""
+    start offset, its hint in bytes per second and the version of its start it runs (SUSS's, SEARCH's,
+    cubic_hs's HyStart), so that the guest and every report read them from the plan."""
     module_params = with_hystart_of_suss({**s.module_params, **case.module_params})
     flows = []
     for k, f in enumerate(case.flows):
         cc = f.cc_to_run
-        flows.append({**f.model_dump(), "cc": cc, "start_offset_s": start_offset(s, index, k, f),
-                      "suss_version": suss_version_of(cc, module_params),
-                      **({"hystart": HYSTART_ROUNDS[module_params["hs_round_fix"]]} if cc == "cubic_hs" else {}),
-                      **({"search": search_version_of(cc, module_params)} if cc in SEARCH_CCAS else {}),
+        # A flow's suss_version is what it asks; its pinned name (cc) and its version say what runs.
+        flows.append({**f.model_dump(exclude={"suss_version"}), "cc": cc, "start_offset_s": start_offset(s, index, k, f),
+                      **({"version": v} if (v := start_version_of(cc, module_params)) is not None else {}),
                       **({"hint_bytes_per_s": round(f.hint_mbit(s.bottleneck.rate_mbit) * 1e6 / 8)}
                          if f.hint is not None else {})})
     return {"index": index, "rep": rep, "case": case.name, "params": case.params,
