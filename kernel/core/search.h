@@ -24,12 +24,17 @@
 #define SEARCH_MAX_W 31U
 #define SEARCH_MAX_EXTRA 32U
 
-/* What a registry name pins (variants.h, SS_NAME's last field, passed to
- * ss_init as the version): cubic_search3 and cubic_search4 run that
- * version whatever search_version says; any other value, the parameter's.
- * Apart from the SUSS versions (0-3) the same field carries. */
-#define SEARCH_VER_3 0x30U
-#define SEARCH_VER_4 0x40U
+/* SEARCH's versions (sscore.h says what a line is): cubic_search3 and
+ * cubic_search4 pin one whatever search_version says; any other pin, the
+ * parameter's.  Their pins lie apart from SUSS's (0-2), which the same
+ * field carries. */
+#define SS_SEARCH_VERSIONS(V)						\
+	V(SEARCH_VER_3, 0x30, 3, "3.0", "SEARCH 3.0 (the authors' June 2024 draft)") \
+	V(SEARCH_VER_4, 0x40, 4, "4.0", "SEARCH 4.0 (drafts -09 and -10: delivered against sent)")
+
+enum ss_search_version {
+	SS_SEARCH_VERSIONS(SS_VERSION_ENUM)
+};
 
 #define SS_SEARCH_PARAMS(P)						\
 	P(search_version, 3, range(3, 4), "SEARCH: cubic_search's version, 3 (the June 2024 draft) or 4 (drafts -09, -10); read when a connection starts") \

@@ -17,8 +17,8 @@
  *                   fold instead of two-fold in that round, sending the
  *                   extra ("red") packets paced over the idle part of the
  *                   RTT while the ACK-clocked ("blue") packets keep
- *                   measuring the path for HyStart.  Three versions (enum
- *                   ss_suss_version): the authors' 2024 code, which
+ *                   measuring the path for HyStart.  Three versions (suss.h,
+ *                   SS_SUSS_VERSIONS): the authors' 2024 code, which
  *                   produced the paper's numbers, their 2025 rewrite, and
  *                   ours from the paper's text;
  *   SS_SUSS_G2      SUSS with its growth factor held at 2: its measuring
@@ -130,61 +130,27 @@ enum ss_variant {
 	SS_NR_VARIANTS,
 };
 
-/*
- * SUSS versions (docs/suss.md has the facts about the authors' code; the
- * module parameter suss_version and the pinned names choose one per socket):
- *
- *   SUSS_VER_2024   the authors' Linux 5.19 code behind the SIGCOMM'24
- *                   paper's numbers.  HyStart keeps its own round, which
- *                   it resets only on ACKs it looks at (cwnd >= 16), so
- *                   its round starts late and its ACK-train test skips a
- *                   round's first ACKs; dtB = blue time x N / the blue
- *                   packets acked before the tail ACK; their pacing plan
- *                   (red = blue x 2^(r-1) - blue, blue = iw 2^(r-1)) and
- *                   limit ((cwnd + acked) + red - red ACKs to come); no
- *                   SUSS decision after the cap; the peer's window times
- *                   2^jumps (at most 3 MB).
- *   SUSS_VER_2025   their 6.8 rewrite (2025-01-23): the same but HyStart's
- *                   round is SUSS's (aligned), and the peer's window is
- *                   raised to 10 MSS x 2^(round + jumps - 1) while SUSS
- *                   grows and to 10 MSS always.
- *   SUSS_VER_PAPER  ours, written from the paper's text before their code
- *                   was read: aligned rounds, dtB scaled over all blue
- *                   ACKs, the pacing plan from what the ACK clock sent,
- *                   cwnd set to the limit at once, decisions after the cap.
- *
- * Where their code divides by zero (one ACK for the whole blue part; a
- * previous round whose train measured 0 us) we use the smallest count and
- * time a measurement can carry, 1 packet and 1 us, and emit SS_EV_DIV0:
- * a documented deviation of ours (kernel/README.md).
- */
-enum ss_suss_version {
-	SUSS_VER_PAPER,
-	SUSS_VER_2024,
-	SUSS_VER_2025,
-	SUSS_NR_VERSIONS,
-};
-
 /* A name of the registry (variants.h) that pins no version: its start runs
  * the version of its own parameter (SUSS: suss_version; SEARCH:
  * search_version), which the start's init reads. */
 #define SS_VERSION_PARAM 0xffU
 
-/* The suss_version parameter's values: a year, or 0 for ours. */
-#define SUSS_YEAR_PAPER 0U
-#define SUSS_YEAR_2024 2024U
-#define SUSS_YEAR_2025 2025U
-
-/* The version for a suss_version value; SUSS_NR_VERSIONS if it names none. */
-static inline unsigned int ss_suss_version_of_year(u32 year)
-{
-	switch (year) {
-	case SUSS_YEAR_PAPER: return SUSS_VER_PAPER;
-	case SUSS_YEAR_2024: return SUSS_VER_2024;
-	case SUSS_YEAR_2025: return SUSS_VER_2025;
-	default: return SUSS_NR_VERSIONS;
-	}
-}
+/*
+ * A start with versions declares them in its header, SS_<START>_VERSIONS,
+ * a line each:
+ *
+ *   V(ID, pin, value, "name", "what it is")
+ *
+ * ID is the constant a registry name pins (SS_NAME's last field; ss_init
+ * carries its value, @pin, to the start's init); @value is what the
+ * start's own version parameter takes for it; "name" is what a run record
+ * calls it.  The start makes its constants with SS_VERSION_ENUM and counts
+ * them with SS_VERSION_COUNT; the registry names the list (SS_VERSIONS,
+ * variants.h) so that the harness reads the same lines
+ * (runners/sslab/ccas.py).  No pin may be SS_VERSION_PARAM.
+ */
+#define SS_VERSION_ENUM(id, pin, value, name, what) id = (pin),
+#define SS_VERSION_COUNT(id, pin, value, name, what) + 1
 
 /* SUSS state, numbered as in the authors' traces so plots can be compared. */
 enum ss_suss_state {
@@ -334,7 +300,7 @@ struct sscore_state {
 	};
 	u8 variant;		/* enum ss_variant */
 	u8 version;		/* the start's version, as its trace events report it (SUSS:
-				 * enum ss_suss_version; 0 for the others) */
+				 * enum ss_suss_version, suss.h; 0 for the others) */
 	u8 glue_flags;		/* the kernel glue's own bits */
 	u8 cubic_connections;	/* CUBIC emulates this many connections; 0 or 1: one, Linux's */
 };

@@ -1,25 +1,75 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * suss.h: SUSS's declarations, its state and its parameters (suss.c has the
- * model and the ops, suss_hooks.h the hooks the variants built on it share;
- * the versions, enum ss_suss_version, are in sscore.h, since the glue and
- * the registry's names choose one).  Included into sscore.h by the registry
- * (variants.h); hystart.h says what a parameter line is.
+ * suss.h: SUSS's declarations, its versions, its state and its parameters
+ * (suss.c has the model and the ops, suss_hooks.h the hooks the variants
+ * built on it share).  Included into sscore.h by the registry (variants.h);
+ * hystart.h says what a parameter line is.
  *
  * Defaults: the authors' (3 accelerated rounds, G in {2, 4}, no
  * acceleration on paths of 10 ms or less) and their 2024 code, which
  * produced the paper's numbers.  suss_version is checked by the glue
- * (kind suss_version: a year of enum ss_suss_version, or 0 for ours).
+ * (kind suss_version: a value of SS_SUSS_VERSIONS, a year or 0 for ours).
  */
 #ifndef SUSS_H
 #define SUSS_H
+
+/*
+ * SUSS's versions (docs/suss.md has the facts about the authors' code; the
+ * module parameter suss_version and the pinned names choose one per socket;
+ * sscore.h says what a line is):
+ *
+ *   SUSS_VER_2024   the authors' Linux 5.19 code behind the SIGCOMM'24
+ *                   paper's numbers.  HyStart keeps its own round, which
+ *                   it resets only on ACKs it looks at (cwnd >= 16), so
+ *                   its round starts late and its ACK-train test skips a
+ *                   round's first ACKs; dtB = blue time x N / the blue
+ *                   packets acked before the tail ACK; their pacing plan
+ *                   (red = blue x 2^(r-1) - blue, blue = iw 2^(r-1)) and
+ *                   limit ((cwnd + acked) + red - red ACKs to come); no
+ *                   SUSS decision after the cap; the peer's window times
+ *                   2^jumps (at most 3 MB).
+ *   SUSS_VER_2025   their 6.8 rewrite (2025-01-23): the same but HyStart's
+ *                   round is SUSS's (aligned), and the peer's window is
+ *                   raised to 10 MSS x 2^(round + jumps - 1) while SUSS
+ *                   grows and to 10 MSS always.
+ *   SUSS_VER_PAPER  ours, written from the paper's text before their code
+ *                   was read: aligned rounds, dtB scaled over all blue
+ *                   ACKs, the pacing plan from what the ACK clock sent,
+ *                   cwnd set to the limit at once, decisions after the cap.
+ *
+ * Where their code divides by zero (one ACK for the whole blue part; a
+ * previous round whose train measured 0 us) we use the smallest count and
+ * time a measurement can carry, 1 packet and 1 us, and emit SS_EV_DIV0:
+ * a documented deviation of ours (kernel/README.md).
+ */
+#define SS_SUSS_VERSIONS(V)						\
+	V(SUSS_VER_2024, 1, 2024, "2024", "SUSS 2024 (the authors' code behind the paper)") \
+	V(SUSS_VER_2025, 2, 2025, "2025", "SUSS 2025 (the authors' rewrite)") \
+	V(SUSS_VER_PAPER, 0, 0, "ours", "SUSS, ours from the paper's text")
+
+/* The pins are 0 to SUSS_NR_VERSIONS - 1: a connection's version indexes. */
+enum ss_suss_version {
+	SS_SUSS_VERSIONS(SS_VERSION_ENUM)
+	SUSS_NR_VERSIONS = 0 SS_SUSS_VERSIONS(SS_VERSION_COUNT),
+};
+
+/* The version for a suss_version value; SUSS_NR_VERSIONS if it names none. */
+#define SUSS_VERSION_OF_VALUE(id, pin, value, name, what) case (value): return id;
+static inline unsigned int ss_suss_version_of_year(u32 year)
+{
+	switch (year) {
+	SS_SUSS_VERSIONS(SUSS_VERSION_OF_VALUE)
+	default: return SUSS_NR_VERSIONS;
+	}
+}
+#undef SUSS_VERSION_OF_VALUE
 
 #define SS_SUSS_PARAMS(P)						\
 	P(suss_max, 3, uint, "SUSS: accelerated rounds allowed (round < suss_max + 2)") \
 	P(suss_k_max, 1, uint, "SUSS: Appendix A k_max; G up to 2^(k_max+1); 1 keeps G in {2,4}") \
 	P(suss_min_rtt_us, 10000, uint, "SUSS: no acceleration when minRTT is at most this (us)") \
 	P(suss_lift_rwnd_rounds, 0, uint, "SUSS (ours only): not held by the peer's window in rounds <= this (0: off)") \
-	P(suss_version, SUSS_YEAR_2024, suss_version, "SUSS: the version cubic_suss runs: 2024 (the authors' code behind the SIGCOMM'24 paper), 2025 (their rewrite), 0 (ours, from the paper's text)")
+	P(suss_version, 2024, suss_version, "SUSS: the version cubic_suss runs: 2024 (the authors' code behind the SIGCOMM'24 paper), 2025 (their rewrite), 0 (ours, from the paper's text)")
 
 struct ss_suss {
 	u32 blue_tail;		/* this round's blue part ends at this sequence */

@@ -31,13 +31,18 @@
  *	constants of enum ss_exit_cause and enum ss_event_type and the names
  *	the trace prints;
  *
+ *   SS_VERSIONS(id, list)
+ *	a start's versions, SS_<START>_VERSIONS of its header (sscore.h
+ *	says what a line is), for variant SS_<id>: the harness reads them
+ *	(the pins a name may carry, what a run record calls each version);
+ *	the start's header makes the constants from the same lines;
+ *
  *   SS_NAME(ident, cc_name, id, version)
  *	one name the module registers with the kernel (what a socket selects
  *	by TCP_CONGESTION): it runs variant SS_<id>; @version pins the
- *	variant's version in its start's own numbering (SUSS: enum
- *	ss_suss_version; SEARCH: SEARCH_VER_*) or is SS_VERSION_PARAM (its
- *	start's parameter's, suss_version or search_version, read when a
- *	connection starts).
+ *	variant's version, a constant of its start's SS_VERSIONS list, or is
+ *	SS_VERSION_PARAM (its start's parameter's, suss_version or
+ *	search_version, read when a connection starts).
  *
  * A new start is its code (core/<start>.c: the model and the ops), its
  * header (core/<start>.h: its state and its parameters with their defaults
@@ -75,6 +80,11 @@ SS_EXITS(SS_SEARCH_EXITS)
 SS_EVENTS(SS_HYSTARTPP_EVENTS)
 SS_EVENTS(SS_SUSS_EVENTS)
 SS_EVENTS(SS_SEARCH_EVENTS)
+#endif
+
+#ifdef SS_VERSIONS
+SS_VERSIONS(SUSS, SS_SUSS_VERSIONS)
+SS_VERSIONS(SEARCH, SS_SEARCH_VERSIONS)
 #endif
 
 #ifdef SS_STATE

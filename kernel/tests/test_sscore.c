@@ -2198,8 +2198,30 @@ static void print_trace_declarations(void)
 		printf("event %u %s\n", i, ss_event_name(i));
 }
 
+/* Every start's versions (variant, constant, pin as compiled, parameter
+ * value, name), and what ss_suss_version_of_year makes of each SUSS value,
+ * as the compiler expands the declarations: what the harness reads of them
+ * is checked against this (tests/unit/test_module_params.py). */
+static void print_versions(void)
+{
+#define PRINT_VERSION(id, pin, value, name, what) \
+	printf("version %s %s %u %u %s\n", variant, #id, (unsigned int)id, (unsigned int)(value), name);
+#define SS_VERSIONS(v, list) { const char *variant = #v; list(PRINT_VERSION) }
+#include "../core/variants.h"
+#undef SS_VERSIONS
+#undef PRINT_VERSION
+#define PRINT_SUSS_YEAR(id, pin, value, name, what) \
+	printf("suss_year %u %u\n", (unsigned int)(value), ss_suss_version_of_year(value));
+	SS_SUSS_VERSIONS(PRINT_SUSS_YEAR)
+#undef PRINT_SUSS_YEAR
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--versions")) {
+		print_versions();
+		return 0;
+	}
 	if (argc == 2 && !strcmp(argv[1], "--params")) {
 		print_params();
 		return 0;

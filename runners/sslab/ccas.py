@@ -21,28 +21,67 @@ from pathlib import Path
 
 #: The module's registry of names (kernel/core/variants.h).
 REGISTRY = Path(__file__).resolve().parents[2] / "kernel" / "core" / "variants.h"
+_KERNEL = REGISTRY.parents[1]
 _SS_NAME = re.compile(r'^SS_NAME\(\s*\w+\s*,\s*"(\w+)"\s*,\s*(\w+)\s*,\s*(\w+)\s*\)', re.M)
-#: What an SS_NAME line's last field pins, the variant's version (SS_VERSION_PARAM: the start's
-#: parameter's, suss_version or search_version): SUSS's by year, SEARCH's by number.
-_PINS = {"SS_VERSION_PARAM": None, "SUSS_VER_2024": 2024, "SUSS_VER_2025": 2025, "SUSS_VER_PAPER": 0,
-         "SEARCH_VER_3": 3, "SEARCH_VER_4": 4}
-#: The variants a pin may name a version of, by the pin's prefix.
-_PIN_VARIANTS = {"SUSS_VER_": "SUSS", "SEARCH_VER_": "SEARCH"}
+_SS_VERSIONS = re.compile(r"^SS_VERSIONS\(\s*(\w+)\s*,\s*(\w+)\s*\)", re.M)
+_VERSION = re.compile(r'\bV\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\d+)\s*,\s*"([^"]*)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
 
 
-def registry_entries(text: str) -> list[tuple[str, str, int | None]]:
-    """(name, variant, pinned version or None) per SS_NAME line of a registry's @text, in order."""
+def _list_body(headers: dict[Path, str], list_name: str, arg: str, what: str) -> tuple[Path, str]:
+    """The header that defines the list macro @list_name(@arg), exactly one of @headers, and the macro's
+    lines (they end in a backslash, its last does not); ValueError naming @what otherwise."""
+    found = [(h, t) for h, t in headers.items() if f"#define {list_name}({arg})" in t]
+    if len(found) != 1:
+        raise ValueError(f"{what}: defined in {len(found)} headers, not one")
+    header, text = found[0]
+    return header, re.match(r"(?:[^\n]*\\\n)*[^\n]*", text[text.index(f"#define {list_name}({arg})"):]).group(0)
+
+
+@dataclass(frozen=True)
+class StartVersion:
+    """One version of a start, as its header declares it (`V(ID, pin, value, "name", "what it is")`
+    of its SS_<START>_VERSIONS, kernel/core/sscore.h says what a line is)."""
+    #: The variant it is a version of (SUSS, SEARCH) and the constant a registry name pins it by.
+    variant: str
+    ident: str
+    #: What the start's own version parameter takes for it (suss_version 2024, search_version 3).
+    value: int
+    #: What a run record's flow calls it ("2024", "ours", "3.0"), and what it is, for the reports.
+    name: str
+    meaning: str
+
+
+def parse_start_versions(kernel: Path) -> tuple[StartVersion, ...]:
+    """Every start's versions, in the registry's SS_VERSIONS order, read from the lines the compiler
+    expands (each start's header makes its constants from them)."""
+    headers = {h: h.read_text() for h in sorted((kernel / "core").glob("*.h"))}
+    return tuple(StartVersion(variant, ident, int(value), name, meaning)
+                 for variant, list_name in _SS_VERSIONS.findall((kernel / "core" / "variants.h").read_text())
+                 for ident, _pin, value, name, meaning in _VERSION.findall(
+                     _list_body(headers, list_name, "V", f"{REGISTRY}: SS_VERSIONS({list_name})")[1]))
+
+
+def registry_entries(text: str, versions: tuple[StartVersion, ...]) -> list[tuple[str, str, int | None]]:
+    """(name, variant, pinned version or None) per SS_NAME line of a registry's @text, in order: a
+    pin (SS_NAME's last field) is SS_VERSION_PARAM (the start's parameter's version) or one of
+    @versions' constants, of the line's own variant, given as the value its parameter takes."""
+    pins = {v.ident: v for v in versions}
     out = []
     for name, variant, pin in _SS_NAME.findall(text):
-        if pin not in _PINS:
+        if pin == "SS_VERSION_PARAM":
+            out.append((name, variant, None))
+            continue
+        if pin not in pins:
             raise ValueError(f"{REGISTRY}: {name}: unknown version {pin}")
-        if _PINS[pin] is not None and next(v for k, v in _PIN_VARIANTS.items() if pin.startswith(k)) != variant:
+        if pins[pin].variant != variant:
             raise ValueError(f"{REGISTRY}: {name}: {pin} is not a version of {variant}")
-        out.append((name, variant, _PINS[pin]))
+        out.append((name, variant, pins[pin].value))
     return out
 
 
-_ENTRIES = registry_entries(REGISTRY.read_text())
+#: Every start's versions, as their headers declare them.
+START_VERSIONS = parse_start_versions(_KERNEL)
+_ENTRIES = registry_entries(REGISTRY.read_text(), START_VERSIONS)
 #: Our module's congestion controls (kernel/, module tcp_sslab), in the module's order.
 OUR_CCAS = tuple(name for name, _, _ in _ENTRIES)
 #: The four slow starts of the SUSS paper and the HyStart/HyStart++ report.
@@ -88,12 +127,11 @@ def cc_name_refusal(name: str, env: dict[str, str] | None = None) -> str | None:
     return (f"unknown congestion control {name!r}; known: {', '.join(KNOWN_CCAS)} (a name your own module "
             f"registers: MODULES=dir, README \"Test your own algorithm\")")
 
-#: SUSS versions (kernel/core/sscore.h): the module parameter suss_version's values and what they
-#: name.  2024: the authors' code behind the SIGCOMM'24 paper's numbers (the default); 2025: their
-#: rewrite; 0: ours, written from the paper's text before their code was read.
-SUSS_VERSIONS = {2024: "SUSS 2024 (the authors' code behind the paper)",
-                 2025: "SUSS 2025 (the authors' rewrite)",
-                 0: "SUSS, ours from the paper's text"}
+#: SUSS versions (SS_SUSS_VERSIONS, kernel/core/suss.h): the module parameter suss_version's values and
+#: what they name.  2024: the authors' code behind the SIGCOMM'24 paper's numbers (the default); 2025:
+#: their rewrite; 0: ours, written from the paper's text before their code was read.
+SUSS_VERSIONS = {v.value: v.meaning for v in START_VERSIONS if v.variant == "SUSS"}
+_SUSS_NAMES = {v.value: v.name for v in START_VERSIONS if v.variant == "SUSS"}
 SUSS_DEFAULT_VERSION = 2024
 #: The names that run SUSS (variant SUSS in the registry) and the version each pins: cubic_suss runs
 #: the version of the module parameter (None), the others are pinned to one.
@@ -112,8 +150,9 @@ def suss_version_of(cc: str, module_params: dict | None = None) -> int | None:
 
 
 def suss_tag(version: int | None) -> str:
-    """A short name for a version in tables and in a run record's `version`: "2024", "2025", "ours"."""
-    return "" if version is None else ("ours" if version == 0 else str(version))
+    """A short name for a version in tables and in a run record's `version`, its header's: "2024",
+    "2025", "ours"."""
+    return "" if version is None else _SUSS_NAMES.get(version, str(version))
 
 
 #: suss_tag's inverse: the version a run record's SUSS flow names.
@@ -129,9 +168,10 @@ def variant_label(cc: str, suss_version: int | None = None) -> str:
     return "cubic_suss (version not recorded)" if version is None else f"cubic_suss {suss_tag(version)}"
 
 
-#: SEARCH versions (kernel/core/search.c): the module parameter search_version's values and what they name.
-SEARCH_VERSIONS = {3: "SEARCH 3.0 (the authors' June 2024 draft)",
-                   4: "SEARCH 4.0 (drafts -09 and -10: delivered against sent)"}
+#: SEARCH versions (SS_SEARCH_VERSIONS, kernel/core/search.h): the module parameter search_version's
+#: values and what they name.
+SEARCH_VERSIONS = {v.value: v.meaning for v in START_VERSIONS if v.variant == "SEARCH"}
+_SEARCH_NAMES = {v.value: v.name for v in START_VERSIONS if v.variant == "SEARCH"}
 #: The names that run SEARCH and the version each pins (None: search_version's).
 SEARCH_CCAS = {name: pin for name, variant, pin in _ENTRIES if variant == "SEARCH"}
 
@@ -150,7 +190,7 @@ def search_version_of(cc: str, module_params: dict | None = None) -> str | None:
     pinned = SEARCH_CCAS[cc]
     version = pinned if pinned is not None else int((module_params or {}).get(
         "search_version", param_default("search_version")))
-    return f"{version}.0"
+    return _SEARCH_NAMES[version]
 
 
 def start_version_of(cc: str, module_params: dict) -> str | None:
@@ -215,7 +255,6 @@ class ModuleParam:
     range: tuple[int, int] | None = None
 
 
-_KERNEL = REGISTRY.parents[1]
 _SS_PARAMS = re.compile(r"^SS_PARAMS\((\w+)\)", re.M)
 _PARAM = re.compile(r'\bP\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+(?:\([^()]*\))?)\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
 #: A kind range(lo, hi): its two ends, numbers or a header's defines.
@@ -231,16 +270,6 @@ def _number(token: str, defines: dict[str, int], where: str) -> int:
     if token in defines:
         return defines[token]
     raise ValueError(f"{where}: default {token} is neither a number nor a #define of one")
-
-
-def _list_body(headers: dict[Path, str], list_name: str, arg: str, what: str) -> tuple[Path, str]:
-    """The header that defines the list macro @list_name(@arg), exactly one of @headers, and the macro's
-    lines (they end in a backslash, its last does not); ValueError naming @what otherwise."""
-    found = [(h, t) for h, t in headers.items() if f"#define {list_name}({arg})" in t]
-    if len(found) != 1:
-        raise ValueError(f"{what}: defined in {len(found)} headers, not one")
-    header, text = found[0]
-    return header, re.match(r"(?:[^\n]*\\\n)*[^\n]*", text[text.index(f"#define {list_name}({arg})"):]).group(0)
 
 
 def parse_module_params(kernel: Path = _KERNEL) -> tuple[ModuleParam, ...]:

@@ -152,6 +152,28 @@ def test_the_harness_reads_the_exit_causes_and_events_the_compiler_builds():
                                                            "SUSS_CAP": 4, "LOSS": 5, "BLITZ": 6, "SEARCH": 7}.items()
 
 
+def test_the_harness_reads_each_starts_versions_as_the_compiler_builds_them():
+    """A start declares its versions in its header (SS_<START>_VERSIONS, named by the registry's SS_VERSIONS):
+    the constants a name pins and the values its parameter takes are the compiler's, the harness reads the
+    same lines, and each SUSS value maps to its own constant (ss_suss_version_of_year)."""
+    subprocess.run(["make", "-s", "-C", str(KERNEL), "build/test_sscore"], check=True, capture_output=True)
+    out = subprocess.run([str(KERNEL / "build/test_sscore"), "--versions"], check=True, capture_output=True,
+                         text=True).stdout
+    rows = [ln.split() for ln in out.splitlines()]
+    compiled = [(variant, ident, int(value), name) for kind, variant, ident, _pin, value, name in
+                (r for r in rows if r[0] == "version")]
+    assert compiled == [(v.variant, v.ident, v.value, v.name) for v in ccas.START_VERSIONS]
+    pins = {ident: int(pin) for kind, _v, ident, pin, _value, _name in (r for r in rows if r[0] == "version")}
+    # SUSS's pins index its versions; SEARCH's lie apart from them; none is SS_VERSION_PARAM (0xff).
+    assert sorted(pins[i] for i in ("SUSS_VER_PAPER", "SUSS_VER_2024", "SUSS_VER_2025")) == [0, 1, 2]
+    assert (pins["SEARCH_VER_3"], pins["SEARCH_VER_4"]) == (0x30, 0x40) and 0xff not in pins.values()
+    years = {int(year): int(v) for kind, year, v in (r for r in rows if r[0] == "suss_year")}
+    assert years == {2024: pins["SUSS_VER_2024"], 2025: pins["SUSS_VER_2025"], 0: pins["SUSS_VER_PAPER"]}
+    assert ccas.SUSS_VERSIONS == {2024: "SUSS 2024 (the authors' code behind the paper)",
+                                  2025: "SUSS 2025 (the authors' rewrite)", 0: "SUSS, ours from the paper's text"}
+    assert ccas.search_version_of("cubic_search4") == "4.0" and ccas.suss_tag(0) == "ours"
+
+
 #: The starts whose events and exit causes kernel/README.md documents (a new start's are its header's lines).
 DOCUMENTED = ("SS_CORE", "SS_HYSTART_", "SS_HYSTARTPP_", "SS_SUSS_", "SS_RATESTART_", "SS_SEARCH_")
 

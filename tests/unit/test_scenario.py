@@ -257,20 +257,44 @@ def test_series_files_build_every_setting_and_refuse_bad_ones(tmp_path: Path):
         load_series(tmp_path / "s.yaml")
 
 
+def test_a_starts_versions_are_read_from_its_header_through_the_registry(tmp_path):
+    """SS_VERSIONS(variant, list) in the registry names a header's list of V(ID, pin, value, "name",
+    "meaning") lines: the harness reads what the compiler expands, and a pin is checked against it."""
+    from sslab.ccas import START_VERSIONS, StartVersion, parse_start_versions, registry_entries
+    core = tmp_path / "core"
+    core.mkdir()
+    (core / "variants.h").write_text("#ifdef SS_VERSIONS\nSS_VERSIONS(TOY, SS_TOY_VERSIONS)\n#endif\n")
+    (core / "toy.h").write_text('#define SS_TOY_VERSIONS(V) \\\n'
+                                '\tV(TOY_VER_1, 0x10, 1, "1.0", "Toy 1.0 (the first)") \\\n'
+                                '\tV(TOY_VER_2, 0x20, 2, "2.0", "Toy 2.0, \\"the second\\"")\n'
+                                '#define TOY_UNRELATED(V) V(TOY_VER_9, 9, 9, "9", "not a version list")\n')
+    toy = parse_start_versions(tmp_path)
+    assert toy == (StartVersion("TOY", "TOY_VER_1", 1, "1.0", "Toy 1.0 (the first)"),
+                   StartVersion("TOY", "TOY_VER_2", 2, "2.0", 'Toy 2.0, \\"the second\\"'))
+    assert registry_entries('SS_NAME(t2, "toy2", TOY, TOY_VER_2)\n', toy) == [("toy2", "TOY", 2)]
+    with pytest.raises(ValueError, match="unknown version TOY_VER_9"):
+        registry_entries('SS_NAME(t9, "toy9", TOY, TOY_VER_9)\n', toy)
+    # The module's own: SUSS's three and SEARCH's two, in their headers' order, with the names a run
+    # record gives them.
+    assert [(v.variant, v.ident, v.value, v.name) for v in START_VERSIONS] == [
+        ("SUSS", "SUSS_VER_2024", 2024, "2024"), ("SUSS", "SUSS_VER_2025", 2025, "2025"),
+        ("SUSS", "SUSS_VER_PAPER", 0, "ours"), ("SEARCH", "SEARCH_VER_3", 3, "3.0"), ("SEARCH", "SEARCH_VER_4", 4, "4.0")]
+
+
 def test_congestion_control_names_come_from_the_modules_registry():
-    from sslab.ccas import OUR_CCAS, SEARCH_CCAS, SUSS_CCAS, registry_entries
+    from sslab.ccas import OUR_CCAS, SEARCH_CCAS, SUSS_CCAS, START_VERSIONS, registry_entries
     # The parser, on a registry of two names (one pinned to SUSS 2025).
     text = ('SS_NAME(hs, "cubic_hs", HYSTART, SS_VERSION_PARAM)\n'
             '/* SS_NAME(x, "commented", SUSS, SUSS_VER_2024) is no line of its own */\n'
             'SS_NAME(suss25, "cubic_suss25", SUSS, SUSS_VER_2025)\n')
-    assert registry_entries(text) == [("cubic_hs", "HYSTART", None), ("cubic_suss25", "SUSS", 2025)]
+    assert registry_entries(text, START_VERSIONS) == [("cubic_hs", "HYSTART", None), ("cubic_suss25", "SUSS", 2025)]
     with pytest.raises(ValueError, match="unknown version SUSS_VER_1999"):
-        registry_entries('SS_NAME(x, "cubic_x", SUSS, SUSS_VER_1999)\n')
+        registry_entries('SS_NAME(x, "cubic_x", SUSS, SUSS_VER_1999)\n', START_VERSIONS)
     # A pin names a version of its own variant only.
-    assert registry_entries('SS_NAME(s4, "cubic_search4", SEARCH, SEARCH_VER_4)\n') == [
+    assert registry_entries('SS_NAME(s4, "cubic_search4", SEARCH, SEARCH_VER_4)\n', START_VERSIONS) == [
         ("cubic_search4", "SEARCH", 4)]
     with pytest.raises(ValueError, match="SEARCH_VER_4 is not a version of SUSS"):
-        registry_entries('SS_NAME(x, "cubic_x", SUSS, SEARCH_VER_4)\n')
+        registry_entries('SS_NAME(x, "cubic_x", SUSS, SEARCH_VER_4)\n', START_VERSIONS)
     # The module's registry (kernel/core/variants.h): its first fourteen names in registration order (a
     # new start adds its own after them), and the SUSS names with the versions they pin (the guest's
     # module check selects each by name).
