@@ -152,16 +152,6 @@ enum ss_variant {
 #define SS_VERSION_ENUM(id, pin, value, name, what) id = (pin),
 #define SS_VERSION_COUNT(id, pin, value, name, what) + 1
 
-/* SUSS state, numbered as in the authors' traces so plots can be compared. */
-enum ss_suss_state {
-	SUSS_CLOCKING = 1,	/* ACK-clocked part of a round (or no jump) */
-	SUSS_PACING = 2,	/* red packets of an accelerated round */
-	SUSS_EXIT_CAP = 3,	/* left slow start at the cap set by HyStart */
-	SUSS_EXIT_DELAY = 4,	/* left slow start on HyStart's delay test */
-	SUSS_REDUCED = 9,	/* entered Recovery/CWR during SUSS */
-	SUSS_OFF = 10,		/* not accelerating: plain HyStart */
-};
-
 /*
  * When HyStart's round starts.  HyStart measures its ACK train and its round
  * minimum RTT from the start of a round of its own:
@@ -382,15 +372,6 @@ struct ss_event {
 
 void ss_trace_event(const struct sscore_state *st, const struct ss_event *ev);
 
-/* Reasons a SUSS round was not accelerated (SS_EV_GROWTH c bits). */
-#define SUSS_NO_SHORT_PATH	0x01	/* minRTT <= suss_min_rtt */
-#define SUSS_NO_TRAIN		0x02	/* ACK train too long (condition 1) */
-#define SUSS_NO_DELAY		0x04	/* RTT rising (condition 2) */
-#define SUSS_NO_ROUNDS		0x08	/* suss_max rounds used */
-#define SUSS_NO_GUARD		0x10	/* guard interval not positive */
-#define SUSS_NO_SAMPLE		0x20	/* blue train not measurable */
-#define SUSS_NO_DISALLOWED	0x40	/* growth already fell to 2 */
-
 /* API, in the order the kernel calls it.  @version: the version the
  * connection's name pins, in its start's own numbering (the registry's
  * SS_NAME lines), or SS_VERSION_PARAM: its start's parameter's; of @p, what
@@ -486,7 +467,6 @@ bool ss_ignore_peer_window(const struct sscore_state *st, const struct ss_params
  * it wrote last), never to what the rule wrote (struct ss_peer_wnd).  Other
  * variants and versions: SS_WINDOW_NONE, @snd_wnd.
  */
-#define SUSS_2024_RWND_MAX (3U << 20)
 enum ss_window_rule {
 	SS_WINDOW_NONE,
 	SS_WINDOW_ON_ARRIVAL,

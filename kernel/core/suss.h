@@ -71,6 +71,28 @@ static inline unsigned int ss_suss_version_of_year(u32 year)
 	P(suss_lift_rwnd_rounds, 0, uint, "SUSS (ours only): not held by the peer's window in rounds <= this (0: off)") \
 	P(suss_version, 2024, suss_version, "SUSS: the version cubic_suss runs: 2024 (the authors' code behind the SIGCOMM'24 paper), 2025 (their rewrite), 0 (ours, from the paper's text)")
 
+/* SUSS state, numbered as in the authors' traces so plots can be compared. */
+enum ss_suss_state {
+	SUSS_CLOCKING = 1,	/* ACK-clocked part of a round (or no jump) */
+	SUSS_PACING = 2,	/* red packets of an accelerated round */
+	SUSS_EXIT_CAP = 3,	/* left slow start at the cap set by HyStart */
+	SUSS_EXIT_DELAY = 4,	/* left slow start on HyStart's delay test */
+	SUSS_REDUCED = 9,	/* entered Recovery/CWR during SUSS */
+	SUSS_OFF = 10,		/* not accelerating: plain HyStart */
+};
+
+/* Reasons a SUSS round was not accelerated (SS_EV_GROWTH c bits). */
+#define SUSS_NO_SHORT_PATH	0x01	/* minRTT <= suss_min_rtt */
+#define SUSS_NO_TRAIN		0x02	/* ACK train too long (condition 1) */
+#define SUSS_NO_DELAY		0x04	/* RTT rising (condition 2) */
+#define SUSS_NO_ROUNDS		0x08	/* suss_max rounds used */
+#define SUSS_NO_GUARD		0x10	/* guard interval not positive */
+#define SUSS_NO_SAMPLE		0x20	/* blue train not measurable */
+#define SUSS_NO_DISALLOWED	0x40	/* growth already fell to 2 */
+
+/* The 2024 code's cap on the peer's window it raises (sscore.h, ss_window_rule). */
+#define SUSS_2024_RWND_MAX (3U << 20)
+
 struct ss_suss {
 	u32 blue_tail;		/* this round's blue part ends at this sequence */
 	u32 blue_cnt;		/* blue packets acked this round */
