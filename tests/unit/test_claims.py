@@ -1,6 +1,7 @@
 """The claims ledger: its file's checks, the verdict rules on made-up numbers, and the Table 1
 extractors on a made-up archive."""
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,48 @@ def test_a_partial_column_is_no_evidence(tmp_path):
     assert cl.judge(claim, tmp_path / "elsewhere")[0].why.startswith("no archive")
 
 
+def test_fairness_trend_extractor_compares_the_gain_at_an_axis_ends_per_repetition(tmp_path):
+    """Fig. 15's "more pronounced with longer RTTs and larger buffers", on made-up captures (the fifth flow
+    fair again 3 s before @until, as above): per repetition, the gain (off - on) at 2 BDP less at 1 BDP,
+    each over both minRTTs; and at 50 ms less at 25 ms, each over both buffers.  Worked by hand:
+      rep 0: 1BDP gains 2 (25 ms: 13 - 11) and 1 (50 ms: 13 - 12), mean 1.5; 2BDP 3 and 4, mean 3.5
+      rep 1: 1BDP 1 and 1, mean 1;                                    2BDP 2 and 2, mean 2
+    buffer: 3.5 - 1.5 = 2 and 2 - 1 = 1, mean 1.5; rtt: rep 0 (2 + 3) / 2 - (1 + 4) / 2 = 0, rep 1 0."""
+    from .test_matrix_report import fairness_plan, make_fairness_cell
+
+    d = tmp_path / "fairness" / "all"
+    untils = {("1BDP", "25ms", 0): (13, 11), ("1BDP", "50ms", 0): (13, 12), ("2BDP", "25ms", 0): (14, 11),
+              ("2BDP", "50ms", 0): (15, 11), ("1BDP", "25ms", 1): (13, 12), ("1BDP", "50ms", 1): (13, 12),
+              ("2BDP", "25ms", 1): (13, 11), ("2BDP", "50ms", 1): (14, 12)}
+    cells = [make_fairness_cell(d, f"{b}-{r}-{rep}", {"incumbents": "cubic", "buffer": b, "rtt": r}, rep,
+                                {"off": float(off), "on": float(on)})
+             for (b, r, rep), (off, on) in untils.items()]
+    plan = fairness_plan(d, cells)
+    plan.axis_values = {"incumbents": ["cubic"], "buffer": ["1BDP", "2BDP"], "rtt": ["25ms", "50ms"]}
+    (d / "plans").mkdir(parents=True)
+    write_matrix_plan(plan, d / "plans" / "plan-20260101T000000Z-0000.json")
+    assert ev.fairness.fairness_recovery_gain(d, "2BDP").mean == pytest.approx(2.75, abs=0.05)
+    buffer = ev.fairness.fairness_gain_trend(d, "buffer")
+    assert buffer.n == 2 and buffer.mean == pytest.approx(1.5, abs=0.05)
+    rtt = ev.fairness.fairness_gain_trend(d, "rtt")
+    assert rtt.n == 2 and rtt.mean == pytest.approx(0.0, abs=0.05)
+    # At n = 2 neither is decided; a claim over the ends needs every setting of both ends done.
+    assert decide(ClaimTest(rule="at_least", bound=0, bound_reason="grows"), buffer).verdict == "not decided at n = 2"
+    for cell in cells:
+        if cell.setting["buffer"] == "2BDP" and cell.setting["rtt"] == "50ms":
+            shutil.rmtree(d / "cells" / cell.key)
+    with pytest.raises(cl.LedgerError, match="3 of the 4 settings at the buffer axis's ends"):
+        ev.fairness.fairness_gain_trend(d, "buffer")
+    # Without any 2 BDP setting the archive is another selection's: not this claim's.
+    for cell in cells:
+        if cell.setting["buffer"] == "2BDP" and (d / "cells" / cell.key).exists():
+            shutil.rmtree(d / "cells" / cell.key)
+    with pytest.raises(cl.NotThisArchive, match="2 of the 4 settings"):
+        ev.fairness.fairness_gain_trend(d, "buffer")
+    with pytest.raises(ValueError, match="buffer or rtt"):
+        ev.fairness.fairness_gain_trend(d, "incumbents")
+
+
 def test_fairness_extractor_reads_the_sooner_return_per_repetition(tmp_path):
     """E6 on made-up captures (test_matrix_report's fifth flow, unfair until t = @until): fair again from
     the window ending 1 s after it, 4 s after the fifth flow's start at 13 s off and 2 s at 11 s on."""
@@ -171,11 +214,12 @@ def test_fairness_extractor_reads_the_sooner_return_per_repetition(tmp_path):
     # Its report names the other buffers' claims once and gives the 1 BDP claim its section.
     text = cl.report_claims_md(tmp_path, d)
     assert ("Not tested by these runs (other settings of the experiment): fig15-fairness-recovers-sooner-1-5bdp, "
-            "fig15-fairness-recovers-sooner-2bdp.") in text
-    assert "fig15-fairness-recovers-sooner-1bdp: not decided at n = 2" in text and text.count("### ") == 1
+            "fig15-fairness-recovers-sooner-2bdp, fig15-more-pronounced-with-buffer.") in text
+    # Its grid has one buffer, so the minRTT trend is this archive's (both gains 0 s, 50 ms less 25 ms).
+    assert "fig15-more-pronounced-with-rtt: reproduced" in text
+    assert "fig15-fairness-recovers-sooner-1bdp: not decided at n = 2" in text and text.count("### ") == 2
     # The same archive copied out of results/ (an artifact downloaded from a CI run): its plan names its
     # kind, and its report tests the same claims, naming where it now lies.
-    import shutil
     copy = tmp_path / "elsewhere" / "artifact" / d.name
     shutil.copytree(d, copy)
     results = tmp_path / "empty-results"

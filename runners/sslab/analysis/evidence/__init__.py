@@ -25,6 +25,7 @@ EXTRACTORS: dict[str, Callable[..., Measured]] = {
     "e4_least_improvement": e4.e4_least_improvement,
     "e4_loss_gap_change": e4.e4_loss_gap_change,
     "e4_loss_ratio": e4.e4_loss_ratio,
+    "fairness_gain_trend": fairness.fairness_gain_trend,
     "fairness_recovery_gain": fairness.fairness_recovery_gain,
     "table1_average_improvement": table1.table1_average_improvement,
     "table1_large_slowdown": table1.table1_large_slowdown,

@@ -39,3 +39,52 @@ def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic"
     note = f"; {censored} run(s) never back within the observation, counted as back at its end" if censored else ""
     return measured(vals, f"{archive}: {incumbents} incumbents at {buffer}, {len(rtts)} minRTTs{note}",
                     *cell_dirs(archive, buffer=buffer))
+
+
+def fairness_gain_trend(archive: Path, along: str, incumbents: str = "cubic") -> Measured:
+    """Whether the sooner return grows along an axis of E6 (§6.4: the effect "more pronounced" with
+    longer minRTTs and larger buffers): per repetition, how much sooner F returns with SUSS (off less on,
+    in seconds) at the axis's last value less at its first (@along "buffer": 2 BDP less 1 BDP; "rtt":
+    the longest minRTT less the shortest), each the mean over the other axis's values; its CI over the
+    repetitions.  Runs never back within the observation count as back at its end, as for the gain."""
+    from ..archive import latest_plan
+    from ..fairness import recoveries
+
+    if along not in ("buffer", "rtt"):
+        raise ValueError(f"along: buffer or rtt, not {along!r}")
+    across = "rtt" if along == "buffer" else "buffer"
+    _, plan = latest_plan(archive)
+    axes = plan.axis_values or {}
+    ends, others = axes.get(along, []), axes.get(across, [])
+    runs, _ = recoveries(archive, plan)
+    by: dict[tuple[str, str, int], dict] = {}
+    censored = 0
+    for r in runs:
+        if r["incumbents"] != incumbents:
+            continue
+        t = r["recovery_s"]
+        if t is None:
+            t, censored = r["observed_s"], censored + 1
+        by.setdefault((r[along], r[across], r["rep"]), {})[r["side"]] = t
+    needed = [(end, other) for end in (ends[:1] + ends[-1:]) for other in others] if len(ends) > 1 else []
+    done = {(a, b) for (a, b, _), sides in by.items() if len(sides) == 2}
+    if not needed or not set(needed) <= done:
+        # An archive of other settings (a selection without one of the ends) is not this claim's; one
+        # with both ends but not every setting at them is an archive that has not finished.
+        both_ends = len(ends) > 1 and {ends[0], ends[-1]} <= {a for a, _ in done}
+        raise (LedgerError if both_ends else NotThisArchive)(
+            f"{archive}: {len(set(needed) & done)} of the {len(needed)} settings at the {along} axis's ends have "
+            f"both arms done; the claim is over all of them (`make fairness`)")
+    reps = sorted({rep for (_, _, rep), sides in by.items() if len(sides) == 2})
+
+    def gain(end: str, rep: int) -> float | None:
+        sides = [by.get((end, other, rep), {}) for other in others]
+        if any(len(s) < 2 for s in sides):
+            return None
+        return statistics.fmean(s["off"] - s["on"] for s in sides)
+
+    vals = [hi - lo for rep in reps
+            if (lo := gain(ends[0], rep)) is not None and (hi := gain(ends[-1], rep)) is not None]
+    note = f"; {censored} run(s) never back within the observation, counted as back at its end" if censored else ""
+    return measured(vals, f"{archive}: {incumbents} incumbents, the gain at {along} {ends[-1]} less at {ends[0]}, "
+                          f"each over {len(others)} {across} values{note}", *cell_dirs(archive))
