@@ -526,10 +526,10 @@ def test_a_cause_run_is_not_a_claims_evidence(tmp_path):
              "improvement": imp, "improvement_ci": [imp - 0.01, imp + 0.01]}]}))
         return run, d
 
-    own, _ = report("20261128T100000Z-aaaa", 10, 0.25, "none")
+    own_run, _ = report("20261128T100000Z-aaaa", 10, 0.25, "none")
     fq, fq_report = report("20261128T110000Z-bbbb", 20, 0.05, "fq")
     from sslab.analysis.conditions import departures
-    assert departures([own]) == [] and departures([own, fq]) == ["sender_qdisc fq (1 run(s))"]
+    assert departures([own_run]) == [] and departures([own_run, fq]) == ["sender_qdisc fq (1 run(s))"]
     claim = cl.Claim(id="x", where="Fig. 12", words="over 20 %", quantity="least improvement",
                      test=ClaimTest(rule="at_least", bound=20, bound_reason="the paper's"),
                      evidence=cl.Evidence(experiment="fct-vs-size", archive="fct-vs-size/reports/2*",
@@ -538,6 +538,26 @@ def test_a_cause_run_is_not_a_claims_evidence(tmp_path):
     assert measured.n == 10 and measured.mean == pytest.approx(25) and verdict.verdict == "reproduced"
     verdict, measured = cl.judge(claim, results=tmp_path, archive=fq_report)
     assert measured.n == 20 and verdict.verdict == "not reproduced"
+    # An experiment whose own file sets the qdisc (as Table 1's sets its socket buffers) has fq as its
+    # own: that archive is then its evidence, and the larger n decides.
+    own = {"fct-vs-size": {"sender_qdisc": {"fq"}}}
+    assert departures([fq], own["fct-vs-size"]) == [] and departures([own_run], own["fct-vs-size"]) == \
+        ["sender_qdisc none (1 run(s))"]
+    verdict, measured = cl.judge(claim, results=tmp_path, own=own)
+    assert measured.n == 20 and verdict.verdict == "not reproduced"   # fq's is the experiment's own now
+    assert cl.judge(claim, results=tmp_path, own={"fct-vs-size": {"sender_qdisc": {"none"}}})[0].verdict == "reproduced"
+    # Another experiment's own settings do not apply to this one's archives.
+    assert cl.judge(claim, results=tmp_path, own={"reproduce-table1": {"sender_qdisc": {"fq"}}})[1].n == 10
+
+
+def test_each_experiments_own_settings_are_its_files():
+    """What a run of an experiment as its file has it ran under: Table 1's file sets the socket buffers
+    (linux-senders: Linux's on the servers), E1's leaves the testbed's (raised); nothing else differs."""
+    from sslab.analysis.conditions import OWN_SETTINGS
+    from sslab.matrix.experiments import own_settings_of
+    table1, e1 = own_settings_of("reproduce-table1"), own_settings_of("startup")
+    assert table1 == {**{k: {v} for k, v in OWN_SETTINGS.items()}, "socket_buffers": {"linux-senders"}}
+    assert e1 == {k: {v} for k, v in OWN_SETTINGS.items()}
 
 
 def test_astart_buffer_ratio_per_repetition(tmp_path):

@@ -25,6 +25,7 @@ not is "not decided", and a value claim of the right sign and the wrong size is 
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -365,12 +366,15 @@ def _apart(path: Path) -> bool:
     return any(mark in path.name for mark in APART_MARKS)
 
 
-def judge(claim: Claim, results: Path = paths.RESULTS_DIR,
-          archive: Path | None = None) -> tuple[Verdict, Measured | None]:
+def judge(claim: Claim, results: Path = paths.RESULTS_DIR, archive: Path | None = None,
+          own: Mapping[str, Mapping[str, Collection]] | None = None) -> tuple[Verdict, Measured | None]:
     """A claim's verdict from the archives under @results (or from @archive alone: a report printing
     its own claims).  Where the evidence names several archives, the one that gives the claim's
     quantity at the largest n decides (a tie: the last in name order), a rule fixed before any
-    result: more repetitions, a narrower CI."""
+    result: more repetitions, a narrower CI.  An archive run under a knob (a cause run) is passed
+    over: one whose settings depart from its experiment's own (@own: experiment -> each knob's values
+    its file gives, sslab.matrix.experiments.own_settings_of; an experiment not in it: the testbed's
+    defaults, conditions.OWN_SETTINGS)."""
     if claim.untestable:
         return Verdict(NOT_TESTABLE, claim.untestable), None
     ev = claim.evidence
@@ -389,10 +393,10 @@ def judge(claim: Claim, results: Path = paths.RESULTS_DIR,
             errors.append(str(e))
             elsewhere += isinstance(e, NotThisArchive)
             continue
-        if archive is None and (away := departures(list(m.runs))):
+        if archive is None and (away := departures(list(m.runs), (own or {}).get(ev.experiment))):
             # A cause run (a knob set on the command line) is not the claim's evidence: the claim is
             # about the experiment as its file has it.  A report judging its own archive still says.
-            errors.append(f"{a}: ran under {', '.join(away)}, not the testbed's own settings")
+            errors.append(f"{a}: ran under {', '.join(away)}, not the experiment's own settings")
             continue
         found.append(m)
     if not found:
@@ -544,10 +548,11 @@ def report_claims_md(results: Path, archive: Path,
     return _short_paths("\n".join(lines), results)
 
 
-def ledger_rows(ledger: Ledger, results: Path = paths.RESULTS_DIR) -> list[tuple[Claim, Verdict, Measured | None]]:
+def ledger_rows(ledger: Ledger, results: Path = paths.RESULTS_DIR,
+                own: Mapping[str, Mapping[str, Collection]] | None = None) -> list[tuple[Claim, Verdict, Measured | None]]:
     """Every claim of @ledger with its verdict and our number from the archives under @results (its
-    paper values, when it names a report that sets them beside ours, one claim each)."""
-    rows = [(c, *judge(c, results)) for c in ledger.claims]
+    paper values, when it names a report that sets them beside ours, one claim each); @own: judge's."""
+    rows = [(c, *judge(c, results, own=own)) for c in ledger.claims]
     if ledger.paper_values is not None:
         rows += paper_value_claims(ledger.paper_values, results)
     return rows

@@ -11,9 +11,11 @@ cubic_suss flow ran, the HyStart each cubic_hs flow ran).
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 from ..records import offload_segments, read_record, read_runs_index
 from ..ccas import (SEARCH_CCAS, SEARCH_VERSIONS, SUSS_VERSIONS, param_default, recorded_hystart, recorded_suss_version,
@@ -250,24 +252,31 @@ def provenance_of(run_dirs: list[Path]) -> dict[str, str]:
 
 #: The testbed's own settings (each knob's "else" value, sslab.scenario.knobs): a run that departs from
 #: one ran under a knob the command line set (a cause run: SENDER_QDISC=fq), not the experiment as
-#: its file has it.
+#: its file has it.  An experiment whose file sets one itself (Table 1's socket buffers, linux-senders)
+#: has its own (own_settings_of, sslab.matrix.experiments), which departures takes instead.
 OWN_SETTINGS = {"hosts": "ideal", "lans": "veth", "sender_qdisc": "none", "offloads": "off",
                 "socket_buffers": "raised", "suss_version": param_default("suss_version")}
 
 
-def departures(run_dirs: list[Path]) -> list[str]:
-    """How @run_dirs depart from the testbed's own settings (OWN_SETTINGS, a researcher's kernel), each
-    with how many runs, from their meta.json; [] when none does."""
+def setting_fields(s: Setting) -> dict[str, Any]:
+    """The settings a knob sets (OWN_SETTINGS' names) as @s has them."""
+    return {"hosts": s.hosts_model, "lans": s.lans, "sender_qdisc": s.sender_qdisc, "offloads": s.offloads,
+            "socket_buffers": s.socket_buffers, "suss_version": s.suss_version}
+
+
+def departures(run_dirs: list[Path], own: Mapping[str, Collection] | None = None) -> list[str]:
+    """How @run_dirs depart from their experiment's own settings (@own: each knob's values its file gives;
+    None: OWN_SETTINGS) or ran on a researcher's kernel, each with how many runs, from their meta.json;
+    [] when none does."""
+    allowed = {k: {v} for k, v in OWN_SETTINGS.items()} if own is None else \
+        {k: set(own.get(k, {OWN_SETTINGS[k]})) for k in OWN_SETTINGS}
     seen: dict[str, int] = {}
     for d in run_dirs:
         meta_path = Path(d) / "meta.json"
         if not meta_path.exists():
             continue
         meta = json.loads(meta_path.read_text())
-        s = setting_of(Path(d))
-        got = {"hosts": s.hosts_model, "lans": s.lans, "sender_qdisc": s.sender_qdisc, "offloads": s.offloads,
-               "socket_buffers": s.socket_buffers, "suss_version": s.suss_version}
-        found = [f"{k} {v}" for k, v in got.items() if v != OWN_SETTINGS[k]]
+        found = [f"{k} {v}" for k, v in setting_fields(setting_of(Path(d))).items() if v not in allowed[k]]
         if kernel_text(meta):
             found.append(f"kernel{kernel_text(meta)[len('; kernel'):]}")
         for line in found:

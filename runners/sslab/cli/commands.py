@@ -307,9 +307,13 @@ def cmd_claims(args) -> int:
         raise Refused(str(e)) from e
     name = Path(args.ledger).stem
     ledgers[name] = asked                 # a ledger file given by its path is one of them too
+    from ..matrix.experiments import own_settings_of
+    # Each experiment's own settings, as its file gives them: an archive that departs is a cause run.
+    own = {e: own_settings_of(e) for e in sorted({c.evidence.experiment for ledger in ledgers.values()
+                                                 for c in ledger.claims if c.evidence and c.evidence.archive})}
     pages, lines = {}, []
     for key, ledger in ledgers.items():
-        rows = ledger_rows(ledger)
+        rows = ledger_rows(ledger, own=own)
         dest = paths.RESULTS_DIR / "claims" / key
         dest.mkdir(parents=True, exist_ok=True)
         md = dest / "ledger.md"

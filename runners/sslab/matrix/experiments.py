@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Collection
 
 from .. import paths
+from ..ccas import KNOWN_CCAS
 from ..scenario import knobs as knob_table
 from ..scenario import overrides
 from ..scenario.sets import SetError, Sets
@@ -174,6 +175,33 @@ def testbeds(req: Request, jobs: int) -> list:
         substrates = [make_substrate(req.substrate, req.accel, req.clock)]
     ready(substrates[0])
     return substrates
+
+
+def own_settings_of(name: str) -> dict[str, set]:
+    """The values experiment @name's own file gives each knob's setting (analysis.conditions.OWN_SETTINGS'
+    names: host model, LANs, sender qdisc, offloads, socket buffers, SUSS version), over every part or
+    every setting of its matrix, no knob set: what a run of it as its file has it ran under (Table 1's
+    socket buffers linux-senders; E1's raised).  The claims ledger passes over an archive that departs
+    from them: a cause run (analysis.claims.judge)."""
+    from ..analysis.conditions import setting_fields
+    from ..analysis.setting import from_model
+    from ..experiment import load_experiment
+    from ..scenario import load_scenario, parse_scenario
+    from .spec import load_matrix, settings
+
+    exp = load_experiment(name)
+    if exp.kind == "matrix":
+        m = load_matrix(str(exp.matrix_path))
+        scenarios = [m.scenario_for({k: ("cubic" if k in m.spec.axes and m.spec.axes[k].cca and v not in KNOWN_CCAS
+                                         else v) for k, v in setting.items()}, 0)
+                     for setting in settings(m.spec, {})]
+    else:
+        scenarios = [load_scenario(p.path) if p.path else parse_scenario(p.data) for p in exp.parts]
+    own: dict[str, set] = {}
+    for s in scenarios:
+        for k, v in setting_fields(from_model(s.model_dump(mode="json", by_alias=True), 0)).items():
+            own.setdefault(k, set()).add(v)
+    return own
 
 
 def compiled_parts(exp, parts, req: Request, knobs: dict[str, Any]) -> list[tuple[str, str, Path, Any]]:
