@@ -638,8 +638,8 @@ def test_a_cells_numbers_are_read_once_and_again_when_the_cell_is_run_again(tmp_
     from sslab.analysis import table1 as t1
     d, plan = synthetic_matrix(tmp_path)
     parsed = []
-    real_runs_of = t1.runs_of
-    monkeypatch.setattr(t1, "runs_of", lambda cdir: parsed.append(cdir) or real_runs_of(cdir))
+    real_runs_of = t1.run_summaries_of
+    monkeypatch.setattr(t1, "run_summaries_of", lambda cdir: parsed.append(cdir) or real_runs_of(cdir))
     cdir = d / "cells" / "a0"
     first = t1.table1_cell(plan, cdir)
     assert first["off"]["large_fct_s"] == 30.0 and len(parsed) == 1
@@ -654,6 +654,43 @@ def test_a_cells_numbers_are_read_once_and_again_when_the_cell_is_run_again(tmp_
     # (a record of another length: a file's time may not have moved within a test's milliseconds)
     (cdir / "cell.json").write_text(json.dumps({"key": "a0", "host": "h2", "wall_s": 101.0, "traffic_s": 60.0}))
     assert t1.table1_cell(plan, cdir)["off"]["large_fct_s"] == 40.0 and len(parsed) == 2
+
+
+def test_a_runs_record_is_parsed_once_for_every_pass_without_its_series(tmp_path, monkeypatch):
+    """A report's passes over a matrix's cells (its tables, the cells' timing, conditions, flows' table and
+    page) share run_summary's reading: each run.json parsed once while unchanged, again when written anew,
+    its flows' series (received bytes over time, events, BBRv3's states) left out; the least recently read
+    dropped past SUMMARIES_KEPT."""
+    from sslab.analysis import archive
+    from sslab.analysis.conditions import conditions_of
+    from sslab.analysis.tidy import flow_rows
+    d, plan = synthetic_matrix(tmp_path)
+    parsed = []
+    real = archive.read_record
+    monkeypatch.setattr(archive, "read_record",
+                        lambda path, kind: (kind == "sslab.run" and parsed.append(path)) or real(path, kind))
+    monkeypatch.setattr(archive, "_SUMMARIES", archive.OrderedDict())
+    cdir = d / "cells" / "a0"
+    run_file = next((cdir / "job" / "out" / "runs").glob("000-*/run.json"))
+    run = json.loads(run_file.read_text())
+    run["flows"][0].update(rx_series=[[0.0, 0], [1.0, 1000]], events=[{"ts": 1}], bbr3=[{"ts": 2}])
+    run_file.write_text(json.dumps(run))
+    runs = len(archive.runs_of(cdir))
+    parsed.clear()
+    summaries = archive.run_summaries_of(cdir)
+    assert len(parsed) == runs and not {"rx_series", "events", "bbr3"} & set(summaries[0][0]["flows"][0])
+    assert summaries[0][0]["flows"][0]["fct_s"] == run["flows"][0]["fct_s"]
+    archive.cell_timing(plan.cells[0], cdir)
+    conditions_of([cdir])
+    flow_rows(cdir)
+    assert len(parsed) == runs                                  # the other passes read no record again
+    run["flows"][0]["fct_s"] = 41.25
+    run_file.write_text(json.dumps(run, indent=1))              # written anew (another length)
+    assert archive.run_summaries_of(cdir)[0][0]["flows"][0]["fct_s"] == 41.25 and len(parsed) == runs + 1
+    monkeypatch.setattr(archive, "SUMMARIES_KEPT", 1)
+    archive._SUMMARIES.clear()
+    assert len(archive.run_summaries_of(cdir)) == runs
+    assert len(archive._SUMMARIES) == 1
 
 
 def test_a_matrix_plan_is_read_once_and_again_when_a_newer_one_is_written(tmp_path, monkeypatch):

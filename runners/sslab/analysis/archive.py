@@ -9,6 +9,7 @@ reads it, the reports and the resuming runner alike, reads it through here.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from pathlib import Path
 
 from ..plan_record import MatrixPlan, PlannedCell, read_matrix_plan
@@ -65,6 +66,42 @@ def latest_plan(matrix_dir: Path) -> tuple[Path, MatrixPlan]:
     return plans[-1], _PLANS[key].model_copy()
 
 
+#: A run record's per-flow series, which only the plots and the per-paper reports read: each flow's
+#: received bytes over time, the module's events and BBRv3's states, most of a record's bytes.
+SERIES_KEYS = frozenset({"rx_series", "events", "bbr3"})
+#: run_summary's records by their file's path and identity (written_as), the least recently read
+#: dropped past SUMMARIES_KEPT: a matrix report over 640 runs keeps every one (a few KB each, where a
+#: record with its series is about a megabyte in memory).
+_SUMMARIES: OrderedDict[tuple, dict] = OrderedDict()
+SUMMARIES_KEPT = 4096
+
+
+def run_summary(path: Path) -> dict:
+    """A run's record (its run.json) without its flows' series (SERIES_KEYS), parsed once while its
+    file is unchanged: a matrix report's passes over its cells (its tables, the cells' timing, their
+    conditions, the flows' table, the page's links to captures) share one reading of each run where
+    each read it again.  Shared between its readers: for reading, never to change."""
+    key = (str(path), written_as(path))
+    got = _SUMMARIES.get(key)
+    if got is None:
+        record = read_record(path, "sslab.run")
+        got = {**record, "flows": [{k: v for k, v in f.items() if k not in SERIES_KEYS}
+                                   for f in record.get("flows") or []]}
+        _SUMMARIES[key] = got
+        while len(_SUMMARIES) > SUMMARIES_KEPT:
+            _SUMMARIES.popitem(last=False)
+    else:
+        _SUMMARIES.move_to_end(key)
+    return got
+
+
+def run_summaries_of(cell_dir: Path) -> list[tuple[dict, Path]]:
+    """runs_of's runs as run_summary reads them (no series): for a pass that reads none."""
+    out = cell_dir / "job" / "out"
+    return [(run_summary(out / "runs" / e["tag"] / "run.json"), out / "runs" / e["tag"])
+            for e in read_runs_index(out / "runs.json")]
+
+
 def runs_of(cell_dir: Path) -> list[tuple[dict, Path]]:
     out = cell_dir / "job" / "out"
     index = read_runs_index(out / "runs.json")
@@ -100,7 +137,8 @@ def cell_timing(cell: PlannedCell, cell_dir: Path) -> tuple:
     run's first flow start to its last flow's last byte.
     """
     info = read_record(cell_dir / "cell.json", "sslab.cell")
-    wire = sum(max(f.get("started_s", 0.0) + f["fct_s"] for f in run["flows"]) for run, _ in runs_of(cell_dir))
+    wire = sum(max(f.get("started_s", 0.0) + f["fct_s"] for f in run["flows"])
+               for run, _ in run_summaries_of(cell_dir))
     return cell.name, cell.rep, info["host"], info["wall_s"], info["traffic_s"], wire
 
 

@@ -17,10 +17,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from ..records import offload_segments, read_record, read_runs_index
+from ..records import offload_segments, read_runs_index
 from ..ccas import (SEARCH_CCAS, SEARCH_VERSIONS, SUSS_VERSIONS, param_default, recorded_hystart, recorded_suss_version,
                     search_thresh_pct, search_version_of)
-from .archive import written_as
+from .archive import run_summary, written_as
 from .setting import Setting, setting_of
 
 
@@ -159,7 +159,7 @@ def _runs_of(run_dir: Path) -> list[dict]:
     index = out / "runs.json"
     if not index.exists():
         return []
-    return [read_record(out / "runs" / e["tag"] / "run.json", "sslab.run") for e in read_runs_index(index)]
+    return [run_summary(out / "runs" / e["tag"] / "run.json") for e in read_runs_index(index)]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import markdown
 
 from .. import paths
 from . import dashboard
-from .archive import runs_of
+from .archive import run_summaries_of
 from .pcap import stored_capture
 
 STYLE = """
@@ -76,7 +76,7 @@ def labelled_run_files(run_dirs: list[Path], labels: dict[Path, str]) -> list[tu
     for d in run_dirs:
         d = Path(d)
         files = []
-        for run, run_dir in runs_of(d):
+        for run, run_dir in run_summaries_of(d):
             for k in RUN_FILES:
                 if run.get(k) and (f := stored_capture(run_dir / run[k])).is_file():
                     files.append((f"{run_dir.name} {RUN_FILE_WORDS[k]}", f))

@@ -21,8 +21,8 @@ from . import paper_bounds, progress
 from .capturecheck import agreement_line
 from .causes import causes_md, load_causes
 from .fidelity import run_passes
-from .archive import (CELL_RECORD, cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of,
-                      written_as)
+from .archive import (CELL_RECORD, cell_timing, check_controls, current_cells, overhead_table, run_summaries_of,
+                      side_of, written_as)
 from .stats import without_values, fmt_mean_ci, describe
 from .verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, RULE_RECORD, Comparison, tally, tally_text
 
@@ -68,7 +68,7 @@ def table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
 def _table1_cell(plan: MatrixPlan, cell_dir: Path) -> dict:
     """table1_cell's numbers, read from the cell's run records."""
     out: dict = {"buffer_pkts": buffer_pkts_of(cell_dir)}
-    for run, _ in runs_of(cell_dir):
+    for run, _ in run_summaries_of(cell_dir):
         check_controls(run, cell_dir)
         out.setdefault("first", side_of(plan, run))  # which arm ran first in the boot
         fcts = [flow_fct(f, plan.fct_timing, cell_dir) for f in run["flows"]]

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from ..ccas import recorded_suss_version, recorded_version
 from ..records import RecordFormatError, read_record, read_runs_index
+from .archive import run_summary
 from .conditions import commit_text
 from .fidelity import run_passes
 from .setting import setting_of
@@ -86,7 +87,7 @@ def flow_rows(run_dir: Path, relative_to: Path | None = None) -> list[dict]:
     out_dir = run_dir / "job" / "out"
     rows = []
     for entry in read_runs_index(out_dir / "runs.json"):
-        run = read_record(out_dir / "runs" / entry["tag"] / "run.json", "sslab.run")
+        run = run_summary(out_dir / "runs" / entry["tag"] / "run.json")
         per_run = {**shared, "run": entry["tag"], "case": run["run"]["case"], "rep": run["run"]["rep"],
                    **{f"param_{k}": v for k, v in (run["run"].get("params") or {}).items()},
                    "lost": run["bottleneck"]["drops"], "queue_peak_pkts": run["bottleneck"].get("peak_pkts"),
