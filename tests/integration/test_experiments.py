@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -33,11 +34,12 @@ def test_a_scenario_written_in_the_experiment_runs_with_its_own_rtt_and_name(tmp
     res = sslab(["run", f], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     run_dir = (results / "smoke-25ms" / "latest").resolve()
-    [written] = [p for p in (run_dir.parent / "scenarios").glob("*/smoke-25ms.yaml") if not p.parent.is_symlink()]
     meta = json.loads((run_dir / "meta.json").read_text())
-    # The run names the self-contained scenario it ran, written down beside it.
-    assert meta["scenario"]["path"] == str(written)
-    assert meta["scenario"]["sha256"] == hashlib.sha256(written.read_bytes()).hexdigest()
+    # The run names the file its words are in (the experiment's, with its hash) and its part; the scenario
+    # as it ran is its plan.json and meta.json's model, and no scenario file is written beside the runs.
+    assert {k: meta["scenario"][k] for k in ("path", "sha256", "experiment", "part")} == {
+        "path": f, "sha256": hashlib.sha256(Path(f).read_bytes()).hexdigest(), "experiment": f, "part": "smoke-25ms"}
+    assert meta["scenario"]["model"]["name"] == "smoke-25ms" and not list(results.rglob("*.yaml"))
     got = runs(run_dir)
     assert sorted(r["flows"][0]["cc_used"] for r in got) == ["cubic_hs", "cubic_suss"]
     for r in got:  # the path's measured base RTT is the experiment's, not module-smoke's 50 ms
@@ -67,10 +69,9 @@ def test_a_start_the_file_does_not_list_runs_beside_its_own_and_apart(tmp_path, 
     results = tmp_path / "results"
     res = sslab(["run", f, "--select", "cubic_hs,cubic_suss25", "--reps", "1"], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    # The experiment's own directory holds only the scenario written out (the record of what ran).
+    # Nothing goes to the experiment's own directory (no scenario is written out: the plan is the record).
     assert sorted(p.name for p in results.iterdir() if p.name.startswith("two-starts")) == \
-        ["two-starts", "two-starts_start-cubic_suss25"]
-    assert [p.name for p in (results / "two-starts").iterdir()] == ["scenarios"]
+        ["two-starts_start-cubic_suss25"]
     got = runs((results / "two-starts_start-cubic_suss25" / "latest").resolve())
     assert sorted(r["flows"][0]["cc_used"] for r in got) == ["cubic_hs", "cubic_suss25"]
     [suss] = [r["flows"][0] for r in got if r["flows"][0]["cc_used"] == "cubic_suss25"]

@@ -209,13 +209,13 @@ def test_a_new_file_is_a_new_make_target(tmp_path):
     assert "my-idea" in make_targets(tmp_path / "Makefile")
 
 
-def test_two_parts_that_would_write_one_scenario_file_are_refused(tmp_path):
-    """A series whose scenario name ignores its settings would write every part to one file."""
+def test_two_parts_whose_runs_would_read_alike_are_refused(tmp_path):
+    """A series whose scenario name ignores its settings would give every part's runs one name."""
     smoke = yaml.safe_load((REPO_ROOT / "tests/data/module-smoke.yaml").read_text())
     (tmp_path / "s.yaml").write_text(yaml.safe_dump({
         "series": {"name": "s", "axes": {"name": [{"name": "a", "rtt": "20ms"}, {"name": "b", "rtt": "40ms"}]}},
         "scenario": {**smoke, "name": "same", "pairs": [{"rtt": "{rtt}"}]}}))
-    with pytest.raises(ExperimentError, match="two parts write a scenario named same"):
+    with pytest.raises(ExperimentError, match="two parts run a scenario named same"):
         load_experiment(write(tmp_path, "x", parts=[{"series": str(tmp_path / "s.yaml")}]))
 
 

@@ -5,10 +5,10 @@ import re
 
 import pytest
 
-from sslab.experiment import load_experiment
+from sslab.experiment import ExperimentError, load_experiment
+from sslab.experiment.compile import compile_parts
 from sslab.experiment.spec import experiment_files
 from sslab.paths import REPO_ROOT
-from sslab.scenario import ScenarioError
 from sslab.scenario import overrides as ov
 from sslab.scenario.sets import SetError, resolve
 
@@ -19,8 +19,11 @@ def fields(settings, aliases=None):
 
 
 def overridden(exp, parts, settings):
-    """@parts of @exp with @settings set, as `make <exp> NAME=value ...` sets them."""
-    return exp.overridden(parts, resolve(settings, exp.target, aliases=exp.spec.aliases).fields)
+    """@parts of @exp with @settings set, as `make <exp> NAME=value ...` sets them, and compiled as it
+    compiles them (a field that refuses its value is refused there: ExperimentError)."""
+    parts = exp.overridden(parts, resolve(settings, exp.target, aliases=exp.spec.aliases).fields)
+    compile_parts(exp, parts)
+    return parts
 
 
 def test_a_path_sets_one_field_and_star_every_item_without_touching_the_original():
@@ -127,7 +130,7 @@ def test_a_form_of_the_buffer_replaces_the_form_the_file_gave():
     parts = overridden(exp, exp.choose(["geo", "leo"]), ["BUF=2BDP"])
     assert [(p.name, p.data["bottleneck"]["buffer"]) for p in parts] == [
         ("geo", {"bdp": "2BDP", "rtt": "600ms"}), ("leo", {"bdp": "2BDP", "rtt": "30ms"})]
-    with pytest.raises(ScenarioError, match="(?s)lte with BUF=2BDP.*bdp needs the rtt it refers to"):
+    with pytest.raises(ExperimentError, match="(?s)lte with BUF=2BDP.*bdp needs the rtt it refers to"):
         overridden(exp, exp.choose(["lte"]), ["BUF=2BDP"])
     parts = overridden(exp, exp.choose(["lte"]), ["BUF=2BDP", "bottleneck.buffer.rtt=60ms"])
     assert parts[0].data["bottleneck"]["buffer"] == {"bdp": "2BDP", "rtt": "60ms"}
@@ -147,7 +150,7 @@ def test_startup_at_25ms_is_e1_with_every_rtt_and_its_buffer_at_25ms():
     assert part.data["pairs"] == [{"rtt": "25ms"}] * 5
     assert part.data["bottleneck"] == {"rate": "50mbit", "buffer": {"bdp": 1, "rtt": "25ms"}}
     assert part.data["description"].endswith("(set: RTT=25ms)")
-    base = e._data(plain)
+    base = e.data_of(plain)
     same = {k for k in base if k not in ("pairs", "bottleneck", "description")}
     assert same and all(part.data[k] == base[k] for k in same)
     [part] = overridden(e, [plain], ["BUF=2BDP"])
@@ -171,7 +174,7 @@ def test_runs_with_a_field_set_go_apart_from_the_experiments_own():
 
 def test_a_field_that_refuses_the_value_refuses_the_run():
     e = load_experiment("startup")
-    with pytest.raises(Exception, match="rate"):
+    with pytest.raises(ExperimentError, match="startup with bottleneck.rate=fast: invalid scenario(?s:.*)rate"):
         overridden(e, e.choose(None), ["bottleneck.rate=fast"])
     with pytest.raises(SetError, match="has no setting NETEM"):
         overridden(e, e.choose(None), ["NETEM=one"])

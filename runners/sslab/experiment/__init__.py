@@ -10,6 +10,8 @@
             measured ratio, from which expected times come
     spec    experiment files (experiments/*.yaml): what each reproduces, what
             it runs, its report; the README's table of experiments
+    compile an experiment's chosen parts as they run: each validated once and compiled
+            to its plan, nothing written to a file
 
 May import: scenario, substrate, analysis and the leaves (paths, ccas).
 Not matrix or cli.
@@ -19,10 +21,10 @@ from .archive import gzip_in_place
 from .run import (code_version, run_scenario, run_scenario_into, run_scenarios_in_one_boot, scenario_as_run, sha256,
                   write_manifest)
 from .timing import estimate_seconds
-from .series import run_series, write_scenarios
+from .series import run_series
 from .spec import Experiment, ExperimentError, experiment_files, experiments_table, load_experiment
 
 __all__ = ["Experiment", "ExperimentError", "experiment_files", "experiments_table", "load_experiment",
-           "write_scenarios", "code_version", "gzip_in_place", "estimate_seconds", "run_scenario", "run_scenario_into",
+           "code_version", "gzip_in_place", "estimate_seconds", "run_scenario", "run_scenario_into",
            "run_scenarios_in_one_boot", "run_series", "scenario_as_run", "sha256",
            "write_manifest"]

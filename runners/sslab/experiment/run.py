@@ -85,22 +85,24 @@ def run_as_run(s: Scenario, scenario_path: Path, kind: str, substrate) -> Path:
     """Run @s (the file @scenario_path as the command line runs it: scenario_as_run) into a new
     results/<kind>/<run-id>/."""
     check_offered(substrate, s.congestion_controls())
-    return run_compiled(Compiled.of(s), scenario_path, kind, substrate)
+    return run_compiled(Compiled.of(s), {"path": str(scenario_path), "sha256": sha256(Path(scenario_path))}, kind,
+                        substrate)
 
 
-def run_compiled(c: Compiled, scenario_path: Path, kind: str, substrate,
+def run_compiled(c: Compiled, source: dict, kind: str, substrate,
                  started: Callable[[Path], None] | None = None) -> Path:
-    """Run @c (the file @scenario_path compiled as the command line runs it; an experiment's cell
-    keeps it) into a new results/<kind>/<run-id>/, whose manifest is the last file written.
-    @started: told the run directory before its testbed boots (a series records where a key runs)."""
-    expected, source = expected_seconds(c.plan, substrate.name)
+    """Run @c (a scenario compiled as the command line runs it; an experiment's cell keeps it) into a
+    new results/<kind>/<run-id>/, whose manifest is the last file written.  @source: what meta.json
+    records of where its words came from (a scenario file's path and sha256; an experiment's part:
+    sslab.experiment.compile.source_of).  @started: told the run directory before its testbed boots (a
+    series records where a key runs)."""
+    expected, basis = expected_seconds(c.plan, substrate.name)
     print(f"{c.name}: {len(c.plan.runs)} runs on {substrate.name} ({substrate.clock}); expected about "
-          f"{expected / 60:.1f} min ({source})", flush=True)
+          f"{expected / 60:.1f} min ({basis})", flush=True)
     run_dir = paths.new_run_dir(kind)
     if started is not None:
         started(run_dir)
-    run_scenarios_in_one_boot([c], [run_dir], substrate,
-                              [{"path": str(scenario_path), "sha256": sha256(Path(scenario_path))}])
+    run_scenarios_in_one_boot([c], [run_dir], substrate, [source])
     write_manifest(run_dir)
     return run_dir
 

@@ -39,29 +39,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 
 from .. import paths
 from ..plan_record import MatrixPlan
 from ..records import read_plan
 from .run import Compiled, damaged_among, finish_read_out, guest_finished, run_compiled
 from .workers import run_on_each
-
-
-def write_scenarios(scenarios: list[dict], dest: Path) -> list[Path]:
-    """Each scenario (plain data) as its own file in @dest (<scenario name>.yaml): what run_series
-    runs, and the record of what ran."""
-    files = []
-    for data in scenarios:
-        f = dest / f"{data['name']}.yaml"
-        f.write_text(yaml.safe_dump(data, sort_keys=False))
-        files.append(f)
-    return files
-
-
-def write_series_scenarios(series, settings: list[dict], dest: Path) -> list[Path]:
-    """The scenarios of a series file's @settings, written by write_scenarios."""
-    return write_scenarios([series.scenario_data(setting) for setting in settings], dest)
 
 
 def finished_run(kind: str, key: str) -> Path | None:
@@ -126,11 +109,12 @@ class Stopping(Exception):
 @dataclass(frozen=True)
 class PartRun:
     """Where an experiment's part is run from and recorded: its cell's key (the key its run has here
-    or on any host), its scenario file (the record names it) and results/<kind>/, where the key is
-    linked.  Two parts of one scenario are one cell, linked under each part's kind."""
+    or on any host), where its words came from (meta.json records it:
+    sslab.experiment.compile.source_of) and results/<kind>/, where the key is linked.  Two parts of
+    one scenario are one cell, linked under each part's kind."""
     name: str
     key: str
-    path: Path
+    source: dict
     kind: str
 
 
@@ -178,7 +162,7 @@ def run_series(plan: MatrixPlan, parts: list[PartRun], substrates: list, again: 
                         finish_read_out(d)
                     else:
                         d = run_compiled(Compiled(read_plan(cell.plan, f"cell {cell.key}'s plan"), cell.scenario),
-                                         first.path, first.kind, substrate,
+                                         first.source, first.kind, substrate,
                                          started=lambda run_dir: record_started(first.kind, cell.key, run_dir))
                     link_for_parts(by_key[cell.key], d)
                     started_link(first.kind, cell.key).unlink(missing_ok=True)

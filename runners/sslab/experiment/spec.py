@@ -32,7 +32,7 @@ file, part or selection is refused (exit 2) before anything runs.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Collection
 
@@ -139,11 +139,15 @@ class ExperimentSpec(BaseModel):
 
 @dataclass(frozen=True)
 class Part:
-    """One scenario run of an experiment: from a file (path) or written out before it runs (data)."""
+    """One scenario run of an experiment: a scenario file as it is (path), or a scenario as data (data:
+    written in the experiment or a series file, or a file's narrowed or with fields set), compiled
+    as it is (sslab.experiment.compile)."""
     name: str
     tags: frozenset[str]
     path: Path | None = None
     data: dict | None = field(default=None, compare=False)
+    #: The file its words are in, when it is data: the experiment file, or the series file of its setting.
+    defined_in: Path | None = None
     #: What its results directory's name adds when fields were set on it (SET=, an alias:
     #: `_set-RTT-25ms`) or a start its file does not list runs in it (`_start-cubic_suss25`): runs
     #: that are not the experiment as its file has it are kept apart from those that are, which the
@@ -151,6 +155,8 @@ class Part:
     apart: str = ""
     #: The starts it runs that its file does not list (VARIANTS=), in the order asked.
     added: tuple[str, ...] = ()
+    #: The fields a command line set on it, as given (`RTT=25ms`): its runs' record says so.
+    given: str = ""
 
 
 def start_suffix(starts: Collection[str]) -> str:
@@ -208,7 +214,7 @@ class Experiment:
                 return [Part(self.target, frozenset(), path=f)]
             data = inline_scenario_data(s.scenario, self.path.parent, f"{self.path} scenario")
             parse_scenario(data, f"{self.path} scenario")
-            return [Part(self.target, frozenset(), data=data)]
+            return [Part(self.target, frozenset(), data=data, defined_in=self.path)]
         parts: list[Part] = []
         for p in s.parts:
             tags = frozenset({p.tag} if p.tag else set())
@@ -226,18 +232,19 @@ class Experiment:
         dup = sorted({p.name for p in parts if [q.name for q in parts].count(p.name) > 1})
         if dup:
             raise ExperimentError(f"{self.path}: part names repeat: {', '.join(dup)}")
-        # Scenarios written out before they run are files named after the scenario: one name each.
-        written = [p.data["name"] for p in parts if p.data is not None]
-        dup = sorted({n for n in written if written.count(n) > 1})
+        # A run's record names its scenario by name: two parts' runs must not read alike.
+        named = [p.data["name"] for p in parts if p.data is not None]
+        dup = sorted({n for n in named if named.count(n) > 1})
         if dup:
-            raise ExperimentError(f"{self.path}: two parts write a scenario named {', '.join(dup)}")
+            raise ExperimentError(f"{self.path}: two parts run a scenario named {', '.join(dup)}: their runs' "
+                                  f"records would not tell them apart")
         return parts
 
     @staticmethod
     def _series_parts(series: Series, settings: list[dict], tags: frozenset[str]) -> list[Part]:
         """A part for each of @settings of @series, tagged with @tags and its text values."""
         return [Part(setting["name"], tags | {v for v in setting.values() if isinstance(v, str)},
-                     data=series.scenario_data(setting)) for setting in settings]
+                     data=series.scenario_data(setting), defined_in=series.path) for setting in settings]
 
     def _start_parts(self, name: str) -> list[Part]:
         """The parts a start the files do not list adds: the settings of each series of starts with
@@ -248,7 +255,8 @@ class Experiment:
             axis = more.start_axis()
             for part in self._series_parts(more, [x for x in more.settings() if x.get(axis) == name], tags):
                 parse_scenario(part.data, f"{series.path} setting {part.name}")
-                out.append(Part(part.name, part.tags, data=part.data, apart=start_suffix([name]), added=(name,)))
+                out.append(Part(part.name, part.tags, data=part.data, defined_in=series.path,
+                                apart=start_suffix([name]), added=(name,)))
         return out
 
     def choose(self, words: list[str] | None) -> list[Part]:
@@ -270,12 +278,12 @@ class Experiment:
         return [self._narrowed(p, set(case_words)) for p in chosen]
 
     @staticmethod
-    def _data(part: Part) -> dict:
+    def data_of(part: Part) -> dict:
         """@part's scenario as plain data: written in its experiment or series file, or read from its own."""
         return part.data if part.data is not None else scenario_file_data(part.path)
 
     def _case_labels(self, part: Part) -> set[str]:
-        return {label for labels in case_labels(self._data(part)).values() for label in labels}
+        return {label for labels in case_labels(self.data_of(part)).values() for label in labels}
 
     def _split(self, words: list[str]) -> tuple[list[str], list[str]]:
         """@words as (those naming parts, those naming cases); refused if one names neither."""
@@ -297,7 +305,7 @@ class Experiment:
 
     def _case_starts(self) -> bool:
         """A part (not a series of starts' setting) has a case axis of starts (sslab.scenario.load.start_axis)."""
-        return any(start_axis(self._data(p)) for p in self.parts if p.name not in self._start_series_parts)
+        return any(start_axis(self.data_of(p)) for p in self.parts if p.name not in self._start_series_parts)
 
     def _takes_start(self, word: str) -> bool:
         """@word names a start the harness knows (or a researcher's kernel may register) and a part has
@@ -307,11 +315,11 @@ class Experiment:
 
     def _narrowed(self, part: Part, case_words: set[str]) -> Part:
         """@part with its case axes narrowed to @case_words (sslab.scenario.load.narrow_cases), a start
-        its file does not list added to its axis of starts first (with_start), written out before it
-        runs; @part itself when that leaves its cases as they are."""
+        its file does not list added to its axis of starts first (with_start); @part itself when that
+        leaves its cases as they are."""
         if not case_words:
             return part
-        data = self._data(part)
+        data = self.data_of(part)
         new = sorted(w for w in case_words - self._case_labels(part) if cc_name_refusal(w) is None)
         if new and (axis := start_axis(data)) is None:
             raise ExperimentError(f"{self.path.name}: {part.name} has no axis of starts to run {', '.join(new)} on "
@@ -323,15 +331,20 @@ class Experiment:
             raise ExperimentError(f"{self.path.name}: {part.name}: {e}") from None
         narrowed = narrow_cases(data, case_words)
         if not new:
-            return part if narrowed is data else Part(part.name, part.tags, data=narrowed, apart=part.apart,
-                                                      added=part.added)
+            return part if narrowed is data else replace(part, path=None, data=narrowed, defined_in=self._file_of(part))
         added = (*part.added, *new)
-        return Part(part.name, part.tags, data=narrowed, apart=start_suffix(added), added=added)
+        return replace(part, path=None, data=narrowed, defined_in=self._file_of(part), apart=start_suffix(added),
+                       added=added)
+
+    def _file_of(self, part: Part) -> Path:
+        """The file @part's words are in."""
+        return part.path or part.defined_in or self.path
 
     def overridden(self, parts: list[Part], sets: tuple[overrides.Override, ...]) -> list[Part]:
-        """@parts with the fields @sets name (resolved: sslab.scenario.sets) set in each one's scenario,
-        checked as its file would be; refused (ExperimentError) before anything runs when a path is not
-        the scenario's or a field refuses its value."""
+        """@parts with the fields @sets name (resolved: sslab.scenario.sets) set in each one's scenario;
+        refused (ExperimentError) before anything runs when a path is not the scenario's.  A field that
+        refuses its value is refused when the part is compiled (sslab.experiment.compile), before any
+        testbed boots."""
         if not sets:
             return parts
         given = " ".join(dict.fromkeys(o.given for o in sets))
@@ -339,13 +352,12 @@ class Experiment:
         for part in parts:
             source = f"{part.name} with {given}"
             try:
-                data = overrides.apply(self._data(part), list(sets))
+                data = overrides.apply(self.data_of(part), list(sets))
             except overrides.OverrideError as e:
                 raise ExperimentError(f"{source}: {e}") from None
             data = {**data, "description": f"{data.get('description', '').strip()} (set: {given})".strip()}
-            parse_scenario(data, source)  # a field that refuses the value: refused here, exit 2
-            out.append(Part(part.name, part.tags, data=data, apart=part.apart + overrides.dir_suffix(list(sets)),
-                            added=part.added))
+            out.append(replace(part, path=None, data=data, defined_in=self._file_of(part), given=given,
+                               apart=part.apart + overrides.dir_suffix(list(sets))))
         return out
 
     def repetitions(self) -> list[int]:

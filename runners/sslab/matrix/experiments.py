@@ -32,6 +32,7 @@ from typing import Any, Collection
 
 from .. import paths
 from ..ccas import KNOWN_CCAS
+from ..experiment.compile import CompiledPart, compile_parts
 from ..scenario import knobs as knob_table
 from ..scenario import overrides
 from ..scenario.sets import SetError, Sets
@@ -125,13 +126,18 @@ def run_experiment(req: Request) -> Outcome:
     else:
         parts = exp.choose(req.select)
     parts = exp.overridden(parts, sets.fields)
+    # Each part compiled once, here, before any testbed boots: a field that refuses its value stops it.
+    cells = compile_parts(exp, parts, req.reps or exp.spec.repetitions, req.backend, sets.knobs)
     if req.slurm:
         from .orchestrate import DEFAULT_INVENTORY
         executor = OnInventory(Path(req.inventory) if req.inventory else DEFAULT_INVENTORY, slurm=req.slurm)
+    elif req.inventory:
+        executor = OnInventory(Path(req.inventory))
     else:
-        executor = OnInventory(Path(req.inventory)) if req.inventory else Here()
+        # One scenario file run as it is: its run's own table, no report over runs.
+        executor = Here(alone=exp.kind == "scenario" and parts[0].path is not None)
     t0 = time.monotonic()
-    status, run_dirs = executor.run(exp, parts, req, sets.knobs)
+    status, run_dirs = executor.run(exp, cells, req)
     took = executor.took(time.monotonic() - t0, len(run_dirs))
     done = [d for d in run_dirs if d is not None]
     if report.write is None or executor.alone:
@@ -204,65 +210,37 @@ def own_settings_of(name: str) -> dict[str, set]:
     return own
 
 
-def compiled_parts(exp, parts, req: Request, knobs: dict[str, Any]) -> list[tuple[str, str, Path, Any]]:
-    """(name, kind, scenario file, scenario as run) for each of @parts: its file (part_files) read and
-    validated once with @req's repetitions and backend and the @knobs set; kind is results/<kind>/,
-    where its key is linked."""
-    from ..experiment import scenario_as_run
-    reps = req.reps or exp.spec.repetitions
-    return [(p.name, exp.kind_of(p), f, scenario_as_run(f, reps, req.backend, knobs))
-            for p, f in part_files(exp, parts)]
-
-
-def part_files(exp, parts) -> list[tuple]:
-    """(part, its scenario file) for @parts: a part written in its experiment or series file is written
-    out first, as a file of its own (the record of what ran)."""
-    from ..experiment import write_scenarios
-    written = [p for p in parts if p.path is None]
-    files = dict(zip((p.name for p in written),
-                     write_scenarios([p.data for p in written], paths.new_run_dir(f"{exp.output}/scenarios"))
-                     if written else []))
-    return [(p, p.path or files[p.name]) for p in parts]
-
-
 class Here:
     """This host's testbeds: the experiment planned as cells (matrix.parts.plan_parts), each cell run
-    by experiment.run_series, up to one UML per core at once under virtual time."""
+    by experiment.run_series, up to one UML per core at once under virtual time.  @alone: one
+    scenario file run as it is, keyed as a series' parts are; its run's own table, no report over
+    runs."""
 
-    def __init__(self):
+    def __init__(self, alone: bool = False):
         self.jobs = 0
-        #: One scenario file run as it is (--scenario): its own table, no report over runs.
-        self.alone = False
+        self.alone = alone
 
-    def run(self, exp, parts, req: Request, knobs: dict[str, Any]) -> tuple[int, list[Path | None]]:
+    def run(self, exp, cells: list[CompiledPart], req: Request) -> tuple[int, list[Path | None]]:
         from ..experiment import run_series
-        from ..experiment.run import Compiled
         from ..experiment.series import PartRun
         from .parts import cell_key_of, plan_parts
         from .plan import traffic_code_version
-        if exp.kind == "scenario" and parts[0].path is not None:
-            # One scenario file, run as it is (the record names that file), keyed as a series' parts are.
-            self.alone = True
+        if self.alone:
             substrates = [ready(make_substrate(req.substrate, req.accel, req.clock))]
         else:
             from .orchestrate import check_jobs
             self.jobs = check_jobs(req.substrate, req.jobs)
-            # The testbeds first: a kernel that cannot be built or a host that cannot boot it is refused
-            # before a chosen scenario is written out.
             substrates = testbeds(req, self.jobs)
-        runs = compiled_parts(exp, parts, req, knobs)
         first = substrates[0]
         # A congestion control the kernel under test lacks stops the experiment before its first run.
-        check_offered(first, {cc for *_, s in runs for cc in s.congestion_controls()})
-        # Each scenario compiled to its plan once: its key and its cell are made from that plan.
-        runs = [(n, kind, f, Compiled.of(s)) for n, kind, f, s in runs]
+        check_offered(first, {cc for c in cells for cc in c.congestion_controls()})
         image = getattr(first, "image", None)
-        plan = plan_parts(exp.output, exp.spec.title, exp.spec.report_of.name, [(n, c) for n, _, _, c in runs],
+        plan = plan_parts(exp.output, exp.spec.title, exp.spec.report_of.name, [(c.name, c.compiled) for c in cells],
                           image.manifest()["image_hash"] if image is not None else None,
                           offered_ccas(first, preflight(first)) if image is not None else [],
                           traffic_code_version(), first.name, first.clock, series=exp.kind != "scenario")
         # Each part by its own kind (directory): two parts of one scenario are one cell, linked for both.
-        return 0, run_series(plan, [PartRun(n, cell_key_of(plan, c), f, kind) for n, kind, f, c in runs],
+        return 0, run_series(plan, [PartRun(c.name, cell_key_of(plan, c.compiled), c.source, c.kind) for c in cells],
                              substrates, again=req.again)
 
     def took(self, seconds: float, n: int) -> str:
@@ -281,13 +259,13 @@ class OnInventory:
         self.inventory = inventory
         self.slurm = slurm
 
-    def run(self, exp, parts, req: Request, knobs: dict[str, Any]) -> tuple[int, list[Path | None]]:
+    def run(self, exp, cells: list[CompiledPart], req: Request) -> tuple[int, list[Path | None]]:
         from .fleet import inventory_hosts
         from .parts import run_parts_on_hosts
         if self.slurm is None:
-            inventory_hosts(self.inventory)  # refused (exit 2) before a chosen scenario is written out
-        as_run = [(n, kind, s) for n, kind, _, s in compiled_parts(exp, parts, req, knobs)]
-        return run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report_of.name, as_run, self.inventory,
+            inventory_hosts(self.inventory)  # refused (exit 2) before anything runs
+        return run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report_of.name,
+                                  [(c.name, c.kind, c.compiled) for c in cells], self.inventory,
                                   series=exp.kind != "scenario", substrate=req.substrate, jobs=req.jobs, clock=req.clock, container=req.container,
                                   serial=req.serial, host_timeout=req.host_timeout, again=req.again, slurm=self.slurm)
 

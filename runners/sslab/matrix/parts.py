@@ -24,11 +24,11 @@ from pathlib import Path
 
 from .. import paths
 from ..experiment.keys import scenario_key
+from ..experiment.compile import plan_congestion_controls
 from ..experiment.run import Compiled
 from ..experiment.series import finished_run, record_finished
 from ..plan_record import MatrixPlan, PlannedCell
 from ..records import plan_record
-from ..scenario import Scenario
 from ..substrate import make_substrate
 from ..substrate.image import ensure_image
 from ..substrate.kinds import kind_of
@@ -68,13 +68,13 @@ def plan_parts(output: str, title: str, report: str, parts: list[tuple[str, Comp
     return plan
 
 
-def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[str, str, Scenario]],
+def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[str, str, Compiled]],
                        inventory: Path, *, series: bool = True, substrate: str = "uml", jobs: int | None = None,
                        clock: str = "real",
                        container: str | None = None, serial: str | None = None,
                        host_timeout: float | None = None, again: bool = False, log=print,
                        slurm: SlurmSettings | None = None) -> tuple[int, list[Path | None]]:
-    """Run @parts ((name, kind, scenario as run) each: kind is results/<kind>/, where its key is
+    """Run @parts ((name, kind, compiled scenario) each: kind is results/<kind>/, where its key is
     linked) on the hosts of @inventory, or with @slurm as one Slurm job array; the exit status and
     each part's finished run directory (None: not finished: failed, or stopped)."""
     jobs = check_jobs(substrate, jobs)
@@ -93,12 +93,12 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
     if ccas is None:
         raise MatrixError("the image manifest lists no congestion controls for this substrate: rebuild with "
                           "`make image`")
-    lacking = sorted({cc for _, _, s in parts for cc in s.congestion_controls()} - set(ccas))
+    lacking = sorted({cc for _, _, c in parts for cc in plan_congestion_controls(c)} - set(ccas))
     if lacking:
         raise MatrixError(f"the kernel under test offers no congestion control {', '.join(lacking)}; nothing was "
                           f"run.  It has: {', '.join(ccas)}")
     clock_name = kind_of(substrate).clock(clock)
-    compiled = [(n, kind, Compiled.of(s)) for n, kind, s in parts]
+    compiled = parts
     plan = plan_parts(output, title, report, [(n, c) for n, _, c in compiled], manifest["image_hash"], ccas,
                       traffic_code_version(), substrate, clock_name, series=series)
     plan.jobs = jobs

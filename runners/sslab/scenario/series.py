@@ -95,7 +95,7 @@ class Series:
         return Series(self.spec.model_copy(update={"axes": axes}), self.template, self.path)
 
     def scenario_data(self, setting: dict) -> dict:
-        """The setting's scenario as plain data (what gets written beside its run)."""
+        """The setting's scenario as plain data (what an experiment's part compiles: sslab.experiment.compile)."""
         return substitute(self.template, setting)
 
     def scenarios(self, names: list[str] | None = None) -> list[tuple[dict, Scenario]]:
