@@ -2,6 +2,7 @@
 
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -93,13 +94,12 @@ def test_a_word_naming_a_case_narrows_that_case_axis_in_every_part_chosen():
         e1.choose(["cubic_bogus"])
 
 
-def test_a_start_no_file_lists_runs_beside_the_listed_ones_as_a_file_listing_it_would():
+def test_a_start_no_file_lists_runs_beside_the_listed_ones_as_a_file_listing_it_would(tmp_path):
     """VARIANTS= may name any start the harness knows: offering a start edits no experiment file.  E1
-    and E4 add it to their case axis of starts, E2 to its series' axis of starts (a part of its own);
+    and E4 add it to their case axis of starts, E2 to its axis of starts (a part of its own);
     the scenarios are those of a file that lists it."""
     from sslab.scenario import parse_scenario
     from sslab.scenario.load import scenario_file_data
-    from sslab.scenario.series import load_series
     e1 = load_experiment("startup")
     [asked] = e1.choose(["cubic_hs", "cubic_suss25"])
     data = scenario_file_data(E1)
@@ -112,9 +112,11 @@ def test_a_start_no_file_lists_runs_beside_the_listed_ones_as_a_file_listing_it_
     e2 = load_experiment("wifi")
     hs, new = e2.choose(["cubic_hs", "cubic_suss25"])
     assert (hs.name, new.name) == ("cubic_hs", "cubic_suss25") and case_names(new)[0] == "cubic_suss25-100KB"
-    series = load_series(REPO_ROOT / "experiments" / "scenarios" / "e2-wifi.yaml")
-    [listed] = [x for x in series.with_start("cubic_suss25").settings() if x["name"] == "cubic_suss25"]
-    assert new.data == series.scenario_data(listed) and e2.kind_of(new) == "wifi/cubic_suss25_start-cubic_suss25"
+    # E2's file listing it: its scenario over axes, the axis of starts with cubic_suss25 in it.
+    listed = yaml.safe_load(e2.path.read_text())
+    listed["axes"]["cc"].append("cubic_suss25")
+    [same] = load_experiment(write(tmp_path, "wifi-listed", **listed)).choose(["cubic_suss25"])
+    assert new.data == same.data and e2.kind_of(new) == "wifi/cubic_suss25_start-cubic_suss25"
     assert [p.name for p in e2.choose(["cubic_suss25"])] == ["cubic_suss25"]
     # A name the harness does not know names nothing; an experiment whose starts set other parameters
     # with them (E9's hints) takes none it does not list.
@@ -168,6 +170,20 @@ def test_a_scenario_written_in_the_experiment_extends_files_relative_to_it(tmp_p
     assert load_experiment(g).parts[0].data["bottleneck"]["rate"] == "50mbit"
 
 
+def test_a_scenario_over_axes_is_one_part_per_combination_named_by_its_labels(tmp_path):
+    """A series written in the experiment's file: its scenario a template, each combination of its axes'
+    values a part, named by the labels joined by "-", tagged by its text values, its words the file's."""
+    f = write(tmp_path, "grid", report="astart", scenario={
+        "extends": str(E1), "name": "grid-{name}", "pairs": [{"rtt": "{rtt}"}] * 5,
+        "bottleneck": {"buffer": {"bdp": "{bdp}", "rtt": "{rtt}"}}}, axes={"bdp": [1, 2], "rtt": ["25ms", "40ms"]})
+    e = load_experiment(f)
+    assert e.kind == "parts" and [p.name for p in e.parts] == ["1-25ms", "1-40ms", "2-25ms", "2-40ms"]
+    assert [p.name for p in e.choose(["40ms"])] == ["1-40ms", "2-40ms"] and e.kind_of(e.parts[0]) == "grid/1-25ms"
+    assert e.parts[3].data["name"] == "grid-2-40ms" and e.parts[3].data["bottleneck"]["buffer"] == {"bdp": 2,
+                                                                                                    "rtt": "40ms"}
+    assert e.parts[3].defined_in == Path(f) and e.parts[3].path is None
+
+
 @pytest.mark.parametrize("fields, said", [
     ({"scenario": str(E1), "matrix": "x.yaml"}, "exactly one of scenario, parts or matrix (this one: scenario, matrix)"),
     ({}, "exactly one of scenario, parts or matrix (this one: none)"),
@@ -184,9 +200,14 @@ def test_a_scenario_written_in_the_experiment_extends_files_relative_to_it(tmp_p
     ({"parts": [{"scenario": str(E1)}]}, "needs a name"),
     ({"parts": [{"name": "a", "scenario": str(E1)}, {"name": "a", "scenario": str(E1)}]}, "part names repeat: a"),
     ({"scenario": {"extends": str(E1), "repetitions": 0}}, "repetitions"),
-    ({"parts": [{"series": str(REPO_ROOT / "experiments/scenarios/e2-wifi.yaml")},
-                {"series": str(REPO_ROOT / "experiments/scenarios/e2-wifi.yaml"), "tag": "again"}]}, "part names repeat"),
+    ({"parts": [{"series": str(REPO_ROOT / "experiments/scenarios/e8-astart.yaml")},
+                {"series": str(REPO_ROOT / "experiments/scenarios/e8-astart.yaml"), "tag": "again"}]}, "part names repeat"),
     ({"scenario": str(E1), "reps": 3}, "reps"),
+    ({"parts": [{"name": "a", "scenario": str(E1)}], "axes": {"rtt": ["25ms"]}}, "axes fill a scenario template"),
+    ({"scenario": {"extends": str(E1), "name": "x-{rtt}", "pairs": [{"rtt": "{rtt}"}] * 5}, "report": "astart",
+      "axes": {"rtt": ["25ms", "fast"]}}, "setting fast"),
+    ({"scenario": {"extends": str(E1), "name": "x"}, "report": "astart", "axes": {"rtt": ["25ms", "40ms"]}},
+     "two parts run a scenario named x"),
 ])
 def test_a_bad_experiment_file_is_refused_naming_what(tmp_path, fields, said):
     with pytest.raises(ExperimentError) as e:

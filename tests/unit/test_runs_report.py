@@ -104,7 +104,6 @@ def test_a_description_that_cannot_be_written_is_refused(report, why):
 
 def test_a_bad_report_in_an_experiment_file_is_refused_when_it_loads(tmp_path):
     wifi = yaml.safe_load(load_experiment("wifi").path.read_text())
-    wifi["parts"] = [{"series": str(load_experiment("wifi").path.parent / "scenarios" / "e2-wifi.yaml")}]
     # YAML reads off: and on: as booleans: the improvement's words are baseline and against.
     wifi["report"]["sections"].append({"show": "improvement", "heading": "i", False: "cubic_hs", True: "cubic_suss"})
     f = tmp_path / "wifi2.yaml"

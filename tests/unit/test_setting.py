@@ -36,6 +36,21 @@ def test_the_plan_and_the_scenario_copy_give_the_same_setting(path):
     assert from_plan(plan) == from_model(s.model_dump(mode="json", by_alias=True), plan["bottleneck"]["buffer_pkts"])
 
 
+def experiment_parts():
+    """Every part of every experiment that is not a matrix, as it compiles (a scenario over axes, a series
+    setting, a scenario file): (id, data)."""
+    from sslab.experiment.spec import experiment_files, load_experiment
+    return [(f"{f.stem}/{p.name}", load_experiment(f).data_of(p)) for f in experiment_files()
+            for p in load_experiment(f).parts]
+
+
+@pytest.mark.parametrize("data", [d for _, d in experiment_parts()], ids=[i for i, _ in experiment_parts()])
+def test_an_experiment_parts_plan_and_scenario_copy_give_the_same_setting(data):
+    s = parse_scenario(data)
+    plan = plan_data(s)
+    assert from_plan(plan) == from_model(s.model_dump(mode="json", by_alias=True), plan["bottleneck"]["buffer_pkts"])
+
+
 def test_there_are_scenario_files_to_compare():
     assert len(scenario_files()) >= 25
 

@@ -1,7 +1,7 @@
 """E9, the Blitzstart report's Table 1, rebuilt from archived runs beside the report's numbers.
 
-Input: run directories of the four link scenarios (experiments/scenarios/e9-blitzstart-<link>.yaml),
-each written by `sslab startup` or `sslab run blitzstart`; several directories of one link
+Input: run directories of the four links' parts (experiments/blitzstart.yaml, one per link),
+each written by `sslab run blitzstart`; several directories of one link
 pool their repetitions.  Output: report.md and summary.json in a new directory.
 
 Per link, transfer size and hint, against the standard start (cubic_std) of the same

@@ -7,10 +7,13 @@
     what: |
       What it runs and reports, in a few lines.
     scenario: scenarios/e1-startup.yaml      # what runs: ONE of
-    #   scenario: a scenario file, or a scenario written here (its `extends:` relative to this file)
+    #   scenario: a scenario file, or a scenario written here (its `extends:` relative to this file);
+    #             with `axes:` a template, each combination of the axes' values one part (E2, E4)
     #   parts:    several runs, one report over them; each part is a scenario file
     #             ({name, scenario}) or every setting of a series file ({series}), with an optional tag
     #   matrix:   a matrix file (experiments/scenarios/), run through Ansible with its own report
+    axes:                        # with scenario: one part per combination (sslab.scenario.axes), named
+      cc: [cubic_hs, cubic_suss] #   by its labels joined by "-" (an axis called `name` names it whole)
     select: [wired, wifi, lte]   # parts (and cases) run when SELECT= is not given (default: all)
     repetitions: 3               # over the scenarios' own (default: theirs)
     report: startup              # a report of sslab.analysis.reports by its name, or one described here
@@ -46,7 +49,8 @@ from ..records import check as check_format
 from ..scenario import ScenarioError, load_scenario, overrides, parse_scenario
 from ..scenario.load import (case_labels, field_errors, inline_scenario_data, narrow_cases, read_yaml_file,
                              scenario_file_data, start_axis, with_start)
-from ..scenario.series import Series, load_series
+from ..scenario.axes import Axis
+from ..scenario.series import Series, SeriesSpec, load_series
 
 EXPERIMENTS_DIR = paths.REPO_ROOT / "experiments"
 #: The record kind of an experiment file (sslab.records).
@@ -89,6 +93,9 @@ class ExperimentSpec(BaseModel):
     reproduces: Reproduces
     what: str
     scenario: str | dict[str, Any] | None = None
+    #: With scenario: the scenario is a template, and each combination of these axes' values fills it
+    #: as a part of its own (a series written in the experiment's file: sslab.scenario.series).
+    axes: dict[str, Axis] | None = Field(default=None, min_length=1)
     parts: list[PartSpec] | None = Field(default=None, min_length=1)
     matrix: str | None = None
     select: list[str] | None = Field(default=None, min_length=1)
@@ -128,8 +135,11 @@ class ExperimentSpec(BaseModel):
         for_matrix = self.report_of.matrix is not None
         if for_matrix != (self.matrix is not None):
             raise ValueError(f"report {self.report_of.name!r} is " + ("a matrix's" if for_matrix else "not a matrix's"))
-        if self.report_of.write is not None and self.parts is None:
-            raise ValueError(f"report {self.report_of.name!r} is written over several runs: the experiment runs parts")
+        if self.axes is not None and self.scenario is None:
+            raise ValueError("axes fill a scenario template: give it as scenario (parts and matrices have their own)")
+        if self.report_of.write is not None and self.parts is None and self.axes is None:
+            raise ValueError(f"report {self.report_of.name!r} is written over several runs: the experiment runs parts "
+                             f"(or its scenario over axes)")
         if self.matrix is not None and (self.select or self.repetitions or self.output or self.aliases):
             raise ValueError("a matrix's cells are chosen by its axes (CCA=, BUF=, RTT=, their `option`) and "
                              "ITER=, not select, repetitions or aliases, and its results go under its own name, "
@@ -189,7 +199,10 @@ class Experiment:
 
     @property
     def kind(self) -> str:
-        """'scenario' (one run), 'parts' (runs and a report over them) or 'matrix'."""
+        """'scenario' (one run), 'parts' (runs and a report over them: parts, or a scenario over axes)
+        or 'matrix'."""
+        if self.spec.axes is not None:
+            return "parts"
         return next(k for k in ("scenario", "parts", "matrix") if getattr(self.spec, k) is not None)
 
     def _file(self, rel: str) -> Path:
@@ -207,6 +220,20 @@ class Experiment:
         if s.matrix is not None:
             self.matrix_path  # noqa: B018 - refuse a missing file at load
             return []
+        if s.scenario is not None and s.axes is not None:
+            template = (scenario_file_data(self._file(s.scenario)) if isinstance(s.scenario, str) else
+                        inline_scenario_data(s.scenario, self.path.parent, f"{self.path} scenario"))
+            try:
+                spec = SeriesSpec(name=self.output, axes=s.axes)
+            except ValidationError as e:
+                raise ExperimentError(f"{self.path}: axes: {'; '.join(field_errors(e))}") from None
+            series = Series(spec, template, self.path)
+            series.scenarios()  # every setting must make a valid scenario
+            parts = self._series_parts(series, series.settings(), frozenset())
+            if series.start_axis() is not None:
+                self._start_series.append((frozenset(), series))
+                self._start_series_parts |= {q.name for q in parts}
+            return self._checked(parts)
         if s.scenario is not None:
             if isinstance(s.scenario, str):
                 f = self._file(s.scenario)
@@ -229,6 +256,10 @@ class Experiment:
                 self._start_series.append((tags, series))
                 self._start_series_parts |= {q.name for q in made}
             parts += made
+        return self._checked(parts)
+
+    def _checked(self, parts: list[Part]) -> list[Part]:
+        """@parts, refused if two share a name or run scenarios of one name."""
         dup = sorted({p.name for p in parts if [q.name for q in parts].count(p.name) > 1})
         if dup:
             raise ExperimentError(f"{self.path}: part names repeat: {', '.join(dup)}")
