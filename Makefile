@@ -17,7 +17,7 @@
 # Matrices take ITER=, CCA=, BUF=, RTT= (reproduce-table1 also LAYOUT=, FIRST_START=; table1-calibrate
 # LARGE_SIZE=, SMALL_RTTS=, NETEM=), BOOT_SHARE= (UML: repetitions of a setting per boot, default 10) and
 # KERNELS="6.1 7.3 6.1,patches=dir" (the same cells on several kernels, side by side).
-#   make matrix MATRIX=smoke   any matrix file in experiments/scenarios/
+#   make matrix MATRIX=smoke   any matrix by its name (an experiment's, or a file in experiments/scenarios/)
 #
 # Results
 #   make report RUN=DIR    rebuild a run's tables and plots from its archive (ARTIFACT=results/<matrix>/<id>:

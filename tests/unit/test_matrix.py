@@ -429,12 +429,43 @@ def test_host_must_match_the_plan():
 
 
 def test_every_matrix_file_loads():
+    """Four written in place in their experiments' files, one matrix file; each found by its name and by
+    its experiment's, and loaded from its file the same."""
     files = mx.matrix_files()
-    assert {p.stem for p in files} == {"table1", "table1-calibrate", "table1-uncalibrated", "fairness", "smoke"}
+    assert {p.name for p in files} == {"reproduce-table1.yaml", "table1-calibrate.yaml",
+                                       "reproduce-table1-uncalibrated.yaml", "fairness.yaml", "smoke.yaml"}
+    names = set()
     for path in files:
         m = mx.load_matrix(str(path))
-        assert m.spec.name == path.stem
+        names.add(m.spec.name)
+        assert mx.load_matrix(m.spec.name).path == path == mx.load_matrix(path.stem).path
         assert all(isinstance(v, str) for v in m.spec.defaults.values())
+    assert names == {"table1", "table1-calibrate", "table1-uncalibrated", "fairness", "smoke"}
+
+
+def test_a_matrix_written_in_its_experiments_file_plans_the_cells_of_the_same_matrix_file(tmp_path):
+    """smoke.yaml's two sections moved into an experiment file (its scenario the template, its axes the
+    experiment's, the rest under `matrix:`) plan the same cells, key for key; an error names its field."""
+    import yaml
+    f = Path(mx.matrix_path("smoke"))
+    data = yaml.safe_load(f.read_text())
+    section = {k: v for k, v in data["matrix"].items() if k not in ("axes", "report")}
+    exp = {"format": "sslab.experiment/1", "id": "E1", "title": "smoke, in place", "what": "w",
+           "reproduces": {"paper": "p", "figure": "f"}, "time_here": "n/a", "scenario": data["scenario"],
+           "axes": data["matrix"]["axes"], "matrix": section, "report": data["matrix"]["report"]}
+    g = tmp_path / "smoke-in-place.yaml"
+    g.write_text(yaml.safe_dump(exp, sort_keys=False))
+    ours, theirs = mx.load_matrix(str(g)), mx.load_matrix(str(f))
+    assert ours.spec == theirs.spec and ours.template == theirs.template
+    cells = [[c.model_dump() for c in mx.plan_matrix(m, {}, 2, "img", KERNEL, "code").cells] for m in (ours, theirs)]
+    assert cells[0] == cells[1] and len(cells[0]) >= 4
+    from sslab.experiment import load_experiment
+    e = load_experiment(str(g))
+    assert (e.kind, e.output, e.matrix_path) == ("matrix", data["matrix"]["name"], g) and e.parts == []
+    del exp["matrix"]["compare"]
+    g.write_text(yaml.safe_dump(exp, sort_keys=False))
+    with pytest.raises(mx.MatrixError, match="invalid matrix .*\n  matrix.compare: Field required"):
+        mx.load_matrix(str(g))
 
 
 def test_bad_matrix_file_is_refused(tmp_path):
@@ -444,7 +475,7 @@ def test_bad_matrix_file_is_refused(tmp_path):
         mx.load_matrix(str(p))
     with pytest.raises(mx.MatrixError, match="no matrix 'nope'"):
         mx.load_matrix("nope")
-    with pytest.raises(mx.MatrixError, match=r"no matrix 'e1-startup' \(known: fairness, smoke, table1-calibrate, table1-uncalibrated, table1\)"):
+    with pytest.raises(mx.MatrixError, match=r"no matrix 'e1-startup' \(known: fairness, smoke, table1, table1-calibrate, table1-uncalibrated\)"):
         mx.load_matrix("e1-startup")   # a scenario beside the matrices is no matrix
     assert Path(mx.matrix_path("table1")).exists()
 

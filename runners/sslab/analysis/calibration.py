@@ -1,7 +1,7 @@
 """Table 1's calibration: which values of what the paper leaves unstated its own SUSS-off numbers
 support.
 
-A calibration matrix (experiments/scenarios/table1-calibrate.yaml) is Table 1's grid crossed with
+A calibration matrix (experiments/table1-calibrate.yaml) is Table 1's grid crossed with
 candidate axes (stage 3: the testbed's layout and its offloads; stage 4: the hosts' socket buffers).
 Each candidate's cells are a Table 1 of their own; its distance from the paper is taken over the
 SUSS-off arm only (Linux's own CUBIC and BBRv1, code not in question), by the rule fixed before the

@@ -52,7 +52,10 @@ class CatalogueEntry:
 
 def output_of(path: Path, data: dict) -> str:
     """The results folder an experiment file writes: its `output:`, else its name; a matrix's is its
-    matrix file's name (the rule of sslab.experiment.spec.Experiment, held to it by a unit test)."""
+    matrix's name, written in place or in its matrix file (the rule of sslab.experiment.spec.Experiment,
+    held to it by a unit test)."""
+    if isinstance(data.get("matrix"), dict):
+        return str(data["matrix"].get("name") or path.stem)
     if data.get("matrix"):
         matrix = yaml.safe_load((path.parent / data["matrix"]).read_text()) or {}
         return str((matrix.get("matrix") or {}).get("name") or Path(data["matrix"]).stem)

@@ -61,7 +61,7 @@ def scenario_lines(s: Scenario) -> list[str]:
 def _what_runs(e: Experiment) -> list[str]:
     out: list[str] = []
     if e.kind == "matrix":
-        m = load_matrix(str(e.path.parent / e.spec.matrix))
+        m = load_matrix(str(e.matrix_path))
         out += [f"A matrix, `{m.path.relative_to(paths.REPO_ROOT)}`: every combination of its axes is a setting, "
                 f"each repetition of a setting a keyed cell ({m.spec.iterations} by default; the paper ran "
                 f"{m.spec.paper_iterations or 'an unstated number'}).", "",
@@ -92,7 +92,7 @@ def paper_values(e: Experiment) -> list[str]:
     """The paper's values the repository holds for a matrix (results/reference/<matrix>.yaml), as a table."""
     if e.kind != "matrix":
         return []
-    spec = load_matrix(str(e.path.parent / e.spec.matrix)).spec
+    spec = load_matrix(str(e.matrix_path)).spec
     ref = REFERENCE_DIR / f"{spec.reference or spec.name}.yaml"
     if not ref.is_file():
         return []

@@ -11,7 +11,9 @@
     #             with `axes:` a template, each combination of the axes' values one part (E2, E4)
     #   parts:    several runs, one report over them; each part is a scenario file
     #             ({name, scenario}) or every setting of a series file ({series}), with an optional tag
-    #   matrix:   a matrix file (experiments/scenarios/), run through Ansible with its own report
+    #   matrix:   a matrix, run through its controller with its own report: a mapping of how its cells
+    #             run (name, iterations, compare, ...) beside the scenario template and its axes,
+    #             or a matrix file's path (experiments/scenarios/)
     axes:                        # with scenario: one part per combination (sslab.scenario.axes), named
       cc: [cubic_hs, cubic_suss] #   by its labels joined by "-" (an axis called `name` names it whole)
     select: [wired, wifi, lte]   # parts (and cases) run when SELECT= is not given (default: all)
@@ -97,7 +99,10 @@ class ExperimentSpec(BaseModel):
     #: as a part of its own (a series written in the experiment's file: sslab.scenario.series).
     axes: dict[str, Axis] | None = Field(default=None, min_length=1)
     parts: list[PartSpec] | None = Field(default=None, min_length=1)
-    matrix: str | None = None
+    #: The matrix: a mapping of how its cells run (sslab.matrix.spec.MatrixSpec's fields but its axes,
+    #: report and title, which are the experiment's), beside the scenario template and its axes; or a
+    #: matrix file's path.
+    matrix: str | dict[str, Any] | None = None
     select: list[str] | None = Field(default=None, min_length=1)
     repetitions: int | None = Field(default=None, ge=1)
     report: str | RunsReport
@@ -123,9 +128,19 @@ class ExperimentSpec(BaseModel):
         """The report, named or described (sslab.analysis.reports.report_of)."""
         return report_of(self.report)
 
+    @property
+    def matrix_in_place(self) -> bool:
+        """Its matrix is written in this file (a mapping), beside the scenario template and axes."""
+        return isinstance(self.matrix, dict)
+
     @model_validator(mode="after")
     def _one_kind(self):
-        kinds = [k for k in ("scenario", "parts", "matrix") if getattr(self, k) is not None]
+        # A matrix written in place runs the file's scenario over its axes: the three are one grid.
+        kinds = [k for k in ("scenario", "parts", "matrix") if getattr(self, k) is not None
+                 and not (k == "scenario" and self.matrix_in_place)]
+        if self.matrix_in_place and (not isinstance(self.scenario, dict) or self.axes is None):
+            raise ValueError("a matrix written in place runs the file's scenario (a template written here) over "
+                             "its axes: give both")
         if len(kinds) != 1:
             raise ValueError(f"an experiment runs exactly one of scenario, parts or matrix (this one: "
                              f"{', '.join(kinds) or 'none'})")
@@ -135,8 +150,9 @@ class ExperimentSpec(BaseModel):
         for_matrix = self.report_of.matrix is not None
         if for_matrix != (self.matrix is not None):
             raise ValueError(f"report {self.report_of.name!r} is " + ("a matrix's" if for_matrix else "not a matrix's"))
-        if self.axes is not None and self.scenario is None:
-            raise ValueError("axes fill a scenario template: give it as scenario (parts and matrices have their own)")
+        if self.axes is not None and (self.scenario is None or isinstance(self.matrix, str)):
+            raise ValueError("axes fill a scenario template: give it as scenario (parts and a matrix file have "
+                             "their own)")
         if self.report_of.write is not None and self.parts is None and self.axes is None:
             raise ValueError(f"report {self.report_of.name!r} is written over several runs: the experiment runs parts "
                              f"(or its scenario over axes)")
@@ -186,7 +202,10 @@ class Experiment:
         #: The names of the parts those series made: their start is a setting, not a case.
         self._start_series_parts: set[str] = set()
         self.parts = self._parts()
-        if spec.matrix is not None:
+        if spec.matrix_in_place:
+            # A matrix archives its cells under its own name (results/<matrix name>/).
+            self.output = str(spec.matrix.get("name") or path.stem)
+        elif spec.matrix is not None:
             # A matrix archives its cells under its own name (results/<matrix name>/).
             data = read_yaml_file(self.matrix_path, ExperimentError)
             section = (data or {}).get("matrix") or {}
@@ -201,6 +220,8 @@ class Experiment:
     def kind(self) -> str:
         """'scenario' (one run), 'parts' (runs and a report over them: parts, or a scenario over axes)
         or 'matrix'."""
+        if self.spec.matrix is not None:
+            return "matrix"
         if self.spec.axes is not None:
             return "parts"
         return next(k for k in ("scenario", "parts", "matrix") if getattr(self.spec, k) is not None)
@@ -213,7 +234,8 @@ class Experiment:
 
     @property
     def matrix_path(self) -> Path:
-        return self._file(self.spec.matrix)
+        """The file that holds its matrix: this one, or its matrix file."""
+        return self.path if self.spec.matrix_in_place else self._file(self.spec.matrix)
 
     def _parts(self) -> list[Part]:
         s = self.spec

@@ -1,20 +1,24 @@
-"""The matrix file: a scenario template plus axes (experiments/scenarios/*.yaml)."""
+"""A matrix: a scenario template plus axes, every combination a setting, each repetition of a setting a
+keyed cell.  Written in place in its experiment's file (experiments/reproduce-table1.yaml: the
+experiment's `scenario:` and `axes:`, and a `matrix:` mapping of how its cells run), or as a matrix
+file of two sections, `matrix` and `scenario` (experiments/scenarios/smoke.yaml)."""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Collection, Literal
+from typing import Any, Collection, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import paths
 from ..ccas import cc_name_refusal
 from ..scenario import KNOWN_CCAS, Scenario, ScenarioError, overrides, parse_scenario, substitute
 from ..scenario.axes import Axis, check_axes, combinations
 from ..scenario.knobs import apply as apply_knobs
-from ..scenario.load import case_labels, narrow_cases, read_template_file, with_start
+from ..scenario.load import (case_labels, field_errors, inline_scenario_data, narrow_cases, read_template_file,
+                             read_yaml_file, with_start)
 from ..scenario.units import frame_bytes
 
 MATRICES_DIR = paths.REPO_ROOT / "experiments" / "scenarios"
@@ -244,36 +248,101 @@ def settings(spec: MatrixSpec, chosen: dict[str, list[str]]) -> list[dict[str, s
     return combinations(spec.axes, chosen)
 
 
+#: Where the experiments are: a file whose `matrix:` is a mapping holds its matrix in place.
+EXPERIMENTS_DIR = paths.REPO_ROOT / "experiments"
+#: The record kind of an experiment file (sslab.experiment.spec.FORMAT_KIND).
+EXPERIMENT_KIND = "sslab.experiment"
+
+
 def matrix_path(name_or_path: str) -> Path:
+    """A path as given; else the file that holds the matrix of that name (or of that experiment's name)."""
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml"):
         return p
-    return MATRICES_DIR / f"{name_or_path}.yaml"
+    return matrices().get(name_or_path, MATRICES_DIR / f"{name_or_path}.yaml")
+
+
+def _yaml(p: Path) -> Any:
+    try:
+        return yaml.safe_load(p.read_text())
+    except yaml.YAMLError:
+        return None
+
+
+def _in_experiment(data: Any) -> bool:
+    """@data (a file's) is an experiment file's."""
+    return isinstance(data, dict) and str(data.get("format", "")).startswith(EXPERIMENT_KIND + "/")
+
+
+def matrices() -> dict[str, Path]:
+    """Every matrix by its name: the experiments' matrices written in place (by the matrix's name and
+    by its experiment's), then the matrix files among MATRICES_DIR's (by their stem; the scenarios
+    and series beside them have no `matrix:`)."""
+    found: dict[str, Path] = {}
+    for p in sorted(EXPERIMENTS_DIR.glob("*.yaml")):
+        data = _yaml(p)
+        if _in_experiment(data) and isinstance(data.get("matrix"), dict):
+            found.setdefault(str(data["matrix"].get("name") or p.stem), p)
+            found.setdefault(p.stem, p)
+    for p in sorted(MATRICES_DIR.glob("*.yaml")):
+        data = _yaml(p)
+        if isinstance(data, dict) and "matrix" in data:
+            found.setdefault(p.stem, p)
+    return found
 
 
 def matrix_files() -> list[Path]:
-    """The matrix files among MATRICES_DIR's (the scenarios and series beside them have no `matrix:`)."""
-    found = []
-    for p in sorted(MATRICES_DIR.glob("*.yaml")):
-        try:
-            data = yaml.safe_load(p.read_text())
-        except yaml.YAMLError:
-            continue
-        if isinstance(data, dict) and "matrix" in data:
-            found.append(p)
-    return found
+    """Every file that holds a matrix: an experiment's, in place, or a matrix file."""
+    return sorted(set(matrices().values()))
 
 
 def load_matrix(name_or_path: str) -> Matrix:
     path = matrix_path(name_or_path)
     by_name = Path(name_or_path).suffix not in (".yaml", ".yml")
     if not path.exists() or (by_name and path not in matrix_files()):
-        known = ", ".join(p.stem for p in matrix_files())
+        known = ", ".join(sorted(n for n, p in matrices().items() if n == _name_of(p)))
         raise MatrixError(f"no matrix {name_or_path!r} (known: {known})")
-    spec, template = read_template_file(path, "matrix", MatrixSpec, MatrixError)
+    data = read_yaml_file(path, MatrixError)
+    if _in_experiment(data):
+        spec, template = _in_place(path, data)
+    else:
+        spec, template = read_template_file(path, "matrix", MatrixSpec, MatrixError)
     m = Matrix(spec, template, path).compared()
     check_every_setting(m)
     return m
+
+
+def _name_of(path: Path) -> str:
+    """The name of the matrix @path holds."""
+    data = _yaml(path)
+    if _in_experiment(data) and isinstance(data.get("matrix"), dict):
+        return str(data["matrix"].get("name") or path.stem)
+    return path.stem
+
+
+def _in_place(path: Path, data: dict) -> tuple[MatrixSpec, dict]:
+    """The matrix an experiment file holds in place: its `matrix:` mapping (how the cells run: name,
+    iterations, compare, labels, ...; its title, else the experiment's), the experiment's axes and
+    report, and its scenario as the template (its `extends:` followed relative to the file)."""
+    section = data.get("matrix")
+    if not isinstance(section, dict) or not isinstance(data.get("scenario"), dict) or not data.get("axes"):
+        raise MatrixError(f"{path}: a matrix written in its experiment's file is a `matrix:` mapping beside the "
+                          f"experiment's scenario (a mapping: the template) and axes")
+    spec_data = {"name": path.stem, "title": data.get("title"), **section, "axes": data["axes"],
+                 "report": data.get("report")}
+    try:
+        spec = MatrixSpec.model_validate(spec_data)
+    except ValidationError as e:
+        # Its fields by their place in the experiment's file: matrix.<field>, axes.<axis>, report.
+        lines = [f"  {'' if ln.strip().split('.')[0].split(':')[0] in ('axes', 'report') else 'matrix.'}{ln.strip()}"
+                 for ln in field_errors(e)]
+        raise MatrixError(f"{path}: invalid matrix ({len(lines)} error{'s' if len(lines) > 1 else ''})\n"
+                          + "\n".join(lines)) from None
+    try:
+        template = inline_scenario_data(data["scenario"], path.parent, f"{path} scenario")
+    except ScenarioError as e:
+        raise MatrixError(str(e)) from None
+    return spec, template
 
 
 def check_every_setting(m: Matrix) -> None:
