@@ -8,7 +8,7 @@ import yaml
 from sslab import matrix as mx
 from sslab.scenario import ScenarioError, parse_scenario
 from sslab.scenario.axes import AxesError, combinations, labels_of, parse_axes
-from sslab.scenario.series import load_series
+from sslab.experiment import ExperimentError, load_experiment
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -55,23 +55,25 @@ def test_a_case_template_and_a_series_spelled_the_old_way_are_refused_with_the_n
     data["cases"]["matrix"] = data["cases"].pop("axes")
     with pytest.raises(ScenarioError, match="cases.matrix: the axes of a case template are `cases.axes`"):
         parse_scenario(data, "t")
-    s = yaml.safe_load((REPO / "experiments/scenarios/e8-astart.yaml").read_text())
-    s["series"]["settings"] = s["series"].pop("axes")["name"]
-    (tmp_path / "s.yaml").write_text(yaml.safe_dump(s))
-    with pytest.raises(ScenarioError, match=r"`settings:` is spelled `axes: \{name: \[...\]\}`"):
-        load_series(tmp_path / "s.yaml")
+    e = yaml.safe_load((REPO / "experiments/astart.yaml").read_text())
+    e["parts"] = [{"series": "scenarios/e8-astart.yaml"}]
+    (tmp_path / "x.yaml").write_text(yaml.safe_dump(e))
+    with pytest.raises(ExperimentError, match=r"a series file's settings are written in place"):
+        load_experiment(tmp_path / "x.yaml")
 
 
 def test_a_series_crosses_axes_and_names_each_setting_by_its_labels(tmp_path):
-    s = yaml.safe_load((REPO / "experiments/scenarios/e8-astart.yaml").read_text())
-    s["series"]["axes"] = {"rate": ["10mbit", "20mbit"], "rtt": ["50ms", "100ms"], "bdp": [1]}
-    s["scenario"]["name"] = "x-{name}"
-    (tmp_path / "s.yaml").write_text(yaml.safe_dump(s, sort_keys=False))   # the axes' order is the file's
-    series = load_series(tmp_path / "s.yaml")
-    got = series.scenarios()
-    assert [st["name"] for st, _ in got] == ["10mbit-50ms-1", "10mbit-100ms-1", "20mbit-50ms-1", "20mbit-100ms-1"]
+    """E8's series with three axes of its own: one part per combination, named by their labels in the file's order."""
+    e = yaml.safe_load((REPO / "experiments/astart.yaml").read_text())
+    series = e["parts"][0]
+    e["parts"] = [{**series, "axes": {"rate": ["10mbit", "20mbit"], "rtt": ["50ms", "100ms"], "bdp": [1]},
+                   "scenario": {**series["scenario"], "name": "x-{name}"}}]
+    (tmp_path / "x.yaml").write_text(yaml.safe_dump(e, sort_keys=False))   # the axes' order is the file's
+    exp = load_experiment(tmp_path / "x.yaml")
+    assert [p.name for p in exp.parts] == ["10mbit-50ms-1", "10mbit-100ms-1", "20mbit-50ms-1", "20mbit-100ms-1"]
     # 20 Mbit/s x 100 ms of 1066-byte frames at 1 BDP: 20e6 * 0.1 / 8 / 1066 = 234.52, rounded: 235 packets.
-    assert got[3][1].name == "x-20mbit-100ms-1" and got[3][1].buffer_packets == 235
+    last = parse_scenario(exp.data_of(exp.parts[3]))
+    assert last.name == "x-20mbit-100ms-1" and last.buffer_packets == 235
 
 
 def test_a_matrix_axis_of_mappings_is_chosen_by_its_label(tmp_path):

@@ -170,6 +170,17 @@ def test_a_scenario_written_in_the_experiment_extends_files_relative_to_it(tmp_p
     assert load_experiment(g).parts[0].data["bottleneck"]["rate"] == "50mbit"
 
 
+def test_every_cause_run_file_loads_and_reports_as_its_experiment_does():
+    """experiments/causes/ holds runs of an experiment with one candidate cause changed (not make targets): each
+    loads, and `report: fct-vs-size` is the report E4's file describes (none of the registry has that name)."""
+    files = [f for f in sorted((REPO_ROOT / "experiments" / "causes").glob("*.yaml"))
+             if str(yaml.safe_load(f.read_text()).get("format", "")).startswith("sslab.experiment/")]
+    assert [f.name for f in files] == ["e4-under-5mb.yaml"]
+    e = load_experiment(files[0])
+    assert e.spec.report == load_experiment("fct-vs-size").spec.report and e.output == "e4-causes"
+    assert [p.name for p in e.choose(None)] == ["wired-150ms", "wifi-150ms", "lte-150ms", "5g-150ms"]
+
+
 def test_a_scenario_over_axes_is_one_part_per_combination_named_by_its_labels(tmp_path):
     """A series written in the experiment's file: its scenario a template, each combination of its axes'
     values a part, named by the labels joined by "-", tagged by its text values, its words the file's."""
@@ -204,8 +215,11 @@ def test_a_scenario_over_axes_is_one_part_per_combination_named_by_its_labels(tm
     ({"parts": [{"scenario": str(E1)}]}, "needs a name"),
     ({"parts": [{"name": "a", "scenario": str(E1)}, {"name": "a", "scenario": str(E1)}]}, "part names repeat: a"),
     ({"scenario": {"extends": str(E1), "repetitions": 0}}, "repetitions"),
-    ({"parts": [{"series": str(REPO_ROOT / "experiments/scenarios/e8-astart.yaml")},
-                {"series": str(REPO_ROOT / "experiments/scenarios/e8-astart.yaml"), "tag": "again"}]}, "part names repeat"),
+    ({"parts": [{"scenario": {"extends": str(E1), "name": "x-{rtt}"}, "axes": {"rtt": ["25ms"]}},
+                {"scenario": {"extends": str(E1), "name": "y-{rtt}"}, "axes": {"rtt": ["25ms"]}, "tag": "again"}]},
+     "part names repeat"),
+    ({"parts": [{"name": "a", "scenario": str(E1), "axes": {"rtt": ["25ms"]}}]}, "give it a tag, not a name"),
+    ({"parts": [{"series": "x.yaml"}]}, "a series file's settings are written in place"),
     ({"scenario": str(E1), "reps": 3}, "reps"),
     ({"parts": [{"name": "a", "scenario": str(E1)}], "axes": {"rtt": ["25ms"]}}, "axes fill a scenario template"),
     ({"scenario": {"extends": str(E1), "name": "x-{rtt}", "pairs": [{"rtt": "{rtt}"}] * 5}, "report": "astart",
@@ -237,11 +251,10 @@ def test_a_new_file_is_a_new_make_target(tmp_path):
 def test_two_parts_whose_runs_would_read_alike_are_refused(tmp_path):
     """A series whose scenario name ignores its settings would give every part's runs one name."""
     smoke = yaml.safe_load((REPO_ROOT / "tests/data/module-smoke.yaml").read_text())
-    (tmp_path / "s.yaml").write_text(yaml.safe_dump({
-        "series": {"name": "s", "axes": {"name": [{"name": "a", "rtt": "20ms"}, {"name": "b", "rtt": "40ms"}]}},
-        "scenario": {**smoke, "name": "same", "pairs": [{"rtt": "{rtt}"}]}}))
+    part = {"scenario": {**smoke, "name": "same", "pairs": [{"rtt": "{rtt}"}]},
+            "axes": {"name": [{"name": "a", "rtt": "20ms"}, {"name": "b", "rtt": "40ms"}]}}
     with pytest.raises(ExperimentError, match="two parts run a scenario named same"):
-        load_experiment(write(tmp_path, "x", parts=[{"series": str(tmp_path / "s.yaml")}]))
+        load_experiment(write(tmp_path, "x", report="astart", parts=[part]))
 
 
 def test_a_key_held_by_another_command_is_waited_for_and_ctrl_c_still_stops_the_wait(tmp_path, monkeypatch):

@@ -241,20 +241,21 @@ def test_the_mtu_sets_frames_for_buffers_in_bdp():
         parse_scenario(data, "t")
 
 
-def test_series_files_build_every_setting_and_refuse_bad_ones(tmp_path: Path):
-    from sslab.scenario.series import load_series
-    s = load_series(REPO_ROOT / "experiments/scenarios/e8-astart.yaml")
-    got = {st["name"]: sc for st, sc in s.scenarios(["bw-10mbit", "buf-0.2bdp"])}
+def test_a_series_builds_every_setting_and_refuses_bad_ones(tmp_path: Path):
+    from sslab.experiment import ExperimentError, load_experiment
+    e = load_experiment("astart")
+    got = {p.name: parse_scenario(e.data_of(p)) for p in e.choose(["bw-10mbit", "buf-0.2bdp"])}
     # 10 Mbit/s x 100 ms in 1066-byte frames: 117; BDP/5 at 40 Mbit/s: 94.
     assert got["bw-10mbit"].buffer_packets == 117 and got["buf-0.2bdp"].buffer_packets == 94
     assert got["bw-10mbit"].topology.mtu == 1052 and got["bw-10mbit"].module_params == {"reno_init_ssthresh": 32}
-    with pytest.raises(ScenarioError, match="no setting bw-7mbit"):
-        s.scenarios(["bw-7mbit"])
-    bad = yaml.safe_load((REPO_ROOT / "experiments/scenarios/e8-astart.yaml").read_text())
-    bad["series"]["axes"]["name"].append({"name": "bad", "group": "x", "rate": "fast", "rtt": "100ms", "bdp": 1})
+    with pytest.raises(ExperimentError, match="nothing named bw-7mbit"):
+        e.choose(["bw-7mbit"])
+    bad = yaml.safe_load(e.path.read_text())
+    bad["parts"][0]["axes"]["name"].append({"name": "bad", "group": "x", "rate": "fast", "rtt": "100ms", "bdp": 1})
+    bad["parts"] = bad["parts"][:1]
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(bad))
-    with pytest.raises(ScenarioError, match="setting bad"):
-        load_series(tmp_path / "s.yaml")
+    with pytest.raises(ExperimentError, match="setting bad"):
+        load_experiment(tmp_path / "s.yaml")
 
 
 def test_a_starts_versions_are_read_from_its_header_through_the_registry(tmp_path):

@@ -2,7 +2,6 @@
 same words from the meta.json scenario copy of an archive written before plans carried them."""
 
 import json
-from pathlib import Path
 
 import pytest
 import yaml

@@ -1,7 +1,7 @@
 """E8, the Astart paper's tables and claims, rebuilt from archived runs beside the paper's numbers.
 
 Input: run directories of the e8-astart series (one single-flow scenario per
-setting, experiments/scenarios/e8-astart.yaml), of e8-astart-liw.yaml and of
+setting, experiments/astart.yaml), of e8-astart-liw.yaml and of
 e8-astart-fairness.yaml.  Output: report.md and summary.json.
 
 Definitions:

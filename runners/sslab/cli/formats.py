@@ -20,14 +20,14 @@ from ..experiment.spec import ExperimentSpec
 from ..matrix.spec import MatrixSpec
 from ..plan_record import MatrixPlan
 from ..scenario.model import Scenario
-from ..scenario.series import SeriesSpec
 
 #: The files, with the model that reads each and where such files live.
 FILES = (
     ("Experiment file", ExperimentSpec, "`experiments/<name>.yaml`: the make target of its name"),
     ("Scenario file", Scenario, "`experiments/scenarios/*.yaml` (and `topologies/` for topologies they extend)"),
-    ("Series file", SeriesSpec, "a `series:` section: one scenario per setting"),
-    ("Matrix file", MatrixSpec, "a `matrix:` section in `experiments/scenarios/`: keyed cells over axes"),
+    ("Matrix", MatrixSpec, "an experiment's `matrix:` mapping beside its `scenario:` and `axes:` (its name, "
+                           "iterations, compared starts, ...: keyed cells over axes), or a matrix file's `matrix:` "
+                           "section (`experiments/scenarios/smoke.yaml`)"),
     ("Matrix plan (written by the harness)", MatrixPlan,
      "`results/<matrix>/<selection>/plans/plan-<stamp>.json`: a matrix's (or an experiment's parts') cells as "
      "the controller planned them; hosts run it and reports read it (`sslab.plan_record`)"),

@@ -61,7 +61,7 @@ def compile_parts(exp: Experiment, parts: list[Part], reps: int | None = None, b
 
 
 def source_of(exp: Experiment, part: Part) -> dict[str, Any]:
-    """Where @part's words are: the file (a scenario file, a series file or the experiment file
+    """Where @part's words are: the file (a scenario file or the experiment file
     itself) with its sha256, the experiment and the part's name, and what the command line changed
     (the fields it set, the starts it added)."""
     f = Path(part.path or part.defined_in or exp.path)

@@ -9,8 +9,9 @@
     scenario: scenarios/e1-startup.yaml      # what runs: ONE of
     #   scenario: a scenario file, or a scenario written here (its `extends:` relative to this file);
     #             with `axes:` a template, each combination of the axes' values one part (E2, E4)
-    #   parts:    several runs, one report over them; each part is a scenario file
-    #             ({name, scenario}) or every setting of a series file ({series}), with an optional tag
+    #   parts:    several runs, one report over them; each part is a scenario (a file or written here,
+    #             {name, scenario}) or, with axes, one part per combination ({scenario, axes}), with an
+    #             optional tag
     #   matrix:   a matrix, run through its controller with its own report: a mapping of how its cells
     #             run (name, iterations, compare, ...) beside the scenario template and its axes,
     #             or a matrix file's path (experiments/scenarios/)
@@ -52,7 +53,7 @@ from ..scenario import ScenarioError, load_scenario, overrides, parse_scenario
 from ..scenario.load import (case_labels, field_errors, inline_scenario_data, narrow_cases, read_yaml_file,
                              scenario_file_data, start_axis, with_start)
 from ..scenario.axes import Axis
-from ..scenario.series import Series, SeriesSpec, load_series
+from ..scenario.series import Series, SeriesSpec
 
 EXPERIMENTS_DIR = paths.REPO_ROOT / "experiments"
 #: The record kind of an experiment file (sslab.records).
@@ -72,18 +73,29 @@ class Reproduces(BaseModel):
 
 
 class PartSpec(BaseModel):
+    """One part (name and scenario: a file, or a scenario written here), or, with axes, a scenario
+    template of which each combination of the axes' values is a part (named by its labels)."""
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
-    scenario: str | None = None
-    series: str | None = None
+    scenario: str | dict[str, Any]
+    axes: dict[str, Axis] | None = Field(default=None, min_length=1)
     tag: str | None = Field(default=None, pattern=r"^[a-z0-9][a-z0-9_.-]*$")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_series_file(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "series" in data:
+            raise ValueError("a series file's settings are written in place: the part's scenario (its template) and "
+                             "axes (`{scenario: {...}, axes: {name: [...]}}`)")
+        return data
+
     @model_validator(mode="after")
-    def _one_source(self):
-        if (self.scenario is None) == (self.series is None):
-            raise ValueError("a part is a scenario file (name, scenario) or a series file (series)")
-        if self.scenario is not None and self.name is None:
-            raise ValueError(f"the part {self.scenario} needs a name (its results directory)")
+    def _named(self):
+        if self.axes is None and self.name is None:
+            what = f" {self.scenario}" if isinstance(self.scenario, str) else ""
+            raise ValueError(f"the part{what} needs a name (its results directory)")
+        if self.axes is not None and self.name is not None:
+            raise ValueError("a part over axes is named by each combination's labels: give it a tag, not a name")
         return self
 
 
@@ -110,6 +122,18 @@ class ExperimentSpec(BaseModel):
     time_here: str
     #: Names (make variables) for fields of its scenarios, each the paths it sets (sslab.scenario.overrides).
     aliases: dict[str, list[str]] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _report_of_another(cls, data: Any) -> Any:
+        """`report: fct-vs-size` where no report of the registry has that name: the report the experiment of
+        that name describes in its file (a cause run of E4 reports as E4 does)."""
+        if isinstance(data, dict) and isinstance(data.get("report"), str) and data["report"] not in REPORTS:
+            f = EXPERIMENTS_DIR / f"{data['report']}.yaml"
+            other = read_yaml_file(f, ExperimentError) if f.is_file() else None
+            if isinstance(other, dict) and isinstance(other.get("report"), dict):
+                return {**data, "report": other["report"]}
+        return data
 
     @field_validator("aliases")
     @classmethod
@@ -166,13 +190,13 @@ class ExperimentSpec(BaseModel):
 @dataclass(frozen=True)
 class Part:
     """One scenario run of an experiment: a scenario file as it is (path), or a scenario as data (data:
-    written in the experiment or a series file, or a file's narrowed or with fields set), compiled
+    written in the experiment file, a setting of its axes, or a file's narrowed or with fields set), compiled
     as it is (sslab.experiment.compile)."""
     name: str
     tags: frozenset[str]
     path: Path | None = None
     data: dict | None = field(default=None, compare=False)
-    #: The file its words are in, when it is data: the experiment file, or the series file of its setting.
+    #: The file its words are in, when it is data: the experiment file (or the scenario file it narrows).
     defined_in: Path | None = None
     #: What its results directory's name adds when fields were set on it (SET=, an alias:
     #: `_set-RTT-25ms`) or a start its file does not list runs in it (`_start-cubic_suss25`): runs
@@ -242,43 +266,40 @@ class Experiment:
         if s.matrix is not None:
             self.matrix_path  # noqa: B018 - refuse a missing file at load
             return []
-        if s.scenario is not None and s.axes is not None:
-            template = (scenario_file_data(self._file(s.scenario)) if isinstance(s.scenario, str) else
-                        inline_scenario_data(s.scenario, self.path.parent, f"{self.path} scenario"))
-            try:
-                spec = SeriesSpec(name=self.output, axes=s.axes)
-            except ValidationError as e:
-                raise ExperimentError(f"{self.path}: axes: {'; '.join(field_errors(e))}") from None
-            series = Series(spec, template, self.path)
-            series.scenarios()  # every setting must make a valid scenario
-            parts = self._series_parts(series, series.settings(), frozenset())
-            if series.start_axis() is not None:
-                self._start_series.append((frozenset(), series))
-                self._start_series_parts |= {q.name for q in parts}
-            return self._checked(parts)
         if s.scenario is not None:
-            if isinstance(s.scenario, str):
-                f = self._file(s.scenario)
-                load_scenario(f)
-                return [Part(self.target, frozenset(), path=f)]
-            data = inline_scenario_data(s.scenario, self.path.parent, f"{self.path} scenario")
-            parse_scenario(data, f"{self.path} scenario")
-            return [Part(self.target, frozenset(), data=data, defined_in=self.path)]
+            return self._checked(self._grid(self.target, s.scenario, s.axes, frozenset()))
         parts: list[Part] = []
         for p in s.parts:
-            tags = frozenset({p.tag} if p.tag else set())
-            if p.scenario is not None:
-                f = self._file(p.scenario)
-                load_scenario(f)
-                parts.append(Part(p.name, tags, path=f))
-                continue
-            series = load_series(self._file(p.series))
-            made = self._series_parts(series, series.settings(), tags)
-            if series.start_axis() is not None:
-                self._start_series.append((tags, series))
-                self._start_series_parts |= {q.name for q in made}
-            parts += made
+            parts += self._grid(p.name, p.scenario, p.axes, frozenset({p.tag} if p.tag else set()))
         return self._checked(parts)
+
+    def _grid(self, name: str | None, scenario: str | dict, axes: dict | None, tags: frozenset[str]) -> list[Part]:
+        """The parts a scenario makes (a file, or written here: its `extends:` relative to this file),
+        each checked: itself, named @name; or, with @axes, one per combination of their values (a
+        series: sslab.scenario.series), named by its labels, tagged @tags and its text values.  A series
+        whose axis is a flow's start may take a start no file lists (_start_parts)."""
+        where = f"{self.path} scenario"
+        if axes is None:
+            if isinstance(scenario, str):
+                f = self._file(scenario)
+                load_scenario(f)
+                return [Part(name, tags, path=f)]
+            data = inline_scenario_data(scenario, self.path.parent, where)
+            parse_scenario(data, where)
+            return [Part(name, tags, data=data, defined_in=self.path)]
+        template = (scenario_file_data(self._file(scenario)) if isinstance(scenario, str) else
+                    inline_scenario_data(scenario, self.path.parent, where))
+        try:
+            spec = SeriesSpec(name=self.output, axes=axes)
+        except ValidationError as e:
+            raise ExperimentError(f"{self.path}: axes: {'; '.join(field_errors(e))}") from None
+        series = Series(spec, template, self.path)
+        series.scenarios()  # every setting must make a valid scenario
+        made = self._series_parts(series, series.settings(), tags)
+        if series.start_axis() is not None:
+            self._start_series.append((tags, series))
+            self._start_series_parts |= {q.name for q in made}
+        return made
 
     def _checked(self, parts: list[Part]) -> list[Part]:
         """@parts, refused if two share a name or run scenarios of one name."""
@@ -332,7 +353,7 @@ class Experiment:
 
     @staticmethod
     def data_of(part: Part) -> dict:
-        """@part's scenario as plain data: written in its experiment or series file, or read from its own."""
+        """@part's scenario as plain data: written in its experiment file, or read from its own."""
         return part.data if part.data is not None else scenario_file_data(part.path)
 
     def _case_labels(self, part: Part) -> set[str]:

@@ -7,7 +7,7 @@
     hosts   host models' presets (ideal, 1gbe, logging): NIC line rate, receive cost per packet
     traces  rate traces: mahimahi's format in and out, seeded generators
     load    YAML files (`extends:`), case templates, the plan for a substrate
-    series  series files: one scenario template, one line per setting
+    series  a scenario template and the axes that fill it, one scenario per setting
     knobs   the settings a command line asks over any scenario (SUSS_VERSION=, HOSTS=, LANS=), one
             table row each
     sets    NAME=value on any experiment, one meaning: a knob, an axis, a declared name or a field

@@ -1,6 +1,6 @@
 """Axes: the one way a file says "every combination of these values".
 
-A case template (`cases.axes`), a series file (`series.axes`) and a matrix
+A case template (`cases.axes`), an experiment's parts (its `axes:`) and a matrix
 file (`matrix.axes`) all write their axes alike:
 
     axes:

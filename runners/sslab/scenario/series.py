@@ -1,17 +1,14 @@
-"""Series files: one scenario template and the axes that fill it, one scenario per combination
-(experiments/scenarios/e8-astart.yaml).
+"""A series: one scenario template and the axes that fill it, one scenario per combination (a
+*setting*), as an experiment file writes it (its `scenario:` with `axes:` beside it, or a part's):
 
-    series:
-      name: e8-astart
-      axes:                            # sslab.scenario.axes: one scenario per combination
-        name:                          # an axis of mappings: each line one setting
-          - {name: bw-10mbit, group: bandwidth, rate: 10mbit, rtt: 100ms, bdp: 1}
     scenario: {... "{rate}" ... "{rtt}" ...}
+    axes:                              # sslab.scenario.axes: one scenario per combination
+      name:                            # an axis of mappings: each line one setting
+        - {name: bw-10mbit, group: bandwidth, rate: 10mbit, rtt: 100ms, bdp: 1}
 
-A combination is a *setting*; its name is its labels joined by "-" (an axis
-called `name` gives it whole), and `{name}` in the template is that name.
-Every setting's scenario is built and checked when the file is loaded, so a
-bad setting is refused before anything runs.
+A setting's name is its labels joined by "-" (an axis called `name` gives it whole), and `{name}`
+in the template is that name.  Every setting's scenario is built and checked when its experiment is
+loaded, so a bad setting is refused before anything runs.
 """
 
 from __future__ import annotations
@@ -22,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .axes import Axis, check_axes, combinations, labels_of
-from .load import parse_scenario, read_template_file, start_axis, substitute
+from .load import parse_scenario, start_axis, substitute
 from .model import Scenario, ScenarioError
 
 
@@ -31,14 +28,6 @@ class SeriesSpec(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_.-]*$")
     #: One scenario per combination (sslab.scenario.axes); a setting's name is its labels joined by "-".
     axes: dict[str, Axis] = Field(min_length=1)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _old_spelling(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "settings" in data:
-            raise ValueError("`settings:` is spelled `axes: {name: [...]}` (one axis of settings; the one "
-                             "axis syntax of scenario, series and matrix files, docs/experiments.md)")
-        return data
 
     @model_validator(mode="after")
     def _settings_named_once(self):
@@ -107,11 +96,3 @@ class Series:
             raise ScenarioError(f"{self.path}: no setting {', '.join(unknown)} (known: "
                                 f"{', '.join(s['name'] for s in every)})")
         return [(s, parse_scenario(self.scenario_data(s), f"{self.path} setting {s['name']}")) for s in chosen]
-
-
-def load_series(path: Path | str) -> Series:
-    path = Path(path)
-    spec, template = read_template_file(path, "series", SeriesSpec, ScenarioError)
-    series = Series(spec, template, path)
-    series.scenarios()  # every setting must make a valid scenario
-    return series
