@@ -84,6 +84,12 @@ def _line(ts, stream, sport, dport, flags, seglen, seq, rtx="", ooo="", lost="")
     return "\t".join([ts, str(stream), str(sport), str(dport), flags, str(seglen), str(seq), rtx, "", "", ooo, lost])
 
 
+def test_the_flows_payload_is_decoded_as_data_over_their_ports():
+    """tshark is told the payload on our ports is data (no heuristic dissector tried on it); a port between
+    them is no flow of ours and is asked about by nobody."""
+    assert capturecheck.payload_as_data([5203, 5201, 5213]) == "tcp.port==5201-5213,data"
+
+
 def test_tshark_fields_two_streams_on_one_port_are_summed():
     """iperf3's control and data connections share the server port: one flow to our parser, two
     streams to tshark, whose bytes and segments are summed."""

@@ -67,6 +67,15 @@ TSHARK_PREFS = ("tcp.desegment_tcp_streams:FALSE", "tcp.relative_sequence_number
 SYN, ACK, FIN = 0x02, 0x10, 0x01
 
 
+def payload_as_data(ports: list[int]) -> str:
+    """tshark's decode-as for our flows' payload: plain data.  Without it tshark offers every segment's
+    payload to each of its heuristic dissectors registered on TCP (some eighty) before calling it data;
+    with it, one fifth of its CPU is saved (3.4 -> 2.7 s for a Table 1 capture of 160k packets, on an AMD
+    EPYC, 5 Dec 2026), and the fields it prints, all TCP's own, are the same line for line (40 captures
+    of E1, E2, E4, E10 and Table 1 compared whole)."""
+    return f"tcp.port=={min(ports)}-{max(ports)},data"
+
+
 @functools.cache
 def tshark_version() -> str | None:
     """tshark's version ("4.0.17"), or None when it is not installed (asked once a process)."""
@@ -148,6 +157,8 @@ def tshark_view(path: Path, ports: list[int]) -> dict[int, dict]:
     cmd = ["tshark", "-r", str(path), "-n", "-Y", TSHARK_FILTER, "-T", "fields", "-E", "separator=/t"]
     for pref in TSHARK_PREFS:
         cmd += ["-o", pref]
+    if ports:
+        cmd += ["-d", payload_as_data(ports)]
     for f in TSHARK_FIELDS:
         cmd += ["-e", f]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
