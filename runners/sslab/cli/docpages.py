@@ -77,7 +77,13 @@ def _what_runs(e: Experiment) -> list[str]:
         s = load_scenario(p.path) if p.path else parse_scenario(p.data)
         where = f"`{p.path.relative_to(paths.REPO_ROOT)}`" if p.path else "written in the experiment file"
         return [f"One scenario, {where}:", "", *scenario_lines(s)]
-    out += [f"{len(e.parts)} parts, each a scenario run and keyed on its own; `SELECT=` picks them by name or tag.", "",
+    if e.spec.axes:
+        over = f" (its scenario over the axes {', '.join(e.spec.axes)}: one part per combination)"
+    else:
+        grids = [", ".join(p.axes) for p in e.spec.parts or [] if p.axes]
+        over = f" (a scenario over the axes {'; '.join(grids)} among them: one part per combination)" if grids else ""
+    out += [f"{len(e.parts)} parts{over}, each a scenario run and keyed on its own; `SELECT=` picks them by name "
+            f"or tag.", "",
             "| part | tags | bottleneck | RTTs | cases |", "|---|---|---|---|---|"]
     for p in e.parts:
         s = load_scenario(p.path) if p.path else parse_scenario(p.data)
