@@ -282,3 +282,24 @@ def test_a_key_held_by_another_command_is_waited_for_and_ctrl_c_still_stops_the_
             assert waited and lock.read_text() == str(__import__("os").getpid())
     with key_lock("startup", "k1", "e1", threading.Event(), print) as waited:
         assert not waited
+
+
+def test_a_part_the_command_line_leaves_as_it_is_is_not_validated_again(monkeypatch):
+    """The file's check at load validated each part; compiling one that nothing changed reuses that, to the plan
+    a fresh validation gives, and one the command line changes (its repetitions) is validated anew."""
+    from sslab.experiment import compile as compile_module
+    from sslab.experiment.compile import compile_parts
+    from sslab.records import plan_record
+    from sslab.scenario import parse_scenario, to_plan
+    e = load_experiment("astart")
+    parts = e.choose(["bw-10mbit", "liw"])
+    calls = []
+    real = compile_module.parse_scenario
+    monkeypatch.setattr(compile_module, "parse_scenario", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    kept = compile_parts(e, parts)
+    assert calls == []
+    assert [plan_record(c.compiled.plan) for c in kept] == [plan_record(to_plan(parse_scenario(e.data_of(p))))
+                                                           for p in parts]
+    again = compile_parts(e, parts, reps=3)
+    assert calls == ["astart.yaml: bw-10mbit", "astart.yaml: liw"]
+    assert [c.compiled.plan.asked.repetitions for c in again] == [3, 3]

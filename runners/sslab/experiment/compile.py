@@ -6,7 +6,8 @@
                                              where its words came from
 
 Each chosen part's data is set as the command line asks (sslab.experiment.run.as_run: the knobs,
-another backend, other repetitions), validated once, and compiled to its plan; nothing is written
+another backend, other repetitions), validated once (a part the command line changes nothing of keeps the
+validation the file's check gave it at load), and compiled to its plan; nothing is written
 to a file on the way.  The plan is the record of what ran (each run directory's plan.json, the
 validated model in its meta.json), so no scenario file is written beside the runs; the run's
 meta.json names the file the part's words are in, its experiment, its part and what the command
@@ -52,8 +53,11 @@ def compile_parts(exp: Experiment, parts: list[Part], reps: int | None = None, b
     out = []
     for part in parts:
         where = f"{part.name} with {part.given}" if part.given else f"{exp.path.name}: {part.name}"
+        data = exp.data_of(part)
+        run = as_run(data, reps, backend, knobs)
         try:
-            s = parse_scenario(as_run(exp.data_of(part), reps, backend, knobs), where)
+            # The file's check at load validated this very data: nothing of it changed, nothing to check again.
+            s = part.checked if part.checked is not None and run == data else parse_scenario(run, where)
         except ScenarioError as e:
             raise ExperimentError(str(e)) from None
         out.append(CompiledPart(part.name, exp.kind_of(part), Compiled.of(s), source_of(exp, part)))

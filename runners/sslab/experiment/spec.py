@@ -49,7 +49,7 @@ from ..analysis.reports import REPORTS, Report, report_of
 from ..analysis.runs_report import RunsReport
 from ..ccas import KNOWN_CCAS, cc_name_refusal
 from ..records import check as check_format
-from ..scenario import ScenarioError, load_scenario, overrides, parse_scenario
+from ..scenario import Scenario, ScenarioError, load_scenario, overrides, parse_scenario
 from ..scenario.load import (case_labels, field_errors, inline_scenario_data, narrow_cases, read_yaml_file,
                              scenario_file_data, start_axis, with_start)
 from ..scenario.axes import Axis
@@ -207,6 +207,9 @@ class Part:
     added: tuple[str, ...] = ()
     #: The fields a command line set on it, as given (`RTT=25ms`): its runs' record says so.
     given: str = ""
+    #: Its scenario as the file's check at load validated it (None once narrowed or set otherwise):
+    #: compiled as it is when the command line changes nothing of it (sslab.experiment.compile).
+    checked: Scenario | None = field(default=None, compare=False, repr=False)
 
 
 def start_suffix(starts: Collection[str]) -> str:
@@ -282,11 +285,9 @@ class Experiment:
         if axes is None:
             if isinstance(scenario, str):
                 f = self._file(scenario)
-                load_scenario(f)
-                return [Part(name, tags, path=f)]
+                return [Part(name, tags, path=f, checked=load_scenario(f))]
             data = inline_scenario_data(scenario, self.path.parent, where)
-            parse_scenario(data, where)
-            return [Part(name, tags, data=data, defined_in=self.path)]
+            return [Part(name, tags, data=data, defined_in=self.path, checked=parse_scenario(data, where))]
         template = (scenario_file_data(self._file(scenario)) if isinstance(scenario, str) else
                     inline_scenario_data(scenario, self.path.parent, where))
         try:
@@ -294,8 +295,8 @@ class Experiment:
         except ValidationError as e:
             raise ExperimentError(f"{self.path}: axes: {'; '.join(field_errors(e))}") from None
         series = Series(spec, template, self.path)
-        series.scenarios()  # every setting must make a valid scenario
-        made = self._series_parts(series, series.settings(), tags)
+        checked = {setting["name"]: s for setting, s in series.scenarios()}  # every setting must make a valid one
+        made = [replace(p, checked=checked[p.name]) for p in self._series_parts(series, series.settings(), tags)]
         if series.start_axis() is not None:
             self._start_series.append((tags, series))
             self._start_series_parts |= {q.name for q in made}
@@ -405,10 +406,11 @@ class Experiment:
             raise ExperimentError(f"{self.path.name}: {part.name}: {e}") from None
         narrowed = narrow_cases(data, case_words)
         if not new:
-            return part if narrowed is data else replace(part, path=None, data=narrowed, defined_in=self._file_of(part))
+            return part if narrowed is data else replace(part, path=None, data=narrowed,
+                                                         defined_in=self._file_of(part), checked=None)
         added = (*part.added, *new)
         return replace(part, path=None, data=narrowed, defined_in=self._file_of(part), apart=start_suffix(added),
-                       added=added)
+                       added=added, checked=None)
 
     def _file_of(self, part: Part) -> Path:
         """The file @part's words are in."""
@@ -430,7 +432,7 @@ class Experiment:
             except overrides.OverrideError as e:
                 raise ExperimentError(f"{source}: {e}") from None
             data = {**data, "description": f"{data.get('description', '').strip()} (set: {given})".strip()}
-            out.append(replace(part, path=None, data=data, defined_in=self._file_of(part), given=given,
+            out.append(replace(part, path=None, data=data, defined_in=self._file_of(part), given=given, checked=None,
                                apart=part.apart + overrides.dir_suffix(list(sets))))
         return out
 
