@@ -35,16 +35,6 @@ class CompiledPart:
     compiled: Compiled
     source: dict[str, Any]
 
-    def congestion_controls(self) -> set[str]:
-        """Every congestion-control name a socket of its runs asks the kernel for (its flows' `cc`,
-        the name that pins a version where one is asked)."""
-        return plan_congestion_controls(self.compiled)
-
-
-def plan_congestion_controls(compiled: Compiled) -> set[str]:
-    """Every congestion-control name a socket of @compiled's runs asks the kernel for."""
-    return {f.cc for run in compiled.plan.runs for f in run.flows}
-
 
 def compile_parts(exp: Experiment, parts: list[Part], reps: int | None = None, backend: str | None = None,
                   knobs: dict[str, Any] | None = None) -> list[CompiledPart]:

@@ -130,6 +130,11 @@ class Compiled:
     def name(self) -> str:
         return self.plan.name
 
+    def congestion_controls(self) -> set[str]:
+        """Every congestion-control name a socket of its runs asks the kernel for (a flow's `cc` in the
+        plan: the name that pins a version where one is asked), as Scenario.congestion_controls."""
+        return {f.cc for run in self.plan.runs for f in run.flows}
+
 
 #: The plan fields the scenarios of one shared boot must have alike: what the guest builds the
 #: topology from and what its checks hold runs to.  Each one's name, seed, runs and module

@@ -233,7 +233,7 @@ class Here:
             substrates = testbeds(req, self.jobs)
         first = substrates[0]
         # A congestion control the kernel under test lacks stops the experiment before its first run.
-        check_offered(first, {cc for c in cells for cc in c.congestion_controls()})
+        check_offered(first, {cc for c in cells for cc in c.compiled.congestion_controls()})
         image = getattr(first, "image", None)
         plan = plan_parts(exp.output, exp.spec.title, exp.spec.report_of.name, [(c.name, c.compiled) for c in cells],
                           image.manifest()["image_hash"] if image is not None else None,

@@ -24,7 +24,6 @@ from pathlib import Path
 
 from .. import paths
 from ..experiment.keys import scenario_key
-from ..experiment.compile import plan_congestion_controls
 from ..experiment.run import Compiled
 from ..experiment.series import finished_run, record_finished
 from ..plan_record import MatrixPlan, PlannedCell
@@ -93,20 +92,19 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
     if ccas is None:
         raise MatrixError("the image manifest lists no congestion controls for this substrate: rebuild with "
                           "`make image`")
-    lacking = sorted({cc for _, _, c in parts for cc in plan_congestion_controls(c)} - set(ccas))
+    lacking = sorted({cc for _, _, c in parts for cc in c.congestion_controls()} - set(ccas))
     if lacking:
         raise MatrixError(f"the kernel under test offers no congestion control {', '.join(lacking)}; nothing was "
                           f"run.  It has: {', '.join(ccas)}")
     clock_name = kind_of(substrate).clock(clock)
-    compiled = parts
-    plan = plan_parts(output, title, report, [(n, c) for n, _, c in compiled], manifest["image_hash"], ccas,
+    plan = plan_parts(output, title, report, [(n, c) for n, _, c in parts], manifest["image_hash"], ccas,
                       traffic_code_version(), substrate, clock_name, series=series)
     plan.jobs = jobs
     store_dir = paths.RESULTS_DIR / output
     with controller_lock(store_dir):  # one controller per store: a second is refused (exit 2)
         store = CellStore(store_dir)
         # Each part's key and where it is linked (results/<kind>/keys/<key>).
-        keyed = [(cell_key_of(plan, c), kind) for _, kind, c in compiled]
+        keyed = [(cell_key_of(plan, c), kind) for _, kind, c in parts]
         missing = []
         for cell in plan.cells:
             key = cell.key
