@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import paths
 from ..ccas import cc_name_refusal
+from ..experiment.spec import EXPERIMENTS_DIR, FORMAT_KIND
 from ..scenario import KNOWN_CCAS, Scenario, ScenarioError, overrides, parse_scenario, substitute
 from ..scenario.axes import Axis, check_axes, combinations
 from ..scenario.knobs import apply as apply_knobs
@@ -248,59 +249,47 @@ def settings(spec: MatrixSpec, chosen: dict[str, list[str]]) -> list[dict[str, s
     return combinations(spec.axes, chosen)
 
 
-#: Where the experiments are: a file whose `matrix:` is a mapping holds its matrix in place.
-EXPERIMENTS_DIR = paths.REPO_ROOT / "experiments"
-#: The record kind of an experiment file (sslab.experiment.spec.FORMAT_KIND).
-EXPERIMENT_KIND = "sslab.experiment"
-
-
 def matrix_path(name_or_path: str) -> Path:
     """A path as given; else the file that holds the matrix of that name (or of that experiment's name)."""
     p = Path(name_or_path)
     if p.suffix in (".yaml", ".yml"):
         return p
-    return matrices().get(name_or_path, MATRICES_DIR / f"{name_or_path}.yaml")
-
-
-def _yaml(p: Path) -> Any:
-    try:
-        return yaml.safe_load(p.read_text())
-    except yaml.YAMLError:
-        return None
+    return next((f for name, f in _holders() if name_or_path in (name, f.stem)),
+                MATRICES_DIR / f"{name_or_path}.yaml")
 
 
 def _in_experiment(data: Any) -> bool:
     """@data (a file's) is an experiment file's."""
-    return isinstance(data, dict) and str(data.get("format", "")).startswith(EXPERIMENT_KIND + "/")
+    return isinstance(data, dict) and str(data.get("format", "")).startswith(FORMAT_KIND + "/")
 
 
-def matrices() -> dict[str, Path]:
-    """Every matrix by its name: the experiments' matrices written in place (by the matrix's name and
-    by its experiment's), then the matrix files among MATRICES_DIR's (by their stem; the scenarios
-    and series beside them have no `matrix:`)."""
-    found: dict[str, Path] = {}
-    for p in sorted(EXPERIMENTS_DIR.glob("*.yaml")):
-        data = _yaml(p)
+def _holders() -> list[tuple[str, Path]]:
+    """(a matrix's name, the file that holds it), every matrix: the experiments' written in place (by their
+    `matrix:` mapping's name), then the matrix files among MATRICES_DIR's (by their stem; the scenarios
+    beside them have no `matrix:`)."""
+    found = []
+    for f in [*sorted(EXPERIMENTS_DIR.glob("*.yaml")), *sorted(MATRICES_DIR.glob("*.yaml"))]:
+        try:
+            data = yaml.safe_load(f.read_text())
+        except yaml.YAMLError:
+            continue
         if _in_experiment(data) and isinstance(data.get("matrix"), dict):
-            found.setdefault(str(data["matrix"].get("name") or p.stem), p)
-            found.setdefault(p.stem, p)
-    for p in sorted(MATRICES_DIR.glob("*.yaml")):
-        data = _yaml(p)
-        if isinstance(data, dict) and "matrix" in data:
-            found.setdefault(p.stem, p)
+            found.append((str(data["matrix"].get("name") or f.stem), f))
+        elif f.parent == MATRICES_DIR and isinstance(data, dict) and "matrix" in data:
+            found.append((f.stem, f))
     return found
 
 
 def matrix_files() -> list[Path]:
     """Every file that holds a matrix: an experiment's, in place, or a matrix file."""
-    return sorted(set(matrices().values()))
+    return sorted(f for _, f in _holders())
 
 
 def load_matrix(name_or_path: str) -> Matrix:
     path = matrix_path(name_or_path)
     by_name = Path(name_or_path).suffix not in (".yaml", ".yml")
     if not path.exists() or (by_name and path not in matrix_files()):
-        known = ", ".join(sorted(n for n, p in matrices().items() if n == _name_of(p)))
+        known = ", ".join(sorted(name for name, _ in _holders()))
         raise MatrixError(f"no matrix {name_or_path!r} (known: {known})")
     data = read_yaml_file(path, MatrixError)
     if _in_experiment(data):
@@ -310,14 +299,6 @@ def load_matrix(name_or_path: str) -> Matrix:
     m = Matrix(spec, template, path).compared()
     check_every_setting(m)
     return m
-
-
-def _name_of(path: Path) -> str:
-    """The name of the matrix @path holds."""
-    data = _yaml(path)
-    if _in_experiment(data) and isinstance(data.get("matrix"), dict):
-        return str(data["matrix"].get("name") or path.stem)
-    return path.stem
 
 
 def _in_place(path: Path, data: dict) -> tuple[MatrixSpec, dict]:
