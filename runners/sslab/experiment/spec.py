@@ -329,9 +329,8 @@ class Experiment:
             more = series.with_start(name)
             axis = more.start_axis()
             for part in self._series_parts(more, [x for x in more.settings() if x.get(axis) == name], tags):
-                parse_scenario(part.data, f"{series.path} setting {part.name}")
-                out.append(Part(part.name, part.tags, data=part.data, defined_in=series.path,
-                                apart=start_suffix([name]), added=(name,)))
+                out.append(replace(part, apart=start_suffix([name]), added=(name,),
+                                   checked=parse_scenario(part.data, f"{series.path} setting {part.name}")))
         return out
 
     def choose(self, words: list[str] | None) -> list[Part]:

@@ -87,12 +87,6 @@ class Series:
         """The setting's scenario as plain data (what an experiment's part compiles: sslab.experiment.compile)."""
         return substitute(self.template, setting)
 
-    def scenarios(self, names: list[str] | None = None) -> list[tuple[dict, Scenario]]:
-        """(setting, scenario) for the settings named (all when None), in the file's order."""
-        every = self.settings()
-        chosen = [s for s in every if names is None or s["name"] in names]
-        unknown = sorted(set(names or []) - {s["name"] for s in every})
-        if unknown:
-            raise ScenarioError(f"{self.path}: no setting {', '.join(unknown)} (known: "
-                                f"{', '.join(s['name'] for s in every)})")
-        return [(s, parse_scenario(self.scenario_data(s), f"{self.path} setting {s['name']}")) for s in chosen]
+    def scenarios(self) -> list[tuple[dict, Scenario]]:
+        """(setting, scenario) for every setting, in the file's order, each validated."""
+        return [(s, parse_scenario(self.scenario_data(s), f"{self.path} setting {s['name']}")) for s in self.settings()]
