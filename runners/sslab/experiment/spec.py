@@ -229,11 +229,10 @@ class Experiment:
         #: The names of the parts those series made: their start is a setting, not a case.
         self._start_series_parts: set[str] = set()
         self.parts = self._parts()
+        # A matrix archives its cells under its own name (results/<matrix name>/).
         if spec.matrix_in_place:
-            # A matrix archives its cells under its own name (results/<matrix name>/).
             self.output = str(spec.matrix.get("name") or path.stem)
         elif spec.matrix is not None:
-            # A matrix archives its cells under its own name (results/<matrix name>/).
             data = read_yaml_file(self.matrix_path, ExperimentError)
             section = (data or {}).get("matrix") or {}
             self.output = str(section.get("name") or self.matrix_path.stem)

@@ -314,8 +314,9 @@ def _in_place(path: Path, data: dict) -> tuple[MatrixSpec, dict]:
     try:
         spec = MatrixSpec.model_validate(spec_data)
     except ValidationError as e:
-        # Its fields by their place in the experiment's file: matrix.<field>, axes.<axis>, report.
-        lines = [f"  {'' if ln.strip().split('.')[0].split(':')[0] in ('axes', 'report') else 'matrix.'}{ln.strip()}"
+        # Each field by its place in the experiment's file: axes.<axis> and report at its top, the rest
+        # under matrix:.
+        lines = [f"  {'' if ln.strip().startswith(('axes', 'report')) else 'matrix.'}{ln.strip()}"
                  for ln in field_errors(e)]
         raise MatrixError(f"{path}: invalid matrix ({len(lines)} error{'s' if len(lines) > 1 else ''})\n"
                           + "\n".join(lines)) from None
