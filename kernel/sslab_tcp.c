@@ -2,7 +2,7 @@
 /*
  * tcp_sslab: slowstart-lab's congestion controls.
  *
- * One module, one congestion-control name per line of core/variants.h (seventeen), so that every socket picks its
+ * One module, one congestion-control name per SS_NAME line of the starts' entries (core/variants.h; seventeen), so that every socket picks its
  * start by name (setsockopt TCP_CONGESTION, or a namespace's
  * net.ipv4.tcp_congestion_control) and one experiment can mix them:
  *

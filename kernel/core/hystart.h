@@ -36,4 +36,13 @@
 	X(ACK_TRAIN, 1, "HyStart: the round's ACK train longer than the threshold") \
 	X(DELAY, 2, "HyStart: the round's minimum RTT above the threshold")
 
+/* The start's entry in the registry (variants.h says what a line is). */
+#define SS_HYSTART_REGISTRY						\
+	SS_PARAMS(SS_HYSTART_PARAMS)					\
+	SS_EXITS(SS_HYSTART_EXITS)					\
+	SS_VARIANT(TRADITIONAL, 0, ss_traditional_ops)			\
+	SS_VARIANT(HYSTART, 1, ss_hystart_ops)				\
+	SS_NAME(ss, "cubic_ss", TRADITIONAL, SS_VERSION_PARAM)		\
+	SS_NAME(hs, "cubic_hs", HYSTART, SS_VERSION_PARAM)
+
 #endif /* HYSTART_H */

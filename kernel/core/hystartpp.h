@@ -35,4 +35,13 @@ struct ss_hspp {
 #define SS_HYSTARTPP_EVENTS(E)						\
 	E(CSS, "css", "a = 1 enter / 0 leave, b = round, c = baseline us")
 
+/* The start's entry in the registry (variants.h says what a line is). */
+#define SS_HYSTARTPP_REGISTRY						\
+	SS_PARAMS(SS_HYSTARTPP_PARAMS)					\
+	SS_EXITS(SS_HYSTARTPP_EXITS)					\
+	SS_EVENTS(SS_HYSTARTPP_EVENTS)					\
+	SS_STATE(hspp, ss_hspp)						\
+	SS_VARIANT(HYSTARTPP, 2, ss_hystartpp_ops)			\
+	SS_NAME(hspp, "cubic_hspp", HYSTARTPP, SS_VERSION_PARAM)
+
 #endif /* HYSTARTPP_H */

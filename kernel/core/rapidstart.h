@@ -35,4 +35,11 @@ struct ss_rapid {
 	u8 phase;		/* enum ss_rapid_phase (rapidstart.c) */
 };
 
+/* The start's entry in the registry (variants.h says what a line is). */
+#define SS_RAPID_REGISTRY						\
+	SS_PARAMS(SS_RAPID_PARAMS)					\
+	SS_STATE(rapid, ss_rapid)					\
+	SS_VARIANT(RAPID, 10, ss_rapid_ops)				\
+	SS_NAME(rapid, "cubic_rapid", RAPID, SS_VERSION_PARAM)
+
 #endif /* RAPIDSTART_H */

@@ -83,4 +83,22 @@ struct ss_blitz {
 #define SS_RATESTART_EXITS(X)						\
 	X(BLITZ, 6, "Blitzstart: never in slow start")
 
+/* The start's entry in the registry (variants.h says what a line is). */
+#define SS_RATESTART_REGISTRY						\
+	SS_PARAMS(SS_RATESTART_PARAMS)					\
+	SS_EXITS(SS_RATESTART_EXITS)					\
+	SS_STATE(ere, ss_ere)						\
+	SS_STATE(hoe, ss_hoe)						\
+	SS_STATE(blitz, ss_blitz)					\
+	SS_VARIANT(RENO_FIXED, 4, ss_reno_fixed_ops)			\
+	SS_VARIANT(RENO_HOE, 5, ss_reno_hoe_ops)			\
+	SS_VARIANT(RENO_ASTART, 6, ss_reno_astart_ops)			\
+	SS_VARIANT(STD_START, 7, ss_std_start_ops)			\
+	SS_VARIANT(BLITZ, 8, ss_blitz_ops)				\
+	SS_NAME(reno_fixed, "reno_fixed", RENO_FIXED, SS_VERSION_PARAM)	\
+	SS_NAME(reno_hoe, "reno_hoe", RENO_HOE, SS_VERSION_PARAM)	\
+	SS_NAME(reno_astart, "reno_astart", RENO_ASTART, SS_VERSION_PARAM) \
+	SS_NAME(std, "cubic_std", STD_START, SS_VERSION_PARAM)		\
+	SS_NAME(blitz, "cubic_blitz", BLITZ, SS_VERSION_PARAM)
+
 #endif /* RATESTART_H */

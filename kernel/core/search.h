@@ -81,4 +81,16 @@ bool ss_search_exceeds(u64 expected, u64 delivered, u32 thresh_pct);
 #define SS_SEARCH_EVENTS(E)						\
 	E(SEARCH, "search", "a = bin, b = bytes acked in the window, c = bytes expected")
 
+/* The start's entry in the registry (variants.h says what a line is). */
+#define SS_SEARCH_REGISTRY						\
+	SS_PARAMS(SS_SEARCH_PARAMS)					\
+	SS_EXITS(SS_SEARCH_EXITS)					\
+	SS_EVENTS(SS_SEARCH_EVENTS)					\
+	SS_VERSIONS(SEARCH, SS_SEARCH_VERSIONS)				\
+	SS_STATE(search, ss_search)					\
+	SS_VARIANT(SEARCH, 11, ss_search_ops)				\
+	SS_NAME(search, "cubic_search", SEARCH, SS_VERSION_PARAM)	\
+	SS_NAME(search3, "cubic_search3", SEARCH, SEARCH_VER_3)		\
+	SS_NAME(search4, "cubic_search4", SEARCH, SEARCH_VER_4)
+
 #endif /* SEARCH_H */

@@ -3,8 +3,8 @@
  * sscore.c: what every connection has, whatever its start: rounds, RTT
  * samples and the entry points.  The window rules after slow start are
  * cubic.c (CUBIC) and reno.c (NewReno, for the Astart paper's family); the
- * starts are ops tables in their own files (ssvariant.h; registered in
- * variants.h): hystart.c (traditional, HyStart), hystartpp.c, suss.c,
+ * starts are ops tables in their own files (ssvariant.h; each registered by
+ * its header's entry, variants.h): hystart.c (traditional, HyStart), hystartpp.c, suss.c,
  * ratestart.c (Astart, Hoe, the standard start, Blitzstart), rapidstart.c
  * (Rapid Start).  See sscore.h
  * for the model.
@@ -73,11 +73,24 @@ void ss_exit_slow_start_from(struct sscore_state *st, struct ss_win *w, enum ss_
  * The registry (variants.h) and the entry points
  */
 
+/* A number no variant has is NULL here, and ss_init runs it as traditional. */
 const struct ss_start_ops *const ss_variant_ops[SS_NR_VARIANTS] = {
-#define SS_VARIANT(id, ops) [SS_##id] = &ops,
+#define SS_VARIANT(id, number, ops) [SS_##id] = &ops,
 #include "variants.h"
 #undef SS_VARIANT
 };
+
+/* A variant's number is in every trace line: two variants of one number
+ * would read alike, so two alike are two equal case labels here, which the
+ * compiler refuses. */
+static inline void ss_variant_numbers_unique(unsigned int variant)
+{
+	switch (variant) {
+#define SS_VARIANT(id, number, ops) case (number): break;
+#include "variants.h"
+#undef SS_VARIANT
+	}
+}
 
 /* The names the trace prints, the core's events' and each start's (sscore.h). */
 static const char *const ss_event_names[SS_NR_EVENTS] = {
@@ -115,7 +128,7 @@ void ss_init(struct sscore_state *st, const struct ss_params *p, enum ss_variant
 	const struct ss_start_ops *ops;
 
 	*st = (struct sscore_state){ 0 };
-	st->variant = v < SS_NR_VARIANTS ? v : SS_TRADITIONAL;
+	st->variant = v < SS_NR_VARIANTS && ss_variant_ops[v] ? v : SS_TRADITIONAL;
 	st->rnd.end_seq = snd_nxt;
 	st->rnd.start_us = now_us;
 	st->rnd.round = 1;

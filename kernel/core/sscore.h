@@ -122,14 +122,6 @@ static inline u32 ss_elapsed(u32 now, u32 then)
 #define SS_USEC_PER_SEC 1000000U
 #define SS_RTT_UNKNOWN 0xffffffffU
 
-/* The variants, one per entry of the registry (variants.h). */
-enum ss_variant {
-#define SS_VARIANT(id, ops) SS_##id,
-#include "variants.h"
-#undef SS_VARIANT
-	SS_NR_VARIANTS,
-};
-
 /* A name of the registry (variants.h) that pins no version: its start runs
  * the version of its own parameter (SUSS: suss_version; SEARCH:
  * search_version), which the start's init reads. */
@@ -145,8 +137,8 @@ enum ss_variant {
  * carries its value, @pin, to the start's init); @value is what the
  * start's own version parameter takes for it; "name" is what a run record
  * calls it.  The start makes its constants with SS_VERSION_ENUM and counts
- * them with SS_VERSION_COUNT; the registry names the list (SS_VERSIONS,
- * variants.h) so that the harness reads the same lines
+ * them with SS_VERSION_COUNT; its entry in the registry names the list
+ * (SS_VERSIONS, variants.h) so that the harness reads the same lines
  * (runners/sslab/ccas.py).  No pin may be SS_VERSION_PARAM.
  */
 #define SS_VERSION_ENUM(id, pin, value, name, what) id = (pin),
@@ -182,8 +174,8 @@ enum ss_hystart_rounds {
  * An event is E(ID, "name", "what a, b and c are"): the constant SS_EV_<ID>
  * of enum ss_event_type and the name the trace prints (ss_event_name).  The
  * core declares its own here; a start declares its own in its header
- * (SS_<START>_EXITS, SS_<START>_EVENTS) and lists them in the registry's
- * SS_EXITS and SS_EVENTS sections (variants.h).
+ * (SS_<START>_EXITS, SS_<START>_EVENTS) and names them in its entry in
+ * the registry (SS_EXITS, SS_EVENTS: variants.h).
  */
 #define SS_CORE_EXITS(X)						\
 	X(NONE, 0, "slow start has not ended")				\
@@ -204,6 +196,23 @@ enum ss_hystart_rounds {
 #define SS_DECLARATIONS
 #include "variants.h"
 #undef SS_DECLARATIONS
+
+/* The variants, the SS_VARIANT lines of the registry (variants.h), each
+ * with the number every trace line carries. */
+enum ss_variant {
+#define SS_VARIANT(id, number, ops) SS_##id = (number),
+#include "variants.h"
+#undef SS_VARIANT
+};
+
+/* One more than the largest variant number: a member of @number + 1 bytes
+ * per variant, so the union's size is the largest of them. */
+union ss_variant_numbers {
+#define SS_VARIANT(id, number, ops) char id[(number) + 1];
+#include "variants.h"
+#undef SS_VARIANT
+};
+#define SS_NR_VARIANTS sizeof(union ss_variant_numbers)
 
 /* Why slow start ended (trace and tests): the core's and each start's. */
 enum ss_exit_cause {

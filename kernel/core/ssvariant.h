@@ -118,7 +118,7 @@ struct ss_start_ops {
 	bool takes_hint;
 };
 
-#define SS_VARIANT(id, ops) extern const struct ss_start_ops ops;
+#define SS_VARIANT(id, number, ops) extern const struct ss_start_ops ops;
 #include "variants.h"
 #undef SS_VARIANT
 

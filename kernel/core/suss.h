@@ -129,4 +129,17 @@ struct ss_suss {
 #define SUSS_DIV0_BLUE_COUNT	1	/* no blue packet acked before the tail ACK: 1 used */
 #define SUSS_DIV0_PREV_TRAIN	2	/* previous round's train measured 0 us: 1 us used */
 
+/* The start's entry in the registry (variants.h says what a line is). */
+#define SS_SUSS_REGISTRY						\
+	SS_PARAMS(SS_SUSS_PARAMS)					\
+	SS_EXITS(SS_SUSS_EXITS)						\
+	SS_EVENTS(SS_SUSS_EVENTS)					\
+	SS_VERSIONS(SUSS, SS_SUSS_VERSIONS)				\
+	SS_STATE(suss, ss_suss)						\
+	SS_VARIANT(SUSS, 3, ss_suss_ops)				\
+	SS_NAME(suss, "cubic_suss", SUSS, SS_VERSION_PARAM)		\
+	SS_NAME(suss24, "cubic_suss24", SUSS, SUSS_VER_2024)		\
+	SS_NAME(suss25, "cubic_suss25", SUSS, SUSS_VER_2025)		\
+	SS_NAME(susspaper, "cubic_susspaper", SUSS, SUSS_VER_PAPER)
+
 #endif /* SUSS_H */

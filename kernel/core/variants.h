@@ -1,41 +1,38 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * variants.h: the registry of slow starts: every start's declarations, its
- * variants and the congestion-control names that run them.  Included
- * several times, each time with one of these defined (no include guard, on
- * purpose), and only that section read:
- *
- *   SS_DECLARATIONS
- *	each start's header (its state and its parameters), included once
- *	into sscore.h;
+ * variants.h: the registry of slow starts, read from the starts' own
+ * headers.  A start's header (core/<start>.h) declares its entry as one
+ * macro, SS_<START>_REGISTRY, a line per thing it has of these:
  *
  *   SS_PARAMS(list)
- *	a start's parameter list, SS_<START>_PARAMS of its header, each entry
- *	P(name, default, kind, description): the fields of struct ss_params,
- *	their defaults, the module's parameters (sslab_tcp.c) and the names
- *	the harness accepts (runners/sslab/ccas.py reads these lines and the
- *	headers), in this order;
+ *	its parameter list, SS_<START>_PARAMS, each entry P(name, default,
+ *	kind, description): the fields of struct ss_params, their defaults,
+ *	the module's parameters (sslab_tcp.c) and the names the harness
+ *	accepts (runners/sslab/ccas.py reads these lines and the headers);
  *
  *   SS_STATE(member, type)
- *	a start's per-connection state, struct @type, as member @member of
- *	struct sscore_state's union;
+ *	its per-connection state, struct @type, as member @member of struct
+ *	sscore_state's union;
  *
- *   SS_VARIANT(id, ops)
- *	one slow-start variant: the constant SS_<id> of enum ss_variant and
- *	its ops table (struct ss_start_ops, core/ssvariant.h), defined in the
- *	variant's own file;
+ *   SS_VARIANT(id, number, ops)
+ *	one slow-start variant: the constant SS_<id> = @number of enum
+ *	ss_variant and its ops table (struct ss_start_ops, core/ssvariant.h),
+ *	defined in the variant's own file.  Every trace line carries the
+ *	number, so a variant keeps it for good and a new one takes one no
+ *	other has (the compiler refuses two alike: ss_variant_numbers_unique,
+ *	sscore.c);
  *
  *   SS_EXITS(list), SS_EVENTS(list)
- *	a start's exit causes and trace events, SS_<START>_EXITS and
- *	SS_<START>_EVENTS of its header (sscore.h says what a line is): the
- *	constants of enum ss_exit_cause and enum ss_event_type and the names
- *	the trace prints;
+ *	its exit causes and trace events, SS_<START>_EXITS and
+ *	SS_<START>_EVENTS (sscore.h says what a line is): the constants of
+ *	enum ss_exit_cause and enum ss_event_type and the names the trace
+ *	prints;
  *
  *   SS_VERSIONS(id, list)
- *	a start's versions, SS_<START>_VERSIONS of its header (sscore.h
- *	says what a line is), for variant SS_<id>: the harness reads them
- *	(the pins a name may carry, what a run record calls each version);
- *	the start's header makes the constants from the same lines;
+ *	its versions, SS_<START>_VERSIONS (sscore.h says what a line is),
+ *	for variant SS_<id>: the harness reads them (the pins a name may
+ *	carry, what a run record calls each version); the header makes the
+ *	constants from the same lines;
  *
  *   SS_NAME(ident, cc_name, id, version)
  *	one name the module registers with the kernel (what a socket selects
@@ -44,90 +41,84 @@
  *	SS_VERSION_PARAM (its start's parameter's, suss_version or
  *	search_version, read when a connection starts).
  *
- * A new start is its code (core/<start>.c: the model and the ops), its
- * header (core/<start>.h: its state and its parameters with their defaults
- * and reasons), its tests, and here a line in each section it has.  The
+ * Which headers declare a start is found when the module or the tests are
+ * built: kernel/starts.sh lists every header of core/ that defines an
+ * SS_<START>_REGISTRY, in the order of its first variant's number, into
+ * build/starts.h (its #include lines, and SS_STARTS, the entries in that
+ * order); the harness reads the headers by the same rule.  So a new start
+ * is its code (core/<start>.c: the model and the ops), its header
+ * (core/<start>.h: its state, its parameters with their defaults and
+ * reasons, its entry) and its tests, and nothing here.
+ *
+ * Included several times, each time with one section's macro defined (no
+ * include guard, on purpose): SS_DECLARATIONS includes every start's
+ * header once, into sscore.h; any other expands every start's lines of
+ * that section, in the registry's order, and nothing of the others.  The
  * order of SS_NAME lines is the order of registration.
  */
 
 #ifdef SS_DECLARATIONS
-#include "hystart.h"
-#include "hystartpp.h"
-#include "suss.h"
-#include "ratestart.h"
-#include "rapidstart.h"
-#include "search.h"
+#include "../build/starts.h"
+#else
+
+#ifndef SS_PARAMS
+#define SS_PARAMS(list)
+#define SS_PARAMS_UNASKED
+#endif
+#ifndef SS_STATE
+#define SS_STATE(member, type)
+#define SS_STATE_UNASKED
+#endif
+#ifndef SS_VARIANT
+#define SS_VARIANT(id, number, ops)
+#define SS_VARIANT_UNASKED
+#endif
+#ifndef SS_EXITS
+#define SS_EXITS(list)
+#define SS_EXITS_UNASKED
+#endif
+#ifndef SS_EVENTS
+#define SS_EVENTS(list)
+#define SS_EVENTS_UNASKED
+#endif
+#ifndef SS_VERSIONS
+#define SS_VERSIONS(id, list)
+#define SS_VERSIONS_UNASKED
+#endif
+#ifndef SS_NAME
+#define SS_NAME(ident, cc_name, id, version)
+#define SS_NAME_UNASKED
 #endif
 
-#ifdef SS_PARAMS
-SS_PARAMS(SS_HYSTART_PARAMS)
-SS_PARAMS(SS_HYSTARTPP_PARAMS)
-SS_PARAMS(SS_SUSS_PARAMS)
-SS_PARAMS(SS_RATESTART_PARAMS)
-SS_PARAMS(SS_RAPID_PARAMS)
-SS_PARAMS(SS_SEARCH_PARAMS)
+SS_STARTS
+
+#ifdef SS_PARAMS_UNASKED
+#undef SS_PARAMS
+#undef SS_PARAMS_UNASKED
+#endif
+#ifdef SS_STATE_UNASKED
+#undef SS_STATE
+#undef SS_STATE_UNASKED
+#endif
+#ifdef SS_VARIANT_UNASKED
+#undef SS_VARIANT
+#undef SS_VARIANT_UNASKED
+#endif
+#ifdef SS_EXITS_UNASKED
+#undef SS_EXITS
+#undef SS_EXITS_UNASKED
+#endif
+#ifdef SS_EVENTS_UNASKED
+#undef SS_EVENTS
+#undef SS_EVENTS_UNASKED
+#endif
+#ifdef SS_VERSIONS_UNASKED
+#undef SS_VERSIONS
+#undef SS_VERSIONS_UNASKED
+#endif
+#ifdef SS_NAME_UNASKED
+#undef SS_NAME
+#undef SS_NAME_UNASKED
 #endif
 
-#ifdef SS_EXITS
-SS_EXITS(SS_HYSTART_EXITS)
-SS_EXITS(SS_HYSTARTPP_EXITS)
-SS_EXITS(SS_SUSS_EXITS)
-SS_EXITS(SS_RATESTART_EXITS)
-SS_EXITS(SS_SEARCH_EXITS)
-#endif
-
-#ifdef SS_EVENTS
-SS_EVENTS(SS_HYSTARTPP_EVENTS)
-SS_EVENTS(SS_SUSS_EVENTS)
-SS_EVENTS(SS_SEARCH_EVENTS)
-#endif
-
-#ifdef SS_VERSIONS
-SS_VERSIONS(SUSS, SS_SUSS_VERSIONS)
-SS_VERSIONS(SEARCH, SS_SEARCH_VERSIONS)
-#endif
-
-#ifdef SS_STATE
-SS_STATE(hspp, ss_hspp)
-SS_STATE(suss, ss_suss)
-SS_STATE(ere, ss_ere)
-SS_STATE(hoe, ss_hoe)
-SS_STATE(blitz, ss_blitz)
-SS_STATE(rapid, ss_rapid)
-SS_STATE(search, ss_search)
-#endif
-
-#ifdef SS_VARIANT
-SS_VARIANT(TRADITIONAL, ss_traditional_ops)
-SS_VARIANT(HYSTART, ss_hystart_ops)
-SS_VARIANT(HYSTARTPP, ss_hystartpp_ops)
-SS_VARIANT(SUSS, ss_suss_ops)
-SS_VARIANT(RENO_FIXED, ss_reno_fixed_ops)
-SS_VARIANT(RENO_HOE, ss_reno_hoe_ops)
-SS_VARIANT(RENO_ASTART, ss_reno_astart_ops)
-SS_VARIANT(STD_START, ss_std_start_ops)
-SS_VARIANT(BLITZ, ss_blitz_ops)
-SS_VARIANT(SUSS_G2, ss_suss_g2_ops)
-SS_VARIANT(RAPID, ss_rapid_ops)
-SS_VARIANT(SEARCH, ss_search_ops)
-#endif
-
-#ifdef SS_NAME
-SS_NAME(ss, "cubic_ss", TRADITIONAL, SS_VERSION_PARAM)
-SS_NAME(hs, "cubic_hs", HYSTART, SS_VERSION_PARAM)
-SS_NAME(hspp, "cubic_hspp", HYSTARTPP, SS_VERSION_PARAM)
-SS_NAME(suss, "cubic_suss", SUSS, SS_VERSION_PARAM)
-SS_NAME(suss24, "cubic_suss24", SUSS, SUSS_VER_2024)
-SS_NAME(suss25, "cubic_suss25", SUSS, SUSS_VER_2025)
-SS_NAME(susspaper, "cubic_susspaper", SUSS, SUSS_VER_PAPER)
-SS_NAME(reno_fixed, "reno_fixed", RENO_FIXED, SS_VERSION_PARAM)
-SS_NAME(reno_hoe, "reno_hoe", RENO_HOE, SS_VERSION_PARAM)
-SS_NAME(reno_astart, "reno_astart", RENO_ASTART, SS_VERSION_PARAM)
-SS_NAME(std, "cubic_std", STD_START, SS_VERSION_PARAM)
-SS_NAME(blitz, "cubic_blitz", BLITZ, SS_VERSION_PARAM)
-SS_NAME(suss_g2, "cubic_suss_g2", SUSS_G2, SS_VERSION_PARAM)
-SS_NAME(rapid, "cubic_rapid", RAPID, SS_VERSION_PARAM)
-SS_NAME(search, "cubic_search", SEARCH, SS_VERSION_PARAM)
-SS_NAME(search3, "cubic_search3", SEARCH, SEARCH_VER_3)
-SS_NAME(search4, "cubic_search4", SEARCH, SEARCH_VER_4)
-#endif
+#endif /* SS_DECLARATIONS */

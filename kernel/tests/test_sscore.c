@@ -2216,8 +2216,24 @@ static void print_versions(void)
 #undef PRINT_SUSS_YEAR
 }
 
+/* Every name of the registry, in the order the module registers them, with
+ * its variant (constant and number) and the version it pins, as the
+ * compiler expands the starts' entries: the harness's reading of them is
+ * checked against this (tests/unit/test_module_params.py). */
+static void print_names(void)
+{
+#define SS_NAME(ident, cc_name, id, version) \
+	printf("name %s %s %u %u\n", cc_name, #id, (unsigned int)SS_##id, (unsigned int)(version));
+#include "../core/variants.h"
+#undef SS_NAME
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--names")) {
+		print_names();
+		return 0;
+	}
 	if (argc == 2 && !strcmp(argv[1], "--versions")) {
 		print_versions();
 		return 0;

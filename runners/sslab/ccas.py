@@ -6,9 +6,11 @@ it and the plan names each SUSS flow's version and each cubic_hs flow's
 HyStart with it, the image build lists what the kernel under test offers
 with it, the guest checks the module with it.
 
-Our names are read from the module's own registry, kernel/core/variants.h
-(one `SS_NAME(ident, "name", VARIANT, version)` line each), so that a
-new variant is registered in one place for the module and the harness.
+Our names are read from the module's own registry, the starts' headers
+(kernel/core/<start>.h: each declares its entry, SS_<START>_REGISTRY, with
+one `SS_NAME(ident, "name", VARIANT, version)` line per name;
+kernel/core/variants.h says what a line is), so that a new start is
+registered in one place for the module and the harness.
 """
 
 from __future__ import annotations
@@ -19,12 +21,50 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-#: The module's registry of names (kernel/core/variants.h).
-REGISTRY = Path(__file__).resolve().parents[2] / "kernel" / "core" / "variants.h"
-_KERNEL = REGISTRY.parents[1]
-_SS_NAME = re.compile(r'^SS_NAME\(\s*\w+\s*,\s*"(\w+)"\s*,\s*(\w+)\s*,\s*(\w+)\s*\)', re.M)
-_SS_VERSIONS = re.compile(r"^SS_VERSIONS\(\s*(\w+)\s*,\s*(\w+)\s*\)", re.M)
+#: The algorithm core's directory: the starts' headers, the registry (variants.h) that reads them.
+CORE = Path(__file__).resolve().parents[2] / "kernel" / "core"
+_KERNEL = CORE.parent
+_REGISTRY_ENTRY = re.compile(r"^#define (SS_\w+_REGISTRY)(?!\w)", re.M)
+_VARIANT = re.compile(r"^\s*SS_VARIANT\(\s*(\w+)\s*,\s*(\d+)\s*,\s*(\w+)\s*\)", re.M)
+_SS_NAME = re.compile(r'^\s*SS_NAME\(\s*\w+\s*,\s*"(\w+)"\s*,\s*(\w+)\s*,\s*(\w+)\s*\)', re.M)
+_SS_VERSIONS = re.compile(r"^\s*SS_VERSIONS\(\s*(\w+)\s*,\s*(\w+)\s*\)", re.M)
 _VERSION = re.compile(r'\bV\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\d+)\s*,\s*"([^"]*)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
+
+
+def _macro_lines(text: str, start: int) -> str:
+    """The lines of the #define at @start of @text (each but the last ends in a backslash)."""
+    return re.match(r"(?:[^\n]*\\\n)*[^\n]*", text[start:]).group(0)
+
+
+def registry(kernel: Path = _KERNEL) -> tuple[tuple[str, str], ...]:
+    """(header, entry) of every start, in the registry's order: the headers of @kernel/core that
+    define an SS_<START>_REGISTRY, ordered by their first SS_VARIANT's number, with the entry's
+    lines (the rule kernel/starts.sh builds the module's list by).  ValueError for a header of two
+    entries, an entry with no variant, or two starts in one place."""
+    found = []
+    for header in sorted((kernel / "core").glob("*.h")):
+        text = header.read_text()
+        entries = list(_REGISTRY_ENTRY.finditer(text))
+        if not entries:
+            continue
+        if len(entries) > 1:
+            raise ValueError(f"kernel/core/{header.name}: two entries, one start a header: "
+                             f"{', '.join(m[1] for m in entries)}")
+        entry = _macro_lines(text, entries[0].start())
+        variant = _VARIANT.search(entry)
+        if variant is None:
+            raise ValueError(f"kernel/core/{header.name}: {entries[0][1]} has no SS_VARIANT line")
+        found.append((int(variant[2]), header.name, entry))
+    places = [place for place, _, _ in found]
+    if twice := sorted({p for p in places if places.count(p) > 1}):
+        raise ValueError(f"kernel/core: two starts in place {twice[0]}: "
+                         + ", ".join(h for p, h, _ in found if p == twice[0]))
+    return tuple((header, entry) for _, header, entry in sorted(found))
+
+
+def _registry_text(kernel: Path) -> str:
+    """Every start's entry, in the registry's order, as one text."""
+    return "\n".join(entry for _, entry in registry(kernel))
 
 
 def _list_body(headers: dict[Path, str], list_name: str, arg: str, what: str) -> tuple[Path, str]:
@@ -34,7 +74,7 @@ def _list_body(headers: dict[Path, str], list_name: str, arg: str, what: str) ->
     if len(found) != 1:
         raise ValueError(f"{what}: defined in {len(found)} headers, not one")
     header, text = found[0]
-    return header, re.match(r"(?:[^\n]*\\\n)*[^\n]*", text[text.index(f"#define {list_name}({arg})"):]).group(0)
+    return header, _macro_lines(text, text.index(f"#define {list_name}({arg})"))
 
 
 @dataclass(frozen=True)
@@ -56,9 +96,9 @@ def parse_start_versions(kernel: Path) -> tuple[StartVersion, ...]:
     expands (each start's header makes its constants from them)."""
     headers = {h: h.read_text() for h in sorted((kernel / "core").glob("*.h"))}
     return tuple(StartVersion(variant, ident, int(value), name, meaning)
-                 for variant, list_name in _SS_VERSIONS.findall((kernel / "core" / "variants.h").read_text())
+                 for variant, list_name in _SS_VERSIONS.findall(_registry_text(kernel))
                  for ident, _pin, value, name, meaning in _VERSION.findall(
-                     _list_body(headers, list_name, "V", f"{REGISTRY}: SS_VERSIONS({list_name})")[1]))
+                     _list_body(headers, list_name, "V", f"kernel/core: SS_VERSIONS({list_name})")[1]))
 
 
 def registry_entries(text: str, versions: tuple[StartVersion, ...]) -> list[tuple[str, str, int | None]]:
@@ -72,16 +112,16 @@ def registry_entries(text: str, versions: tuple[StartVersion, ...]) -> list[tupl
             out.append((name, variant, None))
             continue
         if pin not in pins:
-            raise ValueError(f"{REGISTRY}: {name}: unknown version {pin}")
+            raise ValueError(f"kernel/core: {name}: unknown version {pin}")
         if pins[pin].variant != variant:
-            raise ValueError(f"{REGISTRY}: {name}: {pin} is not a version of {variant}")
+            raise ValueError(f"kernel/core: {name}: {pin} is not a version of {variant}")
         out.append((name, variant, pins[pin].value))
     return out
 
 
 #: Every start's versions, as their headers declare them.
 START_VERSIONS = parse_start_versions(_KERNEL)
-_ENTRIES = registry_entries(REGISTRY.read_text(), START_VERSIONS)
+_ENTRIES = registry_entries(_registry_text(_KERNEL), START_VERSIONS)
 #: Our module's congestion controls (kernel/, module tcp_sslab), in the module's order.
 OUR_CCAS = tuple(name for name, _, _ in _ENTRIES)
 #: The four slow starts of the SUSS paper and the HyStart/HyStart++ report.
@@ -178,7 +218,7 @@ SEARCH_CCAS = {name: pin for name, variant, pin in _ENTRIES if variant == "SEARC
 
 def search_thresh_pct(version: int) -> int:
     """THRESH (%) SEARCH @version runs when search_thresh_pct is 0, as kernel/core/search.c defines it."""
-    defines = dict(_DEFINE.findall((REGISTRY.parent / "search.c").read_text()))
+    defines = dict(_DEFINE.findall((CORE / "search.c").read_text()))
     return int(defines[f"SEARCH{version}_THRESH_PCT"])
 
 
@@ -255,7 +295,7 @@ class ModuleParam:
     range: tuple[int, int] | None = None
 
 
-_SS_PARAMS = re.compile(r"^SS_PARAMS\((\w+)\)", re.M)
+_SS_PARAMS = re.compile(r"^\s*SS_PARAMS\((\w+)\)", re.M)
 _PARAM = re.compile(r'\bP\(\s*(\w+)\s*,\s*(\w+)\s*,\s*(\w+(?:\([^()]*\))?)\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)')
 #: A kind range(lo, hi): its two ends, numbers or a header's defines.
 _RANGE = re.compile(r"range\(\s*(\w+)\s*,\s*(\w+)\s*\)")
@@ -278,8 +318,8 @@ def parse_module_params(kernel: Path = _KERNEL) -> tuple[ModuleParam, ...]:
     headers = {h: h.read_text() for h in sorted((kernel / "core").glob("*.h"))}
     defines = {name: int(v) for text in headers.values() for name, v in _DEFINE.findall(text)}
     out: list[ModuleParam] = []
-    for list_name in _SS_PARAMS.findall((kernel / "core" / "variants.h").read_text()):
-        header, body = _list_body(headers, list_name, "P", f"{REGISTRY}: SS_PARAMS({list_name})")
+    for list_name in _SS_PARAMS.findall(_registry_text(kernel)):
+        header, body = _list_body(headers, list_name, "P", f"kernel/core: SS_PARAMS({list_name})")
         where = f"kernel/core/{header.name}"
         for name, value, kind, description in _PARAM.findall(body):
             kind = re.sub(r"\s+", " ", kind)
@@ -326,10 +366,10 @@ def parse_trace_declarations(kernel: Path = _KERNEL) -> tuple[tuple[ExitCause, .
     """The module's exit causes and trace events, the core's then each start's in the registry's order,
     read from the same lines the compiler expands (kernel/core/sscore.h says what a line is)."""
     headers = {h: h.read_text() for h in sorted((kernel / "core").glob("*.h"))}
-    registry = (kernel / "core" / "variants.h").read_text()
-    exits = [ExitCause(i, int(n), m) for name in ["SS_CORE_EXITS", *re.findall(r"^SS_EXITS\((\w+)\)", registry, re.M)]
+    entries = _registry_text(kernel)
+    exits = [ExitCause(i, int(n), m) for name in ["SS_CORE_EXITS", *re.findall(r"^\s*SS_EXITS\((\w+)\)", entries, re.M)]
              for i, n, m in _EXIT.findall(_list_body(headers, name, "X", f"kernel/core: {name}")[1])]
-    events = [TraceEvent(i, n, f) for name in ["SS_CORE_EVENTS", *re.findall(r"^SS_EVENTS\((\w+)\)", registry, re.M)]
+    events = [TraceEvent(i, n, f) for name in ["SS_CORE_EVENTS", *re.findall(r"^\s*SS_EVENTS\((\w+)\)", entries, re.M)]
               for i, n, f in _EVENT.findall(_list_body(headers, name, "E", f"kernel/core: {name}")[1])]
     return tuple(exits), tuple(events)
 

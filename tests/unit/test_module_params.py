@@ -1,6 +1,7 @@
 """Our module's parameters: one declaration each (kernel/core/<start>.h), read by the compiler and by
 the harness (sslab.ccas), and the two readings agree."""
 
+import re
 import subprocess
 
 import pytest
@@ -38,10 +39,14 @@ def test_the_module_parameters_the_harness_accepts():
         ccas.param_default("nosuch")
 
 
-def _tree(tmp_path, header: str, registry: str = "SS_PARAMS(SS_HALF_PARAMS)\n"):
+def entry(start: str, *lines: str, variant: str = "SS_VARIANT(HALF, 0, ss_half_ops)") -> str:
+    """A start's entry in the registry, SS_<start>_REGISTRY, of @lines and its @variant line."""
+    return f"#define SS_{start}_REGISTRY \\\n" + "".join(f"\t{ln} \\\n" for ln in lines) + f"\t{variant}\n"
+
+
+def _tree(tmp_path, header: str, registry: tuple[str, ...] = ("SS_PARAMS(SS_HALF_PARAMS)",)):
     (tmp_path / "core").mkdir(parents=True)
-    (tmp_path / "core/variants.h").write_text(f"#ifdef SS_PARAMS\n{registry}#endif\n")
-    (tmp_path / "core/half.h").write_text(header)
+    (tmp_path / "core/half.h").write_text(header + entry("HALF", *registry))
     (tmp_path / "core/bbr3.h").write_text("#define BBR3_DRAIN_PACING_GAIN 500U\n")
     (tmp_path / "sslab_bbr3.c").write_text(
         "static unsigned int bbr3_drain_gain = BBR3_DRAIN_PACING_GAIN;\nmodule_param(bbr3_drain_gain, uint, 0644);\n"
@@ -67,7 +72,7 @@ def test_parse_a_start_header(tmp_path):
 
 def test_a_list_the_registry_names_but_no_header_defines_is_refused(tmp_path):
     with pytest.raises(ValueError, match="SS_PARAMS\\(SS_GONE_PARAMS\\): defined in 0 headers"):
-        ccas.parse_module_params(_tree(tmp_path, HALF, "SS_PARAMS(SS_HALF_PARAMS)\nSS_PARAMS(SS_GONE_PARAMS)\n"))
+        ccas.parse_module_params(_tree(tmp_path, HALF, ("SS_PARAMS(SS_HALF_PARAMS)", "SS_PARAMS(SS_GONE_PARAMS)")))
 
 
 def test_a_parameter_declared_twice_or_a_default_of_nothing_is_refused(tmp_path):
@@ -181,8 +186,8 @@ DOCUMENTED = ("SS_CORE", "SS_HYSTART_", "SS_HYSTARTPP_", "SS_SUSS_", "SS_RATESTA
 def test_the_readme_documents_the_trace_events_and_exit_causes_of_the_core_and_the_papers_starts():
     """kernel/README.md's table of sslab_event's types: a row for each event of the core and of the starts
     it documents, none for an event no one declares; its `exit` row names each of their causes by number."""
-    registry = (KERNEL / "core" / "variants.h").read_text()
-    documented = {ln.split("(")[1].rstrip(")") for ln in registry.splitlines()
+    lines = [ln.strip().rstrip("\\").strip() for _, text in ccas.registry() for ln in text.splitlines()]
+    documented = {ln.split("(")[1].rstrip(")") for ln in lines
                   if ln.startswith(("SS_EXITS(", "SS_EVENTS(")) and ln.split("(")[1].startswith(DOCUMENTED)}
     # The starts it documents are in the registry (else the list above is stale).
     assert {"SS_SUSS_EVENTS", "SS_SEARCH_EVENTS", "SS_HYSTART_EXITS", "SS_RATESTART_EXITS"} <= documented
@@ -205,3 +210,55 @@ def _declared_by(lists: set[str], kind: str) -> set[str]:
         body = re.search(rf"#define {name}\(\w\)((?:[^\n]*\\\n)*[^\n]*)", headers)[1]
         out |= set(re.findall(r"\b[XE]\(\s*(\w+)", body))
     return out
+
+
+def compiled_names() -> list[tuple[str, str, int, int]]:
+    """(name, variant, variant number, pin) of every name the module registers, in its order, as the C
+    compiler expands the starts' entries (kernel/tests/test_sscore.c --names)."""
+    subprocess.run(["make", "-s", "-C", str(KERNEL), "build/test_sscore"], check=True, capture_output=True)
+    out = subprocess.run([str(KERNEL / "build/test_sscore"), "--names"], check=True, capture_output=True,
+                         text=True).stdout
+    return [(name, variant, int(number), int(pin)) for _, name, variant, number, pin in map(str.split, out.splitlines())]
+
+
+def test_the_harness_reads_the_names_the_module_registers_in_its_order():
+    """The module's list of starts (kernel/starts.sh) and the harness's (ccas.registry) are made by one
+    rule: the headers that declare an entry, by their first variant's number.  The names, their variants
+    and their pins as the compiler has them are the harness's, in the same order."""
+    compiled = compiled_names()
+    assert [(name, variant) for name, variant, _, _ in compiled] == [(n, v) for n, v, _ in ccas._ENTRIES]
+    # Unpinned names carry SS_VERSION_PARAM (255); a pinned one its version's constant.
+    assert {n for n, _, _, pin in compiled if pin == 255} == {n for n, _, p in ccas._ENTRIES if p is None}
+    # A variant's number never goes down along the list: the registry's order is the numbers'.
+    numbers = [number for _, _, number, _ in compiled]
+    assert numbers == sorted(numbers) and numbers[:2] == [0, 1]
+    assert [h for h, _ in ccas.registry()][:3] == ["hystart.h", "hystartpp.h", "suss.h"]
+
+
+def test_the_registry_is_ordered_by_the_starts_numbers_and_refuses_what_it_cannot_order(tmp_path):
+    """Which headers are starts, and their order, by the rule kernel/starts.sh builds the module with:
+    the harness and the script agree on a tree of three toy starts, and refuse alike a start with no
+    variant or two starts of one number (exit 1 for the script, before any compiler runs)."""
+    core = tmp_path / "core"
+    core.mkdir()
+    (core / "a.h").write_text(entry("LATE", 'SS_NAME(late, "late", LATE, SS_VERSION_PARAM)',
+                                    variant="SS_VARIANT(LATE, 20, ss_late_ops)"))
+    (core / "b.h").write_text("/* no entry: not a start */\n#define SS_B_PARAMS(P)\n")
+    (core / "c.h").write_text(entry("EARLY", variant="SS_VARIANT(EARLY, 3, ss_early_ops)")
+                              + "/* SS_VARIANT(LATER, 1, x) in a comment is no line */\n")
+    (core / "d.h").write_text(entry("MID", variant="SS_VARIANT(MID, 7, ss_mid_ops)"))
+    assert [h for h, _ in ccas.registry(tmp_path)] == ["c.h", "d.h", "a.h"]
+    made = subprocess.run(["sh", str(KERNEL / "starts.sh"), str(core)], check=True, capture_output=True,
+                          text=True).stdout
+    assert re.findall(r'#include "../core/(\w+\.h)"', made) == ["c.h", "d.h", "a.h"]
+    assert re.findall(r"SS_(\w+)_REGISTRY", made) == ["EARLY", "MID", "LATE"]
+    (core / "d.h").write_text(entry("MID", variant="SS_VARIANT(MID, 20, ss_mid_ops)"))
+    with pytest.raises(ValueError, match="two starts in place 20: a.h, d.h"):
+        ccas.registry(tmp_path)
+    refused = subprocess.run(["sh", str(KERNEL / "starts.sh"), str(core)], capture_output=True, text=True)
+    assert refused.returncode == 1 and "two starts in place 20" in refused.stderr and not refused.stdout
+    (core / "d.h").write_text(entry("MID", variant="/* none */"))
+    with pytest.raises(ValueError, match="d.h: SS_MID_REGISTRY has no SS_VARIANT line"):
+        ccas.registry(tmp_path)
+    refused = subprocess.run(["sh", str(KERNEL / "starts.sh"), str(core)], capture_output=True, text=True)
+    assert refused.returncode == 1 and "SS_MID_REGISTRY has no SS_VARIANT line" in refused.stderr

@@ -259,13 +259,14 @@ def test_a_series_builds_every_setting_and_refuses_bad_ones(tmp_path: Path):
 
 
 def test_a_starts_versions_are_read_from_its_header_through_the_registry(tmp_path):
-    """SS_VERSIONS(variant, list) in the registry names a header's list of V(ID, pin, value, "name",
+    """SS_VERSIONS(variant, list) in a start's entry names its header's list of V(ID, pin, value, "name",
     "meaning") lines: the harness reads what the compiler expands, and a pin is checked against it."""
     from sslab.ccas import START_VERSIONS, StartVersion, parse_start_versions, registry_entries
     core = tmp_path / "core"
     core.mkdir()
-    (core / "variants.h").write_text("#ifdef SS_VERSIONS\nSS_VERSIONS(TOY, SS_TOY_VERSIONS)\n#endif\n")
-    (core / "toy.h").write_text('#define SS_TOY_VERSIONS(V) \\\n'
+    (core / "toy.h").write_text('#define SS_TOY_REGISTRY \\\n\tSS_VERSIONS(TOY, SS_TOY_VERSIONS) \\\n'
+                                '\tSS_VARIANT(TOY, 0, ss_toy_ops)\n'
+                                '#define SS_TOY_VERSIONS(V) \\\n'
                                 '\tV(TOY_VER_1, 0x10, 1, "1.0", "Toy 1.0 (the first)") \\\n'
                                 '\tV(TOY_VER_2, 0x20, 2, "2.0", "Toy 2.0, \\"the second\\"")\n'
                                 '#define TOY_UNRELATED(V) V(TOY_VER_9, 9, 9, "9", "not a version list")\n')
@@ -296,7 +297,7 @@ def test_congestion_control_names_come_from_the_modules_registry():
         ("cubic_search4", "SEARCH", 4)]
     with pytest.raises(ValueError, match="SEARCH_VER_4 is not a version of SUSS"):
         registry_entries('SS_NAME(x, "cubic_x", SUSS, SEARCH_VER_4)\n', START_VERSIONS)
-    # The module's registry (kernel/core/variants.h): its first fourteen names in registration order (a
+    # The module's registry (the starts' entries, kernel/core/*.h): its first fourteen names in registration order (a
     # new start adds its own after them), and the SUSS names with the versions they pin (the guest's
     # module check selects each by name).
     assert OUR_CCAS[:14] == ("cubic_ss", "cubic_hs", "cubic_hspp", "cubic_suss", "cubic_suss24", "cubic_suss25",
