@@ -1,4 +1,4 @@
-"""Table 1's calibration (analysis.calibration) on a synthetic archive: each candidate's distance from
+"""Table 1's calibration (sslab.papers.suss.calibration) on a synthetic archive: each candidate's distance from
 the paper's SUSS-off values, the rule's choice, and the calibration matrix file's candidates."""
 
 import json
@@ -7,7 +7,7 @@ import math
 import pytest
 
 from sslab.analysis import matrix_report as mr
-from sslab.analysis.calibration import UNSTATED, Fit, calibration, choose, full_terms
+from sslab.papers.suss.calibration import UNSTATED, Fit, calibration, choose, full_terms
 from sslab.matrix.spec import load_matrix, settings
 from sslab.plan_record import MatrixPlan, write_matrix_plan
 
@@ -39,7 +39,7 @@ def candidate(d, tag, size, rtts, factor, large_bytes=None):
 def two_setting_fit(monkeypatch):
     """These archives hold two settings of the fit's grid (CUBIC 1 BDP at 25 and 50 ms): their full fit
     is those 4 terms, not the 20 of the whole grid (test_table1s_fit_has_twenty_terms)."""
-    monkeypatch.setattr("sslab.analysis.calibration.full_terms", lambda ref: 4)
+    monkeypatch.setattr("sslab.papers.suss.calibration.full_terms", lambda ref: 4)
 
 
 def calibration_plan(tmp_path, ruled_out_c=False):
@@ -104,7 +104,7 @@ def test_no_choice_without_every_term():
 
 def test_table1s_fit_has_twenty_terms():
     import yaml
-    from sslab.analysis import calibration as cal
+    from sslab.papers.suss import calibration as cal
     from sslab.paths import REPO_ROOT
     ref = yaml.safe_load((REPO_ROOT / "results/reference/table1.yaml").read_text())
     # CUBIC and BBRv1: four 1 BDP rows x (large, small) + the implied 2 BDP means (large, small).
@@ -113,7 +113,7 @@ def test_table1s_fit_has_twenty_terms():
 
 
 def test_a_partial_fit_chooses_nothing(tmp_path, monkeypatch):
-    monkeypatch.setattr("sslab.analysis.calibration.full_terms", lambda ref: 20)
+    monkeypatch.setattr("sslab.papers.suss.calibration.full_terms", lambda ref: 20)
     d, plan = calibration_plan(tmp_path)
     lines, shown, summary = calibration(d, plan)
     assert summary["chosen"] is None
@@ -202,7 +202,7 @@ def test_runs_with_the_servers_trace_are_read_both_ways(tmp_path):
 
 
 def test_an_axis_with_one_value_in_the_plan_is_a_setting_not_a_candidate(tmp_path):
-    from sslab.analysis.calibration import candidate_axes
+    from sslab.papers.suss.calibration import candidate_axes
     _, plan = calibration_plan(tmp_path)
     assert candidate_axes(plan) == ["large_size", "small_rtts"]
     # Only the 140 MB candidates: the size is a setting of them all, the minRTTs still candidates.
@@ -216,7 +216,7 @@ def test_an_axis_with_one_value_in_the_plan_is_a_setting_not_a_candidate(tmp_pat
 
 
 def test_the_small_flows_weigh_twice_the_large_flows_terms():
-    from sslab.analysis.calibration import distance
+    from sslab.papers.suss.calibration import distance
     e = math.e
     # Small flows off by e (ln 1 = 1 squared), the large flow exact: sqrt((2 * 1 + 1 * 0) / 3) = 0.8165,
     # where equal weights would give sqrt(1/2) = 0.7071; the other way round, sqrt(1/3) = 0.5774.
@@ -238,8 +238,8 @@ def test_candidates_tie_when_their_distance_cis_meet():
 
 
 def test_a_distances_ci_resamples_each_settings_repetitions():
-    from sslab.analysis.calibration import distance_ci
-    from sslab.analysis.table1 import reference
+    from sslab.papers.suss.calibration import distance_ci
+    from sslab.papers.suss.table1 import reference
     ref = reference(MatrixPlan.model_validate({"matrix": "table1", "title": "t", "report": "table1", "selection": {},
                                                "iterations": 1, "image_hash": "i", "code_version": "c",
                                                "compare": {"param": "s", "off": "a", "on": "b"}, "cells": []}))
@@ -256,7 +256,7 @@ def test_a_distances_ci_resamples_each_settings_repetitions():
 
 
 def test_a_candidate_whose_receivers_may_hold_a_flow_back_is_ruled_out():
-    from sslab.analysis.calibration import harness_refusals
+    from sslab.papers.suss.calibration import harness_refusals
     assert harness_refusals({"socket_buffers": "linux", "layout": "five-pairs"}) == \
         ["the clients' receive windows may hold a flow back (the harness's rule)"]
     assert harness_refusals({"socket_buffers": "linux-senders"}) == harness_refusals({"socket_buffers": "raised"}) == []

@@ -39,7 +39,7 @@ def test_a_causes_file_is_checked_at_its_edge(tmp_path):
 
 
 def test_table1s_causes_file_names_real_settings_and_values():
-    from sslab.analysis.table1 import PAPER_FIELDS
+    from sslab.papers.suss.table1 import PAPER_FIELDS
     from sslab.matrix.spec import load_matrix
     m = load_matrix("table1")
     shorts = {short for _, _, short, _, _ in PAPER_FIELDS.values()} | {"stability"}

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from sslab.analysis import claims as cl
-from sslab.analysis import evidence as ev
+from sslab.papers.astart import evidence as astart_evidence
+from sslab.papers.suss import evidence as ev
 from sslab.analysis.claims import ClaimTest, Measured, decide
 
 from sslab.paths import REPO_ROOT
@@ -119,7 +120,7 @@ def test_table1_extractors_read_the_column_as_the_papers_average_row(tmp_path):
 
 def test_the_ledger_carries_table1s_headline_counts(tmp_path):
     from sslab.analysis.archive import latest_plan
-    from sslab.analysis.table1 import table1
+    from sslab.papers.suss.table1 import table1
 
     vc = cl.ValueCounts(experiment="reproduce-table1", archive="table1/*", where="Table 1")
     ledger = cl.Ledger(source="SUSS", value_counts=[vc])
@@ -467,13 +468,13 @@ def test_astart_margin_is_the_least_over_the_settings_per_repetition(tmp_path):
         "e8-astart-bw-10mbit": setting([5, 5], [5, 5], [9, 9]),
         "e8-astart-bw-20mbit": setting([15, 14], [13, 16], [10, 10]),
         "e8-astart-bw-40mbit": setting([30, 21], [22, 29], [20, 20])})
-    got = ev.astart.astart_least_margin(d, "bw", "reno_astart,reno_hoe", "reno_fixed", min_k="20")
+    got = astart_evidence.astart_least_margin(d, "bw", "reno_astart,reno_hoe", "reno_fixed", min_k="20")
     assert got.n == 2 and got.mean == pytest.approx(1.5) and got.source.endswith("the least per repetition")
     assert "(20, 40)" in got.source
     # The 40 Mbit/s setting is the RTT axis's 100 ms (as the report takes it).
-    assert ev.astart.astart_least_margin(d, "rtt", "reno_astart", "reno_fixed").mean == pytest.approx(5.5)
+    assert astart_evidence.astart_least_margin(d, "rtt", "reno_astart", "reno_fixed").mean == pytest.approx(5.5)
     with pytest.raises(cl.LedgerError, match="no run of vegas"):
-        ev.astart.astart_least_margin(d, "bw", "reno_astart", "vegas")
+        astart_evidence.astart_least_margin(d, "bw", "reno_astart", "vegas")
 
 
 def test_paper_values_become_claims_judged_by_the_value_test(tmp_path):
@@ -573,12 +574,12 @@ def test_astart_buffer_ratio_per_repetition(tmp_path):
     d.mkdir(parents=True)
     (d / "summary.json").write_text(json.dumps({"runs": [], "settings": {
         "e8-astart-buf-0.2bdp": setting(27, 30), "e8-astart-buf-0.5bdp": setting(36, 36)}}))
-    r = ev.astart.astart_buffer_ratio(d, "reno_astart", "0.2", "0.5")
+    r = astart_evidence.astart_buffer_ratio(d, "reno_astart", "0.2", "0.5")
     assert r.n == 2 and r.mean == pytest.approx((0.75 + 30 / 36) / 2)
     robust = ClaimTest(rule="at_least", bound=0.8, bound_reason="robust")
     assert decide(robust, r).verdict == "not decided at n = 2"
     with pytest.raises(cl.LedgerError, match="no E8 setting at a buffer of 0.3 BDP"):
-        ev.astart.astart_buffer_ratio(d, "reno_astart", "0.3", "0.5")
+        astart_evidence.astart_buffer_ratio(d, "reno_astart", "0.3", "0.5")
 
 
 def test_a_ledgers_verdicts_as_data_and_the_command_writes_them_beside_its_page(tmp_path):

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sslab.analysis import claims as cl
-from sslab.analysis import evidence as ev
+from sslab.papers.suss import evidence as ev
 from sslab.analysis.claims import ClaimTest, decide
 from sslab.plan_record import MatrixPlan, write_matrix_plan
 

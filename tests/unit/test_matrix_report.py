@@ -12,6 +12,8 @@ from sslab.plan_record import MatrixPlan, PlannedCell, write_matrix_plan
 from sslab.records import runs_index
 
 from sslab.analysis import matrix_report as mr
+from sslab.papers.suss import fairness as fa
+from sslab.papers.suss import table1 as t1
 
 SERVER, CLIENT = b"\x0a\x01\x01\x02", b"\x0a\x02\x01\x02"
 
@@ -25,23 +27,23 @@ def frame(sport, dport, seq, flags, payload=0, src=SERVER, dst=CLIENT):
 
 
 def test_jain_index():
-    assert mr.jain([5, 5, 5, 5]) == pytest.approx(1.0)
+    assert fa.jain([5, 5, 5, 5]) == pytest.approx(1.0)
     # A fifth flow with nothing yet, beside four equal ones: 16 / 20
-    assert mr.jain([5, 5, 5, 5, 0]) == pytest.approx(0.8)
-    assert mr.jain([1, 3]) == pytest.approx(16 / 20)
-    assert math.isnan(mr.jain([]))
+    assert fa.jain([5, 5, 5, 5, 0]) == pytest.approx(0.8)
+    assert fa.jain([1, 3]) == pytest.approx(16 / 20)
+    assert math.isnan(fa.jain([]))
 
 
 def test_recovery_needs_a_held_stretch_above_095():
     t = [float(i) for i in range(1, 31)]
     f = [1.0] * 10 + [0.8, 0.9, 0.96, 0.9, 0.96, 0.97, 0.98, 0.99, 0.99, 0.99] + [1.0] * 10
     n = [4] * 10 + [5] * 20
-    rec = mr.recovery({"t": t, "F": f, "n": n}, start=10.0)
+    rec = fa.recovery({"t": t, "F": f, "n": n}, start=10.0)
     # windows end at 11..30 after the start; the first held stretch starts in the window ending at 15
     assert rec["recovery_s"] == pytest.approx(5.0)
     assert rec["min_F_after"] == pytest.approx(0.8)
     assert rec["mean_F_before"] == pytest.approx(1.0)
-    never = mr.recovery({"t": t, "F": [1.0] * 10 + [0.9] * 20, "n": n}, start=10.0)
+    never = fa.recovery({"t": t, "F": [1.0] * 10 + [0.9] * 20, "n": n}, start=10.0)
     assert never["recovery_s"] is None and never["observed_s"] == pytest.approx(20.0)
 
 
@@ -66,7 +68,7 @@ def write_two_flow_pcap(path, t0=1000.0):
 def test_jain_series_from_a_capture(tmp_path):
     write_two_flow_pcap(tmp_path / "flow.pcap.gz", t0=1000.25)
     run = {"pcap": "flow.pcap", "flows": [{"port": 5201}, {"port": 5202}]}
-    ser = mr.jain_series(run, tmp_path)
+    ser = fa.jain_series(run, tmp_path)
     assert ser["starts"][5202] == pytest.approx(4.0)
     by_t = dict(zip(ser["t"], zip(ser["F"], ser["n"])))
     # Before flow B: one flow, F = 1.  With B at half of A's rate: (1.5)^2 / (2 * 1.25) = 0.9.  Then equal: 1.
@@ -137,7 +139,7 @@ def synthetic_matrix(tmp_path):
 
 def test_table1_numbers_claims_and_paper_values(tmp_path):
     d, plan = synthetic_matrix(tmp_path)
-    table, extra = mr.table1(d, plan)
+    table, extra = t1.table1(d, plan)
     rows = {r["large_rtt"]: r for r in extra["rows"]}
     r25 = rows["25ms"]
     assert r25["n"] == 3
@@ -210,7 +212,7 @@ def test_table1_numbers_claims_and_paper_values(tmp_path):
 def test_the_queues_peak_beside_the_buffer_the_cells_plan_resolved(tmp_path):
     """The most the queue held, mean over the repetitions, of the buffer in packets that every cell's plan
     gives; a repetition whose kernel did not count it makes its side "–"."""
-    from sslab.analysis.table1 import buffer_pkts_of, queue_peaks
+    from sslab.papers.suss.table1 import buffer_pkts_of, queue_peaks
     reps = [{"off": {"queue_peak_pkts": 413}, "on": {"queue_peak_pkts": 400}, "buffer_pkts": 413},
             {"off": {"queue_peak_pkts": 413}, "on": {"queue_peak_pkts": 411}, "buffer_pkts": 413}]
     assert queue_peaks(reps) == "413 / 406 of 413"
@@ -228,7 +230,7 @@ def test_settings_unavailable_for_one_reason_are_one_note():
     unavailable = [U(setting={"large_cc": "bbr2", "buffer": b, "large_rtt": r}, reason=why)
                    for b in ("1BDP", "2BDP") for r in ("25ms", "50ms", "100ms", "200ms")]
     unavailable.append(U(setting={"large_cc": "bbr3", "buffer": "1BDP", "large_rtt": "25ms"}, reason="needs patch 0005"))
-    from sslab.analysis.table1 import unavailable_notes
+    from sslab.papers.suss.table1 import unavailable_notes
     assert unavailable_notes(unavailable, {"bbr2": "BBRv2"}) == [
         "- BBRv2 (8 settings: buffer 1BDP, 2BDP; large_rtt 25ms, 50ms, 100ms, 200ms): **unavailable**, not run and "
         f"not substituted: {why}.",
@@ -258,7 +260,7 @@ def test_a_substituted_cca_is_refused(tmp_path):
     run["flows"][0]["cc_used"] = "reno"
     run_json.write_text(json.dumps(run))
     with pytest.raises(ValueError, match="asked for cubic but ran reno"):
-        mr.table1(d, plan)
+        t1.table1(d, plan)
 
 
 def fairness_series(start, rate_at, end=20.0):
@@ -277,13 +279,13 @@ def test_jain_series_from_the_clients_byte_counts(tmp_path):
     old = [fairness_series(0.0, lambda t: 10 if t < 10 else 8) for _ in range(4)]
     new = fairness_series(10.0, lambda t: 2 if t < 13 else 8)
     run = {"flows": [{"port": 5201 + i, "rx_series": s} for i, s in enumerate(old + [new])]}
-    ser = mr.jain_series(run, tmp_path)
+    ser = fa.jain_series(run, tmp_path)
     assert ser["source"] == "client" and ser["starts"][5205] == 10.0
     by_t = dict(zip(ser["t"], ser["F"]))
     assert by_t[5.0] == pytest.approx(1.0)
     # window (11, 12]: 4 x 8 and 1 x 2 Mbit/s
     assert by_t[12.0] == pytest.approx(34 ** 2 / (5 * (4 * 64 + 4)), rel=1e-3)
-    rec = mr.recovery(ser, 10.0)
+    rec = fa.recovery(ser, 10.0)
     assert rec["recovery_s"] == pytest.approx(4.0, abs=0.05)  # window (13, 14] starts the fair stretch
 
 
@@ -293,7 +295,7 @@ def test_cells_beside_the_papers_grid_have_no_paper_value_and_stay_out_of_the_av
     plan.cells.append(make_cell(d, "c0", s3, 0, {"off": (10.0, [9.0, 9.0]), "on": (10.0, [1.0, 1.0])}))
     plan.axis_values = {"large_cc": ["cubic", "bbr", "bbr2"], "buffer": ["1BDP", "2BDP"],
                            "large_rtt": ["25ms", "50ms", "100ms", "200ms"]}
-    table, extra = mr.table1(d, plan)
+    table, extra = t1.table1(d, plan)
     row = next(r for r in extra["rows"] if r["buffer"] == "3BDP")
     assert not row["on_paper_grid"] and row["paper"] is None
     assert "| CUBIC | 3BDP | 25ms | 1 |" in table and "no paper value (beside the paper's grid)" in table
@@ -349,7 +351,7 @@ def test_bbr3_stands_beside_the_papers_bbrv2_and_is_never_called_it(tmp_path):
     plan.cells.append(make_cell(d, "x0", s, 0, {"off": (28.0, [2.0, 2.0]), "on": (29.0, [1.0, 1.0])}))
     plan.labels = {"cubic": "CUBIC", "bbr2": "BBRv2", "bbr3": "BBRv3 (draft-06)"}
     plan.paper_beside = {"bbr3": {"column": "bbr2", "note": "another algorithm."}}
-    table, extra = mr.table1(d, plan)
+    table, extra = t1.table1(d, plan)
     row = next(r for r in extra["rows"] if r["large_cc"] == "bbr3")
     assert row["paper"]["improvement_pct"] == 28 and row["improvement_pct"] == pytest.approx(50.0)
     assert row["paper_values_reproduced"] == "not judged: beside BBRv2, another algorithm"
@@ -371,7 +373,7 @@ def test_bbrv2_column_runs_ours_is_judged_and_the_report_says_what_ran(tmp_path)
     plan.cells.append(make_cell(d, "y0", s, 0, {"off": (29.0, [1.5, 1.5]), "on": (28.0, [1.3, 1.3])}))
     plan.labels = {"cubic": "CUBIC", "bbr2": "BBRv2", "bbr3": "BBRv3 (draft-06)"}
     plan.runs_as = {"cubic": "cubic_hs", "bbr2": "bbr2_sslab"}
-    table, extra = mr.table1(d, plan)
+    table, extra = t1.table1(d, plan)
     cmp = {c["short"]: (c["ours"], c["paper"]) for c in extra["comparisons"] if c["where"] == "BBRv2 1BDP 25ms"}
     assert cmp["large off"] == (29.0, 28.5) and cmp["small on"] == (1.3, 1.04)  # judged by the paper's BBRv2
     row = next(r for r in extra["rows"] if r["large_cc"] == "bbr2")
@@ -426,7 +428,7 @@ def test_fairness_rows_are_per_incumbent_control(tmp_path):
     older = {"buffer": "1BDP", "rtt": "50ms"}  # a cell planned before the matrix had a CCA axis: CUBIC's
     cells = [make_fairness_cell(d, "x0", bbr3, 0, {"off": 13.0, "on": 11.0}),
              make_fairness_cell(d, "y0", older, 0, {"off": 12.0, "on": 12.0})]
-    table, extra = mr.fairness(d, fairness_plan(d, cells), tmp_path)
+    table, extra = fa.fairness(d, fairness_plan(d, cells), tmp_path)
     rows = {r["incumbents"]: r for r in extra["rows"]}
     # Fair from the window (13, 14] off and (11, 12] on: 4 and 2 s after the fifth flow's start
     assert rows["bbr3"]["on_minus_off_s"] == [pytest.approx(-2.0, abs=0.05)]
@@ -440,7 +442,7 @@ def test_fairness_refuses_incumbents_the_kernel_substituted(tmp_path):
     cells = [make_fairness_cell(d, "x0", {"incumbents": "bbr3", "buffer": "1BDP", "rtt": "50ms"}, 0,
                                 {"off": 13.0, "on": 11.0}, ran="cubic")]
     with pytest.raises(ValueError, match="asked for bbr3 but ran cubic"):
-        mr.fairness(d, fairness_plan(d, cells), tmp_path)
+        fa.fairness(d, fairness_plan(d, cells), tmp_path)
 
 
 def test_the_flows_over_time_are_drawn_once_per_setting_new_flow_thick(tmp_path):
@@ -461,7 +463,7 @@ def test_the_flows_over_time_are_drawn_once_per_setting_new_flow_thick(tmp_path)
 def test_the_order_of_the_arms_split_by_which_ran_first():
     """Two repetitions with SUSS off first (improvements 50 % and 30 %), one with it second (10 %):
     40 against 10, +30 points; a repetition without both arms is left out."""
-    from sslab.analysis.table1 import order_effect
+    from sslab.papers.suss.table1 import order_effect
     rep = lambda first, off, on: {"first": first, "off": {"small_mean_fct_s": off}, "on": {"small_mean_fct_s": on}}
     effect = order_effect([rep("off", 2.0, 1.0), rep("off", 1.0, 0.7), rep("on", 1.0, 0.9), {"first": "on", "on": {}}])
     assert effect["off_first_pct"] == pytest.approx(40) and effect["on_first_pct"] == pytest.approx(10)
@@ -474,7 +476,7 @@ def test_two_table1_archives_compared_setting_by_setting(tmp_path):
     SUSS off: its SUSS-off mean 1.5 -> 2.0 s, +0.5 s with no spread (CI [0.5, 0.5]).  At 50 ms each
     archive has one repetition done: a difference, no interval."""
     import shutil
-    from sslab.analysis.table1_compare import compare
+    from sslab.papers.suss.table1_compare import compare
     base, plan = synthetic_matrix(tmp_path)
     other = tmp_path / "other" / "cca-cubic"
     shutil.copytree(base, other)
@@ -597,7 +599,7 @@ def test_the_causes_past_their_limit_are_a_page_of_their_own(tmp_path):
 def test_reading_cells_says_how_far_only_once_it_takes_time(monkeypatch, capsys):
     from types import SimpleNamespace
     from sslab.analysis import progress
-    from sslab.analysis import table1 as t1
+    from sslab.papers.suss import table1 as t1
     cells = [(SimpleNamespace(setting={"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "25ms"}), None)] * 20
     monkeypatch.setattr(t1, "table1_cell", lambda plan, cdir: {})
     clock = iter(range(0, 1000))   # a second a call: the reading has taken 2 s by its second cell
@@ -635,7 +637,7 @@ def test_a_reports_stage_says_when_it_ends_only_if_it_took_time(monkeypatch, cap
 def test_a_cells_numbers_are_read_once_and_again_when_the_cell_is_run_again(tmp_path, monkeypatch):
     """Table 1's report reads each cell's numbers ten times; its run records are parsed once, and again
     when the cell has landed anew (its cell.json rewritten), and the caller's copy is its own."""
-    from sslab.analysis import table1 as t1
+    from sslab.papers.suss import table1 as t1
     d, plan = synthetic_matrix(tmp_path)
     parsed = []
     real_runs_of = t1.run_summaries_of

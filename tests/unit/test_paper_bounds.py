@@ -1,10 +1,10 @@
-"""What the SUSS paper's numbers allow (analysis.paper_bounds), with hand-worked numbers (the verdict on
+"""What the SUSS paper's numbers allow (sslab.papers.suss.paper_bounds), with hand-worked numbers (the verdict on
 ours beside them: test_verdict.py)."""
 
 import pytest
 import yaml
 
-from sslab.analysis import paper_bounds as pb
+from sslab.papers.suss import paper_bounds as pb
 from sslab.paths import REPO_ROOT
 
 REF = yaml.safe_load((REPO_ROOT / "results/reference/table1.yaml").read_text())

@@ -2,8 +2,8 @@
 
 import pytest
 
-from sslab.analysis.astart import jain, report_md
-from sslab.analysis.blitzstart import HINTS, LINKS, SIZES, _direction, compare, reference
+from sslab.papers.astart.report import jain, report_md
+from sslab.papers.blitzstart.report import HINTS, LINKS, SIZES, _direction, compare, reference
 
 
 def test_the_blitzstart_reference_is_the_whole_table():

@@ -30,7 +30,7 @@ def test_cis_overlap_when_they_share_a_point_and_says_nothing_below_two_values()
 
 
 def test_independence_of_repetitions_by_hand():
-    from sslab.analysis.independence import check
+    from sslab.papers.suss.independence import check
     # Two groups of three that differ as wholes: means 2 and 5, each with variance 1.  F = 3 * var(2, 5)
     # / 1 = 3 * 4.5 = 13.5; each group's CI, mean +/- t(2) * 1 / sqrt(3) = +/- 2.484, misses the other's mean.
     c = check([1, 2, 3, 4, 5, 6], 3, "x")

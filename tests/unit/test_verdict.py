@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from sslab.analysis import table1 as t1
+from sslab.papers.suss import table1 as t1
 from sslab.analysis.verdict import (FCT_TOLERANCE, IMPROVEMENT_POINTS, NOT_DECIDED, NOT_REPRODUCED, REPRODUCED,
                                     Comparison, count_line, needed_n, tally)
 

@@ -37,7 +37,8 @@ from .. import paths
 from ..scenario.knobs import KNOBS
 from .archive import ArchiveError, latest_plan
 from .conditions import departures
-from .evidence import EXTRACTORS, LedgerError, Measured, NotThisArchive
+from .evidence import LedgerError, Measured, NotThisArchive
+from .plugins import EXTRACTORS, matrix_report_of
 from .verdict import NOT_DECIDED, NOT_REPRODUCED, REPRODUCED, Comparison
 from .verdict import needed_n as verdict_needed_n
 
@@ -323,7 +324,6 @@ def value_counts_md(vc: ValueCounts, results: Path = paths.RESULTS_DIR) -> list[
     """@vc's counts as the ledger page shows them: the archive's report headline, recomputed from the
     archive (of those @vc names, the one with the most cells done; a tie: the last in name order)."""
     from .archive import current_cells
-    from .table1 import table1
 
     head = f"## {vc.where}: every paper value by outcome"
     best: tuple[int, Path, object] | None = None
@@ -338,7 +338,7 @@ def value_counts_md(vc: ValueCounts, results: Path = paths.RESULTS_DIR) -> list[
     if best is None:
         return [head, "", f"No archive yet: run `make {vc.experiment}`.", ""]
     done, a, plan = best
-    extra = table1(a, plan)[1]
+    extra = matrix_report_of(plan.report).summary_fields(a, plan)
     counts = extra.get("headline") or {}
     lines = [head, "", f"From {a} ({done} cells; the report's headline, the same rule as every value test here):", ""]
     lines += [f"- {group}: {t['reproduced']} reproduced, {t['not reproduced']} not reproduced, "
@@ -380,6 +380,10 @@ def judge(claim: Claim, results: Path = paths.RESULTS_DIR, archive: Path | None 
     ev = claim.evidence
     if not ev.extract or not ev.archive:
         return Verdict(NO_EVIDENCE, f"nothing reads it yet from `make {ev.experiment}`"), None
+    if ev.extract not in EXTRACTORS:
+        # A programming error, not a verdict: the extractor's paper was not imported (sslab.papers).
+        raise KeyError(f"claim {claim.id}: no paper registers the extractor {ev.extract!r} "
+                       f"(registered: {len(EXTRACTORS)}; sslab.papers registers every paper's)")
     archives = [archive] if archive is not None else _candidates(results, ev.archive)
     if not archives:
         return Verdict(NO_EVIDENCE, f"no archive {results / ev.archive}: run `make {ev.experiment}`"), None

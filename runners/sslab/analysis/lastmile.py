@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..ccas import SUSS_VERSIONS, recorded_suss_version, suss_tag, variant_label
 from . import exits
+from .evidence.base import Measured, Point, extreme
 from .link import rate_series, replay_fidelity
 from .setting import setting_of
 from .startup import load_runs
@@ -153,7 +154,6 @@ def headline(imps: list[dict], at_least: float, sizes_under: int, rtt_over_ms: f
     whose CI runs from the least lower end to the least upper end: reproduced when every size's CI
     clears the bound, not reproduced when any one lies wholly under it, else not decided at this n."""
     from .claims import ClaimTest, decide
-    from .evidence.e4 import least_improvement
 
     bound = ClaimTest(rule="at_least", bound=at_least * 100, bound_reason=f"the paper's {at_least * 100:g} %")
     out = []
@@ -361,3 +361,14 @@ def plot_link_run(records: list[dict], dest: Path, name: str) -> Path | None:
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def least_improvement(imps: list[dict]) -> Measured:
+    """The least of E4's improvements (lastmile.improvements: fractions, Welch's CI, n per arm) in
+    percent, for a claim over all of them ("in all"): its CI runs from the least lower end to the least
+    upper end, so that `at_least` calls it reproduced only when every one clears the bound and not
+    reproduced when any one lies wholly below it."""
+    points = [Point("", i["improvement"] * 100, i.get("improvement_ci") and
+                    (i["improvement_ci"][0] * 100, i["improvement_ci"][1] * 100), min(i["n"])) for i in imps]
+    least, ci = extreme(points)
+    return Measured(least.value, min(min(i["n"]) for i in imps), ci, "", points=tuple(points))

@@ -1,5 +1,5 @@
 """What a matrix's report is (`report:` of a matrix file, sslab.analysis.matrix_report): one class per
-report, in its own module, and a line in the one registry of reports (sslab.analysis.reports.REPORTS).
+report, in its paper's package (sslab.papers), registered with the others (sslab.analysis.plugins).
 
 A report gives its tables (with the page's introduction to them and what goes into summary.json),
 what its flows-over-time plots stand for, and whatever it adds after them; matrix_report writes the
@@ -58,6 +58,7 @@ class MatrixReport:
         kernel's own report follows)."""
         return []
 
-    def kernel_extra(self, matrix_dir: Path, plan: MatrixPlan) -> dict:
-        """What kernels_table reads of one kernel's matrix ({} by default)."""
+    def summary_fields(self, matrix_dir: Path, plan: MatrixPlan) -> dict:
+        """The summary's fields recomputed from a matrix's archive ({} by default): what kernels_table
+        reads of each kernel's matrix, and the headline a ledger's paper-value counts show."""
         return {}

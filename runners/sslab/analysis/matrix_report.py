@@ -1,4 +1,5 @@
-"""Matrix reports, from a matrix directory's archive alone.
+"""Matrix reports, from a matrix directory's archive alone: the page around the tables and plots of
+the report the matrix names, which its paper registers (sslab.analysis.plugins), such as
 
     table1    E7: per setting, the large flow's FCT and the mean FCT of the
               small flows, SUSS off and on, the improvement, 95% CIs over
@@ -30,14 +31,12 @@ from .pcap import stored_capture
 from .interactive import append_fct_page, flows_page
 from .plots import plot_flows_grid, plot_flows_over_time, prefetch_capture_bins
 from .conditions import conditions_of
-from .fairness import JAIN_FAIR, JAIN_HOLD_WINDOWS, JAIN_WINDOW_S, fairness, jain, jain_series, recovery
-from .table1 import table1, table1_cell
 from . import progress
-from .reports import matrix_report_of
+from .plugins import matrix_report_of
 from .tidy import write_flows_table
 
-__all__ = ["ArchiveError", "JAIN_FAIR", "JAIN_HOLD_WINDOWS", "JAIN_WINDOW_S", "fairness", "jain",
-           "jain_series", "recovery", "table1", "table1_cell", "write_matrix_report"]
+__all__ = ["ArchiveError", "console_ending", "write_kernels_report", "write_matrix_report"]
+
 
 def console_ending(report: Path) -> str:
     """What a matrix command prints when its report is written: the report's answer (its title, the
@@ -329,7 +328,7 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
         every_cell += [c for _, c in cells]
         every_setting += [{"setting": c.setting, "rep": c.rep} for c, _ in cells]
         ran = conditions_of([c for _, c in cells]) if cells else "nothing run yet"
-        extra = matrix_report_of(plan.report).kernel_extra(d, plan)
+        extra = matrix_report_of(plan.report).summary_fields(d, plan)
         per_kernel.append((name, d, plan, ran, extra))
     lines.append("")
     kinds = {p.report for _, _, p, _, _ in per_kernel}

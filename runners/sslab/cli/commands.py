@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import papers  # noqa: F401 (every paper's reports and claim extractors, registered)
 from .. import paths
 from ..plan_record import read_matrix_plan
 from ..records import read_record
@@ -620,7 +621,7 @@ def cmd_matrix(args) -> int:
         return EXIT_OK
     if args.action == "compare":
         from ..analysis.archive import ArchiveError
-        from ..analysis.table1_compare import compare
+        from ..papers.suss.table1_compare import compare
         for d in (args.base, args.other):
             if not (Path(d) / "plans").is_dir():
                 raise Refused(f"{d}: not a matrix directory (no plans/)")
@@ -632,7 +633,7 @@ def cmd_matrix(args) -> int:
         return EXIT_OK
     if args.action == "independence":
         from ..analysis.archive import ArchiveError
-        from ..analysis.independence import report_md
+        from ..papers.suss.independence import report_md
         if not (Path(args.matrix_dir) / "plans").is_dir():
             raise Refused(f"{args.matrix_dir}: not a matrix directory (no plans/)")
         if args.group < 2:

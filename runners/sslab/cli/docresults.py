@@ -30,7 +30,7 @@ PLOTS = (FILE, SETTINGS_FILE, BOUND_FILE)
 SUMMARY_PDF = SUMMARY_FILE
 SCREENSHOT = "first-screen.png"
 CONSOLE = "console.txt"
-#: The console's ending, as a reader sees it after a run (sslab.analysis.table1's console_ending).
+#: The console's ending, as a reader sees it after a run (sslab.analysis.matrix_report's console_ending).
 CONSOLE_LINES = 20
 
 

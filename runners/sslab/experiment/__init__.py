@@ -13,7 +13,7 @@
     compile an experiment's chosen parts as they run: each validated once and compiled
             to its plan, nothing written to a file
 
-May import: scenario, substrate, analysis and the leaves (paths, ccas).
+May import: scenario, substrate, papers, analysis and the leaves (paths, ccas).
 Not matrix or cli.
 """
 

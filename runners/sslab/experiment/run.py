@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..records import Plan, format_of, plan_record, read_record, stamped
 from .. import paths
+from .. import papers  # noqa: F401 (the papers' claim extractors, which a run's report judges with)
 from ..analysis.startup import write_report
 from ..scenario import Scenario, parse_scenario, to_plan
 from ..scenario.load import scenario_file_data

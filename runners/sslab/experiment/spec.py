@@ -19,7 +19,7 @@
       cc: [cubic_hs, cubic_suss] #   by its labels joined by "-" (an axis called `name` names it whole)
     select: [wired, wifi, lte]   # parts (and cases) run when SELECT= is not given (default: all)
     repetitions: 3               # over the scenarios' own (default: theirs)
-    report: startup              # a report of sslab.analysis.reports by its name, or one described here
+    report: startup              # a report by its name (sslab.analysis.plugins), or one described here
                                  # (what it groups by, its tables, checks and plots: sslab.analysis.runs_report)
     output: startup              # results/<output>/ (default: the file's name)
     aliases:                     # names for fields of its scenarios (sslab.scenario.overrides):
@@ -45,7 +45,9 @@ from typing import Any, Collection
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import paths
-from ..analysis.reports import REPORTS, Report, report_of
+from .. import papers  # noqa: F401 (every paper's reports and extractors, registered)
+from ..analysis.plugins import REPORTS, Report
+from ..analysis.reports import report_of
 from ..analysis.runs_report import RunsReport
 from ..ccas import KNOWN_CCAS, cc_name_refusal
 from ..records import check as check_format

@@ -32,12 +32,12 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..plan_record import MatrixPlan, PlannedCell
-from ..records import GRO_MERGE_SEGMENTS
+from ...plan_record import MatrixPlan, PlannedCell
+from ...records import GRO_MERGE_SEGMENTS
 from . import paper_bounds
-from .archive import current_cells
+from ...analysis.archive import current_cells
 from .table1 import cells_by_setting, reference, table1
-from .verdict import Comparison
+from ...analysis.verdict import Comparison
 
 #: The paper's own axes of Table 1; any other axis of a Table 1 matrix that takes several values in a
 #: plan's cells is a candidate axis (one value, E7's default layout: a setting of the testbed, no candidate).

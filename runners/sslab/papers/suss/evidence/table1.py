@@ -7,8 +7,8 @@ import statistics
 from pathlib import Path
 from typing import Callable
 
-from ..stats import describe
-from .base import LedgerError, Measured, NotThisArchive, Point, cell_dirs, extreme, measured
+from ....analysis.stats import describe
+from ....analysis.evidence.base import LedgerError, Measured, NotThisArchive, Point, cell_dirs, extreme, measured
 
 
 def _table1_columns(archive: Path, large_cc: str) -> list[list[dict]]:
@@ -19,7 +19,7 @@ def _table1_columns(archive: Path, large_cc: str) -> list[list[dict]]:
 
 def _table1_settings(archive: Path, large_cc: str) -> list[tuple[tuple[str, str, str], list[dict]]]:
     """_table1_columns with each setting's (large_cc, buffer, large_rtt)."""
-    from ..archive import latest_plan
+    from ....analysis.archive import latest_plan
     from ..table1 import on_paper_grid
     from ..table1_compare import repetitions
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from .base import LedgerError, Measured, NotThisArchive, cell_dirs, measured
+from ....analysis.evidence.base import LedgerError, Measured, NotThisArchive, cell_dirs, measured
 
 
 def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic") -> Measured:
@@ -13,7 +13,7 @@ def fairness_recovery_gain(archive: Path, buffer: str, incumbents: str = "cubic"
     start, SUSS off less SUSS on, in seconds, the mean over the buffer's minRTTs; its CI over the
     repetitions.  A run never back within its observation counts as back at its end, which understates
     that arm's time (so a gain, when SUSS on never recovers, is overstated: said in the verdict's source)."""
-    from ..archive import latest_plan
+    from ....analysis.archive import latest_plan
     from ..fairness import recoveries
 
     _, plan = latest_plan(archive)
@@ -47,7 +47,7 @@ def fairness_gain_trend(archive: Path, along: str, incumbents: str = "cubic") ->
     in seconds) at the axis's last value less at its first (@along "buffer": 2 BDP less 1 BDP; "rtt":
     the longest minRTT less the shortest), each the mean over the other axis's values; its CI over the
     repetitions.  Runs never back within the observation count as back at its end, as for the gain."""
-    from ..archive import latest_plan
+    from ....analysis.archive import latest_plan
     from ..fairness import recoveries
 
     if along not in ("buffer", "rtt"):

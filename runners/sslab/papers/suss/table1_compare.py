@@ -15,8 +15,8 @@ import statistics
 from pathlib import Path
 from typing import Callable
 
-from .archive import ArchiveError, current_cells, latest_plan
-from .stats import welch_diff
+from ...analysis.archive import ArchiveError, current_cells, latest_plan
+from ...analysis.stats import welch_diff
 from .table1 import FIELD_VALUES, cells_by_setting, large_change_pct
 
 #: (name, unit, digits, the value of one repetition): what is compared.

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import LedgerError, Measured, Point, difference, extreme, report_summary, standard_error
+from ....analysis.evidence.base import LedgerError, Measured, Point, difference, extreme, report_summary, standard_error
+from ....analysis.lastmile import least_improvement
 
 
 def _e4_summary(archive: Path) -> tuple[dict, list[Path], str]:
@@ -41,17 +42,6 @@ def e4_least_improvement(archive: Path, links: str, max_mb: str, min_rtt_ms: str
                     f"{least['size'] / 1e6:g} MB and {least['rtt_ms']:g} ms", tuple(runs), options, m.points)
 
 
-def least_improvement(imps: list[dict]) -> Measured:
-    """The least of E4's improvements (lastmile.improvements: fractions, Welch's CI, n per arm) in
-    percent, for a claim over all of them ("in all"): its CI runs from the least lower end to the least
-    upper end, so that `at_least` calls it reproduced only when every one clears the bound and not
-    reproduced when any one lies wholly below it."""
-    points = [Point("", i["improvement"] * 100, i.get("improvement_ci") and
-                    (i["improvement_ci"][0] * 100, i["improvement_ci"][1] * 100), min(i["n"])) for i in imps]
-    least, ci = extreme(points)
-    return Measured(least.value, min(min(i["n"]) for i in imps), ci, "", points=tuple(points))
-
-
 def e4_loss_ratio(archive: Path, link: str, rtt_ms: str, min_mb: str, max_mb: str,
                   on: str = "cubic_suss 2024", off: str = "cubic_hs") -> Measured:
     """Packets lost with SUSS over packets lost without (E5): the bottleneck's drops summed over E4's
@@ -61,7 +51,7 @@ def e4_loss_ratio(archive: Path, link: str, rtt_ms: str, min_mb: str, max_mb: st
     at the fewest repetitions any size has, less one: an approximation that is said with the verdict."""
     import math
 
-    from ..stats import t95
+    from ....analysis.stats import t95
 
     s, runs, options = _e4_summary(archive)
     lo, hi = float(min_mb) * 1e6, float(max_mb) * 1e6

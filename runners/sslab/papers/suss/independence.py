@@ -28,8 +28,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from .archive import current_cells, latest_plan
-from .stats import describe
+from ...analysis.archive import current_cells, latest_plan
+from ...analysis.stats import describe
 from .table1 import FIELD_VALUES, large_change_pct, table1_cell
 
 #: What is checked, by name: a value of one repetition (both arms).

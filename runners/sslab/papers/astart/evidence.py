@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import LedgerError, Measured, measured, report_summary
+from ...analysis.evidence.base import LedgerError, Measured, measured, report_summary
 
 
 def _astart_settings(archive: Path) -> tuple[dict, list[Path]]:

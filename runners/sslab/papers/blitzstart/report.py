@@ -34,13 +34,13 @@ from pathlib import Path
 
 import yaml
 
-from ..records import read_record, stamped
-from .. import paths
-from .archive import runs_of
-from .conditions import conditions_of
-from .pcap import analyse_pcap_ports, new_bytes_between
-from .stats import welch_diff
-from .verdict import Comparison, count_line
+from ...records import read_record, stamped
+from ... import paths
+from ...analysis.archive import runs_of
+from ...analysis.conditions import conditions_of
+from ...analysis.pcap import analyse_pcap_ports, new_bytes_between
+from ...analysis.stats import welch_diff
+from ...analysis.verdict import Comparison, count_line
 
 REFERENCE = paths.REPO_ROOT / "results" / "reference" / "blitzstart.yaml"
 LINKS = ("dsl-slow", "dsl-fast", "3g", "lte")

@@ -1,6 +1,6 @@
 """Table 1's matrix report (E7; `report: table1`): per setting the large flow's FCT and the small flows'
 mean FCT, SUSS off and on, the improvement, 95 % CIs over repetitions, claim checks and the paper's
-values beside ours (sslab.analysis.table1); a calibration matrix's candidates first; after the plots,
+values beside ours (sslab.papers.suss.table1); a calibration matrix's candidates first; after the plots,
 every SUSS version run on the selection side by side; on several kernels, one row per setting and
 kernel."""
 
@@ -10,20 +10,20 @@ import re
 import statistics
 from pathlib import Path
 
-from ..ccas import SUSS_VERSIONS
-from ..plan_record import MatrixPlan
-from .answer_plots import against_bound, ours_against_paper, per_setting, summary_pdf
-from .archive import ArchiveError, latest_plan
+from ...ccas import SUSS_VERSIONS
+from ...plan_record import MatrixPlan
+from ...analysis.answer_plots import against_bound, ours_against_paper, per_setting, summary_pdf
+from ...analysis.archive import ArchiveError, latest_plan
 from .calibration import calibration, candidate_axes
-from .matrix_kind import MatrixReport, Tables
-from .stats import cis_overlap, fmt_mean_ci
+from ...analysis.matrix_kind import MatrixReport, Tables
+from ...analysis.stats import cis_overlap, fmt_mean_ci
 from .table1 import MAIN_COLUMNS, compared_name, table1
 
 
 def large_flow_bounds() -> dict[str, float]:
     """Each column's bound on the large flow's change with SUSS, as the SUSS ledger's per-column claims
     hold it (table1_large_worst_setting's `at_most`), by large_cc."""
-    from .claims import load_ledger
+    from ...analysis.claims import load_ledger
     out = {}
     for c in load_ledger("suss").claims:
         ev = c.evidence
@@ -81,7 +81,7 @@ class Table1Report(MatrixReport):
         return summary_pdf(title, lines, extra.get("comparisons", []), extra.get("rows", []), large_flow_bounds(),
                            dest)
 
-    def kernel_extra(self, matrix_dir: Path, plan: MatrixPlan) -> dict:
+    def summary_fields(self, matrix_dir: Path, plan: MatrixPlan) -> dict:
         return table1(matrix_dir, plan)[1]
 
     def kernels_table(self, per_kernel: list[tuple[str, Path, MatrixPlan, str, dict]]) -> list[str]:

@@ -7,7 +7,7 @@ import statistics
 from pathlib import Path
 from typing import Callable
 
-from .base import LedgerError, Measured, measured
+from ....analysis.evidence.base import LedgerError, Measured, measured
 
 
 def _arm_pairs(archive: Path, size: str, on: str = "cubic_suss",
@@ -15,7 +15,7 @@ def _arm_pairs(archive: Path, size: str, on: str = "cubic_suss",
     """The repetitions of a scenario run's @size case with both arms done: per repetition, (run
     record, run directory) of @on and of @off, paired by repetition (the same seed and link trace
     position: the scenario's order alternates them within a repetition)."""
-    from ..archive import runs_of
+    from ....analysis.archive import runs_of
 
     if not (archive / "job" / "out" / "runs.json").is_file():
         raise LedgerError(f"{archive}: no runs (job/out/runs.json): not a scenario run directory")
@@ -58,7 +58,7 @@ def _series(run: dict, run_dir: Path) -> dict:
     """The first flow's per-ACK series (traces.trace_series), its times moved to count from the
     connection's establishment at the server (the first ACK's time less the handshake's RTT sample
     it prints, as ProbeFacts times the server's FCT); shift_s: by how much."""
-    from ..traces import trace_series
+    from ....analysis.traces import trace_series
 
     if not run.get("trace"):
         raise LedgerError(f"{run_dir}: no kernel trace (capture.traces): no per-ACK series")

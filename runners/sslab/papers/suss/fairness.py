@@ -7,12 +7,12 @@ import math
 import statistics
 from pathlib import Path
 
-from ..plan_record import MatrixPlan
-from .matrix_kind import MatrixReport, Tables
-from .fidelity import run_passes
-from .archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
-from .pcap import analyse_pcap_ports
-from .stats import fmt_mean_ci, describe
+from ...plan_record import MatrixPlan
+from ...analysis.matrix_kind import MatrixReport, Tables
+from ...analysis.fidelity import run_passes
+from ...analysis.archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
+from ...analysis.pcap import analyse_pcap_ports
+from ...analysis.stats import fmt_mean_ci, describe
 
 #: Jain's index is taken over goodput in windows of this many seconds.
 JAIN_WINDOW_S = 1.0

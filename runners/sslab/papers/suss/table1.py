@@ -14,17 +14,18 @@ from pathlib import Path
 
 import yaml
 
-from .. import paths
-from ..ccas import CC_LABELS, SUSS_CCAS, recorded_suss_version
-from ..plan_record import MatrixPlan
-from . import paper_bounds, progress
-from .capturecheck import agreement_line
-from .causes import causes_md, load_causes
-from .fidelity import run_passes
-from .archive import (CELL_RECORD, cell_timing, check_controls, current_cells, overhead_table, run_summaries_of,
+from ... import paths
+from ...ccas import CC_LABELS, SUSS_CCAS, recorded_suss_version
+from ...plan_record import MatrixPlan
+from ...analysis import progress
+from . import paper_bounds
+from ...analysis.capturecheck import agreement_line
+from ...analysis.causes import causes_md, load_causes
+from ...analysis.fidelity import run_passes
+from ...analysis.archive import (CELL_RECORD, cell_timing, check_controls, current_cells, overhead_table, run_summaries_of,
                       side_of, written_as)
-from .stats import without_values, fmt_mean_ci, describe
-from .verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, RULE_RECORD, Comparison, tally, tally_text
+from ...analysis.stats import without_values, fmt_mean_ci, describe
+from ...analysis.verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, RULE_RECORD, Comparison, tally, tally_text
 
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 

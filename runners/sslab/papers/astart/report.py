@@ -27,12 +27,12 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict
 
-from ..records import read_record, stamped
-from .. import paths
-from .archive import runs_of
-from .conditions import conditions_of
-from .stats import describe
-from .verdict import Comparison, count_line
+from ...records import read_record, stamped
+from ... import paths
+from ...analysis.archive import runs_of
+from ...analysis.conditions import conditions_of
+from ...analysis.stats import describe
+from ...analysis.verdict import Comparison, count_line
 
 CCAS = ("reno_fixed", "reno_hoe", "reno_astart", "vegas")
 LABEL = {"reno_fixed": "NewReno", "reno_hoe": "Hoe", "reno_astart": "Astart", "vegas": "Vegas"}
