@@ -128,3 +128,29 @@ def test_a_containers_shipped_image_is_checked_for_what_it_ships(tmp_path):
     (shipped / "linux").write_bytes(b"uml kernez")
     assert image_damage(shipped, shipped=True) == [f"linux: sha256 {sha(b'uml kernez')[:12]}..., recorded "
                                                    f"{sha(b'uml kernel')[:12]}..."]
+
+
+def test_a_trees_listing_is_its_entries_in_walk_order_and_a_link_is_not_followed(tmp_path):
+    """The listing is the sha256 of a line per entry, `path NUL kind NUL size`, a directory's files and
+    links first (by name), then each directory below (by name): the form every recorded listing (an
+    image's `rootfs_listing`, a UML tree's `tree_listing`) was made in, so a cache made before still
+    checks.  A link (to a directory, to a file, to nothing) is an entry of kind l, size 0, never
+    followed; a regular file's size is its own."""
+    import hashlib
+    import os
+
+    root = tmp_path / "t"
+    (root / "b" / "c").mkdir(parents=True)
+    (root / "a").mkdir()
+    (root / "z.txt").write_text("12345")
+    (root / "b" / "f").write_text("x")
+    (root / "b" / "c" / "g").write_text("")
+    os.symlink(root / "b", root / "b_link")       # to a directory: listed, not walked into
+    os.symlink("/nonexistent", root / "a" / "gone")
+    os.mkfifo(root / "a" / "pipe")
+    lines = ["b_link\0l\0000\n", "z.txt\0f\0005\n",   # the top's files and links, by name
+             "a/gone\0l\0000\n", "a/pipe\0o\0000\n",   # then a/, whole
+             "b/f\0f\0001\n", "b/c/g\0f\0000\n"]         # then b/: its file, then b/c/
+    assert tree_listing(root) == hashlib.sha256("".join(lines).encode()).hexdigest()
+    (root / "b" / "f").write_text("xy")
+    assert tree_listing(root) != hashlib.sha256("".join(lines).encode()).hexdigest()

@@ -52,17 +52,40 @@ def _record(path: Path) -> tuple[dict | None, str | None]:
 
 
 def tree_listing(root: Path) -> str:
-    """A tree's shape: sha256 over every entry's path, kind and (files) size, in path order.
-    A file truncated, removed or added changes it; contents are the recorded hashes' business."""
+    """A tree's shape: sha256 over every entry's path, kind and (files) size, in os.walk's order (a
+    directory's files and links, by name, then its directories, by name, each whole).  A file
+    truncated, removed or added changes it; contents are the recorded hashes' business.
+
+    One scandir a directory and one lstat a regular file (the entries' kinds come with the
+    listing): an image's root tree, some 34,000 entries, is read in a fraction of the time a stat per
+    question took, and every matrix host reads it before its first boot."""
     h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
-            p = os.path.join(dirpath, name)
-            st = os.lstat(p)
-            kind = "l" if os.path.islink(p) else "f" if os.path.isfile(p) else "o"
-            rel = os.path.relpath(p, root)
-            h.update(f"{rel}\0{kind}\0{st.st_size if kind == 'f' else 0}\n".encode(errors="surrogateescape"))
+
+    def walk(top: str, prefix: str) -> None:
+        try:
+            with os.scandir(top) as listing:
+                entries = list(listing)
+        except OSError:
+            return  # as os.walk: a directory that cannot be listed is passed over
+        leaves, below = [], []
+        for e in entries:
+            try:
+                is_dir = e.is_dir()  # a link to a directory counts as one, as for os.walk
+            except OSError:
+                is_dir = False
+            link = e.is_symlink()
+            if not is_dir or link:
+                leaves.append((e.name, e, link))
+            if is_dir and not link:
+                below.append(e)
+        for name, e, link in sorted(leaves, key=lambda x: x[0]):
+            kind = "l" if link else "f" if e.is_file() else "o"
+            size = e.stat(follow_symlinks=False).st_size if kind == "f" else 0
+            h.update(f"{prefix}{name}\0{kind}\0{size}\n".encode(errors="surrogateescape"))
+        for e in sorted(below, key=lambda e: e.name):
+            walk(e.path, f"{prefix}{e.name}/")
+
+    walk(str(root), "")
     return h.hexdigest()
 
 
