@@ -8,7 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-from .. import papers  # noqa: F401 (every paper's reports and claim extractors, registered)
 from .. import paths
 from ..plan_record import read_matrix_plan
 from ..records import read_record
@@ -297,6 +296,7 @@ def cmd_experiments(args) -> int:
 def cmd_claims(args) -> int:
     """`sslab claims [LEDGER]`: every ledger's counts first (each ledger's page written, so the results
     index shows them all), then @LEDGER's page: every claim's verdict from the archives (analysis.claims)."""
+    from .. import papers  # noqa: F401 (the papers' reports and claim extractors, registered)
     from ..analysis.claims import (LEDGER_DIR, LedgerError, counts_line, ledger_page, ledger_record, ledger_rows,
                                    load_ledger)
     from ..records import stamped
@@ -575,6 +575,7 @@ def cmd_captures(args) -> int:
 
 
 def cmd_report(args) -> int:
+    from .. import papers  # noqa: F401 (the papers' reports and claim extractors, registered)
     from ..analysis.startup import rebuild_report
     if not (Path(args.run_dir) / "meta.json").is_file():
         raise Refused(f"{args.run_dir} is not a run directory (it has no meta.json)")
@@ -615,6 +616,7 @@ def cmd_matrix(args) -> int:
         print(json.dumps(stop_runner(Path(args.matrix_dir), args.host)))
         return EXIT_OK
     if args.action == "report":
+        from .. import papers  # noqa: F401 (the papers' reports and claim extractors, registered)
         from ..analysis.matrix_report import console_ending, write_matrix_report
         dest = write_matrix_report(Path(args.matrix_dir))
         print(console_ending(dest))

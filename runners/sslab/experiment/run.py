@@ -25,7 +25,6 @@ from pathlib import Path
 
 from ..records import Plan, format_of, plan_record, read_record, stamped
 from .. import paths
-from .. import papers  # noqa: F401 (the papers' claim extractors, which a run's report judges with)
 from ..analysis.startup import write_report
 from ..scenario import Scenario, parse_scenario, to_plan
 from ..scenario.load import scenario_file_data
@@ -249,6 +248,7 @@ def finish_run_dir(run_dir: Path) -> None:
         meta["capture_check_seconds"] = round(timing["capture_check_seconds"], 1)
     (run_dir / "meta.json").write_text(json.dumps(meta, indent=1))
     if meta["scenario"].get("report", True):
+        from .. import papers  # noqa: F401 (the papers' claim extractors, which the report judges with)
         write_report(run_dir, run_dir)
 
 
