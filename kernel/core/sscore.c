@@ -3,11 +3,11 @@
  * sscore.c: what every connection has, whatever its start: rounds, RTT
  * samples and the entry points.  The window rules after slow start are
  * cubic.c (CUBIC) and reno.c (NewReno, for the Astart paper's family); the
- * starts are ops tables in their own files (ssvariant.h; each registered by
- * its header's entry, variants.h): hystart.c (traditional, HyStart), hystartpp.c, suss.c,
- * ratestart.c (Astart, Hoe, the standard start, Blitzstart), rapidstart.c
- * (Rapid Start).  See sscore.h
- * for the model.
+ * starts are ops tables in their own files (ssvariant.h), each registered
+ * by its header's entry (variants.h): hystart.c (traditional, HyStart),
+ * hystartpp.c, suss.c, suss_g2.c, ratestart.c (Astart, Hoe, the standard
+ * start, Blitzstart), rapidstart.c (Rapid Start), search.c (SEARCH).  See
+ * sscore.h for the model.
  *
  * Per ACK the kernel calls, in order:
  *   ss_on_ack()      RTT sample, round bookkeeping, exit tests, SUSS plans;
@@ -79,6 +79,9 @@ const struct ss_start_ops *const ss_variant_ops[SS_NR_VARIANTS] = {
 #include "variants.h"
 #undef SS_VARIANT
 };
+
+/* The trace and the connection's state keep a variant's number in a u8. */
+_Static_assert(SS_NR_VARIANTS <= 256, "a variant's number fits in a u8");
 
 /* A variant's number is in every trace line: two variants of one number
  * would read alike, so two alike are two equal case labels here, which the
