@@ -236,6 +236,24 @@ def test_traffic_code_version_follows_guest_code(tmp_path):
     assert mx.traffic_code_version(tmp_path) != v1
 
 
+def test_the_keys_code_is_what_a_runs_job_imports():
+    """A cell's key covers the guest's code and the host modules its job imports: exactly JOB_LEAVES,
+    each in TRAFFIC_CODE, so that a harness-only module (the front end, the reports, ccas's reading of
+    the kernel's headers) can change without re-keying a cell, and none the job reads is left out."""
+    import subprocess
+    import sys
+
+    from sslab.experiment.keys import JOB_LEAVES, TRAFFIC_CODE
+    from sslab.paths import REPO_ROOT
+    out = subprocess.run([sys.executable, "-c", "import sys, sslab.guest.scenario_run\n"
+                          "print(' '.join(sorted(m for m in sys.modules if m.startswith('sslab.') and "
+                          "not m.startswith('sslab.guest'))))"], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(REPO_ROOT / "runners"), "PATH": "/usr/bin:/bin"}).stdout.split()
+    assert tuple(out) == JOB_LEAVES
+    assert [f"runners/{m.replace('.', '/')}.py" for m in JOB_LEAVES] == [p for p in TRAFFIC_CODE if "/sslab/" in p
+                                                                         and p.count("/") == 2]
+
+
 def test_boots_to_run_are_a_cell_each_without_boot_sharing():
     cells = [PlannedCell(key=str(i), name="c", rep=0, setting={}, scenario={}) for i in range(3)]
     assert mx.boots_to_run(cells) == [["0"], ["1"], ["2"]]
