@@ -36,14 +36,18 @@ def _macro_lines(text: str, start: int) -> str:
     return re.match(r"(?:[^\n]*\\\n)*[^\n]*", text[start:]).group(0)
 
 
-def registry(kernel: Path = _KERNEL) -> tuple[tuple[str, str], ...]:
-    """(header, entry) of every start, in the registry's order: the headers of @kernel/core that
-    define an SS_<START>_REGISTRY, ordered by their first SS_VARIANT's number, with the entry's
-    lines (the rule kernel/starts.sh builds the module's list by).  ValueError for a header of two
-    entries, an entry with no variant, or two starts in one place."""
+def _headers(kernel: Path) -> dict[Path, str]:
+    """Every header of @kernel/core and its text, in name order."""
+    return {h: h.read_text() for h in sorted((kernel / "core").glob("*.h"))}
+
+
+def registry(kernel: Path = _KERNEL, headers: dict[Path, str] | None = None) -> tuple[tuple[str, str], ...]:
+    """(header, entry) of every start, in the registry's order: the headers of @kernel/core (@headers:
+    their texts, read already) that define an SS_<START>_REGISTRY, ordered by their first SS_VARIANT's
+    number, with the entry's lines (the rule kernel/starts.sh builds the module's list by).  ValueError
+    for a header of two entries, an entry with no variant, or two starts in one place."""
     found = []
-    for header in sorted((kernel / "core").glob("*.h")):
-        text = header.read_text()
+    for header, text in (headers if headers is not None else _headers(kernel)).items():
         entries = list(_REGISTRY_ENTRY.finditer(text))
         if not entries:
             continue
@@ -62,9 +66,9 @@ def registry(kernel: Path = _KERNEL) -> tuple[tuple[str, str], ...]:
     return tuple((header, entry) for _, header, entry in sorted(found))
 
 
-def _registry_text(kernel: Path) -> str:
-    """Every start's entry, in the registry's order, as one text."""
-    return "\n".join(entry for _, entry in registry(kernel))
+def _registry_text(headers: dict[Path, str]) -> str:
+    """Every start's entry, in the registry's order, as one text (@headers: every header's text)."""
+    return "\n".join(entry for _, entry in registry(headers=headers))
 
 
 def _list_body(headers: dict[Path, str], list_name: str, arg: str, what: str) -> tuple[Path, str]:
@@ -94,9 +98,9 @@ class StartVersion:
 def parse_start_versions(kernel: Path) -> tuple[StartVersion, ...]:
     """Every start's versions, in the registry's SS_VERSIONS order, read from the lines the compiler
     expands (each start's header makes its constants from them)."""
-    headers = {h: h.read_text() for h in sorted((kernel / "core").glob("*.h"))}
+    headers = _headers(kernel)
     return tuple(StartVersion(variant, ident, int(value), name, meaning)
-                 for variant, list_name in _SS_VERSIONS.findall(_registry_text(kernel))
+                 for variant, list_name in _SS_VERSIONS.findall(_registry_text(headers))
                  for ident, _pin, value, name, meaning in _VERSION.findall(
                      _list_body(headers, list_name, "V", f"kernel/core: SS_VERSIONS({list_name})")[1]))
 
@@ -121,7 +125,7 @@ def registry_entries(text: str, versions: tuple[StartVersion, ...]) -> list[tupl
 
 #: Every start's versions, as their headers declare them.
 START_VERSIONS = parse_start_versions(_KERNEL)
-_ENTRIES = registry_entries(_registry_text(_KERNEL), START_VERSIONS)
+_ENTRIES = registry_entries(_registry_text(_headers(_KERNEL)), START_VERSIONS)
 #: Our module's congestion controls (kernel/, module tcp_sslab), in the module's order.
 OUR_CCAS = tuple(name for name, _, _ in _ENTRIES)
 #: The four slow starts of the SUSS paper and the HyStart/HyStart++ report.
@@ -315,10 +319,10 @@ def _number(token: str, defines: dict[str, int], where: str) -> int:
 def parse_module_params(kernel: Path = _KERNEL) -> tuple[ModuleParam, ...]:
     """Our module's parameters, read from the C declarations under @kernel (one source: the module's
     fields, defaults and module parameters are expanded from the same lines)."""
-    headers = {h: h.read_text() for h in sorted((kernel / "core").glob("*.h"))}
+    headers = _headers(kernel)
     defines = {name: int(v) for text in headers.values() for name, v in _DEFINE.findall(text)}
     out: list[ModuleParam] = []
-    for list_name in _SS_PARAMS.findall(_registry_text(kernel)):
+    for list_name in _SS_PARAMS.findall(_registry_text(headers)):
         header, body = _list_body(headers, list_name, "P", f"kernel/core: SS_PARAMS({list_name})")
         where = f"kernel/core/{header.name}"
         for name, value, kind, description in _PARAM.findall(body):
@@ -365,8 +369,8 @@ _EVENT = re.compile(r'\bE\(\s*(\w+)\s*,\s*"(\w+)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*\)
 def parse_trace_declarations(kernel: Path = _KERNEL) -> tuple[tuple[ExitCause, ...], tuple[TraceEvent, ...]]:
     """The module's exit causes and trace events, the core's then each start's in the registry's order,
     read from the same lines the compiler expands (kernel/core/sscore.h says what a line is)."""
-    headers = {h: h.read_text() for h in sorted((kernel / "core").glob("*.h"))}
-    entries = _registry_text(kernel)
+    headers = _headers(kernel)
+    entries = _registry_text(headers)
     exits = [ExitCause(i, int(n), m) for name in ["SS_CORE_EXITS", *re.findall(r"^\s*SS_EXITS\((\w+)\)", entries, re.M)]
              for i, n, m in _EXIT.findall(_list_body(headers, name, "X", f"kernel/core: {name}")[1])]
     events = [TraceEvent(i, n, f) for name in ["SS_CORE_EVENTS", *re.findall(r"^\s*SS_EVENTS\((\w+)\)", entries, re.M)]
