@@ -113,7 +113,7 @@ class MatrixSpec(BaseModel):
     @field_validator("report")
     @classmethod
     def _known_report(cls, v: str) -> str:
-        from .. import papers  # noqa: F401 (every paper's reports, registered)
+        # The papers registered their reports when experiment.spec, imported above, imported them.
         from ..analysis.plugins import matrix_report_names
         if v not in matrix_report_names():
             raise ValueError(f"report {v!r}: one of {', '.join(matrix_report_names())}")
