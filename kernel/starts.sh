@@ -8,7 +8,7 @@
 # #include, in that order, and SS_STARTS, their entries in the same order.
 # Refuses a header with an entry but no variant, and two starts of one
 # place.  The harness reads the headers by the same rule
-# (runners/sslab/ccas.py, registry_headers).
+# (runners/sslab/ccas.py, registry).
 set -eu
 
 core=$1
