@@ -7,9 +7,10 @@ and the extractors with the engines (sslab.analysis.plugins) when it is imported
 congestion-control module registers its algorithm with the kernel.  The engines in
 sslab.analysis (captures, traces, statistics, the claims, the pages) name no paper.
 
-Importing this package registers every paper's; a layer that reads a report by name or judges
-a claim (sslab.experiment, sslab.matrix, sslab.cli) imports it first.  A new paper is a
-package here and a line below.
+Importing this package registers every paper's; what reads a report by name or judges a claim
+imports it first (sslab.experiment.spec, which every experiment and matrix loads; a run's own
+report; the commands that write a report or judge a claim).  A new paper is a package here and
+a line below.
 """
 
 from . import astart, blitzstart, suss  # noqa: F401 (each registers its own when imported)
