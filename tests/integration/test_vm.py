@@ -35,11 +35,14 @@ def test_vm_check_link_selftest(vm_check):
     # The link's rate, from UDP keeping netem's queue full (vmcheck.UDP_OVERLOAD).
     assert st["wire_rate_from"] == "udp" and st["udp_window_drops"] > 0, st
     assert abs(st["wire_rate_mbps"] - 50.0) <= 0.03 * 50.0, st
-    # The TCP phase: the payload the receiver got cannot exceed what its frames on the
-    # wire carried (1448 of every 1514 bytes); iperf3's per-interval numbers are the
-    # sender's (bytes written to the socket), so they are not compared.
-    assert st["iperf3_goodput_total_mbps"] <= st["tcp_wire_rate_mbps"] * 1448 / 1514 * 1.01
-    assert st["iperf3_goodput_total_mbps"] > 0.85 * st["tcp_wire_rate_mbps"] * 1448 / 1514
+    # The TCP phase, over the seconds the wire's rate was read over: the payload the receiver got
+    # (its server's per-second report) cannot exceed what the sender's frames carried (1448 of
+    # every 1514 bytes) and falls short of it by what was sent twice.  The window's two ends are
+    # read on two clocks (the server's seconds, the sender's device counter), a few tenths of a
+    # second apart under TCG: 3 % either way.  The whole transfer's average is not compared: it
+    # holds slow start and the start's stalls (CI, 6 Dec 2026: 40.2 against the window's 47.6).
+    payload_on_wire = st["tcp_wire_rate_mbps"] * 1448 / 1514
+    assert 0.85 * payload_on_wire < st["iperf3_goodput_steady_mbps"] <= 1.03 * payload_on_wire, st
     assert vm_check["_returncode"] == 0 and all(vm_check["checks"].values())
 
 
