@@ -3,15 +3,30 @@
 import pytest
 
 from sslab.papers.astart.report import jain, report_md
-from sslab.papers.blitzstart.report import HINTS, LINKS, SIZES, _direction, compare, reference
+from sslab.analysis.change_table import change_rows, natural, ordered
+from sslab.analysis.plugins import RECORDS
+from sslab.analysis.runs_report import _reference_rows
+from sslab.analysis.verdict import direction
+from sslab.experiment.spec import load_experiment
+
+E9 = load_experiment("blitzstart").spec.report
+E9_TABLE = E9.sections[0]
 
 
 def test_the_blitzstart_reference_is_the_whole_table():
-    ref = reference()
-    assert set(ref) == {(link, size, hint) for link in LINKS for size in SIZES for hint in HINTS}
+    ref = _reference_rows(E9.reference)
+    links, sizes = E9_TABLE.order["link"], E9_TABLE.order["size"]
+    assert set(ref) == {(link, size, hint) for link in links for size in sizes
+                        for hint in ("0.5x", "1x", "1.5x", "3x", "4x")}
     # Spot checks against the report's Table 1 (LTE, 10 MB, 4x; DSL slow, 70 KB, 0.5x).
     assert ref[("lte", "10MB", "4x")]["fct_change_ms"] == -11300 and ref[("lte", "10MB", "4x")]["loss_change"] == 1109
     assert ref[("dsl-slow", "70KB", "0.5x")]["fct_change_ms"] == 47 and ref[("dsl-slow", "70KB", "0.5x")]["loss_change"] == -13
+
+
+def test_a_keys_values_in_natural_order_after_those_listed():
+    assert ordered({"4x", "0.5x", "10x", "1.5x", "1x"}, []) == ["0.5x", "1x", "1.5x", "4x", "10x"]
+    assert ordered({"70KB", "10MB", "2MB", "1MB"}, ["70KB", "2MB", "10MB"]) == ["70KB", "2MB", "10MB", "1MB"]
+    assert natural("std") > natural("99x")  # a value without a number after every one with
 
 
 @pytest.mark.parametrize("ci, paper, word", [
@@ -23,27 +38,52 @@ def test_the_blitzstart_reference_is_the_whole_table():
 ])
 def test_direction_against_the_paper(ci, paper, word):
     diff = None if ci is None else sum(ci) / 2
-    assert _direction({"diff": diff, "ci95": ci}, paper) == word
+    assert direction(diff, ci, paper) == word
 
 
-def test_compare_takes_each_hint_against_the_standard_start_of_its_link_and_size():
+def _e9(records: list[dict]) -> dict:
+    rows = change_rows(E9_TABLE, records, RECORDS["blitzstart"], _reference_rows(E9.reference), list(E9.reference.keys))
+    (row,) = rows
+    return row
+
+
+def test_the_change_of_each_hint_against_the_standard_start_of_its_link_and_size():
     def rec(start, size, fct, lost):
-        return {"start": start, "size": size, "fct_s": fct, "lost": lost, "fairness": 0.5}
+        return {"link": "dsl-fast", "rate_mbit": 50.0, "buffer_pkts": 208, "rtt_ms": 50.0, "start": start,
+                "size": size, "fct_s": fct, "lost": lost, "fairness": 0.5}
     records = [rec("std", "2MB", 1.1, 12), rec("std", "2MB", 1.1, 12), rec("std", "2MB", 1.1, 12),
                rec("1x", "2MB", 0.45, 179), rec("1x", "2MB", 0.44, 180), rec("1x", "2MB", 0.46, 181)]
-    (row,) = compare({"dsl-fast": ({"rtt_ms": 50.0, "rate_mbit": 50.0, "buffer_pkts": 208}, records)})
+    row = _e9(records)
+    fct, lost = row["quantities"]["fct"], row["quantities"]["lost"]
     # FCT -650 ms, CI ±24.8 (t(2) = 4.303, sd 10 ms / sqrt(3)), inside the report's -664 ± (99.6 + 0.5);
     # lost +168 ±2.5 inside +176 ± (26.4 + 0.5): both reproduced.
-    assert row["fct_verdict"] == "reproduced" and row["loss_verdict"] == "reproduced"
+    assert fct["change"]["diff"] == pytest.approx(-650) and fct["paper"] == -664
+    assert fct["change"]["ci95"][1] - fct["change"]["diff"] == pytest.approx(4.303 * 10 / 3 ** 0.5, rel=1e-3)
+    assert fct["verdict"] == "reproduced" and lost["verdict"] == "reproduced"
+    assert [c["where"] for c in row["comparisons"]] == ["dsl-fast 2MB 1x", "dsl-fast 2MB 1x"]
+    assert [c["what"] for c in row["comparisons"]] == ["FCT change (ms)", "loss change"]
+    # Fairness: its means only, 0.5 on either side, no change and no verdict.
+    assert row["quantities"]["fairness"] == {"baseline": 0.5, "other": 0.5}
     records[3:] = [rec("1x", "2MB", 0.8, 29), rec("1x", "2MB", 0.7, 30), rec("1x", "2MB", 0.75, 31)]
-    (row,) = compare({"dsl-fast": ({"rtt_ms": 50.0, "rate_mbit": 50.0, "buffer_pkts": 208}, records)})
+    row = _e9(records)
     # -350 ms ±124 and +18 ±2.5 lost: the report's signs, CIs wholly outside its bands: not reproduced.
-    assert row["fct_verdict"] == "not reproduced" and row["loss_verdict"] == "not reproduced"
+    assert row["quantities"]["fct"]["verdict"] == "not reproduced"
+    assert row["quantities"]["lost"]["verdict"] == "not reproduced"
     # A CI across a band's edge: not decided, with the n that would decide it.
     records[3:] = [rec("1x", "2MB", 0.45, 170), rec("1x", "2MB", 0.35, 180), rec("1x", "2MB", 0.55, 190)]
-    (row,) = compare({"dsl-fast": ({"rtt_ms": 50.0, "rate_mbit": 50.0, "buffer_pkts": 208}, records)})
-    assert row["fct_verdict"].startswith("not decided at n = 3: about n = ")
-    assert row["fct_direction"] == "agrees" and row["loss_direction"] == "agrees"
+    row = _e9(records)
+    assert row["quantities"]["fct"]["verdict"].startswith("not decided at n = 3: about n = ")
+    assert row["quantities"]["fct"]["direction"] == "agrees" and row["quantities"]["lost"]["direction"] == "agrees"
+    # An FCT change smaller than one base RTT (50 ms) is marked: -20 ms here.
+    records[3:] = [rec("1x", "2MB", 1.08, 12), rec("1x", "2MB", 1.07, 12), rec("1x", "2MB", 1.09, 12)]
+    assert _e9(records)["quantities"]["fct"]["within"] is True
+
+
+def test_the_reports_printed_rounding_of_a_change_of_a_second_or_more():
+    # The report prints -11300 ms as "-11.3s": ±50 ms; -664 ms as "-664ms": ±0.5.
+    from sslab.analysis.change_table import rounding_of
+    fct = E9_TABLE.metrics[0]
+    assert rounding_of(fct, -11300.0) == 50 and rounding_of(fct, -664.0) == 0.5 and rounding_of(fct, 999.0) == 0.5
 
 
 def _e8_runs(seconds: float, mbit: dict[str, list[float]]) -> dict:

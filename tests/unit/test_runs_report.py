@@ -82,6 +82,17 @@ sections:
     assert text.endswith("|---|---|---|---|---|---|---|---|---|")
 
 
+#: A change section over E9's records that loads (each refusal below breaks one thing of it).
+E9_CHANGE = {"show": "change", "heading": "{link}: {rate_mbit} Mbit/s", "per": ["link"], "rows": ["size"],
+             "of": "start", "baseline": "std", "metrics": [{"metric": "fct"}]}
+
+
+def test_a_change_section_over_e9s_records_loads():
+    spec = RunsReport.model_validate({"name": "x", "what": "w", "title": "t", "intro": "i", "records": "blitzstart",
+                                      "sections": [E9_CHANGE]})
+    assert spec.sections[0].of == "start" and spec.plots == []
+
+
 @pytest.mark.parametrize("report, why", [
     ({"sections": [{"show": "table", "heading": "h", "rows": ["size"], "metrics": ["goodput"]}]},
      "metric 'goodput': one of fct, lost"),
@@ -96,6 +107,24 @@ sections:
     ({"sections": [{"show": "table", "heading": "h", "rows": ["size"], "metrics": ["fct"]}], "intro": "{who}"},
      "intro names 'who'"),
     ({"sections": [{"show": "pie", "heading": "h"}]}, "does not match any of the expected tags"),
+    ({"records": "quic", "sections": [{"show": "link traits", "heading": "h"}]},
+     "records 'quic': one of blitzstart, last hop"),
+    ({"records": "blitzstart", "sections": [{"show": "link traits", "heading": "h"}]},
+     "link traits: a section or plot over records 'last hop' only, not 'blitzstart'"),
+    ({"records": "blitzstart", "sections": [{**E9_CHANGE, "rows": ["rtt"]}]},
+     "'rtt': records 'blitzstart' group by one of link, size, start"),
+    ({"records": "blitzstart", "sections": [{**E9_CHANGE, "metrics": [{"metric": "goodput"}]}]},
+     "metric 'goodput': records 'blitzstart' have fct, lost, fairness"),
+    ({"records": "blitzstart", "sections": [{**E9_CHANGE, "heading": "{link} at {rate}"}]},
+     "heading '{link} at {rate}' names 'rate'"),
+    ({"records": "blitzstart", "sections": [{**E9_CHANGE, "metrics": [{"metric": "fct", "paper": "fct_change_ms"}]}]},
+     "names the paper's 'fct_change_ms': the report needs a reference"),
+    ({"records": "blitzstart", "sections": [E9_CHANGE],
+      "reference": {"file": "results/reference/blitzstart.yaml", "keys": {"hint": "hint"}}},
+     r"reference keys \['hint'\]: not all of the section's"),
+    ({"records": "blitzstart", "sections": [E9_CHANGE], "reference": {"file": "results/reference/quic.yaml",
+                                                                       "keys": {"start": "hint"}}},
+     "reference 'results/reference/quic.yaml': no such file"),
 ])
 def test_a_description_that_cannot_be_written_is_refused(report, why):
     with pytest.raises(ValidationError, match=why):
@@ -124,6 +153,11 @@ def test_the_docs_example_is_a_report_that_loads():
     from sslab.paths import REPO_ROOT
     text = (REPO_ROOT / "docs" / "experiments.md").read_text()
     section = text.split("## A report over runs, written in the experiment file", 1)[1]
-    example = re.search(r"```yaml\n(.*?)```", section, re.S)[1]
+    example, e9 = re.findall(r"```yaml\n(.*?)```", section, re.S)[:2]
     spec = RunsReport.model_validate(yaml.safe_load(example)["report"])
     assert [s.show for s in spec.sections] == ["table", "table", "link traits"] and spec.plots[0].metric == "retrans"
+    # E9's, abridged (its words left out), is E9's file's section.
+    spec = RunsReport.model_validate({"what": "w", "title": "t", "intro": "i", **yaml.safe_load(e9)["report"]})
+    (change,) = spec.sections
+    (theirs,) = load_experiment("blitzstart").spec.report.sections
+    assert change.model_dump(exclude={"order"}) == theirs.model_dump(exclude={"order"})

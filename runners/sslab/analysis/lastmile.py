@@ -23,13 +23,13 @@ Definitions (per run, the one flow):
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..ccas import SUSS_VERSIONS, recorded_suss_version, suss_tag, variant_label
 from . import exits
 from .evidence.base import Measured, Point, extreme
 from .link import rate_series, replay_fidelity
+from .plugins import Metric
 from .setting import setting_of
 from .startup import load_runs
 from .fidelity import run_passes
@@ -37,18 +37,6 @@ from .stats import describe, welch_diff
 
 #: What the reports call the SUSS versions (their labels: ccas.variant_label).
 SUSS_LEGEND = "; ".join(f"cubic_suss {suss_tag(v)}: {name}" for v, name in SUSS_VERSIONS.items())
-
-
-@dataclass(frozen=True)
-class Metric:
-    """A per-run quantity a report may show: the run record's field, a column's words, its digits."""
-    field: str
-    label: str
-    digits: int
-    #: Shown times this (a fraction as a percentage).
-    scale: float = 1.0
-    #: After a value in a sentence ("0.412 s").
-    unit: str = ""
 
 
 #: The quantities per run (load_setting's fields) that size_rows describes per group; a report names them.

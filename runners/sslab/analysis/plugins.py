@@ -9,7 +9,9 @@ a report or judges a claim imports sslab.papers first.
 
 The one report the engines bring themselves is `startup`, each scenario run's own
 (sslab.analysis.startup); an experiment file may also describe its report as data
-(sslab.analysis.runs_report), which needs no registration.
+(sslab.analysis.runs_report), which needs no registration of its own: it reads one
+record per run through a reading registered here (RECORDS: the engines' `last hop`, a
+paper's own), and shows the quantities that reading names.
 """
 
 from __future__ import annotations
@@ -20,6 +22,32 @@ from pathlib import Path
 
 from .evidence.base import Measured
 from .matrix_kind import MatrixReport
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A per-run quantity a report may show: the run record's field, a column's words, its digits."""
+    field: str
+    label: str
+    digits: int
+    #: Shown times this (a fraction as a percentage).
+    scale: float = 1.0
+    #: After a value in a sentence or a column's heading ("0.412 s").
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class Records:
+    """How a report described as data reads its runs: one record (a dict) per run of a run directory,
+    the fields a section may group by, and the quantities it may show."""
+    name: str
+    load: Callable[[Path], list[dict]]
+    #: A field a section may group by: its column's heading and how a value reads.
+    keys: Mapping[str, tuple[str, Callable[[object], str]]]
+    metrics: Mapping[str, Metric]
+    #: Fields the same for every run of one value of a key (a link's rate beside its name), which a
+    #: heading may name besides the keys.
+    group_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -37,6 +65,8 @@ class Report:
 REPORTS: dict[str, Report] = {
     "startup": Report("startup", "each scenario run's own tables and plots (FCT, loss, cwnd against time)"),
 }
+#: Every reading of runs a described report may name (`records:`), the engines' and the papers'.
+RECORDS: dict[str, Records] = {}
 #: Every extractor a ledger's claim may name (`evidence: {extract: NAME}`), as the papers register them.
 EXTRACTORS: dict[str, Callable[..., Measured]] = {}
 
@@ -47,6 +77,14 @@ def register_reports(*reports: Report) -> None:
         if report.name in REPORTS and REPORTS[report.name] is not report:
             raise ValueError(f"report {report.name!r} registered twice")
         REPORTS[report.name] = report
+
+
+def register_records(*readings: Records) -> None:
+    """Add @readings to RECORDS; a name taken already is refused."""
+    for r in readings:
+        if r.name in RECORDS and RECORDS[r.name] is not r:
+            raise ValueError(f"records {r.name!r} registered twice")
+        RECORDS[r.name] = r
 
 
 def register_extractors(extractors: Mapping[str, Callable[..., Measured]]) -> None:

@@ -20,9 +20,21 @@ sslab.analysis.lastmile.load_setting):
       plots: [{plot: against size, metric: fct, file: ..., ylabel: ..., title: ...},
               {plot: fct and improvement}, {plot: dynamics}, {plot: link run}]
 
+A record per run is the engines' reading of one flow over a last hop (`records: last hop`, the
+default: every section and plot above), or a reading a paper's package registers (sslab.analysis.
+plugins.RECORDS), over which a report shows change sections (sslab.analysis.change_table):
+
+      records: blitzstart                    # E9's runs: link, size, start; fct, lost, fairness
+      reference: {file: results/reference/blitzstart.yaml, keys: {link: link, size: size, start: hint}}
+      sections:
+        - {show: change, heading: "{link}: {rate_mbit} Mbit/s", per: [link], rows: [size], of: start,
+           baseline: std, metrics: [{metric: fct, scale: 1000, unit: ms, paper: fct_change_ms}]}
+      notes: "Where our setting differs from the paper's ..."   # after everything else
+
 So a new report over an experiment's runs, grouped and shown another way, is lines of its file;
-Python only for a quantity or a check that is new (a Metric of lastmile.METRICS, a section kind
-here).  The report's summary.json holds every group's rows (`sizes`) and each section's own data.
+Python only for a quantity or a check that is new (a Metric of a reading, a section kind here).
+The report's summary.json holds every group's rows (`sizes`), each section's own data (`changes`)
+and, with a reference, every comparison with the paper (`paper_values`, which its ledger reads).
 """
 
 from __future__ import annotations
@@ -39,8 +51,11 @@ from ..records import stamped
 from ..scenario import parse_size
 from ..scenario.model import Strict
 from . import lastmile
+from .change_table import Change, Reference, change_rows, change_text, direction_counts
 from .conditions import conditions_of
 from .plots import plot_dynamics
+from .plugins import RECORDS, Records, register_records
+from .verdict import Comparison, count_line
 
 #: A field of a run's record a table may group by, with its column's heading and how a value reads.
 KEYS: dict[str, tuple[str, object]] = {
@@ -49,6 +64,11 @@ KEYS: dict[str, tuple[str, object]] = {
     "size": ("size", lastmile.size_text),
     "cc": ("variant", str),
 }
+
+
+#: The engines' own reading of runs: one flow a run over a last hop (lastmile.load_setting).
+LAST_HOP = "last hop"
+register_records(Records(LAST_HOP, lastmile.load_setting, KEYS, lastmile.METRICS))
 
 
 def _metric(v: str) -> str:
@@ -132,7 +152,7 @@ class Ranking(Strict):
     lines: list[RankLine] = Field(min_length=1)
 
 
-Section = Annotated[Union[Table, LinkTraits, Improvement, Headline, Ranking], Field(discriminator="show")]
+Section = Annotated[Union[Table, LinkTraits, Improvement, Headline, Ranking, Change], Field(discriminator="show")]
 
 
 class AgainstSize(Strict):
@@ -171,9 +191,31 @@ class RunsReport(Strict):
     what: str
     title: str
     intro: str
+    #: How a run becomes a record (sslab.analysis.plugins.RECORDS): the engines' `last hop` (one flow
+    #: a run over a last hop: every section kind and plot), or a paper's (change sections).
+    records: str = LAST_HOP
     order: list[str] = []
     sections: list[Section] = Field(min_length=1)
     plots: list[Plot] = []
+    #: The paper's values the change sections set beside ours.
+    reference: Reference | None = None
+    #: Words after everything else (where our setting differs from the paper's).
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _reads(self):
+        if self.records not in RECORDS:
+            raise ValueError(f"records {self.records!r}: one of {', '.join(sorted(RECORDS))}")
+        if self.records != LAST_HOP:
+            other = [s.show for s in self.sections if not isinstance(s, Change)] + [p.plot for p in self.plots]
+            if other:
+                raise ValueError(f"{', '.join(other)}: a section or plot over records {LAST_HOP!r} only, "
+                                 f"not {self.records!r}")
+        reading = RECORDS[self.records]
+        for s in self.sections:
+            if isinstance(s, Change):
+                _check_change(s, reading, self.reference)
+        return self
 
     @model_validator(mode="after")
     def _needs(self):
@@ -191,6 +233,27 @@ class RunsReport(Strict):
 
     def section(self, kind: type) -> Strict | None:
         return next((s for s in self.sections if isinstance(s, kind)), None)
+
+
+def _check_change(s: Change, reading: Records, reference: Reference | None) -> None:
+    keys = [*s.per, *s.rows, s.of]
+    for k in [*keys, *s.order]:
+        if k not in reading.keys:
+            raise ValueError(f"{k!r}: records {reading.name!r} group by one of {', '.join(reading.keys)}")
+    for m in s.metrics:
+        if m.metric not in reading.metrics:
+            raise ValueError(f"metric {m.metric!r}: records {reading.name!r} have {', '.join(reading.metrics)}")
+        if m.within and m.within.field not in reading.group_fields:
+            raise ValueError(f"within {m.within.field!r}: one of {', '.join(reading.group_fields) or 'none'}")
+        if m.paper and reference is None:
+            raise ValueError(f"metric {m.metric!r} names the paper's {m.paper!r}: the report needs a reference")
+    if reference and not set(reference.keys) <= set(keys):
+        raise ValueError(f"reference keys {sorted(reference.keys)}: not all of the section's {keys}")
+    try:
+        s.heading.format(**{k: "" for k in [*s.per, *reading.group_fields]})
+    except (KeyError, IndexError) as e:
+        raise ValueError(f"heading {s.heading!r} names {e}, not one of per: {s.per} or "
+                         f"{list(reading.group_fields)}") from None
 
 
 # -- writing ---------------------------------------------------------------
@@ -259,21 +322,36 @@ def ranking_text(line: RankLine, means: dict[str, float]) -> str:
 
 def write(spec: RunsReport, run_dirs: list[Path], dest: Path) -> Path:
     """@spec over @run_dirs into @dest: report.md, summary.json and the plots."""
+    reading = RECORDS[spec.records]
     records = []
     for d in run_dirs:
-        records.extend(lastmile.load_setting(Path(d)))
-    ccs = _variants(records, spec.order)
-    rows = lastmile.size_rows(records)
+        records.extend(reading.load(Path(d)))
+    last_hop = spec.records == LAST_HOP
+    ccs = _variants(records, spec.order) if last_hop else []
+    rows = lastmile.size_rows(records) if last_hop else []
     improvement = spec.section(Improvement)
     head = spec.section(Headline)
     imps = lastmile.improvements(records, improvement.baseline, improvement.against) if improvement else []
-    summary: dict = {"sizes": rows}
+    summary: dict = {"sizes": rows} if last_hop else {}
     if improvement:
         summary["improvements"] = imps
-    text = [f"# {spec.title}\n\nRuns: {', '.join(map(str, run_dirs))}\n\nRan under: {conditions_of(run_dirs)}\n\n",
+    reference = _reference_rows(spec.reference)
+    keyed = list(spec.reference.keys) if spec.reference else []
+    changes = {id(s): change_rows(s, records, reading, reference, keyed) for s in spec.sections if isinstance(s, Change)}
+    judged = [Comparison.from_record(c) for rs in changes.values() for r in rs for c in r["comparisons"]]
+    counted = f"{count_line(judged)}\n\n" if spec.reference else ""
+    text = [f"# {spec.title}\n\n{counted}Runs: {', '.join(map(str, run_dirs))}\n\n"
+            f"Ran under: {conditions_of(run_dirs)}\n\n",
             spec.intro.format(suss_legend=lastmile.SUSS_LEGEND, baseline=improvement.baseline if improvement else "")
             + "\n"]
     for section in spec.sections:
+        if isinstance(section, Change):
+            mine = changes[id(section)]
+            for values, table in change_text(section, mine, reading):
+                text.append(f"\n## {section.heading.format(**values)}\n\n{table}\n")
+            text.append(f"\n{direction_counts(section, mine, reading)}\n")
+            summary.setdefault("changes", []).extend(mine)
+            continue
         if isinstance(section, Table):
             for values, table in table_text(section, rows, ccs):
                 text.append(f"\n## {section.heading.format(**values)}\n\n{table}\n")
@@ -294,14 +372,31 @@ def write(spec: RunsReport, run_dirs: list[Path], dest: Path) -> Path:
             body = "\n\n".join(sentences)
         text.append(f"\n## {section.heading}\n\n{body}\n")
     plots = _plots(spec, records, rows, imps, ccs, dest, head)
-    text.append("\nPlots: " + ", ".join(p.name for p in plots if p) + "\n")
+    if spec.plots:
+        text.append("\nPlots: " + ", ".join(p.name for p in plots if p) + "\n")
+    if spec.notes:
+        text.append(f"\n{spec.notes.rstrip()}\n")
+    if spec.reference:
+        summary["paper_values"] = [c.record() for c in judged]
     (dest / "report.md").write_text("".join(text))
     _summary(dest, run_dirs, summary)
     return dest
 
 
+def _reference_rows(ref: Reference | None) -> dict[tuple, dict]:
+    """The paper's rows by our keys' values (in the order of ref.keys)."""
+    if ref is None:
+        return {}
+    import yaml
+    from ..paths import REPO_ROOT
+    rows = yaml.safe_load((REPO_ROOT / ref.file).read_text())["rows"]
+    return {tuple(str(r[field]) for field in ref.keys.values()): r for r in rows}
+
+
 def _plots(spec: RunsReport, records: list[dict], rows: list[dict], imps: list[dict], ccs: list[str],
            dest: Path, head: Headline | None) -> list[Path | None]:
+    if not spec.plots:
+        return []
     panels = sorted({(r["link"], r["rtt_ms"]) for r in rows}, key=_panel_order)
     largest = max((r["size_label"] for r in records), key=parse_size, default=None)
     out: list[Path | None] = []

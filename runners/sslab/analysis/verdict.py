@@ -196,3 +196,20 @@ def count_line(comparisons: list[Comparison]) -> str:
     implied = [c for c in comparisons if c.derived]
     of = f" (printed: {tally_text(tally(printed))}; implied: {tally_text(tally(implied))})" if implied else ""
     return f"**Paper values: {tally_text(tally(comparisons))}**{of}; the rule: {RULE}."
+
+
+#: A change's direction against the paper's sign (direction()).
+DIRECTIONS = ("agrees", "DISAGREES", "ours n.s.", "paper ±0")
+
+
+def direction(diff: float | None, ci95: tuple[float, float] | list[float] | None, paper: float | None) -> str:
+    """Our change's sign against the paper's, where ours is significant (its 95 % CI leaves out 0):
+    one of DIRECTIONS, or "–" without a CI of ours."""
+    if ci95 is None or diff is None:
+        return "–"
+    lo, hi = ci95
+    if lo <= 0 <= hi:
+        return "ours n.s."
+    if paper is None or paper == 0:
+        return "paper ±0"
+    return "agrees" if (diff > 0) == (paper > 0) else "DISAGREES"
