@@ -441,10 +441,14 @@ def test_every_ledger_loads_and_names_real_extractors_and_experiments():
 
 
 def astart_report(root, settings):
+    """An E8 report's summary.json with a record per run (papers.astart.runs) of @settings (scenario
+    name -> its runs by case, each repetition's flows)."""
     import json
 
+    records = [{"setting": name.removeprefix("e8-astart-"), "case": case, "rep": i, "flows": run["flows"]}
+               for name, s in settings.items() for case, runs in s["runs"].items() for i, run in enumerate(runs)]
     root.mkdir(parents=True)
-    (root / "summary.json").write_text(json.dumps({"runs": [], "settings": settings, "paper_values": [
+    (root / "summary.json").write_text(json.dumps({"runs": [], "records": records, "paper_values": [
         {"where": "Table 1, RTT (ms) 20", "what": "%", "kind": "value", "ours": 90.0, "paper": 95.6, "n": 2,
          "ci95": [90.0, 90.0]},
         {"where": "Table 1, RTT (ms) 50", "what": "%", "kind": "value", "ours": 50.0, "paper": 71.8, "n": 2,
@@ -565,15 +569,11 @@ def test_astart_buffer_ratio_per_repetition(tmp_path):
     """Made-up E8 settings: Astart at BDP/5 carries 27 and 30 Mbit/s in two repetitions, at BDP/2 36 and
     36: ratios 0.75 and 0.8333, mean 0.7917 (Fig. 10's "robust" is at least 0.8: not decided at n = 2,
     the CI spanning it)."""
-    import json
-
     def setting(*mbit):
         return {"runs": {"reno_astart": [{"flows": [{"throughput_mbit": x}]} for x in mbit]}}
 
-    d = tmp_path / "astart" / "reports" / "x"
-    d.mkdir(parents=True)
-    (d / "summary.json").write_text(json.dumps({"runs": [], "settings": {
-        "e8-astart-buf-0.2bdp": setting(27, 30), "e8-astart-buf-0.5bdp": setting(36, 36)}}))
+    d = astart_report(tmp_path / "astart" / "reports" / "x", {
+        "e8-astart-buf-0.2bdp": setting(27, 30), "e8-astart-buf-0.5bdp": setting(36, 36)})
     r = astart_evidence.astart_buffer_ratio(d, "reno_astart", "0.2", "0.5")
     assert r.n == 2 and r.mean == pytest.approx((0.75 + 30 / 36) / 2)
     robust = ClaimTest(rule="at_least", bound=0.8, bound_reason="robust")

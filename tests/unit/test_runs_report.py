@@ -87,6 +87,18 @@ E9_CHANGE = {"show": "change", "heading": "{link}: {rate_mbit} Mbit/s", "per": [
              "of": "start", "baseline": "std", "metrics": [{"metric": "fct"}]}
 
 
+#: A values section over E8's records that loads (E8's fairness table).
+E8_VALUES = {"show": "values", "heading": "Fairness ({seconds} s)", "where": {"setting": "fairness"}, "rows": "case",
+             "metric": "jain", "paper": "jain", "rounding": 0.00005, "comparison": "fairness, {row}", "what": "Jain"}
+E8_REF = {"file": "results/reference/astart.yaml"}
+
+
+def test_a_values_section_over_e8s_records_loads():
+    spec = RunsReport.model_validate({"name": "x", "what": "w", "title": "t", "intro": "i", "records": "astart",
+                                      "sections": [E8_VALUES], "reference": E8_REF})
+    assert spec.sections[0].paper == "jain"
+
+
 def test_a_change_section_over_e9s_records_loads():
     spec = RunsReport.model_validate({"name": "x", "what": "w", "title": "t", "intro": "i", "records": "blitzstart",
                                       "sections": [E9_CHANGE]})
@@ -108,7 +120,7 @@ def test_a_change_section_over_e9s_records_loads():
      "intro names 'who'"),
     ({"sections": [{"show": "pie", "heading": "h"}]}, "does not match any of the expected tags"),
     ({"records": "quic", "sections": [{"show": "link traits", "heading": "h"}]},
-     "records 'quic': one of blitzstart, last hop"),
+     "records 'quic': one of astart, blitzstart, last hop"),
     ({"records": "blitzstart", "sections": [{"show": "link traits", "heading": "h"}]},
      "link traits: a section or plot over records 'last hop' only, not 'blitzstart'"),
     ({"records": "blitzstart", "sections": [{**E9_CHANGE, "rows": ["rtt"]}]},
@@ -125,6 +137,19 @@ def test_a_change_section_over_e9s_records_loads():
     ({"records": "blitzstart", "sections": [E9_CHANGE], "reference": {"file": "results/reference/quic.yaml",
                                                                        "keys": {"start": "hint"}}},
      "reference 'results/reference/quic.yaml': no such file"),
+    ({"records": "blitzstart", "sections": [{**E9_CHANGE, "metrics": [{"metric": "fct", "paper": "fct_change_ms"}]}],
+      "reference": {"file": "results/reference/blitzstart.yaml"}},
+     "a change section's paper values are rows of the reference: give its keys"),
+    ({"records": "astart", "sections": [{**E8_VALUES, "paper": "table9"}], "reference": E8_REF},
+     "values 'table9': not a mapping of results/reference/astart.yaml"),
+    ({"records": "astart", "sections": [E8_VALUES]}, "values 'jain': the report needs a reference"),
+    ({"records": "astart", "sections": [{**E8_VALUES, "where": {"colour": "red"}}], "reference": E8_REF},
+     "where 'colour': records 'astart' have setting, case"),
+    ({"records": "astart", "sections": [{**E8_VALUES, "comparison": "fairness, {case}"}], "reference": E8_REF},
+     "comparison 'fairness, {case}' names 'case': it may name {row}"),
+    ({"records": "astart", "sections": [{"show": "means", "heading": "h", "rows": "rtt_ms", "columns": "cc",
+                                         "metrics": ["throughput"]}]},
+     "'cc': records 'astart' group by one of setting, case"),
 ])
 def test_a_description_that_cannot_be_written_is_refused(report, why):
     with pytest.raises(ValidationError, match=why):

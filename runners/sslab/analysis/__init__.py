@@ -9,13 +9,14 @@
     matrix_report  a matrix's report (its paper's tables: sslab.papers), into a new reports/<stamp>/
     link           a varying link against its model: rate vs trace, bursts, queue
     lastmile       what E2 (Wi-Fi) and E4/E5 compute: FCT, loss against size over last hops
-    runs_report    a report over runs as its experiment file describes it (E2, E4/E5, E9)
+    runs_report    a report over runs as its experiment file describes it (E2, E4/E5, E8-E10)
     change_table   its change sections: one start against the others, the paper's values beside
+    value_table    its values and means sections: ours per value of a key, the paper's beside
     plugins        what the papers register: reports, readings of runs, claims' extractors
     reports        the reports by name, as experiment files name them (or describe: runs_report)
 
-The papers' own Python (Table 1's report, E6's, E8's, the claims' extractors, E9's reading of its
-runs) is in sslab.papers, which registers it here by name.
+The papers' own Python (Table 1's report, E6's, the claims' extractors, E8's and E9's readings of
+their runs) is in sslab.papers, which registers it here by name.
 
 May import: scenario (units and names) and the leaves (paths, ccas).  Not
 substrate, experiment, matrix or cli: reports are a function of the archive.

@@ -76,10 +76,11 @@ class Change(Strict):
 
 
 class Reference(Strict):
-    """The paper's values as data (a file of the repository, `rows:` of mappings), matched to our rows
-    by @keys: our key -> the row's field."""
+    """The paper's values as data, a file of the repository: its `rows:` (mappings, matched to a change
+    section's rows by @keys: our key -> the row's field), or mappings of its own by a row's value (a
+    values section names one)."""
     file: str
-    keys: dict[str, str] = Field(min_length=1)
+    keys: dict[str, str] = {}
 
     @field_validator("file")
     @classmethod

@@ -4,8 +4,8 @@ Every report is a function of the archive alone: written per run (the
 scenario run's own report.md and summary.json, written as the run finishes:
 `startup`), over the run directories an experiment's parts' keys name, into
 a new directory (every report an experiment file describes:
-sslab.analysis.runs_report, the Blitzstart report's too; and the papers'
-writers, the Astart paper's), or over a matrix's cell store (a MatrixReport,
+sslab.analysis.runs_report, the Astart paper's and the Blitzstart report's
+too), or over a matrix's cell store (a MatrixReport,
 sslab.analysis.matrix_kind, which sslab.analysis.matrix_report writes: Table
 1's, fairness's).  `make report` rebuilds any of them from the archive, byte
 for byte.  A new report over runs is lines of its experiment file

@@ -55,6 +55,7 @@ from .change_table import Change, Reference, change_rows, change_text, direction
 from .conditions import conditions_of
 from .plots import plot_dynamics
 from .plugins import RECORDS, Records, register_records
+from .value_table import Means, Values, chosen as _chosen, heading, means_text, values_rows, values_text
 from .verdict import Comparison, count_line
 
 #: A field of a run's record a table may group by, with its column's heading and how a value reads.
@@ -66,6 +67,8 @@ KEYS: dict[str, tuple[str, object]] = {
 }
 
 
+#: The sections a report over any reading may show (the others are over the last hop's records).
+OVER_ANY = (Change, Values, Means)
 #: The engines' own reading of runs: one flow a run over a last hop (lastmile.load_setting).
 LAST_HOP = "last hop"
 register_records(Records(LAST_HOP, lastmile.load_setting, KEYS, lastmile.METRICS))
@@ -152,7 +155,8 @@ class Ranking(Strict):
     lines: list[RankLine] = Field(min_length=1)
 
 
-Section = Annotated[Union[Table, LinkTraits, Improvement, Headline, Ranking, Change], Field(discriminator="show")]
+Section = Annotated[Union[Table, LinkTraits, Improvement, Headline, Ranking, Change, Values, Means],
+                    Field(discriminator="show")]
 
 
 class AgainstSize(Strict):
@@ -207,7 +211,7 @@ class RunsReport(Strict):
         if self.records not in RECORDS:
             raise ValueError(f"records {self.records!r}: one of {', '.join(sorted(RECORDS))}")
         if self.records != LAST_HOP:
-            other = [s.show for s in self.sections if not isinstance(s, Change)] + [p.plot for p in self.plots]
+            other = [s.show for s in self.sections if not isinstance(s, OVER_ANY)] + [p.plot for p in self.plots]
             if other:
                 raise ValueError(f"{', '.join(other)}: a section or plot over records {LAST_HOP!r} only, "
                                  f"not {self.records!r}")
@@ -215,6 +219,8 @@ class RunsReport(Strict):
         for s in self.sections:
             if isinstance(s, Change):
                 _check_change(s, reading, self.reference)
+            elif isinstance(s, (Values, Means)):
+                _check_keyed(s, reading, self.reference)
         return self
 
     @model_validator(mode="after")
@@ -247,6 +253,8 @@ def _check_change(s: Change, reading: Records, reference: Reference | None) -> N
             raise ValueError(f"within {m.within.field!r}: one of {', '.join(reading.group_fields) or 'none'}")
         if m.paper and reference is None:
             raise ValueError(f"metric {m.metric!r} names the paper's {m.paper!r}: the report needs a reference")
+    if reference and any(m.paper for m in s.metrics) and not reference.keys:
+        raise ValueError("a change section's paper values are rows of the reference: give its keys")
     if reference and not set(reference.keys) <= set(keys):
         raise ValueError(f"reference keys {sorted(reference.keys)}: not all of the section's {keys}")
     try:
@@ -254,6 +262,36 @@ def _check_change(s: Change, reading: Records, reference: Reference | None) -> N
     except (KeyError, IndexError) as e:
         raise ValueError(f"heading {s.heading!r} names {e}, not one of per: {s.per} or "
                          f"{list(reading.group_fields)}") from None
+
+
+def _check_keyed(s: Values | Means, reading: Records, reference: Reference | None) -> None:
+    fields = [*reading.keys, *reading.group_fields]
+    keys = [s.rows] + ([s.columns] if isinstance(s, Means) else [])
+    for k in keys:
+        if k not in reading.keys:
+            raise ValueError(f"{k!r}: records {reading.name!r} group by one of {', '.join(reading.keys)}")
+    for f in s.where:
+        if f not in fields:
+            raise ValueError(f"where {f!r}: records {reading.name!r} have {', '.join(fields)}")
+    for m in [s.metric] if isinstance(s, Values) else s.metrics:
+        if m not in reading.metrics:
+            raise ValueError(f"metric {m!r}: records {reading.name!r} have {', '.join(reading.metrics)}")
+    try:
+        s.heading.format(**{f: "" for f in fields})
+    except (KeyError, IndexError) as e:
+        raise ValueError(f"heading {s.heading!r} names {e}, not one of {fields}") from None
+    if isinstance(s, Values):
+        if reference is None:
+            raise ValueError(f"values {s.paper!r}: the report needs a reference")
+        import yaml
+        from ..paths import REPO_ROOT
+        data = yaml.safe_load((REPO_ROOT / reference.file).read_text())
+        if not isinstance(data.get(s.paper), dict):
+            raise ValueError(f"values {s.paper!r}: not a mapping of {reference.file}")
+        try:
+            s.comparison.format(row="")
+        except (KeyError, IndexError) as e:
+            raise ValueError(f"comparison {s.comparison!r} names {e}: it may name {{row}}") from None
 
 
 # -- writing ---------------------------------------------------------------
@@ -338,13 +376,30 @@ def write(spec: RunsReport, run_dirs: list[Path], dest: Path) -> Path:
     reference = _reference_rows(spec.reference)
     keyed = list(spec.reference.keys) if spec.reference else []
     changes = {id(s): change_rows(s, records, reading, reference, keyed) for s in spec.sections if isinstance(s, Change)}
-    judged = [Comparison.from_record(c) for rs in changes.values() for r in rs for c in r["comparisons"]]
+    papers = _reference_mappings(spec.reference)
+    valued = {id(s): values_rows(s, records, reading, papers[s.paper]) for s in spec.sections if isinstance(s, Values)}
+    judged = []
+    for s in spec.sections:
+        if isinstance(s, Change):
+            judged += [Comparison.from_record(c) for r in changes[id(s)] for c in r["comparisons"]]
+        elif isinstance(s, Values):
+            judged += [Comparison.from_record(r["comparison"]) for r in valued[id(s)] if r["comparison"]]
     counted = f"{count_line(judged)}\n\n" if spec.reference else ""
     text = [f"# {spec.title}\n\n{counted}Runs: {', '.join(map(str, run_dirs))}\n\n"
             f"Ran under: {conditions_of(run_dirs)}\n\n",
             spec.intro.format(suss_legend=lastmile.SUSS_LEGEND, baseline=improvement.baseline if improvement else "")
             + "\n"]
+    fields = [*reading.keys, *reading.group_fields]
     for section in spec.sections:
+        if isinstance(section, (Values, Means)):
+            title = heading(section.heading, _chosen(records, section.where), fields)
+            if isinstance(section, Values):
+                body = values_text(section, valued[id(section)], reading)
+                summary.setdefault("values", {})[section.paper] = valued[id(section)]
+            else:
+                body = means_text(section, records, reading)
+            text.append(f"\n## {title}\n\n{body}\n")
+            continue
         if isinstance(section, Change):
             mine = changes[id(section)]
             for values, table in change_text(section, mine, reading):
@@ -378,14 +433,27 @@ def write(spec: RunsReport, run_dirs: list[Path], dest: Path) -> Path:
         text.append(f"\n{spec.notes.rstrip()}\n")
     if spec.reference:
         summary["paper_values"] = [c.record() for c in judged]
+    if not last_hop:
+        # Every run's record, as the reading made it: what a ledger's extractor reads of the report.
+        summary["records"] = records
     (dest / "report.md").write_text("".join(text))
     _summary(dest, run_dirs, summary)
     return dest
 
 
+def _reference_mappings(ref: Reference | None) -> dict[str, dict]:
+    """The reference file's mappings by name (a values section's `paper:`)."""
+    if ref is None:
+        return {}
+    import yaml
+    from ..paths import REPO_ROOT
+    data = yaml.safe_load((REPO_ROOT / ref.file).read_text())
+    return {k: v for k, v in data.items() if isinstance(v, dict)}
+
+
 def _reference_rows(ref: Reference | None) -> dict[tuple, dict]:
     """The paper's rows by our keys' values (in the order of ref.keys)."""
-    if ref is None:
+    if ref is None or not ref.keys:
         return {}
     import yaml
     from ..paths import REPO_ROOT

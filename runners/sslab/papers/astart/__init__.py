@@ -1,10 +1,11 @@
-"""The Astart paper (E8): its tables and figures beside ours (report), and its claims' extractors
-(evidence), registered with the engines."""
+"""The Astart paper (E8): its runs read as records for the report experiments/astart.yaml describes
+(its tables and figures beside ours), and its claims' extractors (evidence), registered with the
+engines."""
 
-from ...analysis.plugins import Report, register_extractors, register_reports
-from . import evidence, report
+from ...analysis.plugins import register_extractors, register_records
+from . import evidence, runs
 
-register_reports(Report("astart", "the Astart paper's tables and figures beside ours (E8)", report.write_report))
+register_records(runs.RECORDS)
 register_extractors({
     "astart_least_margin": evidence.astart_least_margin,
     "astart_newreno_share": evidence.astart_newreno_share,

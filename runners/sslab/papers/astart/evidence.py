@@ -9,10 +9,14 @@ from ...analysis.evidence.base import LedgerError, Measured, measured, report_su
 
 
 def _astart_settings(archive: Path) -> tuple[dict, list[Path]]:
-    """An E8 report's settings (scenario name -> its runs by case, each repetition's flows' throughput)
-    and the scenario runs it was written over."""
+    """An E8 report's settings (scenario name -> its runs by case, each repetition's flows' throughput),
+    from the records of its runs it keeps (papers.astart.runs), and the scenario runs it was written over."""
     s = report_summary(archive, "an E8 report: `make astart`")
-    return s.get("settings", {}), [Path(r) for r in s.get("runs", [])]
+    settings: dict = {}
+    for r in s.get("records", []):
+        runs = settings.setdefault(f"e8-astart-{r['setting']}", {"runs": {}})["runs"]
+        runs.setdefault(r["case"], []).append({"flows": r["flows"]})
+    return settings, [Path(r) for r in s.get("runs", [])]
 
 
 def _astart_axis(settings: dict, axis: str) -> dict[float, str]:
