@@ -33,8 +33,9 @@ plugins.RECORDS), over which a report shows change sections (sslab.analysis.chan
 
 So a new report over an experiment's runs, grouped and shown another way, is lines of its file;
 Python only for a quantity or a check that is new (a Metric of a reading, a section kind here).
-The report's summary.json holds every group's rows (`sizes`), each section's own data (`changes`)
-and, with a reference, every comparison with the paper (`paper_values`, which its ledger reads).
+The report's summary.json holds every group's rows (`sizes`), each section's own data (`changes`,
+`paper_tables`), with a reference every comparison with the paper (`paper_values`, which its ledger
+reads), and over a paper's reading every run's record (`records`, which its extractors read).
 """
 
 from __future__ import annotations
@@ -395,7 +396,7 @@ def write(spec: RunsReport, run_dirs: list[Path], dest: Path) -> Path:
             title = heading(section.heading, _chosen(records, section.where), fields)
             if isinstance(section, Values):
                 body = values_text(section, valued[id(section)], reading)
-                summary.setdefault("values", {})[section.paper] = valued[id(section)]
+                summary.setdefault("paper_tables", {})[section.paper] = valued[id(section)]
             else:
                 body = means_text(section, records, reading)
             text.append(f"\n## {title}\n\n{body}\n")
