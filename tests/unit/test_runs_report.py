@@ -186,3 +186,41 @@ def test_the_docs_example_is_a_report_that_loads():
     (change,) = spec.sections
     (theirs,) = load_experiment("blitzstart").spec.report.sections
     assert change.model_dump(exclude={"order"}) == theirs.model_dump(exclude={"order"})
+
+
+def test_a_report_over_a_papers_reading_is_written_with_its_comparisons_and_records(tmp_path, monkeypatch):
+    """write() over a reading of two made-up runs at 20 ms (NewReno's utilisation 95.6 and 95.6 %, the
+    paper's 95.6: reproduced) and 50 ms (60.0 and 62.0 %: mean 61.0, its CI ± t(1) x 1 = ± 12.7; the
+    paper's 71.8 ± (15 % + its rounding 0.05) is [60.98, 82.62], which the CI straddles: not decided)."""
+    import json
+
+    from sslab.analysis import runs_report
+    from sslab.analysis.plugins import RECORDS, Metric, Records
+
+    def load(run_dir):
+        rtt = float(run_dir.name)
+        utils = {20.0: [95.6, 95.6], 50.0: [60.0, 62.0]}[rtt]
+        return [{"setting": f"rtt-{rtt:g}ms", "case": "reno_fixed", "rtt_ms": rtt, "rep": i, "seconds": 20,
+                 "utilisation_pct": u} for i, u in enumerate(utils)]
+
+    monkeypatch.setitem(RECORDS, "made-up", Records("made-up", load, {"rtt_ms": ("RTT (ms)", lambda v: f"{v:g}"),
+                                                                       "case": ("start", str)},
+                                                    {"utilisation": Metric("utilisation_pct", "utilisation", 1, unit="%")},
+                                                    group_fields=("seconds",)))
+    spec = RunsReport.model_validate({
+        "name": "x", "what": "w", "title": "T", "intro": "I", "records": "made-up", "notes": "N",
+        "reference": {"file": "results/reference/astart.yaml"},
+        "sections": [{"show": "values", "heading": "Table 1 over {seconds} s", "where": {"case": "reno_fixed"},
+                      "rows": "rtt_ms", "metric": "utilisation", "paper": "table1_newreno_util_by_rtt",
+                      "rounding": 0.05, "comparison": "Table 1, RTT (ms) {row}", "what": "%"}]})
+    runs = [tmp_path / "20", tmp_path / "50"]
+    dest = tmp_path / "report"
+    dest.mkdir()
+    runs_report.write(spec, runs, dest)
+    text = (dest / "report.md").read_text()
+    assert text.startswith("# T\n\n**Paper values: 1 reproduced, 0 not reproduced, 1 not decided of 2**")
+    assert "## Table 1 over 20 s" in text and "| 20 | 95.6 | 95.6 | reproduced |" in text and text.endswith("\nN\n")
+    summary = json.loads((dest / "summary.json").read_text())
+    assert [c["where"] for c in summary["paper_values"]] == ["Table 1, RTT (ms) 20", "Table 1, RTT (ms) 50"]
+    assert [r["row"] for r in summary["paper_tables"]["table1_newreno_util_by_rtt"]] == ["20", "50", "100", "150", "200"]
+    assert len(summary["records"]) == 4 and "sizes" not in summary
