@@ -198,7 +198,7 @@ def test_a_scenario_over_axes_is_one_part_per_combination_named_by_its_labels(tm
 @pytest.mark.parametrize("fields, said", [
     ({"scenario": str(E1), "matrix": "x.yaml"}, "exactly one of scenario, parts or matrix (this one: scenario, matrix)"),
     ({}, "exactly one of scenario, parts or matrix (this one: none)"),
-    ({"scenario": str(E1), "report": "table9"}, "report 'table9': no such report (known: startup, table1, fairness), or describe one"),
+    ({"scenario": str(E1), "report": "table9"}, "report 'table9': no such report (known: startup, table1), or describe one"),
     ({"scenario": str(E1), "report": "astart"}, "report 'astart' is written over several runs: the experiment runs parts"),
     ({"scenario": str(E1), "report": "table1"}, "report 'table1' is a matrix's"),
     ({"matrix": str(REPO_ROOT / "experiments/scenarios/smoke.yaml"), "report": "startup"},

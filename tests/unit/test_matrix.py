@@ -512,7 +512,7 @@ def test_matrix_file_errors_name_line_column_and_every_field(tmp_path):
     assert [ln.split(":")[0].strip() for ln in lines[1:]] == ["matrix.name", "matrix.report", "matrix.iterations",
                                                               "matrix.axes"]
     # A report is a matrix's report of the one registry (sslab.analysis.plugins.REPORTS), named with the choices.
-    assert "report 'table9': one of table1, fairness" in lines[2]
+    assert "report 'table9': one of table1, or describe one" in lines[2]
 
 
 @pytest.mark.parametrize("has_filters", [True, False])

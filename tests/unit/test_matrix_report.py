@@ -12,6 +12,7 @@ from sslab.plan_record import MatrixPlan, PlannedCell, write_matrix_plan
 from sslab.records import runs_index
 
 from sslab.analysis import matrix_report as mr
+from sslab.analysis.matrix_described import report_kind
 from sslab.papers.suss import fairness as fa
 from sslab.papers.suss import table1 as t1
 
@@ -416,7 +417,7 @@ def make_fairness_cell(matrix_dir, key, setting, rep, unfair_until, ran=None):
 
 
 def fairness_plan(d, cells):
-    return MatrixPlan(matrix="fairness", title="E6", report="fairness", matrix_file="experiments/scenarios/fairness.yaml",
+    return MatrixPlan(matrix="fairness", title="E6", report="fairness", matrix_file="experiments/fairness.yaml",
                       selection={}, iterations=1, image_hash="i" * 64, code_version="c" * 64, defaults={},
                       labels={"cubic": "CUBIC", "bbr3": "BBRv3 (draft-06)"},
                       compare={"param": "fifth", "off": "cubic_hs", "on": "cubic_suss"}, cells=cells)
@@ -428,21 +429,25 @@ def test_fairness_rows_are_per_incumbent_control(tmp_path):
     older = {"buffer": "1BDP", "rtt": "50ms"}  # a cell planned before the matrix had a CCA axis: CUBIC's
     cells = [make_fairness_cell(d, "x0", bbr3, 0, {"off": 13.0, "on": 11.0}),
              make_fairness_cell(d, "y0", older, 0, {"off": 12.0, "on": 12.0})]
-    table, extra = fa.fairness(d, fairness_plan(d, cells), tmp_path)
-    rows = {r["incumbents"]: r for r in extra["rows"]}
+    plan = fairness_plan(d, cells)
+    # The report experiments/fairness.yaml describes, found by the plan's matrix file.
+    tables = report_kind(plan).tables(d, plan, tmp_path)
+    rows = {r["incumbents"]: r for r in tables.extra["rows"]}
     # Fair from the window (13, 14] off and (11, 12] on: 4 and 2 s after the fifth flow's start
-    assert rows["bbr3"]["on_minus_off_s"] == [pytest.approx(-2.0, abs=0.05)]
-    assert rows["cubic"]["on_minus_off_s"] == [pytest.approx(0.0, abs=0.05)]
-    assert "| 4 × BBRv3 (draft-06) | 1BDP | 50ms | 1 |" in table and "| 4 × CUBIC | 1BDP | 50ms | 1 |" in table
-    assert extra["plot"] == "jain.png"
+    assert rows["4 × BBRv3 (draft-06)"]["quantities"]["recovery"]["difference"] == [pytest.approx(-2.0, abs=0.05)]
+    assert rows["4 × CUBIC"]["quantities"]["recovery"]["difference"] == [pytest.approx(0.0, abs=0.05)]
+    assert "| 4 × BBRv3 (draft-06) | 1BDP | 50ms | 1 |" in tables.table and "| 4 × CUBIC | 1BDP | 50ms | 1 |" in tables.table
+    assert tables.extra["plot"] == "jain.png" and (tmp_path / "jain.png").is_file()
+    assert tables.intro.endswith("The fifth flow: off = cubic_hs, on = cubic_suss.")
 
 
 def test_fairness_refuses_incumbents_the_kernel_substituted(tmp_path):
     d = tmp_path / "fairness" / "cca-bbr3"
     cells = [make_fairness_cell(d, "x0", {"incumbents": "bbr3", "buffer": "1BDP", "rtt": "50ms"}, 0,
                                 {"off": 13.0, "on": 11.0}, ran="cubic")]
+    plan = fairness_plan(d, cells)
     with pytest.raises(ValueError, match="asked for bbr3 but ran cubic"):
-        fa.fairness(d, fairness_plan(d, cells), tmp_path)
+        report_kind(plan).tables(d, plan, tmp_path)
 
 
 def test_the_flows_over_time_are_drawn_once_per_setting_new_flow_thick(tmp_path):
@@ -715,3 +720,28 @@ def test_a_matrix_plan_is_read_once_and_again_when_a_newer_one_is_written(tmp_pa
     # The same file written anew (another length: a file's time may not move within a test's milliseconds).
     write_matrix_plan(newer.model_copy(update={"title": "E7, again"}), newest_path)
     assert archive.latest_plan(d)[1].title == "E7, again" and len(read) == 3
+
+
+def test_a_sides_table_hand_worked():
+    """Three repetitions of one setting, off and on: F before 0.90/0.92/0.94 off (mean 0.920, its CI
+    ± t(2) x 0.02 / sqrt(3) = ± 0.050) and 0.95 on three times (no spread); recovery off 10, 12 and
+    never (watched 58 s), on 6, 8, 10; the differences on - off of the two repetitions with both: -4 and -4."""
+    from sslab.analysis.plugins import RECORDS
+    from sslab.analysis.sides_table import Sides, sides_rows, sides_text
+
+    def rec(side, rep, before, recovery):
+        return {"incumbents": "4 × CUBIC", "buffer": "1BDP", "rtt": "50ms", "side": side, "rep": rep,
+                "mean_F_before": before, "min_F_after": 0.8, "recovery_s": recovery, "observed_s": 58.0}
+    records = [rec("off", 0, 0.90, 10.0), rec("off", 1, 0.92, 12.0), rec("off", 2, 0.94, None),
+               rec("on", 0, 0.95, 6.0), rec("on", 1, 0.95, 8.0), rec("on", 2, 0.95, 10.0)]
+    spec = Sides.model_validate({"show": "sides", "heading": "h", "rows": ["incumbents", "buffer", "rtt"],
+                                 "side": "side", "sides": ["off", "on"], "pair_by": "rep",
+                                 "metrics": [{"metric": "before", "together": True},
+                                             {"metric": "recovery", "difference": True,
+                                              "missing": "not within {observed_s:.0f} s"}]})
+    reading = RECORDS["fairness"]
+    rows = sides_rows(spec, records, reading)
+    assert rows[0][0]["n"] == 3 and rows[0][0]["quantities"]["recovery"]["difference"] == [-4.0, -4.0]
+    line = sides_text(spec, rows, reading).splitlines()[2]
+    assert line == ("| 4 × CUBIC | 1BDP | 50ms | 3 | 0.920 ±0.050 / 0.950 ±0.000 | 11.0 ±12.7 + 1× not within 58 s "
+                    "| 8.0 ±5.0 | -4.0 ±0.0 |")

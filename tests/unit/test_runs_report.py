@@ -87,6 +87,18 @@ E9_CHANGE = {"show": "change", "heading": "{link}: {rate_mbit} Mbit/s", "per": [
              "of": "start", "baseline": "std", "metrics": [{"metric": "fct"}]}
 
 
+#: A sides section over E6's records and its flows' plots, which load (E6's report).
+E6_SIDES = {"show": "sides", "heading": "h", "rows": ["incumbents", "buffer", "rtt"], "side": "side",
+            "sides": ["off", "on"], "pair_by": "rep", "metrics": [{"metric": "recovery", "difference": True}]}
+E6_FLOWS = {"figure": "Fig. 2", "highlight": -1, "names": ["the new flow", "the running flows"]}
+
+
+def test_e6s_report_over_its_matrix_loads():
+    spec = RunsReport.model_validate({"name": "x", "what": "w", "title": "t", "intro": "off = {off}", "records": "fairness",
+                                      "flows": E6_FLOWS, "figure": "jain", "sections": [E6_SIDES]})
+    assert spec.flows.highlight == -1
+
+
 #: A values section over E8's records that loads (E8's fairness table).
 E8_VALUES = {"show": "values", "heading": "Fairness ({seconds} s)", "where": {"setting": "fairness"}, "rows": "case",
              "metric": "jain", "paper": "jain", "rounding": 0.00005, "comparison": "fairness, {row}", "what": "Jain"}
@@ -120,7 +132,7 @@ def test_a_change_section_over_e9s_records_loads():
      "intro names 'who'"),
     ({"sections": [{"show": "pie", "heading": "h"}]}, "does not match any of the expected tags"),
     ({"records": "quic", "sections": [{"show": "link traits", "heading": "h"}]},
-     "records 'quic': one of astart, blitzstart, last hop"),
+     "records 'quic': one of astart, blitzstart, fairness, last hop"),
     ({"records": "blitzstart", "sections": [{"show": "link traits", "heading": "h"}]},
      "link traits: a section or plot over records 'last hop' only, not 'blitzstart'"),
     ({"records": "blitzstart", "sections": [{**E9_CHANGE, "rows": ["rtt"]}]},
@@ -150,6 +162,20 @@ def test_a_change_section_over_e9s_records_loads():
     ({"records": "astart", "sections": [{"show": "means", "heading": "h", "rows": "rtt_ms", "columns": "cc",
                                          "metrics": ["throughput"]}]},
      "'cc': records 'astart' group by one of setting, case"),
+    ({"records": "fairness", "sections": [E6_SIDES]}, "records 'fairness' are a matrix's: its report says how its flows"),
+    ({"records": "blitzstart", "flows": E6_FLOWS, "sections": [E9_CHANGE]},
+     "flows and figure are a matrix's report's"),
+    ({"records": "fairness", "flows": E6_FLOWS, "figure": "pie", "sections": [E6_SIDES]}, "figure 'pie': one of jain"),
+    ({"records": "fairness", "flows": E6_FLOWS, "sections": [{**E6_SIDES, "pair_by": "seed"}]},
+     "'seed': records 'fairness' group by one of incumbents"),
+    ({"records": "fairness", "flows": E6_FLOWS,
+      "sections": [{**E6_SIDES, "metrics": [{"metric": "recovery", "missing": "not within {watched} s"}]}]},
+     "missing 'not within {watched} s' names 'watched'"),
+    ({"records": "fairness", "flows": E6_FLOWS,
+      "sections": [{**E6_SIDES, "metrics": [{"metric": "recovery", "together": True, "difference": True}]}]},
+     "a metric's difference needs its sides in columns of their own"),
+    ({"records": "fairness", "flows": E6_FLOWS, "sections": [E6_SIDES], "intro": "{fifth}"},
+     r"intro names 'fifth': it may name \{suss_legend\}, \{baseline\}, \{off\}, \{on\}"),
 ])
 def test_a_description_that_cannot_be_written_is_refused(report, why):
     with pytest.raises(ValidationError, match=why):
@@ -178,7 +204,7 @@ def test_the_docs_example_is_a_report_that_loads():
     from sslab.paths import REPO_ROOT
     text = (REPO_ROOT / "docs" / "experiments.md").read_text()
     section = text.split("## A report over runs, written in the experiment file", 1)[1]
-    example, e9 = re.findall(r"```yaml\n(.*?)```", section, re.S)[:2]
+    example, e9, e8, e6 = re.findall(r"```yaml\n(.*?)```", section, re.S)[:4]
     spec = RunsReport.model_validate(yaml.safe_load(example)["report"])
     assert [s.show for s in spec.sections] == ["table", "table", "link traits"] and spec.plots[0].metric == "retrans"
     # E9's, abridged (its words left out), is E9's file's section.
@@ -186,6 +212,16 @@ def test_the_docs_example_is_a_report_that_loads():
     (change,) = spec.sections
     (theirs,) = load_experiment("blitzstart").spec.report.sections
     assert change.model_dump(exclude={"order"}) == theirs.model_dump(exclude={"order"})
+    # E8's Table 1 line is E8's file's.
+    (table1,) = yaml.safe_load(e8)
+    assert table1 == next(s.model_dump(exclude_defaults=True) for s in load_experiment("astart").spec.report.sections
+                          if s.heading.startswith("Table 1"))
+    # E6's, abridged (its min F after left out), reads its file's records, flows and figure.
+    spec = RunsReport.model_validate({"what": "w", "title": "t", **yaml.safe_load(e6)["report"]})
+    e6_file = yaml.safe_load(load_experiment("fairness").path.read_text())["report"]
+    assert (spec.records, spec.flows.model_dump(exclude_none=True), spec.figure) == (
+        e6_file["records"], e6_file["flows"], e6_file["figure"])
+    assert [m.metric for m in spec.sections[0].metrics] == ["before", "recovery"]
 
 
 def test_a_report_over_a_papers_reading_is_written_with_its_comparisons_and_records(tmp_path, monkeypatch):

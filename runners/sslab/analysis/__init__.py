@@ -12,11 +12,13 @@
     runs_report    a report over runs as its experiment file describes it (E2, E4/E5, E8-E10)
     change_table   its change sections: one start against the others, the paper's values beside
     value_table    its values and means sections: ours per value of a key, the paper's beside
+    sides_table    its sides section: each side of a pair (SUSS off, on) and their difference
+    matrix_described  a matrix's report described in its experiment file (E6), and finding any by its plan
     plugins        what the papers register: reports, readings of runs, claims' extractors
     reports        the reports by name, as experiment files name them (or describe: runs_report)
 
-The papers' own Python (Table 1's report, E6's, the claims' extractors, E8's and E9's readings of
-their runs) is in sslab.papers, which registers it here by name.
+The papers' own Python (Table 1's report, the claims' extractors, E6's, E8's and E9's readings of
+their runs, E6's figure) is in sslab.papers, which registers it here by name.
 
 May import: scenario (units and names) and the leaves (paths, ccas).  Not
 substrate, experiment, matrix or cli: reports are a function of the archive.

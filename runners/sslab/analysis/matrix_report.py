@@ -32,7 +32,7 @@ from .interactive import append_fct_page, flows_page
 from .plots import plot_flows_grid, plot_flows_over_time, prefetch_capture_bins
 from .conditions import conditions_of
 from . import progress
-from .plugins import matrix_report_of
+from .matrix_described import report_kind
 from .tidy import write_flows_table
 
 __all__ = ["ArchiveError", "console_ending", "write_kernels_report", "write_matrix_report"]
@@ -77,7 +77,7 @@ def write_matrix_report(matrix_dir: Path) -> Path:
 
 def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, dest: Path) -> None:
     """write_matrix_report's tables, plots and page, into @dest."""
-    kind = matrix_report_of(plan.report)
+    kind = report_kind(plan)
     with progress.stage("the tables written"):
         tables = kind.tables(matrix_dir, plan, dest)
     table, extra, intro = tables.table, tables.extra, tables.intro
@@ -199,7 +199,7 @@ def flows_over_time(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]], des
     setting: small multiples when the report's kind declares a grid (Table 1: a figure per column, a
     row per RTT, a column per buffer and side), else a figure per setting; each setting also as an
     interactive page (flows-<setting>.html).  The report's lines that show them."""
-    kind = matrix_report_of(plan.report)
+    kind = report_kind(plan)
     figure, names = kind.figure, kind.flow_names
     firsts: list[tuple[PlannedCell, list[tuple[str, str, dict, Path | None]]]] = []
     seen = set()
@@ -238,7 +238,7 @@ def _explore_page(cell: PlannedCell, sides: list, dest: Path) -> Path | None:
 
 
 def _flows_per_setting(plan: MatrixPlan, firsts: list, dest: Path) -> list[str]:
-    kind = matrix_report_of(plan.report)
+    kind = report_kind(plan)
     lines = []
     for cell, sides in firsts:
         labelled = [(label, run, capture) for _, label, run, capture in sides]
@@ -261,7 +261,7 @@ def _flow_rtts(cell: PlannedCell, run: dict) -> dict[int, float]:
 def _flows_grids(plan: MatrixPlan, firsts: list, dest: Path) -> list[str]:
     """A figure per value of the kind's first grid axis: rows its second axis's values, columns its
     third's with each side; the settings' interactive pages linked under each."""
-    kind = matrix_report_of(plan.report)
+    kind = report_kind(plan)
     by, row_axis, col_axis = kind.flows_grid
 
     def ordered(axis: str, got: set) -> list:
@@ -328,12 +328,13 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
         every_cell += [c for _, c in cells]
         every_setting += [{"setting": c.setting, "rep": c.rep} for c, _ in cells]
         ran = conditions_of([c for _, c in cells]) if cells else "nothing run yet"
-        extra = matrix_report_of(plan.report).summary_fields(d, plan)
+        extra = report_kind(plan).summary_fields(d, plan)
         per_kernel.append((name, d, plan, ran, extra))
     lines.append("")
     kinds = {p.report for _, _, p, _, _ in per_kernel}
     if len(kinds) == 1:
-        lines += matrix_report_of(kinds.pop()).kernels_table(per_kernel)
+        kinds.pop()
+        lines += report_kind(per_kernel[0][2]).kernels_table(per_kernel)
     for name, d, plan, ran, _ in per_kernel:
         lines += [f"## {name}", "", f"Ran under: {ran}.", ""]
         try:

@@ -48,6 +48,9 @@ class Records:
     #: Fields the same for every run of one value of a key (a link's rate beside its name), which a
     #: heading may name besides the keys.
     group_fields: tuple[str, ...] = ()
+    #: What load reads: a run directory of a scenario ("runs": load(run_dir)), or a matrix's current
+    #: cells' runs ("matrix", a matrix's report: load(matrix_dir, plan)).
+    over: str = "runs"
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,9 @@ REPORTS: dict[str, Report] = {
 }
 #: Every reading of runs a described report may name (`records:`), the engines' and the papers'.
 RECORDS: dict[str, Records] = {}
+#: A matrix's figure a paper draws (a described matrix report's `figure:`): draw(matrix_dir, plan, dest)
+#: -> the file written into dest, or None when there is nothing to draw.
+FIGURES: dict[str, Callable[..., Path | None]] = {}
 #: Every extractor a ledger's claim may name (`evidence: {extract: NAME}`), as the papers register them.
 EXTRACTORS: dict[str, Callable[..., Measured]] = {}
 
@@ -85,6 +91,14 @@ def register_records(*readings: Records) -> None:
         if r.name in RECORDS and RECORDS[r.name] is not r:
             raise ValueError(f"records {r.name!r} registered twice")
         RECORDS[r.name] = r
+
+
+def register_figures(figures: Mapping[str, Callable[..., Path | None]]) -> None:
+    """Add @figures to FIGURES; a name taken already is refused."""
+    for name, fn in figures.items():
+        if name in FIGURES and FIGURES[name] is not fn:
+            raise ValueError(f"figure {name!r} registered twice")
+        FIGURES[name] = fn
 
 
 def register_extractors(extractors: Mapping[str, Callable[..., Measured]]) -> None:

@@ -22,14 +22,18 @@ from . import runs_report
 from .claims import append_report_claims
 from .html import publish
 from .interactive import append_fct_page
-from .plugins import REPORTS, Report
+from .matrix_described import DescribedMatrixReport
+from .plugins import RECORDS, REPORTS, Report
 from .tidy import write_flows_table
 
 
 def report_of(named: str | runs_report.RunsReport) -> Report:
-    """The report an experiment file's `report:` names (one of REPORTS) or describes (runs_report)."""
+    """The report an experiment file's `report:` names (one of REPORTS) or describes (runs_report: over a
+    scenario's runs; matrix_described: over a matrix's cells)."""
     if isinstance(named, str):
         return REPORTS[named]
+    if RECORDS[named.records].over == "matrix":
+        return Report(named.name, named.what, matrix=DescribedMatrixReport.of(named))
     return Report(named.name, named.what, functools.partial(runs_report.write, named))
 
 

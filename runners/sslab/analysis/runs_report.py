@@ -55,7 +55,8 @@ from . import lastmile
 from .change_table import Change, Reference, change_rows, change_text, direction_counts
 from .conditions import conditions_of
 from .plots import plot_dynamics
-from .plugins import RECORDS, Records, register_records
+from .plugins import FIGURES, RECORDS, Records, register_records
+from .sides_table import Sides, check as _check_sides, sides_rows, sides_text
 from .value_table import Means, Values, chosen as _chosen, heading, means_text, values_rows, values_text
 from .verdict import Comparison, count_line
 
@@ -68,8 +69,11 @@ KEYS: dict[str, tuple[str, object]] = {
 }
 
 
+#: What a report's intro may name: the SUSS versions' legend and an improvement's baseline (over a
+#: scenario's runs); a matrix's two compared starts (over its cells).
+INTRO_NAMES = ("suss_legend", "baseline", "off", "on")
 #: The sections a report over any reading may show (the others are over the last hop's records).
-OVER_ANY = (Change, Values, Means)
+OVER_ANY = (Change, Values, Means, Sides)
 #: The engines' own reading of runs: one flow a run over a last hop (lastmile.load_setting).
 LAST_HOP = "last hop"
 register_records(Records(LAST_HOP, lastmile.load_setting, KEYS, lastmile.METRICS))
@@ -156,8 +160,19 @@ class Ranking(Strict):
     lines: list[RankLine] = Field(min_length=1)
 
 
-Section = Annotated[Union[Table, LinkTraits, Improvement, Headline, Ranking, Change, Values, Means],
+Section = Annotated[Union[Table, LinkTraits, Improvement, Headline, Ranking, Change, Values, Means, Sides],
                     Field(discriminator="show")]
+
+
+class Flows(Strict):
+    """A matrix's flows-over-time plots (sslab.analysis.matrix_kind.MatrixReport's fields): the paper's
+    figure they stand for, the flow drawn thick (its index), the two kinds of flow's names, and the
+    small multiples' axes (a figure per value of the first, a row per the second's, a column per the
+    third's and side), or none (a figure per setting)."""
+    figure: str
+    highlight: int
+    names: list[str] = Field(min_length=2, max_length=2)
+    grid: list[str] | None = Field(default=None, min_length=3, max_length=3)
 
 
 class AgainstSize(Strict):
@@ -206,6 +221,10 @@ class RunsReport(Strict):
     reference: Reference | None = None
     #: Words after everything else (where our setting differs from the paper's).
     notes: str = ""
+    #: Over a matrix's reading: its flows-over-time plots, and a figure its paper draws (by name:
+    #: sslab.analysis.plugins.FIGURES).
+    flows: Flows | None = None
+    figure: str | None = None
 
     @model_validator(mode="after")
     def _reads(self):
@@ -217,11 +236,23 @@ class RunsReport(Strict):
                 raise ValueError(f"{', '.join(other)}: a section or plot over records {LAST_HOP!r} only, "
                                  f"not {self.records!r}")
         reading = RECORDS[self.records]
+        if reading.over == "matrix":
+            if self.flows is None:
+                raise ValueError(f"records {self.records!r} are a matrix's: its report says how its flows over time "
+                                 f"are drawn (flows: {{figure, highlight, names}})")
+            if any(isinstance(s, Change) for s in self.sections):
+                raise ValueError("a change section is over a scenario's runs, not a matrix's")
+        elif self.flows is not None or self.figure is not None:
+            raise ValueError("flows and figure are a matrix's report's (records over a matrix)")
+        if self.figure is not None and self.figure not in FIGURES:
+            raise ValueError(f"figure {self.figure!r}: one of {', '.join(sorted(FIGURES)) or 'none'}")
         for s in self.sections:
             if isinstance(s, Change):
                 _check_change(s, reading, self.reference)
             elif isinstance(s, (Values, Means)):
                 _check_keyed(s, reading, self.reference)
+            elif isinstance(s, Sides):
+                _check_sides(s, reading)
         return self
 
     @model_validator(mode="after")
@@ -233,9 +264,9 @@ class RunsReport(Strict):
         if not improvement and ("headline" in shown or any(isinstance(p, LinkFigure) for p in self.plots)):
             raise ValueError("a headline section or an `fct and improvement` plot needs an improvement section")
         try:
-            self.intro.format(suss_legend="", baseline="")
+            self.intro.format(**dict.fromkeys(INTRO_NAMES, ""))
         except (KeyError, IndexError) as e:
-            raise ValueError(f"intro names {e}: it may name {{suss_legend}} and {{baseline}}") from None
+            raise ValueError(f"intro names {e}: it may name {', '.join('{' + n + '}' for n in INTRO_NAMES)}") from None
         return self
 
     def section(self, kind: type) -> Strict | None:
@@ -400,6 +431,9 @@ def write(spec: RunsReport, run_dirs: list[Path], dest: Path) -> Path:
             else:
                 body = means_text(section, records, reading)
             text.append(f"\n## {title}\n\n{body}\n")
+            continue
+        if isinstance(section, Sides):
+            text.append(f"\n## {section.heading}\n\n{sides_text(section, sides_rows(section, records, reading), reading)}\n")
             continue
         if isinstance(section, Change):
             mine = changes[id(section)]

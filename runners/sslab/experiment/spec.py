@@ -238,8 +238,8 @@ class Experiment:
             data = read_yaml_file(self.matrix_path, ExperimentError)
             section = (data or {}).get("matrix") or {}
             self.output = str(section.get("name") or self.matrix_path.stem)
-            if section.get("report") != spec.report:
-                raise ExperimentError(f"{path}: report {spec.report!r}, but its matrix ({spec.matrix}) writes "
+            if section.get("report") != spec.report_of.name:
+                raise ExperimentError(f"{path}: report {spec.report_of.name!r}, but its matrix ({spec.matrix}) writes "
                                       f"{section.get('report')!r}: name the matrix's report")
         if spec.select:
             self.choose(spec.select)  # the default selection must name parts

@@ -81,7 +81,7 @@ def plan_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int, image_
                                   labels(setting),
                                   rep, compiled, check, boot))
     return MatrixPlan(
-        matrix=spec.name, title=spec.title, report=spec.report,
+        matrix=spec.name, title=spec.title, report=spec.report_name,
         matrix_file=str(m.path.relative_to(paths.REPO_ROOT)) if m.path.is_relative_to(paths.REPO_ROOT)
         else str(m.path), matrix_sha256=hashlib.sha256(m.path.read_bytes()).hexdigest(),
         selection=chosen, iterations=iterations, boot_share=boot_share, image_hash=image_hash,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import paths
 from ..ccas import cc_name_refusal
+from ..analysis.runs_report import RunsReport
 from ..experiment.spec import EXPERIMENTS_DIR, FORMAT_KIND
 from ..scenario import KNOWN_CCAS, Scenario, ScenarioError, overrides, parse_scenario, substitute
 from ..scenario.axes import Axis, check_axes, combinations
@@ -79,8 +80,9 @@ class MatrixSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$")
     title: str
-    #: Its report, a matrix's report of the registry (sslab.analysis.plugins.matrix_report_names).
-    report: str
+    #: Its report, a matrix's report of the registry (sslab.analysis.plugins.matrix_report_names), or one
+    #: described in its experiment file over a paper's reading of the cells (sslab.analysis.matrix_described).
+    report: str | RunsReport
     iterations: int = Field(ge=1, le=1000)
     #: How many the paper ran, when it says (printed beside ours).
     paper_iterations: int | None = None
@@ -112,12 +114,21 @@ class MatrixSpec(BaseModel):
 
     @field_validator("report")
     @classmethod
-    def _known_report(cls, v: str) -> str:
+    def _known_report(cls, v: str | RunsReport) -> str | RunsReport:
         # The papers registered their reports when experiment.spec, imported above, imported them.
-        from ..analysis.plugins import matrix_report_names
+        from ..analysis.plugins import RECORDS, matrix_report_names
+        if isinstance(v, RunsReport):
+            if RECORDS[v.records].over != "matrix":
+                raise ValueError(f"report {v.name!r} reads records {v.records!r}, a scenario's runs: a matrix's "
+                                 f"report reads its cells (records over a matrix)")
+            return v
         if v not in matrix_report_names():
-            raise ValueError(f"report {v!r}: one of {', '.join(matrix_report_names())}")
+            raise ValueError(f"report {v!r}: one of {', '.join(matrix_report_names())}, or describe one")
         return v
+
+    @property
+    def report_name(self) -> str:
+        return self.report if isinstance(self.report, str) else self.report.name
 
     @model_validator(mode="after")
     def _options_unique(self):
@@ -310,8 +321,10 @@ def _in_place(path: Path, data: dict) -> tuple[MatrixSpec, dict]:
     if not isinstance(section, dict) or not isinstance(data.get("scenario"), dict) or not data.get("axes"):
         raise MatrixError(f"{path}: a matrix written in its experiment's file is a `matrix:` mapping beside the "
                           f"experiment's scenario (a mapping: the template) and axes")
-    spec_data = {"name": path.stem, "title": data.get("title"), **section, "axes": data["axes"],
-                 "report": data.get("report")}
+    report = data.get("report")
+    # A report described here names the page's title; else the experiment's.
+    title = report.get("title") if isinstance(report, dict) and report.get("title") else data.get("title")
+    spec_data = {"name": path.stem, "title": title, **section, "axes": data["axes"], "report": report}
     try:
         spec = MatrixSpec.model_validate(spec_data)
     except ValidationError as e:

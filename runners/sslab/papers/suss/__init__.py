@@ -1,21 +1,21 @@
 """The SUSS paper (SIGCOMM'24): Table 1's matrix report with the paper's values beside ours, its
 calibration and comparisons (table1, table1_report, table1_compare, calibration, paper_bounds,
-independence), E6's fairness report (fairness), and the claims' extractors of E3, E4/E5, E6 and
+independence), E6's reading of its runs and its figure (fairness: its report is data, in
+experiments/fairness.yaml), and the claims' extractors of E3, E4/E5, E6 and
 E7 (evidence), registered with the engines."""
 
-from ...analysis.plugins import Report, register_extractors, register_reports
+from ...analysis.plugins import Report, register_extractors, register_figures, register_records, register_reports
+from . import fairness
 from .evidence import e3, e4, fairness as fairness_evidence, table1 as table1_evidence
-from .fairness import FAIRNESS
 from .table1_report import TABLE1
 
 register_reports(
     Report("table1", "Table 1's layout: per setting the large flow's FCT and the small flows' mean FCT, SUSS off "
            "and on, with 95 % CIs, claim checks and the paper's values beside ours; every flow's goodput over time "
            "per setting, the paper's Fig. 16 (E7)", matrix=TABLE1),
-    Report("fairness", "Jain's index of goodput over time, SUSS off and on, and how long it takes to return to "
-           "0.95 after the fifth flow joins; every flow's goodput over time per setting, the paper's Fig. 2 (E6)",
-           matrix=FAIRNESS),
 )
+register_records(fairness.RECORDS)
+register_figures({"jain": fairness.draw_jain})
 register_extractors({
     "e3_delivered_ratio": e3.e3_delivered_ratio,
     "e3_exit_cwnd_change": e3.e3_exit_cwnd_change,

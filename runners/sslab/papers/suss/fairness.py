@@ -1,5 +1,6 @@
 """E6, the SUSS paper's Fig. 15: Jain's index F of goodput over time, SUSS off and on, and the
-time F takes to return to 0.95 after the fifth flow starts."""
+time F takes to return to 0.95 after the fifth flow starts: E6's reading of its matrix's runs (a
+record per run) and its figure, for the report experiments/fairness.yaml describes."""
 
 from __future__ import annotations
 
@@ -8,11 +9,10 @@ import statistics
 from pathlib import Path
 
 from ...plan_record import MatrixPlan
-from ...analysis.matrix_kind import MatrixReport, Tables
 from ...analysis.fidelity import run_passes
-from ...analysis.archive import cell_timing, check_controls, current_cells, overhead_table, runs_of, side_of
+from ...analysis.archive import check_controls, current_cells, runs_of, side_of
 from ...analysis.pcap import analyse_pcap_ports
-from ...analysis.stats import fmt_mean_ci, describe
+from ...analysis.plugins import Metric, Records
 
 #: Jain's index is taken over goodput in windows of this many seconds.
 JAIN_WINDOW_S = 1.0
@@ -138,49 +138,20 @@ def recoveries(matrix_dir: Path, plan: MatrixPlan, cells: list[tuple] | None = N
     return results, series_by_setting
 
 
-def fairness(matrix_dir: Path, plan: MatrixPlan, dest: Path) -> tuple[str, dict]:
-    cells = current_cells(matrix_dir, plan)
-    labels = plan.labels
-    results, series_by_setting = recoveries(matrix_dir, plan, cells)
+def load(matrix_dir: Path, plan: MatrixPlan) -> list[dict]:
+    """E6's reading of a matrix's current cells (its report, described in experiments/fairness.yaml): a
+    record per run, its setting (the incumbents as the report names them: "4 × CUBIC"), repetition and
+    side, and recovery()'s quantities."""
+    results, _ = recoveries(matrix_dir, plan)
+    return [{**r, "control": r["incumbents"], "incumbents": incumbents_label(r["incumbents"], plan.labels)}
+            for r in results]
+
+
+def draw_jain(matrix_dir: Path, plan: MatrixPlan, dest: Path) -> Path | None:
+    """The report's figure: F against time, off and on, a panel per setting (plot_jain)."""
+    _, series_by_setting = recoveries(matrix_dir, plan)
     order = list(dict.fromkeys(setting_key(c.setting) for c in plan.cells))
-    lines = ["| incumbents | buffer | minRTT | n | F before the fifth flow (10 s), off / on | min F after, off / on | "
-             "time to F ≥ 0.95 (s), off | on | on − off (s) |", "|---|---|---|---|---|---|---|---|---|"]
-
-    def fmt_rec(vals: list, observed: list) -> str:
-        got = [v for v in vals if v is not None]
-        miss = len(vals) - len(got)
-        text = fmt_mean_ci(describe(got), 1) if got else ""
-        if miss:
-            text += f"{' + ' if got else ''}{miss}× not within {min(observed):.0f} s"
-        return text
-
-    summary_rows = []
-    for key in order:
-        who = incumbents_label(key[0], labels)
-        rs = [r for r in results if (r["incumbents"], r["buffer"], r["rtt"]) == key]
-        if not rs:
-            lines.append(f"| {who} | {key[1]} | {key[2]} | 0 | not run yet | | | | |")
-            continue
-        off = [r for r in rs if r["side"] == "off"]
-        on = [r for r in rs if r["side"] == "on"]
-        before = " / ".join(fmt_mean_ci(describe([r["mean_F_before"] for r in x if r["mean_F_before"] is not None]), 3)
-                            for x in (off, on))
-        mins = " / ".join(fmt_mean_ci(describe([r["min_F_after"] for r in x]), 3) for x in (off, on))
-        pairs = {(r["rep"]): {} for r in rs}
-        for r in rs:
-            pairs[r["rep"]][r["side"]] = r["recovery_s"]
-        diffs = [p["on"] - p["off"] for p in pairs.values()
-                 if p.get("on") is not None and p.get("off") is not None]
-        lines.append(f"| {who} | {key[1]} | {key[2]} | {len(pairs)} | {before} | {mins} | "
-                     f"{fmt_rec([r['recovery_s'] for r in off], [r['observed_s'] for r in off])} | "
-                     f"{fmt_rec([r['recovery_s'] for r in on], [r['observed_s'] for r in on])} | "
-                     f"{fmt_mean_ci(describe(diffs), 1) if diffs else '–'} |")
-        summary_rows.append({"incumbents": key[0], "buffer": key[1], "rtt": key[2], "runs": rs,
-                             "on_minus_off_s": diffs})
-    plot = plot_jain(series_by_setting, order, dest, labels)
-    walls = [cell_timing(cell, cdir) for cell, cdir in cells]
-    return "\n".join(lines), {"rows": summary_rows, "plot": plot.name if plot else None,
-                               "overhead_md": overhead_table(walls)}
+    return plot_jain(series_by_setting, order, dest, plan.labels)
 
 
 def plot_jain(series_by_setting: dict, order: list[tuple], dest: Path, labels: dict | None = None) -> Path | None:
@@ -221,19 +192,13 @@ def plot_jain(series_by_setting: dict, order: list[tuple], dest: Path, labels: d
     return out
 
 
-class FairnessReport(MatrixReport):
-    """E6's matrix report (`report: fairness`): Jain's index of goodput over time, SUSS off and on, and how
-    long it takes to return to JAIN_FAIR after the fifth flow joins."""
-
-    def tables(self, matrix_dir: Path, plan: MatrixPlan, dest: Path) -> Tables:
-        table, extra = fairness(matrix_dir, plan, dest)
-        intro = (f"Jain's index F over {JAIN_WINDOW_S:g} s windows of goodput (the bytes each client received, "
-                 f"from its own byte counts) among "
-                 f"the flows receiving throughout the window. Time to F ≥ {JAIN_FAIR}: from the fifth flow's "
-                 f"start to the end of the first of {JAIN_HOLD_WINDOWS} consecutive windows with F ≥ {JAIN_FAIR}. "
-                 f"Mean ±95% CI half-width over repetitions. The fifth flow: off = {plan.compare['off']}, "
-                 f"on = {plan.compare['on']}.")
-        return Tables(table, extra, intro)
-
-
-FAIRNESS = FairnessReport("fairness", "Fig. 2", -1, ("the new flow", "the running flows"))
+RECORDS = Records(
+    "fairness", load,
+    keys={"incumbents": ("incumbents", str), "buffer": ("buffer", str), "rtt": ("minRTT", str),
+          "side": ("side", str), "rep": ("repetition", str)},
+    metrics={"before": Metric("mean_F_before", "F before the fifth flow (10 s)", 3),
+             "min_after": Metric("min_F_after", "min F after", 3),
+             "recovery": Metric("recovery_s", f"time to F ≥ {JAIN_FAIR} (s)", 1)},
+    # How long a run was watched after the fifth flow joined: the words for a run F never recovered in.
+    group_fields=("observed_s",),
+    over="matrix")
