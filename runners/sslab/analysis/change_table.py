@@ -20,7 +20,7 @@ import re
 import statistics
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from ..scenario.model import Strict
 from .plugins import Records
@@ -75,23 +75,6 @@ class Change(Strict):
     order: dict[str, list[str]] = {}
 
 
-class Reference(Strict):
-    """The paper's values as data, a file of the repository: its `rows:` (mappings, matched to a change
-    section's rows by @keys: our key -> the row's field), or mappings of its own by a row's value (a
-    values section names one)."""
-    file: str
-    keys: dict[str, str] = {}
-
-    @field_validator("file")
-    @classmethod
-    def _exists(cls, v: str) -> str:
-        from ..paths import REPO_ROOT
-        if not (REPO_ROOT / v).is_file():
-            raise ValueError(f"reference {v!r}: no such file in the repository")
-        return v
-
-
-
 _NUMBER = re.compile(r"^[-+]?\d+(\.\d+)?")
 
 
@@ -126,7 +109,7 @@ def change_rows(spec: Change, records: list[dict], reading: Records, reference: 
                 reference_keys: list[str]) -> list[dict]:
     """One row per group of spec.per, row of spec.rows and value of spec.of other than the baseline
     present in @records, in the section's order; @reference: the paper's rows by the values of
-    @reference_keys (runs_report.Reference.keys)."""
+    @reference_keys (the report's reference keys: runs_report.Reference)."""
     def values(key: str, rs: list[dict]) -> list[str]:
         return ordered({str(r[key]) for r in rs}, spec.order.get(key, []))
 

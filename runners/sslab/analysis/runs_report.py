@@ -52,7 +52,7 @@ from ..records import stamped
 from ..scenario import parse_size
 from ..scenario.model import Strict
 from . import lastmile
-from .change_table import Change, Reference, change_rows, change_text, direction_counts
+from .change_table import Change, change_rows, change_text, direction_counts
 from .conditions import conditions_of
 from .plots import plot_dynamics
 from .plugins import FIGURES, RECORDS, Records, register_records
@@ -162,6 +162,22 @@ class Ranking(Strict):
 
 Section = Annotated[Union[Table, LinkTraits, Improvement, Headline, Ranking, Change, Values, Means, Sides],
                     Field(discriminator="show")]
+
+
+class Reference(Strict):
+    """The paper's values as data, a file of the repository: its `rows:` (mappings, matched to a change
+    section's rows by @keys: our key -> the row's field), or mappings of its own by a row's value (a
+    values section names one)."""
+    file: str
+    keys: dict[str, str] = {}
+
+    @field_validator("file")
+    @classmethod
+    def _exists(cls, v: str) -> str:
+        from ..paths import REPO_ROOT
+        if not (REPO_ROOT / v).is_file():
+            raise ValueError(f"reference {v!r}: no such file in the repository")
+        return v
 
 
 class Flows(Strict):
