@@ -57,8 +57,7 @@ class DescribedMatrixReport(MatrixReport):
                 body = sides_text(section, rows, reading)
                 extra.setdefault("rows", []).extend(row for row, _ in rows)
             elif isinstance(section, Values):
-                mapping = yaml.safe_load((paths.REPO_ROOT / spec.reference.file).read_text())[section.paper]
-                rows = values_rows(section, records, reading, mapping)
+                rows = values_rows(section, records, reading, spec.reference.mappings()[section.paper])
                 body = values_text(section, rows, reading)
                 extra.setdefault("paper_tables", {})[section.paper] = rows
             else:

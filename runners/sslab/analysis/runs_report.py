@@ -179,6 +179,21 @@ class Reference(Strict):
             raise ValueError(f"reference {v!r}: no such file in the repository")
         return v
 
+    def data(self) -> dict:
+        import yaml
+        from ..paths import REPO_ROOT
+        return yaml.safe_load((REPO_ROOT / self.file).read_text()) or {}
+
+    def mappings(self) -> dict[str, dict]:
+        """The file's mappings by name (a values section's `paper:`)."""
+        return {k: v for k, v in self.data().items() if isinstance(v, dict)}
+
+    def rows(self) -> dict[tuple, dict]:
+        """The file's rows by our keys' values (in the order of @keys); {} without keys."""
+        if not self.keys:
+            return {}
+        return {tuple(str(r[field]) for field in self.keys.values()): r for r in self.data()["rows"]}
+
 
 class Flows(Strict):
     """A matrix's flows-over-time plots (sslab.analysis.matrix_kind.MatrixReport's fields): the paper's
@@ -331,10 +346,7 @@ def _check_keyed(s: Values | Means, reading: Records, reference: Reference | Non
     if isinstance(s, Values):
         if reference is None:
             raise ValueError(f"values {s.paper!r}: the report needs a reference")
-        import yaml
-        from ..paths import REPO_ROOT
-        data = yaml.safe_load((REPO_ROOT / reference.file).read_text())
-        if not isinstance(data.get(s.paper), dict):
+        if s.paper not in reference.mappings():
             raise ValueError(f"values {s.paper!r}: not a mapping of {reference.file}")
         try:
             s.comparison.format(row="")
@@ -421,10 +433,10 @@ def write(spec: RunsReport, run_dirs: list[Path], dest: Path) -> Path:
     summary: dict = {"sizes": rows} if last_hop else {}
     if improvement:
         summary["improvements"] = imps
-    reference = _reference_rows(spec.reference)
+    reference = spec.reference.rows() if spec.reference else {}
     keyed = list(spec.reference.keys) if spec.reference else []
     changes = {id(s): change_rows(s, records, reading, reference, keyed) for s in spec.sections if isinstance(s, Change)}
-    papers = _reference_mappings(spec.reference)
+    papers = spec.reference.mappings() if spec.reference else {}
     valued = {id(s): values_rows(s, records, reading, papers[s.paper]) for s in spec.sections if isinstance(s, Values)}
     judged = []
     for s in spec.sections:
@@ -490,26 +502,6 @@ def write(spec: RunsReport, run_dirs: list[Path], dest: Path) -> Path:
     (dest / "report.md").write_text("".join(text))
     _summary(dest, run_dirs, summary)
     return dest
-
-
-def _reference_mappings(ref: Reference | None) -> dict[str, dict]:
-    """The reference file's mappings by name (a values section's `paper:`)."""
-    if ref is None:
-        return {}
-    import yaml
-    from ..paths import REPO_ROOT
-    data = yaml.safe_load((REPO_ROOT / ref.file).read_text())
-    return {k: v for k, v in data.items() if isinstance(v, dict)}
-
-
-def _reference_rows(ref: Reference | None) -> dict[tuple, dict]:
-    """The paper's rows by our keys' values (in the order of ref.keys)."""
-    if ref is None or not ref.keys:
-        return {}
-    import yaml
-    from ..paths import REPO_ROOT
-    rows = yaml.safe_load((REPO_ROOT / ref.file).read_text())["rows"]
-    return {tuple(str(r[field]) for field in ref.keys.values()): r for r in rows}
 
 
 def _plots(spec: RunsReport, records: list[dict], rows: list[dict], imps: list[dict], ccs: list[str],
