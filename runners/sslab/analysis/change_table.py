@@ -24,7 +24,7 @@ from pydantic import Field
 
 from ..scenario.model import Strict
 from .plugins import Records
-from .stats import welch_diff
+from .stats import fmt_value, welch_diff
 from .verdict import DIRECTIONS, Comparison, direction
 
 class Coarser(Strict):
@@ -152,12 +152,6 @@ def change_rows(spec: Change, records: list[dict], reading: Records, reference: 
     return rows
 
 
-def _num(v: float | None, digits: int, sign: bool = False) -> str:
-    if v is None:
-        return "–"
-    return f"{v:+.{digits}f}" if sign else f"{v:.{digits}f}"
-
-
 def _marks(q: dict, m: ChangeMetric) -> str:
     ci = q["change"]["ci95"]
     if ci is None:
@@ -190,10 +184,10 @@ def change_text(spec: Change, rows: list[dict], reading: Records) -> list[tuple[
                                                               f"{r['n_baseline']}/{r['n']}"]
             for m in spec.metrics:
                 q, digits = r["quantities"][m.metric], reading.metrics[m.metric].digits
-                cells.append(f"{_num(q['baseline'], digits)} → {_num(q['other'], digits)}")
+                cells.append(f"{fmt_value(q['baseline'], digits)} → {fmt_value(q['other'], digits)}")
                 if not m.means_only:
                     d = m.digits if m.digits is not None else digits
-                    cells += [f"{_num(q['change']['diff'], d, True)}{_marks(q, m)}",
+                    cells += [f"{fmt_value(q['change']['diff'], d, True)}{_marks(q, m)}",
                               "–" if q["paper"] is None else f"{q['paper']:+g}", q["direction"], q["verdict"]]
             lines.append("| " + " | ".join(cells) + " |")
         first = group_record(mine[0], spec.per, reading)

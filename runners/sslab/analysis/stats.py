@@ -46,6 +46,22 @@ def fmt_mean_ci(d: dict, digits: int) -> str:
     return f"{d['mean']:.{digits}f}"
 
 
+def fmt_value(v: float | None, digits: int, sign: bool = False) -> str:
+    """@v to @digits (with its sign when @sign), or – without one."""
+    if v is None:
+        return "–"
+    return f"{v:+.{digits}f}" if sign else f"{v:.{digits}f}"
+
+
+def jain(xs: list[float]) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2); 1 when all are equal, nan without a share."""
+    n = len(xs)
+    sq = sum(x * x for x in xs)
+    if n == 0 or sq == 0:
+        return math.nan
+    return sum(xs) ** 2 / (n * sq)
+
+
 def without_values(d: dict) -> dict:
     return {k: v for k, v in d.items() if k != "values"}
 

@@ -22,7 +22,7 @@ from pydantic import Field
 from ..scenario.model import Strict
 from .change_table import ordered
 from .plugins import Records
-from .stats import describe
+from .stats import describe, fmt_value
 from .verdict import Comparison
 
 
@@ -80,10 +80,6 @@ def heading(text: str, records: list[dict], fields: list[str]) -> str:
     return text.format(**{f: span(records, f) for f in fields})
 
 
-def _f(v: float | None, digits: int) -> str:
-    return "–" if v is None else f"{v:.{digits}f}"
-
-
 
 
 def values_rows(spec: Values, records: list[dict], reading: Records, paper: dict) -> list[dict]:
@@ -130,7 +126,7 @@ def values_text(spec: Values, rows: list[dict], reading: Records) -> str:
     prev = None
     for r in rows:
         c = r["comparison"]
-        cells = [spec.labels.get(r["row"], r["row"]), _f(r["mean"], m.digits), "–" if r["paper"] is None else f"{r['paper']:g}",
+        cells = [spec.labels.get(r["row"], r["row"]), fmt_value(r["mean"], m.digits), "–" if r["paper"] is None else f"{r['paper']:g}",
                  Comparison.from_record(c).verdict_text() if c else "–"]
         if spec.trend:
             cells.append(_trend(prev, r, m.digits))
@@ -155,6 +151,6 @@ def means_text(spec: Means, records: list[dict], reading: Records) -> str:
             runs = [r for r in mine if rfmt(r[spec.rows]) == row and cfmt(r[spec.columns]) == c]
             for m in metrics:
                 vals = [r[m.field] for r in runs if r[m.field] is not None]
-                cells.append(_f(statistics.fmean(vals) if vals else None, m.digits))
+                cells.append(fmt_value(statistics.fmean(vals) if vals else None, m.digits))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ...analysis.archive import runs_of
 from ...analysis.plugins import Metric, Records
+from ...analysis.stats import jain
 from ...records import read_record
 
 _SCENARIO = re.compile(r"^e8-astart-(?P<setting>.+)$")
@@ -40,10 +41,6 @@ def bytes_by(rx_series: list[list[float]], seconds: float) -> float:
             return prev[1] + (b - prev[1]) * (t0 + seconds - prev[0]) / (t - prev[0])
         prev = (t, b)
     return prev[1]
-
-
-def jain(xs: list[float]) -> float:
-    return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if xs and any(xs) else float("nan")
 
 
 def _flow(f: dict, mss: int, frame: int, rate_mbit: float) -> dict:

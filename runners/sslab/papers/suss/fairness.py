@@ -13,6 +13,7 @@ from ...analysis.fidelity import run_passes
 from ...analysis.archive import check_controls, current_cells, runs_of, side_of
 from ...analysis.pcap import analyse_pcap_ports
 from ...analysis.plugins import Metric, Records
+from ...analysis.stats import jain
 
 #: Jain's index is taken over goodput in windows of this many seconds.
 JAIN_WINDOW_S = 1.0
@@ -20,15 +21,6 @@ JAIN_WINDOW_S = 1.0
 JAIN_FAIR = 0.95
 #: ... for this many consecutive windows (one window above 0.95 is noise in a CUBIC sawtooth).
 JAIN_HOLD_WINDOWS = 5
-
-
-def jain(xs: list[float]) -> float:
-    """Jain's fairness index (sum x)^2 / (n sum x^2); 1 when all are equal."""
-    n = len(xs)
-    sq = sum(x * x for x in xs)
-    if n == 0 or sq == 0:
-        return math.nan
-    return sum(xs) ** 2 / (n * sq)
 
 
 def _bytes_at(series: list, t: float) -> float:
