@@ -331,9 +331,7 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
         extra = report_kind(plan).summary_fields(d, plan)
         per_kernel.append((name, d, plan, ran, extra))
     lines.append("")
-    kinds = {p.report for _, _, p, _, _ in per_kernel}
-    if len(kinds) == 1:
-        kinds.pop()
+    if len({p.report for _, _, p, _, _ in per_kernel}) == 1:
         lines += report_kind(per_kernel[0][2]).kernels_table(per_kernel)
     for name, d, plan, ran, _ in per_kernel:
         lines += [f"## {name}", "", f"Ran under: {ran}.", ""]
