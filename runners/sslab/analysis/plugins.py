@@ -52,6 +52,18 @@ class Records:
     #: cells' runs ("matrix", a matrix's report: load(matrix_dir, plan)).
     over: str = "runs"
 
+    def check_keys(self, keys: list[str]) -> None:
+        """ValueError for the first of @keys a section may not group these records by."""
+        for k in keys:
+            if k not in self.keys:
+                raise ValueError(f"{k!r}: records {self.name!r} group by one of {', '.join(self.keys)}")
+
+    def check_metrics(self, metrics: list[str]) -> None:
+        """ValueError for the first of @metrics these records do not have."""
+        for m in metrics:
+            if m not in self.metrics:
+                raise ValueError(f"metric {m!r}: records {self.name!r} have {', '.join(self.metrics)}")
+
 
 @dataclass(frozen=True)
 class Report:

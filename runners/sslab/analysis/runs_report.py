@@ -56,7 +56,7 @@ from .change_table import Change, change_rows, change_text, direction_counts
 from .conditions import conditions_of
 from .plots import plot_dynamics
 from .plugins import FIGURES, RECORDS, Records, register_records
-from .sides_table import Sides, check as _check_sides, sides_rows, sides_text
+from .sides_table import Sides, sides_rows, sides_text
 from .value_table import Means, Values, chosen as _chosen, heading, means_text, values_rows, values_text
 from .verdict import Comparison, count_line
 
@@ -306,12 +306,9 @@ class RunsReport(Strict):
 
 def _check_change(s: Change, reading: Records, reference: Reference | None) -> None:
     keys = [*s.per, *s.rows, s.of]
-    for k in [*keys, *s.order]:
-        if k not in reading.keys:
-            raise ValueError(f"{k!r}: records {reading.name!r} group by one of {', '.join(reading.keys)}")
+    reading.check_keys([*keys, *s.order])
+    reading.check_metrics([m.metric for m in s.metrics])
     for m in s.metrics:
-        if m.metric not in reading.metrics:
-            raise ValueError(f"metric {m.metric!r}: records {reading.name!r} have {', '.join(reading.metrics)}")
         if m.within and m.within.field not in reading.group_fields:
             raise ValueError(f"within {m.within.field!r}: one of {', '.join(reading.group_fields) or 'none'}")
         if m.paper and reference is None:
@@ -329,16 +326,11 @@ def _check_change(s: Change, reading: Records, reference: Reference | None) -> N
 
 def _check_keyed(s: Values | Means, reading: Records, reference: Reference | None) -> None:
     fields = [*reading.keys, *reading.group_fields]
-    keys = [s.rows] + ([s.columns] if isinstance(s, Means) else [])
-    for k in keys:
-        if k not in reading.keys:
-            raise ValueError(f"{k!r}: records {reading.name!r} group by one of {', '.join(reading.keys)}")
+    reading.check_keys([s.rows] + ([s.columns] if isinstance(s, Means) else []))
     for f in s.where:
         if f not in fields:
             raise ValueError(f"where {f!r}: records {reading.name!r} have {', '.join(fields)}")
-    for m in [s.metric] if isinstance(s, Values) else s.metrics:
-        if m not in reading.metrics:
-            raise ValueError(f"metric {m!r}: records {reading.name!r} have {', '.join(reading.metrics)}")
+    reading.check_metrics([s.metric] if isinstance(s, Values) else s.metrics)
     try:
         s.heading.format(**{f: "" for f in fields})
     except (KeyError, IndexError) as e:
@@ -352,6 +344,16 @@ def _check_keyed(s: Values | Means, reading: Records, reference: Reference | Non
             s.comparison.format(row="")
         except (KeyError, IndexError) as e:
             raise ValueError(f"comparison {s.comparison!r} names {e}: it may name {{row}}") from None
+
+
+def _check_sides(s: Sides, reading: Records) -> None:
+    fields = [*reading.keys, *reading.group_fields]
+    reading.check_keys([*s.rows, s.side, s.pair_by])
+    reading.check_metrics([m.metric for m in s.metrics])
+    for m in s.metrics:
+        bad = [f for f in m.missing_fields() if f not in fields]
+        if bad:
+            raise ValueError(f"missing {m.missing!r} names {bad[0]!r}, not one of {fields}")
 
 
 # -- writing ---------------------------------------------------------------

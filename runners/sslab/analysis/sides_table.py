@@ -62,19 +62,6 @@ class Sides(Strict):
         return self
 
 
-def check(s: Sides, reading: Records) -> None:
-    fields = [*reading.keys, *reading.group_fields]
-    for k in [*s.rows, s.side, s.pair_by]:
-        if k not in reading.keys:
-            raise ValueError(f"{k!r}: records {reading.name!r} group by one of {', '.join(reading.keys)}")
-    for m in s.metrics:
-        if m.metric not in reading.metrics:
-            raise ValueError(f"metric {m.metric!r}: records {reading.name!r} have {', '.join(reading.metrics)}")
-        bad = [f for f in m.missing_fields() if f not in fields]
-        if bad:
-            raise ValueError(f"missing {m.missing!r} names {bad[0]!r}, not one of {fields}")
-
-
 def _with_missing(m: SideMetric, field: str, runs: list[dict], digits: int) -> str:
     got = [r[field] for r in runs if r[field] is not None]
     lacking = [r for r in runs if r[field] is None]
