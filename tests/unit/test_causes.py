@@ -39,10 +39,13 @@ def test_a_causes_file_is_checked_at_its_edge(tmp_path):
 
 
 def test_table1s_causes_file_names_real_settings_and_values():
-    from sslab.papers.suss.table1 import PAPER_FIELDS
+    from sslab.analysis.matrix_described import described_in
+    from sslab.analysis.settings_table import Settings
     from sslab.matrix.spec import load_matrix
+    from sslab.papers.suss.table1 import MATRIX_FILE
     m = load_matrix("table1")
-    shorts = {short for _, _, short, _, _ in PAPER_FIELDS.values()} | {"stability"}
+    shorts = {c.short for c in described_in(MATRIX_FILE).section(Settings).columns}
+    assert shorts == {"small off", "small on", "improvement", "large off", "large on", "stability"}
     causes = load_causes("table1").causes
     assert causes
     for c in causes:

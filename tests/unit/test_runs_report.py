@@ -8,6 +8,7 @@ from pydantic import ValidationError
 from sslab.analysis import lastmile
 from sslab.analysis.runs_report import Ranking, RunsReport, Table, headline_text, ranking, ranking_text, table_text
 from sslab.experiment import ExperimentError, load_experiment
+from sslab.paths import REPO_ROOT
 
 
 def rec(link, rtt, cc, size, fct, lost, sent=100):
@@ -105,6 +106,18 @@ E8_VALUES = {"show": "values", "heading": "Fairness ({seconds} s)", "where": {"s
 E8_REF = {"file": "results/reference/astart.yaml"}
 
 
+#: Table 1's settings section as its experiment file describes it, and its reference.
+T1_SETTINGS = yaml.safe_load((REPO_ROOT / "experiments" / "reproduce-table1.yaml").read_text())["report"]["sections"][0]
+T1_REF = {"file": "results/reference/table1.yaml"}
+
+
+def test_table1s_main_table_loads_from_its_file():
+    spec = RunsReport.model_validate({"name": "x", "what": "w", "title": "t", "records": "table1", "flows": E6_FLOWS,
+                                      "reference": T1_REF, "sections": [T1_SETTINGS]})
+    assert [c.short for c in spec.sections[0].columns] == ["small off", "small on", "improvement", "large off",
+                                                           "large on", "stability"]
+
+
 def test_a_values_section_over_e8s_records_loads():
     spec = RunsReport.model_validate({"name": "x", "what": "w", "title": "t", "intro": "i", "records": "astart",
                                       "sections": [E8_VALUES], "reference": E8_REF})
@@ -132,7 +145,7 @@ def test_a_change_section_over_e9s_records_loads():
      "intro names 'who'"),
     ({"sections": [{"show": "pie", "heading": "h"}]}, "does not match any of the expected tags"),
     ({"records": "quic", "sections": [{"show": "link traits", "heading": "h"}]},
-     "records 'quic': one of astart, blitzstart, fairness, last hop"),
+     "records 'quic': one of astart, blitzstart, fairness, last hop, table1"),
     ({"records": "blitzstart", "sections": [{"show": "link traits", "heading": "h"}]},
      "link traits: a section or plot over records 'last hop' only, not 'blitzstart'"),
     ({"records": "blitzstart", "sections": [{**E9_CHANGE, "rows": ["rtt"]}]},
@@ -176,6 +189,21 @@ def test_a_change_section_over_e9s_records_loads():
      "a metric's difference needs its sides in columns of their own"),
     ({"records": "fairness", "flows": E6_FLOWS, "sections": [E6_SIDES], "intro": "{fifth}"},
      r"intro names 'fifth': it may name \{suss_legend\}, \{baseline\}, \{off\}, \{on\}"),
+    ({"records": "table1", "flows": E6_FLOWS, "sections": [T1_SETTINGS]},
+     "a settings section sets the paper's values beside ours: the report needs a reference"),
+    ({"records": "table1", "flows": E6_FLOWS, "sections": [{**T1_SETTINGS, "paper": "table9"}], "reference": T1_REF},
+     "paper 'table9': the reference results/reference/table1.yaml lists averages, rows"),
+    ({"records": "table1", "flows": E6_FLOWS, "reference": T1_REF,
+      "sections": [{**T1_SETTINGS, "columns": [{**T1_SETTINGS["columns"][0], "implied": "wobble"}]}]},
+     "implied 'wobble': records 'table1' imply stability"),
+    ({"records": "table1", "flows": E6_FLOWS, "reference": T1_REF,
+      "sections": [{**T1_SETTINGS, "means": [{**T1_SETTINGS["means"][0], "implied": "2BDP mean"}]}]},
+     "means per large_cc: give the paper's list"),
+    ({"records": "table1", "flows": E6_FLOWS, "reference": T1_REF,
+      "sections": [{**T1_SETTINGS, "rows": ["large_cc", "flavour"]}]},
+     "'flavour': records 'table1' group by one of large_cc, buffer, large_rtt"),
+    ({"records": "astart", "reference": E8_REF, "sections": [T1_SETTINGS]},
+     "'large_cc': records 'astart' group by one of"),
 ])
 def test_a_description_that_cannot_be_written_is_refused(report, why):
     with pytest.raises(ValidationError, match=why):

@@ -119,8 +119,23 @@ PAPER_CUBIC_25 = {"off_large": 30.4, "off_small": 1.33, "on_large": 31.2, "on_sm
 
 
 def rep(off_large, off_small, on_large, on_small):
-    return {"off": {"large_fct_s": off_large, "small_mean_fct_s": off_small},
-            "on": {"large_fct_s": on_large, "small_mean_fct_s": on_small}}
+    return {"off": {"large_fct_s": off_large, "small_mean_fct_s": off_small, "drops": 0},
+            "on": {"large_fct_s": on_large, "small_mean_fct_s": on_small, "drops": 0}}
+
+
+def setting_comparisons(reps: list[dict], paper: dict) -> list:
+    """Table 1's comparisons of one setting (CUBIC, 1 BDP, 25 ms) as its experiment file describes its main
+    table (the settings section over the Table 1 reading)."""
+    from sslab.analysis.matrix_described import described_in
+    from sslab.analysis.settings_table import Settings, SettingsGrid, setting_rows
+    spec = described_in(t1.MATRIX_FILE).section(Settings)
+    setting = ("cubic", "1BDP", "25ms")
+    records = [t1.record_of(setting, r) for r in reps]
+    ref = {"rows": [{"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "25ms", **paper}]}
+    matrix = SettingsGrid([dict(zip(("large_cc", "buffer", "large_rtt"), setting))], labels={"cubic": "CUBIC"})
+    (row,) = setting_rows(spec, records, t1.RECORDS, ref, matrix, {"on": "SUSS"})
+    assert all(c.where == "CUBIC 1BDP 25ms" for c in row.comparisons)
+    return row.comparisons
 
 
 def test_the_stability_effect_the_papers_two_fcts_imply():
@@ -130,7 +145,7 @@ def test_the_stability_effect_the_papers_two_fcts_imply():
     # Its band: 2.6316 ± (0.15 * 2.6316 + 0.3333) = ± 0.7280, so [1.9036, 3.3596].  Ours +8.2 %: not
     # reproduced, though both FCTs (+/-15 % each) pass.
     reps = [rep(30.4, 1.8, 32.9, 1.0), rep(30.4, 1.8, 32.9, 1.0)]
-    cs = {c.short: c for c in t1.setting_comparisons("CUBIC 1BDP 25ms", reps, PAPER_CUBIC_25, "SUSS")}
+    cs = {c.short: c for c in setting_comparisons(reps, PAPER_CUBIC_25)}
     st = cs["stability"]
     assert st.group == t1.STABILITY and st.derived and st.kind == "change"
     assert st.ours == pytest.approx((32.9 / 30.4 - 1) * 100) and st.outcome == NOT_REPRODUCED
@@ -140,7 +155,7 @@ def test_the_stability_effect_the_papers_two_fcts_imply():
 
 def test_table1s_values_carry_the_papers_printed_rounding_and_their_group():
     reps = [rep(30.0, 1.3, 31.0, 0.95), rep(31.0, 1.4, 31.5, 0.93)]
-    cs = {c.short: c for c in t1.setting_comparisons("CUBIC 1BDP 25ms", reps, PAPER_CUBIC_25, "SUSS")}
+    cs = {c.short: c for c in setting_comparisons(reps, PAPER_CUBIC_25)}
     assert {k: c.rounding for k, c in cs.items() if k != "stability"} == \
         {"large off": 0.05, "small off": 0.005, "large on": 0.05, "small on": 0.005, "improvement": 0.5}
     assert {k: c.group for k, c in cs.items()} == {
@@ -156,7 +171,7 @@ def test_table1s_values_carry_the_papers_printed_rounding_and_their_group():
 
 def test_the_headline_counts_each_group_apart():
     reps = [rep(30.4, 1.33, 31.2, 0.94)]
-    cs = t1.setting_comparisons("CUBIC 1BDP 25ms", reps, PAPER_CUBIC_25, "SUSS")
+    cs = setting_comparisons(reps, PAPER_CUBIC_25)
     lines = t1.headline(cs, n=1)
     assert lines[0] == "**Table 1's values under the verdict at n = 1 (one repetition: the means decide, no CI):**"
     assert "- the large flow's FCTs: 2 reproduced, 0 not reproduced, 0 not decided of 2" in lines

@@ -32,6 +32,7 @@ from .archive import cell_timing, current_cells, overhead_table
 from .matrix_kind import MatrixReport, Tables
 from .plugins import FIGURES, RECORDS, REPORTS
 from .runs_report import RunsReport
+from .settings_table import SettingsGrid, Settings, mean_rows, setting_rows, settings_text
 from .sides_table import Sides, sides_rows, sides_text
 from .value_table import Means, Values, means_text, values_rows, values_text
 
@@ -60,10 +61,19 @@ class DescribedMatrixReport(MatrixReport):
                 rows = values_rows(section, records, reading, spec.reference.mappings()[section.paper])
                 body = values_text(section, rows, reading)
                 extra.setdefault("paper_tables", {})[section.paper] = rows
+            elif isinstance(section, Settings):
+                matrix, names = settings_matrix(plan), {"off": plan.compare.get("off", ""),
+                                                        "on": plan.compare.get("on", "")}
+                ref = spec.reference.data()
+                rows = setting_rows(section, records, reading, ref, matrix, names)
+                means = mean_rows(section, rows, reading, ref, matrix, names)
+                body = settings_text(section, rows, means, reading, matrix)
+                extra.setdefault("comparisons", []).extend(
+                    c.record() for r in [*rows, *means] for c in r.comparisons)
             else:
                 assert isinstance(section, Means)
                 body = means_text(section, records, reading)
-            parts.append(f"## {section.heading}\n\n{body}")
+            parts.append(f"## {section.heading}\n\n{body}" if section.heading else body)
         if spec.figure:
             drawn = FIGURES[spec.figure](matrix_dir, plan, dest)
             extra["plot"] = drawn.name if drawn else None
@@ -71,6 +81,13 @@ class DescribedMatrixReport(MatrixReport):
         extra["overhead_md"] = overhead_table([cell_timing(c, d) for c, d in current_cells(matrix_dir, plan)])
         intro = spec.intro.format(**{"off": plan.compare.get("off", ""), "on": plan.compare.get("on", "")})
         return Tables("\n\n".join(parts), extra, intro)
+
+
+def settings_matrix(plan: MatrixPlan) -> SettingsGrid:
+    """What a settings section reads of a matrix's plan: its settings, its file's grid, its values' words,
+    the values shown beside another's paper values."""
+    return SettingsGrid([c.setting for c in plan.cells], plan.axis_values, dict(plan.labels),
+                  {value: b["column"] for value, b in plan.paper_beside.items()})
 
 
 def described_in(matrix_file: str | Path) -> RunsReport | None:

@@ -17,7 +17,7 @@ paper's own), and shows the quantities that reading names.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .evidence.base import Measured
@@ -34,6 +34,10 @@ class Metric:
     scale: float = 1.0
     #: After a value in a sentence or a column's heading ("0.412 s").
     unit: str = ""
+    #: Over several runs, not the mean of the runs' own values but this of the means of @means_of
+    #: (an improvement: 1 - mean FCT on / mean FCT off), by field.
+    of_means: Callable[[dict[str, float]], float] | None = None
+    means_of: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,11 @@ class Records:
     #: What load reads: a run directory of a scenario ("runs": load(run_dir)), or a matrix's current
     #: cells' runs ("matrix", a matrix's report: load(matrix_dir, plan)).
     over: str = "runs"
+    #: Values the paper implies without printing them, by name: from a row of its reference (value, ±),
+    #: and (implied_means) from its whole reference, per value of a key, per metric.
+    implied: Mapping[str, Callable[[dict], tuple[float, float]]] = field(default_factory=dict)
+    implied_means: Mapping[str, Callable[[dict], dict[str, dict[str, tuple[float, float]]]]] = \
+        field(default_factory=dict)
 
     def check_keys(self, keys: list[str]) -> None:
         """ValueError for the first of @keys a section may not group these records by."""

@@ -56,6 +56,7 @@ from .change_table import Change, change_rows, change_text, direction_counts
 from .conditions import conditions_of
 from .plots import plot_dynamics
 from .plugins import FIGURES, RECORDS, Records, register_records
+from .settings_table import Settings
 from .sides_table import Sides, sides_rows, sides_text
 from .value_table import Means, Values, chosen as _chosen, heading, means_text, values_rows, values_text
 from .verdict import Comparison, count_line
@@ -73,7 +74,7 @@ KEYS: dict[str, tuple[str, object]] = {
 #: scenario's runs); a matrix's two compared starts (over its cells).
 INTRO_NAMES = ("suss_legend", "baseline", "off", "on")
 #: The sections a report over any reading may show (the others are over the last hop's records).
-OVER_ANY = (Change, Values, Means, Sides)
+OVER_ANY = (Change, Values, Means, Sides, Settings)
 #: The engines' own reading of runs: one flow a run over a last hop (lastmile.load_setting).
 LAST_HOP = "last hop"
 register_records(Records(LAST_HOP, lastmile.load_setting, KEYS, lastmile.METRICS))
@@ -160,7 +161,8 @@ class Ranking(Strict):
     lines: list[RankLine] = Field(min_length=1)
 
 
-Section = Annotated[Union[Table, LinkTraits, Improvement, Headline, Ranking, Change, Values, Means, Sides],
+Section = Annotated[Union[Table, LinkTraits, Improvement, Headline, Ranking, Change, Values, Means, Sides,
+                          Settings],
                     Field(discriminator="show")]
 
 
@@ -241,7 +243,8 @@ class RunsReport(Strict):
     #: What it shows, in a line (`sslab experiments`, the docs).
     what: str
     title: str
-    intro: str
+    #: The words under the title (a paper's report may write its own).
+    intro: str = ""
     #: How a run becomes a record (sslab.analysis.plugins.RECORDS): the engines' `last hop` (one flow
     #: a run over a last hop: every section kind and plot), or a paper's (change sections).
     records: str = LAST_HOP
@@ -284,6 +287,8 @@ class RunsReport(Strict):
                 _check_keyed(s, reading, self.reference)
             elif isinstance(s, Sides):
                 _check_sides(s, reading)
+            elif isinstance(s, Settings):
+                _check_settings(s, reading, self.reference)
         return self
 
     @model_validator(mode="after")
@@ -344,6 +349,30 @@ def _check_keyed(s: Values | Means, reading: Records, reference: Reference | Non
             s.comparison.format(row="")
         except (KeyError, IndexError) as e:
             raise ValueError(f"comparison {s.comparison!r} names {e}: it may name {{row}}") from None
+
+
+def _check_settings(s: Settings, reading: Records, reference: Reference | None) -> None:
+    reading.check_keys([*s.rows, *(m.per for m in s.means)])
+    reading.check_metrics([c.metric for c in s.columns])
+    if reading.over != "matrix":
+        raise ValueError("a settings section is over a matrix's settings (records over a matrix)")
+    if reference is None:
+        raise ValueError("a settings section sets the paper's values beside ours: the report needs a reference")
+    lists = {k for k, v in reference.data().items() if isinstance(v, list)}
+    for name in [s.paper, *(m.paper for m in s.means if m.paper)]:
+        if name not in lists:
+            raise ValueError(f"paper {name!r}: the reference {reference.file} lists {', '.join(sorted(lists)) or 'none'}")
+    for c in s.columns:
+        if c.implied and c.implied not in reading.implied:
+            raise ValueError(f"implied {c.implied!r}: records {reading.name!r} imply {', '.join(reading.implied) or 'none'}")
+    for m in s.means:
+        if (m.paper is None) == (m.implied is None):
+            raise ValueError(f"means per {m.per}: give the paper's list (paper:) or what the reading implies (implied:)")
+        if m.implied and m.implied not in reading.implied_means:
+            raise ValueError(f"implied {m.implied!r}: records {reading.name!r} imply means "
+                             f"{', '.join(reading.implied_means) or 'none'}")
+        if m.per not in s.rows:
+            raise ValueError(f"means per {m.per!r}: one of the rows' keys {s.rows}")
 
 
 def _check_sides(s: Sides, reading: Records) -> None:

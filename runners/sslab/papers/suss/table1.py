@@ -1,9 +1,13 @@
 """E7, the SUSS paper's Table 1: per setting, the large flow's FCT and the small flows' mean FCT,
-SUSS (or the start compared in its place) off and on, the improvement, 95% CIs over repetitions, claim checks, and the paper's values
-beside ours (results/reference/table1.yaml), each judged by our 95 % CI against a band around it (verdict.py:
-reproduced, not reproduced, not decided), the 2 BDP means its Average rows imply and the stability effect its
-two large-flow FCTs imply among them, counted apart in the headline, and what its numbers allow of our unstated choices
-(paper_bounds.py)."""
+SUSS (or the start compared in its place) off and on, the improvement, 95% CIs over repetitions, claim
+checks, and the paper's values beside ours (results/reference/table1.yaml), each judged by our 95 % CI
+against a band around it (verdict.py: reproduced, not reproduced, not decided), the 2 BDP means its
+Average rows imply and the stability effect its two large-flow FCTs imply among them, counted apart in
+the headline, and what its numbers allow of our unstated choices (paper_bounds.py).
+
+The main table is a settings section (sslab.analysis.settings_table) described in Table 1's experiment
+file, over this module's reading of a matrix (RECORDS: a record per cell whose two sides ran); the
+checks beside it, the notes, the bounds and the headline are this module's."""
 
 from __future__ import annotations
 
@@ -24,10 +28,15 @@ from ...analysis.causes import causes_md, load_causes
 from ...analysis.fidelity import run_passes
 from ...analysis.archive import (CELL_RECORD, cell_timing, check_controls, current_cells, overhead_table, run_summaries_of,
                       side_of, written_as)
-from ...analysis.stats import without_values, fmt_mean_ci, describe
-from ...analysis.verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, RULE_RECORD, Comparison, tally, tally_text
+from ...analysis.matrix_described import described_in, settings_matrix
+from ...analysis.plugins import Metric, Records
+from ...analysis.settings_table import Settings, mean_rows, reproduced_cell, setting_rows, settings_text
+from ...analysis.stats import without_values, describe
+from ...analysis.verdict import RULE, RULE_RECORD, Comparison, tally, tally_text
 
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
+#: Table 1's experiment file, whose report describes the main table.
+MATRIX_FILE = "experiments/reproduce-table1.yaml"
 
 
 def on_paper_grid(plan: MatrixPlan, setting: dict) -> bool:
@@ -148,22 +157,11 @@ def n_small(reps: list[dict]) -> int:
     return sum(r["off"]["small_count"] for r in reps)
 
 
-#: The main table's quantities, one a column pair (ours, the paper's), the small flows first (Table 1 is about
-#: them): a row's and the paper's key, and the digits.
+#: The kernels' table's quantities (table1_report), one a column, the small flows first (Table 1 is about
+#: them): a row's key and its digits (None: a percentage, whole).
 MAIN_COLUMNS = (("small off (s)", "off_small", 2), ("small on (s)", "on_small", 2),
                 ("small-flow improvement", "improvement_pct", None), ("large off (s)", "off_large", 1),
                 ("large on (s)", "on_large", 1))
-NO_PAPER = ("–",) * len(MAIN_COLUMNS)
-
-
-def _paper_cells(p: dict) -> tuple[str, ...]:
-    """The paper's cells of MAIN_COLUMNS, in the digits the paper prints."""
-    return tuple(f"{p[key]}%" if digits is None else f"{p[key]:.{digits}f}" for _, key, digits in MAIN_COLUMNS)
-
-
-def _main_row(head: str, ours: tuple[str, ...], paper: tuple[str, ...], sign: str) -> str:
-    """A row of the main table: @head's cells, then each quantity's ours beside the paper's, then the verdict."""
-    return f"| {head} | " + " | ".join(f"{o} | {q}" for o, q in zip(ours, paper)) + f" | {sign} |"
 
 
 def reference(plan: MatrixPlan) -> dict:
@@ -200,14 +198,6 @@ LARGE, SMALL, IMPROVEMENT, STABILITY = ("the large flow's FCTs", "the small flow
 MEANS = "the Average rows and the 2 BDP means they imply"
 GROUPS = (LARGE, SMALL, IMPROVEMENT, STABILITY, MEANS)
 
-#: Table 1's values, by the reference file's field: what each is, its kind for the verdict, its short
-#: name in a row's list, the ± of the paper's printed digits (large FCTs to 0.1 s, small to 0.01 s,
-#: improvements in whole percent), and its group in the headline.
-PAPER_FIELDS = {"off_large": ("large flow's FCT, {start} off", "fct", "large off", 0.05, LARGE),
-                "off_small": ("small flows' mean FCT, {start} off", "fct", "small off", 0.005, SMALL),
-                "on_large": ("large flow's FCT, {start} on", "fct", "large on", 0.05, LARGE),
-                "on_small": ("small flows' mean FCT, {start} on", "fct", "small on", 0.005, SMALL),
-                "improvement_pct": ("small-flow improvement", "improvement", "improvement", 0.5, IMPROVEMENT)}
 #: Each field's values over a setting's repetitions (a repetition: its off and on sides).
 FIELD_VALUES = {"off_large": lambda r: r["off"]["large_fct_s"], "off_small": lambda r: r["off"]["small_mean_fct_s"],
                 "on_large": lambda r: r["on"]["large_fct_s"], "on_small": lambda r: r["on"]["small_mean_fct_s"],
@@ -226,84 +216,75 @@ def paper_change(p: dict) -> tuple[float, float]:
     return (on / off - 1) * 100, 100 * 0.05 * (1 / off + on / off ** 2)
 
 
+def _improvement(means: dict[str, float]) -> float:
+    """The small flows' improvement of means: 1 - mean FCT on / mean FCT off, in percent."""
+    return (1 - means["on_small"] / means["off_small"]) * 100
+
+
+def record_of(setting: tuple[str, str, str], rep: dict) -> dict:
+    """A repetition of a setting (a cell whose two sides ran) as the reading's record."""
+    return {"large_cc": setting[0], "buffer": setting[1], "large_rtt": setting[2],
+            **{field: value(rep) for field, value in FIELD_VALUES.items()},
+            "large_change_pct": large_change_pct(rep),
+            **{f"drops_{side}": rep[side]["drops"] for side in ("off", "on")}}
+
+
+def records_of(by_setting: dict[tuple[str, str, str], list[dict]]) -> list[dict]:
+    """Every setting's repetitions with both sides (cells_by_setting's), as records, in its order."""
+    return [record_of(key, r) for key, reps in by_setting.items() for r in reps if "off" in r and "on" in r]
+
+
+def _load(matrix_dir: Path, plan: MatrixPlan) -> list[dict]:
+    return records_of(cells_by_setting(plan, current_cells(matrix_dir, plan)))
+
+
+def _implied_2bdp(ref: dict) -> dict[str, dict[str, tuple[float, float]]]:
+    """The 2 BDP means the paper's Average rows imply (paper_bounds.implied_2bdp), per control and field."""
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for v in paper_bounds.implied_2bdp(ref):
+        out.setdefault(v.cca, {})[v.field] = (v.value, v.rounding)
+    return out
+
+
+#: Table 1's reading of a matrix: a record per cell whose two sides ran (a repetition of a setting).
+RECORDS = Records(
+    "table1", _load,
+    {"large_cc": ("large CCA", str), "buffer": ("buffer", str), "large_rtt": ("minRTT", str)},
+    {"off_small": Metric("off_small", "small flows' mean FCT, off", 2, unit="s"),
+     "on_small": Metric("on_small", "small flows' mean FCT, on", 2, unit="s"),
+     "improvement_pct": Metric("improvement_pct", "small-flow improvement", 0, unit="%",
+                               of_means=_improvement, means_of=("on_small", "off_small")),
+     "off_large": Metric("off_large", "large flow's FCT, off", 1, unit="s"),
+     "on_large": Metric("on_large", "large flow's FCT, on", 1, unit="s"),
+     "large_change_pct": Metric("large_change_pct", "large flow's change", 1, unit="%"),
+     "drops_off": Metric("drops_off", "drops at the bottleneck, off", 0),
+     "drops_on": Metric("drops_on", "drops at the bottleneck, on", 0)},
+    over="matrix", implied={"stability": paper_change}, implied_means={"2BDP mean": _implied_2bdp})
+
+
+def main_table(plan: MatrixPlan) -> Settings:
+    """The main table's description: the settings section of the plan's matrix file (or, a plan from
+    before plans named their file, of Table 1's own)."""
+    for name in (plan.matrix_file, MATRIX_FILE):
+        spec = described_in(name) if name else None
+        section = spec.section(Settings) if spec else None
+        if section is not None:
+            return section
+    raise ValueError(f"{plan.matrix_file or MATRIX_FILE}: no settings section in its report")
+
+
 def _ci(values: list[float]) -> tuple[float, float] | None:
     d = describe(values)
     return tuple(d["ci95"]) if d["ci95"] else None
-
-
-def setting_comparisons(where: str, reps: list[dict], paper: dict, start: str) -> list[Comparison]:
-    """The paper's five values of a setting beside ours, and the stability effect its two large-flow
-    FCTs imply (the large flow's change with @start) beside our paired change.  The improvement: ours
-    of the means, its CI over the repetitions' own improvements."""
-    out = []
-    for field, (what, kind, short, rounding, group) in PAPER_FIELDS.items():
-        values = [FIELD_VALUES[field](r) for r in reps]
-        ours = (1 - statistics.fmean(FIELD_VALUES["on_small"](r) for r in reps)
-                / statistics.fmean(FIELD_VALUES["off_small"](r) for r in reps)) * 100 \
-            if field == "improvement_pct" else statistics.fmean(values)
-        out.append(Comparison(where, what.format(start=start), kind, ours, float(paper[field]), len(reps),
-                              _ci(values), rounding=rounding, short=short, group=group))
-    change, rounding = paper_change(paper)
-    changes = [large_change_pct(r) for r in reps]
-    out.append(Comparison(where, f"large flow's change with {start} (%)", "change", statistics.fmean(changes),
-                          change, len(reps), _ci(changes), derived=True, rounding=rounding, short="stability",
-                          group=STABILITY, unit=" points"))
-    return out
-
-
-def per_repetition_means(settings: list[list[dict]]) -> list[dict[str, float]]:
-    """Over several settings' repetitions (@settings: each setting's list), one mean per k-th
-    repetition up to the fewest any setting has: each FCT's mean over the settings, and the
-    improvement of those means.  The settings differ, so a mean's spread is over repetitions, not
-    over settings: what a CI on the paper's Average row measures."""
-    out = []
-    for i in range(min(len(reps) for reps in settings)):
-        row = [reps[i] for reps in settings]
-        means = {f: statistics.fmean(FIELD_VALUES[f](r) for r in row) for f in paper_bounds.FCT_FIELDS}
-        out.append({**means, "improvement_pct": (1 - means["on_small"] / means["off_small"]) * 100})
-    return out
-
-
-def mean_comparisons(where: str, settings: list[list[dict]], paper: list[paper_bounds.PaperValue] | dict,
-                     start: str) -> list[Comparison]:
-    """The paper's mean over several settings (an Average row, or the 2 BDP mean it implies) beside
-    ours over the same settings: the mean of the settings' means (the improvement of those means),
-    its CI over the repetitions (per_repetition_means)."""
-    per_setting = [{f: statistics.fmean(FIELD_VALUES[f](r) for r in reps) for f in paper_bounds.FCT_FIELDS}
-                   for reps in settings]
-    ours = {f: statistics.fmean(m[f] for m in per_setting) for f in paper_bounds.FCT_FIELDS}
-    ours["improvement_pct"] = (1 - ours["on_small"] / ours["off_small"]) * 100
-    per = per_repetition_means(settings)
-    values = [(f, float(paper[f]), rounding, False) for f, (*_, rounding, _) in PAPER_FIELDS.items()] \
-        if isinstance(paper, dict) else [(v.field, v.value, v.rounding, True) for v in paper]
-    out = []
-    for field, value, rounding, derived in values:
-        what, kind, short, _, _ = PAPER_FIELDS[field]
-        out.append(Comparison(where, what.format(start=start), kind, ours[field], value, len(per),
-                              _ci([r[field] for r in per]), derived=derived, rounding=rounding, short=short,
-                              group=MEANS))
-    return out
-
-
-def reproduced_cell(comparisons: list[Comparison]) -> str:
-    """A row's record: how many of its paper values ours reproduce (reproduced_count), and the others with
-    their outcome."""
-    rest = [c for c in comparisons if not c.reproduced]
-    words = {NOT_REPRODUCED: "not", NOT_DECIDED: "undecided"}
-    return reproduced_count(comparisons) + (
-        "; " + ", ".join(f"{c.short or c.what} {c.difference_text()} ({words[c.outcome]})" for c in rest) if rest else "")
-
-
-def reproduced_count(comparisons: list[Comparison]) -> str:
-    """A row's cell in the main table: how many of its paper values ours reproduce, one quantity (the others'
-    outcomes are in the table of every value and the causes' list)."""
-    return f"{sum(c.reproduced for c in comparisons)} of {len(comparisons)} reproduced"
 
 
 def headline(comparisons: list[Comparison], n: int | None = None) -> list[str]:
     """The report's first lines: per group (GROUPS) its outcomes, then the rule; @n the repetitions
     when every setting has the same (at n = 1 the means decide, and the line says so)."""
     at = "" if n is None else (f" at n = {n}" + (" (one repetition: the means decide, no CI)" if n == 1 else ""))
+    unknown = {c.group for c in comparisons} - set(GROUPS)
+    if unknown:
+        raise ValueError(f"comparisons counted under {sorted(unknown)}: the headline counts {', '.join(GROUPS)}")
     lines = [f"**Table 1's values under the verdict{at}:**", ""]
     lines += [f"- {group}: {tally_text(tally(mine))}" for group in GROUPS
               if (mine := [c for c in comparisons if c.group == group])]
@@ -389,78 +370,64 @@ def compared_name(plan: MatrixPlan) -> str:
 
 def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     ref = reference(plan)  # the paper's values belong to the paper's matrix only
-    ref_rows = {(r["large_cc"], r["buffer"], r["large_rtt"]): r for r in ref.get("rows", [])}
     ref_avg = {r["large_cc"]: r for r in ref.get("averages", [])}
     labels = plan.labels
     beside = plan.paper_beside  # e.g. bbr3 beside the paper's BBRv2: another algorithm
     cells = current_cells(matrix_dir, plan)
     by_setting = cells_by_setting(plan, cells)
     walls = [cell_timing(cell, cdir) for cell, cdir in cells]
-    order = [(c.setting["large_cc"], c.setting["buffer"], c.setting["large_rtt"]) for c in plan.cells]
-    order = list(dict.fromkeys(order))
-    rows, lines = [], []
-    # Two tables of one row per setting: the FCTs, ours beside the paper's quantity by quantity, with the
-    # verdict; then what each setting shows beyond them (the signs, drops, receive windows, fidelity).
-    lines += ["| large CCA | buffer | minRTT | n | " + " | ".join(f"{name} | paper" for name, _, _ in MAIN_COLUMNS)
-              + " | paper values reproduced |", "|---" * (5 + 2 * len(MAIN_COLUMNS)) + "|"]
-    checks = [f"| large CCA | buffer | minRTT | small flows faster with {compared_name(plan)}? | "
-              f"large flow within its CI? | large flow with {compared_name(plan)}: ours / paper | drops off / on | "
-              f"{compared_name(plan)} raised drops? | queue's peak off / on (pkts) | small flows rwnd-limited off / on | "
+    rows: list[dict] = []
+    # The main table (a row per setting, then its means: the experiment file's settings section), then
+    # a table of what each setting shows beyond its FCTs (the signs, drops, receive windows, fidelity).
+    spec = main_table(plan)
+    start = compared_name(plan)
+    matrix = settings_matrix(plan)
+    records = records_of(by_setting)
+    settings = setting_rows(spec, records, RECORDS, ref, matrix, {"on": start})
+    means = mean_rows(spec, settings, RECORDS, ref, matrix, {"on": start})
+    lines = ([f"## {spec.heading}", ""] if spec.heading else []) + \
+        settings_text(spec, settings, means, RECORDS, matrix).splitlines()
+    checks = [f"| large CCA | buffer | minRTT | small flows faster with {start}? | "
+              f"large flow within its CI? | large flow with {start}: ours / paper | drops off / on | "
+              f"{start} raised drops? | queue's peak off / on (pkts) | small flows rwnd-limited off / on | "
               f"small flows with a SYN or SYN-ACK sent again off / on | runs passing fidelity |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    start = compared_name(plan)
     comparisons: list[Comparison] = []
     # Each comparison with the setting it is about, for the causes tried (analysis.causes).
     about: list[tuple[dict[str, str], Comparison]] = []
     per_cca: dict[str, list[dict]] = {}
-    reps_of: dict[tuple[str, str, str], list[dict]] = {}
-    for key in order:
-        reps = reps_of[key] = [r for r in by_setting.get(key, []) if "off" in r and "on" in r]
+    for srow in settings:
+        key = (srow.setting["large_cc"], srow.setting["buffer"], srow.setting["large_rtt"])
+        reps = [r for r in by_setting.get(key, []) if "off" in r and "on" in r]
+        if not reps:
+            continue
         cca, buf, rtt = key
         label = labels.get(cca, cca)
-        if not reps:
-            lines.append(_main_row(f"{label} | {buf} | {rtt} | 0", ("not run yet",) + ("",) * (len(MAIN_COLUMNS) - 1),
-                                   ("",) * len(MAIN_COLUMNS), ""))
-            continue
         vals = {f"{side}_{what}": [r[side][f"{what}_fct_s" if what == "large" else "small_mean_fct_s"]
                                    for r in reps]
                 for side in ("off", "on") for what in ("large", "small")}
         d = {k: describe(v) for k, v in vals.items()}
-        impr = (1 - d["on_small"]["mean"] / d["off_small"]["mean"]) * 100
+        impr = srow.ours["improvement_pct"]
         # Its 95 % CI over the repetitions' own improvements, as the verdict judges it.
-        impr_ci = _ci([FIELD_VALUES["improvement_pct"](r) for r in reps])
-        impr_text = f"{impr:.0f}%" + (f" [{impr_ci[0]:.0f}%, {impr_ci[1]:.0f}%]" if impr_ci else "")
+        impr_ci = srow.stats["improvement_pct"]["ci95"]
         # The large flow's paired change with the start (%), what the claims ledger holds each setting to
         # (table1_large_worst_setting).
         changes = [large_change_pct(r) for r in reps]
         claims = _claims(vals["off_small"], vals["on_small"], vals["off_large"], vals["on_large"])
-        paper_cca = beside[cca]["column"] if cca in beside else cca
-        p = ref_rows.get((paper_cca, buf, rtt))
-        on_grid = on_paper_grid(plan, {"large_cc": cca, "buffer": buf, "large_rtt": rtt})
-        row_cmp: list[Comparison] = []
-        if p:
-            paper = _paper_cells(p)
-            change_text = f"{paper_change(p)[0]:+.1f}%"
-            if cca in beside:
-                sign = shown = f"not judged: beside {labels.get(paper_cca, paper_cca)}, another algorithm"
-            else:
-                row_cmp = setting_comparisons(f"{label} {buf} {rtt}", reps, p, start)
-                comparisons += row_cmp
-                about += [({"large_cc": cca, "buffer": buf, "large_rtt": rtt}, c) for c in row_cmp]
-                sign = reproduced_cell(row_cmp)
-                shown = reproduced_count(row_cmp)
-        else:
-            sign = shown = "no paper value" if on_grid else "no paper value (beside the paper's grid)"
-            paper, change_text = NO_PAPER, "–"
+        p = srow.paper
+        comparisons += srow.comparisons
+        about += [(dict(srow.setting), c) for c in srow.comparisons]
+        sign = reproduced_cell(srow.comparisons) if srow.comparisons else srow.verdict
+        change_text = f"{paper_change(p)[0]:+.1f}%" if p else "–"
         fid = sum(r[s]["fidelity_ok"] for r in reps for s in ("off", "on"))
         drops = " / ".join(f"{statistics.fmean(r[s]['drops'] for r in reps):.0f}" for s in ("off", "on"))
         rwnd = " / ".join(f"{sum(r[s]['small_rwnd_limited'] for r in reps)}" for s in ("off", "on"))
-        row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps), "on_paper_grid": on_grid,
+        row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps), "on_paper_grid": srow.on_grid,
                **{k: without_values(v) for k, v in d.items()}, "improvement_pct": round(impr, 2),
                "improvement_ci95": [round(x, 2) for x in impr_ci] if impr_ci else None, "claims": claims,
                "large_change": {"mean": statistics.fmean(changes), "ci95": _ci(changes)},
                "paper": p, "paper_values_reproduced": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps),
-               "comparisons": [c.record() for c in row_cmp], "drops_raised": drops_raised(reps),
+               "comparisons": [c.record() for c in srow.comparisons], "drops_raised": drops_raised(reps),
                **{f"drops_{s}": statistics.fmean(r[s]["drops"] for r in reps) for s in ("off", "on")},
                **{f"queue_peak_pkts_{s}": mean_queue_peak(reps, s) for s in ("off", "on")},
                **{f"small_handshake_retrans_{s}": None if None in (v := [r[s].get("small_handshake_retrans")
@@ -469,61 +436,12 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                "buffer_pkts": reps[0].get("buffer_pkts")}
         rows.append(row)
         per_cca.setdefault(cca, []).append(row)
-        ours = {"improvement_pct": impr_text, **{key: fmt_mean_ci(d[key], digits)
-                                                  for _, key, digits in MAIN_COLUMNS if digits is not None}}
-        lines.append(_main_row(f"{label} | {buf} | {rtt} | {len(reps)}", tuple(ours[key] for _, key, _ in MAIN_COLUMNS),
-                               paper, shown))
         checks.append(f"| {label} | {buf} | {rtt} | {claims['small_faster']} | {claims['large_within_ci']} | "
                       f"{claims['large_change_pct']:+.1f}% / {change_text} | {drops} | {row['drops_raised']} | "
                       f"{queue_peaks(reps)} | {rwnd} of {n_small(reps)} | {handshakes(reps)} | {fid}/{2 * len(reps)} |")
-    for cca, every in per_cca.items():
-        # The average is the paper's: over its grid only (cells beside it have no paper value).
-        rs = [r for r in every if r["on_paper_grid"]]
-        if not rs:
-            continue
-        m = {k: statistics.fmean(r[k]["mean"] for r in rs) for k in ("off_large", "off_small", "on_large", "on_small")}
-        impr = (1 - m["on_small"] / m["off_small"]) * 100
-        paper_cca = beside[cca]["column"] if cca in beside else cca
-        p = ref_avg.get(paper_cca)
-        paper = _paper_cells(p) if p else NO_PAPER
-        bufs = sorted({r["buffer"] for r in rs})
-        grid = {(b, t) for b in (plan.axis_values or {}).get("buffer", []) for t in (plan.axis_values or {}).get("large_rtt", [])}
-        whole = bool(grid) and grid <= {(r["buffer"], r["large_rtt"]) for r in rs}
-        label = labels.get(cca, cca)
-        if not p:
-            sign = "no paper value"
-        elif cca in beside:
-            sign = f"not judged: beside {labels.get(paper_cca, paper_cca)}, another algorithm"
-        elif not whole:
-            sign = "not judged: the paper's Average is over both buffers and four RTTs, not all run here"
-        else:
-            avg_cmp = mean_comparisons(f"{label} Average", [reps_of[cca, r["buffer"], r["large_rtt"]] for r in rs],
-                                       p, start)
-            comparisons += avg_cmp
-            about += [({"large_cc": cca, "buffer": "average", "large_rtt": "average"}, c) for c in avg_cmp]
-            sign = reproduced_count(avg_cmp)
-        ours = {"improvement_pct": f"{impr:.0f}%", **{key: f"{m[key]:.{digits}f}" for _, key, digits in MAIN_COLUMNS
-                                                      if digits is not None}}
-        lines.append(_main_row(f"{label} | average ({', '.join(bufs)}) | {len(rs)} settings | {sum(r['n'] for r in rs)}",
-                               tuple(ours[key] for _, key, _ in MAIN_COLUMNS), paper, sign))
-        # The 2 BDP mean the paper's Average implies, beside ours over the four 2 BDP settings.
-        implied = [v for v in paper_bounds.implied_2bdp(ref) if v.cca == paper_cca]
-        two = [r for r in rs if r["buffer"] == "2BDP"]
-        rtts = set((plan.axis_values or {}).get("large_rtt", []))
-        if implied and cca not in beside and rtts and rtts <= {r["large_rtt"] for r in two}:
-            two_cmp = mean_comparisons(f"{label} 2BDP mean", [reps_of[cca, r["buffer"], r["large_rtt"]] for r in two],
-                                       implied, start)
-            comparisons += two_cmp
-            about += [({"large_cc": cca, "buffer": "2BDP", "large_rtt": "mean"}, c) for c in two_cmp]
-            mt = {f: statistics.fmean(r[f]["mean"] for r in two) for f in paper_bounds.FCT_FIELDS}
-            pv = {v.field: v.value for v in implied}
-            lines.append(f"| {label} | 2BDP (mean of {len(two)}) | {len(two)} settings | {sum(r['n'] for r in two)} | "
-                         f"{mt['off_large']:.1f} / {mt['off_small']:.2f} | "
-                         f"{pv['off_large']:.1f} / {pv['off_small']:.2f} (implied) | "
-                         f"{mt['on_large']:.1f} / {mt['on_small']:.2f} | "
-                         f"{pv['on_large']:.1f} / {pv['on_small']:.2f} (implied) | "
-                         f"{(1 - mt['on_small'] / mt['off_small']) * 100:.0f}% | {pv['improvement_pct']:.0f}% (implied) | "
-                         f"{reproduced_count(two_cmp)} |")
+    for mrow in means:
+        comparisons += mrow.comparisons
+        about += [(mrow.about, c) for c in mrow.comparisons]
     notes = unavailable_notes(plan.unavailable, labels)
     notes += [f"- {labels.get(cca, cca)} ran `{plan.runs_as.get(cca, cca)}`"
               + (f", {CC_LABELS[plan.runs_as.get(cca, cca)]}" if plan.runs_as.get(cca, cca) in CC_LABELS else "")
@@ -552,7 +470,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     choices = choices_of(cells)
     found = paper_bounds.bounds(ref, choices) if choices and ref else []
     bound_lines = [f"- {b.line(labels)}" for b in found]
-    ns = {len(reps) for reps in reps_of.values() if reps}
+    ns = {len(srow.records) for srow in settings if srow.records}
     # The paper's claims are judged by their ledger's tests (the report's answer line, matrix_report);
     # the per-setting checks (small flows faster? large flow inside its CI?) stay in the table, a check
     # each, never a claim's verdict.
