@@ -96,3 +96,45 @@ def test_a_row_beside_anothers_paper_values_is_shown_not_judged():
 def test_a_rows_record_lists_what_it_missed():
     rows = setting_rows(SPEC, [run("a", "10ms", 3.0, 1.5)], READING, REF, GRID, {"on": "X"})
     assert reproduced_cell(rows[0].comparisons) == "1 of 2 reproduced; off +1.00 s (+50%) (not)"
+
+
+def test_a_matrix_report_described_with_a_settings_section_judges_its_values(tmp_path, monkeypatch):
+    """Any matrix's described report with a settings section gets its headline, every value and the causes'
+    list, as Table 1's does (sslab.analysis.matrix_described)."""
+    from sslab.analysis.matrix_described import DescribedMatrixReport
+    from sslab.analysis.plugins import RECORDS
+    from sslab.analysis.runs_report import RunsReport
+    from sslab.plan_record import MatrixPlan, PlannedCell
+    reading = Records("made up over a matrix", lambda d, plan: RUNS, READING.keys, READING.metrics, over="matrix")
+    monkeypatch.setitem(RECORDS, reading.name, reading)
+    ref = tmp_path / "ref.yaml"
+    # (YAML reads a bare off as false: quoted.)
+    ref.write_text('rows:\n  - {cc: a, rtt: 10ms, "off": 2.1, gain: 52}\n  - {cc: a, rtt: 20ms, "off": 9.0, gain: 40}\n')
+    monkeypatch.setattr("sslab.paths.REPO_ROOT", tmp_path)
+    spec = RunsReport.model_validate({
+        "name": "m", "what": "w", "title": "t", "records": reading.name, "reference": {"file": "ref.yaml"},
+        "flows": {"figure": "Fig. 1", "highlight": 0, "names": ["big", "small"]},
+        "sections": [{**SPEC.model_dump(exclude={"means"}), "means": [], "heading": "The paper's table",
+                      "values_called": "Table 9's values"}]})
+    plan = MatrixPlan(matrix="m", title="t", report="m", selection={}, iterations=2, image_hash="i" * 64,
+                      code_version="c" * 64, defaults={}, labels={"a": "Start A"}, compare={"off": "x", "on": "y"},
+                      cells=[PlannedCell(key=f"k{i}", setting=st, rep=0, name=f"c{i}", scenario={})
+                             for i, st in enumerate(GRID.planned[:2])])
+    tables = DescribedMatrixReport.of(spec).tables(tmp_path, plan, tmp_path)
+    assert tables.table.startswith("## The paper's table\n\n| start | RTT | n |")
+    # 20 ms: off 4.2 ±2.54 (t(1) 12.706 x 0.2) against 9.0 ±15 %: the whole CI below the band, not reproduced.
+    assert tables.extra["verdict"][:4] == ["**Table 9's values under the verdict at n = 2:**", "",
+                                           "- FCTs: 0 reproduced, 1 not reproduced, 1 not decided of 2",
+                                           "- gains: 0 reproduced, 0 not reproduced, 2 not decided of 2"]
+    assert tables.extra["headline"]["FCTs"]["of"] == 2 and len(tables.extra["comparisons"]) == 4
+    assert "| a 20ms |" not in tables.extra["comparisons_md"] and "| Start A 20ms | FCT y off | 4.20 s [" in \
+        tables.extra["comparisons_md"]
+
+
+def test_a_headline_order_that_leaves_out_a_group_is_refused():
+    from pydantic import ValidationError
+    with pytest.raises(ValidationError, match=r"group 'gains': not one of groups \['FCTs', 'means'\]"):
+        Settings.model_validate({**SPEC.model_dump(), "groups": ["FCTs", "means"]})
+    assert Settings.model_validate({**SPEC.model_dump(), "groups": ["means", "gains", "FCTs"]}).group_order() == \
+        ["means", "gains", "FCTs"]
+    assert SPEC.group_order() == ["FCTs", "gains", "means"]

@@ -123,12 +123,23 @@ def rep(off_large, off_small, on_large, on_small):
             "on": {"large_fct_s": on_large, "small_mean_fct_s": on_small, "drops": 0}}
 
 
+LARGE, SMALL, IMPROVEMENT, STABILITY = ("the large flow's FCTs", "the small flows' FCTs",
+                                        "the small flows' improvements", "the stability effect")
+MEANS = "the Average rows and the 2 BDP means they imply"
+
+
+def table1_settings():
+    """Table 1's main table as its experiment file describes it."""
+    from sslab.analysis.matrix_described import described_in
+    from sslab.analysis.settings_table import Settings
+    return described_in(t1.MATRIX_FILE).section(Settings)
+
+
 def setting_comparisons(reps: list[dict], paper: dict) -> list:
     """Table 1's comparisons of one setting (CUBIC, 1 BDP, 25 ms) as its experiment file describes its main
     table (the settings section over the Table 1 reading)."""
-    from sslab.analysis.matrix_described import described_in
-    from sslab.analysis.settings_table import Settings, SettingsGrid, setting_rows
-    spec = described_in(t1.MATRIX_FILE).section(Settings)
+    from sslab.analysis.settings_table import SettingsGrid, setting_rows
+    spec = table1_settings()
     setting = ("cubic", "1BDP", "25ms")
     records = [t1.record_of(setting, r) for r in reps]
     ref = {"rows": [{"large_cc": "cubic", "buffer": "1BDP", "large_rtt": "25ms", **paper}]}
@@ -147,7 +158,7 @@ def test_the_stability_effect_the_papers_two_fcts_imply():
     reps = [rep(30.4, 1.8, 32.9, 1.0), rep(30.4, 1.8, 32.9, 1.0)]
     cs = {c.short: c for c in setting_comparisons(reps, PAPER_CUBIC_25)}
     st = cs["stability"]
-    assert st.group == t1.STABILITY and st.derived and st.kind == "change"
+    assert st.group == STABILITY and st.derived and st.kind == "change"
     assert st.ours == pytest.approx((32.9 / 30.4 - 1) * 100) and st.outcome == NOT_REPRODUCED
     assert cs["large off"].reproduced and cs["large on"].reproduced
     assert st.band == pytest.approx((2.6316 - 0.7280, 2.6316 + 0.7280), abs=1e-3)
@@ -159,8 +170,8 @@ def test_table1s_values_carry_the_papers_printed_rounding_and_their_group():
     assert {k: c.rounding for k, c in cs.items() if k != "stability"} == \
         {"large off": 0.05, "small off": 0.005, "large on": 0.05, "small on": 0.005, "improvement": 0.5}
     assert {k: c.group for k, c in cs.items()} == {
-        "large off": t1.LARGE, "large on": t1.LARGE, "small off": t1.SMALL, "small on": t1.SMALL,
-        "improvement": t1.IMPROVEMENT, "stability": t1.STABILITY}
+        "large off": LARGE, "large on": LARGE, "small off": SMALL, "small on": SMALL,
+        "improvement": IMPROVEMENT, "stability": STABILITY}
     # The improvement: of the means, 1 - 0.94 / 1.35 = 30.37 %; its CI over the two repetitions' own
     # improvements (26.92 % and 33.57 %): sd 6.6484 / sqrt(2) = 4.7011, t(1) = 12.706.
     imp = cs["improvement"]
@@ -172,14 +183,20 @@ def test_table1s_values_carry_the_papers_printed_rounding_and_their_group():
 def test_the_headline_counts_each_group_apart():
     reps = [rep(30.4, 1.33, 31.2, 0.94)]
     cs = setting_comparisons(reps, PAPER_CUBIC_25)
-    lines = t1.headline(cs, n=1)
+    from sslab.analysis.settings_table import headline, headline_counts
+    spec = table1_settings()
+    # The headline's lines in the file's order of groups: the large flow's first, the means last.
+    assert spec.groups == [LARGE, SMALL, IMPROVEMENT, STABILITY, MEANS]
+    lines = headline(spec, cs, n=1)
     assert lines[0] == "**Table 1's values under the verdict at n = 1 (one repetition: the means decide, no CI):**"
     assert "- the large flow's FCTs: 2 reproduced, 0 not reproduced, 0 not decided of 2" in lines
     assert "- the small flows' FCTs: 2 reproduced, 0 not reproduced, 0 not decided of 2" in lines
     assert "- the stability effect: 1 reproduced, 0 not reproduced, 0 not decided of 1" in lines
-    counts = t1.headline_counts(cs)
-    assert counts[t1.IMPROVEMENT] == {REPRODUCED: 1, NOT_REPRODUCED: 0, NOT_DECIDED: 0, "of": 1}
-    assert t1.MEANS not in counts
+    assert [ln.split(":")[0] for ln in lines if ln.startswith("- ")] == [f"- {g}" for g in (LARGE, SMALL,
+                                                                                          IMPROVEMENT, STABILITY)]
+    counts = headline_counts(spec, cs)
+    assert counts[IMPROVEMENT] == {REPRODUCED: 1, NOT_REPRODUCED: 0, NOT_DECIDED: 0, "of": 1}
+    assert MEANS not in counts
 
 
 def recomputed(record: dict, rule: dict) -> str:

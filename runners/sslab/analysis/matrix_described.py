@@ -29,12 +29,15 @@ import yaml
 from .. import paths
 from ..plan_record import MatrixPlan
 from .archive import cell_timing, current_cells, overhead_table
+from .causes import causes_md, load_causes
 from .matrix_kind import MatrixReport, Tables
 from .plugins import FIGURES, RECORDS, REPORTS
 from .runs_report import RunsReport
-from .settings_table import SettingsGrid, Settings, mean_rows, setting_rows, settings_text
+from .settings_table import (Settings, SettingsGrid, comparison_table, headline, headline_counts, mean_rows,
+                             setting_rows, settings_text)
 from .sides_table import Sides, sides_rows, sides_text
 from .value_table import Means, Values, means_text, values_rows, values_text
+from .verdict import RULE, RULE_RECORD, Comparison, tally
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,10 @@ class DescribedMatrixReport(MatrixReport):
         reading = RECORDS[spec.records]
         records = reading.load(matrix_dir, plan)
         parts, extra = [], {}
+        # The paper's values a settings section judged: the headline, every value, the causes tried.
+        comparisons: list[Comparison] = []
+        about: list[tuple[dict, Comparison]] = []
+        verdict: list[str] = []
         for section in spec.sections:
             if isinstance(section, Sides):
                 rows = sides_rows(section, records, reading)
@@ -68,8 +75,14 @@ class DescribedMatrixReport(MatrixReport):
                 rows = setting_rows(section, records, reading, ref, matrix, names)
                 means = mean_rows(section, rows, reading, ref, matrix, names)
                 body = settings_text(section, rows, means, reading, matrix)
-                extra.setdefault("comparisons", []).extend(
-                    c.record() for r in [*rows, *means] for c in r.comparisons)
+                judged = [c for r in [*rows, *means] for c in r.comparisons]
+                about += [(r.setting, c) for r in rows for c in r.comparisons] + \
+                    [(m.about, c) for m in means for c in m.comparisons]
+                if judged:
+                    ns = {len(r.records) for r in rows if r.records}
+                    verdict += headline(section, judged, ns.pop() if len(ns) == 1 else None)
+                    extra.setdefault("headline", {}).update(headline_counts(section, judged))
+                comparisons += judged
             else:
                 assert isinstance(section, Means)
                 body = means_text(section, records, reading)
@@ -78,6 +91,11 @@ class DescribedMatrixReport(MatrixReport):
             drawn = FIGURES[spec.figure](matrix_dir, plan, dest)
             extra["plot"] = drawn.name if drawn else None
         extra["records"] = records
+        if comparisons:
+            extra.update({"verdict": verdict, "verdict_rule": {**RULE_RECORD, "text": RULE},
+                          "comparisons": [c.record() for c in comparisons],
+                          "comparisons_md": comparison_table(comparisons), "paper_outcomes": tally(comparisons),
+                          "causes_md": causes_md(load_causes(plan.reference or plan.matrix), about)})
         extra["overhead_md"] = overhead_table([cell_timing(c, d) for c, d in current_cells(matrix_dir, plan)])
         intro = spec.intro.format(**{"off": plan.compare.get("off", ""), "on": plan.compare.get("on", "")})
         return Tables("\n\n".join(parts), extra, intro)

@@ -30,12 +30,12 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ..scenario.model import Strict
 from .plugins import Records
 from .stats import describe, fmt_mean_ci
-from .verdict import NOT_DECIDED, NOT_REPRODUCED, Comparison
+from .verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, Comparison, tally, tally_text
 
 
 class Column(Strict):
@@ -85,6 +85,20 @@ class Settings(Strict):
     paper: str
     columns: list[Column] = Field(min_length=1)
     means: list[MeanRows] = []
+    #: What the report's headline calls the values it counts ("Table 1's values"), and its lines (the
+    #: columns' and the means' groups) in this order; none given: as they first appear.
+    values_called: str = "The paper's values"
+    groups: list[str] = []
+
+    @model_validator(mode="after")
+    def _groups_listed(self):
+        used = [*(c.group for c in self.columns), *(m.group for m in self.means)]
+        if self.groups and not set(used) <= set(self.groups):
+            raise ValueError(f"group {sorted(set(used) - set(self.groups))[0]!r}: not one of groups {self.groups}")
+        return self
+
+    def group_order(self) -> list[str]:
+        return self.groups or list(dict.fromkeys([*(c.group for c in self.columns), *(m.group for m in self.means)]))
 
 
 @dataclass
@@ -331,3 +345,39 @@ def settings_text(spec: Settings, rows: list[SettingRow], means: list[MeanRow], 
         lines.append(line(keys, sum(len(s.records) for s in mr.settings), cells, mr.verdict))
     return "\n".join(lines)
 
+
+
+def headline(spec: Settings, comparisons: list[Comparison], n: int | None = None) -> list[str]:
+    """The report's first lines: per group its outcomes, then the rule; @n the repetitions when every
+    setting has the same (at n = 1 the means decide, and the line says so)."""
+    at = "" if n is None else (f" at n = {n}" + (" (one repetition: the means decide, no CI)" if n == 1 else ""))
+    lines = [f"**{spec.values_called} under the verdict{at}:**", ""]
+    lines += [f"- {group}: {tally_text(counts)}" for group, counts in _tallies(spec, comparisons)]
+    return lines + ["", f"The rule: {RULE}."]
+
+
+def headline_counts(spec: Settings, comparisons: list[Comparison]) -> dict[str, dict[str, int]]:
+    """The headline as data: each group's tally (summary.json, the claims ledger)."""
+    return dict(_tallies(spec, comparisons))
+
+
+def _tallies(spec: Settings, comparisons: list[Comparison]) -> list[tuple[str, dict[str, int]]]:
+    return [(g, tally(mine)) for g in spec.group_order() if (mine := [c for c in comparisons if c.group == g])]
+
+
+def comparison_table(comparisons: list[Comparison]) -> str:
+    """Every paper value beside ours, with the verdict on each."""
+    lines = ["| setting | value | ours [95 % CI] | paper | band | difference | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for c in comparisons:
+        # The band one digit finer than the values: its edges are what the CI is held to.
+        fmt, edge = {"fct": (lambda v: f"{v:.2f} s", lambda v: f"{v:.3f} s"),
+                     "change": (lambda v: f"{v:+.1f}%", lambda v: f"{v:+.2f}%"),
+                     "value": (lambda v: f"{v:.3g}", lambda v: f"{v:.4g}")}.get(
+            c.kind, (lambda v: f"{v:.0f}%", lambda v: f"{v:.1f}%"))
+        paper = fmt(c.paper) + (" (implied)" if c.derived else "")
+        ci = f" [{fmt(c.ci95[0])}, {fmt(c.ci95[1])}]" if c.has_ci else ""
+        lo, hi = c.band
+        lines.append(f"| {c.where} | {c.what} | {fmt(c.ours)}{ci} | {paper} | {edge(lo)} to {edge(hi)} | "
+                     f"{c.difference_text()} | {c.verdict_text()} |")
+    return "\n".join(lines)

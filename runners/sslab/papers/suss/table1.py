@@ -30,9 +30,10 @@ from ...analysis.archive import (CELL_RECORD, cell_timing, check_controls, curre
                       side_of, written_as)
 from ...analysis.matrix_described import described_in, settings_matrix
 from ...analysis.plugins import Metric, Records
-from ...analysis.settings_table import Settings, mean_rows, reproduced_cell, setting_rows, settings_text
+from ...analysis.settings_table import (Settings, comparison_table, headline, headline_counts, mean_rows,
+                                        reproduced_cell, setting_rows, settings_text)
 from ...analysis.stats import without_values, describe
-from ...analysis.verdict import RULE, RULE_RECORD, Comparison, tally, tally_text
+from ...analysis.verdict import RULE, RULE_RECORD, Comparison, tally
 
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 #: Table 1's experiment file, whose report describes the main table.
@@ -191,13 +192,6 @@ def _claims(off_small: list[float], on_small: list[float], off_large: list[float
             "large_change_pct": round(change, 2)}
 
 
-# What the headline counts apart (verdict.tally): each per-setting value is one of these.
-LARGE, SMALL, IMPROVEMENT, STABILITY = ("the large flow's FCTs", "the small flows' FCTs",
-                                        "the small flows' improvements", "the stability effect")
-#: The Average rows and the 2 BDP means they imply: counted on a line of their own.
-MEANS = "the Average rows and the 2 BDP means they imply"
-GROUPS = (LARGE, SMALL, IMPROVEMENT, STABILITY, MEANS)
-
 #: Each field's values over a setting's repetitions (a repetition: its off and on sides).
 FIELD_VALUES = {"off_large": lambda r: r["off"]["large_fct_s"], "off_small": lambda r: r["off"]["small_mean_fct_s"],
                 "on_large": lambda r: r["on"]["large_fct_s"], "on_small": lambda r: r["on"]["small_mean_fct_s"],
@@ -276,41 +270,6 @@ def main_table(plan: MatrixPlan) -> Settings:
 def _ci(values: list[float]) -> tuple[float, float] | None:
     d = describe(values)
     return tuple(d["ci95"]) if d["ci95"] else None
-
-
-def headline(comparisons: list[Comparison], n: int | None = None) -> list[str]:
-    """The report's first lines: per group (GROUPS) its outcomes, then the rule; @n the repetitions
-    when every setting has the same (at n = 1 the means decide, and the line says so)."""
-    at = "" if n is None else (f" at n = {n}" + (" (one repetition: the means decide, no CI)" if n == 1 else ""))
-    unknown = {c.group for c in comparisons} - set(GROUPS)
-    if unknown:
-        raise ValueError(f"comparisons counted under {sorted(unknown)}: the headline counts {', '.join(GROUPS)}")
-    lines = [f"**Table 1's values under the verdict{at}:**", ""]
-    lines += [f"- {group}: {tally_text(tally(mine))}" for group in GROUPS
-              if (mine := [c for c in comparisons if c.group == group])]
-    return lines + ["", f"The rule: {RULE}."]
-
-
-def headline_counts(comparisons: list[Comparison]) -> dict[str, dict[str, int]]:
-    """The headline as data: each group's tally (summary.json, the claims ledger)."""
-    return {g: tally(mine) for g in GROUPS if (mine := [c for c in comparisons if c.group == g])}
-
-
-def comparison_table(comparisons: list[Comparison]) -> str:
-    """Every paper value beside ours, with the verdict on each."""
-    lines = ["| setting | value | ours [95 % CI] | paper | band | difference | verdict |",
-             "|---|---|---|---|---|---|---|"]
-    for c in comparisons:
-        # The band one digit finer than the values: its edges are what the CI is held to.
-        fmt, edge = {"fct": (lambda v: f"{v:.2f} s", lambda v: f"{v:.3f} s"),
-                     "change": (lambda v: f"{v:+.1f}%", lambda v: f"{v:+.2f}%")}.get(
-            c.kind, (lambda v: f"{v:.0f}%", lambda v: f"{v:.1f}%"))
-        paper = fmt(c.paper) + (" (implied)" if c.derived else "")
-        ci = f" [{fmt(c.ci95[0])}, {fmt(c.ci95[1])}]" if c.has_ci else ""
-        lo, hi = c.band
-        lines.append(f"| {c.where} | {c.what} | {fmt(c.ours)}{ci} | {paper} | {edge(lo)} to {edge(hi)} | "
-                     f"{c.difference_text()} | {c.verdict_text()} |")
-    return "\n".join(lines)
 
 
 def order_effect(reps: list[dict]) -> dict:
@@ -474,7 +433,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     # The paper's claims are judged by their ledger's tests (the report's answer line, matrix_report);
     # the per-setting checks (small flows faster? large flow inside its CI?) stay in the table, a check
     # each, never a claim's verdict.
-    verdict = [*headline(comparisons, ns.pop() if len(ns) == 1 else None)] if comparisons else \
+    verdict = [*headline(spec, comparisons, ns.pop() if len(ns) == 1 else None)] if comparisons else \
         ["No paper value to judge here (none printed or implied for these settings)."]
     overhead = overhead_table(walls)
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
@@ -492,7 +451,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                               "comparisons": [c.record() for c in comparisons],
                               "comparisons_md": comparison_table(comparisons) if comparisons else "",
                               "causes_md": causes_md(load_causes(plan.reference or plan.matrix), about),
-                              "paper_outcomes": tally(comparisons), "headline": headline_counts(comparisons),
+                              "paper_outcomes": tally(comparisons), "headline": headline_counts(spec, comparisons),
                               "bounds": bound_lines,
                               "ruled_out": [b.parameter for b in found if b.ruled_out],
                               "paper_averages": {c: r["improvement_pct"] for c, r in ref_avg.items()}}
