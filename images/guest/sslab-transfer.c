@@ -4,9 +4,16 @@
  * a duration), the client times them.  Blocking sockets, no polling.
  *
  *   sslab-transfer serve --port P --cc NAME (--bytes N | --duration S) [--ready-file F]
+ *   sslab-transfer serve --port P --orders
  *   sslab-transfer fetch --host H --port P --bytes N
  *
- * Each prints one JSON object on stdout (the run record's per-flow fields).
+ * Each prints one JSON object on stdout per flow (the run record's per-flow
+ * fields).  With --orders the server is kept for a boot: it listens once and
+ * serves one flow per line of its standard input, "CC BYTES DURATION HINT"
+ * (BYTES 0 for a timed flow, DURATION 0 for a sized one, HINT 0 for none),
+ * answering "ready" once the listener carries the flow's congestion control
+ * and hint, and the flow's JSON object once it is done; it ends at the end of
+ * its input.  A run then starts no server process of its own.
  *
  * Why C: under User-Mode Linux every process start is host work (a Python
  * interpreter costs ~200 ms of wall time to start there, this ~5 ms), and a
@@ -15,7 +22,8 @@
  *  - The congestion control is set on the listening socket before any client
  *    connects, so the accepted connection starts with it: its init runs once,
  *    at connection establishment (iperf3 sets it after connect, so the
- *    namespace default's init runs first).
+ *    namespace default's init runs first).  A server kept for a boot sets it
+ *    again for each flow, before it says ready.
  *  - The client reads with MSG_WAITALL in RECV_CHUNK pieces: the call returns
  *    once that much has arrived, so the process wakes once per chunk, not per
  *    packet, while the kernel still takes every segment off the queue as it
@@ -78,7 +86,7 @@ static double now(void)
 
 struct args {
 	const char *cmd, *host, *cc, *ready;
-	int port;
+	int port, orders;
 	unsigned long long bytes;
 	unsigned long long hint;	/* bytes/s; 0: none */
 	double duration;
@@ -88,6 +96,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: sslab-transfer serve --port P --cc NAME (--bytes N | --duration S) [--ready-file F]\n"
 			"                            [--hint-rate BYTES_PER_S]\n"
+			"       sslab-transfer serve --port P --orders\n"
 			"       sslab-transfer fetch --host H --port P --bytes N\n");
 	exit(2);
 }
@@ -100,8 +109,11 @@ static struct args parse(int argc, char **argv)
 	if (argc < 2)
 		usage();
 	a.cmd = argv[1];
-	for (i = 2; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--port"))
+	for (i = 2; i + 1 < argc || (i < argc && !strcmp(argv[i], "--orders")); i += 2) {
+		if (!strcmp(argv[i], "--orders")) {
+			a.orders = 1;
+			i--;	/* a flag: no value */
+		} else if (!strcmp(argv[i], "--port"))
 			a.port = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--bytes"))
 			a.bytes = strtoull(argv[i + 1], NULL, 10);
@@ -123,10 +135,50 @@ static struct args parse(int argc, char **argv)
 	return a;
 }
 
-static int serve(const struct args *a)
+/* The listener of @port, carrying no congestion control of ours yet. */
+static int listener(int port)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int ls, one = 1;
+
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	if (ls < 0)
+		die("socket");
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(ls, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		die("bind");
+	if (listen(ls, 1) < 0)
+		die("listen");
+	return ls;
+}
+
+/*
+ * What the next accepted connection starts with: @cc, and Blitzstart's hint
+ * (kernel/README.md), the listener's SO_MAX_PACING_RATE, inherited by the
+ * accepted socket, which the module reads and lifts.  No hint: the kernel's
+ * own "no limit" (~0), so a kept listener does not carry a flow's hint to
+ * the next.  Nonzero: @cc is not available.
+ */
+static int arm(int ls, const char *cc, unsigned long long hint, int had_hint)
+{
+	unsigned long long unlimited = ~0ULL;
+
+	if (setsockopt(ls, IPPROTO_TCP, TCP_CONGESTION, cc, strlen(cc)) < 0) {
+		fprintf(stderr, "sslab-transfer: congestion control '%s' is not available here: %s\n", cc,
+			strerror(errno));
+		return 1;
+	}
+	if (hint && setsockopt(ls, SOL_SOCKET, SO_MAX_PACING_RATE, &hint, sizeof(hint)) < 0)
+		die("SO_MAX_PACING_RATE");
+	if (!hint && had_hint && setsockopt(ls, SOL_SOCKET, SO_MAX_PACING_RATE, &unlimited, sizeof(unlimited)) < 0)
+		die("SO_MAX_PACING_RATE");
+	return 0;
+}
+
+/* Accept one connection on @ls and send it @bytes (or for @duration s); print its JSON object. */
+static void one_flow(int ls, unsigned long long bytes, double duration, unsigned long long hint)
 {
 	static char payload[SEND_CHUNK];
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(a->port) };
 	struct sockaddr_in peer;
 	socklen_t plen = sizeof(peer);
 	char used[32] = "";
@@ -134,43 +186,17 @@ static int serve(const struct args *a)
 	unsigned long long sent = 0;
 	unsigned int synack_retrans;
 	double t0;
-	int ls, c, one = 1;
+	int c;
 	char byte;
 
-	if (!a->cc || (!a->bytes && a->duration <= 0))
-		usage();
-	ls = socket(AF_INET, SOCK_STREAM, 0);
-	if (ls < 0)
-		die("socket");
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (setsockopt(ls, IPPROTO_TCP, TCP_CONGESTION, a->cc, strlen(a->cc)) < 0) {
-		fprintf(stderr, "sslab-transfer: congestion control '%s' is not available here: %s\n", a->cc,
-			strerror(errno));
-		return 1;
-	}
-	/* Blitzstart's hint (kernel/README.md): the listener's SO_MAX_PACING_RATE,
-	 * inherited by the accepted socket, which the module reads and lifts. */
-	if (a->hint && setsockopt(ls, SOL_SOCKET, SO_MAX_PACING_RATE, &a->hint, sizeof(a->hint)) < 0)
-		die("SO_MAX_PACING_RATE");
-	if (bind(ls, (struct sockaddr *)&addr, sizeof(addr)) < 0)
-		die("bind");
-	if (listen(ls, 1) < 0)
-		die("listen");
-	if (a->ready) {
-		FILE *f = fopen(a->ready, "w");
-
-		if (!f)
-			die("ready file");
-		fclose(f);
-	}
 	c = accept(ls, (struct sockaddr *)&peer, &plen);
 	if (c < 0)
 		die("accept");
 	synack_retrans = retransmissions(c);
 	getsockopt(c, IPPROTO_TCP, TCP_CONGESTION, used, &ulen);
 	t0 = now();
-	if (a->duration > 0) {
-		while (now() - t0 < a->duration) {
+	if (duration > 0) {
+		while (now() - t0 < duration) {
 			ssize_t n = send(c, payload, sizeof(payload), 0);
 
 			if (n < 0)
@@ -180,8 +206,8 @@ static int serve(const struct args *a)
 		/* A timed flow ends when the server says so: the FIN tells the client. */
 		shutdown(c, SHUT_WR);
 	}
-	while (sent < a->bytes) {
-		size_t want = a->bytes - sent < sizeof(payload) ? a->bytes - sent : sizeof(payload);
+	while (sent < bytes) {
+		size_t want = bytes - sent < sizeof(payload) ? bytes - sent : sizeof(payload);
 		ssize_t n = send(c, payload, want, 0);
 
 		if (n < 0)
@@ -192,10 +218,55 @@ static int serve(const struct args *a)
 	while (recv(c, &byte, 1, 0) > 0)
 		;
 	close(c);
-	close(ls);
 	printf("{\"role\": \"server\", \"cc\": \"%s\", \"bytes\": %llu, \"peer\": \"%s\", \"send_seconds\": %.6f, "
 	       "\"hint_bytes_per_s\": %llu, \"synack_retransmits\": %u}\n", used, sent, inet_ntoa(peer.sin_addr),
-	       now() - t0, a->hint, synack_retrans);
+	       now() - t0, hint, synack_retrans);
+	fflush(stdout);
+}
+
+static int serve(const struct args *a)
+{
+	int ls;
+
+	if (!a->cc || (!a->bytes && a->duration <= 0))
+		usage();
+	ls = listener(a->port);
+	if (arm(ls, a->cc, a->hint, 0))
+		return 1;
+	if (a->ready) {
+		FILE *f = fopen(a->ready, "w");
+
+		if (!f)
+			die("ready file");
+		fclose(f);
+	}
+	one_flow(ls, a->bytes, a->duration, a->hint);
+	close(ls);
+	return 0;
+}
+
+/* A server kept for a boot: a flow per order on standard input (the header says the line). */
+static int serve_orders(const struct args *a)
+{
+	char line[256], cc[64];
+	unsigned long long bytes, hint;
+	double duration;
+	int ls = listener(a->port), had_hint = 0;
+
+	while (fgets(line, sizeof(line), stdin)) {
+		if (sscanf(line, "%63s %llu %lf %llu", cc, &bytes, &duration, &hint) != 4 ||
+		    (!bytes && duration <= 0)) {
+			fprintf(stderr, "sslab-transfer: an order is \"CC BYTES DURATION HINT\", not: %s", line);
+			return 2;
+		}
+		if (arm(ls, cc, hint, had_hint))
+			return 1;
+		had_hint = hint != 0;
+		printf("ready\n");
+		fflush(stdout);
+		one_flow(ls, bytes, duration, hint);
+	}
+	close(ls);
 	return 0;
 }
 
@@ -269,7 +340,7 @@ int main(int argc, char **argv)
 	struct args a = parse(argc, argv);
 
 	if (!strcmp(a.cmd, "serve"))
-		return serve(&a);
+		return a.orders ? serve_orders(&a) : serve(&a);
 	if (!strcmp(a.cmd, "fetch"))
 		return fetch(&a);
 	usage();

@@ -16,8 +16,10 @@ BDP_PKTS = 100e6 / 8 / 1514 * 0.1
 
 @pytest.fixture(scope="module")
 def rate_runs(tmp_path_factory, image):
-    return {run["flows"][0]["cc"]: (tag_dir, run)
-            for tag_dir, run in startup_runs(SCENARIO, tmp_path_factory.mktemp("results"))}
+    runs = startup_runs(SCENARIO, tmp_path_factory.mktemp("results"))
+    # In the file's order, one boot: the unhinted Blitzstart after the hinted one.
+    assert [run["run"]["case"] for _, run in runs] == ["astart", "blitz", "std", "blitz-unhinted"]
+    return {run["run"]["case"]: (tag_dir, run) for tag_dir, run in runs}
 
 
 def events(run: dict, kind: str) -> list[dict]:
@@ -26,7 +28,7 @@ def events(run: dict, kind: str) -> list[dict]:
 
 
 def test_astart_ssthresh_follows_the_eligible_rate_estimate(rate_runs):
-    _, run = rate_runs["reno_astart"]
+    _, run = rate_runs["astart"]
     start = events(run, "start")
     assert start and start[0]["b"] == 32  # the paper's initial ssthresh
     est = events(run, "estimate")
@@ -42,7 +44,7 @@ def test_astart_ssthresh_follows_the_eligible_rate_estimate(rate_runs):
 
 
 def test_blitzstart_first_window_is_hint_times_rtt_and_paced(rate_runs):
-    tag_dir, run = rate_runs["cubic_blitz"]
+    tag_dir, run = rate_runs["blitz"]
     flow = run["flows"][0]
     assert flow["hint_bytes_per_s"] == 2_500_000
     start = [e for e in events(run, "start") if e["c"]]
@@ -75,10 +77,21 @@ def test_the_standard_start_leaves_slow_start_by_hystart(rate_runs):
     # Blitzstart's baseline (Google QUIC's CUBIC): an initial window of 32 and a hybrid slow start with the
     # delay test alone (no ACK train by default), so its slow start ends on the delay test (cause 2) before
     # any loss, not at the first loss.
-    _, run = rate_runs["cubic_std"]
+    _, run = rate_runs["std"]
     start = events(run, "start")
     assert start and start[0]["a"] == 32
     exits = events(run, "exit")
     assert exits and exits[0]["a"] == 2, exits
     losses = [e for e in run["flows"][0]["events"] if e["type"] == "loss"]
     assert not losses or float(losses[0]["ts"]) > float(exits[0]["ts"]), (exits[0], losses[0])
+
+
+def test_a_flow_without_a_hint_gets_none_after_one_with_a_hint(rate_runs):
+    # The traffic tool's server is kept for the boot on one port: the hinted flow's hint (its listener's
+    # SO_MAX_PACING_RATE) must not reach the next flow, which the module would pace by it.
+    _, run = rate_runs["blitz-unhinted"]
+    flow = run["flows"][0]
+    assert flow["cc_used"] == "cubic_blitz" and flow["port"] == rate_runs["blitz"][1]["flows"][0]["port"]
+    assert not flow.get("hint_bytes_per_s")
+    start = events(run, "start")
+    assert start and all(e["c"] == 0 for e in start), start

@@ -85,6 +85,7 @@ import os
 import subprocess
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from ..records import (BatchSlots, CellRate, Delay, DelayVariation, Host, Plan, Queue, Rate, Stage,
                        UniformDelay)
@@ -240,6 +241,8 @@ class Dumbbell:
         self.launcher = NamespaceLauncher()
         #: The bottleneck queue's reader, started at the first read and kept for the boot.
         self._queue: QdiscStats | None = None
+        #: The traffic tool's servers kept for the boot, by (namespace, port) (sslab.guest.flows.KeptServer).
+        self.kept_servers: dict[tuple[str, int], Any] = {}
         #: The link model's random loss is on the lines (add_loss): not during the fidelity checks,
         #: whose saturating flow and pings measure the path's rate and delay, not its loss.
         self.with_loss = False
@@ -552,6 +555,9 @@ class Dumbbell:
     def close_helpers(self) -> None:
         """End what is kept for the boot (the queue's reader, the launcher's namespace handles): a
         process in a namespace, or a handle of it, keeps it alive after it is deleted."""
+        for server in self.kept_servers.values():
+            server.close()
+        self.kept_servers.clear()
         if self._queue is not None:
             self._queue.close()
             self._queue = None

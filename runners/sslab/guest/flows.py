@@ -11,6 +11,7 @@ receiver-limited ACKs, the module's events) is read on the host afterwards
 from __future__ import annotations
 
 import json
+import select
 import signal
 import subprocess
 import threading
@@ -131,20 +132,91 @@ class Pcap:
         return err.strip()
 
 
-def _start_server(db: Dumbbell, flow: dict, port: int, ready: Path) -> subprocess.Popen:
-    ns = db.servers[flow["pair"] - 1]
-    if flow.get("tool") == "iperf3":
-        # One test, then exit; the client runs in reverse mode so this side sends.
-        proc = db.launcher.popen(ns, ["iperf3", "-s", "-1", "-p", str(port)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+class KeptServer:
+    """An sslab-transfer server kept for the boot on one port of one namespace (`serve --orders`): a
+    flow a run, ordered on its standard input, so that a run starts no server process (each start is
+    host work under UML: a run's largest set-up cost, 2026-12-06 in docs/notebook/cost.md).  The
+    congestion control and hint are set on its listener for each flow before it says ready, as a
+    server of its own sets them before it listens."""
+
+    def __init__(self, db: Dumbbell, ns: str, port: int):
+        self.port = port
+        self.proc = db.launcher.popen(ns, [*TRANSFER, "serve", "--port", str(port), "--orders"],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      text=True, bufsize=1)
+
+    def order(self, flow: dict) -> None:
+        duration = flow.get("duration") or 0
+        size = 0 if duration else flow["size"]
+        self.proc.stdin.write(f"{flow['cc']} {size} {duration} {flow.get('hint_bytes_per_s') or 0}\n")
+        self.proc.stdin.flush()
+
+    def _line(self, deadline: float, what: str) -> str:
+        if not select.select([self.proc.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            raise RuntimeError(f"server on port {self.port}: no {what} in time")
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"server on port {self.port} ended: {self.proc.stderr.read().strip()}")
+        return line
+
+    def wait_ready(self, deadline: float) -> None:
+        line = self._line(deadline, "ready")
+        if line.strip() != "ready":
+            raise RuntimeError(f"server on port {self.port} said {line.strip()!r}, not ready")
+
+    def result(self, flow: dict, cli: dict) -> dict:
+        return json.loads(self._line(time.monotonic() + 60, "result"))
+
+    def close(self) -> None:
+        """End it: at the end of its orders it exits; killed if it does not (a flow left unfinished)."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Iperf3Server:
+    """iperf3's server for one flow: one test, then exit (the client runs in reverse mode so this side
+    sends)."""
+
+    def __init__(self, db: Dumbbell, ns: str, port: int):
+        self.port = port
+        self.proc = db.launcher.popen(ns, ["iperf3", "-s", "-1", "-p", str(port)],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         _wait_listening(db, ns, port)
-        ready.touch()
-        return proc
-    args = ["serve", "--port", str(port), "--cc", flow["cc"], "--ready-file", str(ready)]
-    args += ["--duration", str(flow["duration"])] if flow.get("duration") else ["--bytes", str(flow["size"])]
-    if flow.get("hint_bytes_per_s"):
-        args += ["--hint-rate", str(flow["hint_bytes_per_s"])]
-    return db.launcher.popen(ns, [*TRANSFER, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def wait_ready(self, deadline: float) -> None:
+        pass
+
+    def result(self, flow: dict, cli: dict) -> dict:
+        _, err = self.proc.communicate(timeout=60)
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"iperf3 server on port {self.port}: {err.strip()}")
+        return {"cc": cli["iperf3"]["cc"] or flow["cc"]}
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _server(db: Dumbbell, flow: dict, port: int) -> KeptServer | Iperf3Server:
+    """@flow's server on @port: the boot's kept one in its namespace (started at its first flow), or an
+    iperf3 server of its own (a kept server on that port and namespace ended first)."""
+    ns = db.servers[flow["pair"] - 1]
+    kept = db.kept_servers
+    if flow.get("tool") == "iperf3":
+        if (ns, port) in kept:
+            kept.pop((ns, port)).close()
+        return Iperf3Server(db, ns, port)
+    if (ns, port) not in kept or kept[ns, port].proc.poll() is not None:
+        kept[ns, port] = KeptServer(db, ns, port)
+    server = kept[ns, port]
+    server.order(flow)
+    return server
 
 
 def _wait_listening(db: Dumbbell, ns: str, port: int, timeout: float = 20.0) -> None:
@@ -222,19 +294,16 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     delayed = None
     if capture.traces:
         tracer.start(SERVER_PORT, last_port=SERVER_PORT + MAX_FLOWS - 1)
-    servers, clients, threads = [], [], []
+    servers: list[KeptServer | Iperf3Server] = []
+    clients, threads = [], []
     replayed = None
+    done = False
     try:
         for flow, port in zip(flows, ports):
-            ready = out_dir / f".ready-{tag}-{port}"
-            servers.append((_start_server(db, flow, port, ready), ready))
+            servers.append(_server(db, flow, port))
         deadline = time.monotonic() + 30
-        for proc, ready in servers:
-            while not ready.exists():
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"server did not start: {proc.communicate()[1].strip()}")
-                time.sleep(0.05)
-            ready.unlink()
+        for server in servers:
+            server.wait_ready(deadline)
         t0 = time.monotonic()
         mark(f"{tag} traffic")
         if replay:
@@ -263,18 +332,20 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         delays = None
         mark(f"{tag} traffic-done")
         results = []
-        for (proc, _), rec, flow, port in zip(servers, clients, flows, ports):
-            srv_out, srv_err = proc.communicate(timeout=60)
-            if rec.get("returncode") != 0 or proc.returncode != 0:
-                raise RuntimeError(f"flow on port {port} failed: client {rec.get('stderr', '').strip()} "
-                                   f"server {srv_err.strip()}")
+        for server, rec, flow, port in zip(servers, clients, flows, ports):
+            if rec.get("returncode") != 0:
+                raise RuntimeError(f"flow on port {port} failed: client {rec.get('stderr', '').strip()}")
             cli = json.loads(rec["stdout"])
-            srv = {"cc": cli["iperf3"]["cc"] or flow["cc"]} if flow.get("tool") == "iperf3" else json.loads(srv_out)
-            results.append((flow, port, rec, cli, srv))
+            results.append((flow, port, rec, cli, server.result(flow, cli)))
+        done = True
     finally:
-        for proc, _ in servers:
-            if proc.poll() is None:
-                proc.kill()
+        # A kept server with a flow unfinished is ended, and the next run starts a new one.
+        for server in servers:
+            if not done or isinstance(server, Iperf3Server):
+                server.close()
+        if not done:
+            for key in [k for k, v in db.kept_servers.items() if v in servers]:
+                db.kept_servers.pop(key)
         if replay:
             replay.stop()
         if delays:
