@@ -116,6 +116,8 @@ class SettingRow:
 
 @dataclass
 class MeanRow:
+    """A mean over settings: the value of its key (@key), the settings it averages, ours, the paper's
+    (value, ±) per quantity, the verdicts, and the setting the causes read its comparisons as."""
     key: str
     settings: list[SettingRow]
     ours: dict[str, float]
