@@ -33,8 +33,8 @@ from .causes import causes_md, load_causes
 from .matrix_kind import MatrixReport, Tables
 from .plugins import FIGURES, RECORDS, REPORTS
 from .runs_report import RunsReport
-from .settings_table import (Settings, SettingsGrid, comparison_table, headline, headline_counts, mean_rows,
-                             setting_rows, settings_text)
+from .settings_table import (Settings, SettingsGrid, comparison_table, headline, headline_counts, judged,
+                             mean_rows, repetitions, setting_rows, settings_text)
 from .sides_table import Sides, sides_rows, sides_text
 from .value_table import Means, Values, means_text, values_rows, values_text
 from .verdict import RULE, RULE_RECORD, Comparison, tally
@@ -69,20 +69,19 @@ class DescribedMatrixReport(MatrixReport):
                 body = values_text(section, rows, reading)
                 extra.setdefault("paper_tables", {})[section.paper] = rows
             elif isinstance(section, Settings):
-                matrix, names = settings_matrix(plan), {"off": plan.compare.get("off", ""),
+                matrix, names = settings_grid(plan), {"off": plan.compare.get("off", ""),
                                                         "on": plan.compare.get("on", "")}
                 ref = spec.reference.data()
                 rows = setting_rows(section, records, reading, ref, matrix, names)
                 means = mean_rows(section, rows, reading, ref, matrix, names)
                 body = settings_text(section, rows, means, reading, matrix)
-                judged = [c for r in [*rows, *means] for c in r.comparisons]
-                about += [(r.setting, c) for r in rows for c in r.comparisons] + \
-                    [(m.about, c) for m in means for c in m.comparisons]
-                if judged:
-                    ns = {len(r.records) for r in rows if r.records}
-                    verdict += headline(section, judged, ns.pop() if len(ns) == 1 else None)
-                    extra.setdefault("headline", {}).update(headline_counts(section, judged))
-                comparisons += judged
+                pairs = judged(rows, means)
+                if pairs:
+                    mine = [c for _, c in pairs]
+                    verdict += headline(section, mine, repetitions(rows))
+                    extra.setdefault("headline", {}).update(headline_counts(section, mine))
+                    comparisons += mine
+                    about += pairs
             else:
                 assert isinstance(section, Means)
                 body = means_text(section, records, reading)
@@ -101,11 +100,11 @@ class DescribedMatrixReport(MatrixReport):
         return Tables("\n\n".join(parts), extra, intro)
 
 
-def settings_matrix(plan: MatrixPlan) -> SettingsGrid:
+def settings_grid(plan: MatrixPlan) -> SettingsGrid:
     """What a settings section reads of a matrix's plan: its settings, its file's grid, its values' words,
     the values shown beside another's paper values."""
     return SettingsGrid([c.setting for c in plan.cells], plan.axis_values, dict(plan.labels),
-                  {value: b["column"] for value, b in plan.paper_beside.items()})
+                        {value: b["column"] for value, b in plan.paper_beside.items()})
 
 
 def described_in(matrix_file: str | Path) -> RunsReport | None:

@@ -34,7 +34,7 @@ from pydantic import Field, model_validator
 
 from ..scenario.model import Strict
 from .plugins import Records
-from .stats import describe, fmt_mean_ci
+from .stats import ci95, describe, fmt_mean_ci
 from .verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, Comparison, tally, tally_text
 
 
@@ -157,11 +157,6 @@ def _on_grid(grid: dict[str, list[str]] | None, setting: dict[str, str]) -> bool
     return grid is None or all(v in grid.get(k, [v]) for k, v in setting.items())
 
 
-def _ci(values: list[float]) -> tuple[float, float] | None:
-    d = describe(values)
-    return tuple(d["ci95"]) if d["ci95"] else None
-
-
 def _fields(reading: Records, metric: str) -> tuple[str, ...]:
     """The runs' fields ours is made of: the metric's own, or those whose means it takes."""
     m = reading.metrics[metric]
@@ -220,7 +215,7 @@ def setting_rows(spec: Settings, records: list[dict], reading: Records, referenc
                 value, rounding = _paper_value(col, row.paper, reading)
                 row.comparisons.append(Comparison(
                     where, col.what.format(**names), col.kind, row.ours[col.metric], value, len(row.records),
-                    _ci([r[reading.metrics[col.metric].field] for r in row.records]),
+                    ci95([r[reading.metrics[col.metric].field] for r in row.records]),
                     derived=col.implied is not None, rounding=rounding, short=col.short, group=col.group,
                     unit=col.unit))
             row.verdict = reproduced_count(row.comparisons)
@@ -282,11 +277,23 @@ def mean_rows(spec: Settings, rows: list[SettingRow], reading: Records, referenc
                     v, rounding = paper[c.metric]
                     comparisons.append(Comparison(
                         m.where_text.format(label=label), c.what.format(**names), c.kind, ours[c.metric], v,
-                        len(per), _ci([p[c.metric] for p in per]), derived=m.implied is not None,
+                        len(per), ci95([p[c.metric] for p in per]), derived=m.implied is not None,
                         rounding=rounding, short=c.short, group=m.group, unit=c.unit))
                 verdict = reproduced_count(comparisons)
             out.append(MeanRow(value, ran, ours, paper, comparisons, verdict, {m.per: value, **m.about}, m))
     return out
+
+
+def judged(rows: list[SettingRow], means: list[MeanRow]) -> list[tuple[dict[str, str], Comparison]]:
+    """Every comparison the section made, in its table's order, with the setting it is about (the causes
+    tried read it: sslab.analysis.causes)."""
+    return [(r.setting, c) for r in rows for c in r.comparisons] + [(m.about, c) for m in means for c in m.comparisons]
+
+
+def repetitions(rows: list[SettingRow]) -> int | None:
+    """The runs every setting that ran has, when they all have the same (the headline's n)."""
+    ns = {len(r.records) for r in rows if r.records}
+    return ns.pop() if len(ns) == 1 else None
 
 
 def _grid_settings(spec: Settings, matrix: SettingsGrid, per: str, value: str) -> list[dict[str, str]]:

@@ -46,6 +46,12 @@ def fmt_mean_ci(d: dict, digits: int) -> str:
     return f"{d['mean']:.{digits}f}"
 
 
+def ci95(values: list[float]) -> tuple[float, float] | None:
+    """The 95 % CI of @values' mean (describe's), or None with fewer than two."""
+    d = describe(values)
+    return tuple(d["ci95"]) if d["ci95"] else None
+
+
 def fmt_value(v: float | None, digits: int, sign: bool = False) -> str:
     """@v to @digits (with its sign when @sign), or – without one."""
     if v is None:

@@ -28,12 +28,12 @@ from ...analysis.causes import causes_md, load_causes
 from ...analysis.fidelity import run_passes
 from ...analysis.archive import (CELL_RECORD, cell_timing, check_controls, current_cells, overhead_table, run_summaries_of,
                       side_of, written_as)
-from ...analysis.matrix_described import described_in, settings_matrix
+from ...analysis.matrix_described import described_in, settings_grid
 from ...analysis.plugins import Metric, Records
-from ...analysis.settings_table import (Settings, comparison_table, headline, headline_counts, mean_rows,
-                                        reproduced_cell, setting_rows, settings_text)
-from ...analysis.stats import without_values, describe
-from ...analysis.verdict import RULE, RULE_RECORD, Comparison, tally
+from ...analysis.settings_table import (Settings, comparison_table, headline, headline_counts, judged, mean_rows,
+                                        repetitions, reproduced_cell, setting_rows, settings_text)
+from ...analysis.stats import ci95, describe, without_values
+from ...analysis.verdict import RULE, RULE_RECORD, tally
 
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 #: Table 1's experiment file, whose report describes the main table.
@@ -267,11 +267,6 @@ def main_table(plan: MatrixPlan) -> Settings:
     raise ValueError(f"{plan.matrix_file or MATRIX_FILE}: no settings section in its report")
 
 
-def _ci(values: list[float]) -> tuple[float, float] | None:
-    d = describe(values)
-    return tuple(d["ci95"]) if d["ci95"] else None
-
-
 def order_effect(reps: list[dict]) -> dict:
     """The small flows' improvement (%) in the repetitions where SUSS off ran first and in those where
     it ran second (the cases alternate with the repetition): their means, n each, and the difference;
@@ -340,7 +335,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     # a table of what each setting shows beyond its FCTs (the signs, drops, receive windows, fidelity).
     spec = main_table(plan)
     start = compared_name(plan)
-    matrix = settings_matrix(plan)
+    matrix = settings_grid(plan)
     records = records_of(by_setting)
     settings = setting_rows(spec, records, RECORDS, ref, matrix, {"on": start})
     means = mean_rows(spec, settings, RECORDS, ref, matrix, {"on": start})
@@ -351,31 +346,28 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
               f"{start} raised drops? | queue's peak off / on (pkts) | small flows rwnd-limited off / on | "
               f"small flows with a SYN or SYN-ACK sent again off / on | runs passing fidelity |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    comparisons: list[Comparison] = []
     # Each comparison with the setting it is about, for the causes tried (analysis.causes).
-    about: list[tuple[dict[str, str], Comparison]] = []
+    about = judged(settings, means)
+    comparisons = [c for _, c in about]
     per_cca: dict[str, list[dict]] = {}
     for srow in settings:
         key = (srow.setting["large_cc"], srow.setting["buffer"], srow.setting["large_rtt"])
+        # The setting's repetitions as read (the checks' counts), beside their records (the FCTs).
         reps = [r for r in by_setting.get(key, []) if "off" in r and "on" in r]
         if not reps:
             continue
         cca, buf, rtt = key
         label = labels.get(cca, cca)
-        vals = {f"{side}_{what}": [r[side][f"{what}_fct_s" if what == "large" else "small_mean_fct_s"]
-                                   for r in reps]
-                for side in ("off", "on") for what in ("large", "small")}
+        vals = {f: [r[f] for r in srow.records] for f in paper_bounds.FCT_FIELDS}
         d = {k: describe(v) for k, v in vals.items()}
         impr = srow.ours["improvement_pct"]
         # Its 95 % CI over the repetitions' own improvements, as the verdict judges it.
         impr_ci = srow.stats["improvement_pct"]["ci95"]
         # The large flow's paired change with the start (%), what the claims ledger holds each setting to
         # (table1_large_worst_setting).
-        changes = [large_change_pct(r) for r in reps]
+        changes = [r["large_change_pct"] for r in srow.records]
         claims = _claims(vals["off_small"], vals["on_small"], vals["off_large"], vals["on_large"])
         p = srow.paper
-        comparisons += srow.comparisons
-        about += [(dict(srow.setting), c) for c in srow.comparisons]
         sign = reproduced_cell(srow.comparisons) if srow.comparisons else srow.verdict
         change_text = f"{paper_change(p)[0]:+.1f}%" if p else "–"
         fid = sum(r[s]["fidelity_ok"] for r in reps for s in ("off", "on"))
@@ -384,7 +376,7 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps), "on_paper_grid": srow.on_grid,
                **{k: without_values(v) for k, v in d.items()}, "improvement_pct": round(impr, 2),
                "improvement_ci95": [round(x, 2) for x in impr_ci] if impr_ci else None, "claims": claims,
-               "large_change": {"mean": statistics.fmean(changes), "ci95": _ci(changes)},
+               "large_change": {"mean": statistics.fmean(changes), "ci95": ci95(changes)},
                "paper": p, "paper_values_reproduced": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps),
                "comparisons": [c.record() for c in srow.comparisons], "drops_raised": drops_raised(reps),
                **{f"drops_{s}": statistics.fmean(r[s]["drops"] for r in reps) for s in ("off", "on")},
@@ -398,9 +390,6 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         checks.append(f"| {label} | {buf} | {rtt} | {claims['small_faster']} | {claims['large_within_ci']} | "
                       f"{claims['large_change_pct']:+.1f}% / {change_text} | {drops} | {row['drops_raised']} | "
                       f"{queue_peaks(reps)} | {rwnd} of {n_small(reps)} | {handshakes(reps)} | {fid}/{2 * len(reps)} |")
-    for mrow in means:
-        comparisons += mrow.comparisons
-        about += [(mrow.about, c) for c in mrow.comparisons]
     notes = unavailable_notes(plan.unavailable, labels)
     notes += [f"- {labels.get(cca, cca)} ran `{plan.runs_as.get(cca, cca)}`"
               + (f", {CC_LABELS[plan.runs_as.get(cca, cca)]}" if plan.runs_as.get(cca, cca) in CC_LABELS else "")
@@ -429,11 +418,10 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     choices = choices_of(cells)
     found = paper_bounds.bounds(ref, choices) if choices and ref else []
     bound_lines = [f"- {b.line(labels)}" for b in found]
-    ns = {len(srow.records) for srow in settings if srow.records}
     # The paper's claims are judged by their ledger's tests (the report's answer line, matrix_report);
     # the per-setting checks (small flows faster? large flow inside its CI?) stay in the table, a check
     # each, never a claim's verdict.
-    verdict = [*headline(spec, comparisons, ns.pop() if len(ns) == 1 else None)] if comparisons else \
+    verdict = [*headline(spec, comparisons, repetitions(settings))] if comparisons else \
         ["No paper value to judge here (none printed or implied for these settings)."]
     overhead = overhead_table(walls)
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
