@@ -3,17 +3,16 @@
  * sslab-transfer: an FCT-accurate transfer.  The server sends N bytes (or for
  * a duration), the client times them.  Blocking sockets, no polling.
  *
- *   sslab-transfer serve --port P --cc NAME (--bytes N | --duration S) [--ready-file F]
- *   sslab-transfer serve --port P --orders
+ *   sslab-transfer serve --port P
  *   sslab-transfer fetch --host H --port P --bytes N
  *
  * Each prints one JSON object on stdout per flow (the run record's per-flow
- * fields).  With --orders the server is kept for a boot: it listens once and
- * serves one flow per line of its standard input, "CC BYTES DURATION HINT"
- * (BYTES 0 for a timed flow, DURATION 0 for a sized one, HINT 0 for none),
- * answering "ready" once the listener carries the flow's congestion control
- * and hint, and the flow's JSON object once it is done; it ends at the end of
- * its input.  A run then starts no server process of its own.
+ * fields).  The server is kept for a boot: it listens once and serves one
+ * flow per line of its standard input, "CC BYTES DURATION HINT" (BYTES 0 for
+ * a timed flow, DURATION 0 for a sized one, HINT 0 for none), answering
+ * "ready" once the listener carries the flow's congestion control and hint,
+ * and the flow's JSON object once it is done; it ends at the end of its
+ * input.  A run then starts no server process of its own.
  *
  * Why C: under User-Mode Linux every process start is host work (a Python
  * interpreter costs ~200 ms of wall time to start there, this ~5 ms), and a
@@ -22,8 +21,8 @@
  *  - The congestion control is set on the listening socket before any client
  *    connects, so the accepted connection starts with it: its init runs once,
  *    at connection establishment (iperf3 sets it after connect, so the
- *    namespace default's init runs first).  A server kept for a boot sets it
- *    again for each flow, before it says ready.
+ *    namespace default's init runs first).  The server sets it again for
+ *    each flow, before it says ready.
  *  - The client reads with MSG_WAITALL in RECV_CHUNK pieces: the call returns
  *    once that much has arrived, so the process wakes once per chunk, not per
  *    packet, while the kernel still takes every segment off the queue as it
@@ -85,18 +84,14 @@ static double now(void)
 }
 
 struct args {
-	const char *cmd, *host, *cc, *ready;
-	int port, orders;
+	const char *cmd, *host;
+	int port;
 	unsigned long long bytes;
-	unsigned long long hint;	/* bytes/s; 0: none */
-	double duration;
 };
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: sslab-transfer serve --port P --cc NAME (--bytes N | --duration S) [--ready-file F]\n"
-			"                            [--hint-rate BYTES_PER_S]\n"
-			"       sslab-transfer serve --port P --orders\n"
+	fprintf(stderr, "usage: sslab-transfer serve --port P   (a flow per line of input: CC BYTES DURATION HINT)\n"
 			"       sslab-transfer fetch --host H --port P --bytes N\n");
 	exit(2);
 }
@@ -109,24 +104,13 @@ static struct args parse(int argc, char **argv)
 	if (argc < 2)
 		usage();
 	a.cmd = argv[1];
-	for (i = 2; i + 1 < argc || (i < argc && !strcmp(argv[i], "--orders")); i += 2) {
-		if (!strcmp(argv[i], "--orders")) {
-			a.orders = 1;
-			i--;	/* a flag: no value */
-		} else if (!strcmp(argv[i], "--port"))
+	for (i = 2; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--port"))
 			a.port = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--bytes"))
 			a.bytes = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--duration"))
-			a.duration = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--cc"))
-			a.cc = argv[i + 1];
 		else if (!strcmp(argv[i], "--host"))
 			a.host = argv[i + 1];
-		else if (!strcmp(argv[i], "--ready-file"))
-			a.ready = argv[i + 1];
-		else if (!strcmp(argv[i], "--hint-rate"))
-			a.hint = strtoull(argv[i + 1], NULL, 10);
 		else
 			usage();
 	}
@@ -224,29 +208,8 @@ static void one_flow(int ls, unsigned long long bytes, double duration, unsigned
 	fflush(stdout);
 }
 
+/* The server of a boot: a flow per order on standard input (the header says the line). */
 static int serve(const struct args *a)
-{
-	int ls;
-
-	if (!a->cc || (!a->bytes && a->duration <= 0))
-		usage();
-	ls = listener(a->port);
-	if (arm(ls, a->cc, a->hint, 0))
-		return 1;
-	if (a->ready) {
-		FILE *f = fopen(a->ready, "w");
-
-		if (!f)
-			die("ready file");
-		fclose(f);
-	}
-	one_flow(ls, a->bytes, a->duration, a->hint);
-	close(ls);
-	return 0;
-}
-
-/* A server kept for a boot: a flow per order on standard input (the header says the line). */
-static int serve_orders(const struct args *a)
 {
 	char line[256], cc[64];
 	unsigned long long bytes, hint;
@@ -340,7 +303,7 @@ int main(int argc, char **argv)
 	struct args a = parse(argc, argv);
 
 	if (!strcmp(a.cmd, "serve"))
-		return a.orders ? serve_orders(&a) : serve(&a);
+		return serve(&a);
 	if (!strcmp(a.cmd, "fetch"))
 		return fetch(&a);
 	usage();

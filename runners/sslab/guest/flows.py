@@ -133,15 +133,14 @@ class Pcap:
 
 
 class KeptServer:
-    """An sslab-transfer server kept for the boot on one port of one namespace (`serve --orders`): a
-    flow a run, ordered on its standard input, so that a run starts no server process (each start is
-    host work under UML: a run's largest set-up cost, 2026-12-06 in docs/notebook/cost.md).  The
-    congestion control and hint are set on its listener for each flow before it says ready, as a
-    server of its own sets them before it listens."""
+    """An sslab-transfer server kept for the boot on one port of one namespace: a flow a run, ordered on
+    its standard input, so that a run starts no server process (each start is host work under UML: a
+    run's largest set-up cost, 2026-12-06 in docs/notebook/cost.md).  It sets the flow's congestion
+    control and hint on its listener before it says ready."""
 
     def __init__(self, db: Dumbbell, ns: str, port: int):
         self.port = port
-        self.proc = db.launcher.popen(ns, [*TRANSFER, "serve", "--port", str(port), "--orders"],
+        self.proc = db.launcher.popen(ns, [*TRANSFER, "serve", "--port", str(port)],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True, bufsize=1)
 
