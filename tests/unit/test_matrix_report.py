@@ -13,6 +13,8 @@ from sslab.records import runs_index
 
 from sslab.analysis import matrix_report as mr
 from sslab.analysis.matrix_described import report_kind
+from sslab.analysis.archive import current_cells
+from sslab.analysis.plan_notes import plan_notes
 from sslab.papers.suss import fairness as fa
 from sslab.papers.suss import table1 as t1
 
@@ -206,7 +208,7 @@ def test_table1_numbers_claims_and_paper_values(tmp_path):
     fcts, checks = table.split("What each setting shows")
     assert all(ln.count("|") == 16 for ln in fcts.splitlines() if ln.startswith("|"))    # 15 columns
     assert all(ln.count("|") == 13 for ln in checks.splitlines() if ln.startswith("|"))  # 12 columns
-    assert "**unavailable**, not run and not substituted" in extra["notes"][0]
+    assert "**unavailable**, not run and not substituted" in plan_notes(plan, current_cells(d, plan))[0]
     assert extra["cells_done"] == 4 and extra["cells_planned"] == 5
 
 
@@ -223,19 +225,6 @@ def test_the_queues_peak_beside_the_buffer_the_cells_plan_resolved(tmp_path):
     assert queue_peaks(reps) == "413 / –"
     (tmp_path / "plan.json").write_text(json.dumps({"bottleneck": {"buffer_pkts": 104}}))
     assert buffer_pkts_of(tmp_path) == 104 and buffer_pkts_of(tmp_path / "none") is None
-
-
-def test_settings_unavailable_for_one_reason_are_one_note():
-    from types import SimpleNamespace as U
-    why = "bbr2 is not offered by the kernel under test"
-    unavailable = [U(setting={"large_cc": "bbr2", "buffer": b, "large_rtt": r}, reason=why)
-                   for b in ("1BDP", "2BDP") for r in ("25ms", "50ms", "100ms", "200ms")]
-    unavailable.append(U(setting={"large_cc": "bbr3", "buffer": "1BDP", "large_rtt": "25ms"}, reason="needs patch 0005"))
-    from sslab.papers.suss.table1 import unavailable_notes
-    assert unavailable_notes(unavailable, {"bbr2": "BBRv2"}) == [
-        "- BBRv2 (8 settings: buffer 1BDP, 2BDP; large_rtt 25ms, 50ms, 100ms, 200ms): **unavailable**, not run and "
-        f"not substituted: {why}.",
-        "- bbr3 (1 setting: buffer 1BDP; large_rtt 25ms): **unavailable**, not run and not substituted: needs patch 0005."]
 
 
 def test_report_rebuilds_byte_identical(tmp_path):
@@ -303,7 +292,8 @@ def test_cells_beside_the_papers_grid_have_no_paper_value_and_stay_out_of_the_av
     # The average row is over the two settings on the paper's grid only.
     avg = next(ln for ln in table.splitlines() if "average" in ln)
     assert "| average (1BDP) | 2 settings |" in avg
-    assert any("1 setting(s) beside the paper's grid" in n for n in extra["notes"])
+    assert "- 1 setting(s) beside the paper's grid (a value the matrix file does not list): no paper value, and left " \
+           "out of the averages." in plan_notes(plan, current_cells(d, plan))
 
 
 def test_kernels_side_by_side(tmp_path):
@@ -361,8 +351,8 @@ def test_bbr3_stands_beside_the_papers_bbrv2_and_is_never_called_it(tmp_path):
     # The paper's BBRv2 cells beside ours, one quantity a cell: small off, on, the improvement, large off, on.
     assert "| 2.00 | 1.44 | 1.00 | 1.04 | 50% | 28% | 28.0 | 28.5 | 29.0 | 29.2 |" in line
     assert not any(ln.startswith("| BBRv2 |") for ln in table.splitlines())
-    assert any("BBRv3 (draft-06) is shown beside the paper's BBRv2 values: another algorithm." in n
-               for n in extra["notes"])
+    assert "- BBRv3 (draft-06) is shown beside the paper's BBRv2 values: another algorithm." \
+        in plan_notes(plan, current_cells(d, plan))
 
 
 
@@ -383,7 +373,7 @@ def test_bbrv2_column_runs_ours_is_judged_and_the_report_says_what_ran(tmp_path)
     assert row["paper_values_reproduced"].startswith("3 of 6 reproduced; small on +0.26 s (+25%) (not), "
                                                      "improvement -15 points (not), stability -5.90 points"), \
         row["paper_values_reproduced"]
-    notes = "\n".join(extra["notes"])
+    notes = "\n".join(plan_notes(plan, current_cells(d, plan)))
     assert ("- BBRv2 ran `bbr2_sslab`, ours: BBRv2 as Google's v2alpha set it, written from its published "
             "facts.") in notes
     assert "- CUBIC ran `cubic_hs`, ours: Linux's CUBIC and HyStart, ACK for ACK the kernel's." in notes

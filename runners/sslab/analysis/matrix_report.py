@@ -33,6 +33,7 @@ from .plots import plot_flows_grid, plot_flows_over_time, prefetch_capture_bins
 from .conditions import conditions_of
 from . import progress
 from .matrix_described import report_kind
+from .plan_notes import plan_notes
 from .tidy import write_flows_table
 
 __all__ = ["ArchiveError", "console_ending", "write_kernels_report", "write_matrix_report"]
@@ -83,6 +84,8 @@ def _write_matrix_report(matrix_dir: Path, plan_path: Path, plan: MatrixPlan, de
     table, extra, intro = tables.table, tables.extra, tables.intro
     cells = current_cells(matrix_dir, plan)
     done = len(cells)
+    # What ran and the captures' line, every matrix's, then the report kind's own notes.
+    extra = {**extra, "notes": [*plan_notes(plan, cells), *extra.get("notes", [])]}
     # The paper's claims these cells test, judged once: the answer's line at the top, their section below.
     with progress.stage("the paper's claims judged"):
         claims = report_claims(paths.RESULTS_DIR, matrix_dir) if tables.claims else []

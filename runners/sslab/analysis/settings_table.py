@@ -153,7 +153,9 @@ def reproduced_cell(comparisons: list[Comparison]) -> str:
         "; " + ", ".join(f"{c.short or c.what} {c.difference_text()} ({words[c.outcome]})" for c in rest) if rest else "")
 
 
-def _on_grid(grid: dict[str, list[str]] | None, setting: dict[str, str]) -> bool:
+def on_grid(grid: dict[str, list[str]] | None, setting: dict[str, str]) -> bool:
+    """Whether every value of @setting is one of @grid's (a matrix file's own values: the paper's grid;
+    None, a plan from before they were recorded, holds only the file's values)."""
     return grid is None or all(v in grid.get(k, [v]) for k, v in setting.items())
 
 
@@ -194,7 +196,7 @@ def setting_rows(spec: Settings, records: list[dict], reading: Records, referenc
     out = []
     for setting in list(dict.fromkeys(tuple(s[k] for k in spec.rows) for s in matrix.planned)):
         row = SettingRow(dict(zip(spec.rows, setting)), by.get(setting, []))
-        row.on_grid = _on_grid(matrix.grid, row.setting)
+        row.on_grid = on_grid(matrix.grid, row.setting)
         out.append(row)
         if not row.records:
             continue

@@ -7,7 +7,9 @@ the headline, and what its numbers allow of our unstated choices (paper_bounds.p
 
 The main table is a settings section (sslab.analysis.settings_table) described in Table 1's experiment
 file, over this module's reading of a matrix (RECORDS: a record per cell whose two sides ran); the
-checks beside it, the notes, the bounds and the headline are this module's."""
+checks beside it, the notes of its own (a start in SUSS's place, the order of the arms), the bounds and the
+headline are this module's; what ran and the captures' line are every matrix report's
+(sslab.analysis.plan_notes)."""
 
 from __future__ import annotations
 
@@ -19,11 +21,10 @@ from pathlib import Path
 import yaml
 
 from ... import paths
-from ...ccas import CC_LABELS, SUSS_CCAS, recorded_suss_version
+from ...ccas import SUSS_CCAS, recorded_suss_version
 from ...plan_record import MatrixPlan
 from ...analysis import progress
 from . import paper_bounds
-from ...analysis.capturecheck import agreement_line
 from ...analysis.causes import causes_md, load_causes
 from ...analysis.fidelity import run_passes
 from ...analysis.archive import (CELL_RECORD, cell_timing, check_controls, current_cells, overhead_table, run_summaries_of,
@@ -38,13 +39,6 @@ from ...analysis.verdict import RULE, RULE_RECORD, tally
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 #: Table 1's experiment file, whose report describes the main table.
 MATRIX_FILE = "experiments/reproduce-table1.yaml"
-
-
-def on_paper_grid(plan: MatrixPlan, setting: dict) -> bool:
-    """Whether every value of @setting is one of the matrix file's own (the paper's grid).
-    Plans from before axis values were recorded hold only the file's values."""
-    values = plan.axis_values
-    return values is None or all(v in values.get(a, [v]) for a, v in setting.items())
 
 
 def flow_fct(flow: dict, timing: str, where: Path) -> float:
@@ -300,21 +294,6 @@ def choices_of(cells: list[tuple]) -> paper_bounds.Choices | None:
     return None
 
 
-def unavailable_notes(unavailable: list, labels: dict[str, str]) -> list[str]:
-    """A note per control and reason the plan could not run, not one per setting: "BBRv2 (8 settings:
-    buffer 1BDP, 2BDP; large_rtt 25ms, 50ms, 100ms, 200ms): **unavailable** ... : the reason."."""
-    groups: dict[tuple[str, str], list[dict[str, str]]] = {}
-    for u in unavailable:
-        groups.setdefault((u.setting.get("large_cc", ""), u.reason), []).append(u.setting)
-    notes = []
-    for (cca, reason), settings in groups.items():
-        axes = [a for a in dict.fromkeys(k for st in settings for k in st) if a != "large_cc"]
-        values = "; ".join(f"{a} {', '.join(dict.fromkeys(st[a] for st in settings if a in st))}" for a in axes)
-        where = f"{len(settings)} setting{'s' if len(settings) != 1 else ''}" + (f": {values}" if values else "")
-        notes.append(f"- {labels.get(cca, cca)} ({where}): **unavailable**, not run and not substituted: {reason}.")
-    return notes
-
-
 def compared_name(plan: MatrixPlan) -> str:
     """What the report calls the start on the compared side: SUSS (any of its names), else its name
     (cubic_rapid, run in SUSS's place: Matrix.compared)."""
@@ -326,7 +305,6 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     ref = reference(plan)  # the paper's values belong to the paper's matrix only
     ref_avg = {r["large_cc"]: r for r in ref.get("averages", [])}
     labels = plan.labels
-    beside = plan.paper_beside  # e.g. bbr3 beside the paper's BBRv2: another algorithm
     cells = current_cells(matrix_dir, plan)
     by_setting = cells_by_setting(plan, cells)
     walls = [cell_timing(cell, cdir) for cell, cdir in cells]
@@ -390,20 +368,12 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         checks.append(f"| {label} | {buf} | {rtt} | {claims['small_faster']} | {claims['large_within_ci']} | "
                       f"{claims['large_change_pct']:+.1f}% / {change_text} | {drops} | {row['drops_raised']} | "
                       f"{queue_peaks(reps)} | {rwnd} of {n_small(reps)} | {handshakes(reps)} | {fid}/{2 * len(reps)} |")
-    notes = unavailable_notes(plan.unavailable, labels)
-    notes += [f"- {labels.get(cca, cca)} ran `{plan.runs_as.get(cca, cca)}`"
-              + (f", {CC_LABELS[plan.runs_as.get(cca, cca)]}" if plan.runs_as.get(cca, cca) in CC_LABELS else "")
-              + "." for cca in per_cca]
-    notes += [f"- {labels.get(cca, cca)} is shown beside the paper's {labels.get(b['column'], b['column'])} values: "
-              f"{b['note']}" for cca, b in beside.items() if cca in per_cca]
+    # What ran, the captures' line, the settings off the grid: every matrix report's (analysis.plan_notes).
+    notes = []
     if compared_name(plan) != "SUSS":
         notes.append(f"- On = {plan.compare['on']}, in SUSS's place: the paper's on and improvement columns "
                      f"are SUSS's (the paper compared SUSS with HyStart), beside ours for reference; the sign "
                      f"column compares ours with SUSS's.")
-    off_grid = [r for r in rows if not r["on_paper_grid"]]
-    if off_grid:
-        notes.append(f"- {len(off_grid)} setting(s) beside the paper's grid (a value the matrix file does not list): "
-                     f"no paper value, and left out of the averages.")
     order = {cca: order_effect([r for (c, _, _), reps in by_setting.items() if c == cca for r in reps])
              for cca in per_cca}
     for cca, effect in order.items():
@@ -412,9 +382,6 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                          f"{effect['off_first_pct']:.1f}% where SUSS off ran first (n={effect['n_off_first']}) and "
                          f"{effect['on_first_pct']:.1f}% where it ran second (n={effect['n_on_first']}): "
                          f"{effect['difference_pts']:+.1f} points, over every setting shown.")
-    notes.append(agreement_line([r[s]["capture"] for reps in by_setting.values() for r in reps for s in ("off", "on")
-                                 if s in r], "outside the sample of cells: the matrix file's capture_check_every and "
-                                 "capture_check_per_setting"))
     choices = choices_of(cells)
     found = paper_bounds.bounds(ref, choices) if choices and ref else []
     bound_lines = [f"- {b.line(labels)}" for b in found]

@@ -20,13 +20,13 @@ def _table1_columns(archive: Path, large_cc: str) -> list[list[dict]]:
 def _table1_settings(archive: Path, large_cc: str) -> list[tuple[tuple[str, str, str], list[dict]]]:
     """_table1_columns with each setting's (large_cc, buffer, large_rtt)."""
     from ....analysis.archive import latest_plan
-    from ..table1 import on_paper_grid
+    from ....analysis.settings_table import on_grid
     from ..table1_compare import repetitions
 
     _, plan = latest_plan(archive)
     reps = repetitions(archive)
     column = [((cca, buf, rtt), r) for (cca, buf, rtt), r in sorted(reps.items())
-              if cca == large_cc and on_paper_grid(plan, {"large_cc": cca, "buffer": buf, "large_rtt": rtt})]
+              if cca == large_cc and on_grid(plan.axis_values, {"large_cc": cca, "buffer": buf, "large_rtt": rtt})]
     grid = plan.axis_values or {}
     need = len(grid.get("buffer", [])) * len(grid.get("large_rtt", []))
     if not column or len(column) < need:
