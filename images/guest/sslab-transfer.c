@@ -4,19 +4,22 @@
  * a duration), the client times them.  Blocking sockets, no polling.
  *
  *   sslab-transfer serve --port P
- *   sslab-transfer fetch --host H --port P --bytes N
+ *   sslab-transfer fetch --port P
  *
  * Each prints one JSON object on stdout per flow (the run record's per-flow
- * fields).  The server is kept for a boot: it listens once and serves one
- * flow per line of its standard input, "CC BYTES DURATION HINT" (BYTES 0 for
- * a timed flow, DURATION 0 for a sized one, HINT 0 for none), answering
- * "ready" once the listener carries the flow's congestion control and hint,
- * and the flow's JSON object once it is done; it ends at the end of its
- * input.  A run then starts no server process of its own.
+ * fields), and each is kept for a boot, a flow per line of its standard
+ * input; it ends at the end of its input.  The server listens once and
+ * serves "CC BYTES DURATION HINT" (BYTES 0 for a timed flow, DURATION 0 for
+ * a sized one, HINT 0 for none), answering "ready" once the listener carries
+ * the flow's congestion control and hint, and the flow's JSON object once it
+ * is done.  The client fetches "HOST BYTES" (BYTES 0: until the server
+ * closes) from the port as soon as it reads the line.  A run then starts no
+ * process of its own for a flow.
  *
  * Why C: under User-Mode Linux every process start is host work (a Python
- * interpreter costs ~200 ms of wall time to start there, this ~5 ms), and a
- * run starts two per flow.  Why these calls:
+ * interpreter costs ~200 ms of wall time to start there, this ~5 ms), and
+ * a flow's two processes were started for each flow until they were kept
+ * for the boot.  Why these calls:
  *
  *  - The congestion control is set on the listening socket before any client
  *    connects, so the accepted connection starts with it: its init runs once,
@@ -30,7 +33,7 @@
  *    ACKing, so it is not used).
  *  - The client's FCT runs from just before connect() to the arrival of the
  *    last byte; it then closes, and the server, which never half-closes a
- *    sized flow, sees the close and exits.  (A FIN queued behind unsent data
+ *    sized flow, sees the close and reports the flow.  (A FIN queued behind unsent data
  *    would move the socket out of ESTABLISHED long before the last byte
  *    leaves, and the stack's per-ACK tracepoint only fires in ESTABLISHED.)
  *  - The client records [CLOCK_MONOTONIC seconds, bytes so far] at most every
@@ -84,15 +87,14 @@ static double now(void)
 }
 
 struct args {
-	const char *cmd, *host;
+	const char *cmd;
 	int port;
-	unsigned long long bytes;
 };
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: sslab-transfer serve --port P   (a flow per line of input: CC BYTES DURATION HINT)\n"
-			"       sslab-transfer fetch --host H --port P --bytes N\n");
+			"       sslab-transfer fetch --port P   (a flow per line of input: HOST BYTES)\n");
 	exit(2);
 }
 
@@ -107,10 +109,6 @@ static struct args parse(int argc, char **argv)
 	for (i = 2; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--port"))
 			a.port = atoi(argv[i + 1]);
-		else if (!strcmp(argv[i], "--bytes"))
-			a.bytes = strtoull(argv[i + 1], NULL, 10);
-		else if (!strcmp(argv[i], "--host"))
-			a.host = argv[i + 1];
 		else
 			usage();
 	}
@@ -233,22 +231,25 @@ static int serve(const struct args *a)
 	return 0;
 }
 
-static int fetch(const struct args *a)
+/*
+ * Fetch one flow from @host's @port: @bytes (0: until the server closes);
+ * print its JSON object.  Nonzero: the flow fell short.
+ */
+static int one_fetch(const char *host, int port, unsigned long long bytes, double *rx_t,
+		     unsigned long long *rx_b)
 {
 	static char buf[RECV_CHUNK];
-	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(a->port) };
-	double *rx_t = malloc(sizeof(double) * MAX_SAMPLES);
-	unsigned long long *rx_b = malloc(sizeof(*rx_b) * MAX_SAMPLES);
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons(port) };
 	unsigned long long got = 0;
 	double t0, t_conn, t_last, next_sample;
 	size_t k, samples = 0;
 	unsigned int syn_retrans;
 	int s;
 
-	if (!a->host || !rx_t || !rx_b)
-		usage();
-	if (inet_pton(AF_INET, a->host, &addr.sin_addr) != 1)
-		usage();
+	if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
+		fprintf(stderr, "sslab-transfer: not an IPv4 address: %s\n", host);
+		return 2;
+	}
 	s = socket(AF_INET, SOCK_STREAM, 0);
 	if (s < 0)
 		die("socket");
@@ -260,13 +261,13 @@ static int fetch(const struct args *a)
 	rx_t[samples] = t_conn;
 	rx_b[samples++] = 0;
 	next_sample = t_conn + RX_SAMPLE_S;
-	while (!a->bytes || got < a->bytes) {
+	while (!bytes || got < bytes) {
 		size_t want = sizeof(buf);
 		ssize_t n;
 		double t;
 
-		if (a->bytes && a->bytes - got < want)
-			want = a->bytes - got;
+		if (bytes && bytes - got < want)
+			want = bytes - got;
 		n = recv(s, buf, want, MSG_WAITALL);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -286,8 +287,8 @@ static int fetch(const struct args *a)
 	rx_t[samples] = t_last;
 	rx_b[samples++] = got;
 	close(s);
-	if (a->bytes && got != a->bytes) {
-		fprintf(stderr, "sslab-transfer: received %llu of %llu bytes\n", got, a->bytes);
+	if (bytes && got != bytes) {
+		fprintf(stderr, "sslab-transfer: received %llu of %llu bytes\n", got, bytes);
 		return 1;
 	}
 	printf("{\"role\": \"client\", \"bytes\": %llu, \"fct_s\": %.9f, \"connect_s\": %.9f, \"local_port\": null, "
@@ -295,6 +296,30 @@ static int fetch(const struct args *a)
 	for (k = 0; k < samples; k++)
 		printf("%s[%.4f, %llu]", k ? ", " : "", rx_t[k], rx_b[k]);
 	printf("]}\n");
+	fflush(stdout);
+	return 0;
+}
+
+/* The client of a boot: a flow per order on standard input (the header says the line). */
+static int fetch(const struct args *a)
+{
+	double *rx_t = malloc(sizeof(double) * MAX_SAMPLES);
+	unsigned long long *rx_b = malloc(sizeof(*rx_b) * MAX_SAMPLES);
+	char line[256], host[64];
+	unsigned long long bytes;
+	int err;
+
+	if (!rx_t || !rx_b)
+		die("malloc");
+	while (fgets(line, sizeof(line), stdin)) {
+		if (sscanf(line, "%63s %llu", host, &bytes) != 2) {
+			fprintf(stderr, "sslab-transfer: an order is \"HOST BYTES\", not: %s", line);
+			return 2;
+		}
+		err = one_fetch(host, a->port, bytes, rx_t, rx_b);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 

@@ -241,8 +241,9 @@ class Dumbbell:
         self.launcher = NamespaceLauncher()
         #: The bottleneck queue's reader, started at the first read and kept for the boot.
         self._queue: QdiscStats | None = None
-        #: The traffic tool's servers kept for the boot, by (namespace, port) (sslab.guest.flows.KeptServer).
-        self.kept_servers: dict[tuple[str, int], Any] = {}
+        #: The traffic tool's servers and clients kept for the boot, by (its mode, namespace, port)
+        #: (sslab.guest.flows.KeptTool).
+        self.kept_tools: dict[tuple[str, str, int], Any] = {}
         #: The link model's random loss is on the lines (add_loss): not during the fidelity checks,
         #: whose saturating flow and pings measure the path's rate and delay, not its loss.
         self.with_loss = False
@@ -555,9 +556,9 @@ class Dumbbell:
     def close_helpers(self) -> None:
         """End what is kept for the boot (the queue's reader, the launcher's namespace handles): a
         process in a namespace, or a handle of it, keeps it alive after it is deleted."""
-        for server in self.kept_servers.values():
-            server.close()
-        self.kept_servers.clear()
+        for tool in self.kept_tools.values():
+            tool.close()
+        self.kept_tools.clear()
         if self._queue is not None:
             self._queue.close()
             self._queue = None

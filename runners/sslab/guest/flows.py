@@ -132,39 +132,32 @@ class Pcap:
         return err.strip()
 
 
-class KeptServer:
-    """An sslab-transfer server kept for the boot on one port of one namespace: a flow a run, ordered on
-    its standard input, so that a run starts no server process (each start is host work under UML: a
-    run's largest set-up cost, 2026-12-06 in docs/notebook/cost.md).  It sets the flow's congestion
-    control and hint on its listener before it says ready."""
+class KeptTool:
+    """One of the traffic tool's processes kept for the boot on one port of one namespace, a flow a
+    run, each ordered by a line on its standard input and answered by lines on its output, so that a
+    run starts no process of its own for a flow (each start is host work under UML: a run's largest
+    set-up cost, 2026-12-06 in docs/notebook/cost.md).  At the end of its orders it exits."""
+
+    #: The tool's mode: serve or fetch.
+    mode = ""
 
     def __init__(self, db: Dumbbell, ns: str, port: int):
         self.port = port
-        self.proc = db.launcher.popen(ns, [*TRANSFER, "serve", "--port", str(port)],
+        self.proc = db.launcher.popen(ns, [*TRANSFER, self.mode, "--port", str(port)],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True, bufsize=1)
 
-    def order(self, flow: dict) -> None:
-        duration = flow.get("duration") or 0
-        size = 0 if duration else flow["size"]
-        self.proc.stdin.write(f"{flow['cc']} {size} {duration} {flow.get('hint_bytes_per_s') or 0}\n")
+    def _order(self, line: str) -> None:
+        self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
     def _line(self, deadline: float, what: str) -> str:
         if not select.select([self.proc.stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
-            raise RuntimeError(f"server on port {self.port}: no {what} in time")
+            raise RuntimeError(f"{self.mode} on port {self.port}: no {what} in time")
         line = self.proc.stdout.readline()
         if not line:
-            raise RuntimeError(f"server on port {self.port} ended: {self.proc.stderr.read().strip()}")
+            raise RuntimeError(f"{self.mode} on port {self.port} ended: {self.proc.stderr.read().strip()}")
         return line
-
-    def wait_ready(self, deadline: float) -> None:
-        line = self._line(deadline, "ready")
-        if line.strip() != "ready":
-            raise RuntimeError(f"server on port {self.port} said {line.strip()!r}, not ready")
-
-    def result(self, flow: dict, cli: dict) -> dict:
-        return json.loads(self._line(time.monotonic() + 60, "result"))
 
     def close(self) -> None:
         """End it: at the end of its orders it exits; killed if it does not (a flow left unfinished)."""
@@ -175,6 +168,45 @@ class KeptServer:
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
+
+
+class KeptServer(KeptTool):
+    """The server: it sets the flow's congestion control and hint on its listener before it says
+    ready, then sends the flow to the one client that connects."""
+
+    mode = "serve"
+
+    def order(self, flow: dict) -> None:
+        duration = flow.get("duration") or 0
+        size = 0 if duration else flow["size"]
+        self._order(f"{flow['cc']} {size} {duration} {flow.get('hint_bytes_per_s') or 0}")
+
+    def wait_ready(self, deadline: float) -> None:
+        line = self._line(deadline, "ready")
+        if line.strip() != "ready":
+            raise RuntimeError(f"server on port {self.port} said {line.strip()!r}, not ready")
+
+    def result(self, flow: dict, cli: dict) -> dict:
+        return json.loads(self._line(time.monotonic() + 60, "result"))
+
+
+class KeptClient(KeptTool):
+    """The client: it connects as soon as it reads the flow's order and times the flow."""
+
+    mode = "fetch"
+
+    def fetch(self, host: str, size: int, timeout_s: float) -> str:
+        """The flow's JSON line, once its last byte is in."""
+        self._order(f"{host} {size}")
+        return self._line(time.monotonic() + timeout_s, "result")
+
+
+def _kept(db: Dumbbell, kind: type[KeptTool], ns: str, port: int) -> KeptTool:
+    """The boot's @kind on (@ns, @port), started at its first flow (again if it ended)."""
+    key = (kind.mode, ns, port)
+    if key not in db.kept_tools or db.kept_tools[key].proc.poll() is not None:
+        db.kept_tools[key] = kind(db, ns, port)
+    return db.kept_tools[key]
 
 
 class Iperf3Server:
@@ -206,14 +238,12 @@ def _server(db: Dumbbell, flow: dict, port: int) -> KeptServer | Iperf3Server:
     """@flow's server on @port: the boot's kept one in its namespace (started at its first flow), or an
     iperf3 server of its own (a kept server on that port and namespace ended first)."""
     ns = db.servers[flow["pair"] - 1]
-    kept = db.kept_servers
     if flow.get("tool") == "iperf3":
-        if (ns, port) in kept:
-            kept.pop((ns, port)).close()
+        if ("serve", ns, port) in db.kept_tools:
+            db.kept_tools.pop(("serve", ns, port)).close()
         return Iperf3Server(db, ns, port)
-    if (ns, port) not in kept or kept[ns, port].proc.poll() is not None:
-        kept[ns, port] = KeptServer(db, ns, port)
-    server = kept[ns, port]
+    server = _kept(db, KeptServer, ns, port)
+    assert isinstance(server, KeptServer)
     server.order(flow)
     return server
 
@@ -252,10 +282,13 @@ def _client(db: Dumbbell, flow: dict, port: int, t0: float, out: dict) -> None:
         out["stdout"] = json.dumps(_iperf3_result(json.loads(res.stdout))) if res.returncode == 0 else ""
         out["stderr"] = res.stderr or res.stdout[-500:]
         return
-    res = db.launcher.run(ns, [*TRANSFER, "fetch", "--host", db.server_addr(flow["pair"]),
-                               "--port", str(port), "--bytes", str(flow.get("size") or 0)], timeout=3600)
-    out["returncode"] = res.returncode
-    out["stdout"], out["stderr"] = res.stdout, res.stderr
+    client = _kept(db, KeptClient, ns, port)
+    assert isinstance(client, KeptClient)
+    try:
+        out["stdout"] = client.fetch(db.server_addr(flow["pair"]), flow.get("size") or 0, 3600)
+        out["returncode"] = 0
+    except RuntimeError as e:
+        out["returncode"], out["stderr"] = 1, str(e)
 
 
 def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: Capture | None = None,
@@ -300,6 +333,9 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     try:
         for flow, port in zip(flows, ports):
             servers.append(_server(db, flow, port))
+            if flow.get("tool") != "iperf3":
+                # Its client too, before the traffic: a flow's start is then a line written.
+                _kept(db, KeptClient, db.clients[flow["pair"] - 1], port)
         deadline = time.monotonic() + 30
         for server in servers:
             server.wait_ready(deadline)
@@ -338,13 +374,13 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
             results.append((flow, port, rec, cli, server.result(flow, cli)))
         done = True
     finally:
-        # A kept server with a flow unfinished is ended, and the next run starts a new one.
+        # A kept tool with a flow unfinished is ended, and the next run starts a new one.
         for server in servers:
-            if not done or isinstance(server, Iperf3Server):
+            if isinstance(server, Iperf3Server):
                 server.close()
         if not done:
-            for key in [k for k, v in db.kept_servers.items() if v in servers]:
-                db.kept_servers.pop(key)
+            for key in [k for k, v in db.kept_tools.items() if k[2] in ports]:
+                db.kept_tools.pop(key).close()
         if replay:
             replay.stop()
         if delays:
