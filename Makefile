@@ -65,6 +65,9 @@ SHELL := /bin/bash
 PY ?= python3
 VENV := .venv
 VPY := $(VENV)/bin/python
+# This checkout's code, whichever checkout's environment installed the package (its editable
+# install names one tree's runners/: a second checkout sharing the environment ran the first's).
+export PYTHONPATH := $(CURDIR)/runners$(if $(PYTHONPATH),:$(PYTHONPATH))
 SUBSTRATE ?= uml
 ACCEL ?= auto
 CLOCK ?= real
