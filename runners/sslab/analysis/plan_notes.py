@@ -2,8 +2,8 @@
 
     - <settings> unavailable     a setting chosen but not run (its control not in the kernel under
                                  test), a line per reason, the settings' values axis by axis
-    - <value> ran `<control>`    a value of the shown settings that runs a congestion control of
-                                 another name (the plan's runs_as), and what that control is
+    - <value> ran `<control>`    a value of the shown settings that names a congestion control:
+                                 the one it ran (the plan's runs_as, else itself) and what that is
     - <value> beside <column>    a value shown beside another value's paper column, and why
     - N settings off the grid    a setting with a value the matrix file does not list
     - captures checked           how many runs' captures tshark read, and whether they agreed
