@@ -80,6 +80,21 @@ def test_guest_root_is_read_only_and_the_command_line_names_no_run(uml, tmp_path
     assert str(tmp_path) not in out and "hostfs=." in out and "ipv6.disable=1" in out
 
 
+def test_the_standard_library_is_read_compiled_from_the_image_and_the_shared_tree_compiled_in_the_guest(uml, tmp_path):
+    # Before the job imports it, a standard module no one has imported in this boot (colorsys: not the
+    # agent, which is Python too) is compiled at the prefix, the image's tree mounted there by sslab-init;
+    # the shared tree's modules are compiled by the guest into its own tmpfs.
+    script = ("ls /tmp/pycache/usr/lib/python3*/colorsys.cpython-*.pyc; ls -d /tmp/pycache/sslab 2>&1; "
+              "python3 -c 'import colorsys, sslab.records as r; print(colorsys.__cached__); print(r.__cached__)'; "
+              "ls /tmp/pycache/sslab/src/runners/sslab/records.cpython-*.pyc")
+    res = uml.run(JobSpec(argv=["sh", "-c", script], timeout_s=60), tmp_path / "j")
+    assert res.exit_code == 0, res.stderr()
+    first, absent, colorsys_cached, records_cached, records_written = res.stdout().split("\n")[:5]
+    assert first.startswith("/tmp/pycache/usr/lib/python3") and "No such file" in absent
+    assert colorsys_cached == first
+    assert records_cached == records_written == "/tmp/pycache/sslab/src/runners/sslab/" + Path(records_written).name
+
+
 def test_a_job_past_its_timeout_is_killed(uml, tmp_path):
     res = uml.run(JobSpec(argv=["sleep", "600"], timeout_s=3), tmp_path / "j")
     assert res.timed_out and "timeout of 3 s" in res.status["error"]
