@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..ccas import CC_LABELS
 from ..plan_record import MatrixPlan, PlannedCell
-from .archive import runs_of
+from .archive import run_summaries_of
 from .capturecheck import agreement_line
 from .settings_table import on_grid
 
@@ -86,8 +86,8 @@ def off_grid_notes(plan: MatrixPlan, settings: list[dict[str, str]]) -> list[str
 
 def capture_note(cells: list[tuple[PlannedCell, Path]]) -> str:
     """The line on the cells' captures: how many runs tshark read (a sample: UNCHECKED_WHY), how many
-    agreed with our parser on every flow."""
-    return agreement_line([run for _, d in cells for run, _ in runs_of(d)], UNCHECKED_WHY)
+    agreed with our parser on every flow (the runs as the report's other passes read them, once)."""
+    return agreement_line([run for _, d in cells for run, _ in run_summaries_of(d)], UNCHECKED_WHY)
 
 
 def plan_notes(plan: MatrixPlan, cells: list[tuple[PlannedCell, Path]]) -> list[str]:
