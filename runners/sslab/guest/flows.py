@@ -17,6 +17,7 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import TypeVar
 
 from ..records import Capture, LinkModel
 from .dumbbell import Dumbbell
@@ -201,7 +202,10 @@ class KeptClient(KeptTool):
         return self._line(time.monotonic() + timeout_s, "result")
 
 
-def _kept(db: Dumbbell, kind: type[KeptTool], ns: str, port: int) -> KeptTool:
+Kept = TypeVar("Kept", bound=KeptTool)
+
+
+def _kept(db: Dumbbell, kind: type[Kept], ns: str, port: int) -> Kept:
     """The boot's @kind on (@ns, @port), started at its first flow (again if it ended)."""
     key = (kind.mode, ns, port)
     if key not in db.kept_tools or db.kept_tools[key].proc.poll() is not None:
@@ -243,7 +247,6 @@ def _server(db: Dumbbell, flow: dict, port: int) -> KeptServer | Iperf3Server:
             db.kept_tools.pop(("serve", ns, port)).close()
         return Iperf3Server(db, ns, port)
     server = _kept(db, KeptServer, ns, port)
-    assert isinstance(server, KeptServer)
     server.order(flow)
     return server
 
@@ -283,7 +286,6 @@ def _client(db: Dumbbell, flow: dict, port: int, t0: float, out: dict) -> None:
         out["stderr"] = res.stderr or res.stdout[-500:]
         return
     client = _kept(db, KeptClient, ns, port)
-    assert isinstance(client, KeptClient)
     try:
         out["stdout"] = client.fetch(db.server_addr(flow["pair"]), flow.get("size") or 0, 3600)
         out["returncode"] = 0
