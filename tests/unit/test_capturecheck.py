@@ -108,6 +108,25 @@ def test_tshark_fields_two_streams_on_one_port_are_summed():
                     "streams": 2}
 
 
+def test_tshark_columns_read_as_its_fields_did():
+    """tshark prints the figures as columns (field_columns): a flag present reads "✓" there and "1" as a
+    field, tcp.flags "0x010" there and "0x0010" as a field; both spellings give the same view."""
+    assert capturecheck.field_columns().startswith('"frame.time_epoch","%Cus:frame.time_epoch:0:U","tcp.stream",')
+    assert capturecheck.field_columns().count("%Cus:") == len(capturecheck.TSHARK_FIELDS)
+
+    def lines(flag: str, syn: str, synack: str, ack: str) -> list[str]:
+        return [_line("1.000000000", 0, 40000, 5201, syn, 0, 0),
+                _line("1.010000000", 0, 5201, 40000, synack, 0, 0),
+                _line("1.020000000", 0, 5201, 40000, ack, 1000, 1),
+                _line("1.030000000", 0, 5201, 40000, ack, 1000, 2001, lost=flag),
+                _line("1.040000000", 0, 5201, 40000, ack, 1000, 1001, rtx=flag)]
+    as_fields = capturecheck.parse_tshark_fields(lines("1", "0x0002", "0x0012", "0x0010"), [5201])
+    as_columns = capturecheck.parse_tshark_fields(lines("✓", "0x002", "0x012", "0x010"), [5201])
+    assert as_columns == as_fields == {5201: {
+        "syn_us": 1_000_000, "first_data_us": 1_020_000, "last_new_data_us": 1_030_000, "data_segments": 3,
+        "retransmitted_segments": 1, "holes": 1, "bytes": 3000, "streams": 1}}
+
+
 def test_differences_and_the_report_line():
     ours = dict(EXPECTED)
     theirs = {**EXPECTED, "retransmitted_segments": 3, "streams": 1}

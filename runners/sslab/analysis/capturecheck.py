@@ -35,8 +35,9 @@ connection (iperf3's control and data connections share the server port)
 is one flow to our parser and several streams to tshark: tshark's figures
 are then summed over its streams and the record says how many there were.
 
-Cost: tshark builds its protocol tree for every packet (about 6 s of CPU for
-a Table 1 run's 240k packets, 24 Nov 2026): matrices check a sample of their
+Cost: tshark dissects every packet (about 6 s of CPU for a Table 1 run's 240k
+packets, 24 Nov 2026; 1.5 s for one of 159k since its figures are asked as
+columns and its payload decoded as data, 6 Dec 2026): matrices check a sample of their
 cells (sslab.matrix.spec, `capture_check_every` and `capture_check_per_setting`), every scenario run
 checks all.
 """
@@ -64,6 +65,19 @@ TSHARK_FIELDS = ("frame.time_epoch", "tcp.stream", "tcp.srcport", "tcp.dstport",
 #: (our captures keep 96 bytes of each packet), relative sequence numbers, sequence analysis on.
 TSHARK_PREFS = ("tcp.desegment_tcp_streams:FALSE", "tcp.relative_sequence_numbers:TRUE",
                 "tcp.analyze_sequence_numbers:TRUE", "tcp.calculate_timestamps:FALSE")
+
+
+def field_columns() -> str:
+    """TSHARK_FIELDS as tshark's columns (its `gui.column.format` preference), one a field, each
+    field's first occurrence and its value unresolved, printed tab-separated by `-T tabs`.
+
+    Why columns and not `-T fields -e`: for fields, tshark 4.0 builds every packet's whole protocol
+    tree and walks it for each field it prints, looking each node up by name; a column asks the
+    dissectors for its field alone.  On a Table 1 capture of 159k packets: 2.9 s of CPU as fields,
+    1.5 s as columns (an AMD EPYC, 6 Dec 2026), every line the same but two spellings, both read
+    alike by parse_tshark_fields: a flag present is "1" as a field and "✓" as a column, and
+    tcp.flags is "0x0010" as a field and "0x010" as a column."""
+    return ",".join(f'"{f}","%Cus:{f}:0:U"' for f in TSHARK_FIELDS)
 SYN, ACK, FIN = 0x02, 0x10, 0x01
 
 
@@ -106,7 +120,8 @@ def _epoch_us(text: str) -> int:
 
 
 def parse_tshark_fields(lines, ports: list[int]) -> dict[int, dict]:
-    """Each port's figures from tshark's field lines (TSHARK_FIELDS, tab-separated)."""
+    """Each port's figures from tshark's lines of TSHARK_FIELDS, tab-separated (field_columns): a
+    flag (the tcp.analysis ones) is set where its column is not empty, whatever it says."""
     wanted = set(ports)
     view = {p: {"syn_us": None, "first_data_us": None, "last_new_data_us": None, "data_segments": 0,
                 "retransmitted_segments": 0, "holes": 0, "bytes": 0, "streams": 0} for p in ports}
@@ -154,13 +169,11 @@ def tshark_view(path: Path, ports: list[int]) -> dict[int, dict]:
     path = stored_capture(path)
     if not path.exists():
         raise FileNotFoundError(f"no capture at {path}")
-    cmd = ["tshark", "-r", str(path), "-n", "-Y", TSHARK_FILTER, "-T", "fields", "-E", "separator=/t"]
-    for pref in TSHARK_PREFS:
+    cmd = ["tshark", "-r", str(path), "-n", "-Y", TSHARK_FILTER, "-T", "tabs"]
+    for pref in (*TSHARK_PREFS, f"gui.column.format:{field_columns()}"):
         cmd += ["-o", pref]
     if ports:
         cmd += ["-d", payload_as_data(ports)]
-    for f in TSHARK_FIELDS:
-        cmd += ["-e", f]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     view = parse_tshark_fields(proc.stdout, ports)
     err = proc.stderr.read()
