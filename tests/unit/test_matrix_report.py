@@ -216,10 +216,10 @@ def test_the_queues_peak_beside_the_buffer_the_cells_plan_resolved(tmp_path):
     """The most the queue held, mean over the repetitions, of the buffer in packets that every cell's plan
     gives; a repetition whose kernel did not count it makes its side "–"."""
     from sslab.papers.suss.table1 import buffer_pkts_of, queue_peaks
-    reps = [{"off": {"queue_peak_pkts": 413}, "on": {"queue_peak_pkts": 400}, "buffer_pkts": 413},
-            {"off": {"queue_peak_pkts": 413}, "on": {"queue_peak_pkts": 411}, "buffer_pkts": 413}]
+    reps = [{"queue_peak_pkts_off": 413, "queue_peak_pkts_on": 400, "buffer_pkts": 413},
+            {"queue_peak_pkts_off": 413, "queue_peak_pkts_on": 411, "buffer_pkts": 413}]
     assert queue_peaks(reps) == "413 / 406 of 413"
-    reps[1]["on"]["queue_peak_pkts"] = None
+    reps[1]["queue_peak_pkts_on"] = None
     assert queue_peaks(reps) == "413 / – of 413"
     reps[1]["buffer_pkts"] = 208  # two buffers in one setting: none named
     assert queue_peaks(reps) == "413 / –"

@@ -30,6 +30,7 @@ from .. import paths
 from ..plan_record import MatrixPlan
 from .archive import cell_timing, current_cells, overhead_table
 from .causes import causes_md, load_causes
+from .checks_table import Checks, checks_text
 from .matrix_kind import MatrixReport, Tables
 from .plugins import FIGURES, RECORDS, REPORTS
 from .runs_report import RunsReport
@@ -82,6 +83,10 @@ class DescribedMatrixReport(MatrixReport):
                     extra.setdefault("headline", {}).update(headline_counts(section, mine))
                     comparisons += mine
                     about += pairs
+            elif isinstance(section, Checks):
+                body = checks_text(section, records, reading, spec.reference.data() if spec.reference else {},
+                                   settings_grid(plan), {"off": plan.compare.get("off", ""),
+                                                         "on": plan.compare.get("on", "")})
             else:
                 assert isinstance(section, Means)
                 body = means_text(section, records, reading)

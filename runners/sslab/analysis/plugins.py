@@ -60,6 +60,9 @@ class Records:
     implied: Mapping[str, Callable[[dict], tuple[float, float]]] = field(default_factory=dict)
     implied_means: Mapping[str, Callable[[dict], dict[str, dict[str, tuple[float, float]]]]] = \
         field(default_factory=dict)
+    #: What a checks section may say of a setting, by name: from the setting's records and the paper's
+    #: row for it (None: no paper row), a cell's text (sslab.analysis.checks_table).
+    checks: Mapping[str, Callable[[list[dict], dict | None], str]] = field(default_factory=dict)
 
     def check_keys(self, keys: list[str]) -> None:
         """ValueError for the first of @keys a section may not group these records by."""

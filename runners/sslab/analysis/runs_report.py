@@ -56,6 +56,7 @@ from .change_table import Change, change_rows, change_text, direction_counts
 from .conditions import conditions_of
 from .plots import plot_dynamics
 from .plugins import FIGURES, RECORDS, Records, register_records
+from .checks_table import Checks
 from .settings_table import Settings
 from .sides_table import Sides, sides_rows, sides_text
 from .value_table import Means, Values, chosen as _chosen, heading, means_text, values_rows, values_text
@@ -74,7 +75,7 @@ KEYS: dict[str, tuple[str, object]] = {
 #: scenario's runs); a matrix's two compared starts (over its cells).
 INTRO_NAMES = ("suss_legend", "baseline", "off", "on")
 #: The sections a report over any reading may show (the others are over the last hop's records).
-OVER_ANY = (Change, Values, Means, Sides, Settings)
+OVER_ANY = (Change, Values, Means, Sides, Settings, Checks)
 #: The engines' own reading of runs: one flow a run over a last hop (lastmile.load_setting).
 LAST_HOP = "last hop"
 register_records(Records(LAST_HOP, lastmile.load_setting, KEYS, lastmile.METRICS))
@@ -162,7 +163,7 @@ class Ranking(Strict):
 
 
 Section = Annotated[Union[Table, LinkTraits, Improvement, Headline, Ranking, Change, Values, Means, Sides,
-                          Settings],
+                          Settings, Checks],
                     Field(discriminator="show")]
 
 
@@ -289,6 +290,8 @@ class RunsReport(Strict):
                 _check_sides(s, reading)
             elif isinstance(s, Settings):
                 _check_settings(s, reading, self.reference)
+            elif isinstance(s, Checks):
+                _check_checks(s, reading, self.reference)
         return self
 
     @model_validator(mode="after")
@@ -373,6 +376,29 @@ def _check_settings(s: Settings, reading: Records, reference: Reference | None) 
                              f"{', '.join(reading.implied_means) or 'none'}")
         if m.per not in s.rows:
             raise ValueError(f"means per {m.per!r}: one of the rows' keys {s.rows}")
+
+
+def _check_checks(s: Checks, reading: Records, reference: Reference | None) -> None:
+    reading.check_keys(s.rows)
+    if reading.over != "matrix":
+        raise ValueError("a checks section is over a matrix's settings (records over a matrix)")
+    for c in s.columns:
+        if c.check not in reading.checks:
+            raise ValueError(f"check {c.check!r}: records {reading.name!r} check {', '.join(reading.checks) or 'nothing'}")
+        try:
+            c.heading.format(off="", on="")
+        except (KeyError, IndexError) as e:
+            raise ValueError(f"heading {c.heading!r} names {e}: it may name {{off}} and {{on}}") from None
+    try:
+        s.intro.format(off="", on="")
+    except (KeyError, IndexError) as e:
+        raise ValueError(f"intro {s.intro!r} names {e}: it may name {{off}} and {{on}}") from None
+    if s.paper is not None:
+        if reference is None:
+            raise ValueError(f"paper {s.paper!r}: the report has no reference")
+        lists = {k for k, v in reference.data().items() if isinstance(v, list)}
+        if s.paper not in lists:
+            raise ValueError(f"paper {s.paper!r}: the reference {reference.file} lists {', '.join(sorted(lists)) or 'none'}")
 
 
 def _check_sides(s: Sides, reading: Records) -> None:

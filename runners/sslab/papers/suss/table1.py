@@ -5,11 +5,11 @@ against a band around it (verdict.py: reproduced, not reproduced, not decided), 
 Average rows imply and the stability effect its two large-flow FCTs imply among them, counted apart in
 the headline, and what its numbers allow of our unstated choices (paper_bounds.py).
 
-The main table is a settings section (sslab.analysis.settings_table) described in Table 1's experiment
-file, over this module's reading of a matrix (RECORDS: a record per cell whose two sides ran); the
-checks beside it, the notes of its own (a start in SUSS's place, the order of the arms), the bounds and the
-headline are this module's; what ran and the captures' line are every matrix report's
-(sslab.analysis.plan_notes)."""
+The main table is a settings section (sslab.analysis.settings_table) and the table of checks beside it
+a checks section (sslab.analysis.checks_table), both described in Table 1's experiment file, over this
+module's reading of a matrix (RECORDS: a record per cell whose two sides ran, and the checks it offers);
+the notes of its own (a start in SUSS's place, the order of the arms), the bounds and the headline are
+this module's; what ran and the captures' line are every matrix report's (sslab.analysis.plan_notes)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import copy
 import json
 import statistics
 from pathlib import Path
+from typing import TypeVar
 
 import yaml
 
@@ -29,6 +30,7 @@ from ...analysis.causes import causes_md, load_causes
 from ...analysis.fidelity import run_passes
 from ...analysis.archive import (CELL_RECORD, cell_timing, check_controls, current_cells, overhead_table, run_summaries_of,
                       side_of, written_as)
+from ...analysis.checks_table import Checks, checks_text
 from ...analysis.matrix_described import described_in, settings_grid
 from ...analysis.plugins import Metric, Records
 from ...analysis.settings_table import (Settings, comparison_table, headline, headline_counts, judged, mean_rows,
@@ -39,6 +41,11 @@ from ...analysis.verdict import RULE, RULE_RECORD, tally
 REFERENCE_DIR = paths.REPO_ROOT / "results" / "reference"
 #: Table 1's experiment file, whose report describes the main table.
 MATRIX_FILE = "experiments/reproduce-table1.yaml"
+S = TypeVar("S")
+#: The two sides of a repetition, in the order the checks show them.
+SIDES = ("off", "on")
+#: A side's numbers a repetition's record carries as <name>_off and <name>_on, for the checks.
+SIDE_FIELDS = ("drops", "queue_peak_pkts", "small_rwnd_limited", "small_handshake_retrans", "fidelity_ok")
 
 
 def flow_fct(flow: dict, timing: str, where: Path) -> float:
@@ -106,11 +113,11 @@ def handshake_retransmitted(flows: list[dict]) -> int | None:
     return sum(1 for f in flows if f["syn_retransmits"] or f["synack_retransmits"])
 
 
-def handshakes(reps: list[dict]) -> str:
+def handshakes(records: list[dict], paper: dict | None = None) -> str:
     """The small flows with a SYN or SYN-ACK sent again, off / on, of how many ("0 / 2 of 120"); – for
     runs that did not record it."""
-    counts = [[r[s].get("small_handshake_retrans") for r in reps] for s in ("off", "on")]
-    return " / ".join("–" if None in c else str(sum(c)) for c in counts) + f" of {n_small(reps)}"
+    counts = [[r[f"small_handshake_retrans_{s}"] for r in records] for s in SIDES]
+    return " / ".join("–" if None in c else str(sum(c)) for c in counts) + f" of {n_small(records)}"
 
 
 def buffer_pkts_of(cell_dir: Path) -> int | None:
@@ -120,17 +127,17 @@ def buffer_pkts_of(cell_dir: Path) -> int | None:
     return json.loads(plan_file.read_text()).get("bottleneck", {}).get("buffer_pkts") if plan_file.is_file() else None
 
 
-def mean_queue_peak(reps: list[dict], side: str) -> float | None:
-    """The most the bottleneck's queue held at once on @side ("off", "on"), mean over @reps; None
+def mean_queue_peak(records: list[dict], side: str) -> float | None:
+    """The most the bottleneck's queue held at once on @side ("off", "on"), mean over @records; None
     where a run's kernel does not count it (no patches 0007 and 0008)."""
-    peaks = [r[side].get("queue_peak_pkts") for r in reps]
+    peaks = [r[f"queue_peak_pkts_{side}"] for r in records]
     return None if None in peaks else statistics.fmean(peaks)
 
 
-def queue_peaks(reps: list[dict]) -> str:
+def queue_peaks(records: list[dict], paper: dict | None = None) -> str:
     """mean_queue_peak off / on, and of what buffer: "413 / 413 of 413"; – where it is None."""
-    off, on = (mean_queue_peak(reps, s) for s in ("off", "on"))
-    buffers = {r.get("buffer_pkts") for r in reps} - {None}
+    off, on = (mean_queue_peak(records, s) for s in SIDES)
+    buffers = {r.get("buffer_pkts") for r in records} - {None}
     return " / ".join("–" if v is None else f"{v:.0f}" for v in (off, on)) + \
         (f" of {buffers.pop()}" if len(buffers) == 1 else "")
 
@@ -147,9 +154,9 @@ def cells_by_setting(plan: MatrixPlan, cells: list[tuple]) -> dict[tuple[str, st
     return out
 
 
-def n_small(reps: list[dict]) -> int:
+def n_small(records: list[dict]) -> int:
     """Small flows per side over the repetitions."""
-    return sum(r["off"]["small_count"] for r in reps)
+    return sum(r["small_count"] for r in records)
 
 
 #: The kernels' table's quantities (table1_report), one a column, the small flows first (Table 1 is about
@@ -214,7 +221,8 @@ def record_of(setting: tuple[str, str, str], rep: dict) -> dict:
     return {"large_cc": setting[0], "buffer": setting[1], "large_rtt": setting[2],
             **{field: value(rep) for field, value in FIELD_VALUES.items()},
             "large_change_pct": large_change_pct(rep),
-            **{f"drops_{side}": rep[side]["drops"] for side in ("off", "on")}}
+            **{f"{name}_{side}": rep[side].get(name) for side in SIDES for name in SIDE_FIELDS},
+            "small_count": rep["off"].get("small_count"), "buffer_pkts": rep.get("buffer_pkts")}
 
 
 def records_of(by_setting: dict[tuple[str, str, str], list[dict]]) -> list[dict]:
@@ -234,6 +242,59 @@ def _implied_2bdp(ref: dict) -> dict[str, dict[str, tuple[float, float]]]:
     return out
 
 
+def claims_of(records: list[dict]) -> dict:
+    """The per-setting checks of the paper's words over a setting's repetitions (_claims)."""
+    return _claims(*([r[f] for r in records] for f in ("off_small", "on_small", "off_large", "on_large")))
+
+
+def small_faster(records: list[dict], paper: dict | None = None) -> str:
+    """Whether the small flows were faster with the compared start: the paired difference off - on."""
+    return claims_of(records)["small_faster"]
+
+
+def large_within_ci(records: list[dict], paper: dict | None = None) -> str:
+    """Whether the large flow's mean FCT with the compared start is inside the 95 % CI of its FCT without."""
+    return claims_of(records)["large_within_ci"]
+
+
+def large_change(records: list[dict], paper: dict | None = None) -> str:
+    """The large flow's change with the compared start, ours / the one the paper's two FCTs imply."""
+    return f"{claims_of(records)['large_change_pct']:+.1f}% / " + \
+        (f"{paper_change(paper)[0]:+.1f}%" if paper else "–")
+
+
+def drops(records: list[dict], paper: dict | None = None) -> str:
+    """The bottleneck's drops a run, off / on, mean over the repetitions."""
+    return " / ".join(f"{statistics.fmean(r[f'drops_{s}'] for r in records):.0f}" for s in SIDES)
+
+
+def rwnd_limited(records: list[dict], paper: dict | None = None) -> str:
+    """The small flows held by their receiver's window at least once, off / on, of how many."""
+    return " / ".join(str(sum(r[f"small_rwnd_limited_{s}"] for r in records)) for s in SIDES) + \
+        f" of {n_small(records)}"
+
+
+def runs_passing(records: list[dict]) -> int:
+    """The runs (two a repetition) that passed their fidelity checks."""
+    return sum(r[f"fidelity_ok_{s}"] for r in records for s in SIDES)
+
+
+def fidelity(records: list[dict], paper: dict | None = None) -> str:
+    """The runs that passed their fidelity checks, of how many."""
+    return f"{runs_passing(records)}/{2 * len(records)}"
+
+
+def drops_raised(records: list[dict], paper: dict | None = None) -> str:
+    """Whether the compared start raised the bottleneck's drops: the paired difference on - off."""
+    d = describe([r["drops_on"] - r["drops_off"] for r in records])
+    if d["ci95"]:
+        lo, hi = d["ci95"]
+        if lo == hi == 0:
+            return "no change"
+        return "yes" if lo > 0 else ("no: fewer" if hi < 0 else "not significant")
+    return "yes (n=1)" if d["mean"] > 0 else "no (n=1)"
+
+
 #: Table 1's reading of a matrix: a record per cell whose two sides ran (a repetition of a setting).
 RECORDS = Records(
     "table1", _load,
@@ -247,18 +308,26 @@ RECORDS = Records(
      "large_change_pct": Metric("large_change_pct", "large flow's change", 1, unit="%"),
      "drops_off": Metric("drops_off", "drops at the bottleneck, off", 0),
      "drops_on": Metric("drops_on", "drops at the bottleneck, on", 0)},
-    over="matrix", implied={"stability": paper_change}, implied_means={"2BDP mean": _implied_2bdp})
+    over="matrix", implied={"stability": paper_change}, implied_means={"2BDP mean": _implied_2bdp},
+    checks={"small_faster": small_faster, "large_within_ci": large_within_ci, "large_change": large_change,
+            "drops": drops, "drops_raised": drops_raised, "queue_peaks": queue_peaks, "rwnd_limited": rwnd_limited,
+            "handshakes": handshakes, "fidelity": fidelity})
+
+
+def described_section(plan: MatrixPlan, kind: type[S]) -> S:
+    """The section of @kind that the plan's matrix file describes, or (a file that only names Table 1's
+    report, or a plan from before plans named their file) Table 1's own file's."""
+    for name in (plan.matrix_file, MATRIX_FILE):
+        spec = described_in(name) if name else None
+        section = spec.section(kind) if spec else None
+        if section is not None:
+            return section  # type: ignore[return-value]
+    raise ValueError(f"{plan.matrix_file or MATRIX_FILE}: no {kind.__name__.lower()} section in its report")
 
 
 def main_table(plan: MatrixPlan) -> Settings:
-    """The main table's description: the settings section of the plan's matrix file (or, a plan from
-    before plans named their file, of Table 1's own)."""
-    for name in (plan.matrix_file, MATRIX_FILE):
-        spec = described_in(name) if name else None
-        section = spec.section(Settings) if spec else None
-        if section is not None:
-            return section
-    raise ValueError(f"{plan.matrix_file or MATRIX_FILE}: no settings section in its report")
+    """The main table's description: the settings section of the plan's matrix file (or Table 1's)."""
+    return described_section(plan, Settings)
 
 
 def order_effect(reps: list[dict]) -> dict:
@@ -272,17 +341,6 @@ def order_effect(reps: list[dict]) -> dict:
     return {"off_first_pct": means["off"], "on_first_pct": means["on"], "n_off_first": len(by["off"]),
             "n_on_first": len(by["on"]),
             "difference_pts": None if None in means.values() else means["off"] - means["on"]}
-
-
-def drops_raised(reps: list[dict]) -> str:
-    """Whether the compared start raised the bottleneck's drops: the paired difference on - off."""
-    d = describe([r["on"]["drops"] - r["off"]["drops"] for r in reps])
-    if d["ci95"]:
-        lo, hi = d["ci95"]
-        if lo == hi == 0:
-            return "no change"
-        return "yes" if lo > 0 else ("no: fewer" if hi < 0 else "not significant")
-    return "yes (n=1)" if d["mean"] > 0 else "no (n=1)"
 
 
 def choices_of(cells: list[tuple]) -> paper_bounds.Choices | None:
@@ -319,55 +377,42 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
     means = mean_rows(spec, settings, RECORDS, ref, matrix, {"on": start})
     lines = ([f"## {spec.heading}", ""] if spec.heading else []) + \
         settings_text(spec, settings, means, RECORDS, matrix).splitlines()
-    checks = [f"| large CCA | buffer | minRTT | small flows faster with {start}? | "
-              f"large flow within its CI? | large flow with {start}: ours / paper | drops off / on | "
-              f"{start} raised drops? | queue's peak off / on (pkts) | small flows rwnd-limited off / on | "
-              f"small flows with a SYN or SYN-ACK sent again off / on | runs passing fidelity |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     # Each comparison with the setting it is about, for the causes tried (analysis.causes).
     about = judged(settings, means)
     comparisons = [c for _, c in about]
     per_cca: dict[str, list[dict]] = {}
     for srow in settings:
-        key = (srow.setting["large_cc"], srow.setting["buffer"], srow.setting["large_rtt"])
-        # The setting's repetitions as read (the checks' counts), beside their records (the FCTs).
-        reps = [r for r in by_setting.get(key, []) if "off" in r and "on" in r]
+        # The setting's repetitions with both sides, as the reading's records.
+        reps = srow.records
         if not reps:
             continue
-        cca, buf, rtt = key
-        label = labels.get(cca, cca)
-        vals = {f: [r[f] for r in srow.records] for f in paper_bounds.FCT_FIELDS}
+        cca, buf, rtt = (srow.setting[k] for k in ("large_cc", "buffer", "large_rtt"))
+        vals = {f: [r[f] for r in reps] for f in paper_bounds.FCT_FIELDS}
         d = {k: describe(v) for k, v in vals.items()}
         impr = srow.ours["improvement_pct"]
         # Its 95 % CI over the repetitions' own improvements, as the verdict judges it.
         impr_ci = srow.stats["improvement_pct"]["ci95"]
         # The large flow's paired change with the start (%), what the claims ledger holds each setting to
         # (table1_large_worst_setting).
-        changes = [r["large_change_pct"] for r in srow.records]
-        claims = _claims(vals["off_small"], vals["on_small"], vals["off_large"], vals["on_large"])
-        p = srow.paper
+        changes = [r["large_change_pct"] for r in reps]
         sign = reproduced_cell(srow.comparisons) if srow.comparisons else srow.verdict
-        change_text = f"{paper_change(p)[0]:+.1f}%" if p else "–"
-        fid = sum(r[s]["fidelity_ok"] for r in reps for s in ("off", "on"))
-        drops = " / ".join(f"{statistics.fmean(r[s]['drops'] for r in reps):.0f}" for s in ("off", "on"))
-        rwnd = " / ".join(f"{sum(r[s]['small_rwnd_limited'] for r in reps)}" for s in ("off", "on"))
         row = {"large_cc": cca, "buffer": buf, "large_rtt": rtt, "n": len(reps), "on_paper_grid": srow.on_grid,
                **{k: without_values(v) for k, v in d.items()}, "improvement_pct": round(impr, 2),
-               "improvement_ci95": [round(x, 2) for x in impr_ci] if impr_ci else None, "claims": claims,
+               "improvement_ci95": [round(x, 2) for x in impr_ci] if impr_ci else None, "claims": claims_of(reps),
                "large_change": {"mean": statistics.fmean(changes), "ci95": ci95(changes)},
-               "paper": p, "paper_values_reproduced": sign, "runs_passing_fidelity": fid, "runs": 2 * len(reps),
-               "comparisons": [c.record() for c in srow.comparisons], "drops_raised": drops_raised(reps),
-               **{f"drops_{s}": statistics.fmean(r[s]["drops"] for r in reps) for s in ("off", "on")},
-               **{f"queue_peak_pkts_{s}": mean_queue_peak(reps, s) for s in ("off", "on")},
-               **{f"small_handshake_retrans_{s}": None if None in (v := [r[s].get("small_handshake_retrans")
+               "paper": srow.paper, "paper_values_reproduced": sign, "runs_passing_fidelity": runs_passing(reps),
+               "runs": 2 * len(reps), "comparisons": [c.record() for c in srow.comparisons],
+               "drops_raised": drops_raised(reps),
+               **{f"drops_{s}": statistics.fmean(r[f"drops_{s}"] for r in reps) for s in SIDES},
+               **{f"queue_peak_pkts_{s}": mean_queue_peak(reps, s) for s in SIDES},
+               **{f"small_handshake_retrans_{s}": None if None in (v := [r[f"small_handshake_retrans_{s}"]
                                                                          for r in reps]) else sum(v)
-                  for s in ("off", "on")},
-               "buffer_pkts": reps[0].get("buffer_pkts")}
+                  for s in SIDES},
+               "buffer_pkts": reps[0]["buffer_pkts"]}
         rows.append(row)
         per_cca.setdefault(cca, []).append(row)
-        checks.append(f"| {label} | {buf} | {rtt} | {claims['small_faster']} | {claims['large_within_ci']} | "
-                      f"{claims['large_change_pct']:+.1f}% / {change_text} | {drops} | {row['drops_raised']} | "
-                      f"{queue_peaks(reps)} | {rwnd} of {n_small(reps)} | {handshakes(reps)} | {fid}/{2 * len(reps)} |")
+    # The checks beside the main table: the experiment file's checks section, over the same records.
+    checks = checks_text(described_section(plan, Checks), records, RECORDS, ref, matrix, {"on": start})
     # What ran, the captures' line, the settings off the grid: every matrix report's (analysis.plan_notes).
     notes = []
     if compared_name(plan) != "SUSS":
@@ -392,12 +437,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         ["No paper value to judge here (none printed or implied for these settings)."]
     overhead = overhead_table(walls)
     versions = sorted({v for reps in by_setting.values() for r in reps for v in r.get("on", {}).get("suss_versions", [])})
-    if len(checks) > 2:
-        lines += ["", "What each setting shows besides its FCTs: the signs the paper's words claim, the large flow's "
-                      "change beside the paper's, the drops at the bottleneck, the most its queue held at once "
-                      "(counted by the qdisc, mean over the repetitions, of the buffer in packets), the small flows' "
-                      "receive windows, their handshakes' losses (a SYN or SYN-ACK sent again, as the kernel counts "
-                      "it: a second or more inside the client's FCT) and the runs' fidelity.", "", *checks]
+    if checks:
+        lines += ["", *checks.splitlines()]
     return "\n".join(lines), {"rows": rows, "unavailable": [u.model_dump() for u in plan.unavailable], "notes": notes,
                               "overhead_md": overhead, "cells_done": len(cells), "cells_planned": len(plan.cells),
                               "order_effect": order,
