@@ -55,6 +55,8 @@ class DescribedMatrixReport(MatrixReport):
         spec = self.spec
         reading = RECORDS[spec.records]
         records = reading.load(matrix_dir, plan)
+        # The matrix's two compared starts, as headings, intros and a settings section's words name them.
+        names = {"off": plan.compare.get("off", ""), "on": plan.compare.get("on", "")}
         parts, extra = [], {}
         # The paper's values a settings section judged: the headline, every value, the causes tried.
         comparisons: list[Comparison] = []
@@ -70,8 +72,7 @@ class DescribedMatrixReport(MatrixReport):
                 body = values_text(section, rows, reading)
                 extra.setdefault("paper_tables", {})[section.paper] = rows
             elif isinstance(section, Settings):
-                matrix, names = settings_grid(plan), {"off": plan.compare.get("off", ""),
-                                                        "on": plan.compare.get("on", "")}
+                matrix = settings_grid(plan)
                 ref = spec.reference.data()
                 rows = setting_rows(section, records, reading, ref, matrix, names)
                 means = mean_rows(section, rows, reading, ref, matrix, names)
@@ -85,8 +86,7 @@ class DescribedMatrixReport(MatrixReport):
                     about += pairs
             elif isinstance(section, Checks):
                 body = checks_text(section, records, reading, spec.reference.data() if spec.reference else {},
-                                   settings_grid(plan), {"off": plan.compare.get("off", ""),
-                                                         "on": plan.compare.get("on", "")})
+                                   settings_grid(plan), names)
             else:
                 assert isinstance(section, Means)
                 body = means_text(section, records, reading)
@@ -101,7 +101,7 @@ class DescribedMatrixReport(MatrixReport):
                           "comparisons_md": comparison_table(comparisons), "paper_outcomes": tally(comparisons),
                           "causes_md": causes_md(load_causes(plan.reference or plan.matrix), about)})
         extra["overhead_md"] = overhead_table([cell_timing(c, d) for c, d in current_cells(matrix_dir, plan)])
-        intro = spec.intro.format(**{"off": plan.compare.get("off", ""), "on": plan.compare.get("on", "")})
+        intro = spec.intro.format(**names)
         return Tables("\n\n".join(parts), extra, intro)
 
 

@@ -53,10 +53,10 @@ from ..scenario import parse_size
 from ..scenario.model import Strict
 from . import lastmile
 from .change_table import Change, change_rows, change_text, direction_counts
+from .checks_table import Checks
 from .conditions import conditions_of
 from .plots import plot_dynamics
 from .plugins import FIGURES, RECORDS, Records, register_records
-from .checks_table import Checks
 from .settings_table import Settings
 from .sides_table import Sides, sides_rows, sides_text
 from .value_table import Means, Values, chosen as _chosen, heading, means_text, values_rows, values_text

@@ -412,7 +412,8 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
         rows.append(row)
         per_cca.setdefault(cca, []).append(row)
     # The checks beside the main table: the experiment file's checks section, over the same records.
-    checks = checks_text(described_section(plan, Checks), records, RECORDS, ref, matrix, {"on": start})
+    checks = checks_text(described_section(plan, Checks), records, RECORDS, ref, matrix,
+                         {"off": plan.compare.get("off", ""), "on": start})
     # What ran, the captures' line, the settings off the grid: every matrix report's (analysis.plan_notes).
     notes = []
     if compared_name(plan) != "SUSS":
