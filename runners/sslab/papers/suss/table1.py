@@ -116,8 +116,15 @@ def handshake_retransmitted(flows: list[dict]) -> int | None:
 def handshakes(records: list[dict], paper: dict | None = None) -> str:
     """The small flows with a SYN or SYN-ACK sent again, off / on, of how many ("0 / 2 of 120"); – for
     runs that did not record it."""
-    counts = [[r[f"small_handshake_retrans_{s}"] for r in records] for s in SIDES]
-    return " / ".join("–" if None in c else str(sum(c)) for c in counts) + f" of {n_small(records)}"
+    counts = [handshakes_resent(records, s) for s in SIDES]
+    return " / ".join("–" if c is None else str(c) for c in counts) + f" of {n_small(records)}"
+
+
+def handshakes_resent(records: list[dict], side: str) -> int | None:
+    """The small flows on @side with a SYN or SYN-ACK sent again, over @records; None where a run did
+    not record it."""
+    counts = [r[f"small_handshake_retrans_{side}"] for r in records]
+    return None if None in counts else sum(counts)
 
 
 def buffer_pkts_of(cell_dir: Path) -> int | None:
@@ -265,7 +272,12 @@ def large_change(records: list[dict], paper: dict | None = None) -> str:
 
 def drops(records: list[dict], paper: dict | None = None) -> str:
     """The bottleneck's drops a run, off / on, mean over the repetitions."""
-    return " / ".join(f"{statistics.fmean(r[f'drops_{s}'] for r in records):.0f}" for s in SIDES)
+    return " / ".join(f"{mean_drops(records, s):.0f}" for s in SIDES)
+
+
+def mean_drops(records: list[dict], side: str) -> float:
+    """The bottleneck's drops a run on @side, mean over @records."""
+    return statistics.fmean(r[f"drops_{side}"] for r in records)
 
 
 def rwnd_limited(records: list[dict], paper: dict | None = None) -> str:
@@ -403,11 +415,9 @@ def table1(matrix_dir: Path, plan: MatrixPlan) -> tuple[str, dict]:
                "paper": srow.paper, "paper_values_reproduced": sign, "runs_passing_fidelity": runs_passing(reps),
                "runs": 2 * len(reps), "comparisons": [c.record() for c in srow.comparisons],
                "drops_raised": drops_raised(reps),
-               **{f"drops_{s}": statistics.fmean(r[f"drops_{s}"] for r in reps) for s in SIDES},
+               **{f"drops_{s}": mean_drops(reps, s) for s in SIDES},
                **{f"queue_peak_pkts_{s}": mean_queue_peak(reps, s) for s in SIDES},
-               **{f"small_handshake_retrans_{s}": None if None in (v := [r[f"small_handshake_retrans_{s}"]
-                                                                         for r in reps]) else sum(v)
-                  for s in SIDES},
+               **{f"small_handshake_retrans_{s}": handshakes_resent(reps, s) for s in SIDES},
                "buffer_pkts": reps[0]["buffer_pkts"]}
         rows.append(row)
         per_cca.setdefault(cca, []).append(row)
