@@ -1,11 +1,14 @@
 """Two results trees paired run by run (sslab.analysis.samebytes): the names the pairing uses, and what
 counts as the same."""
 
+import gzip
 import json
 
 import pytest
+from isal import isal_zlib
 
-from sslab.analysis.samebytes import PairResult, TreeResult, Unpairable, compare_pair, run_dirs
+from sslab.analysis.samebytes import PairResult, TreeResult, Unpairable, compare_pair, run_dirs, same_file
+from sslab.experiment.archive import gzip_in_place
 
 
 def run_dir(path, cell=None):
@@ -49,6 +52,39 @@ def test_a_capture_or_trace_that_differs_or_is_missing_makes_the_pair_differ(tmp
     moved = compare_pair("x", a, b)
     assert not moved.same and moved.files == 2
     assert moved.files_differing == ["job/out/runs/000-x-r0/flow.pcap", "job/out/runs/000-x-r0/flow.trace.gz"]
+
+
+def test_a_compressed_file_is_compared_by_what_it_holds_not_by_its_compressor(tmp_path):
+    text = b"".join(b"  <idle>-0 [000] ..s.. %d.000000: tcp_probe: snd_cwnd=%d\n" % (i, i % 97) for i in range(200_000))
+    (tmp_path / "isal").mkdir()
+    (tmp_path / "isal" / "flow.trace").write_bytes(text)
+    by_isal = gzip_in_place(tmp_path / "isal" / "flow.trace")
+    by_zlib = tmp_path / "flow.trace.gz"
+    by_zlib.write_bytes(gzip.compress(text, compresslevel=1, mtime=0))
+    assert by_isal.read_bytes() != by_zlib.read_bytes()        # two deflaters, two byte streams
+    assert gzip.decompress(by_isal.read_bytes()) == text       # a gzip file any gzip reads
+    assert same_file(by_isal, by_zlib) and same_file(by_zlib, by_isal)
+    one_more = tmp_path / "one-more.trace.gz"
+    one_more.write_bytes(gzip.compress(text + b"x", mtime=0))
+    shorter = tmp_path / "shorter.trace.gz"
+    shorter.write_bytes(gzip.compress(text[:-1], mtime=0))
+    assert not same_file(by_isal, one_more) and not same_file(one_more, by_isal)
+    assert not same_file(by_isal, shorter) and not same_file(shorter, by_isal)
+    raw_a, raw_b = tmp_path / "a.pcap", tmp_path / "b.pcap"   # not compressed: byte for byte
+    raw_a.write_bytes(isal_zlib.compress(text, 1))
+    raw_b.write_bytes(isal_zlib.compress(text, 0))
+    assert not same_file(raw_a, raw_b)
+
+
+def test_gzip_in_place_gives_the_same_bytes_for_the_same_trace(tmp_path):
+    text = b"".join(b"sslab_ack: sport=5201 cwnd=%d\n" % i for i in range(50_000))
+    outs = []
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "flow.trace").write_bytes(text)
+        outs.append(gzip_in_place(tmp_path / d / "flow.trace").read_bytes())
+        assert not (tmp_path / d / "flow.trace").exists()
+    assert outs[0] == outs[1] and gzip.decompress(outs[0]) == text
 
 
 def test_the_trees_are_the_same_only_when_every_flow_and_file_is_and_every_run_has_its_pair():

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import bisect
-import gzip
 import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import dpkt
+from isal import igzip
 import numpy as np
 
 GOODPUT_BIN_S = 0.1
@@ -50,7 +50,7 @@ def stored_capture(path: Path) -> Path:
 def open_pcap(path: Path):
     """A pcap file, or its gzip-compressed archive copy (path + '.gz')."""
     path = stored_capture(path)
-    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+    return igzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
 
 
 def _flow_events(segments, server_ports: list[int]):

@@ -21,12 +21,12 @@ kernel's controls alike: one measurement for every congestion control.
 from __future__ import annotations
 
 import functools
-import gzip
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from isal import igzip
 
 from . import tracecols
 
@@ -84,7 +84,7 @@ def _fields(body: str) -> dict[str, str]:
 def read_trace(path: Path) -> list[Record]:
     """A run's trace file, raw (.trace, as the guest left it) or compressed (.trace.gz)."""
     path = Path(path)
-    opener = gzip.open if path.suffix == ".gz" else open
+    opener = igzip.open if path.suffix == ".gz" else open
     with opener(path, "rt") as f:
         return parse(f.read())
 

@@ -18,12 +18,13 @@ rename.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+
+from isal import igzip
 
 from ..records import read_record, read_runs_index
 from ..analysis.capturecheck import check_capture, timed_tshark_view, tshark_version
@@ -31,8 +32,9 @@ from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
 from ..analysis.traces import trace_facts
 from ..substrate.spinguard import Charge, console_charges, during
 
-#: How hard captures and traces are compressed (see gzip_in_place).
-GZIP_LEVEL = 1
+#: How hard captures and traces are compressed: ISA-L's level 2 (see gzip_in_place; of its levels
+#: 1 and 2, as fast as each other, the smaller output).
+GZIP_LEVEL = 2
 #: tshark processes reading a job's captures at once (complete_runs): a testbed's job has ended when
 #: they run, and a matrix's other slots are busy in their own processes.
 TSHARK_READERS = 2
@@ -44,14 +46,21 @@ def gzip_in_place(raw: Path) -> Path:
     """Replace @raw by @raw.gz, reproducibly: the same bytes in give the same bytes out.
 
     The gzip header keeps a name and a time; the time is 0, so the archive of
-    a run is a function of the run, not of when it was made.  Level 1
-    (GZIP_LEVEL): on an E7 run's 19.3 MB capture it took 0.11 s against
-    level 6's 0.59 s and gave 3.34 MB against 3.33 (25 Nov 2026): headers
-    compress about as well either way.
+    a run is a function of the run, not of when it was made.  Deflated by
+    ISA-L (python-isal's igzip: a gzip file any gzip reads) at its level 2
+    (GZIP_LEVEL), not by zlib: a Table 1 run's 31.7 MB trace took 0.020 s of
+    CPU against zlib level 1's 0.082 (2.72 MB against 2.65), its 16.7 MB
+    capture 0.021 s against 0.106 (3.29 MB against 3.01), on the AMD EPYC
+    (6 Dec 2026): 0.29 s of a Table 1 cell's 5.3.  ISA-L picks its code by
+    the CPU; levels 0-2 gave the same bytes on this AVX-512 host and, under
+    qemu-user, as a Haswell (AVX2) and a Nehalem (SSE4.2), and other bytes
+    only on QEMU's bare x86-64 model, without SSE4.2 (level 3 differs from
+    one CPU to the next): sslab.analysis.samebytes compares archives by
+    what they hold, not by their compressed bytes.
     """
     packed = raw.with_name(raw.name + ".gz")
     with open(raw, "rb") as src, open(packed, "wb") as out, \
-            gzip.GzipFile(filename=raw.name, fileobj=out, mode="wb", compresslevel=GZIP_LEVEL, mtime=0) as dst:
+            igzip.IGzipFile(filename=raw.name, fileobj=out, mode="wb", compresslevel=GZIP_LEVEL, mtime=0) as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
     raw.unlink()
     return packed
@@ -73,7 +82,7 @@ def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | No
     traced = trace is not None and trace.endswith(".trace")
     if traced:
         raw = run_dir / trace
-        text = raw.read_bytes() if raw.exists() else gzip.decompress((run_dir / f"{trace}.gz").read_bytes())
+        text = raw.read_bytes() if raw.exists() else igzip.decompress((run_dir / f"{trace}.gz").read_bytes())
         facts = trace_facts(text, [f["port"] for f in run["flows"]])
         for flow in run["flows"]:
             flow.update(facts[flow["port"]])
