@@ -314,22 +314,23 @@ def test_kernels_side_by_side(tmp_path):
                                    tmp_path / "table1" / "cca-cubic_kernels")
     text = (dest / "table.md").read_text()
     # 6.1, n = 3: large off 30.0, 30.5, 29.5 (sd 0.5; t(2) = 4.303: ±1.2); small off 1.5 each time (±0);
-    # large on 31, 29, 30 (sd 1: ±2.5); small on 0.75, 0.8, 0.8 (sd 0.0289: ±0.07).
-    # One quantity a cell: small off, small on, the improvement, large off, large on, the drops off and on,
-    # then whether each FCT's CI (small off, small on, large off, large on) overlaps the first kernel's.
-    assert ("| cubic | 1BDP | 25ms | 6.1 | 3 | 1.50 ±0.00 | 0.78 ±0.07 | 48% | 30.0 ±1.2 | 30.0 ±2.5 | 10 | 10 | "
+    # large on 31, 29, 30 (sd 1: ±2.5); small on 0.75, 0.8, 0.8 (sd 0.0289: ±0.07); the improvements
+    # 50, 46.7, 46.7 % (sd 1.92: 47.8 ± 4.8, [43, 53]).  The settings section's columns (small off, small
+    # on, the improvement, large off, large on), then whether each FCT's CI overlaps the first kernel's.
+    assert ("| CUBIC | 1BDP | 25ms | 6.1 | 3 | 1.50 ±0.00 | 0.78 ±0.07 | 48% [43%, 53%] | 30.0 ±1.2 | 30.0 ±2.5 | "
             "(the first) | (the first) | (the first) | (the first) |") in text
     # 7.3, n = 1: no CI, nothing to compare.
-    assert "| cubic | 1BDP | 25ms | 7.3 | 1 | 2.00 | 1.00 | 50% | 40.0 | 41.0 | 10 | 10 | – | – | – | – |" in text
+    assert "| CUBIC | 1BDP | 25ms | 7.3 | 1 | 2.00 | 1.00 | 50% | 40.0 | 41.0 | – | – | – | – |" in text
     # 7.3-seccomp, n = 2: large 30, 31 (t(1) = 12.71: ±6.4), small off 1.5 and on 0.8 twice: every CI
     # shares a point with 6.1's (small on: [0.8, 0.8] inside [0.71, 0.86]).
-    assert ("| cubic | 1BDP | 25ms | 7.3-seccomp | 2 | 1.50 ±0.00 | 0.80 ±0.00 | 47% | 30.5 ±6.4 | 30.5 ±6.4 | "
-            "10 | 10 | yes | yes | yes | yes |") in text
-    rows = re.findall(r"^\| cubic \| \w+ \| \w+ \| (?:6\.1|7\.3|7\.3-seccomp) \|.*$", text, re.M)
-    assert len(rows) >= 4 and all(ln.count("|") == 17 for ln in rows), rows   # 16 columns, the not-run row too
-    assert "- 7.3-seccomp: the small flows' FCT CIs (SUSS off and on) overlap 6.1's in 1 of 1 settings" in text
-    assert "- 7.3: the small flows' FCT CIs (SUSS off and on) overlap 6.1's in 0 of 0 settings" in text
-    assert "| cubic | 1BDP | 50ms | 7.3 | 0 | not run |" in text
+    assert ("| CUBIC | 1BDP | 25ms | 7.3-seccomp | 2 | 1.50 ±0.00 | 0.80 ±0.00 | 47% [47%, 47%] | 30.5 ±6.4 | "
+            "30.5 ±6.4 | yes | yes | yes | yes |") in text
+    rows = re.findall(r"^\| CUBIC \| \w+ \| \w+ \| (?:6\.1|7\.3|7\.3-seccomp) \|.*$", text, re.M)
+    assert len(rows) == 6 and all(ln.count("|") == 15 for ln in rows), rows   # 14 columns, the not-run rows too
+    assert ("- 7.3-seccomp: the CIs overlap 6.1's, in settings with n ≥ 2 on both: small off 1 of 1, small on 1 of 1, "
+            "large off 1 of 1, large on 1 of 1") in text
+    assert "- 7.3: the CIs overlap 6.1's, in settings with n ≥ 2 on both: small off 0 of 0, small on 0 of 0" in text
+    assert "| CUBIC | 1BDP | 50ms | 7.3 | 0 | not run |" in text
     assert "## 6.1" in text and "| CUBIC | 1BDP | 25ms | 3 |" in text  # 6.1's own report follows
     assert "## 7.3" in text and "No report yet." in text
     assert json.loads((dest / "kernels.json").read_text())["kernels"][1] == {"kernel": "7.3", "matrix_dir": str(d73)}

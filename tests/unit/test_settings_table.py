@@ -7,8 +7,8 @@ import pytest
 
 from sslab.analysis.plugins import Metric, Records
 from sslab.analysis.verdict import NOT_DECIDED
-from sslab.analysis.settings_table import (Settings, SettingsGrid, mean_rows, reproduced_cell, setting_rows,
-                                           settings_text)
+from sslab.analysis.settings_table import (Settings, SettingsGrid, kernels_text, mean_rows, reproduced_cell,
+                                           setting_rows, settings_text)
 
 READING = Records(
     "made up", lambda *a: [], {"cc": ("start", str), "rtt": ("RTT", str)},
@@ -91,6 +91,26 @@ def test_a_row_beside_anothers_paper_values_is_shown_not_judged():
     (row,) = setting_rows(SPEC, [run("c", "10ms", 2.0, 1.0)], READING, REF, grid, {"on": "X"})
     assert row.paper == REF["rows"][0] and row.comparisons == []
     assert row.verdict == "not judged: beside Start A, another algorithm"
+
+
+def test_kernels_side_by_side_each_fcts_ci_against_the_first_kernels():
+    first = setting_rows(SPEC, RUNS, READING, {}, GRID, {})
+    # Another kernel: a 10 ms off 2.0, 2.0 (CI [2.0, 2.0], inside the first's 2.1 ± 1.27); 20 ms off 9.0, 9.2
+    # (sd 0.1414, / sqrt 2, t(1) 12.706: 9.1 ± 1.27, [7.83, 10.37], beyond the first's 4.2 ± 2.54, [1.66, 6.74]);
+    # its gains 66.67 and 67.39 % (of the means 1 - 3 / 9.1 = 67.0 %, CI 67.03 ± 4.60: [62, 72]).
+    other = setting_rows(SPEC, [run("a", "10ms", 2.0, 1.0), run("a", "10ms", 2.0, 1.0),
+                                run("a", "20ms", 9.0, 3.0), run("a", "20ms", 9.2, 3.0)], READING, {}, GRID, {})
+    once = setting_rows(SPEC, [run("a", "10ms", 2.0, 1.0)], READING, {}, GRID, {})
+    text = kernels_text(SPEC, READING, [("6.1", first), ("7.3", other), ("one", once)], GRID.labels)
+    assert text[2] == "| start | RTT | kernel | n | off (s) | gain | off overlaps 6.1 |"
+    assert "| Start A | 10ms | 6.1 | 2 | 2.10 ±1.27 | 52% [23%, 81%] | (the first) |" in text
+    assert "| Start A | 10ms | 7.3 | 2 | 2.00 ±0.00 | 50% [50%, 50%] | yes |" in text
+    assert "| Start A | 20ms | 7.3 | 2 | 9.10 ±1.27 | 67% [62%, 72%] | NO |" in text
+    assert "| Start A | 10ms | one | 1 | 2.00 | 50% | – |" in text          # n = 1: no CI to compare
+    assert "| Start A | 20ms | one | 0 | not run | | |" in text
+    assert "| b | 10ms | 6.1 | 0 | not run | | |" in text                   # planned, run by none
+    assert "- 7.3: the CIs overlap 6.1's, in settings with n ≥ 2 on both: off 1 of 2" in text
+    assert "- one: the CIs overlap 6.1's, in settings with n ≥ 2 on both: off 0 of 0" in text
 
 
 def test_a_rows_record_lists_what_it_missed():

@@ -32,10 +32,10 @@ from .archive import cell_timing, current_cells, overhead_table
 from .causes import causes_md, load_causes
 from .checks_table import Checks, checks_text
 from .matrix_kind import MatrixReport, Tables
-from .plugins import FIGURES, RECORDS, REPORTS
+from .plugins import FIGURES, RECORDS, REPORTS, Records
 from .runs_report import RunsReport
 from .settings_table import (Settings, SettingsGrid, comparison_table, headline, headline_counts, judged,
-                             mean_rows, repetitions, setting_rows, settings_text)
+                             kernels_text, mean_rows, repetitions, setting_rows, settings_text)
 from .sides_table import Sides, sides_rows, sides_text
 from .value_table import Means, Values, means_text, values_rows, values_text
 from .verdict import RULE, RULE_RECORD, Comparison, tally
@@ -103,6 +103,26 @@ class DescribedMatrixReport(MatrixReport):
         extra["overhead_md"] = overhead_table([cell_timing(c, d) for c, d in current_cells(matrix_dir, plan)])
         intro = spec.intro.format(**names)
         return Tables("\n\n".join(parts), extra, intro)
+
+    def settings(self, plan: MatrixPlan) -> tuple[Settings, Records] | None:
+        section = self.spec.section(Settings)
+        return None if section is None else (section, RECORDS[self.spec.records])  # type: ignore[return-value]
+
+
+def kernels_table(kernels: list[tuple[str, Path, MatrixPlan]]) -> list[str]:
+    """The same matrix on several kernels (@kernels: each one's name, matrix directory and plan, the
+    first the one the others are set beside), a row per setting and kernel by the report's settings
+    section (settings_table.kernels_text); nothing when the report has none or the kernels' plans name
+    different reports."""
+    if not kernels or len({plan.report for _, _, plan in kernels}) != 1:
+        return []
+    found = report_kind(kernels[0][2]).settings(kernels[0][2])
+    if found is None:
+        return []
+    spec, reading = found
+    rows = [(name, setting_rows(spec, reading.load(d, plan), reading, {}, settings_grid(plan), {}))
+            for name, d, plan in kernels]
+    return kernels_text(spec, reading, rows, dict(kernels[0][2].labels))
 
 
 def settings_grid(plan: MatrixPlan) -> SettingsGrid:

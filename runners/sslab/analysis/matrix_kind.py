@@ -52,13 +52,14 @@ class MatrixReport:
         unless the report has an answer of that kind."""
         return None
 
-    def kernels_table(self, per_kernel: list[tuple[str, Path, MatrixPlan, str, dict]]) -> list[str]:
-        """The same matrix on several kernels: a table setting them side by side from each kernel's
-        summary (@per_kernel: name, matrix directory, plan, conditions, extra); none by default (each
-        kernel's own report follows)."""
-        return []
+    def settings(self, plan: MatrixPlan) -> tuple | None:
+        """The report's settings section (settings_table.Settings) and the reading it is over
+        (plugins.Records: the registry of readings imports this module, so no type here), when
+        it has one: what the same matrix on several kernels is set side by side by (None: each kernel's
+        own report follows, nothing before them)."""
+        return None
 
     def summary_fields(self, matrix_dir: Path, plan: MatrixPlan) -> dict:
-        """The summary's fields recomputed from a matrix's archive ({} by default): what kernels_table
-        reads of each kernel's matrix, and the headline a ledger's paper-value counts show."""
+        """The summary's fields recomputed from a matrix's archive ({} by default): the headline a
+        ledger's paper-value counts show."""
         return {}

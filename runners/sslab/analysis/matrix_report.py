@@ -32,7 +32,7 @@ from .interactive import append_fct_page, flows_page
 from .plots import plot_flows_grid, plot_flows_over_time, prefetch_capture_bins
 from .conditions import conditions_of
 from . import progress
-from .matrix_described import report_kind
+from .matrix_described import kernels_table, report_kind
 from .plan_notes import plan_notes
 from .tidy import write_flows_table
 
@@ -311,14 +311,14 @@ def capture_of(run: dict, run_dir: Path) -> Path | None:
 
 
 def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
-    """The same matrix on several kernels, side by side, into a new @base/reports/<stamp>/: for Table 1
-    one row per setting and kernel (large and small FCTs off and on, the improvement, the bottleneck's
-    drops); for any matrix each kernel's own table after it.  @runs: (kernel, its matrix directory),
+    """The same matrix on several kernels, side by side, into a new @base/reports/<stamp>/: for a
+    report with a settings section (Table 1's, any file's) one row per setting and kernel, its columns
+    (matrix_described.kernels_table); for any matrix each kernel's own table after it.  @runs: (kernel, its matrix directory),
     in the order asked; a pure function of those archives, like write_matrix_report."""
     dest = base / "reports" / paths.stamp()
     lines = ["# The same matrix on several kernels", ""]
     lines += [f"- {name}: {d}" for name, d in runs]
-    per_kernel: list[tuple[str, Path, MatrixPlan, str, dict]] = []
+    per_kernel: list[tuple[str, Path, MatrixPlan, str]] = []
     every_cell: list[Path] = []   # the page links their captures and traces
     every_setting: list[dict] = []  # and flows.csv has their axes
     for name, d in runs:
@@ -331,12 +331,10 @@ def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
         every_cell += [c for _, c in cells]
         every_setting += [{"setting": c.setting, "rep": c.rep} for c, _ in cells]
         ran = conditions_of([c for _, c in cells]) if cells else "nothing run yet"
-        extra = report_kind(plan).summary_fields(d, plan)
-        per_kernel.append((name, d, plan, ran, extra))
+        per_kernel.append((name, d, plan, ran))
     lines.append("")
-    if len({p.report for _, _, p, _, _ in per_kernel}) == 1:
-        lines += report_kind(per_kernel[0][2]).kernels_table(per_kernel)
-    for name, d, plan, ran, _ in per_kernel:
+    lines += kernels_table([(name, d, plan) for name, d, plan, _ in per_kernel])
+    for name, d, plan, ran in per_kernel:
         lines += [f"## {name}", "", f"Ran under: {ran}.", ""]
         try:
             report = (d / "reports" / "latest" / "table.md").read_text()

@@ -34,7 +34,7 @@ from pydantic import Field, model_validator
 
 from ..scenario.model import Strict
 from .plugins import Records
-from .stats import ci95, describe, fmt_mean_ci
+from .stats import ci95, cis_overlap, describe, fmt_mean_ci
 from .verdict import NOT_DECIDED, NOT_REPRODUCED, RULE, Comparison, tally, tally_text
 
 
@@ -356,6 +356,54 @@ def settings_text(spec: Settings, rows: list[SettingRow], means: list[MeanRow], 
         lines.append(line(keys, sum(len(s.records) for s in mr.settings), cells, mr.verdict))
     return "\n".join(lines)
 
+
+
+def kernels_text(spec: Settings, reading: Records, kernels: list[tuple[str, list[SettingRow]]],
+                 labels: dict[str, str] | None = None) -> list[str]:
+    """The same settings on several kernels (@kernels: each kernel's name and its setting_rows, the first
+    the one the others are set beside): a row per setting and kernel with the section's shown columns,
+    then, per FCT column, whether its 95 % CI shares a point with the first kernel's (no proof of
+    equality, only no evidence against it at this n); under the table, per kernel and FCT column, in how
+    many settings (n >= 2 on both) they share one.  A kernel that did not run a setting: its row says so."""
+    labels = labels or {}
+    shown = [c for c in spec.columns if c.heading is not None]
+    fcts = [c for c in shown if c.kind == "fct"]
+    first_name = kernels[0][0]
+    head = [reading.keys[k][0] for k in spec.rows] + ["kernel", "n"]
+    lines = [f"Mean ±95% CI over each setting's repetitions (n); \"overlaps {first_name}\": whether that FCT's "
+             f"95% CI shares a point with {first_name}'s (– with n < 2).", "",
+             "| " + " | ".join(head + [c.heading or "" for c in shown]
+                               + [f"{c.short} overlaps {first_name}" for c in fcts]) + " |",
+             "|---" * (len(head) + len(shown) + len(fcts)) + "|"]
+    by_kernel = [(name, {tuple(r.setting[k] for k in spec.rows): r for r in rows if r.records})
+                 for name, rows in kernels]
+    settings = list(dict.fromkeys(tuple(r.setting[k] for k in spec.rows) for _, rows in kernels for r in rows))
+    tallies: dict[str, dict[str, list[int]]] = {name: {c.metric: [0, 0] for c in fcts} for name, _ in kernels[1:]}
+    for setting in settings:
+        keys = [labels.get(v, v) for v in setting]
+        first: SettingRow | None = None
+        for name, rows in by_kernel:
+            row = rows.get(setting)
+            if row is None:
+                lines.append(f"| {' | '.join(keys)} | {name} | 0 | not run |" + " |" * (len(shown) + len(fcts) - 1))
+                continue
+            first = first or row
+            if row is first:
+                overlaps = ["(the first)"] * len(fcts)
+            else:
+                found = [cis_overlap(first.stats[c.metric], row.stats[c.metric]) for c in fcts]
+                overlaps = [{True: "yes", False: "NO", None: "–"}[o] for o in found]
+                for c, o in zip(fcts, found):
+                    if o is not None:
+                        tallies[name][c.metric][0] += o
+                        tallies[name][c.metric][1] += 1
+            cells = [_cell(c, reading, row) for c in shown]
+            lines.append(f"| {' | '.join(keys)} | {name} | {len(row.records)} | {' | '.join(cells + overlaps)} |")
+    lines.append("")
+    for name, by_metric in tallies.items():
+        lines.append(f"- {name}: the CIs overlap {first_name}'s, in settings with n ≥ 2 on both: "
+                     + ", ".join(f"{c.short} {by_metric[c.metric][0]} of {by_metric[c.metric][1]}" for c in fcts))
+    return lines + [""]
 
 
 def headline(spec: Settings, comparisons: list[Comparison], n: int | None = None) -> list[str]:

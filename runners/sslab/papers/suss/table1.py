@@ -166,13 +166,6 @@ def n_small(records: list[dict]) -> int:
     return sum(r["small_count"] for r in records)
 
 
-#: The kernels' table's quantities (table1_report), one a column, the small flows first (Table 1 is about
-#: them): a row's key and its digits (None: a percentage, whole).
-MAIN_COLUMNS = (("small off (s)", "off_small", 2), ("small on (s)", "on_small", 2),
-                ("small-flow improvement", "improvement_pct", None), ("large off (s)", "off_large", 1),
-                ("large on (s)", "on_large", 1))
-
-
 def reference(plan: MatrixPlan) -> dict:
     """The paper's values @plan's matrix is compared with (its own name's, or the one it names)."""
     p = REFERENCE_DIR / f"{plan.reference or plan.matrix}.yaml"

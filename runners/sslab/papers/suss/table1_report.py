@@ -1,8 +1,8 @@
 """Table 1's matrix report (E7; `report: table1`): per setting the large flow's FCT and the small flows'
 mean FCT, SUSS off and on, the improvement, 95 % CIs over repetitions, claim checks and the paper's
 values beside ours (sslab.papers.suss.table1); a calibration matrix's candidates first; after the plots,
-every SUSS version run on the selection side by side; on several kernels, one row per setting and
-kernel."""
+every SUSS version run on the selection side by side; on several kernels, its settings section's
+columns, a row per setting and kernel (sslab.analysis.matrix_described.kernels_table)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from ...analysis.answer_plots import against_bound, ours_against_paper, per_sett
 from ...analysis.archive import ArchiveError, latest_plan
 from .calibration import calibration, candidate_axes
 from ...analysis.matrix_kind import MatrixReport, Tables
-from ...analysis.stats import cis_overlap, fmt_mean_ci
-from .table1 import MAIN_COLUMNS, compared_name, table1
+from ...analysis.plugins import Records
+from ...analysis.settings_table import Settings
+from .table1 import RECORDS, compared_name, main_table, table1
 
 
 def large_flow_bounds() -> dict[str, float]:
@@ -84,48 +85,8 @@ class Table1Report(MatrixReport):
     def summary_fields(self, matrix_dir: Path, plan: MatrixPlan) -> dict:
         return table1(matrix_dir, plan)[1]
 
-    def kernels_table(self, per_kernel: list[tuple[str, Path, MatrixPlan, str, dict]]) -> list[str]:
-        if not per_kernel:
-            return []
-        lines: list[str] = []
-        first_name = per_kernel[0][0]
-        # One quantity a cell, in the main table's columns (the small flows first), then the drops and each
-        # FCT's overlap with the first kernel's.
-        fcts = [(name.removesuffix(" (s)"), key) for name, key, digits in MAIN_COLUMNS if digits is not None]
-        lines += ["Mean ±95% CI over repetitions (n) of each setting; FCT in seconds (the small flows' mean, the "
-                  "large flow's); improvement = 1 − mean small FCT on / off; drops = the bottleneck's, per run.  "
-                  f"\"overlaps {first_name}\": whether that FCT's 95% CI shares a point with the first kernel's "
-                  "(– with n < 2).", "",
-                  "| large CCA | buffer | minRTT | kernel | n | " + " | ".join(name for name, _, _ in MAIN_COLUMNS)
-                  + " | drops off | drops on | " + " | ".join(f"{word} overlaps {first_name}" for word, _ in fcts) + " |",
-                  "|---" * (5 + len(MAIN_COLUMNS) + 2 + len(fcts)) + "|"]
-        keys = list(dict.fromkeys((r["large_cc"], r["buffer"], r["large_rtt"])
-                                  for _, _, _, _, e in per_kernel for r in e["rows"]))
-        agree: dict[str, list[int]] = {}
-        for key in keys:
-            first = None
-            for name, _, _, _, extra in per_kernel:
-                r = next((r for r in extra["rows"] if (r["large_cc"], r["buffer"], r["large_rtt"]) == key), None)
-                if r is None:
-                    lines.append(f"| {' | '.join(key)} | {name} | 0 | not run |" + " |" * (len(MAIN_COLUMNS) + 1 + len(fcts)))
-                    continue
-                first = first or r
-                overlap = ["(the first)"] * 4 if r is first else [
-                    {True: "yes", False: "NO", None: "–"}[cis_overlap(first[f], r[f])] for _, f in fcts]
-                if r is not first:
-                    tally = agree.setdefault(name, [0, 0])
-                    small = [cis_overlap(first[f], r[f]) for f in ("off_small", "on_small")]
-                    if None not in small:  # n >= 2 on both sides
-                        tally[0] += all(small)
-                        tally[1] += 1
-                ours = [f"{r[k]:.0f}%" if digits is None else fmt_mean_ci(r[k], digits) for _, k, digits in MAIN_COLUMNS]
-                lines.append(f"| {' | '.join(key)} | {name} | {r['n']} | {' | '.join(ours)} | "
-                             f"{r['drops_off']:.0f} | {r['drops_on']:.0f} | {' | '.join(overlap)} |")
-        lines.append("")
-        lines += [f"- {name}: the small flows' FCT CIs (SUSS off and on) overlap {per_kernel[0][0]}'s in {a} of "
-                  f"{n} settings with n ≥ 2 on both" for name, (a, n) in agree.items()]
-        lines.append("")
-        return lines
+    def settings(self, plan: MatrixPlan) -> tuple[Settings, Records]:
+        return main_table(plan), RECORDS
 
 
 TABLE1 = Table1Report("table1", "Fig. 16", 0, ("the large flow", "the small flows"),
