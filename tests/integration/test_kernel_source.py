@@ -67,7 +67,9 @@ def test_the_kernel_axis_runs_both_and_sets_them_side_by_side(tmp_path, run_on_7
         keys[d] = cells[0].name
     assert keys[d61] != keys[d73]  # the same setting on another kernel is another cell
     side = (results / "smoke" / "cca-cubic_rtt-20ms_kernels" / "reports" / "latest" / "table.md").read_text()
-    assert "| cubic | 1BDP | 20ms | 6.1 | 1 |" in side and "| cubic | 1BDP | 20ms | 7.3 | 1 |" in side
+    # A row per setting and kernel (the settings section's, the start by its label), 7.3's set beside 6.1's.
+    assert "| CUBIC | 1BDP | 20ms | 6.1 | 1 |" in side and "| CUBIC | 1BDP | 20ms | 7.3 | 1 |" in side
+    assert "- 7.3: the CIs overlap 6.1's, in settings with n ≥ 2 on both: small off 0 of 0" in side  # n = 1
     assert "kernel UML 7.3" in side  # 7.3's own ran-under line
     again = sslab(args, results, timeout=900)  # resumed: nothing left to run on either kernel
     assert again.returncode == 0, again.stderr[-2000:]
