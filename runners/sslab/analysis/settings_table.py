@@ -375,9 +375,9 @@ def kernels_text(spec: Settings, reading: Records, kernels: list[tuple[str, list
              "| " + " | ".join(head + [c.heading or "" for c in shown]
                                + [f"{c.short} overlaps {first_name}" for c in fcts]) + " |",
              "|---" * (len(head) + len(shown) + len(fcts)) + "|"]
-    by_kernel = [(name, {tuple(r.setting[k] for k in spec.rows): r for r in rows if r.records})
-                 for name, rows in kernels]
-    settings = list(dict.fromkeys(tuple(r.setting[k] for k in spec.rows) for _, rows in kernels for r in rows))
+    # A row's setting is keyed by spec.rows, in their order (setting_rows), as settings_text reads it.
+    by_kernel = [(name, {tuple(r.setting.values()): r for r in rows if r.records}) for name, rows in kernels]
+    settings = list(dict.fromkeys(tuple(r.setting.values()) for _, rows in kernels for r in rows))
     tallies: dict[str, dict[str, list[int]]] = {name: {c.metric: [0, 0] for c in fcts} for name, _ in kernels[1:]}
     for setting in settings:
         keys = [labels.get(v, v) for v in setting]
