@@ -313,8 +313,8 @@ def capture_of(run: dict, run_dir: Path) -> Path | None:
 def write_kernels_report(runs: list[tuple[str, Path]], base: Path) -> Path:
     """The same matrix on several kernels, side by side, into a new @base/reports/<stamp>/: for a
     report with a settings section (Table 1's, any file's) one row per setting and kernel, its columns
-    (matrix_described.kernels_table); for any matrix each kernel's own table after it.  @runs: (kernel, its matrix directory),
-    in the order asked; a pure function of those archives, like write_matrix_report."""
+    (matrix_described.kernels_table); for any matrix each kernel's own table after it.  @runs: (kernel,
+    its matrix directory), in the order asked; a pure function of those archives, like write_matrix_report."""
     dest = base / "reports" / paths.stamp()
     lines = ["# The same matrix on several kernels", ""]
     lines += [f"- {name}: {d}" for name, d in runs]
