@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from sslab.analysis.pcap import open_pcap, pcap_records
 from sslab.experiment import sha256
 from sslab.paths import REPO_ROOT
 
@@ -68,6 +69,13 @@ def test_runs_archive_pcaps_traces_and_manifest(smoke_run):
         flow = run["flows"][0]
         assert flow["cc_used"] == flow["cc"]
         assert run["fidelity"]["base_rtt_ms"] and run["bottleneck_backlog"]
+        # One tcpdump kept for the boot's eight runs (virtual time): each run's file holds as many
+        # packets as tcpdump counted for that run, whole, from its header on.
+        assert run["pcap_mode"] == "buffered" and run["pcap_dropped_by_kernel"] == 0, run["pcap_note"]
+        counted = int(run["pcap_note"].splitlines()[0].split()[0])
+        with open_pcap(run_dir / "job/out/runs" / tag / run["pcap"]) as f:
+            frames = [len(frame) for _ts, frame in pcap_records(f)]
+        assert len(frames) == counted and min(frames) >= 54, (tag, run["pcap_note"])
         # The queue's peak as netem counted it (patch 0007): at least every reading taken during the
         # run, at most the buffer, and the buffer exactly in a run that lost packets (netem drops an
         # arrival only when it holds its limit).  Each run's own: a run after a lossy one starts at 0.

@@ -1,5 +1,6 @@
 """Counters the guest reads to tell where a run lost packets."""
 
+from sslab.guest.capture import dropped_by_kernel
 from sslab.guest.netns import parse_softnet_drops, parse_tcp_counters
 from sslab.guest.vmcheck import SENDER_COUNTERS
 
@@ -30,3 +31,10 @@ NETSTAT = (
 def test_tcp_counters_pick_the_named_ones_of_the_tcpext_table():
     assert parse_tcp_counters(NETSTAT, SENDER_COUNTERS) == {"TCPTimeouts": 1, "TCPSpuriousRTOs": 1,
                                                             "TCPFastRetrans": 254, "TCPSACKReorder": 261}
+
+
+def test_the_capture_drop_count_is_read_from_tcpdumps_note_in_both_its_forms():
+    # At its exit, a line a count; on SIGUSR1 (a kept capture's take), one line; 1 is singular.
+    assert dropped_by_kernel("10 packets captured\n12 packets received by filter\n3 packets dropped by kernel") == 3
+    assert dropped_by_kernel("tcpdump: 1 packet captured, 2 packets received by filter, 1 packet dropped by kernel") == 1
+    assert dropped_by_kernel("tcpdump: listening on eth0") is None and dropped_by_kernel(None) is None

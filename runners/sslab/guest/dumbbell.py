@@ -244,6 +244,9 @@ class Dumbbell:
         #: The traffic tool's servers and clients kept for the boot, by (its mode, namespace, port)
         #: (sslab.guest.flows.KeptTool).
         self.kept_tools: dict[tuple[str, str, int], Any] = {}
+        #: Captures kept for the boot under virtual time, by (namespace, device, snap length)
+        #: (sslab.guest.capture.KeptCapture).
+        self.kept_captures: dict[tuple[str, str, int], Any] = {}
         #: The link model's random loss is on the lines (add_loss): not during the fidelity checks,
         #: whose saturating flow and pings measure the path's rate and delay, not its loss.
         self.with_loss = False
@@ -556,9 +559,10 @@ class Dumbbell:
     def close_helpers(self) -> None:
         """End what is kept for the boot (the queue's reader, the launcher's namespace handles): a
         process in a namespace, or a handle of it, keeps it alive after it is deleted."""
-        for tool in self.kept_tools.values():
+        for tool in [*self.kept_tools.values(), *self.kept_captures.values()]:
             tool.close()
         self.kept_tools.clear()
+        self.kept_captures.clear()
         if self._queue is not None:
             self._queue.close()
             self._queue = None
