@@ -380,8 +380,9 @@ def interrupt_check(after_s: float) -> dict:
     child = subprocess.Popen([sys.executable, "-m", "sslab.guest.scenario_run"], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + DEPLOY_TIMEOUT_S
-    # The first run's capture file appears when its traffic is about to start.
-    while not list((out / "runs").glob("*/flow.pcap")):
+    # The first run's directory appears as its set-up begins (its capture file only after its traffic,
+    # from the capture kept for the boot: sslab.guest.capture); its traffic is seconds of wall time.
+    while not [d for d in (out / "runs").glob("*") if d.is_dir()]:
         if child.poll() is not None or time.monotonic() > deadline:
             break
         time.sleep(0.1)
