@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .dumbbell import Dumbbell
+from .ftrace import copy_out
 
 
 #: Without immediate mode libpcap hands packets over in ring blocks, when a
@@ -132,13 +133,15 @@ class KeptCapture:
         time.sleep(FLUSH_WAIT_S)
         self.proc.send_signal(signal.SIGUSR1)
         counts = self._counts()
-        with open(self.spool, "rb") as src, open(dest, "wb") as out:
+        # Unbuffered: sendfile copies from the descriptor's own position, where each seek puts it.
+        with open(self.spool, "rb", buffering=0) as src, open(dest, "wb") as out:
             first = self.header is None
             if first:
                 self.header = src.read(PCAP_HEADER_BYTES)
             early = records_before(src, self.header, PCAP_HEADER_BYTES if first else 0, since)
             out.write(self.header)
-            copy_file(src, out)
+            out.flush()
+            copy_out(src, out)
         os.truncate(self.spool, 0)
         note = [f"{n} packet{'' if n == 1 else 's'} {what}"
                 for what, n in ((w, counts[w] - self.counts.get(w, 0)) for w in counts)]
@@ -206,16 +209,6 @@ def records_before(src: BinaryIO, header: bytes, offset: int, since: float) -> i
         offset += record.size + kept
     src.seek(offset)
     return early
-
-
-def copy_file(src: BinaryIO, out: BinaryIO) -> None:
-    """@src from its position to its end onto @out's, in the kernel (one sendfile a chunk, not a read()
-    and write() a block: each a system call through the host's ptrace under UML)."""
-    out.flush()
-    fd_in, fd_out = src.fileno(), out.fileno()
-    offset = src.tell()
-    while n := os.sendfile(fd_out, fd_in, offset, 1 << 30):
-        offset += n
 
 
 def dropped_by_kernel(note: str | None) -> int | None:

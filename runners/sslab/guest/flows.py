@@ -245,14 +245,14 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
     pairs = sorted({f["pair"] for f in flows})
     counters0 = db.tcp_counters(pairs)
     bn0 = db.bottleneck_counters()
-    pcap = start_capture(db, out_dir / f"{tag}.pcap", capture.snaplen, capture.immediate) if capture.pcap else None
-    client_pcap = start_capture(db, out_dir / f"{tag}.client.pcap", capture.snaplen, capture.immediate,
-                       where=(db.clients[flows[0]["pair"] - 1], db.host_dev)) \
+    def captured(suffix: str, where: tuple[str, str] | None = None):
+        return start_capture(db, out_dir / f"{tag}{suffix}.pcap", capture.snaplen, capture.immediate, where)
+    pcap = captured("") if capture.pcap else None
+    client_pcap = captured(".client", (db.clients[flows[0]["pair"] - 1], db.host_dev)) \
         if capture.pcap and link is not None and link.down else None
     # Every interface of the bottleneck's router: a packet's arrival and its departure past the
     # bottleneck, in the order they happened (sslab.analysis.queuecheck counts the queue from them).
-    router_pcap = start_capture(db, out_dir / f"{tag}.router.pcap", capture.snaplen, capture.immediate, where=(db.r1, "any")) \
-        if capture.router else None
+    router_pcap = captured(".router", (db.r1, "any")) if capture.router else None
     replay = TraceReplay(db.r1, db.bottleneck_dev, link.trace, trace_offset_s, 0.0,
                          db.burst_bytes) if link is not None and link.trace else None
     if replay:

@@ -98,7 +98,8 @@ class Ftrace:
 
 
 def copy_out(src: BinaryIO, out: BinaryIO) -> int:
-    """Copy tracefs's `trace` file @src to @out in the kernel; return the bytes copied.
+    """Copy @src from its position to its end onto @out's (flushed), in the kernel; return the bytes
+    copied.  For tracefs's `trace` file and a kept capture's spool (sslab.guest.capture).
 
     The `trace` file is a seq_file whose buffer is a page: read() hands over at most a page a call,
     and under UML every call is a round trip through the host's ptrace (about 9.6k of them for a
