@@ -39,7 +39,7 @@ def run_with(netem: str, tmp_path) -> tuple[dict, list[float], dict]:
     [(tag_dir, run)] = startup_runs(path, tmp_path / netem)
     import json
     fidelity = json.loads((tag_dir.parent.parent / "fidelity.json").read_text())
-    srtt_ms = [r.int("srtt") / 1000 for r in read_trace(tag_dir / "flow.trace.gz") if r.event == "tcp_probe"]
+    srtt_ms = [r.int("srtt") / 1000 for r in read_trace(tag_dir / run["trace"]) if r.event == "tcp_probe"]
     return run, srtt_ms, fidelity
 
 

@@ -82,7 +82,7 @@ def test_the_first_loss_converges_to_beta_times_the_full_bdp(rapid_run):
     assert final >= cwnd_before * 717 * 12 // 36864
     assert final == pytest.approx(0.7 * (BDP_PKTS + BUFFER_PKTS), rel=0.1), (final, cwnd_before)
     # After the recovery the kernel's cwnd is that window, and CUBIC grows it from there.
-    probes = [r for r in read_trace(tag_dir / "flow.trace.gz") if r.event == "tcp_probe"
+    probes = [r for r in read_trace(tag_dir / run["trace"]) if r.event == "tcp_probe"
               and r.ts > float(done["ts"])]
     assert probes and probes[0].int("ssthresh") == final
     assert abs(probes[0].int("snd_cwnd") - final) <= 2, probes[0]

@@ -81,7 +81,7 @@ def test_an_e1_run_a_table1_cell_and_the_index_open_in_a_browser(tmp_path):
     assert all(f'src="{svg}"' in table1.read_text() for svg in ("ours-vs-paper.svg", "per-setting.svg",
                                                                "large-vs-bound.svg"))
     text = e1.read_text()
-    assert "ran under: substrate uml, clock uml/inf-cpu" in text and ".pcap" in text and "flow.trace.gz" in text
+    assert "ran under: substrate uml, clock uml/inf-cpu" in text and ".pcap" in text and "flow.trace.rb.gz" in text
     text = table1.read_text()
     assert "small-flow improvement" in text and "flows-table1-cubic.png" in text and "Fig. 16" in text
     # Its verdicts coloured as the plots colour them (a light blue, vermillion, orange), and its list of

@@ -58,7 +58,7 @@ def test_runs_archive_pcaps_traces_and_manifest(smoke_run):
     assert manifest["scenario"]["sha256"] == sha256(SMOKE)
     assert len(manifest["run_order"]) == 8 and manifest["image"]["module"]["present"]
     pcaps = [k for k in manifest["artifacts"] if k.endswith(".pcap")]
-    traces = [k for k in manifest["artifacts"] if k.endswith(".trace.gz")]
+    traces = [k for k in manifest["artifacts"] if k.endswith(".trace.rb.gz")]
     assert len(pcaps) == 8 and len(traces) >= 8
     for rel, digest in manifest["artifacts"].items():
         assert sha256(run_dir / rel) == digest, rel

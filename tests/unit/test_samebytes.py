@@ -3,12 +3,15 @@ counts as the same."""
 
 import gzip
 import json
+import struct
 
 import pytest
 from isal import isal_zlib
 
 from sslab.analysis.samebytes import PairResult, TreeResult, Unpairable, compare_pair, run_dirs, same_file
 from sslab.experiment.archive import gzip_in_place
+
+from .test_ringbuf import TCP_PROBE, event, page, probe, trace_file
 
 
 def run_dir(path, cell=None):
@@ -96,3 +99,25 @@ def test_the_trees_are_the_same_only_when_every_flow_and_file_is_and_every_run_h
     one_sided = TreeResult([whole], ["startup/* (only in B)"])
     assert not one_sided.same
     assert one_sided.lines()[-1] == "1 run paired, 1 not; 26 of 26 flows the same bytes; 4 of 4 capture and trace files"
+
+
+def test_a_trace_as_text_and_as_ring_buffer_pages_is_paired_and_compared_by_its_records(tmp_path):
+    """An archive from before the guest copied the ring buffer's pages holds the kernel's text: a run
+    of it pairs with a run of now by what the two traces say, event by event."""
+    raw = trace_file({0: [page(2_000_000_000, event(probe(10, 0x7FFFFFFF, 1000), 0) + event(probe(20, 14, 15480), 1_000_000))]},
+                     {"tcp/tcp_probe": TCP_PROBE})
+    lines = ["# tracer: nop",
+             "          <idle>-0       [000] ..s..     2.000000: tcp_probe: src=10.1.1.2:5201 snd_nxt=0x3c78 "
+             "snd_una=0x3e8 snd_cwnd=10 ssthresh=2147483647 snd_wnd=1048576 srtt=50000",
+             "          <idle>-0       [000] ..s..     2.001000: tcp_probe: src=10.1.1.2:5201 snd_nxt=0x7508 "
+             "snd_una=0x3c78 snd_cwnd=20 ssthresh=14 snd_wnd=1048576 srtt=50000"]
+    a, b = run_dir(tmp_path / "a"), run_dir(tmp_path / "b")
+    for d in (a, b):
+        (d / "job" / "out" / "runs" / "000-x-r0").mkdir(parents=True)
+    (a / "job" / "out" / "runs" / "000-x-r0" / "flow.trace.gz").write_bytes(gzip.compress("\n".join(lines).encode()))
+    rb = b / "job" / "out" / "runs" / "000-x-r0" / "flow.trace.rb.gz"
+    rb.write_bytes(gzip.compress(raw))
+    same = compare_pair("x", a, b)
+    assert same.same and same.files == 1 and same.files_differing == []
+    rb.write_bytes(gzip.compress(raw.replace(struct.pack("<I", 20), struct.pack("<I", 21))))   # cwnd 20 -> 21
+    assert compare_pair("x", a, b).files_differing == ["job/out/runs/000-x-r0/flow.trace.gz"]

@@ -5,7 +5,8 @@ harmless by running the same experiments before and after it and comparing every
 virtual time one seed gives one byte stream, so the test is exact.  This pairs the finished runs of
 two trees (two SSLAB_RESULTS directories, or one experiment's directory in each) and compares each
 pair the way `sslab same-bytes` compares two runs (sslab.analysis.oracle: every flow ACK by ACK and
-packet by packet), and beside it every capture and trace file whole.
+packet by packet), and beside it every capture and trace file whole (a trace in its text form on one
+side and as ring-buffer pages on the other by the records it holds).
 
 Pairing.  A run's directory is named by the time it ran (20261205T001447Z-0c52), and a matrix
 cell's by its key, which covers the guest's code and the image: neither is shared by the two sides.
@@ -27,6 +28,7 @@ from ..paths import STAMP
 from ..records import read_record
 from .archive import CELL_RECORD
 from .oracle import UnpairedRuns, compare_runs, difference_text
+from .traces import read_trace
 
 #: The files of a run compared whole: what the guest wrote that is traffic (captures, traces).  The
 #: run records are not: they hold the host's times.  A compressed one (.gz) is compared by what it
@@ -96,13 +98,31 @@ def compare_pair(name: str, before: Path, after: Path) -> PairResult:
             out.flows_same += 1
         else:
             out.differences.append(f"{c.run} port {c.port}: {difference_text(c, 'after')}")
-    mine = {p.relative_to(before) for p in (before / "job" / "out").rglob("*") if p.suffix in WHOLE_FILES}
-    theirs = {p.relative_to(after) for p in (after / "job" / "out").rglob("*") if p.suffix in WHOLE_FILES}
-    for rel in sorted(mine | theirs):
+    mine = {_paired_name(p.relative_to(before)): p for p in (before / "job" / "out").rglob("*") if p.suffix in WHOLE_FILES}
+    theirs = {_paired_name(p.relative_to(after)): p for p in (after / "job" / "out").rglob("*") if p.suffix in WHOLE_FILES}
+    for name in sorted(mine | theirs):
         out.files += 1
-        if rel not in mine or rel not in theirs or not same_file(before / rel, after / rel):
-            out.files_differing.append(str(rel))
+        if name not in mine or name not in theirs or not same_content(mine[name], theirs[name]):
+            out.files_differing.append(name)
     return out
+
+
+#: A run's trace as ftrace's text (a guest before 7 Dec 2026) and as the ring buffer's pages (since).
+TEXT_TRACE, RINGBUF_TRACE = ".trace.gz", ".trace.rb.gz"
+
+
+def _paired_name(rel: Path) -> str:
+    """The name a file is paired by: its path, a trace's in either form named as the text's."""
+    name = rel.as_posix()
+    return name[:-len(RINGBUF_TRACE)] + TEXT_TRACE if name.endswith(RINGBUF_TRACE) else name
+
+
+def same_content(a: Path, b: Path) -> bool:
+    """same_file, and a trace in its two forms (text, ring-buffer pages) by its records: every event's
+    time, name and fields as the kernel prints them (sslab.analysis.traces.read_trace)."""
+    if a.name.endswith(RINGBUF_TRACE) != b.name.endswith(RINGBUF_TRACE):
+        return read_trace(a) == read_trace(b)
+    return same_file(a, b)
 
 
 def same_file(a: Path, b: Path) -> bool:

@@ -1,9 +1,11 @@
 """Kernel traces of a run, read on the host: records, per-flow facts, per-ACK time series.
 
-The guest records the trace text as ftrace formats it (one line per event)
-and nothing more; parsing, the per-flow facts and compression happen here,
-after the job, so the guest spends no time on them (under virtual time
-guest CPU is free, but every second of it is wall time).
+The guest copies the ring buffer's pages out as they are (`<tag>.trace.rb`,
+sslab.analysis.ringbuf reads them); archives made before 7 Dec 2026 hold the
+text ftrace formats (`<tag>.trace`, one line per event), and both are read
+here into the same records.  Parsing, the per-flow facts and compression
+happen here, after the job, so the guest spends no time on them (under
+virtual time guest CPU is free, but every second of it is wall time).
 
 Three events are recorded, filtered at the source to the experiment's
 server ports:
@@ -28,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from isal import igzip
 
-from . import tracecols
+from . import ringbuf, tracecols
 
 TRACE_MSS = 1448  # payload of a full frame with TCP timestamps
 INFINITE_SSTHRESH = 0x7FFFFFFF
@@ -82,11 +84,27 @@ def _fields(body: str) -> dict[str, str]:
 
 
 def read_trace(path: Path) -> list[Record]:
-    """A run's trace file, raw (.trace, as the guest left it) or compressed (.trace.gz)."""
+    """A run's trace file, as the guest left it (.trace.rb, or an older archive's text, .trace) or
+    compressed (.gz): every event's record, in the order the kernel prints them."""
     path = Path(path)
+    if ringbuf.is_ringbuf(path):
+        return ringbuf_records(ringbuf.read(path))
     opener = igzip.open if path.suffix == ".gz" else open
     with opener(path, "rt") as f:
         return parse(f.read())
+
+
+def ringbuf_records(rb: ringbuf.RingBuffer, names: tuple[str, ...] | None = None) -> list[Record]:
+    """The records of a ring-buffer trace's events (of those @names, or all), in order: each the
+    record parse() makes of the line the kernel would have printed."""
+    rows_of = {f.name: rb.rows(f.name) for f in rb.formats.values() if names is None or f.name in names}
+    rows_of = {name: rows for name, rows in rows_of.items() if rows.size}
+    every = np.sort(np.concatenate(list(rows_of.values()))) if rows_of else np.empty(0, dtype=np.int64)
+    records: dict[int, Record] = {}
+    for name, rows in rows_of.items():
+        for row, ts, body in zip(rows.tolist(), rb.seconds(rows).tolist(), rb.texts(name, rows)):
+            records[row] = Record(ts, name, _fields(body))
+    return [records[row] for row in every.tolist()]
 
 
 class ProbeFacts:
@@ -240,11 +258,29 @@ def trace_facts(text: str | bytes, ports: list[int]) -> dict[int, dict]:
     compiled reader (sslab.analysis.tracecols) where it can read them exactly as _trace_facts_read
     does, else read here in Python: the same facts either way."""
     data = text if isinstance(text, bytes) else text.encode()
+    if data.startswith(ringbuf.MAGIC):
+        return _trace_facts_of_ringbuf(ringbuf.parse(data), ports)
     columns = tracecols.read(data)
     facts = _trace_facts_of_columns(columns, data, ports) if columns is not None else None
     if facts is None:
         facts = _trace_facts_read(text if isinstance(text, str) else text.decode(), ports)
     return facts
+
+
+#: The events trace_facts keeps whole (the per-ACK ones, tcp_probe and sslab_ack, it does not).
+OTHER_EVENTS = ("sslab_event", "sslab_bbr3")
+
+
+def _trace_facts_of_ringbuf(rb: ringbuf.RingBuffer, ports: list[int]) -> dict[int, dict]:
+    """trace_facts of a ring-buffer trace: tcp_probe's fields as columns (the sender's port is its
+    sport field, the port its src prints), the module's events and bbr3's as records."""
+    if rb.format("tcp_probe") is None:
+        return _facts_by_port({p: ProbeFacts() for p in ports}, ringbuf_records(rb, OTHER_EVENTS), ports)
+    rows = rb.rows("tcp_probe")
+    columns = tracecols.TraceColumns(rb.seconds(rows), rb.column("tcp_probe", "sport", rows).astype(np.int32),
+                                     np.stack([rb.column("tcp_probe", k, rows) for k in PROBE_FACT_FIELDS], axis=1),
+                                     np.empty((0, 2), dtype=np.int64))
+    return _facts_of_probe_columns(columns, ringbuf_records(rb, OTHER_EVENTS), ports)
 
 
 def _trace_facts_of_columns(columns: tracecols.TraceColumns, data: bytes, ports: list[int]) -> dict[int, dict] | None:
@@ -259,6 +295,11 @@ def _trace_facts_of_columns(columns: tracecols.TraceColumns, data: bytes, ports:
         if event == "tcp_probe":
             return None
         others.append(Record(ts, event, _fields(body)))
+    return _facts_of_probe_columns(columns, others, ports)
+
+
+def _facts_of_probe_columns(columns: tracecols.TraceColumns, others: list[Record], ports: list[int]) -> dict[int, dict]:
+    """trace_facts from tcp_probe's columns and the trace's other records."""
     probes = {p: ProbeFacts() for p in ports}
     for port, facts in probes.items():
         mine = np.flatnonzero(columns.port == port)
@@ -318,9 +359,11 @@ def trace_series(path: Path, port: int) -> dict:
     still counts the SACKed and the lost), the data acknowledged in order (snd_una's advance) and the
     smoothed RTT, against the trace clock (under UML it ticks in ms).  Read once per trace and flow
     however many plots and tables of a report ask (kept: callers only read it)."""
-    probes = [r for r in flow_records(read_trace(path), port) if r.event == "tcp_probe"]
     out = {"t": [], "cwnd": [], "outstanding": [], "acked_mb": [], "srtt_ms": [], "source": "tcp_probe",
            "clock": "trace clock"}
+    if ringbuf.is_ringbuf(path):
+        return _ringbuf_series(ringbuf.read(path), port, out)
+    probes = [r for r in flow_records(read_trace(path), port) if r.event == "tcp_probe"]
     if not probes:
         return out
     t0, una0 = probes[0].ts, probes[0].int("snd_una")
@@ -331,4 +374,21 @@ def trace_series(path: Path, port: int) -> dict:
         out["outstanding"].append(((r.int("snd_nxt") - r.int("snd_una")) & 0xFFFFFFFF) / TRACE_MSS)
         # The stack's smoothed RTT (us in tcp_probe); None where a trace lacks it.
         out["srtt_ms"].append(r.int("srtt") / 1000 if "srtt" in r.fields else None)
+    return out
+
+
+def _ringbuf_series(rb: ringbuf.RingBuffer, port: int, out: dict) -> dict:
+    """trace_series of a ring-buffer trace, from tcp_probe's columns (the same numbers as from its records)."""
+    rows = rb.rows("tcp_probe")
+    rows = rows[rb.column("tcp_probe", "sport", rows) == port]
+    if not rows.size:
+        return out
+    ts = rb.seconds(rows).tolist()
+    una, nxt = (rb.column("tcp_probe", k, rows).tolist() for k in ("snd_una", "snd_nxt"))
+    t0, una0 = ts[0], una[0]
+    out["t"] = [t - t0 for t in ts]
+    out["cwnd"] = rb.column("tcp_probe", "snd_cwnd", rows).tolist()
+    out["acked_mb"] = [((u - una0) & 0xFFFFFFFF) / 1e6 for u in una]
+    out["outstanding"] = [((n - u) & 0xFFFFFFFF) / TRACE_MSS for n, u in zip(nxt, una)]
+    out["srtt_ms"] = [v / 1000 for v in rb.column("tcp_probe", "srtt", rows).tolist()]
     return out

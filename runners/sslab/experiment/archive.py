@@ -1,10 +1,12 @@
 """Finishing a run's archive on the host, after the substrate's job.
 
-The guest leaves each run's trace as the text ftrace wrote (`<tag>.trace`)
-and a run.json with what it measured.  Here, for every run: the trace is
-parsed once, what it says per flow (slow start's end, receiver-limited
-ACKs, the module's events) is added to run.json, and the trace is
-compressed (`<tag>.trace.gz`).  On a varying link the link's fidelity
+The guest leaves each run's trace as the ring buffer's pages
+(`<tag>.trace.rb`; an older guest, the text ftrace wrote, `<tag>.trace`) and
+a run.json with what it measured.  Here, for every run: the trace is read
+once, what it says per flow (slow start's end, receiver-limited ACKs, the
+module's events) is added to run.json, and the trace is compressed
+(`<tag>.trace.rb.gz`), the names the module's events print written into
+its header (sslab.analysis.ringbuf).  On a varying link the link's fidelity
 (rate against the trace, queue) and the bursts seen at the client are added
 (sslab.analysis.link).  The capture, when there is one and it is asked for, is
 read by tshark as well as by our parser, per flow (sslab.analysis.capturecheck):
@@ -18,6 +20,7 @@ rename.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -26,8 +29,10 @@ from pathlib import Path
 
 from isal import igzip
 
+from .. import ccas
 from ..records import read_record, read_runs_index
 from ..analysis.capturecheck import check_capture, timed_tshark_view, tshark_version
+from ..analysis import ringbuf
 from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
 from ..analysis.traces import trace_facts
 from ..substrate.spinguard import Charge, console_charges, during
@@ -66,6 +71,26 @@ def gzip_in_place(raw: Path) -> Path:
     return packed
 
 
+def gzip_bytes(data: bytes, raw: Path) -> Path:
+    """gzip_in_place's file for @raw made from @data (what @raw holds, amended), @raw removed."""
+    packed = raw.with_name(raw.name + ".gz")
+    tmp = packed.with_name(f".{packed.name}.tmp")
+    with open(tmp, "wb") as out, \
+            igzip.IGzipFile(filename=raw.name, fileobj=out, mode="wb", compresslevel=GZIP_LEVEL, mtime=0) as dst:
+        dst.write(data)
+    os.replace(tmp, packed)
+    raw.unlink(missing_ok=True)
+    return packed
+
+
+@functools.cache
+def event_names() -> list[str]:
+    """The names the module's `sslab_event` prints, by type number (the declarations' order)."""
+    return [e.name for e in ccas.parse_trace_declarations()[1]]
+
+
+
+
 def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | None = None,
                  timing: dict | None = None, guard: list[Charge] | None = None) -> dict:
     """Finish one run's record (the module's docstring); @check_captures: tshark reads its capture
@@ -79,10 +104,12 @@ def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | No
     # A record that names the compressed trace was finished before (a read-out interrupted after it and
     # run again): its flows keep the facts they have.  One that names the raw trace was not, even if
     # the trace was compressed already (the read-out stopped between the two): it is read from that.
-    traced = trace is not None and trace.endswith(".trace")
+    traced = trace is not None and not trace.endswith(".gz")
     if traced:
         raw = run_dir / trace
         text = raw.read_bytes() if raw.exists() else igzip.decompress((run_dir / f"{trace}.gz").read_bytes())
+        if ringbuf.is_ringbuf(raw):
+            text = ringbuf.with_header(text, event_names=event_names())
         facts = trace_facts(text, [f["port"] for f in run["flows"]])
         for flow in run["flows"]:
             flow.update(facts[flow["port"]])
@@ -110,8 +137,10 @@ def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | No
         run.setdefault("fidelity", {})["spin_guard_charges"] = during(guard, run["started_unix"],
                                                                       run["started_unix"] + run["seconds"])
     if traced:
-        if (run_dir / trace).exists():
-            gzip_in_place(run_dir / trace)
+        if ringbuf.is_ringbuf(raw):
+            gzip_bytes(text, raw)
+        elif raw.exists():
+            gzip_in_place(raw)
         run["trace"] = trace + ".gz"
     tmp = path.with_name(".run.json.tmp")
     tmp.write_text(json.dumps(run, indent=1))

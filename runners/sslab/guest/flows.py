@@ -322,7 +322,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         if delays:
             delays.stop()
         time.sleep(0.2)
-        traced = tracer.stop(out_dir / f"{tag}.trace") if capture.traces else 0
+        traced = tracer.stop(out_dir / f"{tag}.trace.rb") if capture.traces else 0
         pcap_note = pcap.stop() if pcap else None
         client_note = client_pcap.stop() if client_pcap else None
         router_note = router_pcap.stop() if router_pcap else None
@@ -365,6 +365,7 @@ def run_case(db: Dumbbell, flows: list[dict], out_dir: Path, tag: str, capture: 
         "link_replay": replayed,
         # The delay variation as replayed (sslab.guest.linkreplay.DelayReplay), or None.
         **({"delay_replay": delayed} if delayed is not None else {}),
-        # The raw trace text; the host parses it, adds what it says to each flow and compresses it.
-        "trace": f"{tag}.trace" if traced else None,
+        # The ring buffer's pages (sslab.guest.ftrace); the host reads them, adds what they say to each
+        # flow and compresses them.
+        "trace": f"{tag}.trace.rb" if traced else None,
     }

@@ -6,16 +6,23 @@ Four events are recorded per run:
   sslab:sslab_ack     our module's per-ACK view (round, min RTTs, state);
   sslab:sslab_event   our module's algorithm events;
   sslab:sslab_bbr3    bbr3's state at each round and each change of state.
-Records are filtered to the experiment's server ports at the source.  The
-trace text is copied to the run's directory as the kernel formats it;
-parsing and compressing it is the host's (sslab.analysis.traces).
+Records are filtered to the experiment's server ports at the source.  A
+run's trace is the ring buffer's pages as the kernel holds them, copied out
+of per_cpu/cpuN/trace_pipe_raw with the format files that say what they
+hold (`<tag>.trace.rb`, laid out as sslab.analysis.ringbuf says): the guest
+formats nothing.  Reading, the per-flow facts and compressing are the
+host's (sslab.analysis.ringbuf, sslab.analysis.traces).
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
+import json
 import os
 import shutil
+import struct
+import sys
 from pathlib import Path
 from typing import BinaryIO
 
@@ -28,8 +35,15 @@ STACK_EVENTS = ("tcp/tcp_probe",)
 #: The most one sendfile() call is asked to copy: the kernel copies a pipe's worth (64 KB) at a time
 #: until then or the file's end, so a run's trace (tens of MB) takes a call or two.
 SENDFILE_CHUNK = 1 << 30
-#: Per-CPU ring buffer (KiB).  A 20 MB flow makes ~30k records of ~250 B.
+#: Per-CPU ring buffer (KiB).  A Table 1 run fills about 12 MB of it (124k events of 60-128 bytes
+#: with their headers); past this the oldest pages are overwritten, and the host counts what was lost.
 BUFFER_KB = 32768
+#: The first line of a run's trace file (sslab.analysis.ringbuf.MAGIC: the host's reader checks it).
+RINGBUF_MAGIC = b"sslab-ringbuf 1\n"
+#: The pipe the pages pass through on their way to the file: a splice() moves as many pages as the
+#: pipe holds, so a larger one takes fewer calls (each a round trip through the host under UML).
+PIPE_BYTES = 1 << 20
+F_SETPIPE_SZ = 1031   # fcntl.F_SETPIPE_SZ, which Python 3.11's fcntl does not name
 
 
 class Ftrace:
@@ -46,6 +60,8 @@ class Ftrace:
     def __init__(self, root: Path = TRACEFS):
         self.root = root
         self.enabled: list[Path] = []
+        #: What a run's trace file says of its pages (the header of sslab.analysis.ringbuf), read once.
+        self.header: bytes = b""
 
     def _w(self, rel: str, value: str) -> None:
         (self.root / rel).write_text(value)
@@ -68,6 +84,23 @@ class Ftrace:
                 (ev / "filter").write_text(filt)
                 (ev / "enable").write_text("1")
                 self.enabled.append(ev)
+        self.header = self._header()
+
+    def _header(self) -> bytes:
+        """The trace file's first two lines: what the pages are and what the events in them hold."""
+        events = self.root / "events"
+        header = {"page_size": os.sysconf("SC_PAGE_SIZE"), "byteorder": sys.byteorder,
+                  "header_page": (events / "header_page").read_text(),
+                  "header_event": (events / "header_event").read_text(),
+                  "formats": {f"{ev.parent.name}/{ev.name}": (ev / "format").read_text()
+                              for d in self.enabled
+                              for ev in ([d] if (d / "format").is_file() else sorted(d.iterdir()))
+                              if (ev / "format").is_file()},
+                  "cpus": self._cpus()}
+        return RINGBUF_MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n"
+
+    def _cpus(self) -> list[int]:
+        return sorted(int(p.name[3:]) for p in (self.root / "per_cpu").iterdir() if p.name[3:].isdigit())
 
     def start(self, port: int | None = None, last_port: int | None = None) -> None:
         """Start recording a run (setting up on first use, for the given ports)."""
@@ -77,15 +110,21 @@ class Ftrace:
         self._w("tracing_on", "1")
 
     def stop(self, dest: Path) -> int:
-        """Stop recording and copy the trace text to @dest; return its size in bytes (0: no file)."""
+        """Stop recording and copy the ring buffer's pages to @dest; return how many (0: no event,
+        and no file)."""
         self._w("tracing_on", "0")
-        with open(self.root / "trace", "rb") as src, open(dest, "wb") as out:
-            size = copy_out(src, out)
+        pages = 0
+        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(out, self.header)
+            for cpu in self._cpus():
+                pages += copy_pages(self.root / "per_cpu" / f"cpu{cpu}" / "trace_pipe_raw", out)
+        finally:
+            os.close(out)
         self._w("trace", "")
-        if size == 0 or not _has_events(dest):
+        if pages == 0:
             dest.unlink()
-            return 0
-        return size
+        return pages
 
     def close(self) -> None:
         """Stop recording at the end of a job.
@@ -99,7 +138,8 @@ class Ftrace:
 
 def copy_out(src: BinaryIO, out: BinaryIO) -> int:
     """Copy @src from its position to its end onto @out's (flushed), in the kernel; return the bytes
-    copied.  For tracefs's `trace` file and a kept capture's spool (sslab.guest.capture).
+    copied.  For a kept capture's spool (sslab.guest.capture), and tracefs's text `trace` file,
+    which the tests read beside the pages a run copies (copy_pages).
 
     The `trace` file is a seq_file whose buffer is a page: read() hands over at most a page a call,
     and under UML every call is a round trip through the host's ptrace (about 9.6k of them for a
@@ -119,7 +159,49 @@ def copy_out(src: BinaryIO, out: BinaryIO) -> int:
     return total
 
 
-def _has_events(path: Path) -> bool:
-    """Whether a copied trace holds any event line (not just ftrace's '#' header)."""
-    with open(path, "rb") as f:
-        return any(not line.startswith(b"#") and line.strip() for line in f)
+def copy_pages(src: Path, out: int) -> int:
+    """Append one CPU's ring-buffer pages, read (consumed) from its trace_pipe_raw @src, to the file
+    open at descriptor @out: their count (u64, little-endian), then the pages.  Return the count.
+
+    Full pages by splice() through a pipe: the kernel hands over its own pages, a pipe's worth a
+    call, unformatted and uncopied (sendfile() from trace_pipe_raw is refused, EINVAL, on UML's
+    6.1: 7 Dec 2026).  splice() gives only full pages; the last, partly filled, comes by read(),
+    which returns a page a call.  Non-blocking: when nothing is left the kernel says EAGAIN rather
+    than waiting for events."""
+    page = os.sysconf("SC_PAGE_SIZE")
+    count_at = os.lseek(out, 0, os.SEEK_CUR)
+    os.write(out, struct.pack("<Q", 0))
+    pages = 0
+    fd = os.open(src, os.O_RDONLY | os.O_NONBLOCK)
+    r, w = os.pipe()
+    try:
+        try:
+            fcntl.fcntl(w, F_SETPIPE_SZ, PIPE_BYTES)
+        except OSError:
+            pass                      # a pipe of the default size: more calls, the same pages
+        while True:
+            try:
+                n = os.splice(fd, w, PIPE_BYTES, flags=os.SPLICE_F_NONBLOCK)
+            except BlockingIOError:
+                break
+            if n == 0:
+                break
+            left = n
+            while left:
+                left -= os.splice(r, out, left)
+            pages += n // page
+        while True:
+            try:
+                chunk = os.read(fd, page)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            os.write(out, chunk)
+            pages += 1
+    finally:
+        os.close(r)
+        os.close(w)
+        os.close(fd)
+    os.pwrite(out, struct.pack("<Q", pages), count_at)
+    return pages
