@@ -81,6 +81,8 @@ from sslab.paths import REPO_ROOT
     (["trace", "generate", "--model", "gauss-markov", "--mean", "fast", "--cv", "0.1", "--tau", "1s",
       "--out", "/tmp/never-written.trace"], "fast"),
     (["trace", "show", "no-such.trace"], "no-such.trace"),
+    (["kernel-trace", "no-such.trace.rb.gz"], "no-such.trace.rb.gz: no such file"),
+    (["kernel-trace", "README.md"], "README.md: not a kernel trace of a run"),
     (["clab", "no-such.yaml"], "no-such.yaml"),
     (["report", "no-such-run"], "no-such-run is not a run directory"),
     (["matrix", "run", "table1", "--iter", "0"], "ITER=0: at least 1"),

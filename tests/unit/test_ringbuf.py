@@ -7,7 +7,10 @@ tests/integration/test_ringbuf_trace.py."""
 from __future__ import annotations
 
 import json
+import os
 import struct
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -15,6 +18,7 @@ import pytest
 from sslab.analysis import ringbuf
 from sslab.analysis.traces import Record, read_trace, ringbuf_records, trace_facts
 from sslab.experiment.archive import complete_run
+from sslab.paths import REPO_ROOT
 
 PAGE = 4096
 HEADER_PAGE = ("\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
@@ -170,3 +174,11 @@ def test_a_run_with_a_ring_buffer_trace_is_finished_as_one_with_text(tmp_path):
     assert (run_dir / "flow.trace.rb.gz").read_bytes() == packed
     assert np.array_equal(ringbuf.read(run_dir / "flow.trace.rb.gz").ts_ns, archived.ts_ns)
 
+
+def test_kernel_trace_prints_a_run_s_trace_a_line_an_event(tmp_path):
+    (tmp_path / "flow.trace.rb").write_bytes(hand_worked())
+    env = {**os.environ, "SSLAB_RESULTS": str(tmp_path / "results")}
+    res = subprocess.run([sys.executable, "-m", "sslab", "kernel-trace", str(tmp_path / "flow.trace.rb"), "--port", "5202"],
+                         capture_output=True, text=True, cwd=REPO_ROOT, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout == "    1.671091: demo: sport=5202 gap=-3 big=0xff kind=one type=growth src=10.1.1.2:5202\n"

@@ -544,6 +544,36 @@ def cmd_suss_loop(args) -> int:
     return EXIT_OK if ok else EXIT_FAILED
 
 
+def cmd_kernel_trace(args) -> int:
+    """`sslab kernel-trace FILE`: a run's kernel trace, a line an event as the kernel prints it (its
+    time in seconds, its name, its fields), from the ring buffer's pages or an older archive's text."""
+    from isal import igzip
+
+    from ..analysis.ringbuf import is_ringbuf
+    from ..analysis.traces import flow_records, read_trace
+    path = Path(args.file)
+    if not path.is_file():
+        raise Refused(f"{path}: no such file (a run's trace is runs/<tag>/flow.trace.rb.gz)")
+    try:
+        if not is_ringbuf(path):
+            with (igzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+                if not f.read(64).startswith(b"# tracer:"):
+                    raise ValueError("neither ring-buffer pages nor ftrace's text")
+        records = read_trace(path)
+    except (ValueError, OSError, EOFError) as e:
+        raise Refused(f"{path}: not a kernel trace of a run ({e})") from None
+    if args.port is not None:
+        records = flow_records(records, args.port)
+    if args.event:
+        records = [r for r in records if r.event in args.event]
+    try:
+        for r in records:
+            print(f"{r.ts:12.6f}: {r.event}: " + " ".join(f"{k}={v}" for k, v in r.fields.items()))
+    except BrokenPipeError:          # `| head`
+        sys.stdout = None
+    return EXIT_OK
+
+
 def cmd_captures(args) -> int:
     """`sslab captures DIR...`: every run's flows under DIR as our parser and tshark read them.
 

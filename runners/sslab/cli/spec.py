@@ -217,6 +217,13 @@ def build_parser() -> argparse.ArgumentParser:
     pcl = sub.add_parser("clab", help="print a scenario's containerlab topology file")
     pcl.add_argument("scenario")
     pcl.set_defaults(command="clab")
+    pkt = sub.add_parser("kernel-trace", help="a run's kernel trace (flow.trace.rb.gz, or an older archive's text) as "
+                                               "the kernel prints it: a line an event, its time, name and fields")
+    pkt.add_argument("file", metavar="FILE")
+    pkt.add_argument("--event", action="append", help="only this event (tcp_probe, sslab_ack, sslab_event, "
+                                                      "sslab_bbr3); repeatable")
+    pkt.add_argument("--port", type=int, help="only the flow whose server (sender) port this is")
+    pkt.set_defaults(command="kernel_trace")
     pca = sub.add_parser("captures", help="every run's flows under DIR as our capture parser and tshark read them, "
                                           "side by side (runs not checked when made are read now, not recorded)")
     pca.add_argument("dirs", nargs="+", metavar="DIR")
