@@ -159,6 +159,7 @@ def test_a_run_with_a_ring_buffer_trace_is_finished_as_one_with_text(tmp_path):
     [flow] = done["flows"]
     assert flow["slow_start"] == {"exit_cwnd": 20, "ssthresh": 14, "exit_time_s": 0.002, "undone_reductions": 0}
     assert flow["probe_records"] == 3 and flow["server_fct_s"] == 0.052   # 2 ms of ACKs and the first srtt
+    assert "trace_lost_events" not in done
     archived = ringbuf.read(run_dir / "flow.trace.rb.gz")
     assert archived.header["event_names"][0] == "new_round"       # the module's names, written in by the host
     records = read_trace(run_dir / "flow.trace.rb.gz")
@@ -173,6 +174,14 @@ def test_a_run_with_a_ring_buffer_trace_is_finished_as_one_with_text(tmp_path):
     assert complete_run(run_dir, check_captures=False)["flows"] == done["flows"]
     assert (run_dir / "flow.trace.rb.gz").read_bytes() == packed
     assert np.array_equal(ringbuf.read(run_dir / "flow.trace.rb.gz").ts_ns, archived.ts_ns)
+
+
+def test_a_run_whose_ring_buffer_lost_events_says_how_many(tmp_path):
+    lost = page(2_000_000_000, event(probe(10, 0x7FFFFFFF, 1000), 0), ringbuf.MISSED_EVENTS | ringbuf.MISSED_STORED, lost=41)
+    (tmp_path / "flow.trace.rb").write_bytes(trace_file({0: [lost]}, {"tcp/tcp_probe": TCP_PROBE}))
+    (tmp_path / "run.json").write_text(json.dumps({"tag": "x", "trace": "flow.trace.rb", "flows": [{"port": 5201}]}))
+    done = complete_run(tmp_path, check_captures=False)
+    assert done["trace_lost_events"] == 41 and done["flows"][0]["probe_records"] == 1
 
 
 def test_kernel_trace_prints_a_run_s_trace_a_line_an_event(tmp_path):

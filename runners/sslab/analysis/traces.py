@@ -259,7 +259,7 @@ def trace_facts(text: str | bytes, ports: list[int]) -> dict[int, dict]:
     does, else read here in Python: the same facts either way."""
     data = text if isinstance(text, bytes) else text.encode()
     if data.startswith(ringbuf.MAGIC):
-        return _trace_facts_of_ringbuf(ringbuf.parse(data), ports)
+        return ringbuf_facts(ringbuf.parse(data), ports)
     columns = tracecols.read(data)
     facts = _trace_facts_of_columns(columns, data, ports) if columns is not None else None
     if facts is None:
@@ -271,8 +271,8 @@ def trace_facts(text: str | bytes, ports: list[int]) -> dict[int, dict]:
 OTHER_EVENTS = ("sslab_event", "sslab_bbr3")
 
 
-def _trace_facts_of_ringbuf(rb: ringbuf.RingBuffer, ports: list[int]) -> dict[int, dict]:
-    """trace_facts of a ring-buffer trace: tcp_probe's fields as columns (the sender's port is its
+def ringbuf_facts(rb: ringbuf.RingBuffer, ports: list[int]) -> dict[int, dict]:
+    """trace_facts of a ring-buffer trace (read already: the caller may want its lost events too): tcp_probe's fields as columns (the sender's port is its
     sport field, the port its src prints), the module's events and bbr3's as records."""
     if rb.format("tcp_probe") is None:
         return _facts_by_port({p: ProbeFacts() for p in ports}, ringbuf_records(rb, OTHER_EVENTS), ports)

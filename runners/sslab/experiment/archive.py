@@ -34,7 +34,7 @@ from ..records import read_record, read_runs_index
 from ..analysis.capturecheck import check_capture, timed_tshark_view, tshark_version
 from ..analysis import ringbuf
 from ..analysis.link import arrival_bursts, burst_summary, replay_fidelity
-from ..analysis.traces import trace_facts
+from ..analysis.traces import ringbuf_facts, trace_facts
 from ..substrate.spinguard import Charge, console_charges, during
 
 #: How hard captures and traces are compressed: ISA-L's level 2 (see gzip_in_place; of its levels
@@ -108,9 +108,17 @@ def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | No
     if traced:
         raw = run_dir / trace
         text = raw.read_bytes() if raw.exists() else igzip.decompress((run_dir / f"{trace}.gz").read_bytes())
+        ports = [f["port"] for f in run["flows"]]
         if ringbuf.is_ringbuf(raw):
             text = ringbuf.with_header(text, event_names=event_names())
-        facts = trace_facts(text, [f["port"] for f in run["flows"]])
+            pages = ringbuf.parse(text)
+            facts = ringbuf_facts(pages, ports)
+            if pages.missed:
+                # Overwritten before the run's end (a ring buffer too small for the run): the facts
+                # miss those events, and the record says how many there were.
+                run["trace_lost_events"] = pages.missed
+        else:
+            facts = trace_facts(text, ports)
         for flow in run["flows"]:
             flow.update(facts[flow["port"]])
     elif trace is None:
