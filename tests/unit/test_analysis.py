@@ -5,6 +5,7 @@ import math
 import struct
 
 import dpkt
+import numpy as np
 import pytest
 
 from sslab.analysis import pcap as pcapmod
@@ -362,3 +363,29 @@ def test_delivered_counts_the_retransmission_that_fills_a_hole(tmp_path):
                                                 ("s", 1 + 3 * mss, mss), ("s", 1 + 2 * mss, mss),
                                                 ("s", 1 + mss, mss)]
     assert pk[0][0] == 1_000_000 and pk[2][0] == 1_200_000
+
+
+def test_probe_facts_of_columns_are_those_of_the_records_one_at_a_time():
+    """ProbeFacts.of_columns (the read-out's, numpy) against add() a record at a time, on flows drawn at
+    random: snd_una wrapping past 2^32, standing still and going back (an old ACK), ssthresh infinite,
+    finite and infinite again (a reduction undone), windows that do and do not bound the sender."""
+    from sslab.analysis.traces import INFINITE_SSTHRESH, PROBE_FACT_FIELDS, ProbeFacts
+    rng = np.random.default_rng(7)
+    slots = [s for s in ProbeFacts.__slots__ if s != "mss"]
+    for _ in range(300):
+        n = int(rng.integers(0, 40))
+        una = (2**32 - 20_000 + np.cumsum(rng.choice([0, 1448, 2896, -1448, 14480], size=n))) % 2**32
+        nxt = (una + rng.integers(0, 60_000, size=n)) % 2**32
+        cwnd = rng.integers(1, 60, size=n)
+        ssthresh = np.where(rng.random(n) < 0.6, INFINITE_SSTHRESH, rng.integers(2, 40, size=n))
+        wnd = rng.integers(1_000, 80_000, size=n)
+        srtt = rng.integers(1, 200_000, size=n)
+        ts = np.round(np.cumsum(rng.random(n)), 3)
+        values = np.stack([nxt, una, cwnd, ssthresh, wnd, srtt], axis=1).astype(np.int64)
+        assert PROBE_FACT_FIELDS == ("snd_nxt", "snd_una", "snd_cwnd", "ssthresh", "snd_wnd", "srtt")
+        one_by_one = ProbeFacts()
+        for row in zip(ts.tolist(), *values.T.tolist()):
+            one_by_one.add(*row)
+        at_once = ProbeFacts.of_columns(ts, values)
+        assert {s: getattr(at_once, s) for s in slots} == {s: getattr(one_by_one, s) for s in slots}
+        assert at_once.slow_start() == one_by_one.slow_start() and at_once.server_fct_s() == one_by_one.server_fct_s()

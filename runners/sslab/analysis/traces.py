@@ -162,6 +162,39 @@ class ProbeFacts:
         if snd_wnd - in_flight < self.mss and cwnd * self.mss > snd_wnd:
             self.receiver_limited += 1
 
+    @classmethod
+    def of_columns(cls, ts: np.ndarray, values: np.ndarray, mss: int = TRACE_MSS) -> ProbeFacts:
+        """The facts of one flow's records given as columns (@ts; @values, a row a record, its columns
+        PROBE_FACT_FIELDS), in numpy: the same attributes as add() over the rows, one at a time.
+
+        snd_una's "after, in sequence space" is read on the sequence numbers unwrapped (each step
+        from the one before taken modulo 2^32 as the shorter way, up to 2^31, as TCP's own
+        comparisons take it), so an advance is a new running maximum.  The slow start's end is the
+        record right after the last one with an infinite ssthresh; a reduction undone is a record with
+        an infinite ssthresh right after one with a finite one."""
+        facts = cls(mss)
+        n = len(ts)
+        facts.records = n
+        if n == 0:
+            return facts
+        nxt, una, cwnd, ssthresh, wnd, srtt = (values[:, k] for k in range(6))
+        facts.first_ts, facts.first_srtt_us = float(ts[0]), int(srtt[0])
+        steps = (np.diff(una) + (1 << 31)) % (1 << 32) - (1 << 31)
+        seq = np.concatenate(([0], np.cumsum(steps)))
+        ahead = np.flatnonzero(seq[1:] > np.maximum.accumulate(seq)[:-1]) + 1
+        last = int(ahead[-1]) if ahead.size else 0
+        facts.una, facts.una_ts = int(una[last]), float(ts[last])
+        infinite = ssthresh >= INFINITE_SSTHRESH
+        if infinite.any():
+            facts.peak = int(cwnd[infinite].max())
+            end = int(np.flatnonzero(infinite)[-1])
+            facts.after = (float(ts[end + 1]), int(ssthresh[end + 1])) if end + 1 < n else None
+        facts.undone = int(np.count_nonzero(infinite[1:] & ~infinite[:-1]))
+        facts.finite = not bool(infinite[-1])
+        in_flight = (nxt - una) % (1 << 32)
+        facts.receiver_limited = int(np.count_nonzero((wnd - in_flight < mss) & (cwnd * mss > wnd)))
+        return facts
+
     def add_record(self, r: Record) -> None:
         self.add(r.ts, r.int("snd_nxt"), r.int("snd_una"), r.int("snd_cwnd"), r.int("ssthresh"), r.int("snd_wnd"),
                  r.int("srtt") if "srtt" in r.fields else 0)
@@ -300,11 +333,10 @@ def _trace_facts_of_columns(columns: tracecols.TraceColumns, data: bytes, ports:
 
 def _facts_of_probe_columns(columns: tracecols.TraceColumns, others: list[Record], ports: list[int]) -> dict[int, dict]:
     """trace_facts from tcp_probe's columns and the trace's other records."""
-    probes = {p: ProbeFacts() for p in ports}
-    for port, facts in probes.items():
+    probes = {}
+    for port in ports:
         mine = np.flatnonzero(columns.port == port)
-        for row in zip(columns.ts[mine].tolist(), *columns.values[mine].T.tolist()):
-            facts.add(*row)
+        probes[port] = ProbeFacts.of_columns(columns.ts[mine], columns.values[mine])
     return _facts_by_port(probes, others, ports)
 
 
