@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from sslab.analysis import ringbuf
+from sslab.analysis.traces import read_trace
 from sslab.paths import REPO_ROOT
 
 from .helpers import larger_fp_area, sslab, sslab_watching, uml_userspace_modes
@@ -21,6 +23,7 @@ pytestmark = pytest.mark.vm
 K73 = {"SSLAB_KERNEL_SOURCE": "7.3"}
 #: Hashed kernel pointers 6.12's and 7.x's tcp_probe prints (6.1's does not): they follow the guest's
 #: memory layout, which an FP area of another size moves; no analysis reads them.
+POINTER_FIELDS = ("skbaddr", "skaddr")
 POINTERS = re.compile(rb" (skbaddr|skaddr)=[0-9a-f]+")
 
 
@@ -82,13 +85,18 @@ K73S = {"SSLAB_KERNEL_SOURCE": "7.3-seccomp"}
 
 
 def guest_files(run_dir: Path) -> dict[str, str]:
-    """Every file the guest wrote of a run's flows, by path: its sha256 (decompressed), the hashed
-    kernel pointers of 7.x's tcp_probe left out (they follow the guest's memory layout)."""
+    """Every file the guest wrote of a run's flows, by path: its sha256 (decompressed), the kernel
+    pointers of 7.x's tcp_probe left out (they follow the guest's memory layout); a trace of
+    ring-buffer pages by its records, since its pages hold those pointers as binary words."""
     files = {}
     for p in sorted((run_dir / "job/out/runs").rglob("*")):
         if p.is_file() and p.name != "run.json":
-            data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
-            files[str(p.relative_to(run_dir))] = hashlib.sha256(POINTERS.sub(b"", data)).hexdigest()
+            if ringbuf.is_ringbuf(p):
+                data = repr([(r.ts, r.event, {k: v for k, v in r.fields.items() if k not in POINTER_FIELDS})
+                             for r in read_trace(p)]).encode()
+            else:
+                data = POINTERS.sub(b"", gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes())
+            files[str(p.relative_to(run_dir))] = hashlib.sha256(data).hexdigest()
     return files
 
 

@@ -112,6 +112,21 @@ def test_each_event_is_printed_as_its_print_fmt_has_the_kernel_print_it():
     assert (c.fields["src"], b.ts) == ("[::1]:5203", 1.671091)
 
 
+#: 6.12's and 7.x's tcp_probe end with two addresses printed by a plain %p (its tail, cut to two fields).
+POINTERS = ("name: probe_tail\nID: 8\nformat:\n" + COMMON +
+            "\tfield:__u64 sock_cookie;\toffset:8;\tsize:8;\tsigned:0;\n"
+            "\tfield:const void * skaddr;\toffset:16;\tsize:8;\tsigned:0;\n\n"
+            'print fmt: "sock_cookie=%llx skaddr=%p", REC->sock_cookie, REC->skaddr\n')
+
+
+def test_an_address_printed_by_plain_p_is_the_address_in_16_hex_digits():
+    # The kernel would print the address hashed by its boot's key; the pages hold the address,
+    # 0x99e1200, printed zero-padded to 16 digits as a 64-bit kernel pads a pointer.
+    payload = struct.pack("<HBBi", 8, 0, 0, 99) + struct.pack("<QQ", 0x2a, 0x99E1200)
+    rb = ringbuf.parse(trace_file({0: [page(1_000_000_000, event(payload, 0))]}, {"x/probe_tail": POINTERS}))
+    assert rb.texts("probe_tail", rb.rows("probe_tail")) == ["sock_cookie=2a skaddr=00000000099e1200"]
+
+
 def test_a_file_that_is_not_one_or_a_layout_it_does_not_know_is_refused(tmp_path):
     with pytest.raises(ValueError, match="not a ring-buffer trace"):
         ringbuf.parse(b"# tracer: nop\n")

@@ -326,17 +326,23 @@ def _walk(data: np.ndarray, page_size: int, page: PageLayout) -> tuple[np.ndarra
 
 #: A print fmt's conversions (those our events use) and its arguments (a field; a field printed by
 #: a table, the kernel's __print_symbolic, whose text for a value not in it is 0x<hex>; the module's
-#: event name, ss_event_name, "?" past the names it has).
-_CONVERSION = re.compile(r"%(?P<flags>[#0-]*)(?P<width>\d*)(?P<len>hh|h|ll|l|z)?(?P<conv>[udxXs]|pISpc)")
+#: event name, ss_event_name, "?" past the names it has).  A plain %p (6.12's and 7.x's tcp_probe
+#: end with skbaddr=%p skaddr=%p) is the only conversion whose text the pages cannot give: the kernel
+#: prints an address hashed by a key its boot drew and kept to itself, as 16 hex digits; here the
+#: address itself is printed so (what the kernel's %px prints).  No analysis reads them.
+_CONVERSION = re.compile(r"%(?P<flags>[#0-]*)(?P<width>\d*)(?P<len>hh|h|ll|l|z)?(?P<conv>[udxXs]|pISpc|p(?![A-Za-z]))")
 _REC = re.compile(r"^REC->(\w+)$")
 _SYMBOLIC = re.compile(r"^__print_symbolic\(REC->(\w+),(.*)\)$", re.S)
 _EVENT_NAME = re.compile(r"^ss_event_name\(REC->(\w+)\)$")
 
 
 def _integer_printer(m: re.Match):
-    """How conversion @m prints an integer (the kernel's %#x of 0 is 0x0, as Python's)."""
+    """How conversion @m prints an integer (the kernel's %#x of 0 is 0x0, as Python's; an address,
+    %p, zero-padded to 16 hex digits, as a 64-bit kernel pads one)."""
     if m["width"] or m["flags"] not in ("", "#"):
         raise ValueError(f"a conversion this reader does not print: {m[0]}")
+    if m["conv"] == "p":
+        return lambda v: format(v, "016x")
     if m["conv"] in "xX":
         spec = "#x" if m["flags"] == "#" else "x"
         return (lambda v: format(v, spec)) if m["conv"] == "x" else (lambda v: "0X" * (spec == "#x") + format(v, "X"))
