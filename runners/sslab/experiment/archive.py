@@ -63,21 +63,23 @@ def gzip_in_place(raw: Path) -> Path:
     one CPU to the next): sslab.analysis.samebytes compares archives by
     what they hold, not by their compressed bytes.
     """
-    packed = raw.with_name(raw.name + ".gz")
-    with open(raw, "rb") as src, open(packed, "wb") as out, \
-            igzip.IGzipFile(filename=raw.name, fileobj=out, mode="wb", compresslevel=GZIP_LEVEL, mtime=0) as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-    raw.unlink()
-    return packed
+    with open(raw, "rb") as src:
+        return _gzip_as(raw, lambda dst: shutil.copyfileobj(src, dst, 1 << 20))
 
 
 def gzip_bytes(data: bytes, raw: Path) -> Path:
     """gzip_in_place's file for @raw made from @data (what @raw holds, amended), @raw removed."""
+    return _gzip_as(raw, lambda dst: dst.write(data))
+
+
+def _gzip_as(raw: Path, write) -> Path:
+    """@raw.gz, its content written by @write into the gzip stream (gzip_in_place's header and level),
+    then @raw removed."""
     packed = raw.with_name(raw.name + ".gz")
     tmp = packed.with_name(f".{packed.name}.tmp")
     with open(tmp, "wb") as out, \
             igzip.IGzipFile(filename=raw.name, fileobj=out, mode="wb", compresslevel=GZIP_LEVEL, mtime=0) as dst:
-        dst.write(data)
+        write(dst)
     os.replace(tmp, packed)
     raw.unlink(missing_ok=True)
     return packed
@@ -87,8 +89,6 @@ def gzip_bytes(data: bytes, raw: Path) -> Path:
 def event_names() -> list[str]:
     """The names the module's `sslab_event` prints, by type number (the declarations' order)."""
     return [e.name for e in ccas.parse_trace_declarations()[1]]
-
-
 
 
 def complete_run(run_dir: Path, check_captures: bool = True, tshark: Future | None = None,
