@@ -391,36 +391,27 @@ def trace_series(path: Path, port: int) -> dict:
     still counts the SACKed and the lost), the data acknowledged in order (snd_una's advance) and the
     smoothed RTT, against the trace clock (under UML it ticks in ms).  Read once per trace and flow
     however many plots and tables of a report ask (kept: callers only read it)."""
+    if ringbuf.is_ringbuf(path):
+        rb = ringbuf.read(path)
+        rows = rb.rows("tcp_probe")
+        rows = rows[rb.column("tcp_probe", "sport", rows) == port]
+        ts = rb.seconds(rows).tolist()
+        cwnd, una, nxt, srtt = (rb.column("tcp_probe", k, rows).tolist()
+                                for k in ("snd_cwnd", "snd_una", "snd_nxt", "srtt"))
+    else:
+        probes = [r for r in flow_records(read_trace(path), port) if r.event == "tcp_probe"]
+        ts = [r.ts for r in probes]
+        cwnd, una, nxt = ([r.int(k) for r in probes] for k in ("snd_cwnd", "snd_una", "snd_nxt"))
+        # The stack's smoothed RTT (us in tcp_probe); None where a trace lacks it.
+        srtt = [r.int("srtt") if "srtt" in r.fields else None for r in probes]
     out = {"t": [], "cwnd": [], "outstanding": [], "acked_mb": [], "srtt_ms": [], "source": "tcp_probe",
            "clock": "trace clock"}
-    if ringbuf.is_ringbuf(path):
-        return _ringbuf_series(ringbuf.read(path), port, out)
-    probes = [r for r in flow_records(read_trace(path), port) if r.event == "tcp_probe"]
-    if not probes:
+    if not ts:
         return out
-    t0, una0 = probes[0].ts, probes[0].int("snd_una")
-    for r in probes:
-        out["t"].append(r.ts - t0)
-        out["cwnd"].append(r.int("snd_cwnd"))
-        out["acked_mb"].append(((r.int("snd_una") - una0) & 0xFFFFFFFF) / 1e6)
-        out["outstanding"].append(((r.int("snd_nxt") - r.int("snd_una")) & 0xFFFFFFFF) / TRACE_MSS)
-        # The stack's smoothed RTT (us in tcp_probe); None where a trace lacks it.
-        out["srtt_ms"].append(r.int("srtt") / 1000 if "srtt" in r.fields else None)
-    return out
-
-
-def _ringbuf_series(rb: ringbuf.RingBuffer, port: int, out: dict) -> dict:
-    """trace_series of a ring-buffer trace, from tcp_probe's columns (the same numbers as from its records)."""
-    rows = rb.rows("tcp_probe")
-    rows = rows[rb.column("tcp_probe", "sport", rows) == port]
-    if not rows.size:
-        return out
-    ts = rb.seconds(rows).tolist()
-    una, nxt = (rb.column("tcp_probe", k, rows).tolist() for k in ("snd_una", "snd_nxt"))
     t0, una0 = ts[0], una[0]
     out["t"] = [t - t0 for t in ts]
-    out["cwnd"] = rb.column("tcp_probe", "snd_cwnd", rows).tolist()
+    out["cwnd"] = cwnd
     out["acked_mb"] = [((u - una0) & 0xFFFFFFFF) / 1e6 for u in una]
     out["outstanding"] = [((n - u) & 0xFFFFFFFF) / TRACE_MSS for n, u in zip(nxt, una)]
-    out["srtt_ms"] = [v / 1000 for v in rb.column("tcp_probe", "srtt", rows).tolist()]
+    out["srtt_ms"] = [None if v is None else v / 1000 for v in srtt]
     return out
