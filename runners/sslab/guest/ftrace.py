@@ -43,7 +43,6 @@ RINGBUF_MAGIC = b"sslab-ringbuf 1\n"
 #: The pipe the pages pass through on their way to the file: a splice() moves as many pages as the
 #: pipe holds, so a larger one takes fewer calls (each a round trip through the host under UML).
 PIPE_BYTES = 1 << 20
-F_SETPIPE_SZ = 1031   # fcntl.F_SETPIPE_SZ, which Python 3.11's fcntl does not name
 
 
 class Ftrace:
@@ -176,7 +175,7 @@ def copy_pages(src: Path, out: int) -> int:
     r, w = os.pipe()
     try:
         try:
-            fcntl.fcntl(w, F_SETPIPE_SZ, PIPE_BYTES)
+            fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         except OSError:
             pass                      # a pipe of the default size: more calls, the same pages
         while True:
