@@ -126,3 +126,44 @@ def test_a_fixed_timeout_overrides_the_estimate():
 def test_no_hosts_is_refused():
     with pytest.raises(ValueError):
         Dealer(boots(1), {}, boot_seconds=1)
+
+
+def test_a_batch_holds_rounds_enough_to_last_batch_min_s_and_shrinks_as_the_queue_empties():
+    # 300 s at 50 s a boot: six rounds of a host's two slots, while the queue holds that many
+    # rounds for its slots: 32 boots -> 12, 12 (20 left: ten rounds), then 8 (four rounds left).
+    d = Dealer(boots(32), {"a": 2}, boot_seconds=50, batch_min_s=300)
+    sizes = []
+    while (b := d.next_batch("a", 0)) is not None:
+        sizes.append(len(b.boots))
+        assert b.deadline == max(MIN_TIMEOUT_S, TIMEOUT_FACTOR * (len(b.boots) // 2) * 50)
+        d.batch_ended(b, set(b.keys), set(), set())
+    assert sizes == [12, 12, 8] and d.finished()
+    assert d.done == {f"c{i}" for i in range(32)}
+
+
+def test_the_rounds_count_every_live_hosts_slots_and_fall_to_one():
+    # two hosts of two slots: 20 boots at 100 s, batch_min_s 300: three rounds wanted, and the
+    # queue's rounds over four slots: 20 // 4 = 5 -> a takes 6; 14 // 4 = 3 -> b takes 6;
+    # 8 // 4 = 2 -> a takes 4 when it is back; 4 // 4 = 1 -> b 2; 2 // 4 = 0 -> a round of one.
+    d = Dealer(boots(20), {"a": 2, "b": 2}, boot_seconds=100, batch_min_s=300)
+    ba, bb = d.next_batch("a", 0), d.next_batch("b", 0)
+    assert (len(ba.boots), len(bb.boots)) == (6, 6)
+    assert ba.keys == [f"c{i}" for i in range(6)] and bb.keys == [f"c{i}" for i in range(6, 12)]
+    d.batch_ended(ba, set(ba.keys), set(), set())
+    assert len((ba := d.next_batch("a", 1)).boots) == 4
+    d.batch_ended(bb, set(bb.keys), set(), set())
+    assert len((bb := d.next_batch("b", 2)).boots) == 2
+    d.batch_ended(ba, set(ba.keys), set(), set())
+    assert len(d.next_batch("a", 3).boots) == 2 and not d.queue
+
+
+def test_a_lost_hosts_slots_no_longer_count_in_the_rounds():
+    d = Dealer(boots(12), {"a": 1, "b": 1}, boot_seconds=10, batch_min_s=100)
+    d.lose("b", "unreachable")
+    # ten rounds wanted; the queue holds 12 for a's one slot alone (b's would have halved it)
+    assert len(d.next_batch("a", 0).boots) == 10
+
+
+def test_without_batch_min_s_a_batch_is_a_boot_a_slot():
+    d = Dealer(boots(8), {"a": 2}, boot_seconds=1)
+    assert len(d.next_batch("a", 0).boots) == 2
