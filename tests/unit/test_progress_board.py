@@ -86,20 +86,3 @@ def test_the_board_prints_only_when_something_changed():
 
 def test_mmss():
     assert mmss(59) == "0:59" and mmss(61) == "1:01" and mmss(3725) == "1:02:05" and mmss(-5) == "0:00"
-
-
-def test_a_running_batchs_cells_done_count_in_the_head_and_the_eta(tmp_path):
-    """A batch of 8 one-cell boots on a's two slots (Dealer.rounds: 240 s wanted at 60 s a boot), 100 s
-    in, its runner's file says 4 done: the head says so, and the ETA is this run's pace, 4 cells in 100 s,
-    over the 6 not done: 150 s.  The file of an earlier batch is not counted."""
-    d = Dealer([[f"k{i}"] for i in range(10)], {"a": 2}, boot_seconds=60, batch_min_s=240)
-    board = board_of(d, {"a": tmp_path / "a.json"}, total=10)
-    board.t0 = 1000.0
-    batch = d.next_batch("a", 1000.0)
-    assert len(batch.keys) == 8
-    (tmp_path / "a.json").write_text(json.dumps({"running": "k4 + k5", "done": 4, "updated": 1099.0}))
-    lines = board.lines(1100.0)
-    assert lines[0].startswith("matrix: 0/10 cells home and 4 done in running batches, elapsed 1:40, ETA 2:30")
-    assert "batch 1 (8 cell(s), 4 done, 1:40): k4 + k5" in lines[1]
-    (tmp_path / "a.json").write_text(json.dumps({"done": 4, "updated": 999.0}))
-    assert board.done_out(1100.0) == 0 and board.eta_s(1100.0) == 10 * 60 / 2

@@ -1,8 +1,8 @@
 """Which boot goes to which host, decided while the matrix runs.
 
 The controller holds a queue of boots (a boot: the cells that run in one boot of the testbed, see
-plan.boot_groups) and a set of hosts.  A host is given a *batch* (rounds of its slots' worth of boots,
-see Dealer.rounds) whenever it has none; when the batch ends, what came home decides what happens next:
+plan.boot_groups) and a set of hosts.  A host is given a *batch* (up to its slots' worth of boots)
+whenever it has none; when the batch ends, what came home decides what happens next:
 
             +-----------+  next_batch   +---------+  batch_ended: every cell done or failed
   start --> |   idle    | ------------> | running | ---------------------------------+
@@ -28,7 +28,6 @@ walk it through a fleet's life by hand.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -73,18 +72,16 @@ class Dealer:
     """Deals boots to hosts as they free up; takes a lost host's boots back (see the module doc)."""
 
     def __init__(self, boots: list[list[str]], slots: dict[str, int], boot_seconds: float,
-                 timeout_s: float | None = None, batch_min_s: float = 0.0):
+                 timeout_s: float | None = None):
         """@boots: the cells to run, a list per boot, in the order they should run.  @slots: per host,
-        boots at a time (its JOBS).  @boot_seconds: expected seconds per boot, for deadlines and the
-        batches' length; @timeout_s: a fixed batch timeout instead (HOST_TIMEOUT=).  @batch_min_s: the
-        least expected seconds a batch should last (see rounds; 0: one round, a boot a slot)."""
+        boots at a time (its JOBS).  @boot_seconds: expected seconds per boot, for deadlines;
+        @timeout_s: a fixed batch timeout instead (HOST_TIMEOUT=)."""
         if not slots:
             raise ValueError("no hosts to deal to")
         self.queue: deque[list[str]] = deque(list(b) for b in boots if b)
         self.hosts = {h: HostRecord(h, max(1, n)) for h, n in slots.items()}
         self.boot_seconds = boot_seconds
         self.timeout_s = timeout_s
-        self.batch_min_s = batch_min_s
         self.done: set[str] = set()
         self.failed: set[str] = set()
         self.damaged_on: dict[str, set[str]] = {}  # cell -> hosts it came home damaged from
@@ -110,19 +107,6 @@ class Dealer:
     def undone(self) -> list[str]:
         return [k for boot in self.queue for k in boot]
 
-    def rounds(self) -> int:
-        """How many rounds of its slots' worth of boots the next batch holds: enough for it to last
-        batch_min_s by the expected boot_seconds, since every batch costs a turnaround of its own (its
-        ansible-playbook run, the host's runner started and its testbeds checked; about 3 s of both
-        cores of a 2-core host on Table 1, 2026-12-07 in docs/notebook/cost.md), but no more rounds than
-        the queue holds for every live host's slots at once, so that the hosts still end together: the
-        batches shrink to one round as the queue empties."""
-        if self.batch_min_s <= 0 or self.boot_seconds <= 0:
-            return 1
-        wanted = math.ceil(self.batch_min_s / self.boot_seconds)
-        live_slots = sum(r.slots for r in self.hosts.values() if r.state != "lost")
-        return max(1, min(wanted, len(self.queue) // max(1, live_slots)))
-
     def deadline_for(self, n_boots: int, slots: int) -> float:
         if self.timeout_s is not None:
             return self.timeout_s
@@ -138,10 +122,9 @@ class Dealer:
         if rec.state != "idle" or not self.queue:
             return None
         others_idle = any(r.state == "idle" and h != host for h, r in self.hosts.items())
-        size = rec.slots * self.rounds()
         taken: list[list[str]] = []
         for boot in list(self.queue):
-            if len(taken) == size:
+            if len(taken) == rec.slots:
                 break
             if others_idle and any(host in self.damaged_on.get(k, ()) for k in boot):
                 continue

@@ -55,10 +55,6 @@ PLAY_GRACE_S = 2.0
 STOP_TIMEOUT_S = 60.0
 #: Seconds between looks at the running playbooks.
 TICK_S = 0.5
-#: The least expected seconds of a batch (Dealer.rounds): a batch's turnaround (about 3 s of both cores
-#: on a 2-core host, 2026-12-07) is then at most 1 % of it.  Table 1's boots (ten cells, about 50 s
-#: there) go six to a slot, where a batch of a boot a slot spent 5 % of the matrix in turnarounds.
-BATCH_MIN_S = 300.0
 
 
 def venv_bin(name: str) -> str:
@@ -181,8 +177,7 @@ class Fleet:
         self.serial = serial
         self.log = log
         per_boot = sum(len(b) for b in boots) / len(boots) if boots else 1
-        self.dealer = Dealer(boots, slots, boot_seconds=cell_seconds * per_boot, timeout_s=timeout_s,
-                             batch_min_s=BATCH_MIN_S)
+        self.dealer = Dealer(boots, slots, boot_seconds=cell_seconds * per_boot, timeout_s=timeout_s)
         self.total = sum(len(b) for b in boots)
         self.stamp = plan_path.stem.removeprefix("plan-")
         self.logs = matrix_dir / "logs" / f"run-{self.stamp}"

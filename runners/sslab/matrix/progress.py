@@ -2,10 +2,9 @@
 state (preparing, running a batch, idle, lost and why, done), its cells home and the cell it is
 running.
 
-The states come from the dealer (matrix.dealer.Dealer); the cell running, and the cells of a running
-batch already done, come from a host's progress/<host>.json (matrix.cells.Progress) where that file can
-be read from here (a host on this machine): a batch's cells come home together when it ends, and a
-batch lasts minutes (Dealer.rounds), so the count and the ETA take in what such a host has done since.  A block is printed whenever something changed, and otherwise every LOG_EVERY_S, so a
+The states come from the dealer (matrix.dealer.Dealer); the cell running comes from a host's
+progress/<host>.json (matrix.cells.Progress) where that file can be read from here (a host on this
+machine).  A block is printed whenever something changed, and otherwise every LOG_EVERY_S, so a
 log (CI, a file, a pipe) stays short and still shows the run is alive; a terminal gets the same.
 """
 
@@ -40,10 +39,8 @@ class HostState:
     batch: int | None = None
     batch_cells: int = 0
     batch_for: float = 0.0
-    #: The cell its runner says it is running, and how many of the batch's cells it has done (hosts on
-    #: this machine only).
+    #: The cell its runner says it is running (hosts on this machine only).
     running: str | None = None
-    batch_done: int = 0
     why_lost: str | None = None
 
     def line(self) -> str:
@@ -51,8 +48,7 @@ class HostState:
         if self.failed:
             text += f", {self.failed} failed"
         if self.state == "running":
-            done = f", {self.batch_done} done" if self.batch_done else ""
-            text += f", batch {self.batch} ({self.batch_cells} cell(s){done}, {mmss(self.batch_for)})"
+            text += f", batch {self.batch} ({self.batch_cells} cell(s), {mmss(self.batch_for)})"
             if self.running:
                 text += f": {self.running}"
         if self.state == "lost":
@@ -74,17 +70,15 @@ class ProgressBoard:
         self.last: list[tuple] = []
         self.last_print = 0.0
 
-    def _progress(self, host: str, since: float) -> dict:
-        """@host's progress file, if it can be read here and is the batch's started at @since (not an
-        earlier batch's file); else {}."""
+    def _running(self, host: str, since: float) -> str | None:
         f = self.files.get(host)
         if not f or not f.exists():
-            return {}
+            return None
         try:
             st = json.loads(f.read_text())
         except (OSError, json.JSONDecodeError):
-            return {}
-        return st if isinstance(st, dict) and st.get("updated", 0) >= since else {}
+            return None
+        return st.get("running") if st.get("updated", 0) >= since else None  # not an earlier batch's file
 
     def states(self, now: float | None = None) -> list[HostState]:
         now = time.time() if now is None else now
@@ -97,23 +91,16 @@ class ProgressBoard:
             if rec.batch is not None:
                 hs.batch, hs.batch_cells = rec.batch.number, len(rec.batch.keys)
                 hs.batch_for = now - rec.batch.started
-                st = self._progress(name, rec.batch.started)
-                hs.running = st.get("running")
-                hs.batch_done = min(int(st.get("done", 0)), hs.batch_cells)
+                hs.running = self._running(name, rec.batch.started)
             out.append(hs)
         return out
 
-    def done_out(self, now: float | None = None) -> int:
-        """Cells done by the running batches of hosts on this machine, not home yet."""
-        return sum(s.batch_done for s in self.states(now) if s.state == "running")
-
     def eta_s(self, now: float | None = None) -> float:
-        """Cells not done yet at this invocation's own pace (its wall time over the cells it brought
-        home or a running batch has done) once as many are done as there are live slots, the first
-        whole round; before that at the estimated time per cell (this host's last runs) spread over
-        the slots."""
+        """Cells not home yet at this invocation's own pace (its wall time over the cells it brought
+        home) once it has brought home as many as there are live slots, the first whole round; before
+        that at the estimated time per cell (this host's last runs) spread over the slots."""
         now = time.time() if now is None else now
-        ended = len(self.dealer.done) + len(self.dealer.failed) + self.done_out(now)
+        ended = len(self.dealer.done) + len(self.dealer.failed)
         left = self.total - ended
         slots = sum(r.slots for r in self.dealer.hosts.values() if r.state != "lost")
         if not slots:
@@ -128,8 +115,6 @@ class ProgressBoard:
         lost = sum(s.state == "lost" for s in states)
         home = len(self.dealer.done)
         head = f"matrix: {home}/{self.total} cells home"
-        if out := sum(s.batch_done for s in states if s.state == "running"):
-            head += f" and {out} done in running batches"
         if self.dealer.failed:
             head += f", {len(self.dealer.failed)} failed"
         eta = self.eta_s(now)
@@ -140,7 +125,7 @@ class ProgressBoard:
     def draw(self, force: bool = False) -> None:
         now = time.time()
         states = self.states(now)
-        key = [(s.host, s.state, s.done, s.failed, s.batch, s.running, s.batch_done) for s in states]
+        key = [(s.host, s.state, s.done, s.failed, s.batch, s.running) for s in states]
         if force or key != self.last or now - self.last_print > LOG_EVERY_S:
             self.console.print("\n".join(self.lines(now)), highlight=False, markup=False, soft_wrap=True)
             self.last, self.last_print = key, now
