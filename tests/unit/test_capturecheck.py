@@ -165,3 +165,27 @@ def test_the_captures_command_reads_an_unchecked_run_and_writes_nothing(tmp_path
     assert "| 5201 | 150.000 / 154.000 | 6 | 2 | 1 | 7240 | 150.000 / 154.000 | 6 | 2 | 1 | 7240 | agree |" in row
     assert "1 runs, 0 with a flow on which" in res.stdout and "1 read now (not recorded)" in res.stdout
     assert (run_dir / "run.json").read_text() == record
+
+
+@pytest.mark.skipif(not (shutil.which("tshark") and shutil.which("tcpdump")),
+                    reason="tshark and tcpdump are host packages (make deps installs them)")
+def test_tshark_is_given_every_frame_but_the_receivers_pure_acks(tmp_path):
+    """senders_frames, as tcpdump applies it to the hand-worked capture with two more frames: of its 12,
+    the receiver's two pure ACKs (the handshake's last and one after the data) are left out, and the
+    sender's pure ACK is kept."""
+    import subprocess
+    path = write_capture(tmp_path / "flow.pcap")
+    extra = [frame(CLIENT, SERVER, 40000, 5201, 5001, A), frame(SERVER, CLIENT, 5201, 40000, ISN + 1 + 6 * MSS, A)]
+    with open(path, "rb") as f:
+        records = list(dpkt.pcap.Reader(f))
+    with open(path, "wb") as f:
+        w = dpkt.pcap.Writer(f, snaplen=96)
+        for ts, buf in records:
+            w.writepkt(buf, ts=ts)
+        w.writepkt(extra[0], ts=10.8)
+        w.writepkt(extra[1], ts=10.9)
+    kept = subprocess.run(["tcpdump", "-n", "-r", str(path), capturecheck.senders_frames([5201])],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+    assert len(records) + 2 == 12 and len(kept) == 10
+    assert sum("40000 > " in line for line in kept) == 1  # the client's SYN alone
+    assert capturecheck.check_capture(path, [5201])["agree"] is True
