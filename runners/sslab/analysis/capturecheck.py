@@ -186,6 +186,19 @@ def senders_frames(ports: list[int]) -> str:
             f"or {tcp_payload}")
 
 
+def senders_frames_pipe(path: Path, ports: list[int]) -> list[tuple[str, subprocess.Popen]]:
+    """The processes that give the frames of the capture at @path that senders_frames keeps, started:
+    gzip for a .pcap.gz (tcpdump reads no gzip), then tcpdump; the last one's stdout is a pcap."""
+    stages: list[tuple[str, subprocess.Popen]] = []
+    if path.suffix == ".gz":
+        stages.append(("gzip", subprocess.Popen(["gzip", "-dc", "--", str(path)], stdout=subprocess.PIPE,
+                                                stderr=subprocess.PIPE)))
+    with stages[-1][1].stdout if stages else open(path, "rb") as feed:
+        stages.append(("tcpdump", subprocess.Popen(["tcpdump", "-n", "-r", "-", "-w", "-", senders_frames(ports)],
+                                                   stdin=feed, stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
+    return stages
+
+
 def tshark_view(path: Path, ports: list[int]) -> dict[int, dict]:
     """Each port's figures from tshark's own analysis of the capture at @path (pcap or .pcap.gz), of
     the frames senders_frames keeps when @ports are named."""
@@ -195,30 +208,22 @@ def tshark_view(path: Path, ports: list[int]) -> dict[int, dict]:
     cmd = ["tshark", "-r", "-" if ports else str(path), "-n", "-Y", TSHARK_FILTER, "-T", "tabs"]
     for pref in (*TSHARK_PREFS, f"gui.column.format:{field_columns()}"):
         cmd += ["-o", pref]
-    stages: list[tuple[str, subprocess.Popen]] = []
+    stages = senders_frames_pipe(path, ports) if ports else []
     if ports:
         cmd += ["-d", payload_as_data(ports)]
-        source = None
-        if path.suffix == ".gz":
-            stages.append(("gzip", subprocess.Popen(["gzip", "-dc", "--", str(path)], stdout=subprocess.PIPE,
-                                                    stderr=subprocess.PIPE)))
-            source = stages[-1][1].stdout
-        with open(path, "rb") if source is None else source as feed:
-            stages.append(("tcpdump", subprocess.Popen(["tcpdump", "-n", "-r", "-", "-w", "-", senders_frames(ports)],
-                                                       stdin=feed, stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
     feed = stages[-1][1].stdout if stages else None
     proc = subprocess.Popen(cmd, stdin=feed, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if feed is not None:
         feed.close()  # tshark holds it now: an early exit of tshark then ends tcpdump too
     view = parse_tshark_fields(proc.stdout, ports)
-    err = proc.stderr.read()
-    failed = [(name, stage.wait(), stage.stderr.read().decode(errors="replace")) for name, stage in stages]
-    failed = [f for f in failed if f[1] != 0]
-    if proc.wait() != 0:
-        failed.append(("tshark", proc.returncode, err))
+    # tshark's failure first: the stages before it may have died only of its going (a broken pipe).
+    # Each one's stderr read before it is waited for: a full stderr pipe would hold it up.
+    ends = [("tshark", proc.stderr.read(), proc)]
+    ends += [(name, stage.stderr.read().decode(errors="replace"), stage) for name, stage in stages]
+    failed = [(name, code, err) for name, err, stage in ends if (code := stage.wait()) != 0]  # every one reaped
     if failed:
-        name, code, text = failed[0]
-        raise RuntimeError(f"{name} failed on {path} (exit {code}): {text.strip()[-500:]}")
+        name, code, err = failed[0]
+        raise RuntimeError(f"{name} failed on {path} (exit {code}): {err.strip()[-500:]}")
     return view
 
 
