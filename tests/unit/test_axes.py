@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from .test_matrix import chosen_of
 from sslab import matrix as mx
 from sslab.scenario import ScenarioError, parse_scenario
 from sslab.scenario.axes import AxesError, combinations, labels_of, parse_axes
@@ -86,11 +87,26 @@ def test_a_matrix_axis_of_mappings_is_chosen_by_its_label(tmp_path):
     (tmp_path / "m.yaml").write_text(yaml.safe_dump(m))
     mapped = mx.load_matrix(str(tmp_path / "m.yaml"))
     last = axis["values"][-1][name]
-    chosen = mx.resolve_selection(mapped, {axis["option"]: last, "CCA": "cubic"})
+    chosen = chosen_of(mapped, {axis["option"]: last, "CCA": "cubic"})
     assert chosen == {name: [last], "large_cc": ["cubic"]}
     got = mx.settings(mapped.spec, chosen)
-    want = mx.settings(scalar.spec, mx.resolve_selection(scalar, {axis["option"]: last, "CCA": "cubic"}))
+    want = mx.settings(scalar.spec, chosen_of(scalar, {axis["option"]: last, "CCA": "cubic"}))
     assert [{k: v for k, v in g.items() if k != "note"} for g in got] == want
     assert {g["note"] for g in got} == {f"n{len(axis['values']) - 1}"}
     assert [mapped.scenario_for(g, 0).model_dump(exclude={"name"}) for g in got] == \
            [scalar.scenario_for(w, 0).model_dump(exclude={"name"}) for w in want]
+
+
+def test_a_word_names_a_label_of_the_axis_or_a_value_written_as_the_axis_writes_its_own():
+    """Axis.named, by hand: case and blanks do not matter, a bare number takes the one unit every
+    label is written in; a value the axis does not list keeps the axis's unit and its spelling."""
+    from sslab.scenario.axes import Axis
+    rtt = Axis(values=["25ms", "50ms"])
+    assert [rtt.named("rtt", w) for w in ("25 MS", "50", "50.0", "30", "30MS", "30.50", "1s")] == \
+        ["25ms", "50ms", "50ms", "30ms", "30ms", "30.5ms", "1s"]
+    buf = Axis(values=["1BDP", "2BDP"])
+    assert [buf.named("buffer", w) for w in ("2bdp", "0.5bdp", "3", "-1BDP")] == ["2BDP", "0.5BDP", "3BDP", "-1BDP"]
+    # Labels in two units (or none): a number is taken as written.
+    assert Axis(values=["1MB", "500KB"]).named("size", " 3 ") == "3"
+    cc = Axis(values=["cubic", "bbr"], cca=True)
+    assert [cc.named("cc", w) for w in ("BBR", "vegas")] == ["bbr", "vegas"]

@@ -288,12 +288,12 @@ def test_a_kernel_axis_takes_a_modules_name_only_on_kernels_that_carry_it(monkey
     (the booted kernel then lists the name), and is refused with the default kernel named."""
     from sslab import matrix as mx
     from sslab.matrix.orchestrate import kernel_env
-    from sslab.matrix.selection import resolve_selection
+    from .test_matrix import chosen_of
     for var in ("SSLAB_KERNEL_SOURCE", "SSLAB_KERNEL_PATCHES", "SSLAB_MODULES"):
         monkeypatch.delenv(var, raising=False)
     m = mx.load_matrix("table1")
     options = {"CCA": "reno_iw20"}
     with kernel_env(KernelChanges.parse("6.1")), pytest.raises(mx.MatrixError, match="reno_iw20"):
-        resolve_selection(m, options)
+        chosen_of(m, options)
     with kernel_env(KernelChanges.parse(f"6.1,modules={EXAMPLES / 'module'}")):
-        assert resolve_selection(m, options)["large_cc"] == ["reno_iw20"]
+        assert chosen_of(m, options)["large_cc"] == ["reno_iw20"]

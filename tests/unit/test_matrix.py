@@ -11,6 +11,7 @@ from sslab import matrix as mx
 from sslab.matrix.transfer import merge_cells, pack_cells
 from sslab.plan_record import BootPlace, MatrixPlan, PlannedCell
 from sslab.scenario import load_scenario, parse_scenario, scenario_from_dump
+from sslab.scenario.sets import SetError, resolve
 
 KERNEL = {"reno": "built in", "cubic": "built in", "bbr": "module tcp_bbr", "cubic_hs": "module tcp_sslab",
           "cubic_suss": "module tcp_sslab"}
@@ -28,21 +29,34 @@ def table1():
     return mx.load_matrix("table1")
 
 
+def chosen_of(m, options):
+    """The values @options (OPTION -> its text, as a command line gives them) choose of @m's axes,
+    resolved as every NAME=value is (sslab.scenario.sets) and checked as a run checks them."""
+    chosen = resolve([f"{k}={v}" for k, v in options.items()], m.spec.name, axes=m.spec.axes).axes
+    m.check_chosen(chosen)
+    return chosen
+
+
 def plan_of(m, options=None, iterations=1, image="img1", code="code1"):
-    chosen = mx.resolve_selection(m, options or {})
+    chosen = chosen_of(m, options or {})
     return mx.plan_matrix(m, chosen, iterations, image, KERNEL, code)
 
 
 def test_selection_matches_make_style_values(table1):
     spec = table1.spec
-    assert mx.resolve_selection(table1, {"CCA": "cubic"}) == {"large_cc": ["cubic"]}
-    assert mx.resolve_selection(table1, {"RTT": "100"}) == {"large_rtt": ["100ms"]}
-    assert mx.resolve_selection(table1, {"BUF": "2bdp", "RTT": "25ms,200"}) == {
+    assert chosen_of(table1, {"CCA": "cubic"}) == {"large_cc": ["cubic"]}
+    assert chosen_of(table1, {"RTT": "100"}) == {"large_rtt": ["100ms"]}
+    assert chosen_of(table1, {"BUF": "2bdp", "RTT": "25ms,200"}) == {
         "buffer": ["2BDP"], "large_rtt": ["25ms", "200ms"]}
+    assert chosen_of(table1, {"rtt": "25 ms, 25ms,,50"}) == {"large_rtt": ["25ms", "50ms"]}
     with pytest.raises(mx.MatrixError, match="CCA=bbr4: not a congestion control the harness knows"):
-        mx.resolve_selection(table1, {"CCA": "bbr4"})
-    with pytest.raises(mx.MatrixError, match="no option FOO"):
-        mx.resolve_selection(table1, {"FOO": "1"})
+        chosen_of(table1, {"CCA": "bbr4"})
+    with pytest.raises(SetError, match="^CCA=Cubic!: not a congestion-control name"):
+        chosen_of(table1, {"CCA": "Cubic!"})
+    with pytest.raises(SetError, match="^FOO: table1 has no setting FOO .its axes: BUF, CCA, FIRST_START, LAYOUT, RTT;"):
+        chosen_of(table1, {"FOO": "1"})
+    with pytest.raises(SetError, match="^RTT is empty"):
+        chosen_of(table1, {"RTT": ","})
     assert mx.selection_id(spec, {"large_cc": ["cubic"]}) == "cca-cubic"
     assert mx.selection_id(spec, {}) == "all"
 
@@ -59,7 +73,7 @@ def test_table1_cells_and_unavailable_cca(table1, monkeypatch):
     # The default UML kernel carries the patch: all four columns are cells, the BBRv2 column's flows
     # run bbr2_sslab, and the plan says so.
     hooked = {**KERNEL, "bbr3": "module tcp_sslab", "bbr2_sslab": "module tcp_sslab"}
-    full = mx.plan_matrix(table1, mx.resolve_selection(table1, {}), 1, "img1", hooked, "code1")
+    full = mx.plan_matrix(table1, chosen_of(table1, {}), 1, "img1", hooked, "code1")
     assert len(full.cells) == 32 and not full.unavailable
     assert full.runs_as == {"cubic": "cubic_hs", "bbr2": "bbr2_sslab"}
     assert full.paper_beside["bbr3"]["column"] == "bbr2" and "bbr2" not in full.paper_beside
@@ -68,12 +82,12 @@ def test_table1_cells_and_unavailable_cca(table1, monkeypatch):
     # A kernel that carries Google's own v2alpha (a researcher's patch) registers "bbr2": the column runs
     # it, with another cell key, and the plan says so.
     monkeypatch.setenv("SSLAB_KERNEL_PATCHES", "/google-v2alpha")
-    google = mx.plan_matrix(table1, mx.resolve_selection(table1, {"CCA": "bbr2"}), 1, "img1",
+    google = mx.plan_matrix(table1, chosen_of(table1, {"CCA": "bbr2"}), 1, "img1",
                             {**hooked, "bbr2": "listed by the booted kernel"}, "code1")
     assert google.runs_as["bbr2"] == "bbr2" and not google.unavailable
     assert scenario_from_dump(google.cells[0].scenario).cases[0].flows[0].cc == "bbr2"
     assert google.cells[0].key != next(c for c in mx.plan_matrix(
-        table1, mx.resolve_selection(table1, {"CCA": "bbr2"}), 1, "img1", hooked, "code1").cells).key
+        table1, chosen_of(table1, {"CCA": "bbr2"}), 1, "img1", hooked, "code1").cells).key
     assert len(plan.cells) == 2 * 16
     # Repetition-major: every setting once before any repeats.
     assert [c.rep for c in plan.cells] == [0] * 16 + [1] * 16
@@ -106,7 +120,7 @@ def test_table1s_sample_of_captures_covers_its_settings_at_a_fixed_cost(iteratio
     only: 4 settings, 200 cells at ITER=50)."""
     m = mx.load_matrix("table1")
     hooked = {**KERNEL, "bbr3": "module tcp_sslab", "bbr2_sslab": "module tcp_sslab"}
-    plan = mx.plan_matrix(m, mx.resolve_selection(m, {}), iterations, "img1", hooked, "code1")
+    plan = mx.plan_matrix(m, chosen_of(m, {}), iterations, "img1", hooked, "code1")
     sample = [c for c in plan.cells if c.capture_check]
     assert len(sample) == checked
     settings = {mx.selection_id(m.spec, {k: [v] for k, v in c.setting.items()}) for c in sample}
@@ -116,7 +130,7 @@ def test_table1s_sample_of_captures_covers_its_settings_at_a_fixed_cost(iteratio
 
 
 def test_any_valid_value_beside_the_papers(table1):
-    chosen = mx.resolve_selection(table1, {"BUF": "0.5BDP,3bdp,2BDP", "RTT": "30,300ms", "CCA": "cubic,vegas"})
+    chosen = chosen_of(table1, {"BUF": "0.5BDP,3bdp,2BDP", "RTT": "30,300ms", "CCA": "cubic,vegas"})
     # Written the axis's way (unit and spelling); the file's values first, in the file's order.
     assert chosen == {"buffer": ["0.5BDP", "3BDP", "2BDP"], "large_rtt": ["30ms", "300ms"],
                       "large_cc": ["cubic", "vegas"]}
@@ -134,17 +148,18 @@ def test_any_valid_value_beside_the_papers(table1):
     assert both <= {c.key for c in plan_of(table1, {"CCA": "cubic", "BUF": "2BDP,3BDP", "RTT": "25,30"}).cells}
 
 
-@pytest.mark.parametrize("option, value, words", [
-    ("RTT", "0", "pairs[0].rtt: rtt must be in (0, 10 s]"),
-    ("RTT", "fast", "cannot read time 'fast'"),
-    ("BUF", "-1BDP", "cannot read bdp '-1BDP'"),
-    ("BUF", "0BDP", "bdp must be positive"),
-    ("CCA", "cubicc", "not a congestion control the harness knows"),
+@pytest.mark.parametrize("option, value, read_as, words", [
+    ("RTT", "0", "0ms", "pairs[0].rtt: rtt must be in (0, 10 s]"),
+    ("RTT", "fast", "fast", "cannot read time 'fast'"),
+    ("BUF", "-1BDP", "-1BDP", "cannot read bdp '-1BDP'"),
+    ("BUF", "0bdp", "0BDP", "bdp must be positive"),
+    ("CCA", "cubicc", "cubicc", "not a congestion control the harness knows"),
 ])
-def test_invalid_values_are_refused_naming_the_reason(table1, option, value, words):
+def test_invalid_values_are_refused_naming_the_reason(table1, option, value, read_as, words):
+    """Named as the axis reads the value (a bare number in its unit, its unit's spelling)."""
     with pytest.raises(mx.MatrixError) as err:
-        mx.resolve_selection(table1, {option: value})
-    assert str(err.value).startswith(f"{option}={value}: ") and words in str(err.value), str(err.value)
+        chosen_of(table1, {option: value})
+    assert str(err.value).startswith(f"{option}={read_as}: ") and words in str(err.value), str(err.value)
 
 
 def test_cubics_column_runs_linuxs_cubic_as_cubic_hs_under_its_own_name(table1):
@@ -158,7 +173,7 @@ def test_cubics_column_runs_linuxs_cubic_as_cubic_hs_under_its_own_name(table1):
     assert [f.cc for f in s.cases[0].flows[:2]] == ["cubic_hs", "cubic_hs"]
     assert {r["module_params"]["hs_round_fix"] for r in plan_data(s)["runs"]} == {0}
     # A kernel without our module (no cubic_hs) cannot run the column: reported, not substituted.
-    bare = mx.plan_matrix(table1, mx.resolve_selection(table1, {"CCA": "cubic"}), 1, "img1",
+    bare = mx.plan_matrix(table1, chosen_of(table1, {"CCA": "cubic"}), 1, "img1",
                           {k: v for k, v in KERNEL.items() if k != "cubic_hs"}, "code1")
     assert not bare.cells and all("cubic_hs is not offered" in u.reason for u in bare.unavailable)
 
@@ -548,7 +563,7 @@ def test_a_hosts_tar_is_extracted_only_inside_and_only_files(tmp_path, monkeypat
 
 
 def test_shared_boot_groups_keys_and_dealing(table1):
-    chosen = mx.resolve_selection(table1, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25,50"})
+    chosen = chosen_of(table1, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25,50"})
     alone = mx.plan_matrix(table1, chosen, 7, "img", KERNEL, "code", clock="uml/inf-cpu")
     shared = mx.plan_matrix(table1, chosen, 7, "img", KERNEL, "code", clock="uml/inf-cpu", boot_share=3)
     assert shared.boot_share == 3 and alone.cells[0].boot is None
@@ -733,7 +748,7 @@ def test_a_cca_value_is_checked_by_the_control_it_runs():
     file maps it, and the incumbents of E6 then run bbr2_sslab; a name mapped nowhere is Linux's own
     and refused unless a researcher's kernel may register it."""
     fairness = mx.load_matrix("fairness")
-    chosen = mx.resolve_selection(fairness, {"CCA": "bbr2"})
+    chosen = chosen_of(fairness, {"CCA": "bbr2"})
     hooked = {**KERNEL, "bbr2_sslab": "module tcp_sslab"}
     plan = mx.plan_matrix(fairness, chosen, 1, "img1", hooked, "code1")
     assert plan.cells and not plan.unavailable
@@ -746,7 +761,7 @@ def test_a_cca_value_is_checked_by_the_control_it_runs():
     # Google's own name, mapped nowhere in table1-calibrate: refused (it is no control the harness knows).
     calibrate = mx.load_matrix("table1-calibrate")
     with pytest.raises(mx.MatrixError, match="CCA=bbr2: not a congestion control the harness knows"):
-        mx.resolve_selection(calibrate, {"CCA": "bbr2"})
+        chosen_of(calibrate, {"CCA": "bbr2"})
 
 
 def test_table1s_layouts_the_default_and_the_papers_five_pairs():
@@ -755,16 +770,16 @@ def test_table1s_layouts_the_default_and_the_papers_five_pairs():
     # Not asked for, the layout is its default, the calibration's: the paper's five pairs, and the directory
     # is the whole matrix's.  The large flow alone on pair 1, the twelve small flows three to a pair in the
     # paper's RTT order (25, 50, 100, 200 ms in turn), each pair at its flows' RTT.
-    five = mx.plan_matrix(m, mx.resolve_selection(m, {"CCA": "cubic", "RTT": "100"}), 1, "i", hooked, "c")
+    five = mx.plan_matrix(m, chosen_of(m, {"CCA": "cubic", "RTT": "100"}), 1, "i", hooked, "c")
     assert {c.setting["layout"] for c in five.cells} == {"five-pairs"}
-    assert mx.selection_id(m.spec, mx.resolve_selection(m, {"LAYOUT": "five-pairs"})) == "all"
+    assert mx.selection_id(m.spec, chosen_of(m, {"LAYOUT": "five-pairs"})) == "all"
     s = scenario_from_dump(five.cells[0].scenario)
     assert s.topology.pairs == 5 and [p.rtt for p in s.pairs] == pytest.approx([0.1, 0.025, 0.05, 0.1, 0.2])
     flows = s.cases[0].flows
     assert [f.pair for f in flows] == [1] + [2, 3, 4, 5] * 3
     assert all(s.pairs[f.pair - 1].rtt == r for f, r in zip(flows[1:], [0.025, 0.05, 0.1, 0.2] * 3))
     # A pair a flow, as before the calibration's stage 3: asked for, and archived apart.
-    chosen = mx.resolve_selection(m, {"CCA": "cubic", "RTT": "100", "LAYOUT": "own-pairs"})
+    chosen = chosen_of(m, {"CCA": "cubic", "RTT": "100", "LAYOUT": "own-pairs"})
     assert mx.selection_id(m.spec, chosen) == "cca-cubic_rtt-100ms_layout-own-pairs"
     own = mx.plan_matrix(m, chosen, 1, "i", hooked, "c")
     s = scenario_from_dump(own.cells[0].scenario)
@@ -775,7 +790,7 @@ def test_table1s_layouts_the_default_and_the_papers_five_pairs():
 def test_the_first_small_flows_start_and_its_refusal():
     m = mx.load_matrix("table1")
     hooked = {**KERNEL, "bbr3": "module tcp_sslab", "bbr2_sslab": "module tcp_sslab"}
-    plan = mx.plan_matrix(m, mx.resolve_selection(m, {"CCA": "cubic", "RTT": "25", "FIRST_START": "3.5s"}), 1,
+    plan = mx.plan_matrix(m, chosen_of(m, {"CCA": "cubic", "RTT": "25", "FIRST_START": "3.5s"}), 1,
                           "i", hooked, "c")
     s = scenario_from_dump(plan.cells[0].scenario)
     # The first at 3.5 s, the others every 2 s after it ("{first_start}+2s", ...).
@@ -784,8 +799,8 @@ def test_the_first_small_flows_start_and_its_refusal():
     # 50 Mbit/s.  A first small flow at 21 s could find it gone: refused before anything runs.
     with pytest.raises(mx.MatrixError, match=r"FIRST_START=21s: .*flow 2 starts at 21 s, when flow 1 can have "
                                              r"ended \(it starts at 0 s and needs at least 20.91 s alone"):
-        mx.resolve_selection(m, {"FIRST_START": "21s"})
-    assert mx.resolve_selection(m, {"FIRST_START": "20.9s"})["first_start"] == ["20.9s"]
+        chosen_of(m, {"FIRST_START": "21s"})
+    assert chosen_of(m, {"FIRST_START": "20.9s"})["first_start"] == ["20.9s"]
 
 
 def test_an_axis_default_names_its_own_values():

@@ -12,6 +12,12 @@ from sslab.paths import REPO_ROOT
 from sslab.scenario import overrides as ov
 from sslab.scenario.sets import SetError, resolve
 
+from sslab.matrix import load_matrix as _load_matrix
+
+#: The axes of Table 1 and of its calibration, whose options (CCA=, OFFLOADS=, ...) narrow them.
+TABLE1 = _load_matrix("table1").spec.axes
+CALIBRATE = _load_matrix("table1-calibrate").spec.axes
+
 
 def fields(settings, aliases=None):
     """The fields @settings set (an alias's paths in its place), resolved as for an experiment without axes."""
@@ -62,33 +68,33 @@ def test_a_name_is_an_axis_a_knob_an_alias_or_a_path_in_that_order():
     make variable or field; a declared name; a field by its path.  Table 1's RTT= is its axis, E1's RTT=
     its alias of two fields; the calibration's OFFLOADS= its axis, everywhere else the knob."""
     s = resolve(["SUSS_VERSION=2025", "topology.sender_qdisc=fq", "cca=cubic,bbr", "RTT=25ms",
-                 "bottleneck.rate=20mbit", "seed=7"], "table1", axes=["CCA", "BUF", "RTT"])
+                 "bottleneck.rate=20mbit", "seed=7"], "table1", axes=TABLE1)
     assert s.knobs == {"suss_version": 2025, "sender_qdisc": "fq"}
-    assert s.axes == {"CCA": "cubic,bbr", "RTT": "25ms"}
+    # An axis's values as its labels (the axis's names, in the order asked).
+    assert s.axes == {"large_cc": ["cubic", "bbr"], "large_rtt": ["25ms"]}
     assert [(o.dotted, o.value) for o in s.fields] == [("bottleneck.rate", "20mbit"), ("seed", 7)]
     e1 = resolve(["RTT=25ms"], "`make startup`", aliases={"RTT": ["pairs.*.rtt", "bottleneck.buffer.rtt"]})
     assert e1.axes == {} and [o.dotted for o in e1.fields] == ["pairs.*.rtt", "bottleneck.buffer.rtt"]
     # A name with a dot is a field's path, never an axis.
-    assert resolve(["cca.x=1"], "t", axes=["CCA"]).fields[0].dotted == "cca.x"
+    assert resolve(["cca.x=1"], "t", axes=TABLE1).fields[0].dotted == "cca.x"
     with pytest.raises(SetError, match=r"table1 has no setting FOO \(its axes: BUF, CCA"):
-        resolve(["FOO=1"], "table1", axes=["CCA", "BUF"])
+        resolve(["FOO=1"], "table1", axes=TABLE1)
     # A knob's make variable that is also a matrix's axis narrows the axis, a list of values too; its
     # field's path stays the knob.
-    cal = resolve(["OFFLOADS=off,linux", "SOCKET_BUFFERS=raised"], "table1-calibrate",
-                  axes=["CCA", "OFFLOADS", "SOCKET_BUFFERS"])
-    assert cal.axes == {"OFFLOADS": "off,linux", "SOCKET_BUFFERS": "raised"} and cal.knobs == {}
-    assert resolve(["topology.offloads=linux"], "t", axes=["OFFLOADS"]).knobs == {"offloads": "linux"}
-    assert resolve(["OFFLOADS=linux"], "table1", axes=["CCA"]).knobs == {"offloads": "linux"}
+    cal = resolve(["OFFLOADS=off,linux", "SOCKET_BUFFERS=raised"], "table1-calibrate", axes=CALIBRATE)
+    assert cal.axes == {"offloads": ["off", "linux"], "socket_buffers": ["raised"]} and cal.knobs == {}
+    assert resolve(["topology.offloads=linux"], "t", axes=CALIBRATE).knobs == {"offloads": "linux"}
+    assert resolve(["OFFLOADS=linux"], "table1", axes=TABLE1).knobs == {"offloads": "linux"}
     with pytest.raises(SetError, match="OFFLOADS=off,linux: OFFLOADS takes off, linux"):
-        resolve(["OFFLOADS=off,linux"], "table1", axes=["CCA"])
+        resolve(["OFFLOADS=off,linux"], "table1", axes=TABLE1)
     # So does the knob's own option (sslab run --offloads linux), where the matrix sweeps its field.
-    assert resolve([], "table1-calibrate", axes=["OFFLOADS"], knobs={"offloads": "linux"}).axes == {"OFFLOADS": "linux"}
-    assert resolve([], "table1", axes=["CCA"], knobs={"offloads": "linux"}).knobs == {"offloads": "linux"}
+    assert resolve([], "table1-calibrate", axes=CALIBRATE, knobs={"offloads": "linux"}).axes == {"offloads": ["linux"]}
+    assert resolve([], "table1", axes=TABLE1, knobs={"offloads": "linux"}).knobs == {"offloads": "linux"}
 
 
 def test_a_name_given_twice_with_two_values_is_refused():
     with pytest.raises(SetError, match="CCA given twice: cubic and bbr"):
-        resolve(["CCA=cubic", "CCA=bbr"], "table1", axes=["CCA"])
+        resolve(["CCA=cubic", "CCA=bbr"], "table1", axes=TABLE1)
     with pytest.raises(SetError, match="HOSTS given twice: ideal and 1gbe"):
         resolve(["HOSTS=ideal", "hosts.model=1gbe"], "x")
     with pytest.raises(SetError, match="SUSS_VERSION given twice: 2025 and 2024"):
@@ -96,7 +102,7 @@ def test_a_name_given_twice_with_two_values_is_refused():
     with pytest.raises(SetError, match=r"pairs\.\*\.rtt set twice, to two values: RTT=25ms and pairs\.\*\.rtt=1ms"):
         fields(["RTT=25ms", "pairs.*.rtt=1ms"], {"RTT": ["pairs.*.rtt"]})
     # The same value twice, or by its two spellings, is one setting.
-    assert resolve(["CCA=cubic", "cca=cubic"], "t", axes=["CCA"]).axes == {"CCA": "cubic"}
+    assert resolve(["CCA=cubic", "cca=cubic"], "t", axes=TABLE1).axes == {"large_cc": ["cubic"]}
     assert resolve(["SENDER_QDISC=fq", "topology.sender_qdisc=fq"], "x").knobs == {"sender_qdisc": "fq"}
 
 
@@ -206,17 +212,16 @@ def test_a_matrix_takes_a_field_of_its_template_and_archives_its_cells_apart():
     from sslab.matrix.orchestrate import matrix_rel_of
     from sslab.substrate.kernelchanges import KernelChanges
     m = mx.load_matrix("table1")
-    options = [a.option for a in m.spec.axes.values() if a.option]
-    sets = resolve(["bottleneck.rate=20mbit", "CCA=cubic"], "table1", axes=options)
-    assert sets.axes == {"CCA": "cubic"}
+    sets = resolve(["bottleneck.rate=20mbit", "CCA=cubic"], "table1", axes=m.spec.axes)
+    assert sets.axes == {"large_cc": ["cubic"]}
     m2 = m.with_sets(list(sets.fields))
     setting = mx.settings(m2.spec, {})[0]
     assert m2.scenario_for(setting, 0).bottleneck.rate_mbit == 20.0 and m.scenario_for(setting, 0).bottleneck.rate_mbit == 50.0
-    rel = matrix_rel_of(m2, mx.resolve_selection(m2, sets.axes), None, None, KernelChanges())
+    rel = matrix_rel_of(m2, sets.axes, None, None, KernelChanges())
     assert rel == "table1/cca-cubic_set-bottleneck.rate-20mbit" and _apart(REPO_ROOT / "results" / rel)
-    assert m.with_sets(list(resolve(["CCA=cubic"], "table1", axes=options).fields)) is m
+    assert m.with_sets(list(resolve(["CCA=cubic"], "table1", axes=m.spec.axes).fields)) is m
     with pytest.raises(mx.MatrixError, match="bottleneck.rte: unknown field"):
-        m.with_sets(list(resolve(["bottleneck.rte=20mbit"], "table1", axes=options).fields))
+        m.with_sets(list(resolve(["bottleneck.rte=20mbit"], "table1", axes=m.spec.axes).fields))
 
 
 def test_a_knob_by_its_field_or_make_variable_is_the_knob():

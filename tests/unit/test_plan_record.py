@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from .test_matrix import chosen_of
 from sslab import matrix as mx
 from sslab.plan_record import MatrixPlan, read_matrix_plan, write_matrix_plan
 from sslab.records import RecordFormatError
@@ -14,7 +15,7 @@ KERNEL = {"cubic": "builtin", "bbr": "module tcp_bbr", "cubic_hs": "module tcp_s
 
 def table1_plan(boot_share=1) -> MatrixPlan:
     m = mx.load_matrix("table1")
-    chosen = mx.resolve_selection(m, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25,50"})
+    chosen = chosen_of(m, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25,50"})
     return mx.plan_matrix(m, chosen, 3, "img", KERNEL, "code", substrate="uml", clock="uml/inf-cpu",
                           boot_share=boot_share)
 

@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from .test_matrix import chosen_of
 from sslab import matrix as mx
 from sslab import paths
 from sslab.experiment.keys import (LEGACY_TRAFFIC_CODE, cell_key, legacy_cell_key, scenario_key,
@@ -23,7 +24,7 @@ def old_store(tmp_path):
     finished, and one cell of other code, finished too."""
     m = mx.load_matrix("table1")
     legacy = traffic_code_version(paths.REPO_ROOT, LEGACY_TRAFFIC_CODE)
-    plan = mx.plan_matrix(m, mx.resolve_selection(m, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25ms,50ms"}), 1,
+    plan = mx.plan_matrix(m, chosen_of(m, {"CCA": "cubic", "BUF": "1BDP", "RTT": "25ms,50ms"}), 1,
                           "img", KERNEL, legacy, substrate="uml", clock="uml/inf-cpu")
     for c in plan.cells:
         c.key = legacy_cell_key(c.scenario, c.rep, "img", legacy, "uml/inf-cpu", c.boot)
@@ -54,7 +55,7 @@ def test_a_cell_of_this_trees_code_is_linked_under_its_new_key_and_nothing_else_
         assert new.is_symlink() and os.readlink(new) == c.key             # relative: the tree can move
         assert json.loads((new / "cell.json").read_text()) == {"key": c.key}
         # What a plan made now calls the cell is that new key: the matrix finds it done.
-    now = mx.plan_matrix(mx.load_matrix("table1"), mx.resolve_selection(
+    now = mx.plan_matrix(mx.load_matrix("table1"), chosen_of(
         mx.load_matrix("table1"), {"CCA": "cubic", "BUF": "1BDP", "RTT": "25ms,50ms"}), 1, "img", KERNEL, code,
         substrate="uml", clock="uml/inf-cpu")
     assert all((store / "cells" / c.key / "cell.json").is_file() for c in now.cells)

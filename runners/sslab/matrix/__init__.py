@@ -51,8 +51,9 @@ replaced, a report goes to a new directory.
 
 The package:
 
-    spec         the matrix file (axes, compare, defaults) and its loader
-    selection    make variables (CCA=, BUF=, RTT=) to axis values
+    spec         the matrix file (axes, compare, defaults), its loader, and the check of values a
+                 command line chose beside the file's (CCA=, BUF=, RTT= are read as axis values
+                 with every other NAME=value: sslab.scenario.sets)
     plan         cell keys, the plan, boots
     dealer       which boot goes to which host, as hosts free up (lost hosts, damaged cells)
     store        the resumable cell store (writing; reading is analysis.archive)
@@ -72,13 +73,13 @@ May import: experiment, analysis, substrate, scenario and the leaves.  Not cli.
 
 from .cells import ATTEMPTS, Progress, check_host_matches, compress_pcaps, host_error, record_host_error, run_cells
 from .plan import TRAFFIC_CODE, boots_to_run, cell_key, plan_matrix, traffic_code_version
-from .selection import resolve_selection, selection_id, settings
-from .spec import MATRICES_DIR, Axis, Compare, Matrix, MatrixError, MatrixSpec, load_matrix, matrix_files, matrix_path
+from .spec import (MATRICES_DIR, Axis, Compare, Matrix, MatrixError, MatrixSpec, load_matrix, matrix_files, matrix_path,
+                   selection_id, settings)
 from .store import CellStore, current_cells, latest_plan, set_aside, write_json_atomic
 
 __all__ = ["ATTEMPTS", "Progress", "check_host_matches", "compress_pcaps", "host_error", "record_host_error",
            "run_cells",
-           "TRAFFIC_CODE", "boots_to_run", "cell_key", "plan_matrix", "traffic_code_version", "resolve_selection",
+           "TRAFFIC_CODE", "boots_to_run", "cell_key", "plan_matrix", "traffic_code_version",
            "selection_id", "settings", "MATRICES_DIR", "matrix_files", "Axis", "Compare", "Matrix",
            "MatrixError", "MatrixSpec", "load_matrix", "matrix_path", "CellStore", "current_cells",
            "latest_plan", "set_aside", "write_json_atomic"]

@@ -304,7 +304,7 @@ def run_matrix_file(matrix: str, req: Request) -> int:
     from . import load_matrix
     from .orchestrate import run_matrix, run_on_kernels
     m = _compared(load_matrix(matrix), req.select)
-    sets = resolved(req, m.spec.name, axes=[a.option for a in m.spec.axes.values() if a.option])
+    sets = resolved(req, m.spec.name, axes=m.spec.axes)
     m = m.with_sets(list(sets.fields))
     inventory = Path(req.inventory or paths.REPO_ROOT / "playbooks" / "inventory" / "localhost.ini")
     run_args = dict(iterations=req.iterations, inventory=inventory, serial=req.serial, substrate=req.substrate,

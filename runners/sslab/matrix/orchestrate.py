@@ -43,9 +43,8 @@ from ..substrate.preflight import offered_ccas, preflight
 from .fleet import Fleet, inventory_hosts, on_this_machine
 from ..substrate.kinds import kind_of
 from .plan import boots_to_run, plan_matrix, traffic_code_version
-from .selection import resolve_selection, selection_id
 from .slurm import SlurmArray, SlurmSettings, check_cluster, require_commands
-from .spec import Matrix, MatrixError
+from .spec import Matrix, MatrixError, selection_id
 from .stopping import EXIT_SIGNAL_BASE, interrupt_exit_status
 from .store import CONTROLLER_LOCK, CellStore
 from .transfer import set_aside_damaged
@@ -180,7 +179,7 @@ def host_slots(hosts: dict, jobs: int) -> dict[str, int]:
     return {h: int(v.get("sslab_host_jobs") or jobs) for h, v in hosts.items()}
 
 
-def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inventory: Path,
+def run_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int | None, inventory: Path,
                serial: str | None = None, substrate: str = "uml", jobs: int | None = None,
                clock: str = "real", container: str | None = None, backend: str | None = None,
                knobs: dict | None = None, check_only: bool = False,
@@ -190,7 +189,7 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     write its report; on the inventory's hosts, or with @slurm as one Slurm job array (matrix.slurm).
     @check_only: stop after the image is built, the testbed booted here and the congestion controls
     asked for found in its kernel (run_on_kernels checks every kernel first)."""
-    chosen = resolve_selection(m, options)
+    m.check_chosen(chosen)
     # Cells of another knob's value are other cells (their scenario differs), archived apart.
     m = m.with_knobs(knobs)
     iterations = iterations or m.spec.iterations
@@ -223,10 +222,9 @@ def run_matrix(m: Matrix, options: dict[str, str], iterations: int | None, inven
     if ccas is None:
         raise MatrixError("the image manifest lists no congestion controls for this substrate (an image from "
                           "before they were recorded): rebuild with `make image`")
-    by_option = {ax.option: name for name, ax in m.spec.axes.items() if ax.cca and ax.option}
     # By the control a value's flows run (CCA=bbr2 runs bbr2_sslab: Axis.runs_as).
-    lacking = sorted({" or ".join(m.spec.axes[by_option[opt]].may_run(v)) for opt in options if opt in by_option
-                      for v in chosen[by_option[opt]] if m.spec.axes[by_option[opt]].runs(v, ccas) not in ccas}
+    lacking = sorted({" or ".join(m.spec.axes[axis].may_run(v)) for axis, values in chosen.items()
+                      if m.spec.axes[axis].cca for v in values if m.spec.axes[axis].runs(v, ccas) not in ccas}
                      # The start asked for in the compared place (VARIANTS=), as an axis's value asked for by name.
                      | ({m.spec.compare.on} if m.spec.compare.on != m.file_on and m.spec.compare.on not in ccas else set()))
     if lacking:
@@ -361,7 +359,7 @@ def kernel_env(changes: KernelChanges):
                 os.environ[k] = v
 
 
-def run_on_kernels(m: Matrix, options: dict[str, str], kernel_terms: list[str], **run_args) -> int:
+def run_on_kernels(m: Matrix, chosen: dict[str, list[str]], kernel_terms: list[str], **run_args) -> int:
     """The `kernel` axis: the same matrix on several kernels (sources, patch sets, modules).
 
     1. Every kernel's image is built and booted here, and the congestion controls asked for are
@@ -378,14 +376,13 @@ def run_on_kernels(m: Matrix, options: dict[str, str], kernel_terms: list[str], 
     for k in kernels:
         print(f"kernel {k.describe()}: image and boot check", flush=True)
         with kernel_env(k):
-            run_matrix(m, options, check_only=True, **run_args)
+            run_matrix(m, chosen, check_only=True, **run_args)
     rc = 0
     dirs: list[tuple[str, Path]] = []
     for k in kernels:
         print(f"\n== kernel {k.describe()} ==", flush=True)
         with kernel_env(k):
-            rc = run_matrix(m, options, **run_args) or rc
-            chosen = resolve_selection(m, options)  # with this kernel's names
+            rc = run_matrix(m, chosen, **run_args) or rc
         rel = matrix_rel_of(m, chosen, run_args.get("backend"), run_args.get("knobs"), k)
         dirs.append((k.describe(), paths.RESULTS_DIR / rel))
     base = matrix_rel_of(m, chosen, run_args.get("backend"), run_args.get("knobs"), KernelChanges())

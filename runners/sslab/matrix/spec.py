@@ -6,6 +6,7 @@ file of two sections, `matrix` and `scenario` (experiments/scenarios/smoke.yaml)
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any, Collection, Literal
 
@@ -13,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import paths
-from ..ccas import cc_name_refusal
+from ..ccas import cc_name_refusal, is_cc_name
 from ..analysis.runs_report import RunsReport
 from ..experiment.spec import EXPERIMENTS_DIR, FORMAT_KIND
 from ..scenario import KNOWN_CCAS, Scenario, ScenarioError, overrides, parse_scenario, substitute
@@ -203,6 +204,31 @@ class Matrix:
             raise MatrixError(f"{self.spec.name} with {' '.join(dict.fromkeys(o.given for o in sets))}: {e}") from None
         return m
 
+    def check_chosen(self, chosen: dict[str, list[str]]) -> None:
+        """Each value @chosen (sslab.scenario.sets: an axis's name -> its labels asked) that the file
+        does not list makes a cell that can run, else MatrixError before anything runs: on a start's
+        axis a congestion control the harness knows (a researcher's kernel's own names are taken here
+        and checked when it boots: ccas.cc_name_refusal), on another a valid scenario, built with
+        the other axes at their first values."""
+        for axis, values in chosen.items():
+            ax = self.spec.axes[axis]
+            for value in (v for v in values if v not in ax.labels(axis)):
+                asked = f"{ax.option}={value}"
+                if ax.cca:
+                    if all(cc_name_refusal(cc) is not None for cc in ax.may_run(value)):
+                        raise MatrixError(f"{asked}: not a congestion control the harness knows (known: "
+                                          f"{', '.join(KNOWN_CCAS)}; a name of your own module: MODULES=dir)"
+                                          if is_cc_name(value) else f"{asked}: not a congestion-control name")
+                    continue
+                first = {a: [value] if a == axis else self.spec.axes[a].labels(a)[:1] for a in self.spec.axes}
+                setting = {a: ("cubic" if a in self.spec.axes and self.spec.axes[a].cca and v not in KNOWN_CCAS
+                               else v) for a, v in combinations(self.spec.axes, first)[0].items()}
+                try:
+                    self.scenario_for(setting, 0)
+                except ScenarioError as e:
+                    raise MatrixError(f"{asked}: makes an invalid {self.spec.name} scenario: "
+                                      f"{_error_detail(e)}") from None
+
     def scenario_for(self, setting: dict[str, str], rep: int, offered: Collection[str] | None = None) -> Scenario:
         """The cell's scenario: the template with @setting, its own seed for repetition @rep,
         and (alternate_cases) the compared cases in the order of the repetition.  @offered: the
@@ -259,6 +285,29 @@ def settings(spec: MatrixSpec, chosen: dict[str, list[str]]) -> list[dict[str, s
     """Every combination of the chosen values (an axis not chosen: all of the file's), in the
     file's order; values beside the file's after them, in the order asked (sslab.scenario.axes)."""
     return combinations(spec.axes, chosen)
+
+
+def selection_id(spec: MatrixSpec, chosen: dict[str, list[str]]) -> str:
+    """The matrix directory's name: which part of the matrix this is (not how many iterations)."""
+    parts = [f"{(spec.axes[a].option or a).lower()}-{'+'.join(_squeezed(v) for v in vals)}"
+             for a, vals in chosen.items() if vals != spec.axes[a].default_labels(a)]
+    return "_".join(parts) if parts else "all"
+
+
+def _squeezed(v: Any) -> str:
+    return re.sub(r"\s+", "", str(v)).lower()
+
+
+def _error_detail(e: ScenarioError) -> str:
+    """A scenario's errors in one line, each reason once: the first field with it, and how many more
+    ("cases[0].flows[1].start: cannot read time '-1s' (and 23 more fields)")."""
+    lines = [ln.strip() for ln in str(e).splitlines()[1:]] or [str(e)]
+    by_reason: dict[str, list[str]] = {}
+    for ln in lines:
+        field, sep, reason = ln.partition(": ")
+        by_reason.setdefault(reason if sep else ln, []).append(field if sep else "")
+    return "; ".join(f"{fields[0]}: {reason}" + (f" (and {len(fields) - 1} more fields)" if len(fields) > 1 else "")
+                     if fields[0] else reason for reason, fields in by_reason.items())
 
 
 def matrix_path(name_or_path: str) -> Path:

@@ -25,6 +25,7 @@ the file's order; a label names a value wherever one is chosen (SELECT=, CCA=).
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any, Collection
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -78,6 +79,25 @@ class Axis(BaseModel):
         choice = self.runs_as.get(value, value)
         return [choice] if isinstance(choice, str) else list(choice)
 
+    def named(self, name: str, given: str) -> str:
+        """The label @given names on the axis @name: one of its own, case-blind and with blanks
+        ignored, a bare number taking the values' unit (RTT=100 names 100ms); else a value beside
+        them, written the way the axis writes its values (0.5bdp -> 0.5BDP, 30 -> 30ms)."""
+        labels = self.labels(name)
+        g = _squeezed(given)
+        for label in labels:
+            own = _squeezed(label)
+            if g == own:
+                return label
+            m = re.fullmatch(r"([0-9.]+)([a-z]+)", own)
+            if m and re.fullmatch(r"[0-9.]+", g) and float(g) == float(m[1]):
+                return label
+        unit = _shared_unit(labels)
+        m = _NUMBER_UNIT.fullmatch(given.strip())
+        if unit and m and (not m[2] or m[2].lower() == unit.lower()):
+            return f"{float(m[1]):g}{unit}"
+        return given.strip()
+
     def label(self, name: str, value: Value) -> str:
         """What names @value of the axis @name: itself, or (a mapping) its parameter @name."""
         return str(value[name] if isinstance(value, dict) else value)
@@ -96,6 +116,22 @@ class Axis(BaseModel):
             return {name: value}
         every = {k for v in self.values if isinstance(v, dict) for k in v}
         return {k: value.get(k) for k in sorted(every)}
+
+
+_NUMBER_UNIT = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)")
+
+
+def _squeezed(v: Any) -> str:
+    """@v as a label is compared: lower case, no blanks."""
+    return re.sub(r"\s+", "", str(v)).lower()
+
+
+def _shared_unit(labels: list[str]) -> str | None:
+    """The unit every label of an axis is written in ('ms' for 25ms, 50ms, ...), else None."""
+    units = {m[2] for v in labels if (m := _NUMBER_UNIT.fullmatch(str(v).strip()))}
+    if len(units) == 1 and all(_NUMBER_UNIT.fullmatch(str(v).strip()) for v in labels):
+        return units.pop() or None
+    return None
 
 
 class AxesError(ValueError):

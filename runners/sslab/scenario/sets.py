@@ -5,7 +5,9 @@ Every setting a command line gives over an experiment (`make X NAME=value`, `SET
 anything is validated or run.  A NAME is, in this order:
 
     an axis       one of the experiment's axes, by its option (CCA=cubic,bbr; case-blind): the
-                  values to run, narrowing the axis (a value beside the file's is a new one);
+                  values to run, narrowing the axis, each read as the axis's label it names
+                  (BUF=2bdp is 2BDP, RTT=100 is 100ms: Axis.named); a value beside the file's is
+                  a new one, written as the axis writes its own (RTT=30 is 30ms);
                   a knob's make variable too where the experiment sweeps its field as an axis
                   (the calibration's OFFLOADS=, SOCKET_BUFFERS=)
     a knob        its make variable or its field's path (SUSS_VERSION=2025,
@@ -18,8 +20,11 @@ anything is validated or run.  A NAME is, in this order:
 
 So a name narrows an axis where the experiment has one, and otherwise sets the field it names; a
 name that is none of these, a value a knob refuses, or one name given twice with two values is
-refused (SetError) before anything runs.  What the fields' values are worth is the scenario's
-model's to say, when the experiment applies them.
+refused (SetError) before anything runs, and so is an axis's value the file does not list where
+none can be new: on an axis of mappings (a value sets several fields the file must give), or a
+word that is no congestion control's name on a start's axis.  What the values are worth (a field's
+range, whether the kernel under test offers a start) is the scenario's model's and the kernel's to
+say, when the experiment applies them (a matrix: Matrix.check_chosen).
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Collection, Mapping
 
+from ..ccas import is_cc_name
 from . import knobs as knob_table
+from .axes import Axis
 from .overrides import ALIAS_RE, PATH_RE, Override, parse_value, split_setting
 
 
@@ -40,8 +47,8 @@ class Sets:
     """What a command line's settings resolved to, by kind (module docstring)."""
     #: Knob name -> value (sslab.scenario.knobs), those given by their own options included.
     knobs: dict[str, Any] = field(default_factory=dict)
-    #: An axis's option (upper case) -> the values asked, as given ("cubic,bbr").
-    axes: dict[str, str] = field(default_factory=dict)
+    #: An axis's name -> the labels asked, in the order asked (CCA=cubic,bbr: large_cc -> [cubic, bbr]).
+    axes: dict[str, list[str]] = field(default_factory=dict)
     #: Fields of the scenario set by path, an alias's paths in its place.
     fields: tuple[Override, ...] = ()
 
@@ -59,20 +66,22 @@ def _knob(text: str, name: str, raw: str, found: dict[str, Any]) -> None:
     found[k.name] = value
 
 
-def resolve(settings: Collection[str], what: str, *, axes: Collection[str] = (),
+def resolve(settings: Collection[str], what: str, *, axes: Mapping[str, Axis] | None = None,
             aliases: Mapping[str, list[str]] | None = None, knobs: Mapping[str, Any] | None = None) -> Sets:
     """@settings (NAME=value each, in order) over the experiment @what names (`make startup`), whose
-    axes' options are @axes and whose declared names are @aliases; @knobs, the knobs its own options
-    gave (--suss-version), which a setting may repeat but not contradict."""
+    axes are @axes (those with an option are chosen by it) and whose declared names are @aliases;
+    @knobs, the knobs its own options gave (--suss-version), which a setting may repeat but not
+    contradict."""
     aliases = aliases or {}
-    by_option = {a.upper(): a for a in axes}
+    axes = axes or {}
+    options = {a.option for a in axes.values() if a.option}
     found: dict[str, Any] = {}
     chosen: dict[str, str] = {}
     for name, value in (knobs or {}).items():
         # A knob's own option (--offloads linux) narrows the axis that sweeps its field, as its NAME= does.
         make_var = knob_table.BY_NAME[name].make_var
-        if make_var in by_option:
-            chosen[by_option[make_var]] = str(value)
+        if make_var in options:
+            chosen[make_var] = str(value)
         else:
             found[name] = value
     fields: list[Override] = []
@@ -81,8 +90,8 @@ def resolve(settings: Collection[str], what: str, *, axes: Collection[str] = (),
             name, raw = split_setting(text)
         except ValueError as e:
             raise SetError(str(e)) from None
-        if "." not in name and "*" not in name and name.upper() in by_option:
-            option = by_option[name.upper()]
+        if "." not in name and "*" not in name and name.upper() in options:
+            option = name.upper()
             if chosen.get(option, raw) != raw:
                 raise SetError(f"{option} given twice: {chosen[option]} and {raw}")
             chosen[option] = raw
@@ -92,7 +101,7 @@ def resolve(settings: Collection[str], what: str, *, axes: Collection[str] = (),
             value = _value(text, raw)
             fields += [Override(tuple(p.split(".")), value, text) for p in aliases[name]]
         elif ALIAS_RE.match(name):
-            raise SetError(f"{name}: {what} has no setting {name} ({_names(by_option, aliases)}; any field by its "
+            raise SetError(f"{name}: {what} has no setting {name} ({_names(options, aliases)}; any field by its "
                            f"path: SET=bottleneck.rate=20mbit)")
         elif PATH_RE.match(name):
             fields.append(Override(tuple(name.split(".")), _value(text, raw), text))
@@ -103,7 +112,30 @@ def resolve(settings: Collection[str], what: str, *, axes: Collection[str] = (),
         other = next((p for p in fields if p.dotted == o.dotted and p.value != o.value), None)
         if other is not None:
             raise SetError(f"{o.dotted} set twice, to two values: {o.given} and {other.given}")
-    return Sets(found, chosen, tuple(fields))
+    of_option = {a.option: name for name, a in axes.items() if a.option}
+    return Sets(found, {of_option[o]: _labels(axes[of_option[o]], of_option[o], o, raw, what)
+                        for o, raw in chosen.items()}, tuple(fields))
+
+
+def _labels(axis: Axis, name: str, option: str, raw: str, what: str) -> list[str]:
+    """The labels @raw (OPTION's value, comma-separated) asks of @axis, each once, in the order asked."""
+    own = axis.labels(name)
+    picked: list[str] = []
+    for word in (w.strip() for w in raw.split(",")):
+        if not word:
+            continue
+        label = axis.named(name, word)
+        if label not in own and any(isinstance(v, dict) for v in axis.values):
+            # A mapping value sets several fields together: one the file does not list sets none of them.
+            raise SetError(f"{option}={word}: {what}'s {name} is one of {', '.join(own)}")
+        if label not in own and axis.cca and not any(is_cc_name(cc) for cc in axis.may_run(label)):
+            raise SetError(f"{option}={word}: not a congestion-control name (up to 15 of a-z, 0-9 and _, "
+                           f"a letter first)")
+        if label not in picked:
+            picked.append(label)
+    if not picked:
+        raise SetError(f"{option} is empty")
+    return picked
 
 
 def _value(text: str, raw: str) -> Any:
@@ -113,11 +145,11 @@ def _value(text: str, raw: str) -> Any:
         raise SetError(f"{text}: {e}") from None
 
 
-def _names(by_option: Mapping[str, str], aliases: Mapping[str, list[str]]) -> str:
+def _names(options: Collection[str], aliases: Mapping[str, list[str]]) -> str:
     """The names an experiment takes, for a refusal: its axes', its aliases, the knobs'."""
     parts = []
-    if by_option:
-        parts.append("its axes: " + ", ".join(sorted(by_option.values())))
+    if options:
+        parts.append("its axes: " + ", ".join(sorted(options)))
     if aliases:
         parts.append("its names: " + ", ".join(sorted(aliases)))
     parts.append("over every experiment: " + ", ".join(k.make_var for k in knob_table.KNOBS))
