@@ -187,3 +187,24 @@ def test_tshark_is_given_every_frame_but_the_receivers_pure_acks(tmp_path):
     assert len(records) == 12 and len(kept) == 10
     assert sum("40000 > " in line for line in kept) == 1  # the client's SYN alone
     assert capturecheck.check_capture(path, [5201])["agree"] is True
+
+
+@pytest.mark.skipif(not shutil.which("tshark"), reason="tshark is a host package (make deps installs it)")
+def test_without_tcpdump_tshark_reads_every_frame_and_gives_the_same_figures(tmp_path, monkeypatch):
+    """A host with tshark and no tcpdump (a Slurm node's own packages) checks its captures all the same:
+    tshark given the whole capture, gzipped as the archive keeps it, gives the figures it gives when
+    tcpdump has left the receivers' pure ACKs out."""
+    import gzip
+    path = write_capture(tmp_path / "flow.pcap", then=[
+        (frame(CLIENT, SERVER, 40000, 5201, 5001, A), 10.8),
+        (frame(SERVER, CLIENT, 5201, 40000, ISN + 1 + 6 * MSS, A), 10.9)])
+    with open(path, "rb") as src, gzip.open(str(path) + ".gz", "wb") as dst:
+        dst.write(src.read())
+    path.unlink()
+    filtered = capturecheck.check_capture(path, [5201])
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "tshark").symlink_to(shutil.which("tshark"))
+    monkeypatch.setenv("PATH", str(bare))
+    assert shutil.which("tcpdump") is None and shutil.which("gzip") is None
+    assert capturecheck.check_capture(path, [5201]) == filtered and filtered["agree"] is True

@@ -205,10 +205,11 @@ def tshark_view(path: Path, ports: list[int]) -> dict[int, dict]:
     path = stored_capture(path)
     if not path.exists():
         raise FileNotFoundError(f"no capture at {path}")
-    cmd = ["tshark", "-r", "-" if ports else str(path), "-n", "-Y", TSHARK_FILTER, "-T", "tabs"]
+    # Without tcpdump (a node with tshark alone), tshark reads every frame: the same figures, more CPU.
+    stages = senders_frames_pipe(path, ports) if ports and shutil.which("tcpdump") else []
+    cmd = ["tshark", "-r", "-" if stages else str(path), "-n", "-Y", TSHARK_FILTER, "-T", "tabs"]
     for pref in (*TSHARK_PREFS, f"gui.column.format:{field_columns()}"):
         cmd += ["-o", pref]
-    stages = senders_frames_pipe(path, ports) if ports else []
     if ports:
         cmd += ["-d", payload_as_data(ports)]
     feed = stages[-1][1].stdout if stages else None
