@@ -57,3 +57,34 @@ def test_stale_build_directories_are_removed_and_live_ones_kept(tmp_path):
     assert not any(d.exists() for d in stale)
     assert (live / "chroot" / "file").exists() and (finished / "chroot" / "file").exists()
 
+
+
+def interrupted_after_mkdir(monkeypatch, cache: Path):
+    """Path.mkdir of a build directory in @cache raising KeyboardInterrupt just after the directory is
+    made: where a SIGTERM (Terminated) or Ctrl-C that arrives during the mkdir system call is raised,
+    before the next line runs (CI, 7 Dec 2026: the UML stage's empty directory was left so)."""
+    real = Path.mkdir
+
+    def mkdir(self, *args, **kw):
+        real(self, *args, **kw)
+        if BUILD_DIR.match(self.name) and self.is_relative_to(cache):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Path, "mkdir", mkdir)
+
+
+def test_a_stage_interrupted_as_it_makes_its_directory_leaves_none(tmp_path, monkeypatch):
+    """The UML kernel's and the base's stages, each interrupted right after making its build
+    directory: the directory is removed on the way out (the next build removes only a dead process's)."""
+    import pytest
+    from sslab import paths
+    from sslab.substrate import image, umlkernel
+    cache = tmp_path / "cache"
+    interrupted_after_mkdir(monkeypatch, cache)
+    with pytest.raises(KeyboardInterrupt):
+        umlkernel.ensure_uml(cache, paths.IMAGES_DIR, "0" * 64, tmp_path / "no-base", lambda: None)
+    assert (cache / "uml").is_dir() and list((cache / "uml").iterdir()) == []
+    monkeypatch.setattr(image, "require_host_tools", lambda: None)
+    with pytest.raises(KeyboardInterrupt):
+        image.ensure_base(image.Recipe.load(), cache, mirrors=object())
+    assert (cache / "base").is_dir() and list((cache / "base").iterdir()) == []

@@ -367,9 +367,11 @@ def ensure_base(recipe: Recipe, cache: Path, mirrors: Mirrors | None = None) -> 
     mirrors = mirrors or resolve_mirrors(recipe.suite)
     tmp = cache / "base" / f".{base_hash}.tmp-{os.getpid()}"
     remove_tree(tmp)
-    tmp.mkdir(parents=True)
     started = time.monotonic()
     try:
+        # Made inside the try: a SIGTERM or Ctrl-C raised just after mkdir returns must not leave it
+        # (the next build removes only what a dead process left).
+        tmp.mkdir(parents=True)
         info = build_base(recipe, mirrors, tmp)
         info["base_hash"] = base_hash
         info["inputs"] = inputs
@@ -683,9 +685,11 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
         refuse_if_short(cache, FINAL_STAGE_NEEDS, f"image {image_hash[:12]}")
         tmp = cache / "images" / f".{image_hash}.tmp-{os.getpid()}"
         remove_tree(tmp)
-        tmp.mkdir(parents=True)
         started = time.monotonic()
         try:
+            # Made inside the try: a SIGTERM or Ctrl-C raised just after mkdir returns must not leave it
+            # (the next build removes only what a dead process left).
+            tmp.mkdir(parents=True)
             manifest = build_final(base_dir, base_info, inputs, image_hash, recipe, repo, kernel_dir, tmp, uml=uml,
                                    changes=changes)
             manifest["final_build_seconds"] = round(time.monotonic() - started, 1)

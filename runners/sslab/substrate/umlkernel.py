@@ -326,9 +326,11 @@ def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mi
         set_aside(kernel.root, damage, "UML kernel")
     tmp = cache / "uml" / f".{uml_hash}.tmp-{os.getpid()}"
     remove_tree(tmp)
-    tmp.mkdir(parents=True)
     started = time.monotonic()
     try:
+        # Made inside the try: a SIGTERM or Ctrl-C raised just after mkdir returns must not leave it
+        # (the next build removes only what a dead process left).
+        tmp.mkdir(parents=True)
         twin = compiled_twin(cache / "uml", compile_key)
         if twin is not None:
             record = reuse_compile(twin, tmp, source_pin(images_dir, changes)[1])
