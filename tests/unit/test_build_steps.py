@@ -57,3 +57,37 @@ def test_the_build_log_is_made_where_SSLAB_LOGS_says_and_named_once(tmp_path, mo
     buildtools.run(["true"])
     [made] = list((tmp_path / "logs").glob("build-*.log"))
     assert capsys.readouterr().out.count(f"each build step's own output: {made}") == 1
+
+
+STUBBORN_STEP = ("import os, signal, sys, time\n"
+                 "signal.signal(signal.SIGTERM, signal.SIG_IGN); signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                 "open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(30)\n")
+
+
+@pytest.mark.parametrize("how", ["logged", "captured", "on the console"])
+def test_an_interrupted_step_is_gone_before_the_clean_up_starts(tmp_path, monkeypatch, how):
+    """A Ctrl-C or SIGTERM (Terminated, a KeyboardInterrupt) in the middle of a step: the step is killed
+    and reaped before the exception reaches the build's clean-up, so it cannot write into a directory
+    being removed.  The step here ignores SIGTERM and SIGINT and outlives Popen's own quarter second."""
+    import os
+    import signal
+    import sys
+    if how == "logged":
+        monkeypatch.setattr(buildtools, "_step_log", tmp_path / "build.log")
+    elif how == "on the console":
+        monkeypatch.setattr(buildtools, "step_log", lambda: (_ for _ in ()).throw(OSError("no log")))
+    pid_file = tmp_path / "pid"
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 1.0)
+        with pytest.raises(KeyboardInterrupt):
+            buildtools.run([sys.executable, "-c", STUBBORN_STEP, str(pid_file)],
+                           **({"capture_output": True} if how == "captured" else {}))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    pid = int(pid_file.read_text())
+    assert not os.path.exists(f"/proc/{pid}"), f"the step ({pid}) outlived the interrupt"

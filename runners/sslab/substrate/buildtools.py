@@ -85,7 +85,7 @@ def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
             except OSError:       # no log to be had: the step's words on the console, as they come
                 return _run_keeping_stderr(cmd, cwd=kw.get("cwd"), env=kw.get("env"))
             return _run_logged(cmd, path, cwd=kw.get("cwd"), env=kw.get("env"))
-        return subprocess.run(cmd, check=True, **kw)
+        return _run_captured(cmd, **kw)
     except FileNotFoundError as e:
         raise ImageError(f"build host lacks {cmd[0]!r} (run `make image`, which installs it)") from e
     except subprocess.CalledProcessError as e:
@@ -102,6 +102,33 @@ def _what(cmd: list[str]) -> str:
     return " ".join(Path(shown[0]).name if i == 0 else w for i, w in enumerate(shown)) if shown else "?"
 
 
+def _ended(proc: subprocess.Popen) -> None:
+    """@proc killed and waited for, when an interrupt stops the step it runs.  On a KeyboardInterrupt
+    (Ctrl-C, and the Terminated a SIGTERM raises) Popen waits a quarter of a second for its child and
+    then leaves it running: a SIGTERM sent to the build alone (`kill PID`, a job's timeout), not to its
+    process group, would leave a kernel compile or apt running in the chroot while the clean-up
+    unmounts and removes it.  So every step is gone before anything cleans up after it."""
+    proc.kill()
+    proc.wait()
+
+
+def _run_captured(cmd: list[str], input=None, capture_output: bool = False, **kw) -> subprocess.CompletedProcess:
+    """subprocess.run(@cmd, check=True, ...) whose step is ended (_ended) by an interrupt."""
+    if capture_output:
+        kw["stdout"] = kw["stderr"] = subprocess.PIPE
+    if input is not None:
+        kw["stdin"] = subprocess.PIPE
+    with subprocess.Popen(cmd, **kw) as proc:
+        try:
+            out, err = proc.communicate(input)
+        except BaseException:
+            _ended(proc)
+            raise
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, cmd, out, err)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def _run_logged(cmd: list[str], path: Path, cwd=None, env=None) -> subprocess.CompletedProcess:
     """subprocess.run(@cmd, check=True) with its stdout and stderr appended to the build log @path; a
     line on the console every HEARTBEAT_S while it runs and its time at its end if it ran that long; on
@@ -112,12 +139,16 @@ def _run_logged(cmd: list[str], path: Path, cwd=None, env=None) -> subprocess.Co
         start_at = out.tell()
         t0 = time.monotonic()
         with subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env) as proc:
-            while True:
-                try:
-                    rc = proc.wait(timeout=HEARTBEAT_S)
-                    break
-                except subprocess.TimeoutExpired:
-                    log(f"  ... {_what(cmd)}: {(time.monotonic() - t0) / 60:.1f} min so far")
+            try:
+                while True:
+                    try:
+                        rc = proc.wait(timeout=HEARTBEAT_S)
+                        break
+                    except subprocess.TimeoutExpired:
+                        log(f"  ... {_what(cmd)}: {(time.monotonic() - t0) / 60:.1f} min so far")
+            except BaseException:
+                _ended(proc)
+                raise
     took = time.monotonic() - t0
     if took >= HEARTBEAT_S:
         log(f"  {_what(cmd)}: took {took / 60:.1f} min")
@@ -135,14 +166,18 @@ def _run_keeping_stderr(cmd: list[str], cwd=None, env=None) -> subprocess.Comple
     kept = 0
     with subprocess.Popen(cmd, stderr=subprocess.PIPE, cwd=cwd, env=env) as proc:
         assert proc.stderr is not None
-        for line in proc.stderr:
-            sys.stderr.buffer.write(line)
-            sys.stderr.flush()
-            tail.append(line)
-            kept += len(line)
-            while kept > ERROR_TAIL_CHARS and len(tail) > 1:
-                kept -= len(tail.popleft())
-        rc = proc.wait()
+        try:
+            for line in proc.stderr:
+                sys.stderr.buffer.write(line)
+                sys.stderr.flush()
+                tail.append(line)
+                kept += len(line)
+                while kept > ERROR_TAIL_CHARS and len(tail) > 1:
+                    kept -= len(tail.popleft())
+            rc = proc.wait()
+        except BaseException:
+            _ended(proc)
+            raise
     err = b"".join(tail)
     if rc != 0:
         raise subprocess.CalledProcessError(rc, cmd, stderr=err)
