@@ -107,7 +107,8 @@ def _ended(proc: subprocess.Popen) -> None:
     (Ctrl-C, and the Terminated a SIGTERM raises) Popen waits a quarter of a second for its child and
     then leaves it running: a SIGTERM sent to the build alone (`kill PID`, a job's timeout), not to its
     process group, would leave a kernel compile or apt running in the chroot while the clean-up
-    unmounts and removes it.  So every step is gone before anything cleans up after it."""
+    unmounts and removes it.  So the step's process is gone before anything cleans up after it (what it
+    started in turn, a compile's compilers, is not waited for: without their make they start nothing new)."""
     proc.kill()
     proc.wait()
 
