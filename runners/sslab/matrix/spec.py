@@ -6,7 +6,6 @@ file of two sections, `matrix` and `scenario` (experiments/scenarios/smoke.yaml)
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 from typing import Any, Collection, Literal
 
@@ -14,11 +13,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .. import paths
-from ..ccas import cc_name_refusal, is_cc_name
+from ..ccas import cc_name_refusal
 from ..analysis.runs_report import RunsReport
 from ..experiment.spec import EXPERIMENTS_DIR, FORMAT_KIND
 from ..scenario import KNOWN_CCAS, Scenario, ScenarioError, overrides, parse_scenario, substitute
-from ..scenario.axes import Axis, check_axes, combinations
+from ..scenario.axes import Axis, check_axes, combinations, squeezed
 from ..scenario.knobs import apply as apply_knobs
 from ..scenario.load import (case_labels, field_errors, inline_scenario_data, narrow_cases, read_template_file,
                              read_yaml_file, with_start)
@@ -215,10 +214,10 @@ class Matrix:
             for value in (v for v in values if v not in ax.labels(axis)):
                 asked = f"{ax.option}={value}"
                 if ax.cca:
+                    # A word that is no name at all was refused with the other settings (sslab.scenario.sets).
                     if all(cc_name_refusal(cc) is not None for cc in ax.may_run(value)):
                         raise MatrixError(f"{asked}: not a congestion control the harness knows (known: "
-                                          f"{', '.join(KNOWN_CCAS)}; a name of your own module: MODULES=dir)"
-                                          if is_cc_name(value) else f"{asked}: not a congestion-control name")
+                                          f"{', '.join(KNOWN_CCAS)}; a name of your own module: MODULES=dir)")
                     continue
                 first = {a: [value] if a == axis else self.spec.axes[a].labels(a)[:1] for a in self.spec.axes}
                 setting = {a: ("cubic" if a in self.spec.axes and self.spec.axes[a].cca and v not in KNOWN_CCAS
@@ -289,13 +288,9 @@ def settings(spec: MatrixSpec, chosen: dict[str, list[str]]) -> list[dict[str, s
 
 def selection_id(spec: MatrixSpec, chosen: dict[str, list[str]]) -> str:
     """The matrix directory's name: which part of the matrix this is (not how many iterations)."""
-    parts = [f"{(spec.axes[a].option or a).lower()}-{'+'.join(_squeezed(v) for v in vals)}"
+    parts = [f"{(spec.axes[a].option or a).lower()}-{'+'.join(squeezed(v) for v in vals)}"
              for a, vals in chosen.items() if vals != spec.axes[a].default_labels(a)]
     return "_".join(parts) if parts else "all"
-
-
-def _squeezed(v: Any) -> str:
-    return re.sub(r"\s+", "", str(v)).lower()
 
 
 def _error_detail(e: ScenarioError) -> str:

@@ -84,9 +84,9 @@ class Axis(BaseModel):
         ignored, a bare number taking the values' unit (RTT=100 names 100ms); else a value beside
         them, written the way the axis writes its values (0.5bdp -> 0.5BDP, 30 -> 30ms)."""
         labels = self.labels(name)
-        g = _squeezed(given)
+        g = squeezed(given)
         for label in labels:
-            own = _squeezed(label)
+            own = squeezed(label)
             if g == own:
                 return label
             m = re.fullmatch(r"([0-9.]+)([a-z]+)", own)
@@ -121,8 +121,8 @@ class Axis(BaseModel):
 _NUMBER_UNIT = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)")
 
 
-def _squeezed(v: Any) -> str:
-    """@v as a label is compared: lower case, no blanks."""
+def squeezed(v: Any) -> str:
+    """@v as labels are compared (and a matrix's directory names them): lower case, no blanks."""
     return re.sub(r"\s+", "", str(v)).lower()
 
 
