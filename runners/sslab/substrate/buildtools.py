@@ -102,29 +102,32 @@ def _what(cmd: list[str]) -> str:
     return " ".join(Path(shown[0]).name if i == 0 else w for i, w in enumerate(shown)) if shown else "?"
 
 
-def _ended(proc: subprocess.Popen) -> None:
-    """@proc killed and waited for, when an interrupt stops the step it runs.  On a KeyboardInterrupt
-    (Ctrl-C, and the Terminated a SIGTERM raises) Popen waits a quarter of a second for its child and
-    then leaves it running: a SIGTERM sent to the build alone (`kill PID`, a job's timeout), not to its
-    process group, would leave a kernel compile or apt running in the chroot while the clean-up
-    unmounts and removes it.  So the step's process is gone before anything cleans up after it (what it
-    started in turn, a compile's compilers, is not waited for: without their make they start nothing new)."""
-    proc.kill()
-    proc.wait()
+@contextlib.contextmanager
+def _step(cmd: list[str], **kw) -> Iterator[subprocess.Popen]:
+    """subprocess.Popen(@cmd, **@kw), killed and waited for if an interrupt stops the step.  On a
+    KeyboardInterrupt (Ctrl-C, and the Terminated a SIGTERM raises) Popen waits a quarter of a second
+    for its child and then leaves it running: a SIGTERM sent to the build alone (`kill PID`, a job's
+    timeout), not to its process group, would leave a kernel compile or apt running in the chroot while
+    the clean-up unmounts and removes it.  So the step's process is gone before anything cleans up after
+    it (what it started in turn, a compile's compilers, is not waited for: without their make they
+    start nothing new)."""
+    with subprocess.Popen(cmd, **kw) as proc:
+        try:
+            yield proc
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
 
 
 def _run_captured(cmd: list[str], input=None, capture_output: bool = False, **kw) -> subprocess.CompletedProcess:
-    """subprocess.run(@cmd, check=True, ...) whose step is ended (_ended) by an interrupt."""
+    """subprocess.run(@cmd, check=True, ...) whose step an interrupt ends (_step)."""
     if capture_output:
         kw["stdout"] = kw["stderr"] = subprocess.PIPE
     if input is not None:
         kw["stdin"] = subprocess.PIPE
-    with subprocess.Popen(cmd, **kw) as proc:
-        try:
-            out, err = proc.communicate(input)
-        except BaseException:
-            _ended(proc)
-            raise
+    with _step(cmd, **kw) as proc:
+        out, err = proc.communicate(input)
     if proc.returncode != 0:
         raise subprocess.CalledProcessError(proc.returncode, cmd, out, err)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
@@ -139,17 +142,13 @@ def _run_logged(cmd: list[str], path: Path, cwd=None, env=None) -> subprocess.Co
         out.flush()
         start_at = out.tell()
         t0 = time.monotonic()
-        with subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env) as proc:
-            try:
-                while True:
-                    try:
-                        rc = proc.wait(timeout=HEARTBEAT_S)
-                        break
-                    except subprocess.TimeoutExpired:
-                        log(f"  ... {_what(cmd)}: {(time.monotonic() - t0) / 60:.1f} min so far")
-            except BaseException:
-                _ended(proc)
-                raise
+        with _step(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd, env=env) as proc:
+            while True:
+                try:
+                    rc = proc.wait(timeout=HEARTBEAT_S)
+                    break
+                except subprocess.TimeoutExpired:
+                    log(f"  ... {_what(cmd)}: {(time.monotonic() - t0) / 60:.1f} min so far")
     took = time.monotonic() - t0
     if took >= HEARTBEAT_S:
         log(f"  {_what(cmd)}: took {took / 60:.1f} min")
@@ -165,20 +164,16 @@ def _run_keeping_stderr(cmd: list[str], cwd=None, env=None) -> subprocess.Comple
     kept (in CalledProcessError.stderr); stdout as ours."""
     tail: collections.deque[bytes] = collections.deque()
     kept = 0
-    with subprocess.Popen(cmd, stderr=subprocess.PIPE, cwd=cwd, env=env) as proc:
+    with _step(cmd, stderr=subprocess.PIPE, cwd=cwd, env=env) as proc:
         assert proc.stderr is not None
-        try:
-            for line in proc.stderr:
-                sys.stderr.buffer.write(line)
-                sys.stderr.flush()
-                tail.append(line)
-                kept += len(line)
-                while kept > ERROR_TAIL_CHARS and len(tail) > 1:
-                    kept -= len(tail.popleft())
-            rc = proc.wait()
-        except BaseException:
-            _ended(proc)
-            raise
+        for line in proc.stderr:
+            sys.stderr.buffer.write(line)
+            sys.stderr.flush()
+            tail.append(line)
+            kept += len(line)
+            while kept > ERROR_TAIL_CHARS and len(tail) > 1:
+                kept -= len(tail.popleft())
+        rc = proc.wait()
     err = b"".join(tail)
     if rc != 0:
         raise subprocess.CalledProcessError(rc, cmd, stderr=err)
@@ -301,6 +296,21 @@ def remove_tree(path: Path) -> None:
         return
     unmount_below(path)
     shutil.rmtree(path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def build_dir(path: Path) -> Iterator[Path]:
+    """@path, a stage's build directory (BUILD_DIR), made empty for the stage to work in and removed
+    if anything stops the stage before it renames the directory into place.  Made inside that guard: a
+    SIGTERM or Ctrl-C raised just after mkdir returns must not leave it (the next build removes only
+    what a dead process left; CI met that window on 7 Dec 2026)."""
+    remove_tree(path)
+    try:
+        path.mkdir(parents=True)
+        yield path
+    except BaseException:
+        remove_tree(path)
+        raise
 
 
 #: Directories builds work in, named with the builder's pid: <stage>/.<hash>.tmp-<pid> (image

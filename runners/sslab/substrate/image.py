@@ -40,8 +40,8 @@ import yaml
 
 from .. import paths
 from ..ccas import HOOKED_CCAS, OUR_CCAS
-from .buildtools import (ImageError, cache_lock, chroot_mounts, hash_inputs, in_chroot, installed_packages, log,
-                         now_iso, packages_version_of_host, remove_stale_builds, remove_tree, require_host_tools,
+from .buildtools import (ImageError, build_dir, cache_lock, chroot_mounts, hash_inputs, in_chroot, installed_packages,
+                         log, now_iso, packages_version_of_host, remove_stale_builds, remove_tree, require_host_tools,
                          run, sha256_file, tool_version)
 from .kernelchanges import MODULES_IN_IMAGE, KernelChanges, KernelChangesRefused
 from .mirrors import Mirrors, resolve_mirrors
@@ -366,21 +366,14 @@ def ensure_base(recipe: Recipe, cache: Path, mirrors: Mirrors | None = None) -> 
     require_host_tools()
     mirrors = mirrors or resolve_mirrors(recipe.suite)
     tmp = cache / "base" / f".{base_hash}.tmp-{os.getpid()}"
-    remove_tree(tmp)
     started = time.monotonic()
-    try:
-        # Made inside the try: a SIGTERM or Ctrl-C raised just after mkdir returns must not leave it
-        # (the next build removes only what a dead process left).
-        tmp.mkdir(parents=True)
+    with build_dir(tmp):
         info = build_base(recipe, mirrors, tmp)
         info["base_hash"] = base_hash
         info["inputs"] = inputs
         info["build_seconds"] = round(time.monotonic() - started, 1)
         (tmp / "base.json").write_text(json.dumps(info, indent=2, sort_keys=True))
         tmp.rename(final)
-    except BaseException:
-        remove_tree(tmp)
-        raise
     log(f"base {base_hash[:12]} built in {info['build_seconds']} s")
     return base_hash, final
 
@@ -684,12 +677,8 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
         base_info = json.loads((base_dir / "base.json").read_text())
         refuse_if_short(cache, FINAL_STAGE_NEEDS, f"image {image_hash[:12]}")
         tmp = cache / "images" / f".{image_hash}.tmp-{os.getpid()}"
-        remove_tree(tmp)
         started = time.monotonic()
-        try:
-            # Made inside the try: a SIGTERM or Ctrl-C raised just after mkdir returns must not leave it
-            # (the next build removes only what a dead process left).
-            tmp.mkdir(parents=True)
+        with build_dir(tmp):
             manifest = build_final(base_dir, base_info, inputs, image_hash, recipe, repo, kernel_dir, tmp, uml=uml,
                                    changes=changes)
             manifest["final_build_seconds"] = round(time.monotonic() - started, 1)
@@ -701,9 +690,6 @@ def ensure_image(cache: Path | None = None, repo: Path = paths.REPO_ROOT,
                                  f"{now[:12]}'s): it is not kept; build again")
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
             tmp.rename(image.root)
-        except BaseException:
-            remove_tree(tmp)
-            raise
         log(f"image {image_hash[:12]} ready in {image.root}")
         return image
 

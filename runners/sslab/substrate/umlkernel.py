@@ -45,7 +45,7 @@ from pathlib import Path
 
 import yaml
 
-from .buildtools import (ImageError, chroot_mounts, hash_inputs, in_chroot, log, now_iso, remove_tree, run,
+from .buildtools import (ImageError, build_dir, chroot_mounts, hash_inputs, in_chroot, log, now_iso, remove_tree, run,
                           sha256_file, tool_version)
 from .cachecheck import set_aside, tree_listing, uml_damage
 from .cachegc import mark_used
@@ -325,12 +325,8 @@ def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mi
             return uml_hash, kernel
         set_aside(kernel.root, damage, "UML kernel")
     tmp = cache / "uml" / f".{uml_hash}.tmp-{os.getpid()}"
-    remove_tree(tmp)
     started = time.monotonic()
-    try:
-        # Made inside the try: a SIGTERM or Ctrl-C raised just after mkdir returns must not leave it
-        # (the next build removes only what a dead process left).
-        tmp.mkdir(parents=True)
+    with build_dir(tmp):
         twin = compiled_twin(cache / "uml", compile_key)
         if twin is not None:
             record = reuse_compile(twin, tmp, source_pin(images_dir, changes)[1])
@@ -340,9 +336,6 @@ def ensure_uml(cache: Path, images_dir: Path, base_hash: str, base_dir: Path, mi
                       build_seconds=round(time.monotonic() - started, 1))
         (tmp / "uml.json").write_text(json.dumps(record, indent=2, sort_keys=True))
         tmp.rename(kernel.root)
-    except BaseException:
-        remove_tree(tmp)
-        raise
     log(f"UML kernel {uml_hash[:12]} ({record['release']}) built in {record['build_seconds']} s")
     return uml_hash, kernel
 
