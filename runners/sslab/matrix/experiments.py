@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, Collection
 
 from .. import paths
-from ..ccas import KNOWN_CCAS
 from ..experiment.compile import CompiledPart, compile_parts
 from ..scenario import knobs as knob_table
 from ..scenario import overrides
@@ -198,9 +197,7 @@ def own_settings_of(name: str) -> dict[str, set]:
     exp = load_experiment(name)
     if exp.kind == "matrix":
         m = load_matrix(str(exp.matrix_path))
-        scenarios = [m.scenario_for({k: ("cubic" if k in m.spec.axes and m.spec.axes[k].cca and v not in KNOWN_CCAS
-                                         else v) for k, v in setting.items()}, 0)
-                     for setting in settings(m.spec, {})]
+        scenarios = [m.scenario_for(m.probe(setting), 0) for setting in settings(m.spec, {})]
     else:
         scenarios = [load_scenario(p.path) if p.path else parse_scenario(p.data) for p in exp.parts]
     own: dict[str, set] = {}

@@ -220,13 +220,17 @@ class Matrix:
                                           f"{', '.join(KNOWN_CCAS)}; a name of your own module: MODULES=dir)")
                     continue
                 first = {a: [value] if a == axis else self.spec.axes[a].labels(a)[:1] for a in self.spec.axes}
-                setting = {a: ("cubic" if a in self.spec.axes and self.spec.axes[a].cca and v not in KNOWN_CCAS
-                               else v) for a, v in combinations(self.spec.axes, first)[0].items()}
                 try:
-                    self.scenario_for(setting, 0)
+                    self.scenario_for(self.probe(combinations(self.spec.axes, first)[0]), 0)
                 except ScenarioError as e:
                     raise MatrixError(f"{asked}: makes an invalid {self.spec.name} scenario: "
                                       f"{_error_detail(e)}") from None
+
+    def probe(self, setting: dict[str, str]) -> dict[str, str]:
+        """@setting with a start the harness does not know (a researcher's module's name) run as cubic:
+        what a scenario's validity depends on, before any kernel is asked for its names."""
+        return {a: ("cubic" if a in self.spec.axes and self.spec.axes[a].cca and v not in KNOWN_CCAS else v)
+                for a, v in setting.items()}
 
     def scenario_for(self, setting: dict[str, str], rep: int, offered: Collection[str] | None = None) -> Scenario:
         """The cell's scenario: the template with @setting, its own seed for repetition @rep,
@@ -389,6 +393,4 @@ def check_every_setting(m: Matrix) -> None:
     """Every setting of @m makes a valid scenario (CCA axes aside: their availability is the kernel's
     business, checked when planning); a ScenarioError with the field's reason if not."""
     for setting in settings(m.spec, {}):
-        probe = {k: ("cubic" if k in m.spec.axes and m.spec.axes[k].cca and v not in KNOWN_CCAS else v)
-                 for k, v in setting.items()}
-        m.scenario_for(probe, 0)
+        m.scenario_for(m.probe(setting), 0)

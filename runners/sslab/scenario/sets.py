@@ -74,7 +74,8 @@ def resolve(settings: Collection[str], what: str, *, axes: Mapping[str, Axis] | 
     contradict."""
     aliases = aliases or {}
     axes = axes or {}
-    options = {a.option for a in axes.values() if a.option}
+    # An option -> the axis it chooses on.
+    options = {a.option: name for name, a in axes.items() if a.option}
     found: dict[str, Any] = {}
     chosen: dict[str, str] = {}
     for name, value in (knobs or {}).items():
@@ -112,9 +113,8 @@ def resolve(settings: Collection[str], what: str, *, axes: Mapping[str, Axis] | 
         other = next((p for p in fields if p.dotted == o.dotted and p.value != o.value), None)
         if other is not None:
             raise SetError(f"{o.dotted} set twice, to two values: {o.given} and {other.given}")
-    of_option = {a.option: name for name, a in axes.items() if a.option}
-    return Sets(found, {of_option[o]: _labels(axes[of_option[o]], of_option[o], o, raw, what)
-                        for o, raw in chosen.items()}, tuple(fields))
+    return Sets(found, {options[o]: _labels(axes[options[o]], options[o], o, raw, what) for o, raw in chosen.items()},
+                tuple(fields))
 
 
 def _labels(axis: Axis, name: str, option: str, raw: str, what: str) -> list[str]:
