@@ -284,16 +284,18 @@ def test_a_matrix_whose_terminal_is_gone_still_stops_its_runs_and_exits_129(tmp_
     assert matrix_records(results / SMOKE_MATRIX) == smoke_here
 
 
-def test_a_controller_killed_mid_cell_then_run_again_at_once_stops_the_runner_it_left(tmp_path, smoke_here):
-    """SIGKILL to `sslab matrix run` while its runner boots a cell, and the same command again at once:
-    the killed controller's runner is still working (it refused the new one's runner, and the host was
-    given up: the soak of 3 Dec 2026); now the new controller stops it first, and the matrix ends with
-    the bytes of one left alone."""
+def test_a_controller_killed_mid_cell_leaves_no_runner_and_one_left_otherwise_is_stopped_by_the_next(
+        tmp_path, smoke_here):
+    """SIGKILL to `sslab matrix run` while its runner boots a cell: the runner it started here ends with
+    it, its UMLs too.  A runner that outlived its controller all the same (one Ansible started, as on a
+    host of this machine with a tree of its own; here the killed run's plan, run by hand in a session of
+    its own) holds the host's lock: the same command again stops it first (the soak of 3 Dec 2026: it had
+    refused the new runner, and the host was given up), and the matrix ends with the bytes of one left
+    alone."""
     results = tmp_path / "results"
     env = {**os.environ, "SSLAB_RESULTS": str(results)}
     cmd = [sys.executable, "-m", "sslab", *SMOKE_ARGS]
-    # Its output to nothing: a pipe would be held open by the runner it leaves, and reading it to its end
-    # would wait for that runner to finish the matrix.
+    # Output to nothing: a pipe would be held open by a runner left behind.
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     deadline = time.monotonic() + 600
@@ -301,10 +303,28 @@ def test_a_controller_killed_mid_cell_then_run_again_at_once_stops_the_runner_it
         time.sleep(0.05)
     proc.kill()
     assert proc.wait(timeout=60) == -signal.SIGKILL
+    from sslab.matrix.stopping import processes_inside
+    deadline = time.monotonic() + 10
+    while processes_inside(results) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert processes_inside(results) == [], "the runner of a controller killed outright worked on"
+    mdir = results / SMOKE_MATRIX
+    (plan,) = (mdir / "plans").glob("plan-*.json")
+    keys = [k for boot in json.loads(plan.read_text())["boots"] for k in boot]
+    left = subprocess.Popen([sys.executable, "-m", "sslab", "matrix", "run-cells", "--matrix-dir", str(mdir),
+                             "--plan", str(plan), "--host", "localhost", "--keys", ",".join(keys), "--jobs", "1"],
+                            cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not uml_main_processes(results) and time.monotonic() < deadline and left.poll() is None:
+        time.sleep(0.05)
+    assert left.poll() is None, "the runner left behind ended before it booted"
     again = sslab(SMOKE_ARGS, results)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    assert "host localhost: stopped the runner a stopped controller left (pid " in again.stderr, again.stderr[-3000:]
-    assert matrix_records(results / SMOKE_MATRIX) == smoke_here
+    assert f"host localhost: stopped the runner a stopped controller left (pid {left.pid})" in again.stderr, \
+        again.stderr[-3000:]
+    assert left.wait(timeout=30) != 0
+    assert matrix_records(mdir) == smoke_here
 
 
 def test_finished_cells_damaged_on_disk_are_found_and_run_again_to_the_same_bytes(tmp_path, smoke_here):
@@ -492,9 +512,11 @@ def test_a_second_controller_of_one_matrix_is_refused_before_it_plans_and_the_fi
     assert again.returncode == 0 and "1 already done, 0 to run" in again.stdout, again.stdout[-2000:]
 
 
-def test_a_controller_killed_outright_between_batches_loses_no_cell_and_a_rerun_runs_the_rest(tmp_path, image):
-    """SIGKILL to `sslab matrix run` once its first batch's cells are home: those stay done, nothing of
-    the next batch is left running, and the same command runs only the cells not home."""
+def test_a_controller_killed_outright_loses_no_cell_leaves_nothing_running_and_a_rerun_runs_the_rest(
+        tmp_path, image):
+    """SIGKILL to `sslab matrix run` once its first cell is home: the cells home stay done, nothing is
+    left running (the runner it started here, with every boot in one batch, ends with it), and the same
+    command runs only the cells not home."""
     results = tmp_path / "results"
     env = {**os.environ, "SSLAB_RESULTS": str(results)}
     cmd = [sys.executable, "-m", "sslab", "matrix", "run", str(REPO_ROOT / "experiments/scenarios/smoke.yaml"),

@@ -1,4 +1,5 @@
-"""A matrix through Ansible on this machine: cells run on the default substrate (UML), resume, survive Ctrl-C, report."""
+"""A matrix through the controller on this machine (the default inventory's localhost, its runner started
+without Ansible): cells run on the default substrate (UML), resume, survive Ctrl-C, report."""
 
 import json
 import os
@@ -52,6 +53,13 @@ def test_cells_run_and_report(first_run):
     info = json.loads((cell / "cell.json").read_text())
     # Under virtual time a cell's wall time can be less than its traffic's guest time.
     assert info["host"] == "localhost" and info["wall_s"] > 0 and info["traffic_s"] > 0
+    # The controller's own tree: its runner started directly (no playbook run), every boot in one batch,
+    # its output in the batch's log.
+    (record,) = [json.loads(f.read_text()) for f in mdir.glob("logs/run-*/fleet.json")]
+    (batch,) = record["batches"]
+    assert (batch["program"], batch["exit"], batch["cells"], batch["done"]) == ("its runner", 0, [key], [key])
+    (log,) = mdir.glob("logs/run-*/cells-localhost-b1.log")
+    assert '{"ran": 1, "skipped": 0, "failed": 0}' in log.read_text()
     # pcaps are archived compressed; the manifest covers them
     pcaps = list(cell.rglob("*.pcap.gz"))
     assert len(pcaps) == 2 and not list(cell.rglob("*.pcap"))

@@ -126,3 +126,23 @@ def test_a_fixed_timeout_overrides_the_estimate():
 def test_no_hosts_is_refused():
     with pytest.raises(ValueError):
         Dealer(boots(1), {}, boot_seconds=1)
+
+
+def test_the_one_host_in_the_controllers_tree_takes_the_whole_queue_at_once():
+    d = Dealer(boots(5, per=2), {"a": 2}, boot_seconds=100, whole_queue="a")
+    b = d.next_batch("a", 0)
+    # Every boot in one batch; its deadline counts the rounds its two slots take: 3 rounds of 100 s, x4.
+    assert b.boots == boots(5, per=2) and b.deadline == TIMEOUT_FACTOR * 3 * 100 == 1200
+    assert d.next_batch("a", 1) is None and not d.queue
+    # Its runner killed part-way: what is not home goes back in order, and with no other host it waits.
+    back = d.batch_ended(b, {"c0a", "c0b", "c1a"}, set(), set(), why="runner exit 143")
+    assert back == ["c1b", "c2a", "c2b", "c3a", "c3b", "c4a", "c4b"]
+    assert d.hosts["a"].state == "lost" and d.stranded() and d.undone() == back
+
+
+def test_only_the_one_host_there_is_takes_the_whole_queue():
+    with pytest.raises(ValueError, match="only as the one host"):
+        Dealer(boots(2), {"a": 1, "b": 1}, boot_seconds=10, whole_queue="a")
+    # Without it, a lone host takes its slots' worth at a time.
+    d = Dealer(boots(3), {"a": 2}, boot_seconds=10)
+    assert d.next_batch("a", 0).keys == ["c0", "c1"]

@@ -2,7 +2,8 @@
 
 The controller holds a queue of boots (a boot: the cells that run in one boot of the testbed, see
 plan.boot_groups) and a set of hosts.  A host is given a *batch* (up to its slots' worth of boots)
-whenever it has none; when the batch ends, what came home decides what happens next:
+whenever it has none (a host given every boot at once takes the whole queue: see Dealer); when the
+batch ends, what came home decides what happens next:
 
             +-----------+  next_batch   +---------+  batch_ended: every cell done or failed
   start --> |   idle    | ------------> | running | ---------------------------------+
@@ -72,12 +73,19 @@ class Dealer:
     """Deals boots to hosts as they free up; takes a lost host's boots back (see the module doc)."""
 
     def __init__(self, boots: list[list[str]], slots: dict[str, int], boot_seconds: float,
-                 timeout_s: float | None = None):
+                 timeout_s: float | None = None, whole_queue: str | None = None):
         """@boots: the cells to run, a list per boot, in the order they should run.  @slots: per host,
         boots at a time (its JOBS).  @boot_seconds: expected seconds per boot, for deadlines;
-        @timeout_s: a fixed batch timeout instead (HOST_TIMEOUT=)."""
+        @timeout_s: a fixed batch timeout instead (HOST_TIMEOUT=).  @whole_queue: the one host there
+        is, dealt every boot in one batch: its runner keeps its slots full as boots end
+        (cells.run_cells), where batches of a slot's worth each wait for their slowest boot and start a
+        runner again.  Only for a host whose cells land in place (the controller's own tree): one
+        elsewhere would bring nothing home until the very end."""
         if not slots:
             raise ValueError("no hosts to deal to")
+        if whole_queue is not None and set(slots) != {whole_queue}:
+            raise ValueError(f"{whole_queue} takes the whole queue only as the one host there is")
+        self.whole_queue = whole_queue
         self.queue: deque[list[str]] = deque(list(b) for b in boots if b)
         self.hosts = {h: HostRecord(h, max(1, n)) for h, n in slots.items()}
         self.boot_seconds = boot_seconds
@@ -124,7 +132,7 @@ class Dealer:
         others_idle = any(r.state == "idle" and h != host for h, r in self.hosts.items())
         taken: list[list[str]] = []
         for boot in list(self.queue):
-            if len(taken) == rec.slots:
+            if len(taken) == rec.slots and host != self.whole_queue:
                 break
             if others_idle and any(host in self.damaged_on.get(k, ()) for k in boot):
                 continue

@@ -1,5 +1,6 @@
 """The hosts of a matrix run, driven from the controller: each prepared once, then given boots as it
-frees up, each batch one `ansible-playbook` run; lost hosts, damaged cells, Ctrl-C.
+frees up, each batch one `ansible-playbook` run (on a host in the controller's own tree, the runner
+that run would start, started directly); lost hosts, damaged cells, Ctrl-C.
 
     prepare.yml  per host, all at once: the tree and image there (or the container image), the plan
     cells.yml    per batch (--limit HOST): run the batch's cells, pack the finished ones, fetch the tar
@@ -101,6 +102,22 @@ def host_matrix_dir(hostvars: dict, matrix_rel: str) -> Path | None:
     return None
 
 
+#: prctl(2)'s option that gives a process a signal when the thread that made it ends.
+PR_SET_PDEATHSIG = 1
+
+
+def _ends_with_its_parent() -> None:
+    """(In a batch's runner started here, before it runs.)  SIGTERM when the controller ends, however it
+    ends: a controller killed outright (SIGKILL reaches no `finally`) leaves no runner of this tree working
+    on.  The runner takes SIGTERM as a stop: its boots end, its partial cells never count.  One whose
+    controller ended before this took effect stops at once."""
+    import ctypes
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def code_tarball(dest: Path) -> Path:
     """The controller's tree as the hosts need it: tracked and new files, not results or caches."""
     res = subprocess.run(["git", "-C", str(paths.REPO_ROOT), "ls-files", "-co", "--exclude-standard", "-z"],
@@ -121,7 +138,8 @@ def code_tarball(dest: Path) -> Path:
 
 @dataclass
 class Play:
-    """One ansible-playbook run for one host: its preparation, a batch, or its stop."""
+    """One ansible-playbook run for one host (its preparation, a batch, or its stop), or a batch's
+    runner started directly on a host in this tree (@program says which)."""
     kind: str
     host: str
     proc: subprocess.Popen
@@ -129,6 +147,7 @@ class Play:
     batch: Batch | None = None
     tar: Path | None = None
     started: float = field(default_factory=time.time)
+    program: str = "ansible-playbook"
 
     def ended(self) -> bool:
         return self.proc.poll() is not None
@@ -136,7 +155,8 @@ class Play:
     def unreachable(self) -> bool:
         """The host could not be reached (ansible-playbook's status 4 is also a playbook it could not
         parse: the log tells them apart)."""
-        return self.proc.returncode == ANSIBLE_UNREACHABLE and "UNREACHABLE!" in self.log.read_text(errors="replace")
+        return (self.program == "ansible-playbook" and self.proc.returncode == ANSIBLE_UNREACHABLE
+                and "UNREACHABLE!" in self.log.read_text(errors="replace"))
 
     def tail(self, n: int = 8) -> str:
         lines = [ln for ln in self.log.read_text(errors="replace").splitlines() if ln.strip()]
@@ -177,7 +197,10 @@ class Fleet:
         self.serial = serial
         self.log = log
         per_boot = sum(len(b) for b in boots) / len(boots) if boots else 1
-        self.dealer = Dealer(boots, slots, boot_seconds=cell_seconds * per_boot, timeout_s=timeout_s)
+        self.run_vars = run_vars
+        only = next(iter(hosts)) if len(hosts) == 1 else None
+        self.dealer = Dealer(boots, slots, boot_seconds=cell_seconds * per_boot, timeout_s=timeout_s,
+                             whole_queue=only if only is not None and self._runs_in_this_tree(only) else None)
         self.total = sum(len(b) for b in boots)
         self.stamp = plan_path.stem.removeprefix("plan-")
         self.logs = matrix_dir / "logs" / f"run-{self.stamp}"
@@ -310,11 +333,40 @@ class Fleet:
 
     def _start_batch(self, batch: Batch) -> None:
         self.touched.add(batch.host)
-        tar = self.incoming / f"{batch.host}-b{batch.number}-{self.stamp}.tar"
-        extra = {"batch_keys": batch.keys, "batch_redo": batch.redo, "batch_tar": str(tar)}
-        play = self._play("cells", batch.host, "cells.yml", extra, tag=f"b{batch.number}")
-        play.batch, play.tar = batch, tar
+        if self._runs_in_this_tree(batch.host):
+            play = self._runner_here(batch)
+        else:
+            tar = self.incoming / f"{batch.host}-b{batch.number}-{self.stamp}.tar"
+            extra = {"batch_keys": batch.keys, "batch_redo": batch.redo, "batch_tar": str(tar)}
+            play = self._play("cells", batch.host, "cells.yml", extra, tag=f"b{batch.number}")
+            play.tar = tar
+        play.batch = batch
         self.plays.append(play)
+
+    def _runs_in_this_tree(self, host: str) -> bool:
+        """@host is this machine in the controller's own tree and results, not in a container (the
+        default inventory's localhost): nothing to ship there or fetch from it."""
+        hv = self.hosts[host]
+        return ("sslab_workdir" not in hv and "sslab_container" not in hv
+                and not self.run_vars.get("sslab_container"))
+
+    def _runner_here(self, batch: Batch) -> Play:
+        """@batch on a host in this tree: its runner started as cells.yml's task starts it on any other
+        host, with the same arguments and kernel variables, but without an ansible-playbook run
+        between (about a second and a half a batch here, which a series of small parts feels); its
+        cells land in place, so there is nothing to pack or fetch."""
+        hv, v = self.hosts[batch.host], self.run_vars
+        cmd = [sys.executable, "-m", "sslab", "matrix", "run-cells", "--matrix-dir", str(self.matrix_dir),
+               "--plan", str(self.plan_path), "--host", batch.host, "--keys", ",".join(batch.keys),
+               "--substrate", str(v.get("sslab_substrate", "uml")), "--clock", str(v.get("sslab_clock", "real")),
+               "--jobs", str(hv.get("sslab_host_jobs") or v.get("sslab_jobs") or 1)]
+        if batch.redo:
+            cmd += ["--redo", ",".join(batch.redo)]
+        env = {**os.environ, "SSLAB_KERNEL_SOURCE": str(v.get("sslab_kernel_source", "")),
+               "SSLAB_KERNEL_PATCHES": str(v.get("sslab_kernel_patches", "")),
+               "SSLAB_MODULES": str(v.get("sslab_modules", ""))}
+        return self._start("cells", batch.host, f"cells-{batch.host}-b{batch.number}", cmd, env, cwd=paths.REPO_ROOT,
+                           preexec_fn=_ends_with_its_parent)
 
     def _batch_home(self, play: Play) -> None:
         """Merge what @play fetched, then tell the dealer what came home."""
@@ -341,11 +393,11 @@ class Fleet:
             why = "unreachable"
         elif rc != 0:
             error = self._host_error(batch.host) or self._full_disk(batch.host)
-            why = error or f"batch {batch.number} ended with ansible-playbook exit {rc}"
+            why = error or f"batch {batch.number} ended with {play.program} exit {rc}"
         back = self.dealer.batch_ended(batch, done, failed, set(damaged), why=why)
         self.history.append({"batch": batch.number, "host": batch.host, "cells": batch.keys,
                              "started": round(batch.started, 3), "ended": round(time.time(), 3),
-                             "ansible_exit": rc, "done": sorted(done), "failed": sorted(failed),
+                             "exit": rc, "program": play.program, "done": sorted(done), "failed": sorted(failed),
                              "damaged": sorted(damaged), "sent_back": back, "why": why})
         if self.dealer.hosts[batch.host].state == "lost" and back:
             self.log(f"host {batch.host}: lost ({why}); {len(back)} cell(s) dealt to the others; its log "
@@ -399,7 +451,7 @@ class Fleet:
             if not play.ended():
                 self._signal(play, signal.SIGKILL)
             play.proc.wait()
-        self.log(f"  stopped {len(running)} ansible-playbook run(s)")
+        self.log(f"  stopped {len(running)} batch or playbook run(s)")
         self.stop_hosts(sorted(self.touched))
 
     def stop_hosts(self, names: list[str]) -> None:
@@ -471,8 +523,15 @@ class Fleet:
             extra_path = self.logs / f"{name}.vars.json"
             extra_path.write_text(json.dumps(extra, indent=1))
             cmd += ["-e", f"@{extra_path}"]
+        return self._start(kind, limit.split(",")[0], name, cmd, ansible_env())
+
+    def _start(self, kind: str, host: str, name: str, cmd: list[str], env: dict, cwd: Path | None = None,
+               preexec_fn=None) -> Play:
+        """@cmd in a session of its own (the module doc says why), its output in logs/run-<stamp>/@name.log."""
+        self.logs.mkdir(parents=True, exist_ok=True)
         log_path = self.logs / f"{name}.log"
         with open(log_path, "w") as log:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=ansible_env(), start_new_session=True)
-        return Play(kind, limit.split(",")[0], proc, log_path)
+                                    env=env, cwd=cwd, start_new_session=True, preexec_fn=preexec_fn)
+        return Play(kind, host, proc, log_path, program=Path(cmd[0]).name if cmd[0] != sys.executable
+                    else "its runner")
