@@ -147,7 +147,7 @@ class Play:
     batch: Batch | None = None
     tar: Path | None = None
     started: float = field(default_factory=time.time)
-    program: str = "ansible-playbook"
+    program: str = "ansible-playbook"  # or "its runner"
 
     def ended(self) -> bool:
         return self.proc.poll() is not None
@@ -365,8 +365,8 @@ class Fleet:
         env = {**os.environ, "SSLAB_KERNEL_SOURCE": str(v.get("sslab_kernel_source", "")),
                "SSLAB_KERNEL_PATCHES": str(v.get("sslab_kernel_patches", "")),
                "SSLAB_MODULES": str(v.get("sslab_modules", ""))}
-        return self._start("cells", batch.host, f"cells-{batch.host}-b{batch.number}", cmd, env, cwd=paths.REPO_ROOT,
-                           preexec_fn=_ends_with_its_parent)
+        return self._start("cells", batch.host, f"cells-{batch.host}-b{batch.number}", cmd, env, "its runner",
+                           cwd=paths.REPO_ROOT, preexec_fn=_ends_with_its_parent)
 
     def _batch_home(self, play: Play) -> None:
         """Merge what @play fetched, then tell the dealer what came home."""
@@ -523,15 +523,15 @@ class Fleet:
             extra_path = self.logs / f"{name}.vars.json"
             extra_path.write_text(json.dumps(extra, indent=1))
             cmd += ["-e", f"@{extra_path}"]
-        return self._start(kind, limit.split(",")[0], name, cmd, ansible_env())
+        return self._start(kind, limit.split(",")[0], name, cmd, ansible_env(), "ansible-playbook")
 
-    def _start(self, kind: str, host: str, name: str, cmd: list[str], env: dict, cwd: Path | None = None,
-               preexec_fn=None) -> Play:
-        """@cmd in a session of its own (the module doc says why), its output in logs/run-<stamp>/@name.log."""
+    def _start(self, kind: str, host: str, name: str, cmd: list[str], env: dict, program: str,
+               cwd: Path | None = None, preexec_fn=None) -> Play:
+        """@cmd (@program, as messages and the fleet record name it) in a session of its own (the module
+        doc says why), its output in logs/run-<stamp>/@name.log."""
         self.logs.mkdir(parents=True, exist_ok=True)
         log_path = self.logs / f"{name}.log"
         with open(log_path, "w") as log:
             proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     env=env, cwd=cwd, start_new_session=True, preexec_fn=preexec_fn)
-        return Play(kind, host, proc, log_path, program=Path(cmd[0]).name if cmd[0] != sys.executable
-                    else "its runner")
+        return Play(kind, host, proc, log_path, program=program)
