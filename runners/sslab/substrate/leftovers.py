@@ -3,10 +3,15 @@
 A UML dies with the runner that started it (uml.py starts it under a parent-death signal), and its
 guest's processes die with it; but a UML kernel's own helper processes (6.1's I/O helpers) are
 clones that nothing signals: when the runner is killed outright (SIGKILL, the OOM killer) they stay,
-asleep, re-parented to init, holding the dead run's files open.  Before booting, a command stops the
-UML processes that are orphans in this sense: a UML's command line, working in a directory under
-the results, and a parent that is init.  A UML of a command still running has that command (or its
-UML) as parent and is left alone.
+asleep, re-parented to init, holding the dead run's files open.  A UML whose start the runner's
+death overtook (between its fork and setpriv's prctl, a millisecond in which no parent-death signal
+is set yet) runs on with init as its parent, its helpers and guest processes below it.
+
+Before booting, a command stops the UML processes that are orphans in this sense: a UML's command
+line, working in a directory under the results, and a parent that is init or is itself such an
+orphan (the whole tree: stopping only its root would leave its children to init, alive until the
+next command).  A UML of a command still running has that command (or its UML) as parent, and is
+left alone.
 """
 
 from __future__ import annotations
@@ -20,8 +25,8 @@ UML_WORD = "time-travel=inf-cpu"
 
 
 def orphaned_umls(under: Path) -> list[int]:
-    """Pids of UML processes whose working directory is under @under and whose parent is init."""
-    found = []
+    """Pids of UML processes working under @under whose parent is init or another of them."""
+    parents = {}  # pid -> parent pid, of every UML process working under @under
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
             continue
@@ -30,13 +35,23 @@ def orphaned_umls(under: Path) -> list[int]:
                 continue
             if not os.readlink(proc / "cwd").startswith(str(under)):
                 continue
-            ppid = next(int(ln.split()[1]) for ln in (proc / "status").read_text().splitlines()
-                        if ln.startswith("PPid:"))
+            parents[int(proc.name)] = next(int(ln.split()[1]) for ln in (proc / "status").read_text().splitlines()
+                                           if ln.startswith("PPid:"))
         except (OSError, StopIteration, ValueError):
             continue  # gone meanwhile, or not ours to read
-        if ppid == 1:
-            found.append(int(proc.name))
-    return sorted(found)
+    return orphans(parents)
+
+
+def orphans(parents: dict[int, int]) -> list[int]:
+    """The pids of @parents (pid -> parent pid, of UML processes) whose line of parents reaches init
+    through pids of @parents only."""
+    def orphaned(pid: int) -> bool:
+        seen = set()
+        while pid in parents and pid not in seen:
+            seen.add(pid)
+            pid = parents[pid]
+        return pid == 1
+    return sorted(pid for pid in parents if orphaned(pid))
 
 
 def stop_orphaned_umls(under: Path, log=print) -> list[int]:
