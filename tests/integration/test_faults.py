@@ -214,6 +214,55 @@ def test_a_runner_killed_in_its_read_out_is_read_out_again_not_run_again(tmp_pat
         assert (killed / r.relative_to(left_alone)).read_bytes() == r.read_bytes(), r.parent.name
 
 
+def test_a_cell_runner_killed_in_its_read_out_is_read_out_again_not_run_again(tmp_path, image):
+    """E1 through the controller (this host's inventory): SIGKILL to the controller and its cell runner
+    once the cell's guest has finished, while the runner reads it out (every capture checked by tshark,
+    a few seconds): the partial cell stays, the same command again reads it out, boots nothing, and
+    ends it byte for byte as a run left alone ends (each run's record)."""
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    args = ["run", "startup", "--reps", "1", "--inventory", str(REPO_ROOT / "playbooks/inventory/localhost.ini")]
+    proc = subprocess.Popen([sys.executable, "-m", "sslab", *args], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    cells = results / "startup" / "cells"
+    deadline = time.monotonic() + 600
+    killed = None
+    while killed is None and time.monotonic() < deadline and proc.poll() is None:
+        # meta.json is written once the job is back from the guest; the read-out follows it.
+        for meta in cells.glob(".partial-*/meta.json"):
+            try:
+                back = "job_exit_code" in json.loads(meta.read_text())
+            except ValueError:   # being written
+                continue
+            runner = (results / "startup" / "progress" / "localhost.lock").read_text().strip()
+            if back and not (meta.parent / "manifest.json").exists() and runner.isdigit():
+                os.kill(int(runner), signal.SIGKILL)
+                proc.kill()
+                killed = meta.parent
+        time.sleep(0.01)
+    out = proc.communicate(timeout=60)[0]
+    assert killed is not None and proc.returncode == -signal.SIGKILL, out[-3000:]
+    assert killed.is_dir() and not (killed / "manifest.json").exists() and not list(cells.glob("[!.]*"))
+    logs = results / "startup" / "logs"
+    before = set(logs.glob("run-*/cells-localhost-b1.log"))
+    again = sslab(args, results, timeout=900)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    [log] = [f.read_text() for f in set(logs.glob("run-*/cells-localhost-b1.log")) - before]
+    assert f"its guest finished before the runner that ran it stopped ({killed}); reading its runs out, " \
+           "not running it again" in log and "running (attempt" not in log, log[-3000:]
+    [cell] = [d for d in cells.iterdir() if not d.name.startswith(".")]
+    assert json.loads((cell / "cell.json").read_text())["read_out_again"] is True
+    assert (results / "startup" / "keys" / cell.name).resolve() == cell
+    alone = tmp_path / "alone"
+    res = sslab(["run", "startup", "--reps", "1"], alone, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    [left_alone] = finished_runs(alone)
+    records = sorted((left_alone / "job" / "out" / "runs").glob("*/run.json"))
+    assert len(records) == 8
+    for r in records:
+        assert (cell / r.relative_to(left_alone)).read_bytes() == r.read_bytes(), r.parent.name
+
+
 def test_an_experiments_finished_run_damaged_on_disk_is_found_and_run_again_to_the_same_bytes(tmp_path, image):
     """E1 run, then a byte of one run's record flipped on disk: the same command again names the run,
     keeps it where it is with damaged.txt saying why, runs that key again (its key names the new run),

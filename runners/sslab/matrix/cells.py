@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import paths
 from ..records import read_plan, read_record, read_runs_index, stamped
 from ..experiment import gzip_in_place, run_scenarios_in_one_boot, write_manifest
-from ..experiment.run import Compiled
+from ..experiment.run import Compiled, finish_run_dir
 from ..experiment.workers import run_on_each
 from ..plan_record import MatrixPlan, PlannedCell
 from .plan import boot_groups
@@ -50,9 +50,27 @@ def run_cell_group(cells: list[PlannedCell], dests: list[Path], substrate, host:
     run_scenarios_in_one_boot(scenarios, dests, substrate,
                               [{"matrix_cell": c.key, "name": s.name, "capture_check": c.capture_check, "report": report}
                                for c, s in zip(cells, scenarios)])
+    return finish_cells(cells, dests, host, started, time.monotonic() - t0)
+
+
+def read_out_cell(cell: PlannedCell, partial: Path, host: str) -> dict:
+    """@cell's @partial directory, whose guest finished before the runner that ran it stopped
+    (experiment.run.guest_finished: it holds every byte its boot gives), read out and finished as its
+    boot would have finished it, booting nothing; its cell.json says so (read_out_again), its wall
+    seconds the boot's as meta.json recorded them and this read-out's."""
+    t0 = time.monotonic()
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    finish_run_dir(partial)
+    boot_s = read_record(partial / "meta.json", "sslab.meta").get("substrate_seconds") or 0.0
+    return finish_cells([cell], [partial], host, started, boot_s + time.monotonic() - t0, read_out_again=True)[0]
+
+
+def finish_cells(cells: list[PlannedCell], dests: list[Path], host: str, started: str, wall: float,
+                 read_out_again: bool = False) -> list[dict]:
+    """The end of a boot's cells (@dests, each read out): pcaps compressed, cell.json (@wall: the boot's
+    seconds), the manifest last."""
     for dest in dests:
         compress_pcaps(dest)
-    wall = time.monotonic() - t0
     infos = []
     for cell, dest in zip(cells, dests):
         runs = read_runs_index(dest / "job" / "out" / "runs.json")
@@ -67,6 +85,8 @@ def run_cell_group(cells: list[PlannedCell], dests: list[Path], substrate, host:
                 "wall_s": round(wall / len(cells), 1), "traffic_s": round(traffic, 1),
                 "substrate_s": substrate_s if len(cells) == 1 or substrate_s is None
                 else round(substrate_s / len(cells), 1), "runs": [r["tag"] for r in runs]}
+        if read_out_again:
+            info["read_out_again"] = True
         if len(cells) > 1:
             info["boot"] = {**cell.boot.model_dump(), "cells": [c.key for c in cells], "wall_s": round(wall, 1),
                             "substrate_s": substrate_s}
@@ -187,6 +207,32 @@ def _run_cells_locked(store: CellStore, cells: list[PlannedCell], host: str, key
         c0 = boot[0]
         return f"{c0.name} r{c0.rep}" + (f"-{boot[-1].rep}" if len(boot) > 1 else "")
 
+    def read_out(n: int, cell: PlannedCell, label: str) -> bool:
+        """Whether @cell was finished from a partial directory whose guest had finished (a runner stopped in
+        its read-out): it is read out, not run again.  One that fails to read out is set aside, and the
+        cell runs."""
+        partial = store.guest_finished(cell.key)
+        if partial is None:
+            return False
+        log(f"[{host}] {n}/{len(keys)} {label}: its guest finished before the runner that ran it stopped "
+            f"({partial}); reading its runs out, not running it again")
+        progress.start(label)
+        t0 = time.monotonic()
+        try:
+            read_out_cell(cell, partial, host)
+            store.commit(partial, cell.key)
+        except Exception as e:  # noqa: BLE001 - kept for a look, and the cell runs whole
+            progress.end(label)
+            if stop.is_set():
+                return True
+            where = store.record_failure(partial, cell.key, 0, f"{type(e).__name__}: {e}\n\n{traceback.format_exc()}")
+            log(f"[{host}]   reading it out failed: {str(e).splitlines()[0][:200]} (kept: {where}); running it")
+            return False
+        progress.end(label)
+        progress.add("done", time.monotonic() - t0)
+        log(f"[{host}]   {label} read out in {time.monotonic() - t0:.0f} s")
+        return True
+
     def one_boot(n: int, boot: list[PlannedCell], dealt: list[str], substrate) -> None:
         label = label_of(boot)
         mine = [c for c in boot if c.key in dealt]
@@ -196,6 +242,8 @@ def _run_cells_locked(store: CellStore, cells: list[PlannedCell], host: str, key
                 progress.add("skipped")
                 log(f"[{host}] {n}/{len(keys)} {c.name} r{c.rep}: already done ({c.key})")
         if not missing:
+            return
+        if len(boot) == 1 and read_out(n, boot[0], label):
             return
         for attempt in range(1, ATTEMPTS + 1):
             if stop.is_set():

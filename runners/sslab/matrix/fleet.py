@@ -41,7 +41,7 @@ from .cells import host_error
 from .dealer import Batch, Dealer
 from .progress import ProgressBoard
 from .spec import MatrixError
-from .stopping import lock_holder, stop_runner, stop_signals_interrupt
+from .stopping import lock_holder, partials_words, stop_runner, stop_signals_interrupt
 from .store import CellStore
 from .transfer import merge_cells
 
@@ -176,12 +176,13 @@ def stop_results(log: str) -> dict[str, str]:
             continue
         runner = re.search(r'"runner": (\d+|null)', chunk)
         partials = re.search(r'"partials_removed": (\d+)', chunk)
+        kept = re.search(r'"partials_kept": (\d+)', chunk)
         left = re.search(r'"left_behind": \[([^\]]*)\]', chunk)
         n_left = len([x for x in (left.group(1) if left else "").split(",") if x.strip()])
         out[host] = ((f"runner {runner.group(1)} stopped" if runner and runner.group(1) != "null"
                       else "no runner running")
                      + (f", {n_left} process(es) it left killed" if n_left else "")
-                     + f", {partials.group(1) if partials else '?'} partial cell(s) removed")
+                     + partials_words(partials.group(1) if partials else "?", kept.group(1) if kept else 0))
     return out
 
 
@@ -303,7 +304,7 @@ class Fleet:
             r = stop_runner(d, h)
             self.log(f"host {h}: stopped the runner a stopped controller left (pid {r['runner']})"
                      + (f", {len(r['left_behind'])} process(es) it left" if r["left_behind"] else "")
-                     + f", {r['partials_removed']} partial cell(s) removed")
+                     + partials_words(r["partials_removed"], r["partials_kept"]))
 
     def _prepare_all(self) -> None:
         """Every host that needs it, at the same time; a host of this machine in the controller's own
@@ -474,7 +475,7 @@ class Fleet:
             self.log(f"  host {h}: " + (f"runner {r['runner']} stopped" if r["runner"] else "no runner running")
                      + (" (killed after its grace)" if r["killed_after_grace"] else "")
                      + (f", {len(r['left_behind'])} process(es) it left killed" if r["left_behind"] else "")
-                     + f", {r['partials_removed']} partial cell(s) removed")
+                     + partials_words(r["partials_removed"], r["partials_kept"]))
         if play is not None:
             try:
                 play.proc.wait(timeout=STOP_TIMEOUT_S)

@@ -19,6 +19,7 @@ the keys name, the same writer either way.
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -112,6 +113,9 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
             if again:
                 if store.done(key):
                     set_aside(store_dir, key, "run again (AGAIN=1)")
+                # Run again, not read out from a boot a stopped runner left.
+                while (partial := store.guest_finished(key)) is not None:
+                    shutil.rmtree(partial)
                 missing.append(cell)
             elif all(d is not None for d in found):
                 log(f"{cell.name}: already run, key {key} ({found[0]}); not run again", flush=True)

@@ -9,7 +9,8 @@ of its own.  So every host is stopped by name, on the host:
 2. any process still working inside the matrix directory (a UML's working directory is its job's,
    inside the cell it runs: one a killed runner left behind), SIGKILL with its process group;
 3. the partial cells (cells/.partial-*), which never count: removed, once no runner of this
-   matrix directory holds its lock.
+   matrix directory holds its lock; but for one whose guest finished (a runner stopped in its
+   read-out), which the next runner reads out rather than running it again (cells.run_cells).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import signal
 import time
 from pathlib import Path
 
+from ..experiment.run import guest_finished
 from .store import CellStore
 
 #: Seconds a runner has to unwind after SIGTERM (it kills its UMLs, whose own grace is shorter).
@@ -63,7 +65,8 @@ def processes_inside(directory: Path) -> list[int]:
 def stop_runner(matrix_dir: Path, host: str, grace_s: float = GRACE_S) -> dict:
     """Stop @host's runner of @matrix_dir and what it left (see the module doc); what was stopped."""
     store = CellStore(matrix_dir)
-    out: dict = {"host": host, "runner": None, "killed_after_grace": False, "left_behind": [], "partials_removed": 0}
+    out: dict = {"host": host, "runner": None, "killed_after_grace": False, "left_behind": [], "partials_removed": 0,
+                 "partials_kept": 0}
     lock = store.dir / "progress" / f"{host}.lock"
     pid = lock_holder(lock)
     if pid and pid > 0:
@@ -86,9 +89,18 @@ def stop_runner(matrix_dir: Path, host: str, grace_s: float = GRACE_S) -> dict:
         _gone_from(store.cells, out["left_behind"], grace_s)
     if not any(lock_holder(lock) for lock in (store.dir / "progress").glob("*.lock")):
         for partial in store.stale_partials():
+            if guest_finished(partial):
+                out["partials_kept"] += 1
+                continue
             shutil.rmtree(partial, ignore_errors=True)
             out["partials_removed"] += 1
     return out
+
+
+def partials_words(removed: int | str, kept: int | str = 0) -> str:
+    """What a stop did with the partial cells, as its line ends: ", N partial cell(s) removed", and
+    how many it kept to be read out."""
+    return f", {removed} partial cell(s) removed" + (f", {kept} kept to be read out" if str(kept) != "0" else "")
 
 
 def _released(lock: Path, wait_s: float) -> bool:

@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import paths
 from ..paths import write_json_atomic
 from ..analysis.archive import cell_dir, cell_done, current_cells, latest_plan
+from ..experiment.run import guest_finished
 
 __all__ = ["CONTROLLER_LOCK", "CellStore", "current_cells", "latest_plan", "set_aside", "write_json_atomic"]
 
@@ -75,6 +76,12 @@ class CellStore:
         os.rename(self.cell_dir(key), dest)
         (dest / "error.txt").write_text(why + "\n")
         return dest
+
+    def guest_finished(self, key: str) -> Path | None:
+        """The newest partial directory of @key whose guest finished (experiment.run.guest_finished: a
+        runner stopped in its read-out), if any: it is read out rather than run again."""
+        found = [p for p in self.cells.glob(f".partial-{key}-*") if guest_finished(p)] if self.cells.exists() else []
+        return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
     def stale_partials(self) -> list[Path]:
         return sorted(self.cells.glob(".partial-*")) if self.cells.exists() else []
