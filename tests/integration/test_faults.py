@@ -175,6 +175,58 @@ def test_a_runner_killed_outright_takes_its_uml_with_it_and_a_rerun_completes(tm
     assert len(finished_runs(results)) == 1 and "already run" not in again.stdout
 
 
+LOCALHOST = str(REPO_ROOT / "playbooks/inventory/localhost.ini")
+
+
+def keyed_runs(results: Path, kind: str = "startup") -> list[Path]:
+    """The run directories results/<kind>/keys/ names (a part's finished run, wherever it ran)."""
+    keys = results / kind / "keys"
+    return sorted(k.resolve() for k in keys.iterdir() if not k.name.startswith(".")) if keys.is_dir() else []
+
+
+def test_two_controllers_never_run_one_key_at_once_the_second_waits_and_takes_the_first_ones_run(tmp_path, image):
+    """Two `sslab run` of one scenario through the controller (this host's inventory), started together
+    on one checkout: one runs it, the other says which command holds its key, waits, and takes its run
+    rather than being refused beside it; one cell, one key."""
+    results = tmp_path / "results"
+    env = {**os.environ, "SSLAB_RESULTS": str(results)}
+    cmd = [sys.executable, "-m", "sslab", "run", "startup", "--scenario", SMOKE, "--inventory", LOCALHOST]
+    procs = [subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=900)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], "\n".join(o[-2000:] for o in outs)
+    waiting = [o for o in outs if "is running it (key " in o and "waiting for it" in o]
+    assert len(waiting) == 1, "\n---\n".join(o[-2000:] for o in outs)
+    assert "already run, key " in waiting[0] and "to run on" not in waiting[0], waiting[0][-2000:]
+    [cell] = [d for d in (results / "startup" / "cells").iterdir() if not d.name.startswith(".")]
+    assert keyed_runs(results) == [cell]
+
+
+def test_a_cell_whose_files_changed_is_set_aside_and_run_again_through_the_controller_to_the_same_bytes(
+        tmp_path, image):
+    """E1 through the controller, then a byte of one run's record flipped in its cell: the same command
+    again sets the cell aside (failed/, saying what differs), runs its key again, and the new cell's
+    records are the bytes the first had."""
+    results = tmp_path / "results"
+    args = ["run", "startup", "--reps", "1", "--inventory", LOCALHOST]
+    first = sslab(args, results, timeout=900)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    [cell] = keyed_runs(results)
+    records = {r.relative_to(cell): r.read_bytes() for r in sorted((cell / "job/out/runs").glob("*/run.json"))}
+    victim = cell / sorted(records)[3]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    victim.write_bytes(bytes(data))
+    again = sslab(args, results, timeout=900)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f"cell {cell.name}: its files no longer match its manifest ({victim.relative_to(cell)}: sha256" \
+        in again.stdout, again.stdout[-3000:]
+    [aside] = (results / "startup" / "failed").glob(f"{cell.name}-*-set-aside")
+    assert str(victim.relative_to(cell)) in (aside / "error.txt").read_text()
+    assert keyed_runs(results) == [cell]   # the key's run again, in the same place
+    assert {r: (cell / r).read_bytes() for r in records} == records
+
+
 def test_a_runner_killed_in_its_read_out_is_read_out_again_not_run_again(tmp_path, image):
     """SIGKILL to `sslab run` once its guest has finished, while the host reads the runs out (E1: every
     capture checked by tshark, a few seconds): the same command again reads that run directory out,

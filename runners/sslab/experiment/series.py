@@ -131,7 +131,7 @@ def run_series(plan: MatrixPlan, parts: list[PartRun], substrates: list, again: 
         by_key.setdefault(part.key, []).append(part)
     todo: queue.Queue = queue.Queue()
     if not again:
-        drop_damaged(plan, by_key, log)
+        drop_damaged([(cell.key, p.kind) for cell in plan.cells for p in by_key[cell.key]], log)
     for cell in plan.cells:
         found = [finished_run(p.kind, cell.key) for p in by_key[cell.key]]
         if again or all(d is None for d in found):
@@ -185,25 +185,24 @@ def run_series(plan: MatrixPlan, parts: list[PartRun], substrates: list, again: 
 DAMAGED_NOTE = "damaged.txt"
 
 
-def drop_damaged(plan: MatrixPlan, by_key: dict[str, list[PartRun]], log) -> list[Path]:
-    """Each finished run a key of @plan names, checked against its manifest (manifest_problems); a
-    damaged one (a file changed, cut short, gone or added since it finished) is no longer named by its
-    keys, so that it runs again, and is kept where it is with DAMAGED_NOTE saying why.  The runs
-    dropped."""
-    found: dict[Path, list[PartRun]] = {}       # a finished run, and the parts whose key names it
-    for cell in plan.cells:
-        for part in by_key[cell.key]:
-            if (d := finished_run(part.kind, cell.key)) is not None:
-                found.setdefault(d, []).append(part)
+def drop_damaged(keyed: list[tuple[str, str]], log) -> list[Path]:
+    """Each finished run a key of @keyed names ((key, kind): results/<kind>/keys/<key>), checked against
+    its manifest (manifest_problems); a damaged one (a file changed, cut short, gone or added since it
+    finished) is no longer named by its keys, so that it runs again, and is kept where it is with
+    DAMAGED_NOTE saying why.  The runs dropped."""
+    found: dict[Path, list[tuple[str, str]]] = {}       # a finished run, and the (key, kind) that name it
+    for key, kind in dict.fromkeys(keyed):
+        if (d := finished_run(kind, key)) is not None:
+            found.setdefault(d, []).append((key, kind))
     dropped = []
     for run_dir, bad in damaged_among(list(found)).items():
-        for part in found[run_dir]:
-            link = paths.RESULTS_DIR / part.kind / "keys" / part.key
+        for key, kind in found[run_dir]:
+            link = paths.RESULTS_DIR / kind / "keys" / key
             if link.is_symlink() and link.resolve() == run_dir:
                 link.unlink()
         (run_dir / DAMAGED_NOTE).write_text("Its files no longer match its manifest; its key no longer names it, "
                                             "and the run was started again:\n" + "\n".join(bad) + "\n")
-        log(f"{found[run_dir][0].kind}: run {run_dir}: its files no longer match its manifest "
+        log(f"{found[run_dir][0][1]}: run {run_dir}: its files no longer match its manifest "
             f"({'; '.join(bad[:3])}{'; ...' if len(bad) > 3 else ''}): kept there, run again", flush=True)
         dropped.append(run_dir)
     return dropped

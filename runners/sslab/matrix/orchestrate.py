@@ -240,9 +240,7 @@ def run_matrix(m: Matrix, chosen: dict[str, list[str]], iterations: int | None, 
     with controller_lock(matrix_dir):
         store = CellStore(matrix_dir)
         # A finished cell whose files changed since it landed is no result: run it again.
-        for k, problems in set_aside_damaged(store, [c.key for c in plan.cells]).items():
-            print(f"  cell {k}: its files no longer match its manifest ({'; '.join(problems[:2])}): set aside "
-                  f"under {store.failed}, to run again", flush=True)
+        set_aside_damaged(store, [c.key for c in plan.cells], log=print)
         missing = [c for c in plan.cells if not store.done(c.key)]
         plan_path = write_plan(plan, matrix_dir, missing, SLURM_INVENTORY if slurm else inventory, hosts)
         array = SlurmArray(slurm, matrix_dir, matrix_rel, plan_path, plan.boots, substrate, clock,

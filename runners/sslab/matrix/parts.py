@@ -19,14 +19,16 @@ the keys name, the same writer either way.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 from .. import paths
 from ..experiment.keys import scenario_key
 from ..experiment.run import Compiled
-from ..experiment.series import finished_run, record_finished
+from ..experiment.series import drop_damaged, finished_run, key_lock, record_finished
 from ..plan_record import MatrixPlan, PlannedCell
 from ..records import plan_record
 from ..substrate import make_substrate
@@ -40,6 +42,7 @@ from .plan import new_cell, traffic_code_version
 from .slurm import SlurmArray, SlurmSettings
 from .spec import MatrixError
 from .store import CellStore, set_aside
+from .transfer import set_aside_damaged
 
 
 def cell_key_of(plan: MatrixPlan, compiled: Compiled) -> str:
@@ -102,10 +105,22 @@ def run_parts_on_hosts(output: str, title: str, report: str, parts: list[tuple[s
                       traffic_code_version(), substrate, clock_name, series=series)
     plan.jobs = jobs
     store_dir = paths.RESULTS_DIR / output
-    with controller_lock(store_dir):  # one controller per store: a second is refused (exit 2)
+    # Each part's key and where it is linked (results/<kind>/keys/<key>).
+    keyed = [(cell_key_of(plan, c), kind) for _, kind, c in parts]
+    with contextlib.ExitStack() as held:
+        # Two commands never run one key at once: one that finds a key it would run held by another
+        # (two `make wifi`) says so and waits, then takes the other's run (below).  Taken in one order,
+        # so that no two commands each hold a key the other waits for.
+        name_of = {(key, kind): name for (key, kind), (name, _, _) in zip(keyed, parts)}
+        for key, kind in sorted({(k, kind) for k, kind in keyed if again or finished_run(kind, k) is None}):
+            held.enter_context(key_lock(kind, key, name_of[key, kind], threading.Event(), log))
+        held.enter_context(controller_lock(store_dir))  # one controller per store: a second is refused (exit 2)
         store = CellStore(store_dir)
-        # Each part's key and where it is linked (results/<kind>/keys/<key>).
-        keyed = [(cell_key_of(plan, c), kind) for _, kind, c in parts]
+        if not again:
+            # A finished run whose files changed since is no result: set aside (a cell of the store) or no
+            # longer named by its key (a run elsewhere: experiment.series), it runs again.
+            set_aside_damaged(store, [c.key for c in plan.cells], log=log)
+            drop_damaged(keyed, log)
         missing = []
         for cell in plan.cells:
             key = cell.key

@@ -64,15 +64,18 @@ def extract_data(tar: tarfile.TarFile, dest: Path) -> None:
     tar.extractall(dest)
 
 
-def set_aside_damaged(store: CellStore, keys: list[str]) -> dict[str, list[str]]:
+def set_aside_damaged(store: CellStore, keys: list[str], log=None) -> dict[str, list[str]]:
     """Each finished cell of @keys checked against its manifest; a damaged one (a file changed, cut short,
     gone or added since it landed: a disk's fault, a hand's) set aside under failed/ with its
-    mismatches, so that the run that follows runs it again rather than report from it.  Returns each
-    damaged key's mismatches (damaged_among)."""
+    mismatches, so that the run that follows runs it again rather than report from it, and (@log) a
+    line saying so.  Returns each damaged key's mismatches (damaged_among)."""
     damaged = {d.name: problems for d, problems
                in damaged_among([store.cell_dir(k) for k in keys if store.done(k)]).items()}
     for k, problems in damaged.items():
         store.set_aside(k, "its files no longer match its manifest: " + "; ".join(problems[:5]))
+        if log is not None:
+            log(f"  cell {k}: its files no longer match its manifest ({'; '.join(problems[:2])}): set aside "
+                f"under {store.failed}, to run again", flush=True)
     return damaged
 
 
