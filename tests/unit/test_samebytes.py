@@ -35,6 +35,24 @@ def test_runs_are_named_by_what_both_trees_share_not_by_when_or_by_key(tmp_path)
                                   "table1/buf-1bdp_rtt-25ms: table1-cubic-1BDP-25ms r1": cell}
 
 
+def test_an_experiments_part_is_named_by_where_its_key_is_linked_in_either_layout(tmp_path):
+    """A part run as a cell of its experiment's store pairs with the same part run before 8 Dec 2026
+    into a directory of its own: both by the kind its key is linked under.  A cell linked for two
+    parts takes the first kind's name; failed/ (an attempt, a cell set aside) holds no run."""
+    old, new = tmp_path / "old", tmp_path / "new"
+    before = run_dir(old / "wifi" / "cubic_suss" / "20261205T001509Z-8651")
+    (old / "wifi" / "cubic_suss" / "keys").mkdir()
+    (old / "wifi" / "cubic_suss" / "keys" / "k1").symlink_to("../20261205T001509Z-8651")
+    after = run_dir(new / "wifi" / "cells" / "k1", {"name": "e2-wifi-cubic_suss", "rep": 0})
+    twice = run_dir(new / "wifi" / "cells" / "k2", {"name": "e2-wifi-cubic_hs", "rep": 0})
+    for kind, key in (("cubic_suss", "k1"), ("b_second", "k2"), ("a_first", "k2")):
+        (new / "wifi" / kind / "keys").mkdir(parents=True, exist_ok=True)
+        (new / "wifi" / kind / "keys" / key).symlink_to(f"../../cells/{key}")
+    run_dir(new / "wifi" / "failed" / "k1-20261207T000000Z-set-aside", {"name": "e2-wifi-cubic_suss", "rep": 0})
+    assert run_dirs(old) == {"wifi/cubic_suss/*": before}
+    assert run_dirs(new) == {"wifi/cubic_suss/*": after, "wifi/a_first/*": twice}
+
+
 def test_a_tree_with_two_runs_of_one_scenario_is_refused_naming_both(tmp_path):
     run_dir(tmp_path / "startup" / "20261205T001447Z-0c52")
     run_dir(tmp_path / "startup" / "20261205T002000Z-1a2b")
@@ -55,6 +73,22 @@ def test_a_capture_or_trace_that_differs_or_is_missing_makes_the_pair_differ(tmp
     moved = compare_pair("x", a, b)
     assert not moved.same and moved.files == 2
     assert moved.files_differing == ["job/out/runs/000-x-r0/flow.pcap", "job/out/runs/000-x-r0/flow.trace.gz"]
+
+
+def test_a_raw_capture_pairs_with_its_gzipped_copy_by_what_it_holds(tmp_path):
+    """A part run before 8 Dec 2026 kept its capture raw; one run since, as a cell, keeps it gzipped:
+    the two pair by the raw name and are the same when the copy holds the capture's bytes."""
+    a, b = run_dir(tmp_path / "a"), run_dir(tmp_path / "b")
+    capture = b"\xd4\xc3\xb2\xa1" + bytes(60)
+    for d in (a, b):
+        (d / "job" / "out" / "runs" / "000-x-r0").mkdir(parents=True)
+    (a / "job" / "out" / "runs" / "000-x-r0" / "flow.pcap").write_bytes(capture)
+    (b / "job" / "out" / "runs" / "000-x-r0" / "flow.pcap.gz").write_bytes(gzip.compress(capture, mtime=0))
+    same = compare_pair("x", a, b)
+    assert same.same and same.files == 1 and compare_pair("x", b, a).same
+    (b / "job" / "out" / "runs" / "000-x-r0" / "flow.pcap.gz").write_bytes(gzip.compress(capture[:-1] + b"\x01"))
+    moved = compare_pair("x", a, b)
+    assert not moved.same and moved.files_differing == ["job/out/runs/000-x-r0/flow.pcap"]
 
 
 def test_a_compressed_file_is_compared_by_what_it_holds_not_by_its_compressor(tmp_path):

@@ -11,9 +11,12 @@ side and as ring-buffer pages on the other by the records it holds).
 Pairing.  A run's directory is named by the time it ran (20261205T001447Z-0c52), and a matrix
 cell's by its key, which covers the guest's code and the image: neither is shared by the two sides.
 So a scenario run is named by its path below the tree with its own directory left out
-(startup/*), and a matrix cell by its place (the matrix's setting directory), its name and its
-repetition (cell.json).  A tree with two runs under one name (an experiment run twice, `AGAIN=1`)
-cannot be paired: it is refused, naming them.
+(startup/*); an experiment's part, a cell of its store, by where its key is linked as if it were
+there (results/startup/keys/<key> -> startup/*: a part run before 8 Dec 2026 into a directory of
+its own and one run since as a cell pair); and a matrix cell by its place (the matrix's setting
+directory), its name and its repetition (cell.json).  What a store keeps under failed/ (a failed
+attempt, a cell set aside) is no run.  A tree with two runs under one name (an experiment run
+twice, `AGAIN=1`, before 8 Dec 2026) cannot be paired: it is refused, naming them.
 """
 
 from __future__ import annotations
@@ -51,12 +54,18 @@ def run_dirs(root: Path) -> dict[str, Path]:
     run's own inner directories are not runs."""
     root = Path(root)
     out: dict[str, Path] = {}
+    linked: dict[Path, str] = {}   # a run a key names -> the directory of that key's kind, below @root
+    for link in sorted(root.rglob("keys/*")):
+        if link.is_symlink() and not link.name.startswith("."):
+            linked.setdefault(link.resolve(), link.parent.parent.relative_to(root).as_posix())
     for index in sorted(root.rglob("job/out/runs.json")):
         run = index.parent.parent.parent
         rel = run.relative_to(root)
-        if "job" in rel.parts or any(p.startswith(".") for p in rel.parts):
+        if "job" in rel.parts or "failed" in rel.parts or any(p.startswith(".") for p in rel.parts):
             continue
-        if (run / CELL_RECORD).is_file():
+        if run.resolve() in linked:
+            name = f"{linked[run.resolve()]}/*"
+        elif (run / CELL_RECORD).is_file():
             cell = read_record(run / CELL_RECORD, "sslab.cell")
             name = f"{rel.parent.parent.as_posix()}: {cell['name']} r{cell['rep']}"
         else:
@@ -111,9 +120,16 @@ def compare_pair(name: str, before: Path, after: Path) -> PairResult:
 TEXT_TRACE, RINGBUF_TRACE = ".trace.gz", ".trace.rb.gz"
 
 
+#: A capture as the guest wrote it, and as a store keeps it (a cell's, gzipped: matrix.cells).
+RAW_CAPTURE, STORED_CAPTURE = ".pcap", ".pcap.gz"
+
+
 def _paired_name(rel: Path) -> str:
-    """The name a file is paired by: its path, a trace's in either form named as the text's."""
+    """The name a file is paired by: its path, a trace's in either form named as the text's, a
+    capture's as the raw one's (a part run before 8 Dec 2026 kept it raw, one run since gzipped)."""
     name = rel.as_posix()
+    if name.endswith(STORED_CAPTURE):
+        return name[:-len(STORED_CAPTURE)] + RAW_CAPTURE
     return name[:-len(RINGBUF_TRACE)] + TEXT_TRACE if name.endswith(RINGBUF_TRACE) else name
 
 
@@ -126,13 +142,16 @@ def same_content(a: Path, b: Path) -> bool:
 
 
 def same_file(a: Path, b: Path) -> bool:
-    """Whether two archived files hold the same bytes: byte for byte, or a gzip file by what it holds
-    (read a MiB at a time, so a capture's tens of MB are never held whole)."""
+    """Whether two archived files hold the same bytes: byte for byte, or a gzip file by what it holds,
+    against another or against the raw file (read a MiB at a time, so a capture's tens of MB are never
+    held whole)."""
     if filecmp.cmp(a, b, shallow=False):
         return True
-    if a.suffix != ".gz":
+    if a.suffix != ".gz" and b.suffix != ".gz":
         return False
-    with igzip.open(a, "rb") as x, igzip.open(b, "rb") as y:
+    def opened(p: Path):
+        return igzip.open(p, "rb") if p.suffix == ".gz" else open(p, "rb")
+    with opened(a) as x, opened(b) as y:
         while True:
             chunk = x.read(1 << 20)
             if chunk != y.read(1 << 20):
