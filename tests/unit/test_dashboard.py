@@ -84,3 +84,20 @@ def test_a_matrix_report_that_did_not_count_its_cells_claims_no_status(tmp_path,
     html.write_html(d / "table.md")
     row = dashboard.row_of(d / "report.html", tmp_path, "E7")
     assert (row.n, row.status, row.commit) == (None, "", "")
+
+
+def test_the_index_lists_an_experiments_part_but_not_a_matrix_cell_a_failure_or_a_partial(tmp_path):
+    """A part of an experiment runs as a cell of its store and its key names it: its page is a run's
+    own and is listed.  A matrix cell's page (its matrix's report links it), a cell set aside under
+    failed/ and an unfinished cell are not."""
+    pages = {}
+    for name, d in (("part", "startup/cells/k1"), ("matrix cell", "table1/all/cells/k2"),
+                    ("set aside", "startup/failed/k1-20261207T000000Z-set-aside"),
+                    ("partial", "startup/cells/.partial-k3-abc"), ("run", "startup/20261128T213655Z-e63d")):
+        (tmp_path / d).mkdir(parents=True)
+        (tmp_path / d / "report.html").write_text("<title>x</title>")
+        pages[name] = tmp_path / d / "report.html"
+    (tmp_path / "startup" / "keys").mkdir()
+    (tmp_path / "startup" / "keys" / "k1").symlink_to("../cells/k1")
+    (tmp_path / "startup" / "keys" / ".k1.lock").write_text("")
+    assert html.reports_under(tmp_path) == sorted([pages["part"], pages["run"]])

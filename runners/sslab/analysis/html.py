@@ -152,10 +152,16 @@ def write_html(md_path: Path, run_dirs: list[Path] | None = None, run_labels: di
 
 
 def reports_under(results: Path) -> list[Path]:
-    """Every report page under @results but those of a store's cells (a matrix's, or an experiment's
-    parts run on hosts), which their report links, and of unfinished cells."""
-    return sorted(p for p in results.rglob("report.html")
-                  if "cells" not in p.relative_to(results).parts and ".partial" not in str(p))
+    """Every report page under @results but those of a matrix's cells (which the matrix's report
+    links), of unfinished cells and of what a store keeps under failed/; an experiment's part, a cell
+    its key names (results/<kind>/keys/<key>), has its page listed as a run of its own."""
+    parts = {link.resolve() for link in results.rglob("keys/*") if link.is_symlink() and not link.name.startswith(".")}
+    def listed(p: Path) -> bool:
+        where = p.relative_to(results).parts
+        if ".partial" in str(p) or "failed" in where:
+            return False
+        return "cells" not in where or p.parent.resolve() in parts
+    return sorted(p for p in results.rglob("report.html") if listed(p))
 
 
 def write_index(results: Path | None = None) -> Path:
