@@ -360,6 +360,7 @@ class Fleet:
         cmd = [sys.executable, "-m", "sslab", "matrix", "run-cells", "--matrix-dir", str(self.matrix_dir),
                "--plan", str(self.plan_path), "--host", batch.host, "--keys", ",".join(batch.keys),
                "--substrate", str(v.get("sslab_substrate", "uml")), "--clock", str(v.get("sslab_clock", "real")),
+               "--accel", str(v.get("sslab_accel", "auto")),
                "--jobs", str(hv.get("sslab_host_jobs") or v.get("sslab_jobs") or 1)]
         if batch.redo:
             cmd += ["--redo", ",".join(batch.redo)]

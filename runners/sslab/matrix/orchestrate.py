@@ -123,12 +123,12 @@ def write_plan(plan: MatrixPlan, matrix_dir: Path, missing: list[PlannedCell], i
 
 def run_on_hosts(plan: MatrixPlan, plan_path: Path, matrix_rel: str, inventory: Path, hosts: dict, slots: dict[str, int],
                  est: float, *, substrate: str, jobs: int, clock: str, container: str | None, serial: str | None,
-                 host_timeout: float | None, changes: KernelChanges) -> int:
+                 host_timeout: float | None, changes: KernelChanges, accel: str = "auto") -> int:
     """Deal @plan's boots to the hosts of @inventory through Ansible (matrix.fleet) until every one is
     home or given up; the exit status (128 + the signal that stopped it, everything stopped: 130 Ctrl-C, 143
     SIGTERM)."""
     fleet = Fleet(inventory, hosts, paths.RESULTS_DIR / matrix_rel, matrix_rel, plan_path, plan, plan.boots,
-                  {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock,
+                  {"sslab_substrate": substrate, "sslab_jobs": jobs, "sslab_clock": clock, "sslab_accel": accel,
                    "sslab_kernel_source": changes.source_name or "",
                    "sslab_kernel_patches": str(changes.patches_dir or ""),
                    "sslab_modules": str(changes.modules_dir or ""),
