@@ -275,7 +275,7 @@ compare: python-deps
 report: python-deps
 	@if [ -n "$(ARTIFACT)" ]; then $(VPY) -m sslab matrix report $(ARTIFACT); \
 	elif [ -n "$(RUN)" ]; then $(VPY) -m sslab report $(RUN); \
-	else echo "usage: make report ARTIFACT=results/<matrix>/<id>  or  make report RUN=results/startup/<run-id>" >&2; exit 2; fi
+	else echo "usage: make report ARTIFACT=results/<matrix>/<id>  or  make report RUN=results/startup/latest" >&2; exit 2; fi
 
 # A paper's claims ledger (experiments/claims/<LEDGER>.yaml: suss, the default; astart; blitzstart): each claim's verdict from the
 # archives under results/, into results/claims/<LEDGER>/.

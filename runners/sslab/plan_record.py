@@ -60,6 +60,9 @@ class PlannedCell(_Record):
     plan: dict[str, Any] | None = None
     capture_check: bool = True  # whether tshark reads its captures too (a sample of a matrix's cells)
     boot: BootPlace | None = None  # where it stands in a shared boot; None: a boot of its own
+    #: Where an experiment's part's words came from (sslab.experiment.compile.source_of), which its run's
+    #: meta.json records; None for a matrix's cells (their matrix file and setting say it).
+    source: dict[str, Any] | None = None
 
     @property
     def boot_group(self) -> str:

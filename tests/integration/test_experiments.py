@@ -54,8 +54,10 @@ def test_parts_run_as_selected_each_into_its_own_directory(tmp_path, image):
     results = tmp_path / "results"
     res = sslab(["run", f, "--select", "second", "--reps", "1"], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert sorted(p.name for p in (results / "two-parts").iterdir()) == ["second"]
+    # Only the part chosen ran: the other has no directory of its own (the store's cells are the runs).
+    assert "first" not in {p.name for p in (results / "two-parts").iterdir()} and len(cells(results, "two-parts")) == 1
     run_dir = (results / "two-parts" / "second" / "latest").resolve()
+    assert run_dir in cells(results, "two-parts")
     assert len(runs(run_dir)) == 4  # module-smoke's four variants, once each
 
 
@@ -80,8 +82,15 @@ def test_a_start_the_file_does_not_list_runs_beside_its_own_and_apart(tmp_path, 
     assert res.returncode == 2 and "nothing named cubic_nope" in res.stderr
 
 
-def run_dirs(results, kind: str) -> list:
-    return sorted(p for p in (results / kind).iterdir() if p.is_dir() and p.name not in ("keys", "latest"))
+def cells(results, store: str) -> list:
+    """The finished cells of results/<store>/ (an experiment's parts, run through the controller)."""
+    d = results / store / "cells"
+    return sorted(p for p in d.iterdir() if not p.name.startswith(".")) if d.is_dir() else []
+
+
+def partial_cells(results, store: str) -> list:
+    d = results / store / "cells"
+    return sorted(d.glob(".partial-*")) if d.is_dir() else []
 
 
 def test_a_series_reruns_only_what_has_not_finished(tmp_path, image):
@@ -95,18 +104,19 @@ def test_a_series_reruns_only_what_has_not_finished(tmp_path, image):
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     first, second = keyed(results, "keyed/first"), keyed(results, "keyed/second")
     assert len(first) == 1 and first == second   # one scenario: one cell, one run, named by both parts' keys
-    assert [d / "manifest.json" for d in first.values()] == [d / "manifest.json" for d in run_dirs(results, "keyed/first")]
-    assert all((d / "manifest.json").is_file() for d in first.values()) and not run_dirs(results, "keyed/second")
-    assert res.stdout.count("runs on uml") == 1, res.stdout[-3000:]
+    assert list(first.values()) == cells(results, "keyed")
+    assert all((d / "manifest.json").is_file() for d in first.values())
+    assert "2 part(s) in 1 cell(s), 0 already run, 1 to run on 1 host(s) (localhost)" in res.stdout, \
+        res.stdout[-3000:]
     # Again: nothing runs, and the report is the same runs'.
     res = sslab(["run", f, "--jobs", "1"], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    assert res.stdout.count("already run, key") == 2, res.stdout[-3000:]
-    assert len(run_dirs(results, "keyed/first")) == 1 and not run_dirs(results, "keyed/second")
+    assert res.stdout.count("already run, key") == 1 and " to run on " not in res.stdout, res.stdout[-3000:]
+    assert cells(results, "keyed") == list(first.values())
     # Another repetition count is another run.
     res = sslab(["run", f, "--jobs", "1", "--select", "first", "--reps", "2"], results)
-    assert res.returncode == 0 and "already run" not in res.stdout, res.stdout[-3000:]
-    assert len(keyed(results, "keyed/first")) == 2 and len(run_dirs(results, "keyed/first")) == 2
+    assert res.returncode == 0 and "already run, key" not in res.stdout, res.stdout[-3000:]
+    assert len(keyed(results, "keyed/first")) == 2 and len(cells(results, "keyed")) == 2
 
 
 def test_ctrl_c_in_a_series_keeps_the_finished_runs_and_the_rerun_runs_the_rest(tmp_path, image):
@@ -123,10 +133,10 @@ def test_ctrl_c_in_a_series_keeps_the_finished_runs_and_the_rerun_runs_the_rest(
     proc = subprocess.Popen([sys.executable, "-m", "sslab", "run", f, "--jobs", "1"], cwd=REPO_ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     deadline = time.monotonic() + 600
-    while not keyed(results, "stopped/first") and time.monotonic() < deadline and proc.poll() is None:
+    while not cells(results, "stopped") and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.2)
     # ... and the second's first run has begun (the guest makes its directory as it starts it)
-    while not list(results.glob("stopped/second/2*/job/out/runs/000-*")) and time.monotonic() < deadline \
+    while not list(results.glob("stopped/cells/.partial-*/job/out/runs/000-*")) and time.monotonic() < deadline \
             and proc.poll() is None:
         time.sleep(0.05)
     assert proc.poll() is None, proc.stdout.read()[-3000:]
@@ -134,9 +144,9 @@ def test_ctrl_c_in_a_series_keeps_the_finished_runs_and_the_rerun_runs_the_rest(
     out, _ = proc.communicate(timeout=120)
     assert proc.returncode == 130, out[-3000:]
     [kept] = keyed(results, "stopped/first").values()
-    assert keyed(results, "stopped/second") == {}
-    [cut] = run_dirs(results, "stopped/second")
-    assert not (cut / "manifest.json").exists()   # the run stopped part-way: no manifest, no key
+    assert keyed(results, "stopped/second") == {} and cells(results, "stopped") == [kept]
+    # The run stopped part-way never counts: its partial cell is removed with the runner's stop.
+    assert "1 partial cell(s) removed" in out and partial_cells(results, "stopped") == [], out[-3000:]
     assert not processes_matching(str(results)), "a testbed of the stopped run is still running"
     # The rerun runs only the second scenario, into a new directory; the first's run is untouched.
     manifest = (kept / "manifest.json").read_bytes()
@@ -146,8 +156,7 @@ def test_ctrl_c_in_a_series_keeps_the_finished_runs_and_the_rerun_runs_the_rest(
     assert keyed(results, "stopped/first") == {k: kept for k in keyed(results, "stopped/first")}
     assert (kept / "manifest.json").read_bytes() == manifest
     [done] = keyed(results, "stopped/second").values()
-    assert done != cut and (done / "manifest.json").is_file()
-    assert len(run_dirs(results, "stopped/second")) == 2   # the cut one stays, as it was
+    assert (done / "manifest.json").is_file() and cells(results, "stopped") == sorted([kept, done])
 
 
 def test_a_one_scenario_experiment_is_keyed_too_and_again_runs_it_anew(tmp_path, image):
@@ -158,13 +167,16 @@ def test_a_one_scenario_experiment_is_keyed_too_and_again_runs_it_anew(tmp_path,
     [(key, first)] = keyed(results, "single").items()
     res = sslab(["run", f], results)
     assert res.returncode == 0 and res.stdout.count("already run, key") == 1, res.stdout[-3000:]
-    assert f"report: {first / 'report.md'}" in res.stdout and run_dirs(results, "single") == [first]
+    assert f"report: {first / 'report.md'}" in res.stdout and cells(results, "single") == [first]
+    before = runs(first)
     res = sslab(["run", f, "--again"], results)
-    assert res.returncode == 0 and "already run" not in res.stdout, res.stdout[-3000:]
-    [newer] = [d for d in run_dirs(results, "single") if d != first]
-    assert keyed(results, "single") == {key: newer} and (first / "manifest.json").is_file()
+    assert res.returncode == 0 and "already run, key" not in res.stdout, res.stdout[-3000:]
+    # The first run set aside, kept whole; its key names the new one, in the cell's place.
+    [aside] = (results / "single" / "failed").glob(f"{key}-*-set-aside")
+    assert "run again (AGAIN=1)" in (aside / "error.txt").read_text() and (aside / "manifest.json").is_file()
+    assert keyed(results, "single") == {key: first} and runs(aside) == before
     # under virtual time the key's two runs are the same runs
-    assert [r["flows"][0]["fct_s"] for r in runs(first)] == [r["flows"][0]["fct_s"] for r in runs(newer)]
+    assert [r["flows"][0]["fct_s"] for r in before] == [r["flows"][0]["fct_s"] for r in runs(first)]
 
 
 def test_parts_run_as_cells_on_an_inventorys_hosts_with_the_bytes_of_a_run_here(tmp_path, image):
@@ -201,7 +213,9 @@ def test_parts_run_as_cells_on_an_inventorys_hosts_with_the_bytes_of_a_run_here(
     # Part a run here anyway: the same bytes as the cell the hosts ran, flow by flow, ACK by ACK, packet by packet.
     res = sslab(["run", f, "--select", "a", "--again"], results)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert "to run on 1 host(s) (localhost)" in res.stdout, res.stdout[-3000:]
     [(_, here)] = keyed(results, "fleet-parts/a").items()
-    assert here.parent == results / "fleet-parts" / "a"
-    rows = compare_runs(run_a, here)
+    [there] = (results / "fleet-parts" / "failed").glob(f"{key_a}-*-set-aside")
+    assert here == run_a and json.loads((here / "cell.json").read_text())["host"] == "localhost"
+    rows = compare_runs(there, here)
     assert len(rows) == 2 and all(r.identical for r in rows), rows

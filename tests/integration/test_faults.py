@@ -23,14 +23,17 @@ SMOKE = str(REPO_ROOT / "tests/data/module-smoke.yaml")
 
 
 def finished_runs(results: Path, kind: str = "startup") -> list[Path]:
-    d = results / kind
-    return sorted(p for p in d.iterdir() if not p.is_symlink() and (p / "manifest.json").is_file()) if d.is_dir() else []
+    """The finished runs results/<kind>/keys/ names (a part's run, a cell of the experiment's store)."""
+    keys = results / kind / "keys"
+    return sorted(k.resolve() for k in keys.iterdir() if not k.name.startswith(".") and
+                  (k.resolve() / "manifest.json").is_file()) if keys.is_dir() else []
 
 
 def uml_main_processes(root: Path) -> list[int]:
     """The UML kernels running for runs under @root: of the processes there with a UML's command
     line (its guest's processes share it), those whose parent is none of them."""
-    pids = {int(line.split(" ", 1)[0]) for line in processes_of(root, "time-travel=inf-cpu")}
+    pids = {int(line.split(" ", 1)[0]) for line in processes_of(root, "time-travel=inf-cpu")
+            if "time-travel=inf-cpu" in line}   # not a cell runner, whose command line names @root
     mains = []
     for pid in pids:
         try:
@@ -69,7 +72,7 @@ def test_a_damaged_image_is_set_aside_with_a_warning_and_built_again_never_boote
         assert len(aside) == 1 and sha256_file(aside[0] / "linux") != recorded
         # Rebuilt in place: the recorded bytes, and the run booted them.
         assert sha256_file(linux) == recorded
-        [run] = finished_runs(tmp_path / "results")
+        run = (tmp_path / "results" / "startup" / "latest").resolve()
         meta = json.loads((run / "meta.json").read_text())
         assert meta["image"]["hash"] == image.root.name
         # The warning came before the boot: the run's UML started after the rebuild finished.
@@ -84,30 +87,11 @@ def test_a_damaged_image_is_set_aside_with_a_warning_and_built_again_never_boote
             shutil.rmtree(d)
 
 
-def test_two_commands_never_run_one_key_at_once_the_second_waits_and_takes_the_first_ones_run(tmp_path, image):
-    """Two `sslab run` of one scenario, started together on one checkout: one runs it, the other says
-    which command holds it, waits, and takes its run; one run directory, one key."""
-    results = tmp_path / "results"
-    env = {**os.environ, "SSLAB_RESULTS": str(results)}
-    cmd = [sys.executable, "-m", "sslab", "run", "startup", "--scenario", SMOKE]
-    procs = [subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-             for _ in range(2)]
-    outs = [p.communicate(timeout=900)[0] for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], "\n".join(o[-2000:] for o in outs)
-    waiting = [o for o in outs if "is running it (key " in o and "waiting for it" in o]
-    assert len(waiting) == 1, "\n---\n".join(o[-2000:] for o in outs)
-    assert "run meanwhile by the other command" in waiting[0]
-    [run] = finished_runs(results)
-    keys = [p for p in (results / "startup" / "keys").iterdir() if not p.name.startswith(".")]
-    assert len(keys) == 1 and keys[0].resolve() == run
-    # Every run directory the two made is that one: the waiting command started none.
-    assert [p for p in (results / "startup").iterdir() if p.name[:8].isdigit()] == [run]
-
-
-def test_a_uml_killed_outright_fails_its_run_keeps_nothing_half_done_and_a_rerun_completes(tmp_path, image):
-    """SIGKILL to the UML kernel mid-run (what the OOM killer does): the command fails naming the
-    testbed, the run directory has no manifest and no key names it, and the same command again runs
-    the scenario whole."""
+def test_a_uml_killed_outright_fails_its_attempt_keeps_nothing_half_done_and_the_cell_runs_again_whole(
+        tmp_path, image):
+    """SIGKILL to the UML kernel mid-run (what the OOM killer does): that attempt of the cell fails naming
+    the testbed, kept under failed/ and never counted; the runner runs the cell again whole (its second
+    attempt), and the command ends with one finished run whose key names it."""
     results = tmp_path / "results"
     env = {**os.environ, "SSLAB_RESULTS": str(results)}
     cmd = [sys.executable, "-m", "sslab", "run", "startup", "--scenario", SMOKE]
@@ -124,21 +108,19 @@ def test_a_uml_killed_outright_fails_its_run_keeps_nothing_half_done_and_a_rerun
                 killed = pid
                 break
         time.sleep(0.02)
-    out = proc.communicate(timeout=300)[0]
+    out = proc.communicate(timeout=600)[0]
     assert killed is not None, out[-3000:]
-    assert proc.returncode not in (0, None), out[-3000:]
-    assert "error: UML was killed by SIGKILL (unless by a stop here: by the kernel's OOM killer" in out, out[-3000:]
-    assert "Nothing of this boot is recorded as done: the same command again runs it whole." in out
+    assert proc.returncode == 0, out[-3000:]
+    [attempt] = (results / "startup" / "failed").glob("*-a1")
+    error = (attempt / "error.txt").read_text()
+    assert "UML was killed by SIGKILL (unless by a stop here: by the kernel's OOM killer" in error, error[-3000:]
+    assert "Nothing of this boot is recorded as done: the same command again runs it whole." in error
+    assert not (attempt / "manifest.json").exists()
+    [log] = (results / "startup" / "logs").glob("run-*/cells-localhost-b1.log")
+    assert "attempt 1 failed: " in log.read_text() and "running (attempt 2, " in log.read_text(), log.read_text()
     assert not uml_main_processes(results) and not processes_of(results, "time-travel=inf-cpu")  # nothing left
-    assert finished_runs(results) == []
-    keys = results / "startup" / "keys"
-    assert not keys.is_dir() or not [p for p in keys.iterdir() if not p.name.startswith(".")]
-    again = sslab(["run", "startup", "--scenario", SMOKE], results, timeout=900)
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     [run] = finished_runs(results)
-    assert "already run" not in again.stdout
-    flows = json.loads((run / "meta.json").read_text())["run_order"]
-    assert flows  # the scenario ran whole
+    assert run.name == attempt.name.split("-")[0] and json.loads((run / "meta.json").read_text())["run_order"]
 
 
 def test_a_runner_killed_outright_takes_its_uml_with_it_and_a_rerun_completes(tmp_path, image):
@@ -172,25 +154,16 @@ def test_a_runner_killed_outright_takes_its_uml_with_it_and_a_rerun_completes(tm
     if left:
         assert f"stopped {len(left)} UML process(es) a killed run left behind under {results}" in again.stdout
     assert not processes_of(results, "time-travel=inf-cpu")
-    assert len(finished_runs(results)) == 1 and "already run" not in again.stdout
+    assert len(finished_runs(results)) == 1 and "already run, key" not in again.stdout
 
 
-LOCALHOST = str(REPO_ROOT / "playbooks/inventory/localhost.ini")
-
-
-def keyed_runs(results: Path, kind: str = "startup") -> list[Path]:
-    """The run directories results/<kind>/keys/ names (a part's finished run, wherever it ran)."""
-    keys = results / kind / "keys"
-    return sorted(k.resolve() for k in keys.iterdir() if not k.name.startswith(".")) if keys.is_dir() else []
-
-
-def test_two_controllers_never_run_one_key_at_once_the_second_waits_and_takes_the_first_ones_run(tmp_path, image):
-    """Two `sslab run` of one scenario through the controller (this host's inventory), started together
-    on one checkout: one runs it, the other says which command holds its key, waits, and takes its run
-    rather than being refused beside it; one cell, one key."""
+def test_two_commands_never_run_one_key_at_once_the_second_waits_and_takes_the_first_ones_run(tmp_path, image):
+    """Two `sslab run` of one scenario, started together on one checkout: one runs it, the other says
+    which command holds its key, waits, and takes its run rather than being refused beside it (as a
+    second matrix is); one cell, one key."""
     results = tmp_path / "results"
     env = {**os.environ, "SSLAB_RESULTS": str(results)}
-    cmd = [sys.executable, "-m", "sslab", "run", "startup", "--scenario", SMOKE, "--inventory", LOCALHOST]
+    cmd = [sys.executable, "-m", "sslab", "run", "startup", "--scenario", SMOKE]
     procs = [subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for _ in range(2)]
     outs = [p.communicate(timeout=900)[0] for p in procs]
@@ -199,19 +172,18 @@ def test_two_controllers_never_run_one_key_at_once_the_second_waits_and_takes_th
     assert len(waiting) == 1, "\n---\n".join(o[-2000:] for o in outs)
     assert "already run, key " in waiting[0] and "to run on" not in waiting[0], waiting[0][-2000:]
     [cell] = [d for d in (results / "startup" / "cells").iterdir() if not d.name.startswith(".")]
-    assert keyed_runs(results) == [cell]
+    assert finished_runs(results) == [cell]
 
 
-def test_a_cell_whose_files_changed_is_set_aside_and_run_again_through_the_controller_to_the_same_bytes(
-        tmp_path, image):
-    """E1 through the controller, then a byte of one run's record flipped in its cell: the same command
-    again sets the cell aside (failed/, saying what differs), runs its key again, and the new cell's
-    records are the bytes the first had."""
+def test_an_experiments_finished_run_damaged_on_disk_is_set_aside_and_run_again_to_the_same_bytes(tmp_path, image):
+    """E1 run, then a byte of one run's record flipped in its cell: the same command again sets the cell
+    aside (failed/, saying what differs), runs its key again, and the new cell's records are the bytes
+    the first had."""
     results = tmp_path / "results"
-    args = ["run", "startup", "--reps", "1", "--inventory", LOCALHOST]
+    args = ["run", "startup", "--reps", "1"]
     first = sslab(args, results, timeout=900)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
-    [cell] = keyed_runs(results)
+    [cell] = finished_runs(results)
     records = {r.relative_to(cell): r.read_bytes() for r in sorted((cell / "job/out/runs").glob("*/run.json"))}
     victim = cell / sorted(records)[3]
     data = bytearray(victim.read_bytes())
@@ -223,57 +195,46 @@ def test_a_cell_whose_files_changed_is_set_aside_and_run_again_through_the_contr
         in again.stdout, again.stdout[-3000:]
     [aside] = (results / "startup" / "failed").glob(f"{cell.name}-*-set-aside")
     assert str(victim.relative_to(cell)) in (aside / "error.txt").read_text()
-    assert keyed_runs(results) == [cell]   # the key's run again, in the same place
+    assert finished_runs(results) == [cell]   # the key's run again, in the same place
     assert {r: (cell / r).read_bytes() for r in records} == records
+
+def test_a_run_recorded_before_the_cell_store_is_found_by_its_key_and_run_again_when_damaged(tmp_path, image):
+    """A part's run as commands before 8 Dec 2026 recorded it (a run directory results/<kind>/<run-id>/,
+    which its key names): found and not run again; a byte of it flipped, it is kept where it is with
+    damaged.txt saying why, its key runs again, and the new run's records are the bytes it had."""
+    results = tmp_path / "results"
+    args = ["run", "startup", "--reps", "1"]
+    first = sslab(args, results, timeout=900)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    [cell] = finished_runs(results)
+    old = results / "startup" / "20261201T000000Z-legacy"
+    cell.rename(old)
+    (results / "startup" / "keys" / cell.name).unlink()
+    (results / "startup" / "keys" / cell.name).symlink_to(Path("..") / old.name)
+    assert finished_runs(results) == [old]
+    again = sslab(args, results, timeout=900)
+    assert again.returncode == 0 and "already run, key" in again.stdout, again.stdout[-3000:]
+    records = {r.relative_to(old): r.read_bytes() for r in sorted((old / "job/out/runs").glob("*/run.json"))}
+    victim = old / sorted(records)[3]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    victim.write_bytes(bytes(data))
+    again = sslab(args, results, timeout=900)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    assert f"startup: run {old}: its files no longer match its manifest ({victim.relative_to(old)}: sha256" \
+        in again.stdout, again.stdout[-3000:]
+    assert str(victim.relative_to(old)) in (old / "damaged.txt").read_text()
+    [new] = finished_runs(results)
+    assert new == cell and {r: (new / r).read_bytes() for r in records} == records
 
 
 def test_a_runner_killed_in_its_read_out_is_read_out_again_not_run_again(tmp_path, image):
-    """SIGKILL to `sslab run` once its guest has finished, while the host reads the runs out (E1: every
-    capture checked by tshark, a few seconds): the same command again reads that run directory out,
-    boots nothing, and ends it byte for byte as a run left alone ends (each run's record)."""
-    results = tmp_path / "results"
-    env = {**os.environ, "SSLAB_RESULTS": str(results)}
-    cmd = [sys.executable, "-m", "sslab", "run", "startup", "--reps", "1"]
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    deadline = time.monotonic() + 600
-    killed = None
-    while killed is None and time.monotonic() < deadline and proc.poll() is None:
-        # meta.json is written once the job is back from the guest; the read-out follows it.
-        for meta in (results / "startup").glob("2*/meta.json"):
-            try:
-                back = "job_exit_code" in json.loads(meta.read_text())
-            except ValueError:   # being written
-                continue
-            if back and not (meta.parent / "manifest.json").exists():
-                proc.kill()
-                killed = meta.parent
-        time.sleep(0.01)
-    out = proc.communicate(timeout=60)[0]
-    assert killed is not None and proc.returncode == -signal.SIGKILL, out[-3000:]
-    assert not (killed / "manifest.json").exists() and finished_runs(results) == []
-    again = sslab(["run", "startup", "--reps", "1"], results, timeout=900)
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    assert f"its guest finished before the command that ran it stopped ({killed}); reading its runs out, " \
-           "not running it again" in again.stdout and " runs on uml" not in again.stdout, again.stdout[-3000:]
-    assert finished_runs(results) == [killed] and not list((results / "startup" / "keys").glob(".*.started"))
-    alone = tmp_path / "alone"
-    res = sslab(["run", "startup", "--reps", "1"], alone, timeout=900)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    [left_alone] = finished_runs(alone)
-    records = sorted((left_alone / "job" / "out" / "runs").glob("*/run.json"))
-    assert len(records) == 8
-    for r in records:
-        assert (killed / r.relative_to(left_alone)).read_bytes() == r.read_bytes(), r.parent.name
-
-
-def test_a_cell_runner_killed_in_its_read_out_is_read_out_again_not_run_again(tmp_path, image):
-    """E1 through the controller (this host's inventory): SIGKILL to the controller and its cell runner
-    once the cell's guest has finished, while the runner reads it out (every capture checked by tshark,
+    """E1: SIGKILL to the command (its controller) and its cell runner once the cell's guest has finished, while the runner reads it out (every capture checked by tshark,
     a few seconds): the partial cell stays, the same command again reads it out, boots nothing, and
     ends it byte for byte as a run left alone ends (each run's record)."""
     results = tmp_path / "results"
     env = {**os.environ, "SSLAB_RESULTS": str(results)}
-    args = ["run", "startup", "--reps", "1", "--inventory", str(REPO_ROOT / "playbooks/inventory/localhost.ini")]
+    args = ["run", "startup", "--reps", "1"]
     proc = subprocess.Popen([sys.executable, "-m", "sslab", *args], cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     cells = results / "startup" / "cells"
@@ -313,31 +274,6 @@ def test_a_cell_runner_killed_in_its_read_out_is_read_out_again_not_run_again(tm
     assert len(records) == 8
     for r in records:
         assert (cell / r.relative_to(left_alone)).read_bytes() == r.read_bytes(), r.parent.name
-
-
-def test_an_experiments_finished_run_damaged_on_disk_is_found_and_run_again_to_the_same_bytes(tmp_path, image):
-    """E1 run, then a byte of one run's record flipped on disk: the same command again names the run,
-    keeps it where it is with damaged.txt saying why, runs that key again (its key names the new run),
-    and the new run's records are the bytes the first had."""
-    results = tmp_path / "results"
-    first = sslab(["run", "startup", "--reps", "1"], results, timeout=900)
-    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
-    [damaged] = finished_runs(results)
-    records = {r.relative_to(damaged): r.read_bytes() for r in sorted((damaged / "job/out/runs").glob("*/run.json"))}
-    victim = damaged / sorted(records)[3]
-    data = bytearray(victim.read_bytes())
-    data[len(data) // 2] ^= 0x01
-    victim.write_bytes(bytes(data))
-    again = sslab(["run", "startup", "--reps", "1"], results, timeout=900)
-    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    assert f"startup: run {damaged}: its files no longer match its manifest ({victim.relative_to(damaged)}: sha256" \
-        in again.stdout, again.stdout[-3000:]
-    assert "already run" not in again.stdout
-    assert str(victim.relative_to(damaged)) in (damaged / "damaged.txt").read_text()
-    [new] = [d for d in finished_runs(results) if d != damaged]
-    keys = [k for k in (results / "startup" / "keys").iterdir() if not k.name.startswith(".")]
-    assert [k.resolve() for k in keys] == [new]
-    assert {r: (new / r).read_bytes() for r in records} == records
 
 
 def test_sigterm_to_a_matrix_mid_cell_exits_143_and_the_same_command_again_completes(tmp_path, image):

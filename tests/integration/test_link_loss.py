@@ -26,7 +26,7 @@ def run_lossy(results: Path, *sets: str) -> dict:
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     # With fields set the runs go apart (results/startup_set-.../), never under results/startup/.
     [run_dir] = [d.resolve() for d in results.glob("startup*/latest")]
-    assert (run_dir.parent.name == "startup") == (not sets), run_dir
+    assert (run_dir.parent.parent.name == "startup") == (not sets), run_dir   # results/<store>/cells/<key>
     [tag] = [p.name for p in (run_dir / "job/out/runs").iterdir()]
     return {"dir": run_dir / "job/out/runs" / tag,
             "run": json.loads((run_dir / "job/out/runs" / tag / "run.json").read_text()),

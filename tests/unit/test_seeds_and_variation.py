@@ -123,7 +123,7 @@ def test_host_completes_a_guest_run_record(tmp_path: Path):
 
 
 def test_a_run_read_out_again_ends_as_read_out_once(tmp_path: Path):
-    """A read-out stopped and run again (sslab.experiment.run.finish_read_out): a run whose record was
+    """A read-out stopped and run again (sslab.matrix.cells.read_out_cell): a run whose record was
     finished keeps its facts; one stopped after its trace was compressed but before its record was
     written is read from the compressed trace.  Each ends byte for byte as a read-out left alone."""
     inf = 2147483647

@@ -213,7 +213,7 @@ def cmd_run(args) -> int:
     out = run_experiment(_request(args, args.experiment))
     if out.report is not None:
         _print_report(out.report, out.took)
-    elif out.alone:
+    elif out.alone and out.runs:
         _print_run(out.runs[0], out.took)
     elif out.runs:
         for d in out.runs:

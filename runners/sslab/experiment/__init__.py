@@ -21,10 +21,9 @@ from .archive import gzip_in_place
 from .run import (code_version, run_scenario, run_scenario_into, run_scenarios_in_one_boot, scenario_as_run, sha256,
                   write_manifest)
 from .timing import estimate_seconds
-from .series import run_series
 from .spec import Experiment, ExperimentError, experiment_files, experiments_table, load_experiment
 
 __all__ = ["Experiment", "ExperimentError", "experiment_files", "experiments_table", "load_experiment",
            "code_version", "gzip_in_place", "estimate_seconds", "run_scenario", "run_scenario_into",
-           "run_scenarios_in_one_boot", "run_series", "scenario_as_run", "sha256",
+           "run_scenarios_in_one_boot", "scenario_as_run", "sha256",
            "write_manifest"]

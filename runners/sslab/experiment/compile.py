@@ -29,11 +29,15 @@ from .spec import Experiment, ExperimentError, Part
 @dataclass(frozen=True)
 class CompiledPart:
     """A part of an experiment as it runs: its name, results/<kind>/ (where its key is linked), its
-    compiled scenario, and what its run's meta.json records of where it came from (source_of)."""
+    compiled scenario, what its run's meta.json records of where it came from (source_of), and
+    results/<store>/, the cell store its run lands in: the experiment's own, or beside it for a part
+    the command line changed (a start the file does not list, a field set: Part.apart), so that such
+    runs are archived apart."""
     name: str
     kind: str
     compiled: Compiled
     source: dict[str, Any]
+    store: str = ""
 
 
 def compile_parts(exp: Experiment, parts: list[Part], reps: int | None = None, backend: str | None = None,
@@ -50,7 +54,8 @@ def compile_parts(exp: Experiment, parts: list[Part], reps: int | None = None, b
             s = part.checked if part.checked is not None and run == data else parse_scenario(run, where)
         except ScenarioError as e:
             raise ExperimentError(str(e)) from None
-        out.append(CompiledPart(part.name, exp.kind_of(part), Compiled.of(s), source_of(exp, part)))
+        out.append(CompiledPart(part.name, exp.kind_of(part), Compiled.of(s), source_of(exp, part),
+                                f"{exp.output}{part.apart}"))
     return out
 
 

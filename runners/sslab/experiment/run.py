@@ -18,7 +18,6 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,19 +88,14 @@ def run_as_run(s: Scenario, scenario_path: Path, kind: str, substrate) -> Path:
                         substrate)
 
 
-def run_compiled(c: Compiled, source: dict, kind: str, substrate,
-                 started: Callable[[Path], None] | None = None) -> Path:
-    """Run @c (a scenario compiled as the command line runs it; an experiment's cell keeps it) into a
-    new results/<kind>/<run-id>/, whose manifest is the last file written.  @source: what meta.json
-    records of where its words came from (a scenario file's path and sha256; an experiment's part:
-    sslab.experiment.compile.source_of).  @started: told the run directory before its testbed boots (a
-    series records where a key runs)."""
+def run_compiled(c: Compiled, source: dict, kind: str, substrate) -> Path:
+    """Run @c (a scenario compiled as the command line runs it) into a new results/<kind>/<run-id>/,
+    whose manifest is the last file written.  @source: what meta.json records of where its words came
+    from (a scenario file's path and sha256)."""
     expected, basis = expected_seconds(c.plan, substrate.name)
     print(f"{c.name}: {len(c.plan.runs)} runs on {substrate.name} ({substrate.clock}); expected about "
           f"{expected / 60:.1f} min ({basis})", flush=True)
     run_dir = paths.new_run_dir(kind)
-    if started is not None:
-        started(run_dir)
     run_scenarios_in_one_boot([c], [run_dir], substrate, [source])
     write_manifest(run_dir)
     return run_dir
@@ -256,7 +250,7 @@ def guest_finished(run_dir: Path) -> bool:
     """Whether @run_dir's job ran to its end in the guest while the host's read-out of it did not (no
     manifest): its meta.json, written once the job is back, says it exited 0 in time, and the guest's
     index of its runs is there.  Such a directory holds every byte its boot gives; reading it out
-    (finish_read_out) ends it as the run left alone would have ended."""
+    (matrix.cells.read_out_cell) ends it as the run left alone would have ended."""
     if (run_dir / "manifest.json").exists() or not (run_dir / "job" / "out" / "runs.json").is_file():
         return False
     try:
@@ -264,15 +258,6 @@ def guest_finished(run_dir: Path) -> bool:
     except (OSError, ValueError):   # none yet, or half written when the command stopped
         return False
     return meta.get("job_exit_code") == 0 and meta.get("job_timed_out") is False
-
-
-def finish_read_out(run_dir: Path) -> Path:
-    """The host's part of a run directory whose guest finished (guest_finished), then its manifest:
-    what run_compiled does after the boot, done again from where an interrupted read-out stopped
-    (each run's record finished once: sslab.experiment.archive.complete_run)."""
-    finish_run_dir(run_dir)
-    write_manifest(run_dir)
-    return run_dir
 
 
 def finish_in_own_process(run_dirs: list[Path]) -> None:

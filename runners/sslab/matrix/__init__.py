@@ -62,10 +62,10 @@ The package:
     stopping     stopping a host's runner by name (Ctrl-C reaches every host)
     fleet        the hosts of a run: prepare, batches through Ansible, merge, stop
     orchestrate  the controller: plan, the fleet, report
-    parts        an experiment's parts (a series' scenarios, or its one scenario) as cells, run here
-                 (experiment.run_series) or on an inventory's hosts
+    parts        an experiment's parts (a series' scenarios, or its one scenario) as cells, on the
+                 hosts of an inventory (this host's own by default)
     experiments  running an experiment file as the command line asks (a Request): checked first, then
-                 run here or on an inventory (the executor), then its report; a matrix by its file
+                 its parts through the controller, then its report; a matrix by its file
     runner       what one host runs: the cells a plan deals it (`sslab matrix run-cells`)
 
 May import: experiment, analysis, substrate, scenario and the leaves.  Not cli.

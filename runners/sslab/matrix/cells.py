@@ -40,7 +40,8 @@ def run_cell_group(cells: list[PlannedCell], dests: list[Path], substrate, host:
     """Run @cells (one, or the repetitions of one setting that share a boot, in position order)
     into @dests (partial directories) in one boot, and finish each one's archive.  @report: each
     one's run report too (an experiment's parts, which its report reads; a matrix's cells are read
-    by the matrix's report, and `make report RUN=<cell>` writes one's on demand)."""
+    by the matrix's report, and `make report RUN=<cell>` writes one's on demand).  A matrix's cells
+    keep their captures gzipped; a part with its report keeps them as the report links them, raw."""
     if any(c.plan is None for c in cells):
         raise MatrixError(f"cell {cells[0].key}: planned before cells carried their plans (29 Nov 2026); "
                           f"run the matrix again to plan it anew")
@@ -48,9 +49,9 @@ def run_cell_group(cells: list[PlannedCell], dests: list[Path], substrate, host:
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     run_scenarios_in_one_boot(scenarios, dests, substrate,
-                              [{"matrix_cell": c.key, "name": s.name, "capture_check": c.capture_check, "report": report}
-                               for c, s in zip(cells, scenarios)])
-    return finish_cells(cells, dests, host, started, time.monotonic() - t0)
+                              [{**(c.source or {}), "matrix_cell": c.key, "name": s.name,
+                                "capture_check": c.capture_check, "report": report} for c, s in zip(cells, scenarios)])
+    return finish_cells(cells, dests, host, started, time.monotonic() - t0, compress=not report)
 
 
 def read_out_cell(cell: PlannedCell, partial: Path, host: str) -> dict:
@@ -61,15 +62,16 @@ def read_out_cell(cell: PlannedCell, partial: Path, host: str) -> dict:
     t0 = time.monotonic()
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     finish_run_dir(partial)
-    boot_s = read_record(partial / "meta.json", "sslab.meta").get("substrate_seconds") or 0.0
-    return finish_cells([cell], [partial], host, started, boot_s + time.monotonic() - t0, read_out_again=True)[0]
+    meta = read_record(partial / "meta.json", "sslab.meta")
+    return finish_cells([cell], [partial], host, started, (meta.get("substrate_seconds") or 0.0) + time.monotonic() - t0,
+                        compress=not meta["scenario"].get("report", True), read_out_again=True)[0]
 
 
 def finish_cells(cells: list[PlannedCell], dests: list[Path], host: str, started: str, wall: float,
-                 read_out_again: bool = False) -> list[dict]:
-    """The end of a boot's cells (@dests, each read out): pcaps compressed, cell.json (@wall: the boot's
-    seconds), the manifest last."""
-    for dest in dests:
+                 compress: bool = True, read_out_again: bool = False) -> list[dict]:
+    """The end of a boot's cells (@dests, each read out): pcaps compressed (@compress), cell.json (@wall:
+    the boot's seconds), the manifest last."""
+    for dest in dests if compress else []:
         compress_pcaps(dest)
     infos = []
     for cell, dest in zip(cells, dests):

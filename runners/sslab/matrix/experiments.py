@@ -2,25 +2,19 @@
 command line, which only parses the arguments into a Request and prints the Outcome.
 
     Request --checked, before anything runs--> the parts (or cells) to run
-            --an executor runs them-----------> run directories --the report--> Outcome
+            --the controller runs them--------> run directories --the report--> Outcome
 
 Everything is read and checked first (the file, its scenarios, the selection, the overrides, the
 options that do not apply to its kind: Refusal, exit 2); then one boot shows the testbed works
 here; then the runs and the report the file names.
 
-Where the runs go is a choice of executor:
-
-    Here          this host's testbeds: one UML per core under virtual time, else the one
-                  real-clock substrate (experiment.run_series);
-    OnInventory   the hosts of an Ansible inventory, through the matrix's controller (matrix.parts),
-                  or (SLURM=1) a Slurm cluster's nodes as one job array (matrix.slurm).
-
-Either runs the same plan: the experiment's parts as cells (matrix.parts.plan_parts), a series'
-parts its one axis and a one-scenario experiment a matrix with no axes, each cell compiled once
-and keyed by one key wherever it runs.
-
-A matrix always runs through its cell store and the controller (matrix.orchestrate), on this host
-by the inventory of one (`playbooks/inventory/localhost.ini`) unless another is given.
+Where the runs go: the experiment's parts as cells (matrix.parts.plan_parts), a series' parts its one
+axis and a one-scenario experiment a matrix with no axes, each cell compiled once and keyed by one
+key wherever it runs, dealt by the matrix's controller (matrix.parts.run_parts_on_hosts) to the hosts
+of an inventory: this host's own by default (`playbooks/inventory/localhost.ini`: one UML per core
+under virtual time, else the one real-clock substrate; its runner started without Ansible), another
+given by INVENTORY=, or (SLURM=1) a Slurm cluster's nodes as one job array (matrix.slurm).  A matrix
+runs through the same controller (matrix.orchestrate).
 """
 
 from __future__ import annotations
@@ -38,7 +32,7 @@ from ..scenario.sets import SetError, Sets
 from ..scenario.sets import resolve as resolve_sets
 from ..substrate import make_substrate
 from ..substrate.kinds import kind_of
-from ..substrate.preflight import check_offered, offered_ccas, preflight, ready
+from ..substrate.preflight import ready
 from .slurm import SlurmSettings
 
 
@@ -127,14 +121,10 @@ def run_experiment(req: Request) -> Outcome:
     parts = exp.overridden(parts, sets.fields)
     # Each part compiled once, here, before any testbed boots: a field that refuses its value stops it.
     cells = compile_parts(exp, parts, req.reps or exp.spec.repetitions, req.backend, sets.knobs)
-    if req.slurm:
-        from .orchestrate import DEFAULT_INVENTORY
-        executor = OnInventory(Path(req.inventory) if req.inventory else DEFAULT_INVENTORY, slurm=req.slurm)
-    elif req.inventory:
-        executor = OnInventory(Path(req.inventory))
-    else:
-        # One scenario file run as it is: its run's own table, no report over runs.
-        executor = Here(alone=exp.kind == "scenario" and parts[0].path is not None)
+    from .orchestrate import DEFAULT_INVENTORY
+    # One scenario file run as it is: its run's own table, no report over runs.
+    executor = OnInventory(Path(req.inventory) if req.inventory else DEFAULT_INVENTORY, slurm=req.slurm,
+                           alone=exp.kind == "scenario" and parts[0].path is not None)
     t0 = time.monotonic()
     status, run_dirs = executor.run(exp, cells, req)
     took = executor.took(time.monotonic() - t0, len(run_dirs))
@@ -207,66 +197,38 @@ def own_settings_of(name: str) -> dict[str, set]:
     return own
 
 
-class Here:
-    """This host's testbeds: the experiment planned as cells (matrix.parts.plan_parts), each cell run
-    by experiment.run_series, up to one UML per core at once under virtual time.  @alone: one
-    scenario file run as it is, keyed as a series' parts are; its run's own table, no report over
+class OnInventory:
+    """The hosts of an Ansible inventory (this host's own by default: its boots through the controller
+    without Ansible, matrix.fleet), or with @slurm a Slurm cluster's nodes as one job array
+    (matrix.slurm): each part a cell (matrix.parts), its run found by its key.  A part that failed on
+    every host it was dealt to (or in its task) is None, and the status says so.  @alone: one scenario
+    file run as it is (--scenario), keyed as a series' parts are; its run's own table, no report over
     runs."""
 
-    def __init__(self, alone: bool = False):
-        self.jobs = 0
+    def __init__(self, inventory: Path, slurm: SlurmSettings | None = None, alone: bool = False):
+        self.inventory = inventory
+        self.slurm = slurm
         self.alone = alone
 
     def run(self, exp, cells: list[CompiledPart], req: Request) -> tuple[int, list[Path | None]]:
-        from ..experiment import run_series
-        from ..experiment.series import PartRun
-        from .parts import cell_key_of, plan_parts
-        from .plan import traffic_code_version
-        if self.alone:
-            substrates = [ready(make_substrate(req.substrate, req.accel, req.clock))]
-        else:
-            from .orchestrate import check_jobs
-            self.jobs = check_jobs(req.substrate, req.jobs)
-            substrates = testbeds(req, self.jobs)
-        first = substrates[0]
-        # A congestion control the kernel under test lacks stops the experiment before its first run.
-        check_offered(first, {cc for c in cells for cc in c.compiled.congestion_controls()})
-        image = getattr(first, "image", None)
-        plan = plan_parts(exp.output, exp.spec.title, exp.spec.report_of.name, [(c.name, c.compiled) for c in cells],
-                          image.manifest()["image_hash"] if image is not None else None,
-                          offered_ccas(first, preflight(first)) if image is not None else [],
-                          traffic_code_version(), first.name, first.clock, series=exp.kind != "scenario")
-        # Each part by its own kind (directory): two parts of one scenario are one cell, linked for both.
-        return 0, run_series(plan, [PartRun(c.name, cell_key_of(plan, c.compiled), c.source, c.kind) for c in cells],
-                             substrates, again=req.again)
+        """Each store's parts (CompiledPart.store: the experiment's own, and apart from it those the command
+        line changed) through the controller in turn; the first non-zero status, each part's run in order."""
+        from .parts import run_parts_on_hosts
+        status, found = 0, {}
+        for store in dict.fromkeys(c.store or exp.output for c in cells):
+            mine = [c for c in cells if (c.store or exp.output) == store]
+            rc, runs = run_parts_on_hosts(store, exp.spec.title, exp.spec.report_of.name, mine, self.inventory,
+                                          series=exp.kind != "scenario", substrate=req.substrate, jobs=req.jobs,
+                                          clock=req.clock, accel=req.accel, container=req.container,
+                                          serial=req.serial, host_timeout=req.host_timeout, again=req.again,
+                                          slurm=self.slurm)
+            status = status or rc
+            found.update({id(c): d for c, d in zip(mine, runs)})
+        return status, [found[id(c)] for c in cells]
 
     def took(self, seconds: float, n: int) -> str:
         if self.alone:
             return f"({seconds:.0f} s)"
-        return f"({seconds:.0f} s for {n} scenario(s), {self.jobs} at once)"
-
-
-class OnInventory:
-    """The hosts of an Ansible inventory, or with @slurm a Slurm cluster's nodes as one job array
-    (matrix.slurm): each part a cell (matrix.parts), its run found by its key.  A part that failed on
-    every host it was dealt to (or in its task) is None, and the status says so."""
-    alone = False
-
-    def __init__(self, inventory: Path, slurm: SlurmSettings | None = None):
-        self.inventory = inventory
-        self.slurm = slurm
-
-    def run(self, exp, cells: list[CompiledPart], req: Request) -> tuple[int, list[Path | None]]:
-        from .fleet import inventory_hosts
-        from .parts import run_parts_on_hosts
-        if self.slurm is None:
-            inventory_hosts(self.inventory)  # refused (exit 2) before anything runs
-        return run_parts_on_hosts(exp.output, exp.spec.title, exp.spec.report_of.name,
-                                  [(c.name, c.kind, c.compiled) for c in cells], self.inventory,
-                                  series=exp.kind != "scenario", substrate=req.substrate, jobs=req.jobs, clock=req.clock, container=req.container,
-                                  serial=req.serial, host_timeout=req.host_timeout, again=req.again, slurm=self.slurm)
-
-    def took(self, seconds: float, n: int) -> str:
         return f"({seconds:.0f} s for {n} part(s){', as a Slurm job array' if self.slurm else ''})"
 
 

@@ -22,11 +22,11 @@ def boot_place(setting_id: str, rep: int, share: int) -> BootPlace:
 
 
 def new_cell(key: str, setting: dict[str, str], rep: int, compiled: Compiled, capture_check: bool,
-             boot: BootPlace | None = None) -> PlannedCell:
+             boot: BootPlace | None = None, source: dict | None = None) -> PlannedCell:
     """A plan's cell, the one place one is made (its fields: sslab.plan_record.PlannedCell): its
     scenario compiled once, here, into the plan its host runs."""
     return PlannedCell(key=key, setting=setting, rep=rep, name=compiled.name, scenario=compiled.model,
-                       plan=plan_record(compiled.plan), capture_check=capture_check, boot=boot)
+                       plan=plan_record(compiled.plan), capture_check=capture_check, boot=boot, source=source)
 
 
 def setting_id(setting: dict[str, str]) -> str:

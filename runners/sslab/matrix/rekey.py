@@ -87,7 +87,7 @@ def rekey_runs(kind_dir: Path, legacy_code: str, code: str, out: Rekeyed, dry_ru
     gives its recorded scenario the old key it has."""
     keys = kind_dir / "keys"
     for link in sorted(keys.iterdir()):
-        if link.name.startswith("."):   # a key's lock, or where a run was started (sslab.experiment.series)
+        if link.name.startswith("."):   # a key's lock (sslab.experiment.series), or a link being made
             continue
         run = link.resolve()
         meta_path = run / "meta.json"
