@@ -175,6 +175,17 @@ def test_two_commands_never_run_one_key_at_once_the_second_waits_and_takes_the_f
     assert finished_runs(results) == [cell]
 
 
+def flip_a_byte_of_a_record(run: Path) -> tuple[dict, Path]:
+    """A byte in the middle of @run's fourth run record flipped (a disk's fault): each record's bytes
+    before it, and the record flipped."""
+    records = {r.relative_to(run): r.read_bytes() for r in sorted((run / "job/out/runs").glob("*/run.json"))}
+    victim = run / sorted(records)[3]
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    victim.write_bytes(bytes(data))
+    return records, victim
+
+
 def test_an_experiments_finished_run_damaged_on_disk_is_set_aside_and_run_again_to_the_same_bytes(tmp_path, image):
     """E1 run, then a byte of one run's record flipped in its cell: the same command again sets the cell
     aside (failed/, saying what differs), runs its key again, and the new cell's records are the bytes
@@ -184,11 +195,7 @@ def test_an_experiments_finished_run_damaged_on_disk_is_set_aside_and_run_again_
     first = sslab(args, results, timeout=900)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     [cell] = finished_runs(results)
-    records = {r.relative_to(cell): r.read_bytes() for r in sorted((cell / "job/out/runs").glob("*/run.json"))}
-    victim = cell / sorted(records)[3]
-    data = bytearray(victim.read_bytes())
-    data[len(data) // 2] ^= 0x01
-    victim.write_bytes(bytes(data))
+    records, victim = flip_a_byte_of_a_record(cell)
     again = sslab(args, results, timeout=900)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert f"cell {cell.name}: its files no longer match its manifest ({victim.relative_to(cell)}: sha256" \
@@ -197,6 +204,7 @@ def test_an_experiments_finished_run_damaged_on_disk_is_set_aside_and_run_again_
     assert str(victim.relative_to(cell)) in (aside / "error.txt").read_text()
     assert finished_runs(results) == [cell]   # the key's run again, in the same place
     assert {r: (cell / r).read_bytes() for r in records} == records
+
 
 def test_a_run_recorded_before_the_cell_store_is_found_by_its_key_and_run_again_when_damaged(tmp_path, image):
     """A part's run as commands before 8 Dec 2026 recorded it (a run directory results/<kind>/<run-id>/,
@@ -214,11 +222,7 @@ def test_a_run_recorded_before_the_cell_store_is_found_by_its_key_and_run_again_
     assert finished_runs(results) == [old]
     again = sslab(args, results, timeout=900)
     assert again.returncode == 0 and "already run, key" in again.stdout, again.stdout[-3000:]
-    records = {r.relative_to(old): r.read_bytes() for r in sorted((old / "job/out/runs").glob("*/run.json"))}
-    victim = old / sorted(records)[3]
-    data = bytearray(victim.read_bytes())
-    data[len(data) // 2] ^= 0x01
-    victim.write_bytes(bytes(data))
+    records, victim = flip_a_byte_of_a_record(old)
     again = sslab(args, results, timeout=900)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert f"startup: run {old}: its files no longer match its manifest ({victim.relative_to(old)}: sha256" \
