@@ -336,6 +336,10 @@ def test_run_cells_skips_done_and_never_overwrites(tmp_path):
     with pytest.raises(FileExistsError):
         store.commit(partial, "k0")
     assert (store.cell_dir("k0") / "data.txt").read_text() == "k0"
+    # A cell that lands takes its key's other partial directories with it (one a stop kept), no other key's.
+    kept, other, landing = store.new_partial("k3"), store.new_partial("k4"), store.new_partial("k3")
+    store.commit(landing, "k3")
+    assert not kept.exists() and other.exists() and (store.cells / "k3").is_dir()
     progress = json.loads((tmp_path / "progress" / "h.json").read_text())
     assert progress["finished"] and progress["skipped"] == 3
 

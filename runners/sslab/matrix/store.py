@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from pathlib import Path
 
 from .. import paths
@@ -52,11 +53,15 @@ class CellStore:
         return d
 
     def commit(self, partial: Path, key: str) -> Path:
-        """Make a finished cell count: one rename.  Refuses to replace an existing cell."""
+        """Make a finished cell count: one rename.  Refuses to replace an existing cell.  Any other partial
+        directory of @key goes then (one a stop kept to be read out, of a boot run again whole instead:
+        a shared boot's cell is never read out alone)."""
         final = self.cells / key
         if final.exists():
             raise FileExistsError(f"cell {key} already exists; not overwritten ({partial} kept)")
         os.rename(partial, final)  # atomic; fails if @final appeared meanwhile and is non-empty
+        for other in self.cells.glob(f".partial-{key}-*"):
+            shutil.rmtree(other, ignore_errors=True)
         return final
 
     def record_failure(self, partial: Path, key: str, attempt: int, error: str) -> Path:
