@@ -24,6 +24,17 @@ class ArchiveError(ValueError):
 CELL_RECORD = "cell.json"
 
 
+def runs_named_by_keys(root: Path) -> dict[Path, Path]:
+    """Every run a key names under @root (results/<kind>/keys/<key>, a link; a dot-name is a lock), as
+    resolved -> the first link naming it, in sorted order: an experiment's finished parts, wherever
+    they ran (sslab.experiment.series)."""
+    out: dict[Path, Path] = {}
+    for link in sorted(Path(root).rglob("keys/*")):
+        if link.is_symlink() and not link.name.startswith("."):
+            out.setdefault(link.resolve(), link)
+    return out
+
+
 def cell_dir(matrix_dir: Path, key: str) -> Path:
     return Path(matrix_dir) / "cells" / key
 

@@ -22,7 +22,7 @@ import markdown
 
 from .. import paths
 from . import dashboard
-from .archive import run_summaries_of
+from .archive import run_summaries_of, runs_named_by_keys
 from .pcap import stored_capture
 
 STYLE = """
@@ -155,7 +155,7 @@ def reports_under(results: Path) -> list[Path]:
     """Every report page under @results but those of a matrix's cells (which the matrix's report
     links), of unfinished cells and of what a store keeps under failed/; an experiment's part, a cell
     its key names (results/<kind>/keys/<key>), has its page listed as a run of its own."""
-    parts = {link.resolve() for link in results.rglob("keys/*") if link.is_symlink() and not link.name.startswith(".")}
+    parts = runs_named_by_keys(results)
     def listed(p: Path) -> bool:
         where = p.relative_to(results).parts
         if ".partial" in str(p) or "failed" in where:

@@ -29,7 +29,7 @@ from isal import igzip
 
 from ..paths import STAMP
 from ..records import read_record
-from .archive import CELL_RECORD
+from .archive import CELL_RECORD, runs_named_by_keys
 from .oracle import UnpairedRuns, compare_runs, difference_text
 from .traces import read_trace
 
@@ -54,10 +54,8 @@ def run_dirs(root: Path) -> dict[str, Path]:
     run's own inner directories are not runs."""
     root = Path(root)
     out: dict[str, Path] = {}
-    linked: dict[Path, str] = {}   # a run a key names -> the directory of that key's kind, below @root
-    for link in sorted(root.rglob("keys/*")):
-        if link.is_symlink() and not link.name.startswith("."):
-            linked.setdefault(link.resolve(), link.parent.parent.relative_to(root).as_posix())
+    # A run a key names -> the directory of that key's kind, below @root.
+    linked = {run: link.parent.parent.relative_to(root).as_posix() for run, link in runs_named_by_keys(root).items()}
     for index in sorted(root.rglob("job/out/runs.json")):
         run = index.parent.parent.parent
         rel = run.relative_to(root)
