@@ -30,9 +30,6 @@ from ..scenario import knobs as knob_table
 from ..scenario import overrides
 from ..scenario.sets import SetError, Sets
 from ..scenario.sets import resolve as resolve_sets
-from ..substrate import make_substrate
-from ..substrate.kinds import kind_of
-from ..substrate.preflight import ready
 from .slurm import SlurmSettings
 
 
@@ -158,18 +155,6 @@ def reports_dir(exp, req: Request, sets: Sets, added: Collection[str] = ()) -> s
     apart = start_suffix(added) + knob_table.dir_suffix(sets.knobs) + overrides.dir_suffix(list(sets.fields)) \
         + (f"_backend-{req.backend}" if req.backend else "")
     return f"{exp.output}/reports{apart}"
-
-
-def testbeds(req: Request, jobs: int) -> list:
-    """This host's testbeds for @req: one UML per core under virtual time (@jobs of them), else the one
-    real-clock substrate; the first has passed the preflight (one boot on this host)."""
-    if kind_of(req.substrate).side_by_side:
-        from ..substrate.uml import allowed_cpus
-        substrates = [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
-    else:
-        substrates = [make_substrate(req.substrate, req.accel, req.clock)]
-    ready(substrates[0])
-    return substrates
 
 
 def own_settings_of(name: str) -> dict[str, set]:

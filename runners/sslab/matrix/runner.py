@@ -11,8 +11,10 @@ import signal
 from pathlib import Path
 
 from ..plan_record import read_matrix_plan
+from ..substrate import make_substrate
 from ..substrate.kinds import kind_of
-from .experiments import Refusal, Request, testbeds
+from ..substrate.preflight import ready
+from .experiments import Refusal, Request
 from .stopping import EXIT_SIGNAL_BASE
 
 
@@ -60,3 +62,15 @@ def run_host_cells(matrix_dir: Path, plan_path: Path, host: str, keys: list[str]
             # What finished comes home even when a cell failed (not when stopped: SystemExit).
             from .transfer import pack_cells
             pack_cells(matrix_dir, plan, host, pack_to, keys)
+
+
+def testbeds(req: Request, jobs: int) -> list:
+    """This host's testbeds for @req: one UML per core under virtual time (@jobs of them), else the one
+    real-clock substrate; the first has passed the preflight (one boot on this host)."""
+    if kind_of(req.substrate).side_by_side:
+        from ..substrate.uml import allowed_cpus
+        substrates = [make_substrate("uml", cpu=c) for c in allowed_cpus()[:jobs]]
+    else:
+        substrates = [make_substrate(req.substrate, req.accel, req.clock)]
+    ready(substrates[0])
+    return substrates
