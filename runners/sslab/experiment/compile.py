@@ -37,7 +37,7 @@ class CompiledPart:
     kind: str
     compiled: Compiled
     source: dict[str, Any]
-    store: str = ""
+    store: str
 
 
 def compile_parts(exp: Experiment, parts: list[Part], reps: int | None = None, backend: str | None = None,

@@ -199,17 +199,18 @@ class OnInventory:
         """Each store's parts (CompiledPart.store: the experiment's own, and apart from it those the command
         line changed) through the controller in turn; the first non-zero status, each part's run in order."""
         from .parts import run_parts_on_hosts
-        status, found = 0, {}
-        for store in dict.fromkeys(c.store or exp.output for c in cells):
-            mine = [c for c in cells if (c.store or exp.output) == store]
-            rc, runs = run_parts_on_hosts(store, exp.spec.title, exp.spec.report_of.name, mine, self.inventory,
-                                          series=exp.kind != "scenario", substrate=req.substrate, jobs=req.jobs,
-                                          clock=req.clock, accel=req.accel, container=req.container,
+        status, found = 0, [None] * len(cells)
+        for store in dict.fromkeys(c.store for c in cells):
+            mine = [i for i, c in enumerate(cells) if c.store == store]
+            rc, runs = run_parts_on_hosts(store, exp.spec.title, exp.spec.report_of.name, [cells[i] for i in mine],
+                                          self.inventory, series=exp.kind != "scenario", substrate=req.substrate,
+                                          jobs=req.jobs, clock=req.clock, accel=req.accel, container=req.container,
                                           serial=req.serial, host_timeout=req.host_timeout, again=req.again,
                                           slurm=self.slurm)
             status = status or rc
-            found.update({id(c): d for c, d in zip(mine, runs)})
-        return status, [found[id(c)] for c in cells]
+            for i, d in zip(mine, runs):
+                found[i] = d
+        return status, found
 
     def took(self, seconds: float, n: int) -> str:
         if self.alone:

@@ -3,9 +3,9 @@
 A UML dies with the runner that started it (uml.py starts it under a parent-death signal), and its
 guest's processes die with it; but a UML kernel's own helper processes (6.1's I/O helpers) are
 clones that nothing signals: when the runner is killed outright (SIGKILL, the OOM killer) they stay,
-asleep, re-parented to init, holding the dead run's files open.  A UML whose start the runner's
-death overtook (between its fork and setpriv's prctl, a millisecond in which no parent-death signal
-is set yet) runs on with init as its parent, its helpers and guest processes below it.
+asleep, re-parented to init, holding the dead run's files open.  Such a process may have processes
+of its own below it (CI saw one on 7 Dec 2026, of a kind not known; a UML whose start the runner's
+death overtook, between its fork and setpriv's prctl, would be one).
 
 Before booting, a command stops the UML processes that are orphans in this sense: a UML's command
 line, working in a directory under the results, and a parent that is init or is itself such an
